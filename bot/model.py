@@ -1,0 +1,169 @@
+"""The types that flow between the stages: source files → operators → classified snapshot.
+
+Every record is a frozen dataclass, so a stage can hand its result on without fear that a later
+stage edits it. Collections inside records are tuples (or read-only mappings) for the same reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+# What a SOURCE argument named. "snapshot" sources skip parsing and classification.
+SourceKind = Literal["checkout", "git", "wheel", "yaml", "snapshot"]
+
+# The taxonomy's `kind` facet of a registered operator (TAXONOMY.md, "Facets").
+OpKind = Literal["functional", "inplace", "out", "other"]
+
+# In-tree paths of the files the bot reads from a PyTorch checkout.
+NATIVE_PATH = "aten/src/ATen/native/native_functions.yaml"
+TAGS_PATH = "aten/src/ATen/native/tags.yaml"
+DERIVATIVES_PATH = "tools/autograd/derivatives.yaml"
+
+COMPOSITE_KEYS = (
+    "CompositeImplicitAutograd",
+    "CompositeImplicitAutogradNestedTensor",
+    "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional",
+)
+
+
+@dataclass(frozen=True)
+class SourceMeta:
+    """Where a set of operator definitions came from; stored in every snapshot."""
+
+    kind: SourceKind
+    path: str  # as the user gave it (a directory, DIR@REV, a wheel, a yaml or a snapshot file)
+    revision: str | None = None  # REV of DIR@REV, as given
+    commit: str | None = None  # full sha, when the source is a git revision or a checkout with .git
+    date: str | None = None  # committer date, ISO 8601, when known
+    torch_version: str | None = None  # e.g. "2.14.1", when known (wheels, tags like v2.14.1)
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """One file's text plus the name errors should use for it (``v2.14.1:aten/.../native_functions.yaml``)."""
+
+    display: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SourceFiles:
+    """The raw files of one SOURCE, before any parsing. `sources.py` is the only producer."""
+
+    meta: SourceMeta
+    native_functions: TextFile | None = None
+    tags: TextFile | None = None
+    derivatives: TextFile | None = None
+    # Wheels older than 1.12 ship no yaml; their RegistrationDeclarations.h lists every operator.
+    registration_declarations: TextFile | None = None
+
+
+@dataclass(frozen=True)
+class RawEntry:
+    """One ``- func:`` item of native_functions.yaml exactly as YAML would load it.
+
+    `data` is the mapping PyYAML builds for the item; `line` is the 1-based line of ``- func:``;
+    `comments` are the comment lines directly above it (without the leading ``#``), oldest first.
+    """
+
+    data: Mapping[str, object]
+    line: int
+    comments: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A registered operator: an entry, or an operator that an entry's ``autogen:`` generates."""
+
+    name: str  # "add.Tensor", or the bare base name for the default overload ("relu")
+    base: str  # "add"
+    overload: str  # "Tensor", or "" for the default overload
+    schema: str  # the function schema, as torchgen prints it
+    kind: OpKind
+    line: int  # line of the entry in native_functions.yaml (of the generating entry, for autogen)
+    comments: tuple[str, ...] = ()
+    # dispatch key → kernel name, sorted by key; empty for CompositeImplicitAutograd-by-omission.
+    dispatch: tuple[tuple[str, str], ...] = ()
+    composite: str | None = None  # one of COMPOSITE_KEYS, or None when only backend kernels exist
+    structured: bool = False
+    structured_delegate: str | None = None
+    tags: tuple[str, ...] = ()
+    python_module: str | None = None
+    variants: tuple[str, ...] = ("function",)
+    category_override: str | None = None
+    autogen_from: str | None = None  # the entry whose autogen: made this operator
+    # keys of the entry that the bot does not model, kept verbatim (rendered as text) and warned about
+    unknown_keys: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """Dispatch keys that name a backend kernel (not a composite kind)."""
+        return tuple(k for k, _ in self.dispatch if k not in COMPOSITE_KEYS)
+
+
+@dataclass(frozen=True)
+class OperatorSet:
+    """Everything the parse stage learned from one SOURCE."""
+
+    meta: SourceMeta
+    operators: tuple[Operator, ...]  # sorted by name
+    entries: int  # number of ``- func:`` entries (the post's first figure)
+    native_display: str = ""  # file name errors and links use for native_functions.yaml
+    derivatives: frozenset[str] | None = None  # names with an autograd formula; None if unknown
+    aliases: Mapping[str, str] = field(default_factory=dict)  # alias base name → original base name
+    warnings: tuple[str, ...] = ()  # e.g. unknown keys, one line each with file:line
+
+
+@dataclass(frozen=True)
+class Facets:
+    """What a backend needs to know about one registered operator (TAXONOMY.md, "Facets")."""
+
+    composite: str | None = None
+    dispatch: tuple[str, ...] = ()  # every dispatch key, sorted, composite kinds included
+    tags: tuple[str, ...] = ()
+    python_module: str | None = None
+    structured: bool = False
+    structured_delegate: str | None = None
+    alias_of: str | None = None
+    has_derivative: bool | None = None  # None when derivatives.yaml was not available
+    foreach: bool = False
+    autogen: bool = False
+    variants: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Why a base operator sits in its bucket: the rule's id and a sentence a maintainer can check."""
+
+    bucket: str
+    rule: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """One registered operator as a snapshot stores it."""
+
+    name: str
+    base: str
+    overload: str
+    schema: str
+    bucket: str
+    rule: str
+    kind: OpKind
+    facets: Facets
+    line: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A classified operator surface: the unit that is stored, diffed and reported."""
+
+    meta: SourceMeta
+    entries: int
+    operators: Mapping[str, OpRecord]  # name → record
+    decisions: Mapping[str, Decision]  # base name → decision
+    native_display: str = ""
