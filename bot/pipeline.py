@@ -1,0 +1,38 @@
+"""SOURCE → Snapshot: the stages composed, with all I/O at the front (sources.read_source).
+
+source files → entries (nativeyaml) → operators (native, or registration for pre-1.12 wheels)
+→ classified snapshot (taxonomy). A stored snapshot .json skips straight to the end.
+"""
+
+from __future__ import annotations
+
+from bot import native, nativeyaml, registration, snapshot, sources, taxonomy
+from bot.errors import SourceError
+from bot.model import OperatorSet, Snapshot, SourceFiles
+from bot.overrides import Overrides
+
+
+def operators_from_files(files: SourceFiles) -> OperatorSet:
+    """Parse one source's files into its registered operators (pure: no I/O)."""
+    if files.native_functions is not None:
+        entries = nativeyaml.read_entries(files.native_functions.text, files.native_functions.display)
+        return native.build_operators(
+            entries,
+            meta=files.meta,
+            native_display=files.native_functions.display,
+            tags=files.tags,
+            derivatives=files.derivatives,
+        )
+    if files.registration_declarations is not None:
+        return registration.operators_from_files(files)
+    raise SourceError("holds neither native_functions.yaml nor RegistrationDeclarations.h", path=files.meta.path)
+
+
+def load_snapshot(spec: str, overrides: Overrides | None = None) -> Snapshot:
+    """Read SOURCE (any kind the CLI accepts) and return its classified snapshot."""
+    files = sources.read_source(spec)
+    if files.meta.kind == "snapshot":
+        stored = snapshot.load_snapshot(files.meta.path)
+        # Overrides change buckets, so a stored snapshot is re-decided only when the user asks for it.
+        return stored if overrides is None else taxonomy.reclassify(stored, overrides)
+    return taxonomy.classify(operators_from_files(files), overrides)
