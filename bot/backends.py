@@ -1,0 +1,386 @@
+"""Downstream backends' own operator lists → one normalised form.
+
+Each backend keeps the ATen operators it implements in a format of its own, maintained by hand.
+Every reader here is pure (text in, records out) and normalises names to native_functions.yaml's
+``name.overload`` (the bare name for the default overload), so that coverage can compare them with a
+snapshot. Reading files and walking source trees happens in `read_backend`, at the edge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+from bot.errors import ConfigError, SourceError
+from bot.nativeyaml import compose_yaml_document
+
+BackendKind = Literal["torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text"]
+BACKEND_KINDS: tuple[BackendKind, ...] = ("torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text")
+
+# What a backend recorded about an operator's signature, when it recorded one.
+SchemaKind = Literal["full", "types"]
+
+# An ATen operator name as backends write it: optional namespace, base, optional overload.
+_NAME = re.compile(r"^(?:aten::)?([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z0-9_]+))?$")
+
+
+@dataclass(frozen=True)
+class BackendOp:
+    """One operator a backend says it implements."""
+
+    name: str  # "add.Tensor", or "relu" for the default overload
+    line: int  # where the backend lists it (1-based), for messages
+    path: str  # the file that lists it
+    origin: (
+        str  # the list or construct it came from: "full_codegen", "m.impl", "emit_with_mutating_variants"...
+    )
+    schema: str | None = None  # what the backend recorded of the signature
+    schema_kind: SchemaKind | None = (
+        None  # "full": a native schema; "types": torch-mlir's "(Tensor, int) -> (Tensor)"
+    )
+    dispatch_key: str | None = None  # for C++ registrations: the TORCH_LIBRARY_IMPL key
+
+
+@dataclass(frozen=True)
+class BackendList:
+    """A backend's list, normalised. `wraps_variants`: the backend's codegen derives the out and in-place
+    variants of each functional op it lowers (XLA does, through functionalization)."""
+
+    kind: BackendKind
+    path: str
+    ops: tuple[BackendOp, ...]
+    wraps_variants: bool = False
+    dispatch_key: str | None = None  # for kind "dispatch": the native_functions.yaml key
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(op.name for op in self.ops)
+
+
+def normalise_name(raw: str, *, path: str, line: int) -> str:
+    """``aten::add.Tensor`` → ``add.Tensor``; ``aten::relu`` or ``relu.default`` → ``relu``."""
+    m = _NAME.match(raw.strip())
+    if m is None:
+        raise ConfigError(f"not an ATen operator name: {raw.strip()!r}", path=path, line=line)
+    base, overload = m.group(1), m.group(2)
+    # torch.ops spells the default overload "default"; native_functions.yaml leaves it out.
+    return base if overload in (None, "default") else f"{base}.{overload}"
+
+
+def inplace_variant(name: str) -> str:
+    """The in-place twin that torch-mlir's ``emit_with_mutating_variants`` also emits: add.Tensor → add_.Tensor."""
+    base, dot, overload = name.partition(".")
+    return f"{base}_{dot}{overload}"
+
+
+# --- torch-mlir -------------------------------------------------------------------------------
+
+_TD_OP = re.compile(r"Generated op for `aten::([^ `]+) : (\([^`]*\) -> \([^`]*\))`")
+_ODS_EMIT = re.compile(r"\b(emit|emit_with_mutating_variants)\(\s*[\"']aten::([^ \"']+) : ([^\"']*)[\"']")
+# torch_ods_gen.py also emits whole lists: `for key in ["aten::tanh : (Tensor) -> (Tensor)", ...]:`
+# followed by `emit_with_mutating_variants(key)` (or `emit(key)`) in the loop body.
+_ODS_LOOP = re.compile(
+    r"\bfor\s+(\w+)\s+in\s+\[(?P<items>[^\]]*)\]\s*:\s*(?:#[^\n]*)?\n\s*"
+    r"(?P<how>emit|emit_with_mutating_variants)\(\s*\1\b"
+)
+_ODS_KEY = re.compile(r"[\"']aten::([^ \"']+) : ([^\"']*)[\"']")
+
+
+def _ods_emits(text: str) -> list[tuple[int, str, str, str]]:
+    """(offset, emit function, operator key, type signature) of every emitted op, in file order."""
+    found = [(m.start(2), m.group(1), m.group(2), m.group(3).strip()) for m in _ODS_EMIT.finditer(text)]
+    for loop in _ODS_LOOP.finditer(text):
+        start = loop.start("items")
+        for m in _ODS_KEY.finditer(loop.group("items")):
+            found.append((start + m.start(), loop.group("how"), m.group(1), m.group(2).strip()))
+    return sorted(found)
+
+
+def read_torch_mlir(text: str, path: str) -> BackendList:
+    """GeneratedTorchOps.td (``Generated op for `aten::x : (...) -> (...)```) or torch_ods_gen.py's emit calls."""
+    ops: list[BackendOp] = []
+    for m in _TD_OP.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        name = normalise_name(m.group(1), path=path, line=line)
+        ops.append(BackendOp(name, line, path, "GeneratedTorchOps.td", m.group(2), "types"))
+    if not ops:
+        for offset, how, key, signature in _ods_emits(text):
+            line = text.count("\n", 0, offset) + 1
+            name = normalise_name(key, path=path, line=line)
+            ops.append(BackendOp(name, line, path, how, signature, "types"))
+            if how == "emit_with_mutating_variants":
+                ops.append(BackendOp(inplace_variant(name), line, path, how, signature, "types"))
+    if not ops:
+        raise ConfigError(
+            "no torch-mlir operators found: expected GeneratedTorchOps.td ('Generated op for `aten::...`') "
+            'or torch_ods_gen.py (emit("aten::..."))',
+            path=path,
+        )
+    return BackendList("torch-mlir", path, tuple(ops))
+
+
+# --- YAML lists: torch_xla, Intel XPU, Ascend op-plugin --------------------------------------
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _mapping(node: yaml.Node | None, path: str, what: str) -> dict[str, yaml.Node]:
+    if not isinstance(node, yaml.MappingNode):
+        line = None if node is None else _line(node)
+        raise ConfigError(f"expected a mapping at the top of {what}", path=path, line=line)
+    out: dict[str, yaml.Node] = {}
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            raise ConfigError("expected a plain key", path=path, line=_line(key))
+        out[str(key.value)] = value
+    return out
+
+
+def _scalar_items(node: yaml.Node, path: str, key: str) -> Iterator[tuple[str, int]]:
+    if isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null"):
+        return  # an empty list written as `key:` with nothing under it
+    if not isinstance(node, yaml.SequenceNode):
+        raise ConfigError(f"'{key}' must be a list of operator names", path=path, line=_line(node))
+    for item in node.value:
+        if not isinstance(item, yaml.ScalarNode):
+            raise ConfigError(f"'{key}' items must be operator names", path=path, line=_line(item))
+        yield str(item.value), _line(item)
+
+
+# The lists of xla_native_functions.yaml that name ATen operators the backend implements.
+_XLA_LISTS = ("full_codegen", "ir_gen", "supported", "symint", "autograd")
+
+
+def read_xla(text: str, path: str) -> BackendList:
+    """torch_xla's xla_native_functions.yaml. Its codegen runs under functionalization, so the out and
+    in-place variants of a lowered functional op need no kernel of their own."""
+    top = _mapping(compose_yaml_document(text, path), path, "xla_native_functions.yaml")
+    ops: list[BackendOp] = []
+    for key in _XLA_LISTS:
+        if key in top:
+            for raw, line in _scalar_items(top[key], path, key):
+                ops.append(BackendOp(normalise_name(raw, path=path, line=line), line, path, key))
+    if not ops:
+        raise ConfigError(f"no operators in any of {', '.join(_XLA_LISTS)}", path=path)
+    return BackendList("xla", path, tuple(ops), wraps_variants=True)
+
+
+def read_xpu(text: str, path: str) -> BackendList:
+    """Intel's xpu_functions.yaml: ``backend: XPU`` and a ``supported:`` list."""
+    top = _mapping(compose_yaml_document(text, path), path, "xpu_functions.yaml")
+    if "supported" not in top:
+        raise ConfigError("no 'supported:' list", path=path)
+    ops = [
+        BackendOp(normalise_name(raw, path=path, line=line), line, path, "supported")
+        for raw, line in _scalar_items(top["supported"], path, "supported")
+    ]
+    return BackendList("xpu", path, tuple(ops))
+
+
+def _version_key(text: str, *, path: str, line: int) -> tuple[int, ...]:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
+    if m is None:
+        raise ConfigError(f"bad version {text!r} (expected like v2.1)", path=path, line=line)
+    return (int(m.group(1)), int(m.group(2)))
+
+
+def gate_applies(node: yaml.Node, version: tuple[int, ...], *, path: str) -> bool:
+    """op-plugin's version gates: ``all_version``, ``v2.7`` (that version only) or ``[v2.1, newest]`` (a range)."""
+    line = _line(node)
+    if isinstance(node, yaml.ScalarNode):
+        value = str(node.value).strip()
+        if value == "all_version":
+            return True
+        return _version_key(value, path=path, line=line) == version
+    if isinstance(node, yaml.SequenceNode) and len(node.value) == 2:
+        low_node, high_node = node.value
+        if isinstance(low_node, yaml.ScalarNode) and isinstance(high_node, yaml.ScalarNode):
+            low = _version_key(str(low_node.value), path=path, line=line)
+            if str(high_node.value).strip() == "newest":
+                return low <= version
+            return low <= version <= _version_key(str(high_node.value), path=path, line=line)
+    raise ConfigError("version gate must be all_version, vX.Y or [vX.Y, vX.Y|newest]", path=path, line=line)
+
+
+# Keys of an op-plugin entry that gate it by torch version: the ACL-op and the aclnn implementations.
+_GATES = ("acl_op", "op_api")
+_FUNC_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)?)\(")
+
+
+def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendList:
+    """Ascend's op_plugin_functions.yaml. Only the ``official`` (ATen) entries whose gate admits the torch
+    version being compared count; ``custom`` ones are torch_npu's own operators."""
+    top = _mapping(compose_yaml_document(text, path), path, "op_plugin_functions.yaml")
+    if "official" not in top:
+        raise ConfigError("no 'official:' list of ATen operators", path=path)
+    version = None if torch_version is None else _version_key(torch_version, path=path, line=0)
+    entries = top["official"]
+    if not isinstance(entries, yaml.SequenceNode):
+        raise ConfigError("'official' must be a list of entries", path=path, line=_line(entries))
+    ops: list[BackendOp] = []
+    for entry in entries.value:
+        fields = _mapping(entry, path, "an op-plugin entry")
+        func = fields.get("func")
+        if not isinstance(func, yaml.ScalarNode):
+            raise ConfigError("entry without 'func:'", path=path, line=_line(entry))
+        line = _line(func)
+        schema = str(func.value).strip()
+        m = _FUNC_NAME.match(schema)
+        if m is None:
+            raise ConfigError(f"'func' is not a schema: {schema[:80]!r}", path=path, line=line)
+        gates = [fields[g] for g in _GATES if g in fields]
+        if version is not None and gates and not any(gate_applies(g, version, path=path) for g in gates):
+            continue
+        ops.append(
+            BackendOp(
+                normalise_name(m.group(1), path=path, line=line), line, path, "official", schema, "full"
+            )
+        )
+    return BackendList("op-plugin", path, tuple(ops))
+
+
+# --- C++ registrations --------------------------------------------------------------------------
+
+_LIB_IMPL = re.compile(
+    r"TORCH_LIBRARY_IMPL\(\s*aten\s*,\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
+)
+_SCHEMA_COMMENT = re.compile(r"//.*?\"schema\":\s*\"aten::([^\"(]+)(\([^\"]*)\"")
+
+
+def read_cpp(text: str, path: str) -> BackendList:
+    """``m.impl("aten::mul.out", ...)`` inside ``TORCH_LIBRARY_IMPL(aten, KEY, m) { ... }`` blocks.
+
+    A ``// {"schema": "aten::add.out(...) -> ..."}`` comment anywhere in the file (the style copied from
+    RegistrationDeclarations.h, as pytorch_dlprim does) records that kernel's schema.
+    """
+    schemas: dict[str, str] = {}
+    for m in _SCHEMA_COMMENT.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        schemas[normalise_name(m.group(1), path=path, line=line)] = m.group(1) + m.group(2)
+    ops: list[BackendOp] = []
+    for block in _LIB_IMPL.finditer(text):
+        key, var = block.group(1), block.group(2)
+        body_start = text.find("{", block.end())
+        if body_start < 0:
+            continue
+        body_end = _matching_brace(text, body_start)
+        if body_end < 0:
+            line = text.count("\n", 0, block.start()) + 1
+            raise ConfigError("TORCH_LIBRARY_IMPL block is not closed", path=path, line=line)
+        impl = re.compile(
+            rf"\b{re.escape(var)}\s*\.\s*impl\(\s*(?:TORCH_SELECTIVE_NAME\(\s*)?\"([^\"]+)\"", re.MULTILINE
+        )
+        for m in impl.finditer(text, body_start, body_end):
+            line = text.count("\n", 0, m.start()) + 1
+            name = normalise_name(m.group(1), path=path, line=line)
+            schema = schemas.get(name)
+            ops.append(
+                BackendOp(name, line, path, "m.impl", schema, "full" if schema else None, dispatch_key=key)
+            )
+    return BackendList("cpp", path, tuple(ops))
+
+
+def _matching_brace(text: str, start: int) -> int:
+    """Index of the ``}`` closing the ``{`` at `start`, skipping strings and comments; -1 if none."""
+    depth = 0
+    i, n = start, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            nl = text.find("\n", i)
+            i = n if nl < 0 else nl
+        elif c == "/" and text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 1
+        elif c in "\"'":
+            i += 1
+            while i < n and text[i] != c:
+                i += 2 if text[i] == "\\" else 1
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+# --- plain text -----------------------------------------------------------------------------------
+
+
+def read_text_list(text: str, path: str) -> BackendList:
+    """One operator per line (``aten::`` optional); ``#`` starts a comment; blank lines are ignored."""
+    ops: list[BackendOp] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        item = raw.split("#", 1)[0].strip()
+        if item:
+            ops.append(BackendOp(normalise_name(item, path=path, line=number), number, path, "list"))
+    return BackendList("text", path, tuple(ops))
+
+
+# --- the edge: files and trees -------------------------------------------------------------------
+
+_CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".mm", ".h", ".hpp")
+# A backend list is a hand-kept text file; anything this big is a wrong path, not a list.
+_MAX_BYTES = 32 * 1024 * 1024
+
+
+def _read_text(path: Path) -> str:
+    try:
+        if path.stat().st_size > _MAX_BYTES:
+            raise SourceError(f"file is larger than {_MAX_BYTES // (1024 * 1024)} MiB", path=str(path))
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SourceError("no such file", path=str(path)) from None
+    except UnicodeDecodeError as err:
+        raise SourceError(f"not UTF-8 text ({err.reason} at byte {err.start})", path=str(path)) from None
+    except OSError as err:
+        raise SourceError(f"cannot read: {err.strerror}", path=str(path)) from None
+
+
+def _cpp_files(root: Path) -> Iterable[Path]:
+    return sorted(p for p in root.rglob("*") if p.suffix in _CPP_SUFFIXES and p.is_file())
+
+
+def parse_backend_arg(arg: str) -> tuple[BackendKind, str]:
+    """``KIND=PATH`` of ``--backend``; for kind ``dispatch`` the value is a dispatch key such as MPS."""
+    kind, sep, value = arg.partition("=")
+    if not sep or not value:
+        raise ConfigError(f"--backend expects KIND=PATH, got {arg!r} (kinds: {', '.join(BACKEND_KINDS)})")
+    for known in BACKEND_KINDS:
+        if kind == known:
+            return known, value
+    raise ConfigError(f"unknown backend kind {kind!r} (kinds: {', '.join(BACKEND_KINDS)})")
+
+
+def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = None) -> BackendList:
+    """Read one backend list from disk. ``dispatch`` lists are derived from the snapshot by coverage."""
+    if kind == "dispatch":
+        return BackendList("dispatch", value, (), dispatch_key=value)
+    path = Path(value)
+    if kind == "cpp":
+        files = _cpp_files(path) if path.is_dir() else [path]
+        ops: list[BackendOp] = []
+        for file in files:
+            ops.extend(read_cpp(_read_text(file), str(file)).ops)
+        if not ops:
+            raise ConfigError("no m.impl(...) registrations inside TORCH_LIBRARY_IMPL(aten, ...)", path=value)
+        return BackendList("cpp", value, tuple(ops))
+    text = _read_text(path)
+    if kind == "torch-mlir":
+        return read_torch_mlir(text, value)
+    if kind == "xla":
+        return read_xla(text, value)
+    if kind == "xpu":
+        return read_xpu(text, value)
+    if kind == "op-plugin":
+        return read_op_plugin(text, value, torch_version)
+    return read_text_list(text, value)

@@ -1,0 +1,190 @@
+"""Backend op-list readers, on small fixtures in each backend's real format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.backends import (
+    BackendList,
+    normalise_name,
+    parse_backend_arg,
+    read_backend,
+    read_cpp,
+    read_op_plugin,
+    read_text_list,
+    read_torch_mlir,
+    read_xla,
+    read_xpu,
+)
+from bot.errors import ConfigError, OpdriftError, SourceError, YamlError
+
+FIXTURES = Path(__file__).parent / "data" / "backends"
+
+
+def _names(backend: BackendList) -> list[str]:
+    return [op.name for op in backend.ops]
+
+
+def test_normalise_name() -> None:
+    assert normalise_name("aten::add.Tensor", path="x", line=1) == "add.Tensor"
+    assert normalise_name("aten::relu", path="x", line=1) == "relu"
+    assert normalise_name("relu.default", path="x", line=1) == "relu"
+    with pytest.raises(ConfigError, match=r"not an ATen operator name"):
+        normalise_name("aten::add Tensor", path="x", line=3)
+
+
+def test_torch_mlir_td() -> None:
+    path = FIXTURES / "GeneratedTorchOps.td"
+    backend = read_torch_mlir(path.read_text(), str(path))
+    assert _names(backend) == [
+        "hardtanh",
+        "hardtanh_",
+        "add.Tensor",
+        "std.correction",
+        "view",
+        "threshold_backward",
+        "foo_bar",
+    ]
+    add = backend.ops[2]
+    assert add.schema == "(Tensor, Tensor, Scalar) -> (Tensor)"
+    assert add.schema_kind == "types"
+    assert path.read_text().splitlines()[add.line - 1].strip().startswith("let summary")
+
+
+def test_torch_mlir_ods_gen_implies_inplace_variants() -> None:
+    path = FIXTURES / "torch_ods_gen.py"
+    backend = read_torch_mlir(path.read_text(), str(path))
+    names = _names(backend)
+    # emit_with_mutating_variants also emits the trailing-underscore twin, same overload.
+    assert {"add.Tensor", "add_.Tensor", "sub.Tensor", "sub_.Tensor"} <= set(names)
+    assert "view" in names and "view_" not in names
+    assert "native_layer_norm" in names
+    # Ops listed in a `for key in [...]:` loop are emitted by the call in the loop body.
+    assert {"tanh", "tanh_", "relu", "relu_"} <= set(names)
+    assert names.index("tanh") < names.index("add.Tensor")  # file order
+
+
+def test_xla_lists_and_wrapping() -> None:
+    path = FIXTURES / "xla_native_functions.yaml"
+    backend = read_xla(path.read_text(), str(path))
+    assert backend.wraps_variants
+    assert {"abs", "add.Tensor", "_adaptive_avg_pool2d", "empty.memory_format", "max_pool2d"} <= backend.names
+    origins = {op.name: op.origin for op in backend.ops}
+    assert origins["abs"] == "full_codegen" and origins["_adaptive_avg_pool2d"] == "ir_gen"
+    # non_native entries are XLA's own ops, not ATen's.
+    assert "linear" not in backend.names
+
+
+def test_xpu() -> None:
+    path = FIXTURES / "xpu_functions.yaml"
+    assert _names(read_xpu(path.read_text(), str(path))) == [
+        "add.Tensor",
+        "add_.Tensor",
+        "add.out",
+        "relu",
+        "mm",
+        "mm.out",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("2.1", {"abs", "add.Tensor", "std.correction", "mm", "relu"}),
+        ("2.4", {"abs", "add.Tensor", "std.correction", "relu"}),
+        ("1.11", {"abs", "add.Tensor", "std.correction"}),
+    ],
+)
+def test_op_plugin_version_gates(version: str, expected: set[str]) -> None:
+    path = FIXTURES / "op_plugin_functions.yaml"
+    backend = read_op_plugin(path.read_text(), str(path), version)
+    assert backend.names == expected
+    std = [op for op in backend.ops if op.name == "std.correction"]
+    assert len(std) == 1  # exactly one of the two version-gated definitions applies
+    if version == "1.11":
+        assert std[0].schema is not None and "int? correction" in std[0].schema
+    else:
+        assert std[0].schema is not None and "Scalar? correction=None" in std[0].schema
+    assert "npu_format_cast" not in backend.names  # custom ops are torch_npu's own
+
+
+def test_cpp_registrations_with_keys_and_schema_comments() -> None:
+    path = FIXTURES / "dlprim" / "pointwise_ops.cpp"
+    backend = read_cpp(path.read_text(), str(path))
+    got = [(op.name, op.dispatch_key) for op in backend.ops]
+    assert got == [
+        ("add.out", "PrivateUse1"),
+        ("relu", "PrivateUse1"),
+        ("mm", "PrivateUse1"),
+        ("sigmoid", "PrivateUse1"),
+        ("relu", "AutogradPrivateUse1"),
+    ]
+    by_name = {op.name: op for op in backend.ops}
+    assert by_name["add.out"].schema is not None and by_name["add.out"].schema.startswith(
+        "add.out(Tensor self"
+    )
+    assert by_name["sigmoid"].schema is None
+
+
+def test_cpp_tree_walk_and_unclosed_block(tmp_path: Path) -> None:
+    backend = read_backend("cpp", str(FIXTURES / "dlprim"))
+    assert "add.out" in backend.names
+    bad = tmp_path / "bad.cpp"
+    bad.write_text('int x;\nTORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("relu", f);\n')
+    with pytest.raises(ConfigError) as info:
+        read_backend("cpp", str(bad))
+    assert str(info.value).startswith(f"{bad}:2: ")
+
+
+def test_text_list() -> None:
+    path = FIXTURES / "ops.txt"
+    assert _names(read_text_list(path.read_text(), str(path))) == ["add.Tensor", "relu", "mm.out"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "message", "line"),
+    [
+        ("xla", "backend: XLA\nfull_codegen: abs\n", "'full_codegen' must be a list", 2),
+        ("xla", "backend: XLA\nfull_codegen:\n  - [abs]\n", "items must be operator names", 3),
+        ("xla", "backend: XLA\nfull_codegen:\n  - abs\n  - 'add Tensor'\n", "not an ATen operator name", 4),
+        ("xla", "- just\n- a list\n", "expected a mapping", 1),
+        ("xla", "backend: XLA\nfull_codegen: [abs\n", "invalid YAML", 3),
+        ("xpu", "backend: XPU\n", "no 'supported:' list", None),
+        ("op-plugin", "official:\n  - op_api: all_version\n", "entry without 'func:'", 2),
+        ("op-plugin", "official:\n  - func: abs(Tensor self) -> Tensor\n    op_api: v2\n", "bad version", 3),
+        (
+            "op-plugin",
+            "official:\n  - func: abs(Tensor self) -> Tensor\n    op_api: [v2.1]\n",
+            "version gate must be",
+            3,
+        ),
+        ("text", "add.Tensor\nrelu(\n", "not an ATen operator name", 2),
+        ("torch-mlir", "nothing here\n", "no torch-mlir operators found", None),
+    ],
+)
+def test_malformed_lists(tmp_path: Path, kind: str, text: str, message: str, line: int | None) -> None:
+    path = tmp_path / "list"
+    path.write_text(text)
+    parsed_kind, value = parse_backend_arg(f"{kind}={path}")
+    with pytest.raises((ConfigError, YamlError)) as info:
+        read_backend(parsed_kind, value, torch_version="2.4")
+    err = info.value
+    assert message in str(err)
+    assert err.path == str(path)
+    assert err.line == line
+    assert "\n" not in str(err)
+
+
+def test_backend_arg_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="KIND=PATH"):
+        parse_backend_arg("xla")
+    with pytest.raises(ConfigError, match="unknown backend kind 'mlir'"):
+        parse_backend_arg("mlir=x")
+    with pytest.raises(SourceError, match="no such file"):
+        read_backend("xla", str(tmp_path / "missing.yaml"))
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(b"\xff\xfe relu\n")
+    with pytest.raises(OpdriftError, match="not UTF-8"):
+        read_backend("text", str(binary))
