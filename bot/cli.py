@@ -68,3 +68,94 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # --- subcommands -------------------------------------------------------------------------------
 # (each section: _add_x + _cmd_x, then _COMMANDS.append(_add_x))
+
+
+def _write_output(text: str, output: str | None) -> None:
+    """Print to stdout, or write FILE atomically so an interrupted run never leaves half a file."""
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    from bot.snapshot import write_atomic
+
+    write_atomic(output, text)
+
+
+# --- snapshot ---------------------------------------------------------------------------------
+
+
+def _add_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "snapshot",
+        help="classify every operator of SOURCE and store the result as JSON",
+        description="Classify every registered operator of SOURCE and write a deterministic, "
+        "versioned snapshot (JSON). Same input, same bytes.",
+        epilog=SOURCE_HELP,
+    )
+    p.add_argument("source", metavar="SOURCE")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    p.set_defaults(func=_cmd_snapshot)
+
+
+def _cmd_snapshot(args: argparse.Namespace) -> int:
+    from bot import pipeline, snapshot
+    from bot.overrides import load_overrides
+
+    overrides = load_overrides(args.overrides) if args.overrides else None
+    snap = pipeline.load_snapshot(args.source, overrides)
+    _write_output(snapshot.to_json(snap), args.output)
+    return EXIT_OK
+
+
+_COMMANDS.append(_add_snapshot)
+
+
+# --- coverage ---------------------------------------------------------------------------------
+
+
+def _add_coverage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "coverage",
+        help="what a downstream backend covers of SOURCE, what it lacks, and what went stale",
+        description="Compare a backend's own op list with SOURCE's operators: coverage per bucket, "
+        "the ops that need a kernel, stale entries, and schema alerts. "
+        "KIND is one of torch-mlir, xla, cpp, op-plugin, xpu, dispatch, text; for dispatch, "
+        "PATH is a dispatch key of native_functions.yaml such as MPS.",
+        epilog=SOURCE_HELP,
+    )
+    p.add_argument("--backend", metavar="KIND=PATH", action="append", required=True, help="repeatable")
+    p.add_argument("source", metavar="SOURCE")
+    p.add_argument("--base", metavar="BASE", help="also report what changed since BASE (a SOURCE)")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("-o", "--output", metavar="FILE")
+    p.add_argument(
+        "--torch-version",
+        metavar="X.Y",
+        help="torch version for op-plugin version gates (default: the SOURCE's, when known)",
+    )
+    p.set_defaults(func=_cmd_coverage)
+
+
+def _cmd_coverage(args: argparse.Namespace) -> int:
+    from bot import backends, coverage, coverage_report, pipeline
+
+    specs = [backends.parse_backend_arg(arg) for arg in args.backend]
+    head = pipeline.load_snapshot(args.source)
+    base = pipeline.load_snapshot(args.base) if args.base else None
+    results = []
+    for kind, value in specs:
+        version = args.torch_version or head.meta.torch_version
+        backend = backends.read_backend(kind, value, torch_version=version)
+        cov = coverage.compute_coverage(head, backend)
+        change = None
+        if base is not None:
+            base_backend = backends.read_backend(
+                kind, value, torch_version=args.torch_version or base.meta.torch_version
+            )
+            change = coverage.compare_coverage(coverage.compute_coverage(base, base_backend), cov)
+        results.append((cov, change))
+    _write_output(coverage_report.render(results, args.format, head=head), args.output)
+    return EXIT_OK
+
+
+_COMMANDS.append(_add_coverage)

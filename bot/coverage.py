@@ -268,7 +268,13 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
                 "upstream_schema": a.upstream_schema,
                 "breaking": a.breaking,
                 "details": [
-                    {"code": d.code, "severity": d.severity, "subject": d.subject, "before": d.before, "after": d.after}
+                    {
+                        "code": d.code,
+                        "severity": d.severity,
+                        "subject": d.subject,
+                        "before": d.before,
+                        "after": d.after,
+                    }
                     for d in a.details
                 ],
             }

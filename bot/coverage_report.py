@@ -1,0 +1,146 @@
+"""Coverage results → text, Markdown or JSON for `opdrift coverage`.
+
+Every name and schema comes from someone else's file, so Markdown output goes through
+`bot.markdown.code` (inert code spans) and terminal output through `bot.markdown.terminal`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from bot.coverage import RULES, Coverage, CoverageChange, coverage_json
+from bot.markdown import code, md, terminal
+from bot.model import Snapshot
+from bot.schemadiff import Detail
+
+Result = tuple[Coverage, CoverageChange | None]
+
+# A terminal or a comment is for reading; the JSON (or -o FILE) keeps every name.
+_LIST_CAP = 200
+
+
+def _detail(d: Detail) -> str:
+    arrow = f"{d.before or '∅'} → {d.after or '∅'}"
+    return f"{d.code} {d.subject}: {arrow}" if d.subject else f"{d.code}: {arrow}"
+
+
+def _text(results: Sequence[Result], head: Snapshot) -> str:
+    lines: list[str] = []
+    for cov, change in results:
+        total = len(cov.ops)
+        gap = len(cov.uncovered)
+        lines.append(f"{cov.backend_kind} {terminal(cov.backend_path)} against {terminal(head.meta.path)}")
+        lines.append(f"  covered {total - gap} of {total} operators; {gap} need a kernel")
+        for rule in (*RULES, "needs_kernel"):
+            lines.append(f"    {rule:<20} {sum(1 for o in cov.ops if o.rule == rule):>6}")
+        lines.append("  by bucket (covered / needs a kernel):")
+        for bucket, (c, n) in cov.by_bucket().items():
+            lines.append(f"    {bucket:<20} {c:>6} {n:>6}")
+        if change is not None:
+            verb = (
+                "grew"
+                if change.gap_after > change.gap_before
+                else "shrank"
+                if change.gap_after < change.gap_before
+                else "held"
+            )
+            lines.append(f"  since base: the gap {verb}, {change.gap_before} → {change.gap_after}")
+            for name in change.new_uncovered[:_LIST_CAP]:
+                lines.append(f"    new, needs a kernel: {terminal(name)}")
+        if cov.alerts:
+            lines.append(f"  schema alerts ({len(cov.alerts)}):")
+            for a in cov.alerts:
+                kind = "BC-breaking" if a.breaking else "compatible"
+                lines.append(
+                    f"    {terminal(a.path)}:{a.line}: you implement {terminal(a.name)}; its signature changed upstream ({kind})"
+                )
+                lines.append(f"      yours:    {terminal(a.backend_schema)}")
+                lines.append(f"      upstream: {terminal(a.upstream_schema)}")
+                for d in a.details:
+                    lines.append(f"      - {terminal(_detail(d))}")
+        if cov.stale:
+            lines.append(f"  stale ({len(cov.stale)}): listed, but no such operator upstream:")
+            for op in cov.stale[:_LIST_CAP]:
+                lines.append(f"    {terminal(op.path)}:{op.line}: {terminal(op.name)}")
+        uncovered = cov.uncovered
+        lines.append(f"  need a kernel ({len(uncovered)}):")
+        for o in uncovered[:_LIST_CAP]:
+            lines.append(f"    {terminal(o.name)}  [{o.bucket}]")
+        if len(uncovered) > _LIST_CAP:
+            lines.append(f"    … and {len(uncovered) - _LIST_CAP} more (--format json lists all)")
+    return "\n".join(lines) + "\n"
+
+
+def _markdown(results: Sequence[Result], head: Snapshot) -> str:
+    out: list[str] = []
+    for cov, change in results:
+        total = len(cov.ops)
+        gap = len(cov.uncovered)
+        out.append(f"## Coverage of {code(cov.backend_kind)} {code(cov.backend_path)}")
+        out.append("")
+        out.append(f"Covered **{total - gap}** of {total} operators; **{gap}** need a kernel.")
+        if change is not None:
+            out.append(
+                f"Since base: the gap went {change.gap_before} → {change.gap_after}"
+                f" ({len(change.new_uncovered)} new, {len(change.newly_covered)} closed)."
+            )
+        out.append("")
+        if cov.alerts:
+            out.append(f"### ❌ Schema alerts ({len(cov.alerts)})")
+            out.append("")
+            for a in cov.alerts:
+                kind = "BC-breaking" if a.breaking else "compatible"
+                out.append(
+                    f"- you implement {code(a.name)} ({md(a.path)}:{a.line}); its signature changed upstream, {kind}:"
+                )
+                out.append(f"  - yours: {code(a.backend_schema)}")
+                out.append(f"  - upstream: {code(a.upstream_schema)}")
+                for d in a.details:
+                    out.append(f"  - {code(_detail(d))}")
+            out.append("")
+        if change is not None and change.new_uncovered:
+            out.append(f"### ⚠️ New operators that need a kernel ({len(change.new_uncovered)})")
+            out.append("")
+            out.extend(f"- {code(name)}" for name in change.new_uncovered[:_LIST_CAP])
+            if len(change.new_uncovered) > _LIST_CAP:
+                out.append(f"- … and {len(change.new_uncovered) - _LIST_CAP} more")
+            out.append("")
+        out.append("| bucket | covered | needs a kernel |")
+        out.append("|---|---:|---:|")
+        for bucket, (c, n) in cov.by_bucket().items():
+            out.append(f"| {code(bucket, in_table=True)} | {c} | {n} |")
+        out.append("")
+        if cov.stale:
+            out.append(f"<details><summary>Stale entries ({len(cov.stale)})</summary>")
+            out.append("")
+            out.extend(f"- {code(op.name)} ({md(op.path)}:{op.line})" for op in cov.stale[:_LIST_CAP])
+            out.append("")
+            out.append("</details>")
+            out.append("")
+        uncovered = cov.uncovered
+        out.append(f"<details><summary>All operators that need a kernel ({len(uncovered)})</summary>")
+        out.append("")
+        out.extend(f"- {code(o.name)} ({o.bucket})" for o in uncovered[:_LIST_CAP])
+        if len(uncovered) > _LIST_CAP:
+            out.append(f"- … and {len(uncovered) - _LIST_CAP} more (`--format json` lists all)")
+        out.append("")
+        out.append("</details>")
+        out.append("")
+    return "\n".join(out)
+
+
+def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
+    if fmt == "json":
+        doc = {
+            "source": {
+                "path": head.meta.path,
+                "commit": head.meta.commit,
+                "torch_version": head.meta.torch_version,
+            },
+            "backends": [coverage_json(cov, change) for cov, change in results],
+        }
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if fmt == "markdown":
+        return _markdown(results, head)
+    return _text(results, head)
