@@ -124,5 +124,270 @@ def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
 
 
 def read_entries(text: str, display: str) -> tuple[RawEntry, ...]:
-    """Read native_functions.yaml into entries, as `load_entries_yaml` would, only faster."""
-    return load_entries_yaml(text, display)
+    """Read native_functions.yaml into entries: the fast reader, or PyYAML when it declines the file.
+
+    The result is the same as `load_entries_yaml`'s (data, lines and comments); errors come from the
+    PyYAML path, because the fast reader declines every file it cannot read in full.
+    """
+    try:
+        return _read_entries_fast(text)
+    except _Decline:
+        return load_entries_yaml(text, display)
+
+
+# --------------------------------------------------------------------------------------------------
+# The fast reader.
+#
+# native_functions.yaml is a list of flat mappings written in a handful of line shapes:
+#
+#     - func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+#       variants: function, method        # a trailing comment
+#       tags: [core, pointwise]
+#       cpp_no_default_args: ['atol', 'rtol']
+#       dispatch:
+#         CPU, CUDA: add_out
+#       dispatch: {}
+#       precomputed:
+#       - dim -> int dim
+#
+# The reader accepts exactly these shapes (items at column 0, keys at column 2, a nested mapping at
+# column 4, a block list at column 2, single-line scalars) and declines the whole file, so that PyYAML
+# reads it, on anything else: tabs, other indentation, anchors, aliases, tags, block scalars, multi-line
+# scalars, escapes, '' inside single quotes, nested or multi-line flow collections, non-empty flow
+# mappings, document markers, directives, stray line breaks (lone CR, NEL, LS, PS), a BOM, characters
+# YAML forbids, over-long keys, and any line it cannot place. Plain scalars are typed by PyYAML's own
+# resolver and constructors, so ``True``, ``1``, ``null`` or ``2001-12-14`` become what PyYAML makes.
+# --------------------------------------------------------------------------------------------------
+
+
+class _Decline(Exception):
+    """The fast reader met something it does not fully understand: let PyYAML read the file."""
+
+
+# Characters that cannot start a plain scalar in block context (or start one only in ways we decline).
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+# Everything printable in ASCII, plus the line feed; any other ASCII byte makes us decline.
+_ASCII_OK = bytes(range(0x20, 0x7F)) + b"\n"
+# Non-ASCII characters that YAML treats as line breaks or a byte-order mark, or forbids outright.
+_NON_ASCII_DECLINE = re.compile("[\x85\u2028\u2029\ufeff]|[^\x0a\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Keys we take as plain scalars: words, dots and ", "-separated lists of them (``CPU, CUDA``).
+_KEY = re.compile(r"[A-Za-z0-9_.]+(?:, *[A-Za-z0-9_.]+)*\Z")
+# libyaml forgets a simple key once it is 1024 characters long; stay well clear of that rule.
+_MAX_KEY = 512
+
+_TAG = "tag:yaml.org,2002:"
+_SCALAR_TAGS = frozenset(_TAG + t for t in ("str", "bool", "int", "float", "null", "timestamp"))
+_RESOLVERS = _Loader.yaml_implicit_resolvers
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+# What a key line's value turned out to be, and where an indented line sits.
+_SCALAR, _PENDING, _LIST, _EMPTY_MAP = range(4)
+_KEY2, _KEY4, _ITEM = range(3)
+
+
+def _resolve(text: str, cache: dict[str, object]) -> object:
+    """A plain scalar typed as PyYAML types it (resolver, then the safe constructor)."""
+    if text[0] not in _RESOLVERS:
+        return text
+    if text in cache:
+        return cache[text]
+    tag = _TAG + "str"
+    for candidate, regexp in _RESOLVERS[text[0]]:
+        if regexp.match(text):
+            tag = candidate
+            break
+    if tag not in _SCALAR_TAGS:
+        raise _Decline
+    value: object = text
+    if tag != _TAG + "str":
+        value = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
+    cache[text] = value
+    return value
+
+
+def _after_token(tail: str) -> None:
+    """What may follow a closed quote or flow list on its line: nothing, or spaces and a comment."""
+    if tail:
+        rest = tail.lstrip(" ")
+        if rest and not (rest[0] == "#" and len(rest) < len(tail)):
+            raise _Decline
+
+
+def _quoted(token: str) -> str:
+    """A single-line quoted scalar that is the whole token (no escapes, no doubled quotes)."""
+    quote = token[0]
+    if len(token) < 2 or token[-1] != quote:
+        raise _Decline
+    body = token[1:-1]
+    if quote in body or (quote == '"' and "\\" in body):
+        raise _Decline
+    return body
+
+
+def _plain(text: str, cache: dict[str, object]) -> object:
+    """A single-line plain scalar in block context, comment already cut and spaces stripped."""
+    if text[0] in _INDICATORS or ": " in text or text[-1] == ":":
+        raise _Decline
+    return _resolve(text, cache)
+
+
+def _flow_list(rest: str, cache: dict[str, object]) -> tuple[object, ...]:
+    """``[a, 'b', "c"]`` on one line, no nesting; `rest` starts with ``[``."""
+    end = rest.find("]")
+    if end < 0:
+        raise _Decline
+    _after_token(rest[end + 1 :])
+    inner = rest[1:end]
+    if "[" in inner or "{" in inner or "}" in inner:
+        raise _Decline
+    if not inner.strip(" "):
+        return ()
+    items: list[object] = []
+    for raw in inner.split(","):
+        item = raw.strip(" ")
+        if not item:
+            raise _Decline
+        if item[0] == "'" or item[0] == '"':
+            items.append(_quoted(item))
+        elif item[0] in _INDICATORS or ":" in item or "#" in item:
+            raise _Decline
+        else:
+            items.append(_resolve(item, cache))
+    return tuple(items)
+
+
+def _value(rest: str, cache: dict[str, object]) -> tuple[int, object]:
+    """The value after ``key: `` (or after ``- `` in a block list), as (what it is, value)."""
+    rest = rest.lstrip(" ")
+    if not rest or rest[0] == "#":
+        return _PENDING, None
+    first = rest[0]
+    if first == "'" or first == '"':
+        close = rest.find(first, 1)
+        if close < 0:
+            raise _Decline
+        _after_token(rest[close + 1 :])
+        return _SCALAR, _quoted(rest[: close + 1])
+    if first == "[":
+        return _LIST, _flow_list(rest, cache)
+    if first == "{":
+        if not rest.startswith("{}"):
+            raise _Decline
+        _after_token(rest[2:])
+        return _EMPTY_MAP, None
+    cut = rest.find(" #")
+    if cut >= 0:
+        rest = rest[:cut]
+    return _SCALAR, _plain(rest.rstrip(" "), cache)
+
+
+def _key_line(body: str, cache: dict[str, object]) -> tuple[object, int, object]:
+    """``key: value`` with the indentation removed → (key, what the value is, value)."""
+    colon = body.find(": ")
+    if colon < 0:
+        if not body.endswith(":"):
+            raise _Decline
+        colon = len(body) - 1
+    key_text = body[:colon]
+    if len(key_text) > _MAX_KEY or not _KEY.match(key_text):
+        raise _Decline
+    kind, value = _value(body[colon + 1 :], cache)
+    return _resolve(key_text, cache), kind, value
+
+
+def _item_line(body: str, cache: dict[str, object]) -> tuple[int, object]:
+    """A block-list item's text after ``- ``: a scalar or a flow list, never a mapping."""
+    kind, value = _value(body, cache)
+    if kind == _PENDING or kind == _EMPTY_MAP:
+        raise _Decline
+    return kind, value
+
+
+def _check_characters(text: str) -> str:
+    """The text with CRLF turned into LF, or `_Decline` for characters the reader does not handle."""
+    if "\r" in text:
+        if text.count("\r") != text.count("\r\n"):
+            raise _Decline
+        text = text.replace("\r\n", "\n")
+    if text.isascii():
+        if text.encode("ascii").translate(None, _ASCII_OK):
+            raise _Decline
+    elif _NON_ASCII_DECLINE.search(text):
+        raise _Decline
+    return text
+
+
+def _read_entries_fast(text: str) -> tuple[RawEntry, ...]:
+    lines = _check_characters(text).split("\n")
+    cache: dict[str, object] = {}
+    # Parsed indented lines by their exact text: many repeat verbatim across entries.
+    seen: dict[str, tuple[int, object, int, object]] = {}
+    entries: list[RawEntry] = []
+    entry: dict[object, object] = {}
+    # The column-2 key whose value is still open, and the block (mapping or list) it has become.
+    open_key: object = None
+    is_open = False
+    block_map: dict[object, object] | None = None
+    block_list: list[object] | None = None
+    for index, line in enumerate(lines):
+        if not line:
+            continue
+        first = line[0]
+        if first == " ":
+            parsed = seen.get(line)
+            if parsed is None:
+                body = line.lstrip(" ")
+                if not body or body[0] == "#":
+                    continue
+                indent = len(line) - len(body)
+                if indent == 2 and body[0] == "-":
+                    if body[1:2] != " ":
+                        raise _Decline
+                    parsed = (_ITEM, None, *_item_line(body[2:], cache))
+                elif indent == 2:
+                    parsed = (_KEY2, *_key_line(body, cache))
+                elif indent == 4:
+                    parsed = (_KEY4, *_key_line(body, cache))
+                else:
+                    raise _Decline
+                seen[line] = parsed
+            where, key, kind, value = parsed
+            if not entries:
+                raise _Decline
+            if kind == _LIST:
+                value = list(value)  # type: ignore[call-overload]
+            elif kind == _EMPTY_MAP:
+                value = {}
+            if where == _KEY2:
+                entry[key] = value
+                open_key, is_open = key, kind == _PENDING
+                block_map = block_list = None
+            elif where == _KEY4:
+                if block_map is None:
+                    if not is_open or block_list is not None:
+                        raise _Decline
+                    block_map = entry[open_key] = {}
+                block_map[key] = value
+            else:
+                if block_list is None:
+                    if not is_open or block_map is not None:
+                        raise _Decline
+                    block_list = entry[open_key] = []
+                block_list.append(value)
+        elif first == "-":
+            if line[1:2] != " " or line[2:3] in (" ", "#", ""):
+                raise _Decline
+            key, kind, value = _key_line(line[2:], cache)
+            if kind == _LIST:
+                value = list(value)  # type: ignore[call-overload]
+            elif kind == _EMPTY_MAP:
+                value = {}
+            entry = {key: value}
+            open_key, is_open = key, kind == _PENDING
+            block_map = block_list = None
+            entries.append(RawEntry(data=entry, line=index + 1, comments=comments_above(lines, index)))
+        elif first != "#":
+            raise _Decline
+    if not entries or any("func" not in e.data for e in entries):
+        raise _Decline
+    return tuple(entries)

@@ -1,0 +1,297 @@
+"""Read objects from a git repository through one long-lived ``git cat-file --batch`` process.
+
+A history walk reads thousands of blobs; starting a git process per read would cost more than the
+parsing itself, so one process answers every request over a pipe. The protocol is byte-exact: each
+answer is a header line ``<oid> <type> <size>`` followed by exactly ``size`` bytes and a newline, or
+``<name> missing`` / ``<name> ambiguous``. Nothing goes through a shell, and revisions are sent on
+the process's stdin, so a revision starting with ``-`` cannot turn into an option.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import IO, NamedTuple
+
+from bot.errors import GitError
+
+# Variables that would make git read another repository than the one named with -C
+# (set, for instance, when the bot runs inside a git hook).
+_REPO_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+)
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_COPY_CHUNK = 1 << 20
+
+
+class CommitInfo(NamedTuple):
+    """Committer date (ISO 8601, with the committer's offset, like ``git log --format=%cI``) and subject."""
+
+    date: str
+    subject: str
+
+
+def _git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    # A prompt for credentials or a pager would hang a batch process that nobody watches.
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_PAGER"] = "cat"
+    return env
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[0] if lines else ""
+
+
+class _Batch:
+    """One ``git cat-file --batch`` or ``--batch-check`` process and its framing."""
+
+    def __init__(self, repo: str, display: str, mode: str) -> None:
+        self._display = display
+        self._with_body = mode == "--batch"
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()
+        try:
+            self._proc = subprocess.Popen(
+                ["git", "-C", repo, "cat-file", mode],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                env=_git_env(),
+            )
+        except OSError as err:
+            self._stderr.close()
+            raise GitError(f"cannot run git: {err.strerror or err}", path=display) from err
+
+    def _died(self) -> GitError:
+        self._proc.poll()
+        self._stderr.seek(0)
+        why = _first_line(self._stderr.read().decode("utf-8", "replace"))
+        return GitError(f"git cat-file stopped unexpectedly{': ' + why if why else ''}", path=self._display)
+
+    def request(self, name: str, max_size: int | None = None) -> tuple[str, str, bytes | None] | None:
+        """Ask for one object; (oid, type, body or None for --batch-check), or None when it is missing.
+
+        A body larger than `max_size` is drained (to keep the stream in step) and refused.
+        """
+        if "\n" in name or "\r" in name or "\0" in name:
+            raise GitError(f"invalid object name {name!r}: contains a line break or NUL", path=self._display)
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        if stdin is None or stdout is None:
+            raise self._died()
+        try:
+            stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            stdin.flush()
+        except (BrokenPipeError, OSError) as err:
+            raise self._died() from err
+        header = stdout.readline()
+        if not header.endswith(b"\n"):
+            raise self._died()
+        # A found object's header always ends in its size, so these suffixes cannot be mistaken.
+        if header.endswith(b" missing\n"):
+            return None
+        if header.endswith(b" ambiguous\n"):
+            raise GitError(f"ambiguous object name {name!r}", path=self._display)
+        fields = header[:-1].decode("utf-8", "surrogateescape").split(" ")
+        if len(fields) != 3 or not fields[2].isdigit():
+            raise GitError(f"unexpected reply from git cat-file: {header[:200]!r}", path=self._display)
+        oid, otype, size = fields[0], fields[1], int(fields[2])
+        if not self._with_body:
+            return oid, otype, None
+        if max_size is not None and size > max_size:
+            self._drain(size + 1)
+            raise GitError(
+                f"{name} is {size} bytes, over the {max_size}-byte limit for one file", path=self._display
+            )
+        body = stdout.read(size + 1)
+        if len(body) != size + 1 or body[-1:] != b"\n":
+            raise self._died()
+        return oid, otype, body[:-1]
+
+    def _drain(self, n: int) -> None:
+        stdout = self._proc.stdout
+        if stdout is None:
+            raise self._died()
+        while n > 0:
+            got = stdout.read(min(n, _COPY_CHUNK))
+            if not got:
+                raise self._died()
+            n -= len(got)
+
+    def close(self) -> None:
+        proc = self._proc
+        if proc.stdin is not None and not proc.stdin.closed:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass  # the process is gone already; nothing left to flush
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        self._stderr.close()
+
+
+class GitReader:
+    """Reads commits, trees' files and blobs of one repository; use as a context manager.
+
+    Not thread-safe: one reader serves one caller at a time.
+    """
+
+    def __init__(self, repo: str | os.PathLike[str]) -> None:
+        self.repo = os.fspath(repo)
+        if not Path(self.repo).is_dir():
+            raise GitError("no such directory", path=self.repo)
+        self._check_repository()
+        self._batch: _Batch | None = _Batch(self.repo, self.repo, "--batch")
+        self._check: _Batch | None = None
+        self._resolved: dict[str, str] = {}
+        self._commits: dict[str, bytes] = {}
+
+    def _check_repository(self) -> None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", self.repo, "rev-parse", "--git-dir"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                env=_git_env(),
+                check=False,
+            )
+        except OSError as err:
+            raise GitError(f"cannot run git: {err.strerror or err}", path=self.repo) from err
+        if done.returncode != 0:
+            why = _first_line(done.stderr.decode("utf-8", "replace")).removeprefix("fatal: ")
+            raise GitError(f"not a git repository ({why})" if why else "not a git repository", path=self.repo)
+
+    def __enter__(self) -> GitReader:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for batch in (self._batch, self._check):
+            if batch is not None:
+                batch.close()
+        self._batch = self._check = None
+
+    def _contents(self) -> _Batch:
+        if self._batch is None:
+            raise GitError("reader is closed", path=self.repo)
+        return self._batch
+
+    def _unknown(self, rev: str) -> GitError:
+        return GitError(f"unknown revision {rev!r}: no such commit in this repository", path=self.repo)
+
+    def resolve(self, rev: str) -> str:
+        """The full sha of the commit REV names (a sha, branch, tag, ``HEAD~3`` ...)."""
+        sha = self._resolved.get(rev)
+        if sha is not None:
+            return sha
+        if not rev or rev.startswith("-"):
+            raise self._unknown(rev)
+        got = self._contents().request(f"{rev}^{{commit}}")
+        if got is None:
+            raise self._unknown(rev)
+        sha, otype, body = got
+        if otype != "commit" or body is None:
+            raise self._unknown(rev)
+        self._resolved[rev] = sha
+        self._commits[sha] = body
+        return sha
+
+    def read(self, rev: str, path: str, *, max_size: int | None = None) -> bytes | None:
+        """The bytes of PATH at REV, or None when REV has no such path. Unknown REV → GitError."""
+        path = path.strip("/")
+        got = self._contents().request(f"{rev}:{path}", max_size)
+        if got is None:
+            # Tell "no such file" from "no such revision": only the first is a normal answer.
+            self.resolve(rev)
+            return None
+        _, otype, body = got
+        if otype != "blob" or body is None:
+            raise GitError(f"{path} at {rev} is a {otype}, not a file", path=self.repo)
+        return body
+
+    def read_blob(self, oid: str, *, max_size: int | None = None) -> bytes:
+        """The bytes of the blob OID (as listed by ``git ls-tree`` or ``git log --raw``)."""
+        got = self._contents().request(oid, max_size)
+        if got is None:
+            raise GitError(f"no object {oid!r} in this repository", path=self.repo)
+        _, otype, body = got
+        if otype != "blob" or body is None:
+            raise GitError(f"object {oid} is a {otype}, not a blob", path=self.repo)
+        return body
+
+    def blob_id(self, rev: str, path: str) -> str | None:
+        """The blob oid of PATH at REV without reading its content, or None when there is no such path.
+
+        A history walk can skip every commit whose file has an oid it has already parsed.
+        """
+        if self._batch is None:
+            raise GitError("reader is closed", path=self.repo)
+        if self._check is None:
+            self._check = _Batch(self.repo, self.repo, "--batch-check")
+        got = self._check.request(f"{rev}:{path.strip('/')}")
+        if got is None:
+            self.resolve(rev)
+            return None
+        oid, otype, _ = got
+        if otype != "blob":
+            raise GitError(f"{path} at {rev} is a {otype}, not a file", path=self.repo)
+        return oid
+
+    def commit_info(self, rev: str) -> CommitInfo:
+        """Committer date and subject of the commit REV names."""
+        sha = rev if _FULL_SHA.fullmatch(rev) and rev in self._commits else self.resolve(rev)
+        return parse_commit(self._commits[sha], sha)
+
+
+def parse_commit(raw: bytes, sha: str = "") -> CommitInfo:
+    """Date and subject from a raw commit object (headers, a blank line, then the message)."""
+    head, _, message = raw.partition(b"\n\n")
+    date = ""
+    for line in head.split(b"\n"):
+        # Continuation lines (a gpgsig's body) start with a space; only real headers count.
+        if line.startswith(b"committer "):
+            date = _iso_date(line.decode("utf-8", "replace"))
+    paragraph: list[str] = []
+    for line in message.decode("utf-8", "replace").splitlines():
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        paragraph.append(line.strip())
+    if not date:
+        raise GitError(f"commit {sha} has no committer line")
+    # Like git's %s: the first paragraph, its lines joined with spaces.
+    return CommitInfo(date=date, subject=" ".join(paragraph))
+
+
+def _iso_date(committer: str) -> str:
+    # "committer Name <mail> 1640995260 +0100": the last two fields are the epoch and the offset.
+    try:
+        stamp, offset = committer.rsplit(" ", 2)[1:]
+        sign = -1 if offset.startswith("-") else 1
+        hours, minutes = int(offset[1:3]), int(offset[3:5])
+        tz = timezone(sign * timedelta(hours=hours, minutes=minutes))
+        return datetime.fromtimestamp(int(stamp), tz).isoformat()
+    except (ValueError, IndexError, OverflowError, OSError):
+        return ""

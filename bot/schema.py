@@ -1,0 +1,567 @@
+"""The function-schema grammar of native_functions.yaml: parse and print, lossless.
+
+    schema      := name "(" [arg (", " arg)*] ") -> " returns
+    name        := IDENT ["." OVERLOAD]
+    arg         := "*" | type " " IDENT ["=" default]
+    type        := BASE ["(" annotation ")"] ("?" | "[" [SIZE] "]")*
+    annotation  := alias ("|" alias)* ["!"] [" -> " (alias ("|" alias)* | "*")]
+    default     := "..." | '...' | "[" ... "]" | WORD        (kept as text, not interpreted)
+    returns     := "()" | ret | "(" ret (", " ret)+ ")"
+    ret         := type [" " IDENT]
+
+The accepted language is exactly torchgen's canonical form (one space after commas, one around
+``->``, a single return without parentheses, ``*`` only when keyword arguments follow, out arguments
+last): torchgen rejects any schema that does not print back to itself, so PyTorch never merges one.
+Because only canonical text is accepted, printing the structure reproduces the input byte for byte.
+
+Base type names are the closed set torchgen knows (plus ``Dimname`` and the other names older
+releases used, and ``__torch__.torch.classes.*`` custom classes). An unknown name is a SchemaError
+rather than a silent pass, so a typo such as ``Tensr`` is reported; a genuinely new ATen type means
+adding it to BASE_TYPES.
+
+Speed: the file is scanned with a few precompiled, backtracking-free regexes matched at a moving
+position, and type and annotation objects are interned, because the bot parses ~3000 schemas per
+snapshot and benchmarks the whole parse.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bot.errors import SchemaError
+from bot.model import OpKind
+
+BASE_TYPES = frozenset(
+    {
+        # torchgen.model.BaseTy (2.14.1)
+        "Generator",
+        "ScalarType",
+        "Tensor",
+        "int",
+        "DimVector",
+        "float",
+        "str",
+        "bool",
+        "Layout",
+        "Device",
+        "DeviceIndex",
+        "Scalar",
+        "MemoryFormat",
+        "QScheme",
+        "Storage",
+        "Stream",
+        "SymInt",
+        "SymBool",
+        "GraphModule",
+        # removed from torchgen with named tensors (2.13), used by 1.12.0-2.12.0
+        "Dimname",
+        # older torchgen names, kept so historical commits parse
+        "ConstQuantizerPtr",
+        "ISize",
+        "Any",
+    }
+)
+CUSTOM_CLASS_PREFIX = "__torch__.torch.classes."
+
+# Augmented-assignment dunders (PEP 203) that torchgen treats as in-place (``__iand__``...).
+_AUGMENTED = frozenset(
+    f"__i{n}__" for n in ("add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or")
+)
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_TYPE = (
+    rf"(?P<base>{_IDENT}(?:\.{_IDENT})*)"
+    r"(?:\((?P<ann>[^()]*)\))?"
+    r"(?P<suffix>(?:\?|\[(?:[1-9][0-9]*)?\])*)"
+)
+# Each alternative starts with a different character, so the match never backtracks across them.
+_DEFAULT = r"""(?P<default>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\[\]]*\]|[A-Za-z0-9_.+-]+)"""
+_NAME_RE = re.compile(rf"(?P<base>{_IDENT})(?:\.(?P<overload>[A-Za-z0-9_]+))?\(")
+_ARG_RE = re.compile(rf"{_TYPE} (?P<name>{_IDENT})(?:={_DEFAULT})?")
+_RET_RE = re.compile(rf"{_TYPE}(?: (?P<name>{_IDENT}))?")
+_SUFFIX_RE = re.compile(r"\?|\[([0-9]*)\]")
+_ALIAS = r"[a-z][a-z0-9_]*"
+_ANN_RE = re.compile(
+    rf"(?P<before>{_ALIAS}(?:\|{_ALIAS})*)(?P<write>!)?(?: -> (?P<after>\*|{_ALIAS}(?:\|{_ALIAS})*))?"
+)
+_DUNDER_RE = re.compile(r"__[^_]+__")
+
+
+# --- types -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Type:
+    """A schema type; one of BaseType, OptionalType, ListType."""
+
+    def __str__(self) -> str:
+        return self.render(None)
+
+    def render(self, annotation: Annotation | None) -> str:
+        """The type's text with an alias annotation bound to its base type (``Tensor(a!)[]``)."""
+        raise NotImplementedError
+
+    @property
+    def base(self) -> str:
+        """The innermost base type name: ``Tensor`` for ``Tensor?[]``."""
+        raise NotImplementedError
+
+    def is_tensor_like(self) -> bool:
+        return self.base == "Tensor"
+
+    def is_optional(self) -> bool:
+        return False
+
+    def is_list(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class BaseType(Type):
+    name: str
+
+    def render(self, annotation: Annotation | None) -> str:
+        return self.name if annotation is None else f"{self.name}({annotation})"
+
+    @property
+    def base(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class OptionalType(Type):
+    elem: Type
+
+    def render(self, annotation: Annotation | None) -> str:
+        return f"{self.elem.render(annotation)}?"
+
+    @property
+    def base(self) -> str:
+        return self.elem.base
+
+    def is_optional(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class ListType(Type):
+    elem: Type
+    size: int | None  # fixed size of ``int[2]``; None for ``int[]``
+
+    def render(self, annotation: Annotation | None) -> str:
+        size = "" if self.size is None else str(self.size)
+        return f"{self.elem.render(annotation)}[{size}]"
+
+    @property
+    def base(self) -> str:
+        return self.elem.base
+
+    def is_list(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """An alias annotation: ``a``, ``a!``, ``a -> *``, ``a|b``."""
+
+    alias_set: tuple[str, ...]
+    is_write: bool
+    alias_set_after: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        text = "|".join(self.alias_set) + ("!" if self.is_write else "")
+        if self.alias_set_after:
+            text += " -> " + "|".join(self.alias_set_after)
+        return text
+
+
+# --- arguments and returns ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    type: Type
+    default: str | None = None  # the default's source text, e.g. "[-2,-1]", "None", "'fro'"
+    annotation: Annotation | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.type.render(self.annotation)} {self.name}"
+        return text if self.default is None else f"{text}={self.default}"
+
+    @property
+    def is_write(self) -> bool:
+        return self.annotation is not None and self.annotation.is_write
+
+
+@dataclass(frozen=True)
+class Return:
+    name: str | None
+    type: Type
+    annotation: Annotation | None = None
+
+    def __str__(self) -> str:
+        text = self.type.render(self.annotation)
+        return text if self.name is None else f"{text} {self.name}"
+
+    @property
+    def is_write(self) -> bool:
+        return self.annotation is not None and self.annotation.is_write
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """Arguments in schema order. `*` is printed exactly when kwarg_only or out is non-empty.
+
+    out holds the trailing keyword-only arguments with a write annotation, as torchgen defines them.
+    """
+
+    positional: tuple[Argument, ...] = ()
+    kwarg_only: tuple[Argument, ...] = ()
+    out: tuple[Argument, ...] = ()
+
+    def __str__(self) -> str:
+        parts = [str(a) for a in self.positional]
+        if self.kwarg_only or self.out:
+            parts.append("*")
+            parts.extend(str(a) for a in self.kwarg_only)
+            parts.extend(str(a) for a in self.out)
+        return ", ".join(parts)
+
+    @property
+    def flat_non_out(self) -> tuple[Argument, ...]:
+        return self.positional + self.kwarg_only
+
+    @property
+    def flat_all(self) -> tuple[Argument, ...]:
+        return self.positional + self.kwarg_only + self.out
+
+    @property
+    def self_arg(self) -> Argument | None:
+        """The positional argument named ``self`` (torchgen's method receiver), if any."""
+        for a in self.positional:
+            if a.name == "self":
+                return a
+        return None
+
+    def get(self, name: str) -> Argument | None:
+        for a in self.flat_all:
+            if a.name == name:
+                return a
+        return None
+
+
+@dataclass(frozen=True)
+class OperatorName:
+    base: str
+    overload: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.base}.{self.overload}" if self.overload else self.base
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_dunder(self) -> bool:
+        return _DUNDER_RE.fullmatch(self.base) is not None
+
+    @property
+    def is_inplace(self) -> bool:
+        """torchgen's rule: ``relu_`` and the augmented dunders ``__iand__``... are in-place."""
+        if self.is_dunder:
+            return self.base in _AUGMENTED
+        return self.base.endswith("_")
+
+
+@dataclass(frozen=True)
+class FunctionSchema:
+    name: OperatorName
+    arguments: Arguments
+    returns: tuple[Return, ...] = ()
+
+    def __str__(self) -> str:
+        if len(self.returns) == 1:
+            returns = str(self.returns[0])
+        else:
+            returns = "(" + ", ".join(str(r) for r in self.returns) + ")"
+        return f"{self.name.name}({self.arguments}) -> {returns}"
+
+    def kind(self) -> OpKind:
+        """The taxonomy's kind facet.
+
+        Follows torchgen's SchemaKind: the name decides "inplace" first (so ``__iand__`` is in-place,
+        like torchgen, even though the taxonomy's *bucket* rule leaves dunders out of `inplace`),
+        then out arguments decide "out" (torchgen's "scratch" ops are out ops here). "other" is any
+        remaining op that writes to an argument: torchgen's "mutable" kind, plus the rare op that
+        mutates ``self`` without an in-place name, which torchgen would call functional.
+        """
+        if self.name.is_inplace:
+            return "inplace"
+        if self.arguments.out:
+            return "out"
+        for a in self.arguments.positional:
+            if a.annotation is not None and a.annotation.is_write:
+                return "other"
+        return "functional"
+
+    def is_mutable(self) -> bool:
+        """Writes to any argument, out arguments included (c10's FunctionSchema::is_mutable)."""
+        return any(a.is_write for a in self.arguments.flat_all)
+
+    def tensor_inputs(self) -> tuple[Argument, ...]:
+        """Non-out arguments whose type is a Tensor, optional Tensor or list of them."""
+        return tuple(a for a in self.arguments.flat_non_out if a.type.is_tensor_like())
+
+    def returns_tensor(self) -> bool:
+        return any(r.type.is_tensor_like() for r in self.returns)
+
+    def aliased_returns(self) -> tuple[tuple[Return, Argument], ...]:
+        """(return, input) pairs where a read-only return shares a read-only input's alias set."""
+        pairs: list[tuple[Return, Argument]] = []
+        for r in self.returns:
+            if r.annotation is None or r.annotation.is_write:
+                continue
+            for a in self.arguments.flat_non_out:
+                if (
+                    a.annotation is not None
+                    and not a.annotation.is_write
+                    and a.annotation.alias_set == r.annotation.alias_set
+                ):
+                    pairs.append((r, a))
+                    break
+        return tuple(pairs)
+
+    def returns_alias_of_input(self) -> bool:
+        """A view: some return is ``Tensor(a)`` (not written) aliasing an input ``Tensor(a)``."""
+        return bool(self.aliased_returns())
+
+    def has_dimname(self) -> bool:
+        return any(a.type.base == "Dimname" for a in self.arguments.flat_all)
+
+    def has_symint(self) -> bool:
+        return any(a.type.base in ("SymInt", "SymBool") for a in self.arguments.flat_all)
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+_type_cache: dict[tuple[str, str], Type] = {}
+_ann_cache: dict[str, Annotation] = {}
+
+
+def _fail(text: str, pos: int, what: str, path: str | None, line: int | None) -> SchemaError:
+    return SchemaError(f"malformed schema {text!r}: {what} at column {pos + 1}", path=path, line=line)
+
+
+def _make_type(base: str, suffix: str) -> Type | None:
+    key = (base, suffix)
+    t = _type_cache.get(key)
+    if t is not None:
+        return t
+    if base not in BASE_TYPES and not (
+        base.startswith(CUSTOM_CLASS_PREFIX) and len(base) > len(CUSTOM_CLASS_PREFIX)
+    ):
+        return None
+    t = BaseType(base)
+    for m in _SUFFIX_RE.finditer(suffix):
+        size = m.group(1)
+        t = OptionalType(t) if size is None else ListType(t, int(size) if size else None)
+    _type_cache[key] = t
+    return t
+
+
+def _make_annotation(text: str) -> Annotation | None:
+    ann = _ann_cache.get(text)
+    if ann is not None:
+        return ann
+    m = _ANN_RE.fullmatch(text)
+    if m is None:
+        return None
+    after = m.group("after")
+    ann = Annotation(
+        alias_set=tuple(m.group("before").split("|")),
+        is_write=m.group("write") is not None,
+        alias_set_after=tuple(after.split("|")) if after else (),
+    )
+    _ann_cache[text] = ann
+    return ann
+
+
+def _typed(m: re.Match[str], text: str, path: str | None, line: int | None) -> tuple[Type, Annotation | None]:
+    t = _make_type(m.group("base"), m.group("suffix"))
+    if t is None:
+        raise _fail(text, m.start("base"), f"unknown type {m.group('base')!r}", path, line)
+    ann_text = m.group("ann")
+    if ann_text is None:
+        return t, None
+    if m.group("base") != "Tensor":
+        raise _fail(text, m.start("ann"), "alias annotation on a non-Tensor type", path, line)
+    ann = _make_annotation(ann_text)
+    if ann is None:
+        raise _fail(text, m.start("ann"), f"bad alias annotation {ann_text!r}", path, line)
+    return t, ann
+
+
+def parse_schema(text: str, *, path: str | None = None, line: int | None = None) -> FunctionSchema:
+    """Parse one function schema; bad text raises SchemaError quoting it, with path and line."""
+    if not isinstance(text, str):
+        raise SchemaError(f"schema must be a string, got {type(text).__name__}", path=path, line=line)
+    # Without quotes, ", " can only separate arguments, so split and reuse interned arguments;
+    # anything the fast path does not accept goes through the scanner, which owns the errors.
+    if '"' not in text and "'" not in text:
+        fast = _parse_fast(text)
+        if fast is not None:
+            return fast
+    return _parse_scan(text, path, line)
+
+
+_CACHE_LIMIT = 1 << 16  # a history walk meets new argument texts forever; bound the memory
+_arg_cache: dict[str, Argument] = {}
+_returns_cache: dict[str, tuple[Return, ...]] = {}
+
+
+def _parse_fast(text: str) -> FunctionSchema | None:
+    m = _NAME_RE.match(text)
+    if m is None:
+        return None
+    start = m.end()
+    close = text.find(") -> ", start - 1)
+    if close < 0:
+        return None
+    rtext = text[close + 5 :]
+    returns = _returns_cache.get(rtext)
+    if returns is None:
+        try:
+            returns = _parse_returns(rtext, 0, None, None)
+        except SchemaError:
+            return None
+        if len(_returns_cache) >= _CACHE_LIMIT:
+            _returns_cache.clear()
+        _returns_cache[rtext] = returns
+
+    positional: list[Argument] = []
+    kwarg_only: list[Argument] = []
+    out: list[Argument] = []
+    if close > start:
+        seen_star = False
+        for piece in text[start:close].split(", "):
+            if piece == "*":
+                if seen_star:
+                    return None
+                seen_star = True
+                continue
+            arg = _arg_cache.get(piece)
+            if arg is None:
+                am = _ARG_RE.fullmatch(piece)
+                if am is None:
+                    return None
+                try:
+                    typ, ann = _typed(am, piece, None, None)
+                except SchemaError:
+                    return None
+                arg = Argument(am.group("name"), typ, am.group("default"), ann)
+                if len(_arg_cache) >= _CACHE_LIMIT:
+                    _arg_cache.clear()
+                _arg_cache[piece] = arg
+            if not seen_star:
+                positional.append(arg)
+            elif arg.annotation is not None and arg.annotation.is_write:
+                out.append(arg)
+            elif out:
+                return None
+            else:
+                kwarg_only.append(arg)
+        if seen_star and not kwarg_only and not out:
+            return None
+    return FunctionSchema(
+        OperatorName(m.group("base"), m.group("overload") or ""),
+        Arguments(tuple(positional), tuple(kwarg_only), tuple(out)),
+        returns,
+    )
+
+
+def _parse_returns(text: str, pos: int, path: str | None, line: int | None) -> tuple[Return, ...]:
+    end = len(text)
+    returns: list[Return] = []
+    if text.startswith("()", pos) and pos + 2 == end:
+        return ()
+    if text.startswith("(", pos):
+        pos += 1
+        while True:
+            rm = _RET_RE.match(text, pos)
+            if rm is None:
+                raise _fail(text, pos, "expected a return 'Type [name]'", path, line)
+            typ, ann = _typed(rm, text, path, line)
+            returns.append(Return(rm.group("name"), typ, ann))
+            pos = rm.end()
+            if text.startswith(", ", pos):
+                pos += 2
+                continue
+            if text.startswith(")", pos) and pos + 1 == end:
+                break
+            raise _fail(text, pos, "expected ', ' or ')' closing the returns", path, line)
+        if len(returns) == 1:
+            raise _fail(text, pos, "a single return is written without parentheses", path, line)
+        return tuple(returns)
+    rm = _RET_RE.match(text, pos)
+    if rm is None or rm.end() != end:
+        where = pos if rm is None else rm.end()
+        raise _fail(text, where, "expected one return 'Type [name]' ending the schema", path, line)
+    typ, ann = _typed(rm, text, path, line)
+    return (Return(rm.group("name"), typ, ann),)
+
+
+def _parse_scan(text: str, path: str | None, line: int | None) -> FunctionSchema:
+    m = _NAME_RE.match(text)
+    if m is None:
+        raise _fail(text, 0, "expected 'name(' or 'name.overload('", path, line)
+    name = OperatorName(m.group("base"), m.group("overload") or "")
+    pos = m.end()
+
+    positional: list[Argument] = []
+    kwarg_only: list[Argument] = []
+    out: list[Argument] = []
+    seen_star = False
+    if text.startswith(")", pos):
+        pos += 1
+    else:
+        while True:
+            if text.startswith("*", pos):
+                if seen_star:
+                    raise _fail(text, pos, "second '*'", path, line)
+                seen_star = True
+                pos += 1
+            else:
+                am = _ARG_RE.match(text, pos)
+                if am is None:
+                    raise _fail(text, pos, "expected an argument 'Type name[=default]'", path, line)
+                typ, ann = _typed(am, text, path, line)
+                arg = Argument(am.group("name"), typ, am.group("default"), ann)
+                if not seen_star:
+                    positional.append(arg)
+                elif ann is not None and ann.is_write:
+                    out.append(arg)
+                elif out:
+                    raise _fail(text, pos, "non-mutable keyword argument after out arguments", path, line)
+                else:
+                    kwarg_only.append(arg)
+                pos = am.end()
+            if text.startswith(", ", pos):
+                pos += 2
+                continue
+            if text.startswith(")", pos):
+                pos += 1
+                break
+            raise _fail(text, pos, "expected ', ' or ')'", path, line)
+        if seen_star and not kwarg_only and not out:
+            raise _fail(text, pos - 1, "'*' with no keyword arguments after it", path, line)
+    if not text.startswith(" -> ", pos):
+        raise _fail(text, pos, "expected ' -> '", path, line)
+    returns = _parse_returns(text, pos + 4, path, line)
+    return FunctionSchema(
+        name=name,
+        arguments=Arguments(tuple(positional), tuple(kwarg_only), tuple(out)),
+        returns=returns,
+    )

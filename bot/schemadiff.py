@@ -1,0 +1,166 @@
+"""Two function schemas of one operator → the classified differences between them.
+
+The rules follow what breaks a caller. Python and TorchScript callers pass arguments by name or by
+position; C++ callers (``at::foo``) pass every argument by position, keyword-only ones included. So:
+
+- BC-breaking: an argument removed, renamed or retyped; a default removed or changed; a new argument
+  without a default; positions shifted (an argument inserted before or moved among the positional
+  ones); a keyword-only argument made positional or the reverse; an alias annotation changed
+  (mutation and aliasing are part of the contract that functionalization and backends rely on);
+  a return changed.
+- compatible: a new argument with a default at the end of its section, a default added.
+
+PyTorch's own check (``FunctionSchema::isBackwardCompatibleWith``) also treats a changed default as a
+break, since old call sites silently get a different value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.schema import Argument, FunctionSchema
+
+Severity = Literal["breaking", "compatible", "info"]
+Section = Literal["positional", "kwarg_only", "out"]
+
+
+@dataclass(frozen=True)
+class Detail:
+    """One classified fact about a change: a stable `code`, its severity, and before/after values.
+
+    `subject` names what the fact is about (an argument, a dispatch key, a tag); `before`/`after` are
+    the values as text, "" when absent. Renderers build their sentence from these fields, so every
+    source-derived piece can be escaped on its own.
+    """
+
+    code: str
+    severity: Severity
+    subject: str = ""
+    before: str = ""
+    after: str = ""
+
+
+def _sections(schema: FunctionSchema) -> dict[str, tuple[Section, int, Argument]]:
+    out: dict[str, tuple[Section, int, Argument]] = {}
+    args = schema.arguments
+    for section, items in (
+        ("positional", args.positional),
+        ("kwarg_only", args.kwarg_only),
+        ("out", args.out),
+    ):
+        for i, a in enumerate(items):
+            out[a.name] = (section, i, a)  # type: ignore[assignment]
+    return out
+
+
+def _typ(a: Argument) -> str:
+    """The argument's type without its alias annotation (``Tensor[]``), compared separately."""
+    return str(a.type)
+
+
+def _ann(a: Argument) -> str:
+    return "" if a.annotation is None else str(a.annotation)
+
+
+def argument_types(schema: FunctionSchema) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]:
+    """The signature without names or defaults: what a probable rename must keep."""
+    args = schema.arguments
+    return (
+        tuple(a.type.render(a.annotation) for a in args.positional),
+        tuple(a.type.render(a.annotation) for a in args.kwarg_only),
+        tuple(a.type.render(a.annotation) for a in args.out),
+        ", ".join(r.type.render(r.annotation) for r in schema.returns),
+    )
+
+
+def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail, ...]:
+    """The differences from `before` to `after`, ignoring the operator name itself."""
+    details: list[Detail] = []
+    old = _sections(before)
+    new = _sections(after)
+    removed = [n for n in old if n not in new]
+    added = [n for n in new if n not in old]
+
+    # A removed and an added argument at the same place with the same type is a rename.
+    renamed: dict[str, str] = {}
+    for r in removed:
+        rs, ri, ra = old[r]
+        for a in added:
+            if a in renamed.values():
+                continue
+            as_, ai, aa = new[a]
+            if (rs, ri) == (as_, ai) and ra.type.render(ra.annotation) == aa.type.render(aa.annotation):
+                renamed[r] = a
+                break
+    for r, a in renamed.items():
+        details.append(Detail("argument_renamed", "breaking", r, r, a))
+    for r in removed:
+        if r not in renamed:
+            details.append(Detail("argument_removed", "breaking", r, str(old[r][2]), ""))
+    for a in added:
+        if a in renamed.values():
+            continue
+        section, index, arg = new[a]
+        # Appending with a default keeps every old call valid; inserting shifts later positions.
+        appended = not any(s == section and i > index and n in old for n, (s, i, _) in new.items())
+        if section == "out":
+            details.append(Detail("out_argument_added", "breaking", a, "", str(arg)))
+        elif arg.default is not None and (appended or section == "kwarg_only"):
+            details.append(Detail("argument_added_with_default", "compatible", a, "", str(arg)))
+        elif arg.default is None:
+            details.append(Detail("argument_added_required", "breaking", a, "", str(arg)))
+        else:
+            details.append(Detail("argument_inserted", "breaking", a, "", str(arg)))
+
+    for name, (osec, _, oa) in old.items():
+        if name not in new:
+            continue
+        nsec, _, na = new[name]
+        if osec != nsec:
+            if osec == "kwarg_only" and nsec == "positional":
+                code = "kwarg_only_made_positional"
+            elif osec == "positional" and nsec == "kwarg_only":
+                code = "positional_made_kwarg_only"
+            else:
+                code = "argument_moved"
+            details.append(Detail(code, "breaking", name, osec, nsec))
+        if _typ(oa) != _typ(na):
+            details.append(Detail("argument_retyped", "breaking", name, _typ(oa), _typ(na)))
+        if _ann(oa) != _ann(na):
+            details.append(Detail("alias_annotation_changed", "breaking", name, _ann(oa), _ann(na)))
+        if oa.default != na.default:
+            if na.default is None:
+                details.append(Detail("default_removed", "breaking", name, oa.default or "", ""))
+            elif oa.default is None:
+                details.append(Detail("default_added", "compatible", name, "", na.default))
+            else:
+                details.append(Detail("default_changed", "breaking", name, oa.default, na.default))
+
+    # Common positional arguments must keep their relative order and their index.
+    old_pos = [a.name for a in before.arguments.positional]
+    new_pos = [a.name for a in after.arguments.positional]
+    common_old = [n for n in old_pos if n in new_pos]
+    common_new = [n for n in new_pos if n in old_pos]
+    if common_old != common_new:
+        details.append(
+            Detail("arguments_reordered", "breaking", "", ", ".join(common_old), ", ".join(common_new))
+        )
+
+    ret_before = [str(r) for r in before.returns]
+    ret_after = [str(r) for r in after.returns]
+    if ret_before != ret_after:
+        before_types = [r.type.render(None) for r in before.returns]
+        after_types = [r.type.render(None) for r in after.returns]
+        only_alias = before_types == after_types and [r.name for r in before.returns] == [
+            r.name for r in after.returns
+        ]
+        code = "return_alias_annotation_changed" if only_alias else "return_changed"
+        details.append(Detail(code, "breaking", "", _returns(before), _returns(after)))
+    return tuple(details)
+
+
+def _returns(schema: FunctionSchema) -> str:
+    if len(schema.returns) == 1:
+        return str(schema.returns[0])
+    return "(" + ", ".join(str(r) for r in schema.returns) + ")"

@@ -1,0 +1,587 @@
+"""A small fake of GitHub's REST API, served over real HTTP on 127.0.0.1 for PyGithub to talk to.
+
+It implements the subset the publisher uses (repository, issues and pull requests, issue comments,
+labels, the authenticated user) with the JSON shapes PyGithub reads: absolute ``url`` fields under
+the same root (PyGithub refuses to follow URLs to another host or port), ``user.login``,
+``html_url``, numeric ids, and ``Link`` headers for pagination. State lives in memory, every request
+is recorded with all its headers, and faults can be scripted ("the next 2 POSTs to .../comments
+answer 500", "403 with Retry-After: 1"). The server caps page sizes at `page_size` whatever the
+client asks for, so tests exercise pagination with a handful of items.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+Json = dict[str, Any]
+
+DOCS = "https://docs.github.com/rest"
+HTML_ROOT = "https://github.test"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as the server saw it."""
+
+    method: str
+    path: str  # without the API prefix, with the query string
+    headers: Mapping[str, str]
+    body: str
+    status: int
+
+
+@dataclass
+class Fault:
+    """A scripted failure: the next `times` matching requests get `status` with `headers`."""
+
+    method: str | None
+    pattern: re.Pattern[str]
+    status: int
+    times: int
+    headers: Mapping[str, str]
+    message: str
+    # Perform the request first, then answer with the fault: the server-side write happened but the
+    # client sees an error, which is the case that breeds duplicate comments.
+    after_apply: bool = False
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    login: str
+    can_write: bool = True
+    # Installation tokens (GITHUB_TOKEN in Actions) get 403 from GET /user.
+    user_endpoint: bool = True
+
+
+@dataclass
+class RepoState:
+    full_name: str
+    id: int
+    issues: dict[int, Json] = field(default_factory=dict)
+    comments: dict[int, Json] = field(default_factory=dict)  # comment id → comment
+    labels: dict[str, Json] = field(default_factory=dict)  # lower-cased name → label
+    next_number: int = 1
+
+
+class _Reply(Exception):
+    """Raised inside a handler to answer with a status and a JSON body."""
+
+    def __init__(self, status: int, body: object, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(status)
+        self.status = status
+        self.body = body
+        self.headers = dict(headers or {})
+
+
+def _error(status: int, message: str) -> _Reply:
+    return _Reply(status, {"message": message, "documentation_url": DOCS, "status": str(status)})
+
+
+class FakeGitHub:
+    """The server and its state. Use `start()`/`stop()` or the pytest fixture in test modules."""
+
+    def __init__(self, *, prefix: str = "/api/v3", page_size: int = 3) -> None:
+        self.prefix = prefix.rstrip("/")
+        self.page_size = page_size
+        self.tokens: dict[str, TokenInfo] = {}
+        self.users: dict[str, Json] = {}
+        self.repos: dict[str, RepoState] = {}
+        self.requests: list[Recorded] = []
+        self.faults: list[Fault] = []
+        self._lock = threading.RLock()
+        self._next_id = 1000
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        fake = self
+
+        class Handler(_Handler):
+            server_fake = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @property
+    def root(self) -> str:
+        """Scheme, host and port."""
+        if self._server is None:
+            raise RuntimeError("fake GitHub is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def api_url(self) -> str:
+        """What GITHUB_API_URL would hold (Enterprise-style, with the /api/v3 prefix by default)."""
+        return self.root + self.prefix
+
+    # --- setup helpers --------------------------------------------------------------------------
+
+    def new_id(self) -> int:
+        with self._lock:
+            self._next_id += 1
+            return self._next_id
+
+    def add_user(self, login: str, *, bot: bool = False) -> Json:
+        with self._lock:
+            if login not in self.users:
+                uid = self.new_id()
+                self.users[login] = {
+                    "login": login,
+                    "id": uid,
+                    "node_id": f"U_{uid}",
+                    "type": "Bot" if bot else "User",
+                    "site_admin": False,
+                    "url": f"{self.api_url}/users/{quote(login)}",
+                    "html_url": f"{HTML_ROOT}/{quote(login)}",
+                }
+            return self.users[login]
+
+    def add_token(
+        self, token: str, login: str, *, bot: bool = True, can_write: bool = True, user_endpoint: bool = True
+    ) -> None:
+        self.add_user(login, bot=bot)
+        self.tokens[token] = TokenInfo(login, can_write, user_endpoint)
+
+    def add_repo(self, full_name: str) -> RepoState:
+        with self._lock:
+            state = RepoState(full_name, self.new_id())
+            self.repos[full_name.lower()] = state
+            self.add_user(full_name.split("/")[0])
+            return state
+
+    def add_pull(self, full_name: str, *, title: str = "A pull request", author: str = "contributor") -> int:
+        """A pull request: an issue with a ``pull_request`` member, as the issues API shows it."""
+        number: int = self.add_issue(full_name, title=title, body="", author=author, pull=True)["number"]
+        return number
+
+    def add_issue(
+        self,
+        full_name: str,
+        *,
+        title: str,
+        body: str,
+        author: str,
+        labels: tuple[str, ...] = (),
+        pull: bool = False,
+        state: str = "open",
+    ) -> Json:
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            for name in labels:
+                self._ensure_label(repo, name)
+            return self._new_issue(repo, title, body, self.add_user(author), list(labels), pull, state)
+
+    def add_comment(self, full_name: str, number: int, body: str, *, author: str, bot: bool = False) -> Json:
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            return self._new_comment(repo, number, body, self.add_user(author, bot=bot))
+
+    def fail(
+        self,
+        method: str | None,
+        path_regex: str,
+        status: int,
+        *,
+        times: int = 1,
+        headers: Mapping[str, str] | None = None,
+        message: str = "Server Error",
+        after_apply: bool = False,
+    ) -> None:
+        """Script the next `times` requests whose path (prefix stripped) matches to answer `status`."""
+        with self._lock:
+            self.faults.append(
+                Fault(
+                    method, re.compile(path_regex), status, times, dict(headers or {}), message, after_apply
+                )
+            )
+
+    # --- inspection -----------------------------------------------------------------------------
+
+    def comments(self, full_name: str, number: int) -> list[Json]:
+        repo = self.repos[full_name.lower()]
+        return [c for c in repo.comments.values() if c["_number"] == number]
+
+    def issues(self, full_name: str, *, pulls: bool = False) -> list[Json]:
+        repo = self.repos[full_name.lower()]
+        return [i for i in repo.issues.values() if ("pull_request" in i) == pulls]
+
+    def writes(self) -> list[Recorded]:
+        return [r for r in self.requests if r.method in ("POST", "PATCH", "PUT", "DELETE")]
+
+    def iter_request_text(self) -> Iterator[tuple[str, str]]:
+        """(where, text) for every recorded part of every request, for secret-leak checks."""
+        for r in self.requests:
+            yield "path", r.path
+            yield "body", r.body
+            for name, value in r.headers.items():
+                yield f"header {name}", value
+
+    # --- object builders ------------------------------------------------------------------------
+
+    def _repo_json(self, repo: RepoState) -> Json:
+        owner, name = repo.full_name.split("/")
+        return {
+            "id": repo.id,
+            "node_id": f"R_{repo.id}",
+            "name": name,
+            "full_name": repo.full_name,
+            "owner": self.users[owner],
+            "private": False,
+            "html_url": f"{HTML_ROOT}/{repo.full_name}",
+            "url": f"{self.api_url}/repos/{repo.full_name}",
+            "issues_url": f"{self.api_url}/repos/{repo.full_name}/issues{{/number}}",
+            "default_branch": "main",
+            "has_issues": True,
+        }
+
+    def _ensure_label(self, repo: RepoState, name: str, color: str = "ededed", description: str = "") -> Json:
+        key = name.lower()
+        if key not in repo.labels:
+            lid = self.new_id()
+            repo.labels[key] = {
+                "id": lid,
+                "node_id": f"LA_{lid}",
+                "url": f"{self.api_url}/repos/{repo.full_name}/labels/{quote(name, safe='')}",
+                "name": name,
+                "color": color,
+                "description": description or None,
+                "default": False,
+            }
+        return repo.labels[key]
+
+    def _new_issue(
+        self,
+        repo: RepoState,
+        title: str,
+        body: str,
+        user: Json,
+        labels: list[str],
+        pull: bool,
+        state: str = "open",
+    ) -> Json:
+        number = repo.next_number
+        repo.next_number += 1
+        now = _now()
+        kind = "pull" if pull else "issues"
+        issue: Json = {
+            "id": self.new_id(),
+            "node_id": f"I_{number}",
+            "number": number,
+            "title": title,
+            "body": body,
+            "state": state,
+            "state_reason": None,
+            "locked": False,
+            "user": user,
+            "labels": [repo.labels[n.lower()] for n in labels],
+            "assignees": [],
+            "comments": 0,
+            "url": f"{self.api_url}/repos/{repo.full_name}/issues/{number}",
+            "repository_url": f"{self.api_url}/repos/{repo.full_name}",
+            "comments_url": f"{self.api_url}/repos/{repo.full_name}/issues/{number}/comments",
+            "labels_url": f"{self.api_url}/repos/{repo.full_name}/issues/{number}/labels{{/name}}",
+            "html_url": f"{HTML_ROOT}/{repo.full_name}/{kind}/{number}",
+            "created_at": now,
+            "updated_at": now,
+            "closed_at": None,
+            "author_association": "NONE",
+        }
+        if pull:
+            issue["pull_request"] = {
+                "url": f"{self.api_url}/repos/{repo.full_name}/pulls/{number}",
+                "html_url": f"{HTML_ROOT}/{repo.full_name}/pull/{number}",
+            }
+        repo.issues[number] = issue
+        return issue
+
+    def _new_comment(self, repo: RepoState, number: int, body: str, user: Json) -> Json:
+        issue = repo.issues[number]
+        cid = self.new_id()
+        now = _now()
+        comment: Json = {
+            "id": cid,
+            "node_id": f"IC_{cid}",
+            "url": f"{self.api_url}/repos/{repo.full_name}/issues/comments/{cid}",
+            "html_url": f"{issue['html_url']}#issuecomment-{cid}",
+            "issue_url": issue["url"],
+            "body": body,
+            "user": user,
+            "created_at": now,
+            "updated_at": now,
+            "author_association": "NONE",
+            "_number": number,  # stripped before sending
+        }
+        repo.comments[cid] = comment
+        issue["comments"] += 1
+        return comment
+
+    # --- request handling -----------------------------------------------------------------------
+
+    def handle(
+        self, method: str, raw_path: str, headers: Mapping[str, str], body: str
+    ) -> tuple[int, object, dict[str, str]]:
+        split = urlsplit(raw_path)
+        path = split.path
+        if self.prefix and path.startswith(self.prefix + "/"):
+            path = path[len(self.prefix) :]
+        elif self.prefix:
+            return 404, {"message": "Not Found", "documentation_url": DOCS}, {}
+        shown = path + (f"?{split.query}" if split.query else "")
+        query = dict(parse_qsl(split.query))
+        with self._lock:
+            fault = self._take_fault(method, path)
+            try:
+                if fault is not None and not fault.after_apply:
+                    raise _error(fault.status, fault.message)
+                status, payload, extra = self._route(method, path, query, headers, body)
+                if fault is not None:
+                    raise _error(fault.status, fault.message)
+            except _Reply as reply:
+                status, payload, extra = reply.status, reply.body, reply.headers
+            if fault is not None:
+                extra = {**extra, **fault.headers}
+            self.requests.append(Recorded(method, shown, dict(headers), body, status))
+        return status, _public(payload), extra
+
+    def _take_fault(self, method: str, path: str) -> Fault | None:
+        for fault in self.faults:
+            if fault.times > 0 and (fault.method in (None, method)) and fault.pattern.search(path):
+                fault.times -= 1
+                return fault
+        return None
+
+    def _auth(self, headers: Mapping[str, str]) -> TokenInfo | None:
+        value = headers.get("Authorization")
+        if value is None:
+            return None
+        scheme, _, token = value.partition(" ")
+        info = self.tokens.get(token) if scheme.lower() in ("token", "bearer") else None
+        if info is None:
+            raise _error(401, "Bad credentials")
+        return info
+
+    def _route(
+        self, method: str, path: str, query: dict[str, str], headers: Mapping[str, str], body: str
+    ) -> tuple[int, object, dict[str, str]]:
+        who = self._auth(headers)
+        data: Json = json.loads(body) if body else {}
+        if method != "GET":
+            if who is None:
+                raise _error(401, "Requires authentication")
+            if not who.can_write:
+                raise _error(403, "Resource not accessible by integration")
+        if path == "/user":
+            if who is None:
+                raise _error(401, "Requires authentication")
+            if not who.user_endpoint:
+                raise _error(403, "Resource not accessible by integration")
+            return 200, self.users[who.login], {}
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
+        if m is None:
+            raise _error(404, "Not Found")
+        repo = self.repos.get(unquote(m.group(1)).lower())
+        if repo is None:
+            raise _error(404, "Not Found")
+        rest = m.group(2) or ""
+        user = None if who is None else self.users[who.login]
+        if rest == "" and method == "GET":
+            return 200, self._repo_json(repo), {}
+        if rest == "/issues":
+            if method == "GET":
+                return self._page(path, query, self._list_issues(repo, query))
+            if method == "POST":
+                return 201, self._create_issue(repo, data, user), {}
+        if mi := re.fullmatch(r"/issues/(\d+)", rest):
+            issue = repo.issues.get(int(mi.group(1)))
+            if issue is None:
+                raise _error(404, "Not Found")
+            if method == "GET":
+                return 200, issue, {}
+            if method == "PATCH":
+                return 200, self._edit_issue(repo, issue, data), {}
+        if mi := re.fullmatch(r"/issues/(\d+)/comments", rest):
+            number = int(mi.group(1))
+            if number not in repo.issues:
+                raise _error(404, "Not Found")
+            if method == "GET":
+                items = sorted(
+                    (c for c in repo.comments.values() if c["_number"] == number), key=lambda c: c["id"]
+                )
+                return self._page(path, query, items)
+            if method == "POST":
+                _require(data, "body", str)
+                assert user is not None
+                return 201, self._new_comment(repo, number, data["body"], user), {}
+        if mi := re.fullmatch(r"/issues/(\d+)/labels", rest):
+            issue = repo.issues.get(int(mi.group(1)))
+            if issue is None:
+                raise _error(404, "Not Found")
+            if method == "POST":
+                names = data.get("labels", []) if isinstance(data, dict) else data
+                for name in names:
+                    label = self._ensure_label(repo, name)
+                    if label not in issue["labels"]:
+                        issue["labels"].append(label)
+                return 200, issue["labels"], {}
+        if mc := re.fullmatch(r"/issues/comments/(\d+)", rest):
+            comment = repo.comments.get(int(mc.group(1)))
+            if comment is None:
+                raise _error(404, "Not Found")
+            if method == "GET":
+                return 200, comment, {}
+            if method == "PATCH":
+                _require(data, "body", str)
+                comment["body"] = data["body"]
+                comment["updated_at"] = _now()
+                return 200, comment, {}
+        if rest == "/labels":
+            if method == "GET":
+                return self._page(path, query, sorted(repo.labels.values(), key=lambda lb: lb["id"]))
+            if method == "POST":
+                _require(data, "name", str)
+                if data["name"].lower() in repo.labels:
+                    raise _Reply(
+                        422, {"message": "Validation Failed", "errors": [{"code": "already_exists"}]}
+                    )
+                label = self._ensure_label(
+                    repo, data["name"], data.get("color", "ededed"), data.get("description", "")
+                )
+                return 201, label, {}
+        if ml := re.fullmatch(r"/labels/([^/]+)", rest):
+            found = repo.labels.get(unquote(ml.group(1)).lower())
+            if found is None:
+                raise _error(404, "Not Found")
+            if method == "GET":
+                return 200, found, {}
+        raise _error(404, "Not Found")
+
+    def _list_issues(self, repo: RepoState, query: dict[str, str]) -> list[Json]:
+        state = query.get("state", "open")
+        wanted = [n.lower() for n in query["labels"].split(",")] if query.get("labels") else []
+        creator = query.get("creator")
+        items = []
+        for issue in repo.issues.values():
+            if state != "all" and issue["state"] != state:
+                continue
+            if creator is not None and issue["user"]["login"].lower() != creator.lower():
+                continue
+            have = {lb["name"].lower() for lb in issue["labels"]}
+            if any(w not in have for w in wanted):
+                continue
+            items.append(issue)
+        newest_first = query.get("direction", "desc") == "desc"
+        return sorted(items, key=lambda i: i["number"], reverse=newest_first)
+
+    def _create_issue(self, repo: RepoState, data: Json, user: Json | None) -> Json:
+        _require(data, "title", str)
+        labels = data.get("labels", [])
+        for name in labels:
+            # Stricter than GitHub (which creates unknown labels on the fly): the bot must create them.
+            if name.lower() not in repo.labels:
+                raise _Reply(
+                    422, {"message": "Validation Failed", "errors": [{"field": "labels", "value": name}]}
+                )
+        assert user is not None
+        return self._new_issue(repo, data["title"], data.get("body", ""), user, labels, pull=False)
+
+    def _edit_issue(self, repo: RepoState, issue: Json, data: Json) -> Json:
+        for key in ("title", "body"):
+            if key in data:
+                issue[key] = data[key]
+        if "state" in data:
+            if data["state"] not in ("open", "closed"):
+                raise _Reply(422, {"message": "Validation Failed"})
+            issue["state"] = data["state"]
+            issue["closed_at"] = _now() if data["state"] == "closed" else None
+            issue["state_reason"] = data.get("state_reason")
+        if "labels" in data:
+            issue["labels"] = [self._ensure_label(repo, n) for n in data["labels"]]
+        issue["updated_at"] = _now()
+        return issue
+
+    def _page(
+        self, path: str, query: dict[str, str], items: list[Json]
+    ) -> tuple[int, object, dict[str, str]]:
+        size = min(int(query.get("per_page", "30")), self.page_size, 100)
+        page = int(query.get("page", "1"))
+        last = max(1, -(-len(items) // size))
+        chunk = items[(page - 1) * size : page * size]
+
+        def link(p: int) -> str:
+            params = {**query, "page": str(p)}
+            return f"<{self.api_url}{path}?{urlencode(params)}>"
+
+        rels = []
+        if page < last:
+            rels += [f'{link(page + 1)}; rel="next"', f'{link(last)}; rel="last"']
+        if page > 1:
+            rels += [f'{link(1)}; rel="first"', f'{link(page - 1)}; rel="prev"']
+        return 200, chunk, ({"Link": ", ".join(rels)} if rels else {})
+
+
+def _require(data: Json, key: str, kind: type) -> None:
+    if not isinstance(data.get(key), kind):
+        raise _Reply(
+            422, {"message": "Validation Failed", "errors": [{"field": key, "code": "missing_field"}]}
+        )
+
+
+def _public(payload: object) -> object:
+    """Drop the fake's private bookkeeping keys (``_number``) from what goes on the wire."""
+    if isinstance(payload, dict):
+        return {k: _public(v) for k, v in payload.items() if not k.startswith("_")}
+    if isinstance(payload, list):
+        return [_public(v) for v in payload]
+    return payload
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_fake: FakeGitHub
+    protocol_version = "HTTP/1.1"
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode() if length else ""
+        headers = {k: v for k, v in self.headers.items()}
+        status, payload, extra = self.server_fake.handle(self.command, self.path, headers, body)
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-RateLimit-Limit", "5000")
+        if not any(k.lower() == "x-ratelimit-remaining" for k in extra):
+            self.send_header("X-RateLimit-Remaining", "4999")
+            self.send_header("X-RateLimit-Reset", str(int(time.time()) + 3600))
+        for name, value in extra.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the test records requests itself."""
