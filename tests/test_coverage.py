@@ -1,0 +1,191 @@
+"""Coverage rules, one by one, on real release files and small edited copies of them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from datafiles import release_text, write_release
+
+from bot import pipeline
+from bot.backends import BackendList, BackendOp, read_backend
+from bot.cli import main
+from bot.coverage import compare_coverage, compute_coverage, mlir_signature
+from bot.model import Snapshot
+from bot.schema import parse_schema
+
+FIXTURES = Path(__file__).parent / "data" / "backends"
+
+
+def _snapshot(tmp_path: Path, version: str, edit: tuple[str, str] | None = None) -> Snapshot:
+    native = write_release(version, tmp_path / version)
+    if edit is not None:
+        text = release_text(version)
+        old, new = edit
+        # The edit must hit: a test whose edit silently misses would pass for the wrong reason.
+        assert text.count(old) == 1, old
+        native.write_text(text.replace(old, new), encoding="utf-8")
+    return pipeline.load_snapshot(str(native))
+
+
+@pytest.fixture(scope="module")
+def head(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
+    return _snapshot(tmp_path_factory.mktemp("rel"), "2.14.1")
+
+
+def _listing(*names: str, wraps: bool = False) -> BackendList:
+    ops = tuple(BackendOp(n, i + 1, "list.txt", "list") for i, n in enumerate(names))
+    return BackendList("text", "list.txt", ops, wraps_variants=wraps)
+
+
+def _rule(snapshot: Snapshot, backend: BackendList, name: str) -> tuple[str, str]:
+    found = {o.name: o for o in compute_coverage(snapshot, backend).ops}[name]
+    return found.rule, found.via
+
+
+def test_every_operator_gets_exactly_one_verdict(head: Snapshot) -> None:
+    cov = compute_coverage(head, _listing("relu"))
+    assert [o.name for o in cov.ops] == sorted(head.operators)
+    assert sum(c + n for c, n in cov.by_bucket().values()) == len(head.operators)
+
+
+def test_listed(head: Snapshot) -> None:
+    assert _rule(head, _listing("relu"), "relu") == ("listed", "")
+    assert _rule(head, _listing(), "relu") == ("needs_kernel", "")
+
+
+def test_composite_implicit_decomposes(tmp_path: Path, head: Snapshot) -> None:
+    assert _rule(head, _listing(), "matmul") == ("decomposes", "")
+    # The same entry with a backend kernel instead of its CompositeImplicitAutograd one needs a kernel.
+    edited = _snapshot(
+        tmp_path, "2.14.1", ("    CompositeImplicitAutograd: matmul\n", "    CPU: matmul_cpu\n")
+    )
+    assert _rule(edited, _listing(), "matmul") == ("needs_kernel", "")
+
+
+def test_composite_explicit_has_a_default_kernel(head: Snapshot) -> None:
+    assert _rule(head, _listing(), "new_empty") == ("default_kernel", "")
+
+
+def test_structured_delegate_to_a_covered_out_variant(tmp_path: Path, head: Snapshot) -> None:
+    assert _rule(head, _listing("add.out"), "add.Tensor") == ("structured_delegate", "add.out")
+    assert _rule(head, _listing(), "add.Tensor") == ("needs_kernel", "")
+    # Without its structured_delegate line, add.Tensor no longer rides on add.out.
+    edited = _snapshot(
+        tmp_path,
+        "2.14.1",
+        (
+            "  device_check: NoCheck   # TensorIterator\n  structured_delegate: add.out\n  variants: function, method\n  dispatch:\n    SparseCPU, SparseCUDA, SparseMPS",
+            "  device_check: NoCheck   # TensorIterator\n  variants: function, method\n  dispatch:\n    CPU: add_cpu\n    SparseCPU, SparseCUDA, SparseMPS",
+        ),
+    )
+    assert _rule(edited, _listing("add.out"), "add.Tensor") == ("needs_kernel", "")
+
+
+def test_backend_codegen_wraps_variants_only_for_such_backends(head: Snapshot) -> None:
+    xla_like = _listing("relu", wraps=True)
+    assert _rule(head, xla_like, "relu_") == ("backend_codegen", "relu")
+    assert _rule(head, xla_like, "relu.out")[0] in ("backend_codegen", "default_kernel")
+    plain = _listing("relu")
+    assert _rule(head, plain, "relu_") == ("needs_kernel", "")
+
+
+def test_dispatch_key_of_native_functions_itself(head: Snapshot) -> None:
+    mps = read_backend("dispatch", "MPS")
+    cov = compute_coverage(head, mps)
+    verdicts = {o.name: o.rule for o in cov.ops}
+    assert verdicts["relu"] == "listed"  # `MPS: relu_mps`
+    assert verdicts["matmul"] == "decomposes"
+    assert not cov.stale
+
+
+def test_stale_entries(head: Snapshot) -> None:
+    backend = read_backend("xla", str(FIXTURES / "xla_native_functions.yaml"))
+    cov = compute_coverage(head, backend)
+    assert [op.name for op in cov.stale] == ["not_an_op_anymore"]
+
+
+def test_schema_alerts_full_schemas(head: Snapshot) -> None:
+    cpp = read_backend("cpp", str(FIXTURES / "dlprim"))
+    alerts = {a.name: a for a in compute_coverage(head, cpp).alerts}
+    # The fixture's mm comment has an extra argument that upstream lacks; add.out and relu match.
+    assert set(alerts) == {"mm"}
+    assert alerts["mm"].breaking
+    assert any(d.code.startswith("argument") for d in alerts["mm"].details)
+
+    plugin = read_backend("op-plugin", str(FIXTURES / "op_plugin_functions.yaml"), torch_version="1.11")
+    alerts = {a.name: a for a in compute_coverage(head, plugin).alerts}
+    # 1.11's std.correction took `int? correction` with no defaults; upstream changed it since.
+    assert "std.correction" in alerts
+    assert alerts["std.correction"].breaking
+    current = read_backend("op-plugin", str(FIXTURES / "op_plugin_functions.yaml"), torch_version="2.4")
+    assert "std.correction" not in {a.name for a in compute_coverage(head, current).alerts}
+
+
+def test_schema_alerts_torch_mlir_types(head: Snapshot) -> None:
+    add = head.operators["add.Tensor"]
+    assert mlir_signature(parse_schema(add.schema)) == "(Tensor, Tensor, Scalar) -> (Tensor)"
+    assert mlir_signature(parse_schema(head.operators["view"].schema)) == "(Tensor, int[]) -> (Tensor)"
+    backend = read_backend("torch-mlir", str(FIXTURES / "GeneratedTorchOps.td"))
+    alerts = {a.name: a for a in compute_coverage(head, backend).alerts}
+    assert "add.Tensor" not in alerts
+    assert "view" not in alerts
+    assert "foo_bar" not in alerts  # not upstream at all: stale, not an alert
+    assert "foo_bar" in {op.name for op in compute_coverage(head, backend).stale}
+
+
+def test_gap_since_base(tmp_path: Path, head: Snapshot) -> None:
+    base = _snapshot(tmp_path, "2.13.0")
+    backend = _listing("relu")
+    change = compare_coverage(compute_coverage(base, backend), compute_coverage(head, backend))
+    added = set(head.operators) - set(base.operators)
+    uncovered_now = {o.name for o in compute_coverage(head, backend).uncovered}
+    # Every op new in HEAD that needs a kernel is reported as a new gap.
+    assert (added & uncovered_now) <= set(change.new_uncovered)
+    assert change.gap_after == len(uncovered_now)
+
+
+def test_coverage_command_json_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write_release("2.13.0", tmp_path / "base")
+    head_path = write_release("2.14.1", tmp_path / "head")
+    xla = FIXTURES / "xla_native_functions.yaml"
+    out = tmp_path / "cov.json"
+    code = main(
+        [
+            "coverage",
+            "--backend",
+            f"xla={xla}",
+            str(head_path),
+            "--base",
+            str(base),
+            "--format",
+            "json",
+            "-o",
+            str(out),
+        ]
+    )
+    assert code == 0
+    doc = json.loads(out.read_text())
+    report = doc["backends"][0]
+    assert report["backend"]["kind"] == "xla"
+    assert report["covered"] + report["needs_kernel"] == report["operators"] == 3103
+    assert "since_base" in report
+    assert report["stale"] == [{"name": "not_an_op_anymore", "path": str(xla), "line": 23}]
+
+    assert main(["coverage", "--backend", f"xla={xla}", str(head_path), "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("## Coverage of `xla`")
+    assert "| bucket | covered | needs a kernel |" in md
+
+
+def test_coverage_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    head_path = write_release("2.14.1", tmp_path / "head")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("backend: XLA\nfull_codegen:\n  - abs\n  - 'add Tensor'\n")
+    assert main(["coverage", "--backend", f"xla={bad}", str(head_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{bad}:4:" in err
+    assert main(["coverage", "--backend", "nope=x", str(head_path)]) == 2
+    assert "unknown backend kind" in capsys.readouterr().err
