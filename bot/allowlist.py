@@ -205,3 +205,15 @@ def acknowledge(drift: Drift, allowlist: AllowList, *, today: dt.date) -> Acknow
                 acks[change.fingerprint] = Acknowledgement(e.reason, e.expires, f"{allowlist.path}:{e.line}")
                 break
     return Acknowledgements(acks, tuple(warnings))
+
+
+def load_allowlist(path: str) -> AllowList:
+    """Read and parse an allow-list file (the one I/O step here, called by the CLI)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as err:
+        raise ConfigError(f"cannot read the allow-list: {err.strerror or err}", path=path) from None
+    except UnicodeDecodeError:
+        raise ConfigError("the allow-list is not UTF-8 text", path=path) from None
+    return parse_allowlist(text, path)

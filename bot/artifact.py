@@ -75,7 +75,9 @@ def verify_artifact(
                 # A hard link shares its data with a file outside the artifact's control.
                 raise ArtifactError("hard link in the artifact", path=where)
             if info.st_size > max_bytes:
-                raise ArtifactError(f"file of {info.st_size} bytes exceeds the {max_bytes}-byte limit", path=where)
+                raise ArtifactError(
+                    f"file of {info.st_size} bytes exceeds the {max_bytes}-byte limit", path=where
+                )
             found.append(ArtifactFile(entry.name, info.st_size))
     missing = sorted(set(required) - {f.name for f in found})
     if missing:

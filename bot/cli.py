@@ -27,12 +27,8 @@ SOURCE_HELP = (
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on usage errors already; keep its message on one line plus the usage."""
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = argparse.ArgumentParser(
         prog="opdrift",
         description="Track PyTorch's ATen operator surface: classify operators, diff two sources, "
         "and report what changed for downstream backends.",
@@ -70,6 +66,167 @@ def main(argv: Sequence[str] | None = None) -> int:
 # (each section: _add_x + _cmd_x, then _COMMANDS.append(_add_x))
 
 
+# --- workflow helpers (verify-artifact, resolve-sources, pr-number, commit-snapshot) -------------
+# The decisions the GitHub workflows and action.yml make, as commands so that no YAML holds logic.
+
+
+def _add_verify_artifact(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "verify-artifact",
+        help="check that a downloaded artifact holds only the expected regular files",
+        description="Exit 2 unless DIR holds exactly the --require files (plus any --allow files), "
+        "all regular files of at most --max-bytes: no links, directories or other names.",
+    )
+    p.add_argument("directory", metavar="DIR")
+    p.add_argument("--require", metavar="NAME", action="append", default=[], help="repeatable")
+    p.add_argument("--allow", metavar="NAME", action="append", default=[], help="repeatable")
+    p.add_argument("--max-bytes", type=int, default=None, metavar="N")
+    p.set_defaults(func=_cmd_verify_artifact)
+
+
+def _cmd_verify_artifact(args: argparse.Namespace) -> int:
+    from bot import artifact
+
+    limit = artifact.DEFAULT_MAX_BYTES if args.max_bytes is None else args.max_bytes
+    files = artifact.verify_artifact(
+        args.directory, required=args.require, optional=args.allow, max_bytes=limit
+    )
+    listed = ", ".join(f"{f.name} ({f.size} B)" for f in files)
+    print(f"{args.directory}: ok, {len(files)} file(s): {listed}")
+    return EXIT_OK
+
+
+def _emit_outputs(values: dict[str, str]) -> None:
+    """Print NAME=VALUE lines, and append them to $GITHUB_OUTPUT when Actions set it."""
+    import os
+
+    from bot import workflow
+
+    sys.stdout.write(workflow.output_lines(values))
+    target = os.environ.get("GITHUB_OUTPUT")
+    if target:
+        workflow.write_outputs(target, values)
+
+
+def _add_resolve_sources(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "resolve-sources",
+        help="turn the action's base/head inputs into the two SOURCEs to diff",
+        description="Print base=SOURCE and head=SOURCE (and append them to $GITHUB_OUTPUT). A --*-source "
+        "wins; a revision REV becomes PYTORCH@REV. With --merge-base, base is the merge base of the "
+        "base and head revisions. Empty values count as not given.",
+    )
+    p.add_argument("--pytorch", metavar="DIR", default=".")
+    p.add_argument("--base", metavar="REV", default="")
+    p.add_argument("--head", metavar="REV", default="")
+    p.add_argument("--base-source", metavar="SOURCE", default="")
+    p.add_argument("--head-source", metavar="SOURCE", default="")
+    p.add_argument("--merge-base", choices=("true", "false"), default="false")
+    # Checked here so that a typo in a workflow's `with:` fails loudly instead of skipping every step.
+    p.add_argument("--mode", choices=("comment", "issue", "summary"), default="summary")
+    p.add_argument("--dry-run", choices=("true", "false"), default="false", help="also prints dry-run-flag=")
+    p.set_defaults(func=_cmd_resolve_sources)
+
+
+def _cmd_resolve_sources(args: argparse.Namespace) -> int:
+    from bot import workflow
+
+    found = workflow.resolve_sources(
+        args.pytorch or ".",
+        base=args.base or None,
+        head=args.head or None,
+        base_source=args.base_source or None,
+        head_source=args.head_source or None,
+        use_merge_base=args.merge_base == "true",
+    )
+    flag = "--dry-run" if args.dry_run == "true" else ""
+    _emit_outputs({"base": found.base, "head": found.head, "mode": args.mode, "dry-run-flag": flag})
+    return EXIT_OK
+
+
+def _add_pr_number(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "pr-number",
+        help="the pull request a workflow_run belongs to (number=, empty when there is none)",
+        description="Print number=N (and append it to $GITHUB_OUTPUT). --event-number wins when given; "
+        "otherwise (a fork's PR, for which GitHub leaves workflow_run.pull_requests empty) the open PRs "
+        "of --repo are searched for the one whose head is exactly --head-sha in --head-repo. "
+        "No match prints a notice and number= (empty), exit 0. Token from GITHUB_TOKEN, API root from "
+        "GITHUB_API_URL.",
+    )
+    p.add_argument("--repo", metavar="OWNER/NAME", required=True)
+    p.add_argument("--event-number", default="")
+    p.add_argument("--head-sha", default="")
+    p.add_argument("--head-repo", metavar="OWNER/NAME", default="")
+    p.add_argument("--head-branch", default="")
+    p.set_defaults(func=_cmd_pr_number)
+
+
+def _cmd_pr_number(args: argparse.Namespace) -> int:
+    import os
+
+    from bot import github, workflow
+
+    if args.event_number:
+        _emit_outputs({"number": str(workflow.check_pr_number(args.event_number))})
+        return EXIT_OK
+    token = os.environ.get("GITHUB_TOKEN", "")
+    if not (args.head_sha and args.head_repo and args.head_branch and token):
+        print("::notice::no pull request in the event and not enough to look it up; nothing to post")
+        _emit_outputs({"number": ""})
+        return EXIT_OK
+    owner = github.check_repo_name(args.head_repo).split("/")[0]
+    settings = github.Settings(
+        repo=github.check_repo_name(args.repo),
+        token=token,
+        api_url=os.environ.get("GITHUB_API_URL") or github.DEFAULT_API_URL,
+    )
+    client = github.connect(settings)
+    try:
+        number = client.run(
+            lambda: workflow.match_pull(
+                client.repo.get_pulls(state="open", head=f"{owner}:{args.head_branch}"),
+                head_sha=args.head_sha,
+                head_repo=args.head_repo,
+            ),
+            what=f"looking up the pull request of {args.head_repo}@{args.head_sha[:12]}",
+            permission="pull-requests: read",
+            not_found=f"repository {args.repo} not found (or the token cannot see it)",
+        )
+    finally:
+        client.close()
+    if number is None:
+        head = f"{args.head_repo}@{args.head_sha[:12]}"
+        print(f"::notice::no open pull request has head {head}; nothing to post")
+    _emit_outputs({"number": "" if number is None else str(number)})
+    return EXIT_OK
+
+
+def _add_commit_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "commit-snapshot",
+        help="commit FILE (only FILE) to its git repository when it changed",
+        description="Stage and commit FILE alone when it differs from HEAD; do nothing when it is "
+        "unchanged. Prints committed=SHA (empty when nothing was committed) for $GITHUB_OUTPUT. "
+        "Pushing is left to the workflow, which holds the credentials.",
+    )
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("-m", "--message", default="snapshots: refresh the tracked snapshot")
+    p.set_defaults(func=_cmd_commit_snapshot)
+
+
+def _cmd_commit_snapshot(args: argparse.Namespace) -> int:
+    from bot import workflow
+
+    done = workflow.commit_file(args.file, args.message)
+    print(done.message)
+    _emit_outputs({"committed": done.sha or ""})
+    return EXIT_OK
+
+
+_COMMANDS.extend([_add_verify_artifact, _add_resolve_sources, _add_pr_number, _add_commit_snapshot])
+
+
 def _write_output(text: str, output: str | None) -> None:
     """Print to stdout, or write FILE atomically so an interrupted run never leaves half a file."""
     if output is None or output == "-":
@@ -78,6 +235,70 @@ def _write_output(text: str, output: str | None) -> None:
     from bot.snapshot import write_atomic
 
     write_atomic(output, text)
+
+
+# --- diff -------------------------------------------------------------------------------------
+
+
+def _add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from bot.report import DEFAULT_FAIL_ON, FAIL_ON, FORMATS
+
+    p = sub.add_parser(
+        "diff",
+        help="what changed between two SOURCEs, for backend maintainers (exit 1 on --fail-on findings)",
+        description="Compute the operator drift from BASE to HEAD and report it: ops that need a kernel, "
+        "BC-breaking changes, new core ops, ops that now decompose, then every change by bucket. "
+        "Exit 0 when nothing reaches --fail-on, 1 when something does, 2 on error.",
+        epilog=SOURCE_HELP,
+    )
+    p.add_argument("base", metavar="BASE")
+    p.add_argument("head", metavar="HEAD")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text, markdown or json (the full report); pr-comment, weekly-issue, job-summary (capped bodies)",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    p.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default=DEFAULT_FAIL_ON,
+        help="exit 1 on unacknowledged changes of this level: breaking (BC breaks, removals, renames; "
+        "the default), kernel (those plus ops that need a new kernel), any (any change), never",
+    )
+    p.add_argument("--allowlist", metavar="FILE", help="acknowledged changes (see README)")
+    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    p.add_argument("--title", default="", help="a title for the Markdown formats")
+    p.set_defaults(func=_cmd_diff)
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from bot import pipeline
+    from bot.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
+    from bot.drift import compute_drift
+    from bot.overrides import load_overrides
+    from bot.report import context_for, failing, render
+
+    allow = load_allowlist(args.allowlist) if args.allowlist else None
+    overrides = load_overrides(args.overrides) if args.overrides else None
+    base = pipeline.load_snapshot(args.base, overrides)
+    drift = compute_drift(base, pipeline.load_snapshot(args.head, overrides))
+    acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
+    for warning in acks.warnings:
+        print(f"opdrift: {warning}", file=sys.stderr)
+    context = context_for(drift, title=args.title, acknowledgements=acks)
+    _write_output(render(drift, args.format, context=context), args.output)
+    found = failing(drift, args.fail_on, acks)
+    if found:
+        print(f"opdrift: {len(found)} change(s) reach --fail-on {args.fail_on}", file=sys.stderr)
+        return EXIT_FINDING
+    return EXIT_OK
+
+
+_COMMANDS.append(_add_diff)
 
 
 # --- snapshot ---------------------------------------------------------------------------------
@@ -159,3 +380,334 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
 
 
 _COMMANDS.append(_add_coverage)
+
+
+# --- stats / explain ----------------------------------------------------------------------------
+
+
+def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from bot.stats import RENDERERS
+
+    p = sub.add_parser(
+        "stats",
+        help="the post's table for SOURCE: counts at every level and base operators per category",
+        description="Count SOURCE's entries, registered operators, base operators, overloads and "
+        "composites, and how many base operators fall in each taxonomy bucket.",
+        epilog=SOURCE_HELP,
+    )
+    p.add_argument("source", metavar="SOURCE")
+    p.add_argument("--format", choices=tuple(RENDERERS), default="text")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    p.set_defaults(func=_cmd_stats)
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from bot import pipeline
+    from bot.overrides import load_overrides
+    from bot.stats import RENDERERS, compute_stats
+
+    overrides = load_overrides(args.overrides) if args.overrides else None
+    stats = compute_stats(pipeline.load_snapshot(args.source, overrides))
+    _write_output(RENDERERS[args.format](stats), args.output)
+    return EXIT_OK
+
+
+def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "explain",
+        help="why OP sits in its bucket: the deciding rule and its reason, plus the op's facets",
+        description="Show the bucket of OP (a registered name such as add.out, or a base name such as "
+        "add), the taxonomy rule that decided it and why, and the facets of its registered operators.",
+        epilog=SOURCE_HELP,
+    )
+    p.add_argument("op", metavar="OP")
+    p.add_argument("source", metavar="SOURCE")
+    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    p.set_defaults(func=_cmd_explain)
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from bot import pipeline
+    from bot.overrides import load_overrides
+    from bot.taxonomy import explain
+
+    overrides = load_overrides(args.overrides) if args.overrides else None
+    sys.stdout.write(explain(pipeline.load_snapshot(args.source, overrides), args.op))
+    return EXIT_OK
+
+
+_COMMANDS.extend([_add_stats, _add_explain])
+
+
+# --- comment, issue (publish to GitHub) -----------------------------------------------------------
+# The report is computed and rendered completely before the first request, so a failure never leaves a
+# half-written post. The environment (GITHUB_TOKEN, GITHUB_API_URL, GITHUB_STEP_SUMMARY) is read here
+# and passed on explicitly.
+
+from typing import TYPE_CHECKING  # noqa: E402 - each section keeps its own imports (see the docstring)
+
+if TYPE_CHECKING:
+    from bot.allowlist import Acknowledgements
+    from bot.config import BotConfig
+    from bot.drift import Drift
+    from bot.github import Outcome, RepoClient
+    from bot.model import SourceMeta
+
+
+def _add_publish_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("base", metavar="BASE")
+    p.add_argument("head", metavar="HEAD")
+    p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="where to post")
+    p.add_argument("--config", metavar="FILE", help="subscriptions, labels, allow-list (docs/config.md)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would be posted and send no write request (the default without GITHUB_TOKEN)",
+    )
+    p.add_argument(
+        "--retry-budget", type=float, default=300.0, metavar="SECONDS", help="total time for retries"
+    )
+
+
+def _add_comment(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "comment",
+        help="post or update the one sticky drift comment on a pull request",
+        description="Compute the drift from BASE to HEAD and keep one comment on PR N up to date: "
+        "edited in place, never created on a PR without drift, flipped to ✅ when the drift is gone.",
+        epilog=SOURCE_HELP,
+    )
+    _add_publish_args(p)
+    p.add_argument("--pr", required=True, type=int, metavar="N")
+    p.add_argument(
+        "--annotations",
+        action="store_true",
+        help="print ::warning lines pointing at new and changed entries of native_functions.yaml",
+    )
+    p.set_defaults(func=_cmd_comment)
+
+
+def _add_issue(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "issue",
+        help="open or update the weekly drift issue",
+        description="Compute the drift from BASE to HEAD and open (or update) the issue of one week, "
+        "found by a hidden per-week marker; a new week's issue links the previous one.",
+        epilog=SOURCE_HELP,
+    )
+    _add_publish_args(p)
+    p.add_argument("--week", metavar="YYYY-Www", help="the window, e.g. 2026-W48 (default: this ISO week)")
+    p.set_defaults(func=_cmd_issue)
+
+
+def _publish_setup(args: argparse.Namespace) -> tuple[BotConfig, Drift, Acknowledgements, tuple[str, ...]]:
+    """Config, drift, acknowledgements and the handles to mention: everything before rendering."""
+    import datetime as dt
+
+    from bot import pipeline
+    from bot.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
+    from bot.config import BotConfig, load_config, mentions_for
+    from bot.drift import compute_drift
+    from bot.github import check_repo_name
+    from bot.overrides import load_overrides
+
+    check_repo_name(args.repo)
+    cfg = load_config(args.config) if args.config else BotConfig()
+    overrides = load_overrides(cfg.overrides) if cfg.overrides else None
+    allow = load_allowlist(cfg.allowlist) if cfg.allowlist else None
+    base = pipeline.load_snapshot(args.base, overrides)
+    drift = compute_drift(base, pipeline.load_snapshot(args.head, overrides))
+    acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
+    for warning in acks.warnings:
+        print(f"opdrift: {warning}", file=sys.stderr)
+    mentions = mentions_for(cfg, (c for c in drift.changes if c not in acks))
+    return cfg, drift, acks, mentions
+
+
+def _publish_client(args: argparse.Namespace) -> tuple[RepoClient | None, bool]:
+    """A client when GITHUB_TOKEN is set (a dry run still reads with it), and whether to write."""
+    import os
+
+    from bot.github import DEFAULT_API_URL, RepoClient, RetryPolicy, Settings
+
+    token = os.environ.get("GITHUB_TOKEN", "").strip() or None
+    if token is None:
+        print("opdrift: GITHUB_TOKEN is not set: dry run, nothing is sent", file=sys.stderr)
+        return None, True
+    settings = Settings(
+        repo=args.repo,
+        token=token,
+        api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        retry=RetryPolicy(total_seconds=args.retry_budget),
+    )
+    return RepoClient(settings), bool(args.dry_run)
+
+
+def _publish_report(outcome: Outcome, summary: str) -> None:
+    import os
+
+    from bot.github import append_step_summary
+
+    if outcome.action == "dry-run":
+        print(f"opdrift: dry run: {outcome.detail}")
+        if outcome.text:
+            sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+    else:
+        print(f"opdrift: {outcome.detail}" + (f": {outcome.url}" if outcome.url else ""))
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        append_step_summary(target, summary)
+
+
+def _cmd_comment(args: argparse.Namespace) -> int:
+    from bot.github import annotation_lines, publish_pr_comment
+    from bot.report import PR_COMMENT_MARKER, context_for, render
+
+    _, drift, acks, mentions = _publish_setup(args)
+    context = context_for(drift, acknowledgements=acks, mentions=mentions)
+    body = render(drift, "pr-comment", context=context)
+    summary = render(drift, "job-summary", context=context)
+    if args.annotations:
+        for line in annotation_lines(drift.changes):
+            print(line)
+    client, dry_run = _publish_client(args)
+    outcome = publish_pr_comment(
+        client,
+        args.pr,
+        body,
+        PR_COMMENT_MARKER,
+        has_drift=not drift.is_empty,
+        clean_body=body,
+        dry_run=dry_run,
+    )
+    _publish_report(outcome, summary)
+    return EXIT_OK
+
+
+def _source_label(meta: SourceMeta) -> str:
+    """Short name of a source for titles: a 7-character commit, else the version, else the revision."""
+    if meta.commit:
+        return meta.commit[:7]
+    if meta.torch_version or meta.revision:
+        return str(meta.torch_version or meta.revision)
+    parts = [p for p in meta.path.replace("\\", "/").split("/") if p]
+    name = parts[-1] if parts else meta.path
+    if name.endswith((".yaml", ".yml")) and len(parts) > 1:
+        return parts[-2]  # DIR/native_functions.yaml: the directory says which one
+    return name.removesuffix(".json").removesuffix(".whl")
+
+
+def _cmd_issue(args: argparse.Namespace) -> int:
+    import datetime as dt
+    import re
+
+    from bot.errors import OpdriftError
+    from bot.github import publish_weekly_issue, weekly_marker
+    from bot.report import context_for, render
+
+    if args.week is None:
+        year, week, _ = dt.date.today().isocalendar()
+        args.week = f"{year}-W{week:02d}"
+    elif not re.fullmatch(r"\d{4}-W(0[1-9]|[1-4]\d|5[0-3])", args.week):
+        raise OpdriftError(f"--week must look like 2026-W48, got {args.week!r}")
+    cfg, drift, acks, mentions = _publish_setup(args)
+    marker = weekly_marker(args.week)
+    context = context_for(drift, acknowledgements=acks, mentions=mentions, title=args.week, marker=marker)
+    body = render(drift, "weekly-issue", context=context)
+    summary = render(drift, "job-summary", context=context_for(drift, acknowledgements=acks))
+    title = cfg.weekly.title(week=args.week, base=_source_label(drift.base), head=_source_label(drift.head))
+    client, dry_run = _publish_client(args)
+    outcome = publish_weekly_issue(
+        client,
+        title=title,
+        body=body,
+        window_key=args.week,
+        labels=cfg.labels,
+        link_previous=cfg.weekly.link_previous,
+        close_previous=cfg.weekly.close_previous,
+        dry_run=dry_run,
+    )
+    _publish_report(outcome, summary)
+    return EXIT_OK
+
+
+_COMMANDS.extend([_add_comment, _add_issue])
+
+
+# --- history / history-merge ----------------------------------------------------------------------
+
+
+def _add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "history",
+        help="walk every commit that touched the operator files: counts, buckets and drift per commit",
+        description="For each commit in FROM..TO (first-parent, oldest first) that touched "
+        "native_functions.yaml, tags.yaml or derivatives.yaml: registered operators, base operators per "
+        "bucket, and the drift from the previous point. --tags walks release tags instead.",
+    )
+    p.add_argument("repo", metavar="REPO", help="a PyTorch git repository (a checkout or a bare clone)")
+    p.add_argument("--from", dest="from_rev", metavar="REV", help="start after REV (default: the first commit)")
+    p.add_argument("--to", dest="to_rev", metavar="REV", default="HEAD", help="end at REV (default: HEAD)")
+    p.add_argument("--paths", nargs="+", metavar="PATH", help="the files whose commits count (default: the three)")
+    p.add_argument("--tags", metavar="GLOB", help="walk release tags matching GLOB (e.g. 'v*'), version-sorted")
+    p.add_argument("--format", choices=("json", "csv", "markdown"), default="json")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    p.add_argument("--cache", metavar="DIR", help="keep per-commit results here, so reruns start warm")
+    p.add_argument("--shard", metavar="I/N", help="walk only the I-th of N contiguous chunks (JSON to merge)")
+    p.add_argument("--keep-going", action="store_true", help="record a broken commit and go on")
+    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    p.set_defaults(func=_cmd_history)
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    from bot import history, timeline
+    from bot.overrides import load_overrides
+
+    options = history.WalkOptions(
+        from_rev=args.from_rev,
+        to_rev=args.to_rev,
+        paths=tuple(args.paths) if args.paths else history.DEFAULT_PATHS,
+        tags=args.tags,
+        shard=history.parse_shard(args.shard) if args.shard else None,
+        keep_going=args.keep_going,
+        cache_dir=args.cache,
+        overrides=load_overrides(args.overrides) if args.overrides else None,
+    )
+    result = history.walk(args.repo, options, progress=timeline.Progress(sys.stderr))
+    _write_output(timeline.render(result, args.format), args.output)
+    broken = sum(p.broken for p in result.points)
+    if broken:
+        print(f"opdrift: {broken} broken commit(s) recorded in the timeline", file=sys.stderr)
+    return EXIT_OK
+
+
+def _add_history_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "history-merge",
+        help="join the JSON outputs of `history --shard I/N` into the single-run timeline",
+        description="Join every shard's JSON (all N of them, any order) into the timeline one "
+        "unsharded run writes, byte for byte.",
+    )
+    p.add_argument("shards", metavar="SHARD", nargs="+")
+    p.add_argument("--format", choices=("json", "csv", "markdown"), default="json")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    p.set_defaults(func=_cmd_history_merge)
+
+
+def _cmd_history_merge(args: argparse.Namespace) -> int:
+    from bot import timeline
+
+    parts = []
+    for name in args.shards:
+        try:
+            with open(name, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as err:
+            raise timeline.TimelineError(f"cannot read: {err.strerror or err}", path=name) from err
+        parts.append((name, timeline.parse_json(text, name)))
+    _write_output(timeline.render(timeline.merge(parts), args.format), args.output)
+    return EXIT_OK
+
+
+_COMMANDS.extend([_add_history, _add_history_merge])

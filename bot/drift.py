@@ -36,6 +36,7 @@ GENERIC_KEYS = frozenset(
     }
 )
 FINGERPRINT_LEN = 12
+KERNEL_ONLY_CODES = frozenset({"kernel_added", "kernel_removed"})
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,11 @@ class Change:
     @property
     def line(self) -> int:
         return self.record.line
+
+    @property
+    def kernels_only(self) -> bool:
+        """Only the set of in-tree backend kernels changed: news for that backend, noise for the rest."""
+        return bool(self.details) and all(d.code in KERNEL_ONLY_CODES for d in self.details)
 
     @property
     def actionable(self) -> bool:
@@ -186,13 +192,11 @@ def _diff_kernels(before: OpRecord, after: OpRecord) -> list[Detail]:
     out: list[Detail] = []
     fb, fa = before.facets, after.facets
     was_dec, now_dec = decomposes(before), decomposes(after)
+    # before/after hold the composite kind; "" means kernels of its own (or a structured delegate).
     if was_dec and not now_dec:
-        if kernel_required(after):
-            out.append(Detail("stopped_decomposing", "info", "", "decomposes", "needs kernels"))
-        else:
-            out.append(Detail("stopped_decomposing", "info", "", "decomposes", fa.composite or "delegates"))
+        out.append(Detail("stopped_decomposing", "info", "", IMPLICIT, fa.composite or ""))
     elif now_dec and not was_dec:
-        out.append(Detail("now_decomposes", "info", "", fb.composite or "kernels", IMPLICIT))
+        out.append(Detail("now_decomposes", "info", "", fb.composite or "", IMPLICIT))
     elif fb.composite != fa.composite:
         out.append(Detail("composite_changed", "info", "", fb.composite or "", fa.composite or ""))
     keys_b, keys_a = set(fb.dispatch), set(fa.dispatch)

@@ -9,6 +9,7 @@ the process's stdin, so a revision starting with ``-`` cannot turn into an optio
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -62,7 +63,8 @@ class _Batch:
     def __init__(self, repo: str, display: str, mode: str) -> None:
         self._display = display
         self._with_body = mode == "--batch"
-        self._stderr: IO[bytes] = tempfile.TemporaryFile()
+        # Kept open for the life of the process; a pipe nobody reads could fill up and block git.
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             self._proc = subprocess.Popen(
                 ["git", "-C", repo, "cat-file", mode],
@@ -133,10 +135,9 @@ class _Batch:
     def close(self) -> None:
         proc = self._proc
         if proc.stdin is not None and not proc.stdin.closed:
-            try:
+            # The process may be gone already; there is nothing left to flush then.
+            with contextlib.suppress(OSError):
                 proc.stdin.close()
-            except OSError:
-                pass  # the process is gone already; nothing left to flush
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -155,8 +156,9 @@ class GitReader:
 
     def __init__(self, repo: str | os.PathLike[str]) -> None:
         self.repo = os.fspath(repo)
-        if not Path(self.repo).is_dir():
-            raise GitError("no such directory", path=self.repo)
+        where = Path(self.repo)
+        if not where.is_dir():
+            raise GitError("not a directory" if where.exists() else "no such directory", path=self.repo)
         self._check_repository()
         self._batch: _Batch | None = _Batch(self.repo, self.repo, "--batch")
         self._check: _Batch | None = None
@@ -273,12 +275,12 @@ def parse_commit(raw: bytes, sha: str = "") -> CommitInfo:
         if line.startswith(b"committer "):
             date = _iso_date(line.decode("utf-8", "replace"))
     paragraph: list[str] = []
-    for line in message.decode("utf-8", "replace").splitlines():
-        if not line.strip():
+    for text in message.decode("utf-8", "replace").splitlines():
+        if not text.strip():
             if paragraph:
                 break
             continue
-        paragraph.append(line.strip())
+        paragraph.append(text.strip())
     if not date:
         raise GitError(f"commit {sha} has no committer line")
     # Like git's %s: the first paragraph, its lines joined with spaces.

@@ -32,7 +32,9 @@ import github
 import requests
 from github.GithubException import GithubException
 
+from bot.drift import Change
 from bot.errors import PublishError
+from bot.model import NATIVE_PATH
 
 DEFAULT_API_URL = "https://api.github.com"
 MAX_BODY_CHARS = 65536  # GitHub rejects longer comment and issue bodies
@@ -231,6 +233,8 @@ class RepoClient:
     ) -> None:
         self.settings = settings
         self.repo_name = check_repo_name(settings.repo)
+        if not re.match(r"https?://[^/\s]+", settings.api_url):
+            raise PublishError(f"GITHUB_API_URL must be an http(s) URL, got {settings.api_url!r}")
         self._sleep = sleep
         self._clock = clock
         self._gh = github.Github(
@@ -289,15 +293,16 @@ class RepoClient:
                     delay = retry_delay(exc.status, exc.headers, message, attempt, policy, time.time())
                     if delay is None:
                         raise _explain(exc.status, message, what, permission, not_found, token) from None
-                    problem = f"{exc.status} {message}".strip()
+                    problem = scrub(f"{exc.status} {message}".strip(), token)
                     rate_limited = is_rate_limit(exc.status, exc.headers, message)
                 except (requests.ConnectionError, requests.Timeout) as exc:
                     delay = policy.backoff(attempt)
                     problem = scrub(type(exc).__name__, token)
                     rate_limited = False
                 elapsed = self._clock() - start
-                if attempt >= policy.max_attempts or elapsed + delay > policy.total_seconds:
-                    if rate_limited:
+                over_budget = elapsed + delay > policy.total_seconds
+                if attempt >= policy.max_attempts or over_budget:
+                    if rate_limited and over_budget:
                         raise PublishError(
                             f"GitHub rate limit while {what}: it asks to wait {delay:.0f}s, beyond the "
                             f"{policy.total_seconds:.0f}s retry budget; run again later"
@@ -384,8 +389,10 @@ def publish_pr_comment(
             return Outcome("dry-run", None, pr, f"would post or update the comment on PR #{pr}", text)
         return Outcome("dry-run", None, pr, f"no drift: would only flip an earlier comment on PR #{pr}", text)
     repo_name = client.repo_name
+    tried_create = False  # a create that "failed" may have landed: the retry then finds it
 
     def step() -> Outcome:
+        nonlocal tried_create
         issue = client.repo.get_issue(pr)
         if issue.pull_request is None:
             raise PublishError(f"#{pr} in {repo_name} is an issue, not a pull request")
@@ -395,9 +402,12 @@ def publish_pr_comment(
                 return Outcome("skipped", None, pr, f"no drift and no earlier comment on PR #{pr}")
             if dry_run:
                 return Outcome("dry-run", None, pr, f"would create a comment on PR #{pr}", text)
+            tried_create = True
             created = issue.create_comment(text)
             return Outcome("created", created.html_url, pr, f"created comment {created.id} on PR #{pr}", text)
         if mine.body == text:
+            if tried_create:
+                return Outcome("created", mine.html_url, pr, f"created comment {mine.id} on PR #{pr}", text)
             return Outcome("unchanged", mine.html_url, pr, f"comment {mine.id} on PR #{pr} is up to date")
         if dry_run:
             return Outcome("dry-run", mine.html_url, pr, f"would update comment {mine.id} on PR #{pr}", text)
@@ -445,18 +455,18 @@ def _find_weekly(client: RepoClient, window_key: str) -> _Found:
 
 
 def _ensure_labels(client: RepoClient, names: Sequence[str]) -> None:
+    if not names:
+        return
     repo = client.repo
+    have = {label.name.lower() for label in repo.get_labels()}
     for name in names:
+        if name.lower() in have:
+            continue
         try:
-            repo.get_label(name).name  # noqa: B018 - a lazy object: reading an attribute fetches it
+            repo.create_label(name, LABEL_COLOR, "opened by opdrift")
         except GithubException as exc:
-            if exc.status != 404:
+            if exc.status != 422:  # 422: a concurrent run created it meanwhile
                 raise
-            try:
-                repo.create_label(name, LABEL_COLOR, "opened by opdrift")
-            except GithubException as again:
-                if again.status != 422:  # created meanwhile by a concurrent run
-                    raise
 
 
 def weekly_body(body: str, marker: str, previous: Any | None) -> str:
@@ -560,3 +570,26 @@ def workflow_command(command: str, message: str, **properties: str | int | None)
     """One ``::command key=value,...::message`` line, escaped as GitHub's toolkit escapes them."""
     props = ",".join(f"{k}={_escape_property(str(v))}" for k, v in properties.items() if v is not None)
     return f"::{command}{' ' + props if props else ''}::{_escape_data(message)}"
+
+
+_FLAGS = ("needs_kernel", "breaking", "new_core", "now_decomposes")
+# Actions shows only the first few annotations of a step; more would only bury the important ones.
+MAX_ANNOTATIONS = 50
+
+
+def annotation_lines(changes: Sequence[Change], *, limit: int = MAX_ANNOTATIONS) -> list[str]:
+    """``::warning`` lines at the head-side line of each new or changed operator, most urgent first.
+
+    Changes that only touch which in-tree backends have kernels are left out (news for one backend,
+    noise in everyone's diff view).
+    """
+    shown = [c for c in changes if c.after is not None and not c.kernels_only]
+    shown.sort(key=lambda c: tuple(not getattr(c, f) for f in _FLAGS))
+    lines = []
+    for c in shown[:limit]:
+        flags = "".join(f"; {f.replace('_', ' ')}" for f in _FLAGS if getattr(c, f))
+        message = f"operator {c.name} {c.kind} ({c.category}){flags}"
+        lines.append(workflow_command("warning", message, file=NATIVE_PATH, line=c.line, title="opdrift"))
+    if len(shown) > limit:
+        lines.append(workflow_command("notice", f"{len(shown) - limit} more changed operators not annotated"))
+    return lines

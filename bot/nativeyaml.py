@@ -20,6 +20,7 @@ without its ``#`` and one following space, trailing spaces removed.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import yaml
 
@@ -54,7 +55,7 @@ def read_yaml_document(text: str, display: str) -> object:
 def compose_yaml_document(text: str, display: str) -> yaml.Node | None:
     """The node tree of a small YAML document, for readers that report file:line per item."""
     try:
-        return yaml.compose(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as err:
         raise _yaml_error(err, display) from None
 
@@ -102,7 +103,9 @@ def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
             raise EntryError("no entries: the file holds no YAML document", path=display)
         if not isinstance(node, yaml.SequenceNode):
             raise EntryError(
-                "the top level must be a list of `- func:` entries", path=display, line=node.start_mark.line + 1
+                "the top level must be a list of `- func:` entries",
+                path=display,
+                line=node.start_mark.line + 1,
             )
         data = loader.construct_document(node)
     except yaml.YAMLError as err:
@@ -110,7 +113,9 @@ def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
     finally:
         loader.dispose()
     if not data:
-        raise EntryError("no entries: the top-level list is empty", path=display, line=node.start_mark.line + 1)
+        raise EntryError(
+            "no entries: the top-level list is empty", path=display, line=node.start_mark.line + 1
+        )
     lines = split_lines(text)
     entries: list[RawEntry] = []
     for item_node, item in zip(node.value, data, strict=True):
@@ -169,7 +174,9 @@ _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # Everything printable in ASCII, plus the line feed; any other ASCII byte makes us decline.
 _ASCII_OK = bytes(range(0x20, 0x7F)) + b"\n"
 # Non-ASCII characters that YAML treats as line breaks or a byte-order mark, or forbids outright.
-_NON_ASCII_DECLINE = re.compile("[\x85\u2028\u2029\ufeff]|[^\x0a\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_NON_ASCII_DECLINE = re.compile(
+    "[\x85\u2028\u2029\ufeff]|[^\x0a\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
 # Keys we take as plain scalars: words, dots and ", "-separated lists of them (``CPU, CUDA``).
 _KEY = re.compile(r"[A-Za-z0-9_.]+(?:, *[A-Za-z0-9_.]+)*\Z")
 # libyaml forgets a simple key once it is 1024 characters long; stay well clear of that rule.
@@ -182,7 +189,6 @@ _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 # What a key line's value turned out to be, and where an indented line sits.
 _SCALAR, _PENDING, _LIST, _EMPTY_MAP = range(4)
-_KEY2, _KEY4, _ITEM = range(3)
 
 
 def _resolve(text: str, cache: dict[str, object]) -> object:
@@ -298,7 +304,7 @@ def _key_line(body: str, cache: dict[str, object]) -> tuple[object, int, object]
 def _item_line(body: str, cache: dict[str, object]) -> tuple[int, object]:
     """A block-list item's text after ``- ``: a scalar or a flow list, never a mapping."""
     kind, value = _value(body, cache)
-    if kind == _PENDING or kind == _EMPTY_MAP:
+    if kind in (_PENDING, _EMPTY_MAP):
         raise _Decline
     return kind, value
 
@@ -317,18 +323,93 @@ def _check_characters(text: str) -> str:
     return text
 
 
+# A value that starts with none of these is a plain scalar, unless it holds a ``:`` (then we look closer).
+_NOT_PLAIN_START = _INDICATORS | {" "}
+
+
+def _pair(body: str, cache: dict[str, object], keys: dict[str, object]) -> tuple[object, int, object]:
+    """``key: value`` with the indentation removed → (key, what the value is, value).
+
+    The common shape, ``key: plain value  # comment`` with no ``:`` in the value, is read here with
+    string methods; every other shape goes through `_key_line`.
+    """
+    key_text, sep, value = body.partition(": ")
+    if not sep or not value or value[0] in _NOT_PLAIN_START or ":" in value:
+        return _key_line(body, cache)
+    if key_text in keys:
+        key = keys[key_text]
+    else:
+        if len(key_text) > _MAX_KEY or not _KEY.match(key_text):
+            raise _Decline
+        key = keys[key_text] = _resolve(key_text, cache)
+    if "#" in value:
+        cut = value.find(" #")
+        if cut >= 0:
+            value = value[:cut]
+    value = value.rstrip(" ")
+    if value[0] in _RESOLVERS:
+        return key, _SCALAR, _resolve(value, cache)
+    return key, _SCALAR, value
+
+
+# What an indented line is, as the main loop sees it. Scalars are stored as they are; any other value
+# is stored as (what it is, value) and made fresh for each entry, so entries never share a list.
+_K2, _K2_OTHER, _K4, _K4_OTHER, _ITEM, _ITEM_OTHER, _SKIP = range(7)
+_SKIPPED: tuple[int, Any, Any] = (_SKIP, None, None)
+_CLOSED = object()  # `open_key` when no column-2 key is waiting for a nested block
+
+
+def _indented(line: str, cache: dict[str, object], keys: dict[str, object]) -> tuple[int, Any, Any]:
+    """An indented line → (what it is, key, value); see the codes above."""
+    body = line.lstrip(" ")
+    if not body or body[0] == "#":
+        return _SKIPPED
+    indent = len(line) - len(body)
+    key_text, sep, value = body.partition(": ")
+    if (
+        sep
+        and key_text in keys
+        and value
+        and value[0] not in _NOT_PLAIN_START
+        and ":" not in value
+        and "#" not in value
+        and (indent == 2 or indent == 4)
+    ):
+        # The usual ``key: value`` line under a key seen before, read without the general path.
+        value = value.rstrip(" ")
+        return (_K2 if indent == 2 else _K4, keys[key_text], _resolve(value, cache))
+    if indent == 2 and body[0] == "-":
+        if body[1:2] != " ":
+            raise _Decline
+        kind, item = _item_line(body[2:], cache)
+        return (_ITEM, None, item) if kind == _SCALAR else (_ITEM_OTHER, None, (kind, item))
+    if indent != 2 and indent != 4:
+        raise _Decline
+    key, kind, parsed = _pair(body, cache, keys)
+    code = _K2 if indent == 2 else _K4
+    return (code, key, parsed) if kind == _SCALAR else (code + 1, key, (kind, parsed))
+
+
 def _read_entries_fast(text: str) -> tuple[RawEntry, ...]:
     lines = _check_characters(text).split("\n")
-    cache: dict[str, object] = {}
+    cache: dict[str, object] = {}  # plain scalar text → its value, for texts a resolver may type
+    keys: dict[str, object] = {}  # key text → key, once checked
     # Parsed indented lines by their exact text: many repeat verbatim across entries.
-    seen: dict[str, tuple[int, object, int, object]] = {}
+    seen: dict[str, tuple[int, Any, Any]] = {}
+    # Before the first item only blank and comment lines may stand.
+    start = 0
+    while start < len(lines) and (not lines[start] or lines[start].lstrip(" ")[:1] == "#"):
+        start += 1
+    if start == len(lines) or lines[start][0] != "-":
+        raise _Decline
     entries: list[RawEntry] = []
-    entry: dict[object, object] = {}
-    # The column-2 key whose value is still open, and the block (mapping or list) it has become.
-    open_key: object = None
-    is_open = False
-    block_map: dict[object, object] | None = None
+    entry: dict[Any, object] = {}
+    # The column-2 key whose value is still open, and the nested block it has become.
+    open_key: object = _CLOSED
+    block_map: dict[Any, object] | None = None
     block_list: list[object] | None = None
+    kind: int
+    value: Any
     for index, line in enumerate(lines):
         if not line:
             continue
@@ -336,58 +417,80 @@ def _read_entries_fast(text: str) -> tuple[RawEntry, ...]:
         if first == " ":
             parsed = seen.get(line)
             if parsed is None:
-                body = line.lstrip(" ")
-                if not body or body[0] == "#":
-                    continue
-                indent = len(line) - len(body)
-                if indent == 2 and body[0] == "-":
-                    if body[1:2] != " ":
-                        raise _Decline
-                    parsed = (_ITEM, None, *_item_line(body[2:], cache))
-                elif indent == 2:
-                    parsed = (_KEY2, *_key_line(body, cache))
-                elif indent == 4:
-                    parsed = (_KEY4, *_key_line(body, cache))
-                else:
-                    raise _Decline
-                seen[line] = parsed
-            where, key, kind, value = parsed
-            if not entries:
-                raise _Decline
-            if kind == _LIST:
-                value = list(value)  # type: ignore[call-overload]
-            elif kind == _EMPTY_MAP:
-                value = {}
-            if where == _KEY2:
+                parsed = seen[line] = _indented(line, cache, keys)
+            code, key, value = parsed
+            if code == _K2:
                 entry[key] = value
-                open_key, is_open = key, kind == _PENDING
+                open_key = _CLOSED
                 block_map = block_list = None
-            elif where == _KEY4:
+            elif code == _K4:
                 if block_map is None:
-                    if not is_open or block_list is not None:
-                        raise _Decline
-                    block_map = entry[open_key] = {}
+                    block_map = entry[_open(open_key, block_list)] = {}
                 block_map[key] = value
+            elif code == _SKIP:
+                continue
+            elif code == _K2_OTHER:
+                kind, value = value
+                entry[key] = _fresh(kind, value)
+                open_key = key if kind == _PENDING else _CLOSED
+                block_map = block_list = None
+            elif code == _K4_OTHER:
+                if block_map is None:
+                    block_map = entry[_open(open_key, block_list)] = {}
+                block_map[key] = _fresh(*value)
             else:
                 if block_list is None:
-                    if not is_open or block_map is not None:
-                        raise _Decline
-                    block_list = entry[open_key] = []
-                block_list.append(value)
+                    block_list = entry[_open(open_key, block_map)] = []
+                block_list.append(value if code == _ITEM else _fresh(*value))
         elif first == "-":
             if line[1:2] != " " or line[2:3] in (" ", "#", ""):
                 raise _Decline
-            key, kind, value = _key_line(line[2:], cache)
-            if kind == _LIST:
-                value = list(value)  # type: ignore[call-overload]
-            elif kind == _EMPTY_MAP:
-                value = {}
-            entry = {key: value}
-            open_key, is_open = key, kind == _PENDING
+            value = line[8:]
+            if (
+                line.startswith("- func: ")
+                and value
+                and value[0] not in _NOT_PLAIN_START
+                and ":" not in value
+                and "#" not in value
+            ):
+                # The usual item line, read here because it is one line in six.
+                key, kind = "func", _SCALAR
+                value = value.rstrip(" ")
+                if value[0] in _RESOLVERS:
+                    value = _resolve(value, cache)
+            else:
+                key, kind, value = _pair(line[2:], cache, keys)
+            if kind == _SCALAR:
+                entry = {key: value}
+                open_key = _CLOSED
+            else:
+                entry = {key: _fresh(kind, value)}
+                open_key = key if kind == _PENDING else _CLOSED
             block_map = block_list = None
-            entries.append(RawEntry(data=entry, line=index + 1, comments=comments_above(lines, index)))
+            # Most items follow a blank line after the previous entry: look closer only near comments.
+            j = index - 1
+            while j >= 0 and not lines[j]:
+                j -= 1
+            comments = comments_above(lines, index) if j >= 0 and lines[j].lstrip(" ")[:1] in "#" else ()
+            entries.append(RawEntry(entry, index + 1, comments))
         elif first != "#":
             raise _Decline
-    if not entries or any("func" not in e.data for e in entries):
+    if any("func" not in e.data for e in entries):
         raise _Decline
     return tuple(entries)
+
+
+def _open(open_key: object, other_block: object) -> Any:
+    """The key a nested block starts under; decline if no key is open or it already holds another block."""
+    if open_key is _CLOSED or other_block is not None:
+        raise _Decline
+    return open_key
+
+
+def _fresh(kind: int, value: object) -> object:
+    """A new object for a non-scalar value (lists and mappings are never shared between entries)."""
+    if kind == _LIST:
+        return list(value)  # type: ignore[call-overload]
+    if kind == _EMPTY_MAP:
+        return {}
+    return None

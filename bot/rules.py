@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from bot.model import Operator
 from bot.schema import FunctionSchema, parse_schema
@@ -36,43 +35,49 @@ from bot.schema import FunctionSchema, parse_schema
 
 @dataclass(frozen=True)
 class BaseOp:
-    """One base operator (``add``) with every registered operator that shares its name."""
+    """One base operator (``add``) with every registered operator that shares its name.
+
+    Built by `make_base_op`; everything but the representative's parsed schema is computed up front.
+    """
 
     name: str
-    overloads: tuple[Operator, ...]  # sorted by line, then name: entries come before their autogen
-    all_bases: frozenset[str]  # every base name of the source, for "twin" rules (cholesky ↔ linalg_cholesky)
+    overloads: tuple[Operator, ...]  # every registered operator of this base, sorted by name
+    entries: tuple[Operator, ...]  # those written in the yaml (autogen ones are derived, never decide)
+    rep: Operator  # the representative overload (module docstring)
+    all_bases: frozenset[str]  # every base name of the source, for "twin" rules (svd ↔ linalg_svd)
+    kernels: Mapping[str, tuple[str, ...]]  # op name → backend keys (delegate's if none); absent: none
     alias_of: str | None = None  # the original operator, when a comment or alias map announces one
     alias_evidence: str = ""  # where alias_of came from, for the reason sentence
-    kernels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # op name → backend keys
+    source_tags: frozenset[str] = frozenset()  # every tag any operator of the source carries
 
-    @cached_property
-    def rep(self) -> Operator:
-        """The representative overload (module docstring): the default overload, else the first entry."""
-        for op in self.overloads:
-            if op.overload == "" and op.autogen_from is None:
-                return op
-        for op in self.overloads:
-            if op.autogen_from is None:
-                return op
-        return self.overloads[0]
-
-    @cached_property
+    @property
     def schema(self) -> FunctionSchema:
-        # Parsed lazily: only base operators that reach a schema rule pay for it.
-        return parse_schema(self.rep.schema)
-
-    @cached_property
-    def entries(self) -> tuple[Operator, ...]:
-        """Overloads written in native_functions.yaml (autogen ones are derived, so they never decide)."""
-        own = tuple(op for op in self.overloads if op.autogen_from is None)
-        return own or self.overloads
-
-    @cached_property
-    def tags(self) -> frozenset[str]:
-        return frozenset(t for op in self.entries for t in op.tags)
+        """The representative's parsed schema, parsed on first use: most base operators never need it."""
+        cached = self.__dict__.get("_schema")
+        if cached is None:
+            cached = parse_schema(self.rep.schema)
+            object.__setattr__(self, "_schema", cached)
+        return cached
 
     def backends_of(self, op: Operator) -> tuple[str, ...]:
-        return self.kernels.get(op.name, op.backends)
+        """Backend dispatch keys of one overload, its structured_delegate's when it names none."""
+        return self.kernels.get(op.name, ())
+
+
+def make_base_op(
+    name: str,
+    overloads: tuple[Operator, ...],
+    all_bases: frozenset[str],
+    kernels: Mapping[str, tuple[str, ...]],
+    alias_of: str | None = None,
+    alias_evidence: str = "",
+    source_tags: frozenset[str] = frozenset(),
+) -> BaseOp:
+    entries = tuple(op for op in overloads if op.autogen_from is None) or overloads
+    rep = next((op for op in entries if op.overload == ""), None)
+    if rep is None:
+        rep = min(entries, key=lambda op: (op.line, op.name))
+    return BaseOp(name, overloads, entries, rep, all_bases, kernels, alias_of, alias_evidence, source_tags)
 
 
 # --- matchers ------------------------------------------------------------------------------------
@@ -210,6 +215,23 @@ def has_tag(tag: str) -> Matcher:
 
 
 @dataclass(frozen=True)
+class TagUnused(Matcher):
+    """No operator of the source carries the tag: the source predates it, so weaker hints must stand in."""
+
+    tag: str
+
+    def reason(self, op: BaseOp) -> str | None:
+        return None if self.tag in op.source_tags else f"the source has no {self.tag} tags"
+
+    def describe(self) -> str:
+        return f"the source predates tag {self.tag}"
+
+
+def tag_unused(tag: str) -> Matcher:
+    return TagUnused(tag)
+
+
+@dataclass(frozen=True)
 class PythonModule(Matcher):
     """Some entry is exposed under ``torch.<module>`` (``python_module:``)."""
 
@@ -342,7 +364,7 @@ def own_kernels() -> Matcher:
 
 @dataclass(frozen=True)
 class OnlyBackends(Matcher):
-    """Every backend kernel of the operator is for one family of keys (Sparse*, Quantized*)."""
+    """Every dispatch key of every entry is of one family (Sparse*, Quantized*): nothing else runs it."""
 
     label: str
     pattern: str
@@ -352,9 +374,13 @@ class OnlyBackends(Matcher):
         object.__setattr__(self, "compiled", re.compile(self.pattern))
 
     def reason(self, op: BaseOp) -> str | None:
-        keys = sorted({k for o in op.entries for k in op.backends_of(o)})
+        keys: set[str] = set()
+        for o in op.entries:
+            if o.composite is not None:
+                return None
+            keys.update(op.backends_of(o))
         if keys and all(self.compiled.match(k) for k in keys):
-            return f"kernels only for {self.label} ({', '.join(keys[:3])})"
+            return f"kernels only for {self.label} ({', '.join(sorted(keys)[:3])})"
         return None
 
     def describe(self) -> str:
@@ -422,24 +448,6 @@ class AliasKnown(Matcher):
 
 def alias_known() -> Matcher:
     return AliasKnown()
-
-
-@dataclass(frozen=True)
-class HasTwin(Matcher):
-    """``prefix + name`` is also an operator: the legacy spelling of a namespaced op (``svd``/``linalg_svd``)."""
-
-    prefix: str
-
-    def reason(self, op: BaseOp) -> str | None:
-        twin = self.prefix + op.name
-        return f"twin {twin} exists" if twin in op.all_bases else None
-
-    def describe(self) -> str:
-        return f"'{self.prefix}<name>' also exists"
-
-
-def has_twin(prefix: str) -> Matcher:
-    return HasTwin(prefix)
 
 
 @dataclass(frozen=True)
@@ -552,7 +560,9 @@ CORE_BUCKETS = (
 BUCKETS = TOP_BUCKETS + CORE_BUCKETS
 
 _IMPLICIT = "CompositeImplicitAutograd"
-_POINTWISE = has_tag("pointwise")
+# The pointwise tag exists from 2.0; before it, an elementwise signature with an in-place twin
+# (add/add_, sigmoid/sigmoid_) is the best structural stand-in.
+_POINTWISE = has_tag("pointwise") | (tag_unused("pointwise") & inplace_twin() & elementwise_signature())
 
 RULES: tuple[Rule, ...] = (
     # --- the post's top-level filters, in TAXONOMY.md's order --------------------------------------
@@ -591,7 +601,9 @@ RULES: tuple[Rule, ...] = (
         strips_to_existing("special_") & composite_kind(_IMPLICIT),
         "torch.special re-exports: special_X built from an existing X (special_expm1 → expm1)",
     ),
-    Rule("core.named", "named", dimname_args() | name_regex("named-tensor", "^(align_|refine_names$|rename$)")),
+    Rule(
+        "core.named", "named", dimname_args() | name_regex("named-tensor", "^(align_|refine_names$|rename$)")
+    ),
     Rule("core.fbgemm", "fbgemm", name_prefix("fbgemm_")),
     Rule("core.rnn", "rnn", name_regex("rnn", r"(^|_)(lstm|gru|rnn)(_|$)")),
     Rule(
@@ -606,12 +618,12 @@ RULES: tuple[Rule, ...] = (
         "linalg",
         python_module("linalg")
         | name_prefix("linalg_")
-        | has_twin("linalg_")
         | name_regex(
             "linear-algebra",
-            r"cholesky|^lu(_|$)|triangular_solve|symeig|^eig|geqrf|ormqr|orgqr|inverse|det$|^matrix_|^svd|^solve$",
+            r"cholesky|^lu(_|$)|triangular_solve|symeig|^eig|geqrf|ormqr|orgqr|^inverse$|det$|^matrix_|^svd|^solve$"
+            r"|^qr$|lstsq",
         ),
-        "ops from before torch.linalg have no python_module; their vocabulary and linalg_ twins mark them",
+        "ops from before torch.linalg have no python_module; their vocabulary marks them",
     ),
     Rule(
         "core.sparse",
@@ -619,7 +631,8 @@ RULES: tuple[Rule, ...] = (
         python_module("sparse")
         | name_regex(
             "sparse",
-            r"sparse|^(smm|hspmm|sspaddmm|coalesce|indices|values|crow_indices|col_indices|ccol_indices|row_indices)$",
+            r"sparse|^(smm|hspmm|sspaddmm|coalesce|indices|values|crow_indices|col_indices|ccol_indices|row_indices"
+            r"|to_dense)$",
         )
         | only_backends("Sparse*", "Sparse"),
     ),
@@ -648,7 +661,7 @@ RULES: tuple[Rule, ...] = (
         | has_tag("view_copy")
         | name_regex(
             "reshape/copy",
-            r"cat$|stack$|split|chunk|^repeat|^tile$|^flip|^roll$|^rot90$|pad|^diag|^tril$|^triu$|^clone$"
+            r"cat$|stack$|split|chunk|^repeat|^tile$|^flip|^roll$|^rot90$|^pad$|^constant_pad_nd$|^diag|^tril$|^triu$|^clone$"
             r"|^contiguous$|^atleast_|^broadcast_|^meshgrid$|reshape|flatten|^squeeze|^unsqueeze|^expand"
             r"|^narrow|shuffle|^im2col$|^col2im$|^unbind$|^movedim$|^ravel$",
         ),
@@ -666,13 +679,17 @@ RULES: tuple[Rule, ...] = (
         | has_arg("bool keepdim")
         | name_regex(
             "reduction",
-            r"loss|norm|softmax|^cum|^log(cum)?sumexp|dist$|^(dot|vdot|inner|trace|embedding_bag|diff|trapz|trapezoid)$",
+            r"loss|cross_entropy|^kl_div$|similarity|norm|softmax|^cum|^log(cum)?sumexp|dist$"
+            r"|^(dot|vdot|inner|trace|embedding_bag|diff|trapz|trapezoid|count_nonzero)$",
         ),
     ),
     Rule("core.pointwise.primitive", "primitive_pointwise", _POINTWISE & own_kernels()),
     Rule("core.pointwise.composite", "composite_pointwise", _POINTWISE),
     Rule("core.misc", "misc", always()),
 )
+
+
+RULES_BY_ID: Mapping[str, Rule] = {rule.id: rule for rule in RULES}
 
 
 def describe_rules(rules: tuple[Rule, ...] = RULES) -> str:

@@ -96,7 +96,12 @@ class Type:
     """A schema type; one of BaseType, OptionalType, ListType."""
 
     def __str__(self) -> str:
-        return self.render(None)
+        # Types are interned and printed for every comparison key, so the text is kept on the
+        # instance (outside the dataclass fields: equality and hashing ignore it).
+        text: str | None = self.__dict__.get("_text")
+        if text is None:
+            text = self.__dict__["_text"] = self.render(None)
+        return text
 
     def render(self, annotation: Annotation | None) -> str:
         """The type's text with an alias annotation bound to its base type (``Tensor(a!)[]``)."""
@@ -194,6 +199,16 @@ class Argument:
     def is_write(self) -> bool:
         return self.annotation is not None and self.annotation.is_write
 
+    def plain(self) -> str:
+        """The argument's text without its alias annotation (cached, as for Type)."""
+        text: str | None = self.__dict__.get("_plain")
+        if text is None:
+            text = f"{self.type} {self.name}"
+            if self.default is not None:
+                text = f"{text}={self.default}"
+            self.__dict__["_plain"] = text
+        return text
+
 
 @dataclass(frozen=True)
 class Return:
@@ -266,7 +281,8 @@ class OperatorName:
 
     @property
     def is_dunder(self) -> bool:
-        return _DUNDER_RE.fullmatch(self.base) is not None
+        base = self.base
+        return base.startswith("__") and _DUNDER_RE.fullmatch(base) is not None
 
     @property
     def is_inplace(self) -> bool:

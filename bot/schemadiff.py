@@ -8,7 +8,8 @@ position; C++ callers (``at::foo``) pass every argument by position, keyword-onl
   ones); a keyword-only argument made positional or the reverse; an alias annotation changed
   (mutation and aliasing are part of the contract that functionalization and backends rely on);
   a return changed.
-- compatible: a new argument with a default at the end of its section, a default added.
+- compatible: a new argument with a default at the end of its section, a default added, an argument
+  widened (made optional, or int → SymInt).
 
 PyTorch's own check (``FunctionSchema::isBackwardCompatibleWith``) also treats a changed default as a
 break, since old call sites silently get a different value.
@@ -19,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.schema import Argument, FunctionSchema
+from bot.schema import Argument, BaseType, FunctionSchema, ListType, OptionalType, Type
 
 Severity = Literal["breaking", "compatible", "info"]
 Section = Literal["positional", "kwarg_only", "out"]
@@ -39,6 +40,24 @@ class Detail:
     subject: str = ""
     before: str = ""
     after: str = ""
+
+
+# Every value of the old type is a value of the new one, and the C++ API keeps an overload for it
+# (torchgen emits both ``foo(IntArrayRef)`` and ``foo_symint(SymIntArrayRef)``).
+_WIDER_BASE = {("int", "SymInt"), ("bool", "SymBool"), ("float", "SymFloat")}
+
+
+def widens(old: Type, new: Type) -> bool:
+    """`new` accepts everything `old` did: made optional, or int → SymInt (also inside lists)."""
+    if isinstance(new, OptionalType):
+        if isinstance(old, OptionalType):
+            return old.elem == new.elem or widens(old.elem, new.elem)
+        return old == new.elem or widens(old, new.elem)
+    if isinstance(old, ListType) and isinstance(new, ListType):
+        return old.size == new.size and (old.elem == new.elem or widens(old.elem, new.elem))
+    if isinstance(old, BaseType) and isinstance(new, BaseType):
+        return (old.name, new.name) in _WIDER_BASE
+    return False
 
 
 def _sections(schema: FunctionSchema) -> dict[str, tuple[Section, int, Argument]]:
@@ -126,7 +145,10 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
                 code = "argument_moved"
             details.append(Detail(code, "breaking", name, osec, nsec))
         if _typ(oa) != _typ(na):
-            details.append(Detail("argument_retyped", "breaking", name, _typ(oa), _typ(na)))
+            if widens(oa.type, na.type):
+                details.append(Detail("argument_widened", "compatible", name, _typ(oa), _typ(na)))
+            else:
+                details.append(Detail("argument_retyped", "breaking", name, _typ(oa), _typ(na)))
         if _ann(oa) != _ann(na):
             details.append(Detail("alias_annotation_changed", "breaking", name, _ann(oa), _ann(na)))
         if oa.default != na.default:

@@ -19,7 +19,8 @@ JSON structure (``format: "opdrift-history"``, ``format_version: 1``)::
          "entries": int|null, "operators": int|null, "base_operators": int|null,
          "by_category": {bucket: base operators}|null,
          "drift": {"base": SHA, "added": [...], "removed": [...], "changed": [...],
-                   "breaking": [...], "needs_kernel": [...]}|null}
+                   "renamed": [{"from": OLD, "to": NEW}], "breaking": [...],
+                   "needs_kernel": [...]}|null}
       ],
       "shard": {"index": I, "count": N, "start": first point's index in the whole range,
                 "total": points in the whole range}      (only in a shard's output)
@@ -72,6 +73,7 @@ CSV_FIXED = (
     "drift_base",
     "added",
     "removed",
+    "renamed",
     "changed",
     "breaking",
     "needs_kernel",
@@ -89,6 +91,7 @@ class PointDrift:
     base: str
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()  # (old name, new name)
     changed: tuple[str, ...] = ()
     breaking: tuple[str, ...] = ()
     needs_kernel: tuple[str, ...] = ()
@@ -152,6 +155,7 @@ def _drift_json(d: PointDrift | None) -> dict[str, object] | None:
         "base": d.base,
         "added": list(d.added),
         "removed": list(d.removed),
+        "renamed": [{"from": old, "to": new} for old, new in d.renamed],
         "changed": list(d.changed),
         "breaking": list(d.breaking),
         "needs_kernel": list(d.needs_kernel),
@@ -238,6 +242,18 @@ def _names(d: Mapping[str, object], key: str, where: str) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _renames(d: Mapping[str, object], where: str) -> tuple[tuple[str, str], ...]:
+    v = d.get("renamed")
+    out: list[tuple[str, str]] = []
+    if not isinstance(v, list):
+        raise TimelineError("`renamed` must be a list", path=where)
+    for item in v:
+        if not isinstance(item, dict) or not isinstance(item.get("from"), str) or not isinstance(item.get("to"), str):
+            raise TimelineError("`renamed` items must be {from, to} strings", path=where)
+        out.append((item["from"], item["to"]))
+    return tuple(out)
+
+
 def _mapping(v: object, what: str, where: str) -> Mapping[str, object]:
     if not isinstance(v, dict):
         raise TimelineError(f"{what} must be an object", path=where)
@@ -253,6 +269,7 @@ def _point_from(v: object, where: str) -> Point:
             base=_str(dd, "base", where),
             added=_names(dd, "added", where),
             removed=_names(dd, "removed", where),
+            renamed=_renames(dd, where),
             changed=_names(dd, "changed", where),
             breaking=_names(dd, "breaking", where),
             needs_kernel=_names(dd, "needs_kernel", where),
@@ -411,9 +428,9 @@ def render_csv(t: Timeline) -> str:
             n(p.base_operators),
             "" if d is None else d.base,
             *(
-                ("",) * 5
+                ("",) * 6
                 if d is None
-                else (str(len(x)) for x in (d.added, d.removed, d.changed, d.breaking, d.needs_kernel))
+                else (str(len(x)) for x in (d.added, d.removed, d.renamed, d.changed, d.breaking, d.needs_kernel))
             ),
         ]
         cats = dict(p.by_category) if p.by_category is not None else None
@@ -504,21 +521,21 @@ def render_markdown(t: Timeline) -> str:
             out.append(f"The chart samples {CHART_MAX_POINTS} of {len(good)} points evenly.")
             out.append("")
         out.extend([chart, chart_legend(), ""])
-    out.append("| # | commit | date | subject | operators | base | added | removed | changed | breaking | needs kernel |")
-    out.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|")
+    out.append("| # | commit | date | subject | operators | base | added | removed | renamed | changed | breaking | needs kernel |")
+    out.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for i, p in enumerate(t.points):
         ref = code(p.tag, in_table=True) + " " + code(p.sha[:12]) if p.tag else code(p.sha[:12])
         if p.broken:
             out.append(
                 f"| {i} | {ref} | {md(p.date)} | {md(p.subject)} | ❌ broken: {code(p.error or '', in_table=True)} "
-                "| | | | | | |"
+                "| | | | | | | |"
             )
             continue
         d = p.drift
         counts = (
-            ["–"] * 5
+            ["–"] * 6
             if d is None
-            else [str(len(x)) for x in (d.added, d.removed, d.changed, d.breaking, d.needs_kernel)]
+            else [str(len(x)) for x in (d.added, d.removed, d.renamed, d.changed, d.breaking, d.needs_kernel)]
         )
         out.append(
             f"| {i} | {ref} | {md(p.date)} | {md(p.subject)} | {p.operators} | {p.base_operators} | "
@@ -546,23 +563,21 @@ class Progress:
 
     WIDTH = 30
 
-    def __init__(self, total: int, stream: IO[str] | None = None) -> None:
+    def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
-        self.total = total
-        self.enabled = total > 0 and self.stream.isatty()
+        self.enabled = self.stream.isatty()
         self._last = -1
 
-    def __call__(self, done: int) -> None:
-        if not self.enabled:
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
             return
         # Redraw at most ~200 times: a terminal write per commit would cost more than the commit.
-        step = max(1, self.total // 200)
-        if done != self.total and done - self._last < step:
+        if done != total and done - self._last < max(1, total // 200):
             return
         self._last = done
-        filled = self.WIDTH * done // self.total
+        filled = self.WIDTH * done // total
         bar = "#" * filled + "-" * (self.WIDTH - filled)
-        self.stream.write(f"\r[{bar}] {done}/{self.total} commits")
-        if done >= self.total:
+        self.stream.write(f"\r[{bar}] {done}/{total}")
+        if done >= total:
             self.stream.write("\n")
         self.stream.flush()

@@ -111,7 +111,7 @@ class FakeGitHub:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -562,6 +562,8 @@ def _now() -> str:
 class _Handler(BaseHTTPRequestHandler):
     server_fake: FakeGitHub
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; with Nagle on, each response waits for a delayed ACK.
+    disable_nagle_algorithm = True
 
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

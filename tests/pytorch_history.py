@@ -27,7 +27,7 @@ from typing import IO
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from datafiles import RELEASES, has_release_file, release_text  # noqa: E402
+from datafiles import RELEASES, has_release_file, release_text
 
 NATIVE = "aten/src/ATen/native/native_functions.yaml"
 TAGS = "aten/src/ATen/native/tags.yaml"
@@ -193,7 +193,11 @@ def build_history(
             if has_release_file(version, "derivatives.yaml"):
                 files[DERIVATIVES] = release_text(version, "derivatives.yaml")
             stream.commit(
-                f"Import operator definitions of PyTorch {version}", files, version, tag=f"v{version}", changed=None
+                f"Import operator definitions of PyTorch {version}",
+                files,
+                version,
+                tag=f"v{version}",
+                changed=None,
             )
             previous = native
         importer.stdin.write(b"done\n")

@@ -1,0 +1,294 @@
+"""The bot's config file: who to @mention for which changes, labels, allow-list and overrides paths.
+
+Reference: docs/config.md. Validation is strict (unknown keys, wrong types, bad handles, unknown
+buckets or facets, duplicate keys) and every error names ``file:line`` of the offending node, so the
+file is read twice: once through `read_yaml_document` (which reports YAML syntax errors with their
+line) and once composed into nodes, whose marks give the lines.
+
+Matching: within one subscription, each given matcher kind must match (AND across `buckets`,
+`facets`, `tags`, `dispatch_keys`), and within a kind any listed value may match (OR). So
+``facets: [new_core, needs_kernel]`` means either, and ``buckets: [primitive_pointwise]`` plus
+``facets: [needs_kernel]`` means both.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import yaml
+
+from bot.drift import Change
+from bot.errors import ConfigError
+from bot.nativeyaml import read_yaml_document
+from bot.rules import BUCKETS
+
+FACETS = ("needs_kernel", "breaking", "new_core", "now_decomposes")
+TITLE_FIELDS = ("week", "base", "head")
+DEFAULT_TITLE = "Operator drift {week} ({base}..{head})"
+
+# GitHub logins: alphanumerics and single inner hyphens, at most 39; team slugs are looser.
+_USER = r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}"
+_HANDLE = re.compile(rf"@?({_USER})(?:/([A-Za-z0-9][A-Za-z0-9._-]{{0,99}}))?")
+_DISPATCH_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_TAG = re.compile(r"[a-z][a-z0-9_]*")
+_LABEL_MAX = 50  # GitHub's limit on a label name
+
+_STR = "tag:yaml.org,2002:str"
+_BOOL = "tag:yaml.org,2002:bool"
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """Handles to @mention when a change matches every given matcher kind (see the module docstring)."""
+
+    who: tuple[str, ...]  # normalised: "@user" or "@org/team"
+    buckets: tuple[str, ...] = ()
+    facets: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    dispatch_keys: tuple[str, ...] = ()
+    line: int = 0  # where the subscription starts in the config file
+
+    def matches(self, change: Change) -> bool:
+        records = [r for r in (change.before, change.after) if r is not None]
+        if self.buckets and not ({change.category} | {r.bucket for r in records}) & set(self.buckets):
+            return False
+        if self.facets and not any(getattr(change, f) for f in self.facets):
+            return False
+        if self.tags and not {t for r in records for t in r.facets.tags} & set(self.tags):
+            return False
+        keys = {k for r in records for k in r.facets.dispatch}
+        return not self.dispatch_keys or bool(keys & set(self.dispatch_keys))
+
+
+@dataclass(frozen=True)
+class WeeklyConfig:
+    close_previous: bool = False
+    link_previous: bool = True
+    title_format: str = DEFAULT_TITLE
+
+    def title(self, *, week: str, base: str, head: str) -> str:
+        return self.title_format.format(week=week, base=base, head=head)
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    subscriptions: tuple[Subscription, ...] = ()
+    labels: tuple[str, ...] = ()
+    allowlist: str | None = None  # resolved against the config file's directory
+    overrides: str | None = None
+    weekly: WeeklyConfig = field(default_factory=WeeklyConfig)
+    path: str = ""
+
+
+def mentions_for(config: BotConfig, changes: Iterable[Change]) -> tuple[str, ...]:
+    """The handles whose subscriptions matched at least one change, in config order, each once."""
+    pending = list(changes)
+    seen: dict[str, str] = {}  # GitHub handles are case-insensitive: lower-cased → as first written
+    for sub in config.subscriptions:
+        if any(sub.matches(c) for c in pending):
+            for handle in sub.who:
+                seen.setdefault(handle.lower(), handle)
+    return tuple(seen.values())
+
+
+# --- parsing ---------------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Typed access to composed YAML nodes, raising ConfigError at the node's line."""
+
+    def __init__(self, display: str) -> None:
+        self.display = display
+
+    def error(self, node: yaml.Node, message: str) -> ConfigError:
+        return ConfigError(message, path=self.display, line=node.start_mark.line + 1)
+
+    def mapping(
+        self, node: yaml.Node, what: str, keys: tuple[str, ...]
+    ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping")
+        out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR else None
+            if key is None:
+                raise self.error(key_node, f"{what}: keys must be strings")
+            if key not in keys:
+                raise self.error(
+                    key_node, f"{what}: unknown key {key!r} (expected one of: {', '.join(keys)})"
+                )
+            if key in out:
+                raise self.error(key_node, f"{what}: duplicate key {key!r}")
+            out[key] = (key_node, value_node)
+        return out
+
+    def string(self, node: yaml.Node, what: str) -> str:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _STR:
+            raise self.error(node, f"{what} must be a string (quote it if YAML reads it as another type)")
+        value = str(node.value)
+        if not value.strip():
+            raise self.error(node, f"{what} must not be empty")
+        return value
+
+    def boolean(self, node: yaml.Node, what: str) -> bool:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _BOOL:
+            raise self.error(node, f"{what} must be true or false")
+        return str(node.value).lower() in ("true", "yes", "on", "y")
+
+    def strings(
+        self, node: yaml.Node, what: str, check: Callable[[yaml.Node, str], str] | None = None
+    ) -> tuple[str, ...]:
+        items = node.value if isinstance(node, yaml.SequenceNode) else None
+        if items is None:
+            raise self.error(node, f"{what} must be a list")
+        out: list[str] = []
+        for item in items:
+            value = self.string(item, f"each item of {what}")
+            out.append(check(item, value) if check else value)
+        return tuple(dict.fromkeys(out))
+
+
+def _handle(reader: _Reader) -> Callable[[yaml.Node, str], str]:
+    def check(node: yaml.Node, value: str) -> str:
+        m = _HANDLE.fullmatch(value.strip())
+        if m is None:
+            raise reader.error(
+                node,
+                f'{value!r} is not a GitHub handle: use "@user" or "@org/team" (quoted: YAML reserves @)',
+            )
+        return "@" + m.group(0).lstrip("@")
+
+    return check
+
+
+def _one_of(reader: _Reader, allowed: tuple[str, ...], kind: str) -> Callable[[yaml.Node, str], str]:
+    def check(node: yaml.Node, value: str) -> str:
+        if value not in allowed:
+            raise reader.error(node, f"unknown {kind} {value!r} (expected one of: {', '.join(allowed)})")
+        return value
+
+    return check
+
+
+def _pattern(reader: _Reader, regex: re.Pattern[str], kind: str) -> Callable[[yaml.Node, str], str]:
+    def check(node: yaml.Node, value: str) -> str:
+        if regex.fullmatch(value) is None:
+            raise reader.error(node, f"{value!r} is not a valid {kind}")
+        return value
+
+    return check
+
+
+def _label(reader: _Reader) -> Callable[[yaml.Node, str], str]:
+    def check(node: yaml.Node, value: str) -> str:
+        if len(value) > _LABEL_MAX or "," in value:
+            raise reader.error(node, f"label {value!r}: at most {_LABEL_MAX} characters and no commas")
+        return value
+
+    return check
+
+
+_SUB_KEYS = ("who", "buckets", "facets", "tags", "dispatch_keys")
+_MATCHERS = _SUB_KEYS[1:]
+
+
+def _subscription(reader: _Reader, node: yaml.Node, index: int) -> Subscription:
+    what = f"subscription {index + 1}"
+    keys = reader.mapping(node, what, _SUB_KEYS)
+    if "who" not in keys:
+        raise reader.error(node, f"{what} has no `who:` (the handles to mention)")
+    who = reader.strings(keys["who"][1], f"{what}: who", _handle(reader))
+    if not who:
+        raise reader.error(keys["who"][1], f"{what}: `who:` is empty")
+    if not any(k in keys for k in _MATCHERS):
+        raise reader.error(node, f"{what} matches nothing: give at least one of {', '.join(_MATCHERS)}")
+    checks = {
+        "buckets": _one_of(reader, BUCKETS, "bucket"),
+        "facets": _one_of(reader, FACETS, "facet"),
+        "tags": _pattern(reader, _TAG, "tag name"),
+        "dispatch_keys": _pattern(reader, _DISPATCH_KEY, "dispatch key"),
+    }
+    values = {}
+    for key in _MATCHERS:
+        if key in keys:
+            values[key] = reader.strings(keys[key][1], f"{what}: {key}", checks[key])
+            if not values[key]:
+                raise reader.error(keys[key][1], f"{what}: `{key}:` is empty (leave it out to match any)")
+    return Subscription(who=who, line=node.start_mark.line + 1, **values)
+
+
+def _title_format(reader: _Reader, node: yaml.Node) -> str:
+    value = reader.string(node, "weekly: title_format")
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(value) if f is not None]
+    except ValueError as err:
+        raise reader.error(node, f"weekly: title_format: {err}") from None
+    for f in fields:
+        if f not in TITLE_FIELDS:
+            raise reader.error(
+                node, f"weekly: title_format: unknown field {{{f}}} (use {{week}}, {{base}}, {{head}})"
+            )
+    return value
+
+
+def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
+    keys = reader.mapping(node, "weekly", ("close_previous", "link_previous", "title_format"))
+    kwargs: dict[str, object] = {}
+    for key in ("close_previous", "link_previous"):
+        if key in keys:
+            kwargs[key] = reader.boolean(keys[key][1], f"weekly: {key}")
+    if "title_format" in keys:
+        kwargs["title_format"] = _title_format(reader, keys["title_format"][1])
+    return WeeklyConfig(**kwargs)  # type: ignore[arg-type]
+
+
+_TOP_KEYS = ("subscriptions", "labels", "allowlist", "overrides", "weekly")
+
+
+def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
+    """Parse and validate a config file's text; `allowlist`/`overrides` paths resolve against `base_dir`."""
+    read_yaml_document(text, display)  # YAML syntax errors, with their line
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if node is None:
+        return BotConfig(path=display)
+    reader = _Reader(display)
+    keys = reader.mapping(node, "the config", _TOP_KEYS)
+    subs: tuple[Subscription, ...] = ()
+    if "subscriptions" in keys:
+        sub_node = keys["subscriptions"][1]
+        if not isinstance(sub_node, yaml.SequenceNode):
+            raise reader.error(sub_node, "subscriptions must be a list")
+        subs = tuple(_subscription(reader, n, i) for i, n in enumerate(sub_node.value))
+    labels = reader.strings(keys["labels"][1], "labels", _label(reader)) if "labels" in keys else ()
+    paths: dict[str, str | None] = {}
+    for key in ("allowlist", "overrides"):
+        if key in keys:
+            value = reader.string(keys[key][1], key)
+            paths[key] = os.path.normpath(os.path.join(base_dir, value))
+        else:
+            paths[key] = None
+    weekly = _weekly(reader, keys["weekly"][1]) if "weekly" in keys else WeeklyConfig()
+    return BotConfig(
+        subscriptions=subs,
+        labels=labels,
+        allowlist=paths["allowlist"],
+        overrides=paths["overrides"],
+        weekly=weekly,
+        path=display,
+    )
+
+
+def load_config(path: str) -> BotConfig:
+    """Read and parse the config file at `path` (the one I/O step here, called by the CLI)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as err:
+        raise ConfigError(f"cannot read the config: {err.strerror or err}", path=path) from None
+    except UnicodeDecodeError:
+        raise ConfigError("the config is not UTF-8 text", path=path) from None
+    return parse_config(text, path, base_dir=os.path.dirname(path))

@@ -1,0 +1,124 @@
+"""The overrides file: a user's corrections to the taxonomy, one base operator → one bucket.
+
+    reason: sorted by hand for our backend      # optional: the default reason for every entry
+    overrides:
+      arccos: alias                              # base name: bucket id
+      glu:
+        bucket: composite_pointwise
+        reason: gated linear unit is elementwise on two halves
+
+An override beats every rule; the snapshot records it as rule ``override`` with the reason. Bucket ids
+are those of `bot.rules.BUCKETS`. A malformed file is a `ConfigError` naming file:line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from bot.errors import ConfigError
+from bot.nativeyaml import read_yaml_document, split_lines
+from bot.rules import BUCKETS
+
+DEFAULT_REASON = "set in the overrides file"
+_TOP_KEYS = frozenset({"overrides", "reason"})
+_ENTRY_KEYS = frozenset({"bucket", "reason"})
+
+
+@dataclass(frozen=True)
+class Override:
+    bucket: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Base name → the bucket the user wants, with why. `display` names the file in messages."""
+
+    entries: Mapping[str, Override] = field(default_factory=dict)
+    display: str = ""
+
+
+def _line_of(lines: list[str], key: str) -> int | None:
+    """1-based line where `key:` is written (top level or nested), for error messages."""
+    pattern = re.compile(rf"^\s*['\"]?{re.escape(key)}['\"]?\s*:")
+    for i, line in enumerate(lines):
+        if pattern.match(line):
+            return i + 1
+    return None
+
+
+def parse_overrides(text: str, display: str) -> Overrides:
+    """Read an overrides file's text (pure); `display` is the path used in errors."""
+    data = read_yaml_document(text, display)
+    lines = split_lines(text)
+    if data is None:
+        return Overrides(display=display)
+    if not isinstance(data, dict):
+        raise ConfigError(
+            "an overrides file must be a mapping with an `overrides:` key", path=display, line=1
+        )
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise ConfigError(
+                f"unknown key {key!r} (expected: overrides, reason)",
+                path=display,
+                line=_line_of(lines, str(key)),
+            )
+    default_reason = data.get("reason", DEFAULT_REASON)
+    if not isinstance(default_reason, str):
+        raise ConfigError("`reason:` must be a string", path=display, line=_line_of(lines, "reason"))
+    table = data.get("overrides")
+    if table is None:
+        return Overrides(display=display)
+    if not isinstance(table, dict):
+        raise ConfigError(
+            "`overrides:` must map base operator names to bucket ids",
+            path=display,
+            line=_line_of(lines, "overrides"),
+        )
+    entries: dict[str, Override] = {}
+    for name, value in table.items():
+        line = _line_of(lines, str(name))
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"operator name must be a string, not {name!r}", path=display, line=line)
+        if "." in name:
+            raise ConfigError(
+                f"{name!r}: overrides apply to base operators; write {name.split('.')[0]!r}",
+                path=display,
+                line=line,
+            )
+        reason = default_reason
+        if isinstance(value, dict):
+            extra = sorted(str(k) for k in value if k not in _ENTRY_KEYS)
+            if extra:
+                raise ConfigError(
+                    f"{name}: unknown key {extra[0]!r} (expected: bucket, reason)", path=display, line=line
+                )
+            bucket = value.get("bucket")
+            reason = value.get("reason", default_reason)
+            if not isinstance(reason, str):
+                raise ConfigError(f"{name}: `reason:` must be a string", path=display, line=line)
+        else:
+            bucket = value
+        if not isinstance(bucket, str) or bucket not in BUCKETS:
+            raise ConfigError(
+                f"{name}: unknown bucket {bucket!r} (expected one of: {', '.join(BUCKETS)})",
+                path=display,
+                line=line,
+            )
+        entries[name] = Override(bucket=bucket, reason=reason)
+    return Overrides(entries=MappingProxyType(entries), display=display)
+
+
+def load_overrides(path: str) -> Overrides:
+    """Read and parse an overrides file; a missing or unreadable file is a ConfigError."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise ConfigError(f"cannot read overrides file: {reason}", path=path) from None
+    return parse_overrides(text, path)

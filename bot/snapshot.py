@@ -1,0 +1,373 @@
+"""The stored form of a classified snapshot: versioned JSON, deterministic bytes, atomic writes.
+
+Layout (format_version 1): a JSON object with sorted keys, ``decisions`` (base name → bucket, rule,
+reason), ``entries``, ``format_version``, ``native_display``, ``operators`` (``name.overload`` → schema,
+base, overload, bucket, rule, kind, facets, line) and ``source`` (kind, path, revision, commit, date,
+torch_version). Each operator and each decision sits on a line of its own, so a snapshot committed to
+git diffs one operator per line, and a JSON error's line number points at the operator concerned.
+
+Facets and source metadata are (de)serialised field by field from their dataclasses, so a field
+added to bot.model with a default is stored without touching this module, and older snapshots that
+lack it load with the default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, get_args
+
+from bot.errors import SnapshotError
+from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
+
+FORMAT_VERSION = 1
+
+_OP_KINDS = frozenset(get_args(OpKind))
+_SOURCE_KINDS = frozenset(get_args(SourceKind))
+_OP_FIELDS = ("base", "bucket", "facets", "kind", "line", "overload", "rule", "schema")
+_DECISION_FIELDS = ("bucket", "reason", "rule")
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(", ", ": "))
+
+
+def _fields(record: object) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(record):  # type: ignore[arg-type]
+        value = getattr(record, f.name)
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def _op_json(op: OpRecord) -> dict[str, object]:
+    return {
+        "base": op.base,
+        "bucket": op.bucket,
+        "facets": _fields(op.facets),
+        "kind": op.kind,
+        "line": op.line,
+        "overload": op.overload,
+        "rule": op.rule,
+        "schema": op.schema,
+    }
+
+
+def _members(mapping: Mapping[str, str]) -> str:
+    if not mapping:
+        return "{}"
+    body = ",\n".join(f"  {_dump(key)}: {mapping[key]}" for key in sorted(mapping))
+    return "{\n" + body + "\n }"
+
+
+def to_json(snapshot: Snapshot) -> str:
+    """The snapshot as JSON text: same snapshot, same bytes. Ends with a newline."""
+    operators = {name: _dump(_op_json(op)) for name, op in snapshot.operators.items()}
+    decisions = {base: _dump(_fields(d)) for base, d in snapshot.decisions.items()}
+    top = {
+        "decisions": _members(decisions),
+        "entries": _dump(snapshot.entries),
+        "format_version": _dump(FORMAT_VERSION),
+        "native_display": _dump(snapshot.native_display),
+        "operators": _members(operators),
+        "source": _dump(_fields(snapshot.meta)),
+    }
+    return "{\n" + ",\n".join(f" {_dump(k)}: {top[k]}" for k in sorted(top)) + "\n}\n"
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Validates the decoded JSON, naming the file, the place in it and (where known) its line."""
+
+    def __init__(self, text: str, display: str) -> None:
+        self.text = text
+        self.display = display
+        self.section = ""  # "operators" or "decisions" while their members are read
+        self._lines: dict[tuple[str, str], int] | None = None
+
+    def line_of(self, key: str) -> int | None:
+        # Files this module writes put each top-level key at one space of indent and each operator
+        # and decision at two, on a line of its own; that is enough to find a key's line.
+        if self._lines is None:
+            self._lines = {}
+            section = ""
+            for number, line in enumerate(self.text.splitlines(), start=1):
+                indent = len(line) - len(line.lstrip(" "))
+                end = line.find('": ', indent)
+                if indent not in (1, 2) or line[indent : indent + 1] != '"' or end < 0:
+                    continue
+                name = line[indent : end + 1]
+                if indent == 1:
+                    section = name
+                    self._lines.setdefault(("", name), number)
+                else:
+                    self._lines.setdefault((section, name), number)
+        section = _dump(self.section) if self.section else ""
+        return self._lines.get((section, _dump(key)))
+
+    def fail(self, where: str, what: str, key: str | None = None) -> SnapshotError:
+        line = self.line_of(key) if key is not None else None
+        return SnapshotError(f"{where}: {what}", path=self.display, line=line)
+
+    def obj(self, value: object, where: str, key: str | None = None) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected an object, got {_type_name(value)}", key)
+        return value
+
+    def keys(self, value: dict[str, Any], required: tuple[str, ...], where: str, key: str | None) -> None:
+        missing = [k for k in required if k not in value]
+        if missing:
+            raise self.fail(where, f"missing {', '.join(missing)}", key)
+        extra = sorted(set(value) - set(required))
+        if extra:
+            raise self.fail(where, f"unknown key {', '.join(extra)}", key)
+
+    def string(self, value: object, where: str, key: str | None = None) -> str:
+        if not isinstance(value, str):
+            raise self.fail(where, f"expected a string, got {_type_name(value)}", key)
+        return value
+
+    def integer(self, value: object, where: str, key: str | None = None) -> int:
+        # bool is an int in Python but not a count in a snapshot.
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise self.fail(where, f"expected a non-negative integer, got {value!r}", key)
+        return value
+
+    def dataclass_fields(self, cls: type[Any], value: object, where: str, key: str | None) -> dict[str, Any]:
+        """Keyword arguments for dataclass CLS from a JSON object; absent fields keep their default."""
+        data = self.obj(value, where, key)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        extra = sorted(set(data) - set(fields))
+        if extra:
+            raise self.fail(where, f"unknown key {', '.join(extra)}", key)
+        out: dict[str, Any] = {}
+        for name, f in fields.items():
+            if name not in data:
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise self.fail(where, f"missing {name}", key)
+                continue
+            check = _CHECKS.get(str(f.type))
+            if check is None:
+                raise self.fail(where, f"{name}: this opdrift cannot load a field of type {f.type}", key)
+            ok, converted = check(data[name])
+            if not ok:
+                raise self.fail(
+                    f"{where}.{name}", f"expected {_EXPECTED[str(f.type)]}, got {data[name]!r}", key
+                )
+            out[name] = converted
+        return out
+
+
+def _type_name(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _opt_str(v: object) -> tuple[bool, object]:
+    return v is None or isinstance(v, str), v
+
+
+def _str(v: object) -> tuple[bool, object]:
+    return isinstance(v, str), v
+
+
+def _bool(v: object) -> tuple[bool, object]:
+    return isinstance(v, bool), v
+
+
+def _opt_bool(v: object) -> tuple[bool, object]:
+    return v is None or isinstance(v, bool), v
+
+
+def _str_tuple(v: object) -> tuple[bool, object]:
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return True, tuple(v)
+    return False, None
+
+
+def _source_kind(v: object) -> tuple[bool, object]:
+    return isinstance(v, str) and v in _SOURCE_KINDS, v
+
+
+# Keyed by the annotation text of the model's fields (the model uses `from __future__ import annotations`).
+_CHECKS: dict[str, Callable[[object], tuple[bool, object]]] = {
+    "str": _str,
+    "str | None": _opt_str,
+    "bool": _bool,
+    "bool | None": _opt_bool,
+    "tuple[str, ...]": _str_tuple,
+    "SourceKind": _source_kind,
+}
+_EXPECTED = {
+    "str": "a string",
+    "str | None": "a string or null",
+    "bool": "true or false",
+    "bool | None": "true, false or null",
+    "tuple[str, ...]": "a list of strings",
+    "SourceKind": f"one of {', '.join(sorted(_SOURCE_KINDS))}",
+}
+
+
+def from_json(text: str, display: str) -> Snapshot:
+    """Parse and validate a stored snapshot; any problem is a SnapshotError naming DISPLAY (and line)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SnapshotError(
+            f"invalid JSON: {err.msg} (column {err.colno})", path=display, line=err.lineno
+        ) from None
+    r = _Reader(text, display)
+    top = r.obj(data, "snapshot")
+    if "format_version" not in top:
+        raise SnapshotError("no format_version: not an opdrift snapshot", path=display)
+    version = top["format_version"]
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise SnapshotError(
+            f"unknown format_version {version!r} (this opdrift reads {FORMAT_VERSION})", path=display
+        )
+    r.keys(
+        top,
+        ("decisions", "entries", "format_version", "native_display", "operators", "source"),
+        "snapshot",
+        None,
+    )
+    meta = SourceMeta(**r.dataclass_fields(SourceMeta, top["source"], "source", "source"))
+    entries = r.integer(top["entries"], "entries", "entries")
+    native_display = r.string(top["native_display"], "native_display", "native_display")
+
+    decisions: dict[str, Decision] = {}
+    members = r.obj(top["decisions"], "decisions", "decisions")
+    r.section = "decisions"
+    for base, value in members.items():
+        where = f"decisions[{base!r}]"
+        d = r.obj(value, where, base)
+        r.keys(d, _DECISION_FIELDS, where, base)
+        decisions[base] = Decision(**{k: r.string(d[k], f"{where}.{k}", base) for k in _DECISION_FIELDS})
+
+    operators: dict[str, OpRecord] = {}
+    members = r.obj(top["operators"], "operators", "operators")
+    r.section = "operators"
+    for name, value in members.items():
+        operators[name] = _op_record(r, name, value, decisions)
+    return Snapshot(
+        meta=meta, entries=entries, operators=operators, decisions=decisions, native_display=native_display
+    )
+
+
+def _op_record(r: _Reader, name: str, value: object, decisions: Mapping[str, Decision]) -> OpRecord:
+    where = f"operators[{name!r}]"
+    o = r.obj(value, where, name)
+    r.keys(o, _OP_FIELDS, where, name)
+    base = r.string(o["base"], f"{where}.base", name)
+    overload = r.string(o["overload"], f"{where}.overload", name)
+    if name != (f"{base}.{overload}" if overload else base):
+        raise r.fail(where, f"key does not match base {base!r} and overload {overload!r}", name)
+    kind = r.string(o["kind"], f"{where}.kind", name)
+    if kind not in _OP_KINDS:
+        raise r.fail(f"{where}.kind", f"expected one of {', '.join(sorted(_OP_KINDS))}, got {kind!r}", name)
+    bucket = r.string(o["bucket"], f"{where}.bucket", name)
+    decision = decisions.get(base)
+    if decision is None:
+        raise r.fail(where, f"no decision for its base operator {base!r}", name)
+    if decision.bucket != bucket:
+        raise r.fail(where, f"bucket {bucket!r} differs from its base's decision {decision.bucket!r}", name)
+    line = r.integer(o["line"], f"{where}.line", name)
+    facets = Facets(**r.dataclass_fields(Facets, o["facets"], f"{where}.facets", name))
+    return OpRecord(
+        name=name,
+        base=base,
+        overload=overload,
+        schema=r.string(o["schema"], f"{where}.schema", name),
+        bucket=bucket,
+        rule=r.string(o["rule"], f"{where}.rule", name),
+        kind=kind,  # type: ignore[arg-type]  # checked against OpKind's values above
+        facets=facets,
+        line=line,
+    )
+
+
+# --- files ------------------------------------------------------------------------------------
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Replace PATH with TEXT so that a reader sees the old file or the new one, never a torn one.
+
+    The text goes to a temporary file in the same directory (a rename is atomic only within one file
+    system), is flushed to disk, then renamed over PATH. On any failure the old file stays as it was
+    and the temporary file is removed.
+    """
+    target = Path(path)
+    data = text.encode("utf-8")  # before anything touches the disk: an encoding error writes nothing
+    directory = target.parent
+    try:
+        mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as err:
+        raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
+        raise
+    _fsync_directory(directory)
+
+
+def _default_mode() -> int:
+    # mkstemp makes 0600 files; a snapshot should get the permissions any new file would.
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the rename itself durable; not every platform lets a directory be opened for this.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def save_snapshot(path: str | os.PathLike[str], snapshot: Snapshot) -> None:
+    write_atomic(path, to_json(snapshot))
+
+
+def load_snapshot(path: str | os.PathLike[str]) -> Snapshot:
+    """Read and validate the snapshot stored at PATH."""
+    display = os.fspath(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise SnapshotError("no such file", path=display) from None
+    except OSError as err:
+        raise SnapshotError(f"cannot read: {err.strerror or err}", path=display) from err
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise SnapshotError(f"not UTF-8 text at offset {err.start}", path=display, line=line) from None
+    return from_json(text, display)

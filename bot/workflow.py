@@ -1,0 +1,191 @@
+"""The small decisions the GitHub workflows and the composite action need, kept out of YAML.
+
+A ``run:`` script in a workflow cannot be unit-tested, so every step that decides something calls one
+of these through the CLI: which two SOURCEs to diff (a PR's merge base included), which pull request
+a ``workflow_run`` belongs to, and whether the refreshed snapshot is worth a commit. Values go to
+Actions as ``name=value`` lines for ``$GITHUB_OUTPUT``.
+
+Git is run here (not through sources.py) only for two things sources.py has no business with: the
+merge base of two revisions, and writing a commit. Both run git without a shell and with the
+repository-redirecting environment variables removed, like the readers do.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.errors import GitError, OpdriftError
+
+BOT_NAME = "github-actions[bot]"
+BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
+_PR_NUMBER = re.compile(r"[1-9][0-9]{0,9}")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")
+
+
+class WorkflowError(OpdriftError):
+    """A workflow step was given values it cannot act on (bad PR number, unknown revision, no repository)."""
+
+
+# --- $GITHUB_OUTPUT --------------------------------------------------------------------------------
+
+
+def output_lines(values: Mapping[str, str]) -> str:
+    """``name=value`` lines for $GITHUB_OUTPUT. A newline in a value would forge another output."""
+    lines = []
+    for name, value in values.items():
+        if not _OUTPUT_NAME.fullmatch(name):
+            raise WorkflowError(f"bad output name {name!r}")
+        if "\n" in value or "\r" in value:
+            raise WorkflowError(f"output {name} would span lines: {value!r}")
+        lines.append(f"{name}={value}\n")
+    return "".join(lines)
+
+
+def write_outputs(path: str, values: Mapping[str, str]) -> None:
+    text = output_lines(values)
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise WorkflowError(f"cannot append to GITHUB_OUTPUT: {exc.strerror}", path=path) from None
+
+
+# --- git -------------------------------------------------------------------------------------------
+
+
+def _git(repo: str | os.PathLike[str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    try:
+        done = subprocess.run(
+            ["git", "-C", os.fspath(repo), *args], capture_output=True, text=True, env=env, check=False
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    if check and done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        raise GitError(f"git {args[0]}: {detail}", path=os.fspath(repo))
+    return done
+
+
+def _check_rev(rev: str, what: str) -> str:
+    # Revisions reach git as arguments: one starting with "-" would be read as an option.
+    if not rev or rev.startswith("-") or any(c.isspace() for c in rev):
+        raise WorkflowError(f"bad {what} revision {rev!r}")
+    return rev
+
+
+def merge_base(repo: str | os.PathLike[str], base: str, head: str) -> str:
+    """The full sha of the best common ancestor of BASE and HEAD (what a PR's diff starts from)."""
+    done = _git(
+        repo,
+        "merge-base",
+        "--end-of-options",
+        _check_rev(base, "base"),
+        _check_rev(head, "head"),
+        check=False,
+    )
+    sha = done.stdout.strip()
+    if done.returncode != 0 or not _SHA.fullmatch(sha):
+        detail = done.stderr.strip() or "no common ancestor (is the clone shallow? use fetch-depth: 0)"
+        raise GitError(f"no merge base of {base} and {head}: {detail}", path=os.fspath(repo))
+    return sha
+
+
+@dataclass(frozen=True)
+class Sources:
+    base: str
+    head: str
+
+
+def resolve_sources(
+    pytorch: str,
+    *,
+    base: str | None,
+    head: str | None,
+    base_source: str | None = None,
+    head_source: str | None = None,
+    use_merge_base: bool = False,
+    find_merge_base: Callable[[str, str, str], str] = merge_base,
+) -> Sources:
+    """The BASE and HEAD SOURCE specs for `opdrift diff`/`comment`/`issue`.
+
+    A ``*_source`` (a snapshot .json, a yaml, a wheel, ``DIR@REV``) wins; otherwise a revision of the
+    PyTorch checkout PYTORCH becomes ``PYTORCH@REV``. With `use_merge_base`, BASE is replaced by the
+    merge base of BASE and HEAD, so a PR is compared with the commit it branched from.
+    """
+    head_rev = head or "HEAD"
+    head_spec = head_source or f"{pytorch}@{_check_rev(head_rev, 'head')}"
+    if base_source:
+        if use_merge_base:
+            raise WorkflowError("merge-base needs a base revision, not a base source")
+        return Sources(base_source, head_spec)
+    if not base:
+        raise WorkflowError("give a base revision or a base source")
+    base_rev = _check_rev(base, "base")
+    if use_merge_base:
+        if head_source:
+            raise WorkflowError("merge-base needs a head revision, not a head source")
+        base_rev = find_merge_base(pytorch, base_rev, head_rev)
+    return Sources(f"{pytorch}@{base_rev}", head_spec)
+
+
+@dataclass(frozen=True)
+class Committed:
+    sha: str | None  # None: the file was unchanged, nothing was committed
+    message: str
+
+
+def commit_file(
+    path: str | os.PathLike[str], message: str, *, name: str = BOT_NAME, email: str = BOT_EMAIL
+) -> Committed:
+    """Commit PATH alone (whatever else is staged) if it differs from HEAD; never commits an empty change."""
+    file = Path(path)
+    if not file.is_file():
+        raise WorkflowError("no such file to commit", path=str(file))
+    if not message.strip():
+        raise WorkflowError("empty commit message")
+    top = _git(file.parent, "rev-parse", "--show-toplevel").stdout.strip()
+    rel = os.path.relpath(file.resolve(), Path(top).resolve())
+    _git(top, "add", "--", rel)
+    if _git(top, "diff", "--cached", "--quiet", "--", rel, check=False).returncode == 0:
+        return Committed(None, f"{rel} is unchanged; nothing to commit")
+    _git(
+        top, "-c", f"user.name={name}", "-c", f"user.email={email}",
+        "commit", "--quiet", "--no-verify", "-m", message, "--only", "--", rel,
+    )  # fmt: skip
+    sha = _git(top, "rev-parse", "HEAD").stdout.strip()
+    return Committed(sha, f"committed {rel} as {sha[:12]}")
+
+
+# --- the pull request of a workflow_run --------------------------------------------------------------
+
+
+def check_pr_number(value: str) -> int:
+    if not _PR_NUMBER.fullmatch(value):
+        raise WorkflowError(f"bad pull request number {value!r}")
+    return int(value)
+
+
+def match_pull(pulls: Any, *, head_sha: str, head_repo: str) -> int | None:
+    """The number of the one open PR whose head is exactly HEAD_SHA in HEAD_REPO, else None.
+
+    Both must match: a branch name alone can be reused by anyone with a fork, and a sha alone could
+    be pushed to a second PR; the run's event gives all three, so the lookup cannot pick a stranger's PR.
+    """
+    found = [
+        p.number
+        for p in pulls
+        if p.head.sha == head_sha
+        and p.head.repo is not None
+        and p.head.repo.full_name.lower() == head_repo.lower()
+    ]
+    return found[0] if len(found) == 1 else None

