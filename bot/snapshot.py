@@ -307,6 +307,10 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     system), is flushed to disk, then renamed over PATH. On any failure the old file stays as it was
     and the temporary file is removed.
     """
+    if not os.fspath(path):
+        # Path("") is ".": the rename would target the working directory and fail with a baffling
+        # "Device or resource busy" under an empty file name (e.g. `-o ""` from an unset variable).
+        raise SnapshotError("empty output file name")
     target = Path(path)
     data = text.encode("utf-8")  # before anything touches the disk: an encoding error writes nothing
     directory = target.parent
