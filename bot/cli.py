@@ -11,9 +11,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from bot import __version__
 from bot.errors import OpdriftError
+from bot.markdown import one_line
+
+if TYPE_CHECKING:
+    from bot.model import Snapshot
+    from bot.overrides import Overrides
 
 EXIT_OK = 0
 EXIT_FINDING = 1
@@ -52,7 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except OpdriftError as err:
-        print(f"opdrift: error: {err}", file=sys.stderr)
+        # One line whatever the message quotes: a value from the user's file may hold line breaks.
+        print(f"opdrift: error: {one_line(str(err))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("opdrift: interrupted", file=sys.stderr)
@@ -64,6 +71,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # --- subcommands -------------------------------------------------------------------------------
 # (each section: _add_x + _cmd_x, then _COMMANDS.append(_add_x))
+
+
+def _warn(message: str) -> None:
+    print(f"opdrift: warning: {one_line(message)}", file=sys.stderr)
+
+
+def _load(spec: str, overrides: Overrides | None = None) -> Snapshot:
+    """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr."""
+    from bot import pipeline
+
+    return pipeline.load_snapshot(spec, overrides, warn=_warn)
 
 
 # --- workflow helpers (verify-artifact, resolve-sources, pr-number, commit-snapshot) -------------
@@ -276,7 +294,6 @@ def _add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _cmd_diff(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    from bot import pipeline
     from bot.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
     from bot.drift import compute_drift
     from bot.overrides import load_overrides
@@ -284,8 +301,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     allow = load_allowlist(args.allowlist) if args.allowlist else None
     overrides = load_overrides(args.overrides) if args.overrides else None
-    base = pipeline.load_snapshot(args.base, overrides)
-    drift = compute_drift(base, pipeline.load_snapshot(args.head, overrides))
+    base = _load(args.base, overrides)
+    drift = compute_drift(base, _load(args.head, overrides))
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
     for warning in acks.warnings:
         print(f"opdrift: {warning}", file=sys.stderr)
@@ -319,11 +336,11 @@ def _add_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    from bot import pipeline, snapshot
+    from bot import snapshot
     from bot.overrides import load_overrides
 
     overrides = load_overrides(args.overrides) if args.overrides else None
-    snap = pipeline.load_snapshot(args.source, overrides)
+    snap = _load(args.source, overrides)
     _write_output(snapshot.to_json(snap), args.output)
     return EXIT_OK
 
@@ -358,11 +375,11 @@ def _add_coverage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _cmd_coverage(args: argparse.Namespace) -> int:
-    from bot import backends, coverage, coverage_report, pipeline
+    from bot import backends, coverage, coverage_report
 
     specs = [backends.parse_backend_arg(arg) for arg in args.backend]
-    head = pipeline.load_snapshot(args.source)
-    base = pipeline.load_snapshot(args.base) if args.base else None
+    head = _load(args.source)
+    base = _load(args.base) if args.base else None
     results = []
     for kind, value in specs:
         version = args.torch_version or head.meta.torch_version
@@ -403,12 +420,11 @@ def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
-    from bot import pipeline
     from bot.overrides import load_overrides
     from bot.stats import RENDERERS, compute_stats
 
     overrides = load_overrides(args.overrides) if args.overrides else None
-    stats = compute_stats(pipeline.load_snapshot(args.source, overrides))
+    stats = compute_stats(_load(args.source, overrides))
     _write_output(RENDERERS[args.format](stats), args.output)
     return EXIT_OK
 
@@ -428,12 +444,11 @@ def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from bot import pipeline
     from bot.overrides import load_overrides
     from bot.taxonomy import explain
 
     overrides = load_overrides(args.overrides) if args.overrides else None
-    sys.stdout.write(explain(pipeline.load_snapshot(args.source, overrides), args.op))
+    sys.stdout.write(explain(_load(args.source, overrides), args.op))
     return EXIT_OK
 
 
@@ -444,8 +459,6 @@ _COMMANDS.extend([_add_stats, _add_explain])
 # The report is computed and rendered completely before the first request, so a failure never leaves a
 # half-written post. The environment (GITHUB_TOKEN, GITHUB_API_URL, GITHUB_STEP_SUMMARY) is read here
 # and passed on explicitly.
-
-from typing import TYPE_CHECKING  # noqa: E402 - each section keeps its own imports (see the docstring)
 
 if TYPE_CHECKING:
     from bot.allowlist import Acknowledgements
@@ -505,7 +518,6 @@ def _publish_setup(args: argparse.Namespace) -> tuple[BotConfig, Drift, Acknowle
     """Config, drift, acknowledgements and the handles to mention: everything before rendering."""
     import datetime as dt
 
-    from bot import pipeline
     from bot.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
     from bot.config import BotConfig, load_config, mentions_for
     from bot.drift import compute_drift
@@ -516,8 +528,8 @@ def _publish_setup(args: argparse.Namespace) -> tuple[BotConfig, Drift, Acknowle
     cfg = load_config(args.config) if args.config else BotConfig()
     overrides = load_overrides(cfg.overrides) if cfg.overrides else None
     allow = load_allowlist(cfg.allowlist) if cfg.allowlist else None
-    base = pipeline.load_snapshot(args.base, overrides)
-    drift = compute_drift(base, pipeline.load_snapshot(args.head, overrides))
+    base = _load(args.base, overrides)
+    drift = compute_drift(base, _load(args.head, overrides))
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
     for warning in acks.warnings:
         print(f"opdrift: {warning}", file=sys.stderr)

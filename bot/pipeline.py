@@ -6,6 +6,8 @@ source files → entries (nativeyaml) → operators (native, or registration for
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot import native, nativeyaml, registration, snapshot, sources, taxonomy
 from bot.errors import SourceError
 from bot.model import OperatorSet, Snapshot, SourceFiles
@@ -28,11 +30,21 @@ def operators_from_files(files: SourceFiles) -> OperatorSet:
     raise SourceError("holds neither native_functions.yaml nor RegistrationDeclarations.h", path=files.meta.path)
 
 
-def load_snapshot(spec: str, overrides: Overrides | None = None) -> Snapshot:
-    """Read SOURCE (any kind the CLI accepts) and return its classified snapshot."""
+def load_snapshot(
+    spec: str, overrides: Overrides | None = None, *, warn: Callable[[str], None] | None = None
+) -> Snapshot:
+    """Read SOURCE (any kind the CLI accepts) and return its classified snapshot.
+
+    `warn` receives each warning of the parse (an unknown key kept, an undefined tag), one line with
+    file:line; the snapshot itself has no place for them, so this is the only way they surface.
+    """
     files = sources.read_source(spec)
     if files.meta.kind == "snapshot":
         stored = snapshot.load_snapshot(files.meta.path)
         # Overrides change buckets, so a stored snapshot is re-decided only when the user asks for it.
         return stored if overrides is None else taxonomy.reclassify(stored, overrides)
-    return taxonomy.classify(operators_from_files(files), overrides)
+    opset = operators_from_files(files)
+    if warn is not None:
+        for message in opset.warnings:
+            warn(message)
+    return taxonomy.classify(opset, overrides)

@@ -168,7 +168,8 @@ def build_history(
         raise ValueError(f"no vendored release between {first} and {last}")
     path.mkdir(parents=True, exist_ok=True)
     _git(path, "init", "-q", "-b", "main")
-    marks = path / ".git" / "opdrift-marks"
+    # fast-import runs under `git -C path`, so a relative marks path would resolve twice.
+    marks = path.resolve() / ".git" / "opdrift-marks"
     # Stream straight into fast-import, so that building the texts overlaps with git hashing them.
     importer = subprocess.Popen(
         ["git", "-C", str(path), "fast-import", "--quiet", "--done", f"--export-marks={marks}"],

@@ -617,10 +617,6 @@ def test_unknown_key_is_kept_and_not_fatal(
     assert ops.warnings == (f"{path}:{line}: unknown key 'frobnicate' kept",)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="OperatorSet.warnings never reach stderr: pipeline.load_snapshot drops them (lead to wire)",
-)
 def test_unknown_key_warning_reaches_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     line = line_of("- func: add.Tensor(")
     path = edited_release(tmp_path, lambda ls: ls.insert(line, "  frobnicate: True\n"))
@@ -631,10 +627,6 @@ def test_unknown_key_warning_reaches_stderr(tmp_path: Path, capsys: pytest.Captu
         assert f"{path}:{line}: " in run.err and "frobnicate" in run.err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bot/native.py puts string values verbatim into EntryError messages; the CLI prints them as is",
-)
 @pytest.mark.parametrize(
     "field",
     [
