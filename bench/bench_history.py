@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         dest = Path(a.keep) if a.keep else Path(tmp) / "pytorch"
         t0 = time.perf_counter()
         h = build_history(dest, first=a.first, last=a.last, fine=True, cap=a.cap, checkout=False)
-        print(f"history: {len(h.commits)} commits {a.first}..{a.last} built in {time.perf_counter() - t0:.1f} s")
+        print(
+            f"history: {len(h.commits)} commits {a.first}..{a.last} built in {time.perf_counter() - t0:.1f} s"
+        )
         if len(h.commits) < 1000:
             print("warning: fewer than 1,000 commits; widen --first/--last or raise --cap")
 
@@ -81,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
             cold.append(time.perf_counter() - c0)
         cold_ms = statistics.fmean(cold) * 1000
         print(f"cold: {len(cold)} sampled commits, mean {cold_ms:.1f} ms/commit (read + parse + classify)")
-        print(f"ratio: cold / incremental mean = {cold_ms / mean:.0f}x, cold / incremental median = {cold_ms / med:.0f}x")
+        print(
+            f"ratio: cold / incremental mean = {cold_ms / mean:.0f}x, cold / incremental median = {cold_ms / med:.0f}x"
+        )
         ok = mean <= 5 and cold_ms / mean >= 20
         print("target (<= 5 ms mean after the first, >= 20x): " + ("met" if ok else "NOT met"))
     return 0

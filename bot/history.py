@@ -456,14 +456,14 @@ class Engine:
                 raise _Rebuild
             rel = block_starts(region) if region else []
             region_starts = [r0 + x for x in rel]
-            for a, b in zip(rel, [*rel[1:], len(region)], strict=True):
-                chunk = region[a:b]
+            for c0, c1 in zip(rel, [*rel[1:], len(region)], strict=True):
+                chunk = region[c0:c1]
                 fresh.append(_Block(chunk, self._parse(chunk)))
         gone = self.blocks[lo:hi]
         # Blocks present on both sides keep their entries (only their lines may shift).
         pool: dict[str, list[_Block]] = defaultdict(list)
-        for b in gone:
-            pool[b.text].append(b)
+        for g in gone:
+            pool[g.text].append(g)
         new_blocks: list[_Block] = []
         added_blocks: list[_Block] = []
         for blk in fresh:
@@ -496,7 +496,11 @@ class Engine:
         delta = len(new) - len(old)
         self.blocks[lo:hi] = new_blocks
         self.starts = [*self.starts[:lo], *region_starts, *(x + delta for x in self.starts[hi:])]
-        self.line_starts = [*self.line_starts[:lo], *fresh_lines, *(x + line_delta for x in self.line_starts[hi:])]
+        self.line_starts = [
+            *self.line_starts[:lo],
+            *fresh_lines,
+            *(x + line_delta for x in self.line_starts[hi:]),
+        ]
         self.text = new
         self._line_memo.clear()
         self.meta = files.meta
@@ -536,7 +540,11 @@ class Engine:
         while todo:
             raw = self.entry_raw[todo.pop()]
             delegate = raw.data.get("structured_delegate")
-            if isinstance(delegate, str) and delegate in self.entry_raw and delegate not in affected | context:
+            if (
+                isinstance(delegate, str)
+                and delegate in self.entry_raw
+                and delegate not in affected | context
+            ):
                 context.add(delegate)
                 todo.append(delegate)
         build = sorted(affected | context, key=self._entry_line)
@@ -593,7 +601,7 @@ class Engine:
             self.base_ops[op.base].add(name)
             if op.structured_delegate is not None:
                 self.delegators[op.structured_delegate].add(name)
-        for name, op in removed_ops.items():
+        for op in removed_ops.values():
             if not self.base_ops.get(op.base):
                 self.base_ops.pop(op.base, None)
                 toggled.add(op.base)
@@ -601,7 +609,9 @@ class Engine:
             if op.base not in self.rec_names:
                 toggled.add(op.base)
         for name in {*removed_ops, *new_ops}:
-            if (name in removed_ops) != (name in new_ops) or removed_ops[name] != _moved(new_ops[name], removed_ops[name].line):
+            if (name in removed_ops) != (name in new_ops) or removed_ops[name] != _moved(
+                new_ops[name], removed_ops[name].line
+            ):
                 for d in self.delegators.get(name, ()):
                     touched.add(self.ops[d].base)
         if derivs != self.derivatives:
@@ -618,8 +628,8 @@ class Engine:
             # Rules that look at other base names (twins: svd/linalg_svd, add/add_, special_X/X) relate
             # names by containment; re-deciding every base whose name contains a toggled one, or is
             # contained in it, covers them all whatever prefix or suffix a rule uses.
-            for b in toggled:
-                touched.update(x for x in self.base_ops if b in x or x in b)
+            for tb in toggled:
+                touched.update(x for x in self.base_ops if tb in x or x in tb)
             for base, words in self.alias_words.items():
                 if not words.isdisjoint(toggled):
                     touched.add(base)
@@ -670,14 +680,14 @@ class Engine:
             line += blk.parsed.lines
         found = [(new_line[id(blk)] + raw.line - 1, raw) for _, raw, blk in new_entries]
         for name in {nm for nm, _, _ in new_entries}:
-            blk = self.entry_block.get(name)
-            if blk is None:
+            old_blk = self.entry_block.get(name)
+            if old_blk is None:
                 continue
             raw = self.entry_raw[name]
-            if id(blk) in new_line:  # a block re-cut but kept
-                found.append((new_line[id(blk)] + raw.line - 1, raw))
-            elif not any(blk is g for g in gone):
-                i = self.blocks.index(blk)
+            if id(old_blk) in new_line:  # a block re-cut but kept
+                found.append((new_line[id(old_blk)] + raw.line - 1, raw))
+            elif not any(old_blk is g for g in gone):
+                i = self.blocks.index(old_blk)
                 found.append((self.line_starts[i] + (line_delta if i >= hi else 0) + raw.line - 1, raw))
         found.sort(key=lambda f: f[0])
         entries = tuple(replace(raw, line=line) for line, raw in found)
@@ -929,7 +939,9 @@ def _summary_from(d: Mapping[str, object]) -> Summary | None:
     cats = d.get("by_category")
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in nums) or not isinstance(cats, dict):
         return None
-    if not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in cats.items()):
+    if not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in cats.items()
+    ):
         return None
     e, o, b = (int(str(n)) for n in nums)
     return Summary(entries=e, operators=o, base_operators=b, by_category=tuple(sorted(cats.items())))
@@ -1096,9 +1108,7 @@ class _Ref:
 
 
 class _Walker:
-    def __init__(
-        self, repo: str, git: GitReader, options: WalkOptions, cache: DiskCache | None
-    ) -> None:
+    def __init__(self, repo: str, git: GitReader, options: WalkOptions, cache: DiskCache | None) -> None:
         self.repo = repo
         self.git = git
         self.options = options
@@ -1262,14 +1272,20 @@ def walk(
         # Carry the three files' oids forward through the log's changes: no tree lookup per commit.
         if log and start < end:
             first = log[start]
-            parent_oids = _oids_before(git, first.sha, start, log, refs, walker)
+            parent_oids = _oids_before(git, first.sha)
             current = dict(zip(DEFAULT_PATHS, parent_oids, strict=True))
             for i in range(start, end):
                 for path, oid in log[i].changes:
                     if path in current:
                         current[path] = oid
                 sha, rev, date, subject, _ = refs[i]
-                refs[i] = (sha, rev, date, subject, (current[NATIVE_PATH], current[TAGS_PATH], current[DERIVATIVES_PATH]))
+                refs[i] = (
+                    sha,
+                    rev,
+                    date,
+                    subject,
+                    (current[NATIVE_PATH], current[TAGS_PATH], current[DERIVATIVES_PATH]),
+                )
 
         points: list[Point] = []
         for done, (sha, rev, date, subject, known) in enumerate(refs[start:end], 1):
@@ -1318,15 +1334,14 @@ def walk(
     )
 
 
-def _oids_before(
-    git: GitReader, sha: str, index: int, log: Sequence[LogEntry], refs: Sequence[object], walker: _Walker
-) -> tuple[str | None, str | None, str | None]:
-    """The three files' oids in the first parent of the walk's commit SHA (all None for a root)."""
+def _oids_before(git: GitReader, sha: str) -> tuple[str | None, str | None, str | None]:
+    """The three files' oids in the first parent of commit SHA (all None for a root commit)."""
     try:
         parent = git.resolve(f"{sha}^")
     except GitError:
         return None, None, None
-    return tuple(git.blob_id(parent, p) for p in DEFAULT_PATHS)  # type: ignore[return-value]
+    native_oid, tags_oid, deriv_oid = (git.blob_id(parent, p) for p in DEFAULT_PATHS)
+    return native_oid, tags_oid, deriv_oid
 
 
 def cold_point(files: SourceFiles, overrides: Overrides | None = None) -> Snapshot:

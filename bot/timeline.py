@@ -248,7 +248,11 @@ def _renames(d: Mapping[str, object], where: str) -> tuple[tuple[str, str], ...]
     if not isinstance(v, list):
         raise TimelineError("`renamed` must be a list", path=where)
     for item in v:
-        if not isinstance(item, dict) or not isinstance(item.get("from"), str) or not isinstance(item.get("to"), str):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("from"), str)
+            or not isinstance(item.get("to"), str)
+        ):
             raise TimelineError("`renamed` items must be {from, to} strings", path=where)
         out.append((item["from"], item["to"]))
     return tuple(out)
@@ -430,7 +434,10 @@ def render_csv(t: Timeline) -> str:
             *(
                 ("",) * 6
                 if d is None
-                else (str(len(x)) for x in (d.added, d.removed, d.renamed, d.changed, d.breaking, d.needs_kernel))
+                else (
+                    str(len(x))
+                    for x in (d.added, d.removed, d.renamed, d.changed, d.breaking, d.needs_kernel)
+                )
             ),
         ]
         cats = dict(p.by_category) if p.by_category is not None else None
@@ -521,7 +528,9 @@ def render_markdown(t: Timeline) -> str:
             out.append(f"The chart samples {CHART_MAX_POINTS} of {len(good)} points evenly.")
             out.append("")
         out.extend([chart, chart_legend(), ""])
-    out.append("| # | commit | date | subject | operators | base | added | removed | renamed | changed | breaking | needs kernel |")
+    out.append(
+        "| # | commit | date | subject | operators | base | added | removed | renamed | changed | breaking | needs kernel |"
+    )
     out.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for i, p in enumerate(t.points):
         ref = code(p.tag, in_table=True) + " " + code(p.sha[:12]) if p.tag else code(p.sha[:12])
@@ -533,7 +542,7 @@ def render_markdown(t: Timeline) -> str:
             continue
         d = p.drift
         counts = (
-            ["–"] * 6
+            ["-"] * 6
             if d is None
             else [str(len(x)) for x in (d.added, d.removed, d.renamed, d.changed, d.breaking, d.needs_kernel)]
         )

@@ -26,13 +26,15 @@ from bot.sources import read_revision
 # so the sample holds removals as well as additions and edits), capped to keep the test quick. The
 # history tool moves an entry by adding it before removing it, so a few commits define an operator
 # twice: real broken commits, which the walk must report exactly as cold classification does.
-FIRST, LAST, CAP = "2.12.0", "2.14.1", 20
+FIRST, LAST, CAP = "2.12.0", "2.14.1", 12
 KEEP = history.WalkOptions(keep_going=True)
 
 
 @pytest.fixture(scope="module")
 def fine(tmp_path_factory: pytest.TempPathFactory) -> History:
-    return build_history(tmp_path_factory.mktemp("fine") / "pytorch", first=FIRST, last=LAST, fine=True, cap=CAP)
+    return build_history(
+        tmp_path_factory.mktemp("fine") / "pytorch", first=FIRST, last=LAST, fine=True, cap=CAP
+    )
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,9 @@ def walked(fine: History) -> timeline.Timeline:
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     clean.update(env or {})
-    done = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=clean, text=True)
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, env=clean, text=True
+    )
     return done.stdout.strip()
 
 
@@ -88,7 +92,10 @@ def test_blocks_parse_alone_like_the_whole_file(version: str) -> None:
 def test_block_of_an_entry_takes_the_comments_above_it() -> None:
     text = "- func: a(Tensor x) -> Tensor\n  # trailing note\n\n# b, alias for a\n- func: b(Tensor x) -> Tensor\n"
     starts = history.block_starts(text)
-    assert [text[s:] .split("\n", 1)[0] for s in starts] == ["- func: a(Tensor x) -> Tensor", "  # trailing note"]
+    assert [text[s:].split("\n", 1)[0] for s in starts] == [
+        "- func: a(Tensor x) -> Tensor",
+        "  # trailing note",
+    ]
 
 
 # --- incremental = cold --------------------------------------------------------------------------
@@ -131,8 +138,8 @@ def test_fine_commits_change_what_they_say(walked: timeline.Timeline, fine: Hist
     # The history is not trivial: single-entry commits add, remove and edit operators.
     drifts = [p.drift for p in walked.points if p.drift is not None]
     assert sum(bool(d.added) for d in drifts) >= 2
-    assert sum(bool(d.removed or d.renamed) for d in drifts) >= 5
-    assert sum(bool(d.changed) for d in drifts) >= 10
+    assert sum(bool(d.removed or d.renamed) for d in drifts) >= 3
+    assert sum(bool(d.changed) for d in drifts) >= 8
 
 
 def test_engine_state_is_the_cold_snapshot(fine: History, cold: dict[str, Snapshot | str]) -> None:
@@ -182,7 +189,7 @@ def test_tag_walk_agrees_with_stats(fine: History, capsys: pytest.CaptureFixture
 # --- shards ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("count", [1, 3, 5])
+@pytest.mark.parametrize("count", [1, 4])
 def test_shards_merge_into_the_single_run_bytes(
     fine: History, walked: timeline.Timeline, count: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -193,14 +200,18 @@ def test_shards_merge_into_the_single_run_bytes(
     files = []
     for i in range(count, 0, -1):  # any order
         out = tmp_path / f"shard-{i}.json"
-        assert _run(["history", repo, "--keep-going", "--shard", f"{i}/{count}", "-o", str(out)], capsys)[0] == 0
+        assert (
+            _run(["history", repo, "--keep-going", "--shard", f"{i}/{count}", "-o", str(out)], capsys)[0] == 0
+        )
         files.append(str(out))
     code, merged, _ = _run(["history-merge", *files], capsys)
     assert code == 0
     assert merged == single
 
 
-def test_merge_refuses_an_incomplete_set(fine: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_merge_refuses_an_incomplete_set(
+    fine: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "s1.json"
     assert _run(["history", str(fine.path), "--keep-going", "--shard", "1/2", "-o", str(out)], capsys)[0] == 0
     code, _, err = _run(["history-merge", str(out)], capsys)
@@ -210,14 +221,19 @@ def test_merge_refuses_an_incomplete_set(fine: History, tmp_path: Path, capsys: 
 
 
 def test_more_shards_than_commits(fine: History) -> None:
-    n = len(fine.commits) + 3
+    # The last three commits, in five shards: two shards are empty and still merge.
+    start = fine.commits[-4].sha
     parts = [
-        (str(i), history.walk(str(fine.path), history.WalkOptions(shard=(i, n), keep_going=True)))
-        for i in range(1, n + 1)
+        (
+            str(i),
+            history.walk(str(fine.path), history.WalkOptions(from_rev=start, shard=(i, 5), keep_going=True)),
+        )
+        for i in range(1, 6)
     ]
-    assert timeline.render_json(timeline.merge(parts)) == timeline.render_json(
-        history.walk(str(fine.path), KEEP)
-    )
+    assert sum(not t.points for _, t in parts) == 2
+    single = history.walk(str(fine.path), history.WalkOptions(from_rev=start, keep_going=True))
+    assert len(single.points) == 3
+    assert timeline.render_json(timeline.merge(parts)) == timeline.render_json(single)
 
 
 # --- cache -----------------------------------------------------------------------------------------
@@ -295,7 +311,8 @@ def test_keep_going_records_the_broken_commit(
     assert "1 broken commit" in err
     t = timeline.parse_json(out, "stdout")
     by_sha = {p.sha: p for p in t.points}
-    assert by_sha[bad].broken and by_sha[bad].error is not None and bad in by_sha[bad].error
+    error = by_sha[bad].error
+    assert error is not None and bad in error
     assert by_sha[bad].operators is None and by_sha[bad].drift is None
     last_good = h.commits[-1].sha
     after = by_sha[fixed]
@@ -307,7 +324,10 @@ def test_keep_going_records_the_broken_commit(
     )
     assert after.drift == history.point_drift(last_good, want)
     # shards agree with the single run around the broken commit
-    parts = [(str(i), history.walk(str(h.path), history.WalkOptions(shard=(i, 4), keep_going=True))) for i in (1, 2, 3, 4)]
+    parts = [
+        (str(i), history.walk(str(h.path), history.WalkOptions(shard=(i, 4), keep_going=True)))
+        for i in (1, 2, 3, 4)
+    ]
     assert timeline.render_json(timeline.merge(parts)) == out
     # and the CSV and Markdown say it is broken
     assert ",broken," in timeline.render_csv(t)
