@@ -659,10 +659,16 @@ def _add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "bucket, and the drift from the previous point. --tags walks release tags instead.",
     )
     p.add_argument("repo", metavar="REPO", help="a PyTorch git repository (a checkout or a bare clone)")
-    p.add_argument("--from", dest="from_rev", metavar="REV", help="start after REV (default: the first commit)")
+    p.add_argument(
+        "--from", dest="from_rev", metavar="REV", help="start after REV (default: the first commit)"
+    )
     p.add_argument("--to", dest="to_rev", metavar="REV", default="HEAD", help="end at REV (default: HEAD)")
-    p.add_argument("--paths", nargs="+", metavar="PATH", help="the files whose commits count (default: the three)")
-    p.add_argument("--tags", metavar="GLOB", help="walk release tags matching GLOB (e.g. 'v*'), version-sorted")
+    p.add_argument(
+        "--paths", nargs="+", metavar="PATH", help="the files whose commits count (default: the three)"
+    )
+    p.add_argument(
+        "--tags", metavar="GLOB", help="walk release tags matching GLOB (e.g. 'v*'), version-sorted"
+    )
     p.add_argument("--format", choices=("json", "csv", "markdown"), default="json")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
     p.add_argument("--cache", metavar="DIR", help="keep per-commit results here, so reruns start warm")
