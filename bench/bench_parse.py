@@ -1,11 +1,21 @@
-"""Benchmark: how long a cold read of native_functions.yaml takes, ours against PyYAML and torchgen.
+"""Benchmark: a cold parse + classify of native_functions.yaml, ours against PyYAML and torchgen.
 
-    python bench/bench_parse.py [--repeat N] [--torchgen DIR] [FILE]
+    python bench/bench_parse.py [--repeat N] [--torchgen DIR] [--json [FILE]] [FILE]
 
 FILE defaults to the vendored 2.14.1 release (tests/data/releases, decompressed to a temporary folder);
-its tags.yaml is taken from beside FILE. Each repeat times every contender once, in turn, so that a
-noisy machine slows them alike; the table shows medians. torchgen keeps parse results in module-level
-dicts, which are cleared before each of its runs so that every run is cold.
+its tags.yaml is taken from beside FILE. Contenders:
+
+- our pipeline: read entries (fast reader) + build operators + classify, the whole cold parse;
+- the fast reader alone, and PyYAML's CSafeLoader alone (what a full YAML parse costs);
+- our pipeline on the PyYAML path (load_entries_yaml instead of the fast reader);
+- torchgen's ``parse_native_yaml`` (pass ``--torchgen DIR``, a folder holding torchgen/), the reference.
+
+Every run is cold: our interned schemas, arguments, types and facets are forgotten before each of
+our runs, and torchgen's module-level parse caches before each of its runs; each timing ends with the
+young-generation garbage collection the run left pending. Each repeat times every
+contender once, in turn, so that a busy machine slows them alike. Times are CPU time of this process
+(wall time too, for reference); the table shows medians and torchgen's median over each contender's.
+``--json`` writes the same figures as JSON (to FILE, or stdout), for the README.
 """
 
 from __future__ import annotations
@@ -13,7 +23,9 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import json
 import lzma
+import platform
 import statistics
 import sys
 import tempfile
@@ -27,10 +39,12 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from bot import nativeyaml  # noqa: E402
-from bot.model import SourceMeta, TextFile  # noqa: E402
+from bot import native, nativeyaml, schema, taxonomy  # noqa: E402
+from bot.model import RawEntry, SourceMeta, TextFile  # noqa: E402
 
 DEFAULT_RELEASE = ROOT / "tests" / "data" / "releases" / "2.14.1"
+OURS = "our pipeline (read + build + classify)"
+TORCHGEN = "torchgen parse_native_yaml"
 
 
 def _default_file(folder: Path) -> Path:
@@ -39,39 +53,42 @@ def _default_file(folder: Path) -> Path:
     return folder / "native_functions.yaml"
 
 
-def _import(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
+def _clear_caches() -> None:
+    """Forget everything our stages intern, so that every timed run starts cold."""
+    schema.clear_caches()
+    native.clear_caches()
+    taxonomy.clear_caches()
 
 
-def _pipeline(path: Path, text: str, notes: list[str]) -> Callable[[], object] | None:
-    """Our whole parse: read entries, build operators, classify; None when those stages are missing."""
-    native, taxonomy = _import("bot.native"), _import("bot.taxonomy")
-    missing = [n for n, m in (("bot.native", native), ("bot.taxonomy", taxonomy)) if m is None]
-    if native is None or taxonomy is None:
-        notes.append(f"pipeline skipped: {', '.join(missing)} not importable yet")
-        return None
+def _pipelines(path: Path, text: str) -> tuple[Callable[[], object], Callable[[], object]]:
+    """Our whole cold parse, with the fast reader and with the PyYAML reader."""
     tags_path = path.with_name("tags.yaml")
     tags = TextFile(str(tags_path), tags_path.read_text("utf-8")) if tags_path.exists() else None
     meta = SourceMeta(kind="yaml", path=str(path))
 
-    def run() -> object:
-        entries = nativeyaml.read_entries(text, str(path))
+    def classified(entries: tuple[RawEntry, ...]) -> object:
         opset = native.build_operators(
             entries, meta=meta, native_display=str(path), tags=tags, derivatives=None
         )
         return taxonomy.classify(opset)
 
-    return run
+    def fast() -> object:
+        _clear_caches()
+        return classified(nativeyaml.read_entries(text, str(path)))
+
+    def pyyaml() -> object:
+        _clear_caches()
+        return classified(nativeyaml.load_entries_yaml(text, str(path)))
+
+    return fast, pyyaml
 
 
 def _torchgen(path: Path, folder: str | None, notes: list[str]) -> Callable[[], object] | None:
     if folder is not None:
         sys.path.insert(0, folder)
-    gen = _import("torchgen.gen")
-    if gen is None:
+    try:
+        gen: ModuleType = importlib.import_module("torchgen.gen")
+    except ImportError:
         notes.append("torchgen skipped: not importable (pass --torchgen DIR, a folder holding torchgen/)")
         return None
     tags_path = str(path.with_name("tags.yaml"))
@@ -87,50 +104,88 @@ def _torchgen(path: Path, folder: str | None, notes: list[str]) -> Callable[[], 
     return run
 
 
+def _contenders(
+    path: Path, text: str, torchgen_dir: str | None, notes: list[str]
+) -> dict[str, Callable[[], object]]:
+    try:
+        nativeyaml._read_entries_fast(text)
+    except nativeyaml._Decline:
+        notes.append("the fast reader declined this file: the fast-reader rows timed the PyYAML fallback")
+    ours, ours_pyyaml = _pipelines(path, text)
+    contenders: dict[str, Callable[[], object]] = {
+        OURS: ours,
+        "fast reader alone (read_entries)": lambda: nativeyaml.read_entries(text, str(path)),
+        "PyYAML CSafeLoader load alone": lambda: yaml.load(text, Loader=nativeyaml._Loader),  # noqa: S506
+        "our pipeline, PyYAML path": ours_pyyaml,
+    }
+    torchgen = _torchgen(path, torchgen_dir, notes)
+    if torchgen is not None:
+        contenders[TORCHGEN] = torchgen
+    return contenders
+
+
+def _time(contenders: dict[str, Callable[[], object]], repeat: int) -> dict[str, dict[str, list[float]]]:
+    times: dict[str, dict[str, list[float]]] = {name: {"cpu": [], "wall": []} for name in contenders}
+    for _ in range(repeat):
+        for name, run in contenders.items():
+            gc.collect()
+            cpu, wall = time.process_time(), time.perf_counter()
+            result = run()
+            # Our stages pause the cycle collector (bot/gcpause.py); the young-generation pass it
+            # skipped is owed, so every contender pays its pending one inside the timing.
+            gc.collect(1)
+            times[name]["cpu"].append(time.process_time() - cpu)
+            times[name]["wall"].append(time.perf_counter() - wall)
+            del result
+    return times
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "file", nargs="?", type=Path, help="a native_functions.yaml (default: vendored 2.14.1)"
     )
     parser.add_argument("--repeat", type=int, default=15, help="runs per contender (default 15)")
     parser.add_argument("--torchgen", metavar="DIR", help="a folder containing torchgen/")
+    parser.add_argument(
+        "--json", nargs="?", const="-", metavar="FILE", help="write the results as JSON (default: stdout)"
+    )
     args = parser.parse_args(argv)
 
+    notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         path: Path = args.file or _default_file(Path(tmp))
         text = path.read_text("utf-8")
-        notes: list[str] = []
-        try:
-            nativeyaml._read_entries_fast(text)
-        except nativeyaml._Decline:
-            notes.append("the fast reader declined this file: `fast reader` timed the PyYAML fallback")
-        contenders: dict[str, Callable[[], object]] = {
-            "fast reader (read_entries)": lambda: nativeyaml.read_entries(text, str(path)),
-            "PyYAML CSafeLoader load": lambda: yaml.load(text, Loader=nativeyaml._Loader),  # noqa: S506
-            "our PyYAML path (load_entries_yaml)": lambda: nativeyaml.load_entries_yaml(text, str(path)),
+        times = _time(_contenders(path, text, args.torchgen, notes), args.repeat)
+
+    medians = {name: {k: statistics.median(v) for k, v in t.items()} for name, t in times.items()}
+    reference = medians.get(TORCHGEN)
+    ratios = {name: None if reference is None else reference["cpu"] / m["cpu"] for name, m in medians.items()}
+    if args.json is not None:
+        result = {
+            "file": path.name if args.file is None else str(path),
+            "characters": len(text),
+            "repeat": args.repeat,
+            "python": platform.python_version(),
+            "clock": "process CPU time, median of the repeats",
+            "median_ms": {name: round(m["cpu"] * 1000, 2) for name, m in medians.items()},
+            "median_wall_ms": {name: round(m["wall"] * 1000, 2) for name, m in medians.items()},
+            "torchgen_over": {name: None if r is None else round(r, 2) for name, r in ratios.items()},
+            "notes": notes,
         }
-        pipeline = _pipeline(path, text, notes)
-        if pipeline is not None:
-            contenders["our pipeline (read + build + classify)"] = pipeline
-        torchgen = _torchgen(path, args.torchgen, notes)
-        if torchgen is not None:
-            contenders["torchgen parse_native_yaml"] = torchgen
+        out = json.dumps(result, indent=2, sort_keys=True) + "\n"
+        if args.json == "-":
+            sys.stdout.write(out)
+        else:
+            Path(args.json).write_text(out, "utf-8")
+        return 0
 
-        times: dict[str, list[float]] = {name: [] for name in contenders}
-        for _ in range(args.repeat):
-            for name, run in contenders.items():
-                gc.collect()
-                start = time.perf_counter()
-                run()
-                times[name].append(time.perf_counter() - start)
-
-    medians = {name: statistics.median(ts) for name, ts in times.items()}
-    reference = medians.get("torchgen parse_native_yaml")
-    print(f"{path.name}: {len(text):,} characters, median of {args.repeat} runs")
-    print(f"{'contender':42} {'median ms':>10} {'torchgen/this':>14}")
-    for name, median in medians.items():
-        ratio = f"{reference / median:.1f}x" if reference is not None else "-"
-        print(f"{name:42} {median * 1000:10.1f} {ratio:>14}")
+    print(f"{path.name}: {len(text):,} characters, medians of {args.repeat} cold runs (CPU time)")
+    print(f"{'contender':42} {'cpu ms':>8} {'wall ms':>8} {'torchgen/this':>14}")
+    for name, m in medians.items():
+        ratio = ratios[name]
+        shown = "-" if ratio is None else f"{ratio:.1f}x"
+        print(f"{name:42} {m['cpu'] * 1000:8.1f} {m['wall'] * 1000:8.1f} {shown:>14}")
     for note in notes:
         print(f"note: {note}")
     return 0

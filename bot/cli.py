@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from bot import __version__
 from bot.errors import OpdriftError
@@ -143,6 +143,17 @@ def _add_resolve_sources(sub: argparse._SubParsersAction[argparse.ArgumentParser
     # Checked here so that a typo in a workflow's `with:` fails loudly instead of skipping every step.
     p.add_argument("--mode", choices=("comment", "issue", "summary"), default="summary")
     p.add_argument("--dry-run", choices=("true", "false"), default="false", help="also prints dry-run-flag=")
+    p.add_argument(
+        "--week",
+        metavar="YYYY-Www",
+        default="",
+        help="the weekly window (default: this ISO week, UTC); with --mode issue printed as week=, and a base "
+        "source tracked by git is taken as it was when this window began, so a re-run in the same week "
+        "reports the same drift after the refreshed snapshot was committed",
+    )
+    p.add_argument(
+        "--report-dir", metavar="DIR", default="opdrift-report", help="where that window base is written"
+    )
     p.set_defaults(func=_cmd_resolve_sources)
 
 
@@ -157,8 +168,18 @@ def _cmd_resolve_sources(args: argparse.Namespace) -> int:
         head_source=args.head_source or None,
         use_merge_base=args.merge_base == "true",
     )
+    import datetime as dt
+
     flag = "--dry-run" if args.dry_run == "true" else ""
-    _emit_outputs({"base": found.base, "head": found.head, "mode": args.mode, "dry-run-flag": flag})
+    week = args.week or workflow.iso_week(dt.datetime.now(dt.timezone.utc).date())
+    workflow.week_start(week)  # a malformed --week fails here, not in the issue step after the diff
+    values = {"base": found.base, "head": found.head, "mode": args.mode, "dry-run-flag": flag}
+    if args.mode == "issue":
+        if args.base_source:
+            values["base"], note = workflow.window_base(args.base_source, week, args.report_dir)
+            print(f"opdrift: window {week} base: {note}", file=sys.stderr)
+        values["week"] = week
+    _emit_outputs(values)
     return EXIT_OK
 
 
@@ -462,7 +483,8 @@ _COMMANDS.extend([_add_stats, _add_explain])
 
 if TYPE_CHECKING:
     from bot.allowlist import Acknowledgements
-    from bot.config import BotConfig
+    from bot.attribution import Attribution
+    from bot.config import BackendGap, BackendSpec, BotConfig
     from bot.drift import Drift
     from bot.github import Outcome, RepoClient
     from bot.model import SourceMeta
@@ -511,15 +533,69 @@ def _add_issue(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     _add_publish_args(p)
     p.add_argument("--week", metavar="YYYY-Www", help="the window, e.g. 2026-W48 (default: this ISO week)")
+    p.add_argument(
+        "--history",
+        metavar="REPO",
+        help="attribute every change to the upstream commit that introduced it, by walking REPO (a PyTorch "
+        "git repository) from the commit BASE was taken at to HEAD's",
+    )
+    p.add_argument(
+        "--from",
+        dest="from_rev",
+        metavar="REV",
+        help="with --history: walk from REV (default: BASE's commit)",
+    )
+    p.add_argument(
+        "--to", dest="to_rev", metavar="REV", help="with --history: walk to REV (default: HEAD's commit)"
+    )
+    p.add_argument(
+        "--upstream",
+        metavar="OWNER/NAME",
+        help="where commit and PR links point (default: weekly.upstream of the config, else pytorch/pytorch)",
+    )
+    p.add_argument(
+        "--chart",
+        type=int,
+        metavar="N",
+        help="with --history: embed the Mermaid chart of the last N commits (default: weekly.chart, 0 = none)",
+    )
     p.set_defaults(func=_cmd_issue)
 
 
-def _publish_setup(args: argparse.Namespace) -> tuple[BotConfig, Drift, Acknowledgements, tuple[str, ...]]:
-    """Config, drift, acknowledgements and the handles to mention: everything before rendering."""
+class _Setup(NamedTuple):
+    cfg: BotConfig
+    drift: Drift
+    acks: Acknowledgements
+    mentions: tuple[str, ...]
+    gaps: tuple[BackendGap, ...]  # per backend subscription: the new or changed ops it lacks
+    overrides: Overrides | None
+
+
+def _backend_lacking(cfg: BotConfig, head: Snapshot) -> dict[BackendSpec, frozenset[str]]:
+    """Each backend list the subscriptions name → the operators it needs a kernel for at HEAD."""
+    import os
+
+    from bot import backends, coverage
+    from bot.config import backend_specs
+    from bot.errors import ConfigError
+
+    lacking = {}
+    for spec in backend_specs(cfg):
+        if spec.kind != "dispatch" and not os.path.exists(spec.resolved):
+            raise ConfigError(f"backend list {spec.resolved}: no such file", path=cfg.path, line=spec.line)
+        backend = backends.read_backend(spec.kind, spec.resolved, torch_version=head.meta.torch_version)
+        cov = coverage.compute_coverage(head, backend)
+        lacking[spec] = frozenset(o.name for o in cov.uncovered)
+    return lacking
+
+
+def _publish_setup(args: argparse.Namespace) -> _Setup:
+    """Config, drift, acknowledgements, the handles to mention and the backend gaps: everything before
+    rendering (backend lists are read and their coverage computed here, before any request)."""
     import datetime as dt
 
     from bot.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
-    from bot.config import BotConfig, load_config, mentions_for
+    from bot.config import BotConfig, backend_gaps, load_config, mentions_for
     from bot.drift import compute_drift
     from bot.github import check_repo_name
     from bot.overrides import load_overrides
@@ -529,12 +605,16 @@ def _publish_setup(args: argparse.Namespace) -> tuple[BotConfig, Drift, Acknowle
     overrides = load_overrides(cfg.overrides) if cfg.overrides else None
     allow = load_allowlist(cfg.allowlist) if cfg.allowlist else None
     base = _load(args.base, overrides)
-    drift = compute_drift(base, _load(args.head, overrides))
+    head = _load(args.head, overrides)
+    drift = compute_drift(base, head)
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
     for warning in acks.warnings:
         print(f"opdrift: {warning}", file=sys.stderr)
-    mentions = mentions_for(cfg, (c for c in drift.changes if c not in acks))
-    return cfg, drift, acks, mentions
+    live = [c for c in drift.changes if c not in acks]
+    lacking = _backend_lacking(cfg, head)
+    return _Setup(
+        cfg, drift, acks, mentions_for(cfg, live, lacking), backend_gaps(cfg, live, lacking), overrides
+    )
 
 
 def _publish_client(args: argparse.Namespace) -> tuple[RepoClient | None, bool]:
@@ -576,8 +656,8 @@ def _cmd_comment(args: argparse.Namespace) -> int:
     from bot.github import annotation_lines, publish_pr_comment
     from bot.report import PR_COMMENT_MARKER, context_for, render
 
-    _, drift, acks, mentions = _publish_setup(args)
-    context = context_for(drift, acknowledgements=acks, mentions=mentions)
+    _, drift, acks, mentions, gaps, _ = _publish_setup(args)
+    context = context_for(drift, acknowledgements=acks, mentions=mentions, backend_gaps=gaps)
     body = render(drift, "pr-comment", context=context)
     summary = render(drift, "job-summary", context=context)
     if args.annotations:
@@ -610,6 +690,37 @@ def _source_label(meta: SourceMeta) -> str:
     return name.removesuffix(".json").removesuffix(".whl")
 
 
+def _attribute(
+    args: argparse.Namespace, cfg: BotConfig, drift: Drift, overrides: Overrides | None
+) -> tuple[dict[str, Attribution], str, dict[str, str | None]]:
+    """With --history: change fingerprint → introducing commit, the chart, and blob links to --upstream."""
+    from bot import attribution, timeline
+    from bot.config import MAX_CHART_POINTS
+    from bot.report import blob_url
+
+    upstream = attribution.check_slug(args.upstream or cfg.weekly.upstream)
+    repo_url = f"https://github.com/{upstream}"
+    blobs = {
+        "head_blob_url": blob_url(drift.head.commit, repo_url),
+        "base_blob_url": blob_url(drift.base.commit, repo_url),
+    }
+    points = cfg.weekly.chart if args.chart is None else args.chart
+    if not 0 <= points <= MAX_CHART_POINTS:
+        raise OpdriftError(f"--chart must be between 0 and {MAX_CHART_POINTS}, got {points}")
+    if args.history is None:
+        if points:
+            _warn("weekly.chart is set but there is no --history REPO to chart: no chart")
+        return {}, "", blobs
+    start, end = attribution.history_range(drift.base, drift.head, args.from_rev, args.to_rev)
+    walked = attribution.walk_range(args.history, start, end, overrides=overrides, warn=_warn)
+    found = attribution.attribute(drift.changes, walked.points, upstream=upstream)
+    print(
+        "opdrift: " + attribution.summary_line(found, len(drift.changes), len(walked.points)), file=sys.stderr
+    )
+    chart = timeline.chart_of_last(walked, points) if points else ""
+    return found, chart, blobs
+
+
 def _cmd_issue(args: argparse.Namespace) -> int:
     import datetime as dt
     import re
@@ -623,9 +734,22 @@ def _cmd_issue(args: argparse.Namespace) -> int:
         args.week = f"{year}-W{week:02d}"
     elif not re.fullmatch(r"\d{4}-W(0[1-9]|[1-4]\d|5[0-3])", args.week):
         raise OpdriftError(f"--week must look like 2026-W48, got {args.week!r}")
-    cfg, drift, acks, mentions = _publish_setup(args)
+    if args.history is None and (args.from_rev or args.to_rev or args.chart):
+        raise OpdriftError("--from, --to and --chart need --history REPO")
+    cfg, drift, acks, mentions, gaps, overrides = _publish_setup(args)
     marker = weekly_marker(args.week)
-    context = context_for(drift, acknowledgements=acks, mentions=mentions, title=args.week, marker=marker)
+    attributions, chart, blobs = _attribute(args, cfg, drift, overrides)
+    context = context_for(
+        drift,
+        acknowledgements=acks,
+        mentions=mentions,
+        title=args.week,
+        marker=marker,
+        backend_gaps=gaps,
+        attributions=attributions,
+        chart=chart,
+        **blobs,
+    )
     body = render(drift, "weekly-issue", context=context)
     summary = render(drift, "job-summary", context=context_for(drift, acknowledgements=acks))
     title = cfg.weekly.title(week=args.week, base=_source_label(drift.base), head=_source_label(drift.head))

@@ -9,6 +9,10 @@ Matching: within one subscription, each given matcher kind must match (AND acros
 `facets`, `tags`, `dispatch_keys`), and within a kind any listed value may match (OR). So
 ``facets: [new_core, needs_kernel]`` means either, and ``buckets: [primitive_pointwise]`` plus
 ``facets: [needs_kernel]`` means both.
+
+A subscription may also name its backend's op list (``backend: {kind: xla, path: ...}``). It then
+matches only new or changed operators that the backend lacks at HEAD, which the caller works out
+with `bot.coverage` and passes in as `lacking` (this module reads no backend list: it stays pure).
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ from __future__ import annotations
 import os
 import re
 import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import yaml
 
+from bot.backends import BACKEND_KINDS, BackendKind
 from bot.drift import Change
 from bot.errors import ConfigError
 from bot.nativeyaml import read_yaml_document
@@ -37,8 +42,37 @@ _DISPATCH_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _TAG = re.compile(r"[a-z][a-z0-9_]*")
 _LABEL_MAX = 50  # GitHub's limit on a label name
 
+_SLUG = re.compile(rf"{_USER}/[A-Za-z0-9._-]{{1,100}}")
+DEFAULT_UPSTREAM = "pytorch/pytorch"
+MAX_CHART_POINTS = 100  # timeline.CHART_MAX_POINTS: more would be sampled anyway
+
 _STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
 _BOOL = "tag:yaml.org,2002:bool"
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A subscription's backend op list: `kind` as `opdrift coverage --backend` takes it, and `value`
+    as written in the config (a path, or a dispatch key for ``dispatch``); `resolved` is the path
+    against the config file's directory."""
+
+    kind: BackendKind
+    value: str
+    resolved: str
+    line: int = field(default=0, compare=False)  # the first subscription naming it; not its identity
+
+    def concerns(self, change: Change) -> bool:
+        """Whether a change can be one a backend lacks: a new or changed op (removed ones cannot be).
+
+        A change that only moved in-tree kernels of *other* dispatch keys says nothing new to this
+        backend; for a ``dispatch`` backend, a change to its own key's kernel does.
+        """
+        if change.kind == "removed":
+            return False
+        if change.kernels_only:
+            return self.kind == "dispatch" and any(d.subject == self.value for d in change.details)
+        return True
 
 
 @dataclass(frozen=True)
@@ -51,8 +85,16 @@ class Subscription:
     tags: tuple[str, ...] = ()
     dispatch_keys: tuple[str, ...] = ()
     line: int = 0  # where the subscription starts in the config file
+    backend: BackendSpec | None = None
 
-    def matches(self, change: Change) -> bool:
+    def matches(self, change: Change, lacking: frozenset[str] | None = None) -> bool:
+        """`lacking`: the operators this subscription's backend needs a kernel for at HEAD (required
+        when it names a backend)."""
+        if self.backend is not None:
+            if lacking is None:
+                raise ValueError(f"subscription at line {self.line} names a backend: pass what it lacks")
+            if not (self.backend.concerns(change) and change.name in lacking):
+                return False
         records = [r for r in (change.before, change.after) if r is not None]
         if self.buckets and not ({change.category} | {r.bucket for r in records}) & set(self.buckets):
             return False
@@ -69,6 +111,8 @@ class WeeklyConfig:
     close_previous: bool = False
     link_previous: bool = True
     title_format: str = DEFAULT_TITLE
+    upstream: str = DEFAULT_UPSTREAM  # where attributed commits and PRs link to
+    chart: int = 0  # embed the Mermaid chart of the last N history points (0: no chart)
 
     def title(self, *, week: str, base: str, head: str) -> str:
         return self.title_format.format(week=week, base=base, head=head)
@@ -84,15 +128,61 @@ class BotConfig:
     path: str = ""
 
 
-def mentions_for(config: BotConfig, changes: Iterable[Change]) -> tuple[str, ...]:
-    """The handles whose subscriptions matched at least one change, in config order, each once."""
+Lacking = Mapping[BackendSpec, frozenset[str]]
+
+
+def backend_specs(config: BotConfig) -> tuple[BackendSpec, ...]:
+    """The distinct backend lists the subscriptions name, in config order (each read once)."""
+    return tuple(dict.fromkeys(s.backend for s in config.subscriptions if s.backend is not None))
+
+
+def _lacking_for(sub: Subscription, lacking: Lacking | None) -> frozenset[str] | None:
+    if sub.backend is None:
+        return None
+    if lacking is None or sub.backend not in lacking:
+        raise ValueError(f"no coverage given for the backend of the subscription at line {sub.line}")
+    return lacking[sub.backend]
+
+
+def mentions_for(
+    config: BotConfig, changes: Iterable[Change], lacking: Lacking | None = None
+) -> tuple[str, ...]:
+    """The handles whose subscriptions matched at least one change, in config order, each once.
+
+    `lacking` maps each backend of `backend_specs(config)` to the operators it needs a kernel for at HEAD.
+    """
     pending = list(changes)
     seen: dict[str, str] = {}  # GitHub handles are case-insensitive: lower-cased → as first written
     for sub in config.subscriptions:
-        if any(sub.matches(c) for c in pending):
+        gap = _lacking_for(sub, lacking)
+        if any(sub.matches(c, gap) for c in pending):
             for handle in sub.who:
                 seen.setdefault(handle.lower(), handle)
     return tuple(seen.values())
+
+
+@dataclass(frozen=True)
+class BackendGap:
+    """For one backend subscription: the new or changed operators its backend lacks."""
+
+    who: tuple[str, ...]
+    kind: str
+    where: str  # the path as written in the config, or the dispatch key
+    ops: tuple[str, ...]  # sorted, each once
+
+
+def backend_gaps(config: BotConfig, changes: Iterable[Change], lacking: Lacking) -> tuple[BackendGap, ...]:
+    """One gap per backend subscription that matched something, in config order."""
+    pending = list(changes)
+    out = []
+    for sub in config.subscriptions:
+        if sub.backend is None:
+            continue
+        gap = _lacking_for(sub, lacking)
+        names = sorted({c.name for c in pending if sub.matches(c, gap)})
+        if names:
+            out.append(BackendGap(sub.who, sub.backend.kind, sub.backend.value, tuple(names)))
+    return tuple(out)
 
 
 # --- parsing ---------------------------------------------------------------------------------------
@@ -192,11 +282,43 @@ def _label(reader: _Reader) -> Callable[[yaml.Node, str], str]:
     return check
 
 
-_SUB_KEYS = ("who", "buckets", "facets", "tags", "dispatch_keys")
+_SUB_KEYS = ("who", "buckets", "facets", "tags", "dispatch_keys", "backend")
 _MATCHERS = _SUB_KEYS[1:]
 
 
-def _subscription(reader: _Reader, node: yaml.Node, index: int) -> Subscription:
+def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> BackendSpec:
+    what = f"{what}: backend"
+    keys = reader.mapping(node, what, ("kind", "path", "key"))
+    if "kind" not in keys:
+        raise reader.error(node, f"{what} has no `kind:` (one of: {', '.join(BACKEND_KINDS)})")
+    kind_node = keys["kind"][1]
+    raw = reader.string(kind_node, f"{what}: kind")
+    kind = next((k for k in BACKEND_KINDS if k == raw), None)
+    if kind is None:
+        raise reader.error(
+            kind_node, f"unknown backend kind {raw!r} (expected one of: {', '.join(BACKEND_KINDS)})"
+        )
+    line = node.start_mark.line + 1
+    if kind == "dispatch":
+        if "path" in keys:
+            raise reader.error(keys["path"][0], f"{what}: kind dispatch takes `key:` (e.g. MPS), not `path:`")
+        if "key" not in keys:
+            raise reader.error(node, f"{what}: kind dispatch needs `key:`, a dispatch key such as MPS")
+        key = _pattern(reader, _DISPATCH_KEY, "dispatch key")(
+            keys["key"][1], reader.string(keys["key"][1], f"{what}: key")
+        )
+        return BackendSpec(kind, key, key, line)
+    if "key" in keys:
+        raise reader.error(
+            keys["key"][0], f"{what}: `key:` is only for kind dispatch; kind {kind} takes `path:`"
+        )
+    if "path" not in keys:
+        raise reader.error(node, f"{what}: kind {kind} needs `path:`, the backend's op list")
+    path = reader.string(keys["path"][1], f"{what}: path")
+    return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line)
+
+
+def _subscription(reader: _Reader, node: yaml.Node, index: int, base_dir: str = "") -> Subscription:
     what = f"subscription {index + 1}"
     keys = reader.mapping(node, what, _SUB_KEYS)
     if "who" not in keys:
@@ -212,13 +334,16 @@ def _subscription(reader: _Reader, node: yaml.Node, index: int) -> Subscription:
         "tags": _pattern(reader, _TAG, "tag name"),
         "dispatch_keys": _pattern(reader, _DISPATCH_KEY, "dispatch key"),
     }
-    values = {}
+    values: dict[str, tuple[str, ...]] = {}
+    backend = _backend(reader, keys["backend"][1], what, base_dir) if "backend" in keys else None
     for key in _MATCHERS:
+        if key == "backend":
+            continue
         if key in keys:
             values[key] = reader.strings(keys[key][1], f"{what}: {key}", checks[key])
             if not values[key]:
                 raise reader.error(keys[key][1], f"{what}: `{key}:` is empty (leave it out to match any)")
-    return Subscription(who=who, line=node.start_mark.line + 1, **values)
+    return Subscription(who=who, line=node.start_mark.line + 1, backend=backend, **values)
 
 
 def _title_format(reader: _Reader, node: yaml.Node) -> str:
@@ -235,14 +360,31 @@ def _title_format(reader: _Reader, node: yaml.Node) -> str:
     return value
 
 
+def _chart(reader: _Reader, node: yaml.Node) -> int:
+    if not isinstance(node, yaml.ScalarNode) or node.tag != _INT:
+        raise reader.error(node, "weekly: chart must be a number of points (0 for no chart)")
+    value = int(node.value)
+    if not 0 <= value <= MAX_CHART_POINTS:
+        raise reader.error(node, f"weekly: chart must be between 0 and {MAX_CHART_POINTS}, got {value}")
+    return value
+
+
 def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
-    keys = reader.mapping(node, "weekly", ("close_previous", "link_previous", "title_format"))
+    keys = reader.mapping(
+        node, "weekly", ("close_previous", "link_previous", "title_format", "upstream", "chart")
+    )
     kwargs: dict[str, object] = {}
     for key in ("close_previous", "link_previous"):
         if key in keys:
             kwargs[key] = reader.boolean(keys[key][1], f"weekly: {key}")
     if "title_format" in keys:
         kwargs["title_format"] = _title_format(reader, keys["title_format"][1])
+    if "upstream" in keys:
+        kwargs["upstream"] = _pattern(reader, _SLUG, "repository (OWNER/NAME)")(
+            keys["upstream"][1], reader.string(keys["upstream"][1], "weekly: upstream")
+        )
+    if "chart" in keys:
+        kwargs["chart"] = _chart(reader, keys["chart"][1])
     return WeeklyConfig(**kwargs)  # type: ignore[arg-type]
 
 
@@ -262,7 +404,7 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
         sub_node = keys["subscriptions"][1]
         if not isinstance(sub_node, yaml.SequenceNode):
             raise reader.error(sub_node, "subscriptions must be a list")
-        subs = tuple(_subscription(reader, n, i) for i, n in enumerate(sub_node.value))
+        subs = tuple(_subscription(reader, n, i, base_dir) for i, n in enumerate(sub_node.value))
     labels = reader.strings(keys["labels"][1], "labels", _label(reader)) if "labels" in keys else ()
     paths: dict[str, str | None] = {}
     for key in ("allowlist", "overrides"):

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from bot.errors import EntryError, SchemaError, YamlError
+from bot.gcpause import gc_paused
 from bot.model import COMPOSITE_KEYS, Operator, OperatorSet, RawEntry, SourceMeta, TextFile
 from bot.nativeyaml import read_yaml_document
 from bot.schema import (
@@ -118,6 +119,17 @@ def build_operators(
     derivatives: TextFile | None = None,
 ) -> OperatorSet:
     """The registered operators of one native_functions.yaml (entries plus what autogen adds)."""
+    with gc_paused():
+        return _build_operators(entries, meta, native_display, tags, derivatives)
+
+
+def _build_operators(
+    entries: Sequence[RawEntry],
+    meta: SourceMeta,
+    native_display: str,
+    tags: TextFile | None,
+    derivatives: TextFile | None,
+) -> OperatorSet:
     known_tags = read_tags(tags) if tags is not None else None
     parsed = [_validate(raw, native_display, known_tags) for raw in entries]
     by_name: dict[str, _Entry] = {}
@@ -209,8 +221,10 @@ def _validate(raw: RawEntry, path: str, known_tags: frozenset[str] | None) -> _E
 
     variants: tuple[str, ...] = ("function",)
     dispatch: dict[str, str] = {}
-    has_dispatch_table = False
+    has_dispatch_table = structured = manual_cpp_binding = False
     delegate: str | None = None
+    python_module: str | None = None
+    category_override: str | None = None
     autogen: tuple[str, ...] = ()
     entry_tags: tuple[str, ...] = ()
     unknown: list[tuple[str, str]] = []
@@ -224,9 +238,15 @@ def _validate(raw: RawEntry, path: str, known_tags: frozenset[str] | None) -> _E
         if expected is bool:
             if not isinstance(value, bool):
                 raise fail(f"`{key}:` must be True or False, got {_render(value)}")
+            if key == "structured":
+                structured = value
+            elif key == "manual_cpp_binding":
+                manual_cpp_binding = value
             continue
         if expected is str and not isinstance(value, str):
             raise fail(f"`{key}:` must be a string, got {_render(value)}")
+        if key == "func":
+            continue
         if key == "variants":
             variants = _variants(value, fail)  # type: ignore[arg-type]  # a str, checked above
         elif key == "dispatch":
@@ -240,6 +260,10 @@ def _validate(raw: RawEntry, path: str, known_tags: frozenset[str] | None) -> _E
             delegate = value
         elif key == "autogen":
             autogen = _autogen(value, fail)  # type: ignore[arg-type]  # a str, checked above
+        elif key == "python_module":
+            python_module = value  # type: ignore[assignment]  # a str, checked above
+        elif key == "category_override":
+            category_override = value  # type: ignore[assignment]  # a str, checked above
         elif key == "device_check":
             if value not in _DEVICE_CHECKS:
                 raise fail(f"unknown `device_check: {value}`")
@@ -255,7 +279,6 @@ def _validate(raw: RawEntry, path: str, known_tags: frozenset[str] | None) -> _E
                 raise fail(f"`ufunc_inner_loop:` must be a string or a mapping, got {_render(value)}")
             ufunc = value
 
-    structured = data.get("structured", False) is True
     if ufunc:
         if not structured:
             raise fail("`ufunc_inner_loop:` needs `structured: True`")
@@ -263,35 +286,42 @@ def _validate(raw: RawEntry, path: str, known_tags: frozenset[str] | None) -> _E
         for k in UFUNC_KEYS:
             dispatch.setdefault(k, f"ufunc_{schema.name.base}_{k}")
 
-    warnings: list[str] = [f"{path}:{line}: unknown key {k!r} kept" for k, _ in unknown]
-    if known_tags is not None and entry_tags:
-        warnings.extend(
-            f"{path}:{line}: tag {t!r} is not defined in tags.yaml" for t in entry_tags if t not in known_tags
-        )
-    python_module = data.get("python_module")
-    category_override = data.get("category_override")
+    warnings: tuple[str, ...] = ()
+    if unknown or (known_tags is not None and not known_tags.issuperset(entry_tags)):
+        warnings = tuple(f"{path}:{line}: unknown key {k!r} kept" for k, _ in unknown)
+        if known_tags is not None:
+            warnings += tuple(
+                f"{path}:{line}: tag {t!r} is not defined in tags.yaml"
+                for t in entry_tags
+                if t not in known_tags
+            )
     return _Entry(
-        raw=raw,
-        schema=schema,
-        dispatch=dispatch,
-        has_dispatch_table=has_dispatch_table,
-        variants=variants,
-        structured=structured,
-        structured_delegate=delegate,
-        autogen=autogen,
-        tags=entry_tags,
-        python_module=python_module if isinstance(python_module, str) else None,
-        category_override=category_override if isinstance(category_override, str) else None,
-        manual_cpp_binding=data.get("manual_cpp_binding", False) is True,
-        unknown_keys=tuple(unknown),
-        warnings=tuple(warnings),
+        raw,
+        schema,
+        dispatch,
+        has_dispatch_table,
+        variants,
+        structured,
+        delegate,
+        autogen,
+        entry_tags,
+        python_module,
+        category_override,
+        manual_cpp_binding,
+        tuple(unknown),
+        warnings,
         # explicit, or by omitting the table (structured ops get kernels elsewhere)
-        implicit=CIA in dispatch or (not has_dispatch_table and not structured and delegate is None),
+        CIA in dispatch or (not has_dispatch_table and not structured and delegate is None),
     )
 
 
 _Fail = Callable[[str], EntryError]
 _variants_cache: dict[str, tuple[str, ...]] = {}
+
+
+def clear_caches() -> None:
+    """Forget the interned `variants:` values (benchmarks time cold runs)."""
+    _variants_cache.clear()
 
 
 def _variants(value: str, fail: _Fail) -> tuple[str, ...]:
@@ -445,7 +475,7 @@ def _plain_base(name: OperatorName) -> str:
 
 
 def _strip(a: Argument) -> Argument:
-    return a if a.annotation is None else replace(a, annotation=None)
+    return a if a.annotation is None else Argument(a.name, a.type, a.default)
 
 
 def _drop_tensor_options(kwargs: tuple[Argument, ...]) -> tuple[Argument, ...]:
@@ -473,6 +503,8 @@ def _arg_signature(s: FunctionSchema) -> Arguments:
 def _mutated_not_returned(s: FunctionSchema) -> list[Argument]:
     """Written arguments that no return aliases (self, out, then post-self), as signature() orders them."""
     args = s.arguments
+    if not args.out and not any(a.is_write for a in args.positional):
+        return []  # most schemas write nothing
     self_arg = args.self_arg
     candidates = [self_arg] if self_arg is not None else []
     candidates.extend(args.out)
@@ -484,20 +516,22 @@ def _mutated_not_returned(s: FunctionSchema) -> list[Argument]:
     return [a for a in written if a.annotation not in ret_annotations]
 
 
-def _group_key(s: FunctionSchema) -> str:
-    """str() of torchgen's signature() without building it: one string per group."""
+def _group_key(s: FunctionSchema) -> tuple[str, ...]:
+    """The text of torchgen's signature() without building it, as one tuple per group.
+
+    Arguments and returns are interned by the parser, so their texts are computed once per file.
+    """
     args = s.arguments
     positional = _arg_signature(s).positional if s.name.name == "bernoulli.p" else args.positional
     kwargs = _drop_tensor_options(args.kwarg_only) if len(args.kwarg_only) >= 4 else args.kwarg_only
-    types = [str(r.type) for r in s.returns]
-    types.extend(str(a.type) for a in _mutated_not_returned(s))
-    return "|".join(
-        (
-            _plain_base(s.name),
-            ", ".join([a.plain() for a in positional]),
-            ", ".join([a.plain() for a in kwargs]),
-            ", ".join(types),
-        )
+    return (
+        _plain_base(s.name),
+        *[a.plain() for a in positional],
+        "*",
+        *[a.plain() for a in kwargs],
+        "->",
+        *[str(r.type) for r in s.returns],
+        *[str(a.type) for a in _mutated_not_returned(s)],
     )
 
 
@@ -579,18 +613,23 @@ def _is_view(e: _Entry) -> bool:
 
 
 def _generated(entries: Sequence[_Entry]) -> list[Operator]:
-    groups: dict[str, dict[_TgKind, _Entry]] = {}
+    groups: dict[tuple[str, ...], dict[_TgKind, _Entry]] = {}
     for e in entries:
         key = _group_key(e.schema)
         groups.setdefault(key, {})[_tg_kind(e.schema)] = e
 
     made: list[Operator] = []
     for d in groups.values():
-        # Every test below only skips the group, so the cheap ones go first.
-        members = list(d.values())
+        # Every test below only skips the group, so the cheap ones go first. A group generates its
+        # functional member when it has an out= one, and its out= member when `autogen:` asks for
+        # it, so most groups (complete, or never asking) are done with at the first test.
         has_out = "out" in d
-        if has_out and len(d) == 1:
+        if has_out:
+            if len(d) == 1 or "functional" in d:
+                continue
+        elif not any(m.autogen for m in d.values()):
             continue
+        members = list(d.values())
         if all(m.implicit for m in members) and not any("core" in m.tags for m in members):
             continue
         if all(m.manual_cpp_binding for m in members):

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from bot.errors import EntryError, YamlError
+from bot.gcpause import gc_paused
 from bot.model import RawEntry
 
 # libyaml is about ten times faster than the pure-Python loader; both give the same objects.
@@ -134,10 +135,11 @@ def read_entries(text: str, display: str) -> tuple[RawEntry, ...]:
     The result is the same as `load_entries_yaml`'s (data, lines and comments); errors come from the
     PyYAML path, because the fast reader declines every file it cannot read in full.
     """
-    try:
-        return _read_entries_fast(text)
-    except _Decline:
-        return load_entries_yaml(text, display)
+    with gc_paused():
+        try:
+            return _read_entries_fast(text)
+        except _Decline:
+            return load_entries_yaml(text, display)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import json
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -36,9 +36,11 @@ else:  # pragma: no cover - Python 3.10
 
 from bot import __version__
 from bot.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
+from bot.attribution import Attribution
+from bot.config import BackendGap
 from bot.drift import GENERIC_KEYS, IMPLICIT, Change, Drift, decomposes, kernel_required
 from bot.errors import ConfigError
-from bot.markdown import Safe, code, html, link, md, one_line, terminal
+from bot.markdown import Safe, code, html, link, md, one_line, shorten, terminal
 from bot.model import NATIVE_PATH, OpRecord, SourceMeta
 from bot.schemadiff import Detail
 
@@ -80,6 +82,8 @@ _TEMPLATES: dict[Format, str] = {
 MAX_DETAILS = 8
 LEAD_WEIGHT = 3  # a lead section shows this many items per item of a bucket section
 MAX_SCHEMA = 1000  # characters of a schema shown inline; real ones reach about 450
+MAX_GAP_OPS = 20  # operator names listed per backend subscriber before "… and N more"
+MAX_SUBJECT = 120  # characters of a commit subject shown next to a change
 
 _LOGIN = re.compile(r"@?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?)")
 _SHA = re.compile(r"[0-9a-f]{7,40}")
@@ -106,6 +110,11 @@ class ReportContext:
     previous_url: str | None = None  # the previous weekly issue, linked from the new one
     generated: dt.date | None = None  # shown in the footer when given (keeps renders reproducible)
     marker: str | None = None  # replaces the format's marker, e.g. the weekly issue's per-window one
+    # per backend subscription: the new or changed ops its backend lacks (bot.config.backend_gaps)
+    backend_gaps: tuple[BackendGap, ...] = ()
+    # change fingerprint → the upstream commit that introduced it (bot.attribution.attribute)
+    attributions: Mapping[str, Attribution] = field(default_factory=dict)
+    chart: str = ""  # a Mermaid chart built by bot.timeline.chart_of_last (its labels are sanitised there)
 
 
 def blob_url(
@@ -485,6 +494,29 @@ class _Helpers:
     def schema(self, c: Change) -> Safe:
         return code(c.record.schema, MAX_SCHEMA) if self.markdown else terminal(c.record.schema)
 
+    def by(self, c: Change) -> Safe:
+        """`` · by <sha> <subject> (#PR)``: the commit that introduced the change, when attributed."""
+        a = self.ctx.attributions.get(c.fingerprint)
+        if a is None:
+            return Safe("")
+        later = f" (+{a.later} later)" if a.later else ""
+        if not self.markdown:
+            pr = f" (#{a.pr})" if a.pr is not None else ""
+            return Safe(f"  by {a.sha[:7]} {terminal(shorten(a.subject, MAX_SUBJECT))}{pr}{later}")
+        # The PR number is ours (digits parsed from the subject), so its "#" may stay live.
+        pr_link = f" ({link(Safe(f'#{a.pr}'), a.pr_url)})" if a.pr is not None else ""
+        sha = link(code(a.sha[:7]), a.commit_url)
+        return Safe(f" · by {sha} {md(shorten(a.subject, MAX_SUBJECT))}{pr_link}{later}")
+
+    def who(self, g: BackendGap) -> Safe:
+        return _mentions(g.who)
+
+    def gap_ops(self, g: BackendGap, cap: int) -> Safe:
+        shown = [self.q(n) for n in g.ops[:cap]]
+        if len(g.ops) > cap:
+            shown.append(f"… and {len(g.ops) - cap} more")
+        return Safe(", ".join(shown))
+
 
 def _marker(fmt: Format, context: ReportContext) -> Safe:
     if context.marker is None:
@@ -540,6 +572,9 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
         generated=context.generated.isoformat() if context.generated else "",
         version=Safe(__version__),
         IMPLICIT=IMPLICIT,
+        gaps=context.backend_gaps,
+        gap_cap=min(cap, MAX_GAP_OPS) if cap is not None else MAX_GAP_OPS,
+        chart=Safe(context.chart),
     )
     # Optional sections leave runs of blank lines; no source text can hold a newline, so squeeze them.
     return re.sub(r"\n{3,}", "\n\n", text)

@@ -52,12 +52,8 @@ class BaseOp:
 
     @property
     def schema(self) -> FunctionSchema:
-        """The representative's parsed schema, parsed on first use: most base operators never need it."""
-        cached = self.__dict__.get("_schema")
-        if cached is None:
-            cached = parse_schema(self.rep.schema)
-            object.__setattr__(self, "_schema", cached)
-        return cached
+        """The representative's parsed schema (`parse_schema` keeps every schema it parsed)."""
+        return parse_schema(self.rep.schema)
 
     def backends_of(self, op: Operator) -> tuple[str, ...]:
         """Backend dispatch keys of one overload, its structured_delegate's when it names none."""

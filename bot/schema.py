@@ -27,7 +27,7 @@ snapshot and benchmarks the whole parse.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.errors import SchemaError
 from bot.model import OpKind
@@ -91,16 +91,19 @@ _DUNDER_RE = re.compile(r"__[^_]+__")
 # --- types -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Type:
     """A schema type; one of BaseType, OptionalType, ListType."""
 
+    # Types are interned and printed for every comparison key, so the text is kept on the instance
+    # (equality and hashing ignore it).
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
+
     def __str__(self) -> str:
-        # Types are interned and printed for every comparison key, so the text is kept on the
-        # instance (outside the dataclass fields: equality and hashing ignore it).
-        text: str | None = self.__dict__.get("_text")
+        text = self._text
         if text is None:
-            text = self.__dict__["_text"] = self.render(None)
+            text = self.render(None)
+            object.__setattr__(self, "_text", text)
         return text
 
     def render(self, annotation: Annotation | None) -> str:
@@ -122,7 +125,7 @@ class Type:
         return False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BaseType(Type):
     name: str
 
@@ -134,7 +137,7 @@ class BaseType(Type):
         return self.name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OptionalType(Type):
     elem: Type
 
@@ -149,7 +152,7 @@ class OptionalType(Type):
         return True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ListType(Type):
     elem: Type
     size: int | None  # fixed size of ``int[2]``; None for ``int[]``
@@ -166,7 +169,7 @@ class ListType(Type):
         return True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Annotation:
     """An alias annotation: ``a``, ``a!``, ``a -> *``, ``a|b``."""
 
@@ -184,12 +187,13 @@ class Annotation:
 # --- arguments and returns ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Argument:
     name: str
     type: Type
     default: str | None = None  # the default's source text, e.g. "[-2,-1]", "None", "'fro'"
     annotation: Annotation | None = None
+    _plain: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __str__(self) -> str:
         text = f"{self.type.render(self.annotation)} {self.name}"
@@ -201,16 +205,16 @@ class Argument:
 
     def plain(self) -> str:
         """The argument's text without its alias annotation (cached, as for Type)."""
-        text: str | None = self.__dict__.get("_plain")
+        text = self._plain
         if text is None:
             text = f"{self.type} {self.name}"
             if self.default is not None:
                 text = f"{text}={self.default}"
-            self.__dict__["_plain"] = text
+            object.__setattr__(self, "_plain", text)
         return text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Return:
     name: str | None
     type: Type
@@ -225,7 +229,7 @@ class Return:
         return self.annotation is not None and self.annotation.is_write
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Arguments:
     """Arguments in schema order. `*` is printed exactly when kwarg_only or out is non-empty.
 
@@ -267,32 +271,28 @@ class Arguments:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OperatorName:
     base: str
     overload: str = ""
+    # Derived once: every stage asks for them, several times per operator (equality ignores them).
+    name: str = field(init=False, repr=False, compare=False)  # "add.Tensor", or "relu"
+    is_dunder: bool = field(init=False, repr=False, compare=False)
+    # torchgen's rule: ``relu_`` and the augmented dunders ``__iand__``... are in-place.
+    is_inplace: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
-        return f"{self.base}.{self.overload}" if self.overload else self.base
+    def __post_init__(self) -> None:
+        base = self.base
+        dunder = base.startswith("__") and _DUNDER_RE.fullmatch(base) is not None
+        object.__setattr__(self, "name", f"{base}.{self.overload}" if self.overload else base)
+        object.__setattr__(self, "is_dunder", dunder)
+        object.__setattr__(self, "is_inplace", base in _AUGMENTED if dunder else base.endswith("_"))
 
     def __str__(self) -> str:
         return self.name
 
-    @property
-    def is_dunder(self) -> bool:
-        base = self.base
-        return base.startswith("__") and _DUNDER_RE.fullmatch(base) is not None
 
-    @property
-    def is_inplace(self) -> bool:
-        """torchgen's rule: ``relu_`` and the augmented dunders ``__iand__``... are in-place."""
-        if self.is_dunder:
-            return self.base in _AUGMENTED
-        return self.base.endswith("_")
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FunctionSchema:
     name: OperatorName
     arguments: Arguments
@@ -424,16 +424,29 @@ def parse_schema(text: str, *, path: str | None = None, line: int | None = None)
     """Parse one function schema; bad text raises SchemaError quoting it, with path and line."""
     if not isinstance(text, str):
         raise SchemaError(f"schema must be a string, got {type(text).__name__}", path=path, line=line)
+    # The schemas are immutable, so one parse serves every stage that asks (the operator builder,
+    # the rules, drift) and every later release of a history walk that kept the line.
+    schema = _schema_cache.get(text)
+    if schema is not None:
+        return schema
     # Without quotes, ", " can only separate arguments, so split and reuse interned arguments;
     # anything the fast path does not accept goes through the scanner, which owns the errors.
-    if '"' not in text and "'" not in text:
-        fast = _parse_fast(text)
-        if fast is not None:
-            return fast
-    return _parse_scan(text, path, line)
+    fast = _parse_fast(text) if '"' not in text and "'" not in text else None
+    schema = fast if fast is not None else _parse_scan(text, path, line)
+    if len(_schema_cache) >= _CACHE_LIMIT:
+        _schema_cache.clear()
+    _schema_cache[text] = schema
+    return schema
 
 
-_CACHE_LIMIT = 1 << 16  # a history walk meets new argument texts forever; bound the memory
+def clear_caches() -> None:
+    """Forget every interned schema, argument, return and type (benchmarks time cold parses)."""
+    for cache in (_schema_cache, _arg_cache, _returns_cache, _type_cache, _ann_cache):
+        cache.clear()
+
+
+_CACHE_LIMIT = 1 << 16  # a history walk meets new schema and argument texts forever; bound the memory
+_schema_cache: dict[str, FunctionSchema] = {}
 _arg_cache: dict[str, Argument] = {}
 _returns_cache: dict[str, tuple[Return, ...]] = {}
 

@@ -16,11 +16,13 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from bot.errors import OpdriftError
-from bot.model import Decision, Facets, Operator, OperatorSet, OpRecord, Snapshot
+from bot.gcpause import gc_paused
+from bot.model import COMPOSITE_KEYS, Decision, Facets, Operator, OperatorSet, OpRecord, Snapshot
 from bot.overrides import Overrides
 from bot.rules import BUCKETS, RULES, RULES_BY_ID, BaseOp, Rule, make_base_op
 
 OVERRIDE_RULE = "override"
+_COMPOSITE = frozenset(COMPOSITE_KEYS)
 
 
 class UnknownOperatorError(OpdriftError):
@@ -77,7 +79,10 @@ def alias_from_comments(
 def _resolved_kernels(operators: tuple[Operator, ...]) -> dict[str, tuple[str, ...]]:
     """Backend keys per operator: its own, plus its structured_delegate's (``add.Tensor`` runs on the
     CPU/CUDA kernels of ``add.out`` and lists only its extra backends itself)."""
-    own = {op.name: op.backends for op in operators if op.dispatch}
+    # Operator.backends, inlined: this runs for every operator of every snapshot.
+    own = {
+        op.name: tuple([k for k, _ in op.dispatch if k not in _COMPOSITE]) for op in operators if op.dispatch
+    }
     kernels: dict[str, tuple[str, ...]] = {}
     for op in operators:
         keys = own.get(op.name, ())
@@ -153,24 +158,82 @@ def _has_derivative(op: Operator, derivatives: frozenset[str] | None) -> bool | 
     return False
 
 
+# Facets are immutable and four operators in five share theirs with another (out= and in-place
+# siblings, autogen'd ops), so equal ones are made once. Bounded: a history walk meets new ones forever.
+_FacetValues = tuple[
+    str | None,
+    tuple[str, ...],
+    tuple[str, ...],
+    str | None,
+    bool,
+    str | None,
+    str | None,
+    bool | None,
+    bool,
+    bool,
+    tuple[str, ...],
+]
+_facets_cache: dict[_FacetValues, Facets] = {}
+_FACETS_CACHE_LIMIT = 1 << 14
+
+
 def facets_of(op: Operator, base: BaseOp, derivatives: frozenset[str] | None) -> Facets:
     keys = {k for k, _ in op.dispatch}
     keys.update(base.kernels.get(op.name, ()))
     if op.composite is not None:
         keys.add(op.composite)
-    return Facets(
-        composite=op.composite,
-        dispatch=tuple(sorted(keys)),
-        tags=op.tags,
-        python_module=op.python_module,
-        structured=op.structured,
-        structured_delegate=op.structured_delegate,
-        alias_of=base.alias_of,
-        has_derivative=_has_derivative(op, derivatives),
-        foreach=op.base.startswith("_foreach_"),
-        autogen=op.autogen_from is not None,
-        variants=op.variants,
+    values: _FacetValues = (
+        op.composite,
+        tuple(sorted(keys)),
+        op.tags,
+        op.python_module,
+        op.structured,
+        op.structured_delegate,
+        base.alias_of,
+        _has_derivative(op, derivatives),
+        op.base.startswith("_foreach_"),
+        op.autogen_from is not None,
+        op.variants,
     )
+    facets = _facets_cache.get(values)
+    if facets is None:
+        if len(_facets_cache) >= _FACETS_CACHE_LIMIT:
+            _facets_cache.clear()
+        facets = _facets_cache[values] = _make_facets(*values)
+    return facets
+
+
+def _make_facets(
+    composite: str | None,
+    dispatch: tuple[str, ...],
+    tags: tuple[str, ...],
+    python_module: str | None,
+    structured: bool,
+    structured_delegate: str | None,
+    alias_of: str | None,
+    has_derivative: bool | None,
+    foreach: bool,
+    autogen: bool,
+    variants: tuple[str, ...],
+) -> Facets:
+    return Facets(
+        composite=composite,
+        dispatch=dispatch,
+        tags=tags,
+        python_module=python_module,
+        structured=structured,
+        structured_delegate=structured_delegate,
+        alias_of=alias_of,
+        has_derivative=has_derivative,
+        foreach=foreach,
+        autogen=autogen,
+        variants=variants,
+    )
+
+
+def clear_caches() -> None:
+    """Forget the interned facets (benchmarks time cold runs)."""
+    _facets_cache.clear()
 
 
 # --- the stage -----------------------------------------------------------------------------------
@@ -178,6 +241,11 @@ def facets_of(op: Operator, base: BaseOp, derivatives: frozenset[str] | None) ->
 
 def classify(opset: OperatorSet, overrides: Overrides | None = None) -> Snapshot:
     """Place every base operator in one bucket and attach facets to every registered operator."""
+    with gc_paused():
+        return _classify(opset, overrides)
+
+
+def _classify(opset: OperatorSet, overrides: Overrides | None) -> Snapshot:
     bases = base_operators(opset)
     decisions: dict[str, Decision] = {}
     records: dict[str, OpRecord] = {}

@@ -5,13 +5,15 @@ of these through the CLI: which two SOURCEs to diff (a PR's merge base included)
 a ``workflow_run`` belongs to, and whether the refreshed snapshot is worth a commit. Values go to
 Actions as ``name=value`` lines for ``$GITHUB_OUTPUT``.
 
-Git is run here (not through sources.py) only for two things sources.py has no business with: the
-merge base of two revisions, and writing a commit. Both run git without a shell and with the
+Git is run here (not through sources.py) only for three things sources.py has no business with: the
+merge base of two revisions, the tracked snapshot as it was when the weekly window began, and writing
+a commit. Both run git without a shell and with the
 repository-redirecting environment variables removed, like the readers do.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import subprocess
@@ -61,12 +63,16 @@ def write_outputs(path: str, values: Mapping[str, str]) -> None:
 # --- git -------------------------------------------------------------------------------------------
 
 
-def _git(repo: str | os.PathLike[str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def _git_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
     env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def _git(repo: str | os.PathLike[str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     try:
         done = subprocess.run(
-            ["git", "-C", os.fspath(repo), *args], capture_output=True, text=True, env=env, check=False
+            ["git", "-C", os.fspath(repo), *args], capture_output=True, text=True, env=_git_env(), check=False
         )
     except FileNotFoundError:
         raise GitError("git is not installed") from None
@@ -136,6 +142,93 @@ def resolve_sources(
             raise WorkflowError("merge-base needs a head revision, not a head source")
         base_rev = find_merge_base(pytorch, base_rev, head_rev)
     return Sources(f"{pytorch}@{base_rev}", head_spec)
+
+
+# --- the weekly window's base --------------------------------------------------------------------
+# The weekly issue commits the refreshed snapshot after posting, so on a second run in the same week
+# the working copy already holds HEAD's snapshot. The week's report must be the drift from the
+# snapshot as it was when the window began, so the base is read from git history, not from disk.
+
+_WEEK = re.compile(r"(\d{4})-W(0[1-9]|[1-4]\d|5[0-3])")
+
+
+def iso_week(day: dt.date) -> str:
+    """``2026-W10``: the ISO week of DAY, the window key `opdrift issue --week` takes."""
+    year, week, _ = day.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def week_start(week: str) -> dt.datetime:
+    """Monday 00:00 UTC of ISO week WEEK (``2026-W10``)."""
+    m = _WEEK.fullmatch(week)
+    if m is None:
+        raise WorkflowError(f"--week must look like 2026-W48, got {week!r}")
+    try:
+        day = dt.date.fromisocalendar(int(m.group(1)), int(m.group(2)), 1)
+    except ValueError as err:
+        raise WorkflowError(f"--week {week}: {err}") from None
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+
+
+@dataclass(frozen=True)
+class WindowBase:
+    """Where the window's base comes from: a commit's version of the file, or the working copy."""
+
+    text: bytes | None  # None: use the working copy as it is
+    rev: str | None
+    note: str  # one line for the log: which version was taken and why
+
+
+def file_at(path: str | os.PathLike[str], start: dt.datetime) -> WindowBase:
+    """PATH as it was when the window starting at START began.
+
+    1. The version of the last commit before START that touched PATH (``git log -1 --before``).
+    2. If there is none, PATH was first committed inside the window: its first version there (the
+       seed; later versions are this window's own refreshes).
+    3. If PATH is not tracked by git at all: the working copy.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise WorkflowError("no such file", path=str(file))
+    inside = _git(file.parent, "rev-parse", "--show-toplevel", check=False)
+    if inside.returncode != 0:
+        return WindowBase(None, None, f"{file} is not in a git repository: using the working copy")
+    top = inside.stdout.strip()
+    rel = Path(os.path.relpath(file.resolve(), Path(top).resolve())).as_posix()
+    if _git(top, "ls-files", "--error-unmatch", "--", rel, check=False).returncode != 0:
+        return WindowBase(None, None, f"{rel} is not tracked by git: using the working copy")
+    when = start.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    before = _git(top, "log", "-1", "--format=%H", f"--before={when}", "--", rel).stdout.strip()
+    how = f"the last commit before {when}"
+    rev = before
+    if not rev:
+        since = _git(top, "log", "--reverse", "--format=%H", f"--since={when}", "--", rel).stdout.split()
+        rev = since[0] if since else ""
+        how = f"its first commit since {when}"
+        if rev and _git(top, "rev-parse", "--is-shallow-repository").stdout.strip() == "true":
+            how += " (the clone is shallow: commits before the window may be missing; use fetch-depth: 0)"
+    if not rev:
+        return WindowBase(None, None, f"{rel} has no commit: using the working copy")
+    shown = subprocess.run(
+        ["git", "-C", top, "show", f"{rev}:{rel}"], capture_output=True, env=_git_env(), check=False
+    )
+    if shown.returncode != 0:
+        return WindowBase(None, rev, f"{rel} does not exist at {rev[:12]}: using the working copy")
+    return WindowBase(shown.stdout, rev, f"{rel} as of {rev[:12]}, {how}")
+
+
+def window_base(base_source: str, week: str, out_dir: str | os.PathLike[str]) -> tuple[str, str]:
+    """The SOURCE to use as the weekly window's base, and a note: BASE_SOURCE's version at the start of
+    WEEK written under OUT_DIR (same file name, so the source kind stays), or BASE_SOURCE itself."""
+    if not Path(base_source).is_file():
+        return base_source, f"{base_source} is not a file: used as given"
+    found = file_at(base_source, week_start(week))
+    if found.text is None:
+        return base_source, found.note
+    target = Path(out_dir) / "window-base" / Path(base_source).name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(found.text)
+    return str(target), found.note
 
 
 @dataclass(frozen=True)

@@ -468,11 +468,6 @@ def test_a_bad_mode_stops_the_action_before_anything_runs(installed: dict[str, s
     assert "comments" in failed.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug, not in action.yml: a same-week re-run diffs the refreshed snapshot against "
-    "itself and `opdrift issue` overwrites the week's report with 'No operator changes'",
-)
 def test_weekly_rerun_keeps_the_weeks_report(
     installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
 ) -> None:
@@ -500,3 +495,77 @@ def test_weekly_rerun_keeps_the_weeks_report(
     assert run_action(inputs, workspace=workspace, env=env, github=github).ok
     (issue,) = fake.issues(target)
     assert issue["body"] == before
+
+
+# --- the weekly window's base (bot/workflow.py, behind resolve-sources) ----------------------------
+
+
+def _commit_at(repo: Path, rel: str, text: str, when: str) -> str:
+    (repo / rel).write_text(text, encoding="utf-8")
+    _git(repo, "add", rel)
+    _git(
+        repo,
+        "commit",
+        "-q",
+        "-m",
+        f"write {rel} at {when}",
+        env={"GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when},
+    )
+    return _git(repo, "rev-parse", "HEAD")
+
+
+def test_window_base_is_the_file_as_it_was_when_the_week_began(tmp_path: Path) -> None:
+    from bot.workflow import file_at, week_start, window_base
+
+    repo = tmp_path / "bot"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    start = week_start("2026-W10")
+    assert start.isoformat() == "2026-03-02T00:00:00+00:00"  # Monday
+    last_week = _commit_at(repo, "main.json", '{"v": "last week"}\n', "2026-03-01T23:59:00Z")
+    _commit_at(repo, "main.json", '{"v": "refreshed on Monday"}\n', "2026-03-02T06:20:00Z")
+    _commit_at(repo, "main.json", '{"v": "refreshed again"}\n', "2026-03-04T06:20:00Z")
+    found = file_at(repo / "main.json", start)
+    assert (found.text, found.rev) == (b'{"v": "last week"}\n', last_week)
+    source, note = window_base(str(repo / "main.json"), "2026-W10", tmp_path / "report")
+    assert source == str(tmp_path / "report" / "window-base" / "main.json")  # same name: same source kind
+    assert Path(source).read_text(encoding="utf-8") == '{"v": "last week"}\n'
+    assert last_week[:12] in note
+    # Next week, the last refresh is the base.
+    assert file_at(repo / "main.json", week_start("2026-W11")).text == b'{"v": "refreshed again"}\n'
+
+
+def test_window_base_of_a_file_seeded_inside_the_week_is_the_seed(tmp_path: Path) -> None:
+    from bot.workflow import file_at, week_start, window_base
+
+    repo = tmp_path / "bot"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    seed = _commit_at(repo, "main.json", '{"v": "seed"}\n', "2026-03-03T10:00:00Z")
+    _commit_at(repo, "main.json", '{"v": "refresh"}\n', "2026-03-03T11:00:00Z")
+    found = file_at(repo / "main.json", week_start("2026-W10"))
+    assert (found.text, found.rev) == (b'{"v": "seed"}\n', seed)
+    # Untracked files and non-files are used as they are.
+    (repo / "loose.json").write_text("{}\n", encoding="utf-8")
+    assert file_at(repo / "loose.json", week_start("2026-W10")).text is None
+    assert window_base(str(repo / "loose.json"), "2026-W10", tmp_path)[0] == str(repo / "loose.json")
+    assert window_base(f"{repo}@HEAD", "2026-W10", tmp_path)[0] == f"{repo}@HEAD"
+
+
+def test_resolve_sources_in_issue_mode_prints_the_week_and_validates_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    repo = tmp_path / "bot"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _commit_at(repo, "main.json", "{}\n", "2026-03-01T00:00:00Z")
+    argv = ["resolve-sources", "--mode", "issue", "--base-source", str(repo / "main.json")]
+    assert main([*argv, "--week", "2026-W10", "--report-dir", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert f"base={tmp_path / 'r' / 'window-base' / 'main.json'}\n" in out
+    assert out.endswith("week=2026-W10\n")
+    assert main([*argv, "--week", "2026-W60"]) == 2
+    assert "--week must look like 2026-W48" in capsys.readouterr().err

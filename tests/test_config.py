@@ -8,7 +8,18 @@ from pathlib import Path
 import pytest
 from driftcases import pipeline_ready, real_snapshot, realistic_pair
 
-from bot.config import BotConfig, Subscription, WeeklyConfig, load_config, mentions_for, parse_config
+from bot.config import (
+    BackendGap,
+    BackendSpec,
+    BotConfig,
+    Subscription,
+    WeeklyConfig,
+    backend_gaps,
+    backend_specs,
+    load_config,
+    mentions_for,
+    parse_config,
+)
 from bot.drift import Change, compute_drift
 from bot.errors import ConfigError, YamlError
 
@@ -177,3 +188,134 @@ def test_mentions_on_a_real_release_drift(tmp_path: Path) -> None:
     if any(c.now_decomposes and c.category == "fft" for c in changes):
         expected.append("@fft-only")
     assert list(mentions_for(cfg, changes)) == expected
+
+
+# --- backend subscriptions -------------------------------------------------------------------------
+
+
+def test_backend_subscription_parses_with_paths_relative_to_the_config(tmp_path: Path) -> None:
+    path = tmp_path / "cfg" / "opdrift.yml"
+    path.parent.mkdir()
+    path.write_text(
+        "subscriptions:\n"
+        "  - who: ['@xla']\n"
+        "    backend: {kind: xla, path: lists/xla_native_functions.yaml}\n"
+        "  - who: ['@mps']\n"
+        "    backend:\n      kind: dispatch\n      key: MPS\n"
+        "    buckets: [linalg]\n",
+        encoding="utf-8",
+    )
+    cfg = load_config(str(path))
+    xla, mps = cfg.subscriptions
+    assert xla.backend == BackendSpec(
+        "xla",
+        "lists/xla_native_functions.yaml",
+        str(tmp_path / "cfg" / "lists" / "xla_native_functions.yaml"),
+        line=3,
+    )
+    assert xla.backend is not None and xla.backend.line == 3
+    assert (xla.buckets, xla.facets) == ((), ())  # a backend alone is a matcher
+    assert mps.backend == BackendSpec("dispatch", "MPS", "MPS", line=5)
+    assert mps.buckets == ("linalg",)
+    assert backend_specs(cfg) == (xla.backend, mps.backend)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("backend: {kind: xla}\n", 3, "kind xla needs `path:`"),
+        ("backend: {path: x.yaml}\n", 3, "has no `kind:`"),
+        (
+            "backend: {kind: XLA, path: x.yaml}\n",
+            3,
+            "unknown backend kind 'XLA' (expected one of: torch-mlir",
+        ),
+        ("backend: {kind: xla, path: x.yaml, key: MPS}\n", 3, "`key:` is only for kind dispatch"),
+        ("backend: {kind: dispatch, path: MPS}\n", 3, "kind dispatch takes `key:`"),
+        ("backend: {kind: dispatch}\n", 3, "kind dispatch needs `key:`"),
+        ("backend: {kind: dispatch, key: 'M P S'}\n", 3, "not a valid dispatch key"),
+        ("backend: {kind: xla, path: x.yaml, when: always}\n", 3, "unknown key 'when'"),
+        ("backend: xla=x.yaml\n", 3, "backend must be a mapping"),
+        ("backend:\n      kind: text\n      path: ''\n", 5, "path must not be empty"),
+        ("backend:\n      kind: [xla]\n      path: x\n", 4, "kind must be a string"),
+    ],
+)
+def test_malformed_backend_subscription_names_file_and_line(text: str, line: int, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config("subscriptions:\n  - who: ['@a']\n    " + text, "opdrift.yml")
+    assert (err.value.path, err.value.line) == ("opdrift.yml", line)
+    assert message in err.value.message
+
+
+def test_weekly_upstream_and_chart() -> None:
+    cfg = parse_config("weekly:\n  upstream: my-org/pytorch\n  chart: 30\n", "c.yml")
+    assert (cfg.weekly.upstream, cfg.weekly.chart) == ("my-org/pytorch", 30)
+    assert (WeeklyConfig().upstream, WeeklyConfig().chart) == ("pytorch/pytorch", 0)
+    for bad, message in (
+        ("upstream: pytorch", "not a valid repository"),
+        ("chart: many", "must be a number of points"),
+        ("chart: 1000", "between 0 and 100"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            parse_config(f"weekly:\n  {bad}\n", "c.yml")
+
+
+@pytest.mark.skipif(not pipeline_ready(), reason="the parse/classify stages are not in the tree yet")
+def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_path: Path) -> None:
+    """2.13.0 → 2.14.1: one backend lists the new ops that need a kernel, one lists none of them."""
+    from bot.backends import read_backend
+    from bot.coverage import compute_coverage
+
+    base, head = real_snapshot("2.13.0", str(tmp_path)), real_snapshot("2.14.1", str(tmp_path))
+    changes = compute_drift(base, head).changes
+    nothing = compute_coverage(head, read_backend("text", _write(tmp_path / "none.txt", "add.Tensor\n")))
+    uncovered = {o.name for o in nothing.uncovered}
+    new_lacking = sorted(
+        c.name for c in changes if c.kind != "removed" and not c.kernels_only and c.name in uncovered
+    )
+    assert new_lacking  # the release adds ops that need a kernel
+    _write(tmp_path / "all.txt", "".join(f"{n}\n" for n in new_lacking))
+    _write(tmp_path / "some.txt", "".join(f"{n}\n" for n in new_lacking[1:]))
+    cfg = load_config(
+        _write(
+            tmp_path / "opdrift.yml",
+            "subscriptions:\n"
+            "  - who: ['@has-all']\n    backend: {kind: text, path: all.txt}\n"
+            "  - who: ['@lacks-one']\n    backend: {kind: text, path: some.txt}\n"
+            "  - who: ['@lacks-one-linalg']\n    backend: {kind: text, path: some.txt}\n    buckets: [linalg]\n",
+        )
+    )
+    lacking = {
+        spec: frozenset(
+            o.name for o in compute_coverage(head, read_backend(spec.kind, spec.resolved)).uncovered
+        )
+        for spec in backend_specs(cfg)
+    }
+    assert len(lacking) == 2  # two subscriptions share some.txt: read once
+    expected = ["@lacks-one"]
+    if next(c for c in changes if c.name == new_lacking[0]).category == "linalg":
+        expected.append("@lacks-one-linalg")
+    assert list(mentions_for(cfg, changes, lacking)) == expected
+    gaps = backend_gaps(cfg, changes, lacking)
+    assert gaps[0] == BackendGap(("@lacks-one",), "text", "some.txt", (new_lacking[0],))
+    assert [g.who for g in gaps] == [(h,) for h in expected]
+    with pytest.raises(ValueError, match="no coverage given"):
+        mentions_for(cfg, changes)
+
+
+def test_backend_concerns_new_and_changed_ops_not_removals() -> None:
+    changes = realistic_changes()
+    xla = BackendSpec("xla", "x.yaml", "x.yaml")
+    xpu = BackendSpec("dispatch", "XPU", "XPU")
+    assert not any(xla.concerns(c) for c in changes if c.kind == "removed")
+    assert all(xla.concerns(c) for c in changes if c.kind != "removed" and not c.kernels_only)
+    # abs, abs.out, _cdist_backward only gained XPU kernels: news for XPU, not for XLA.
+    kernels_only = [c for c in changes if c.kernels_only]
+    assert kernels_only
+    assert not any(xla.concerns(c) for c in kernels_only)
+    assert all(xpu.concerns(c) for c in kernels_only if any(d.subject == "XPU" for d in c.details))
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)

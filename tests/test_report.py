@@ -413,3 +413,49 @@ def test_diff_command_exit_codes_and_output(
     assert main(["diff", old, new, "--allowlist", str(bad)]) == 2
     assert f"{bad}:1: every allow-list entry needs an expiry date" in capsys.readouterr().err
     assert main(["diff", str(tmp_path / "missing.yaml"), new]) == 2
+
+
+# --- backend gaps, attribution, chart (the weekly issue's extras) -----------------------------------
+
+
+def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> None:
+    from bot.config import BackendGap
+    from bot.report import MAX_GAP_OPS
+
+    drift = compute_drift(*realistic_pair())
+    many = tuple(f"op_{i:03d}" for i in range(MAX_GAP_OPS + 5))
+    gaps = (
+        BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("hardswish",)),
+        BackendGap(("@org/opencl", "@bob"), "cpp", "src/ops", many),
+    )
+    for fmt in ("pr-comment", "weekly-issue"):
+        body = render(drift, fmt, context=context_for(drift, backend_gaps=gaps))
+        assert "### 🔌 Backends that lack new or changed ops" in body
+        assert (
+            "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new or "
+            "changed ops: `hardswish`\n" in body
+        )
+        line = next(x for x in body.splitlines() if x.startswith("- @org/opencl @bob:"))
+        assert f"lacks **{len(many)}** of" in line
+        assert line.endswith(f"`op_{MAX_GAP_OPS - 1:03d}`, … and 5 more")
+    plain = render(drift, "weekly-issue", context=context_for(drift))
+    assert "Backends that lack" not in plain
+    bad = (BackendGap(("@ev il",), "xla", "x.yaml", ("a",)),)
+    with pytest.raises(ConfigError):
+        render(drift, "pr-comment", context=context_for(drift, backend_gaps=bad))
+
+
+def test_the_chart_is_embedded_in_the_weekly_issue_only() -> None:
+    from bot.timeline import Point, Timeline, chart_of_last
+
+    drift = compute_drift(*realistic_pair())
+    points = tuple(
+        Point(sha=str(i) * 40, date="", subject="s", operators=100 + i, base_operators=50, by_category=())
+        for i in range(5)
+    )
+    chart = chart_of_last(Timeline(repo="r", to_rev="HEAD", to_sha="f" * 40, points=points), 3)
+    issue = render(drift, "weekly-issue", context=context_for(drift, chart=chart))
+    assert "### 📈 Operators over the week's last commits" in issue
+    assert "```mermaid" in issue and '"2222222"' in issue and '"1111111"' not in issue
+    comment = render(drift, "pr-comment", context=context_for(drift, chart=chart))
+    assert "mermaid" not in comment

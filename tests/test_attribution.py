@@ -1,0 +1,158 @@
+"""Attribution: each change of a report → the upstream commit that introduced it (bot/attribution.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from driftcases import realistic_pair
+from pytorch_history import History, build_history
+
+from bot import pipeline
+from bot.attribution import (
+    Attribution,
+    AttributionError,
+    attribute,
+    history_range,
+    split_subject,
+    touched,
+    walk_range,
+)
+from bot.drift import compute_drift
+from bot.markdown import ZWJ
+from bot.model import SourceMeta
+from bot.report import ReportContext, render
+from bot.timeline import Point, PointDrift
+
+
+@pytest.fixture(scope="module")
+def fine(tmp_path_factory: pytest.TempPathFactory) -> History:
+    return build_history(
+        tmp_path_factory.mktemp("attr") / "pytorch", first="2.12.0", last="2.13.0", fine=True, cap=30
+    )
+
+
+@pytest.mark.parametrize(
+    ("subject", "expected"),
+    [
+        ("Add foo (#70012)", ("Add foo", 70012)),
+        ("[inductor] fix (#1) (#161234)", ("[inductor] fix (#1)", 161234)),
+        ("Add foo (#70012) ", ("Add foo", 70012)),
+        ("Revert 'Add foo (#70012)' because it broke", ("Revert 'Add foo (#70012)' because it broke", None)),
+        ("Add foo (#0)", ("Add foo (#0)", None)),
+        ("Add foo", ("Add foo", None)),
+    ],
+)
+def test_split_subject(subject: str, expected: tuple[str, int | None]) -> None:
+    assert split_subject(subject) == expected
+
+
+def test_every_change_goes_to_the_commit_that_made_it(fine: History) -> None:
+    """On a real fine-grained history: each commit changes one entry, so each change of the range's
+    net drift must be attributed to the first commit whose subject names that entry."""
+    commits = [c for c in fine.commits if c.tag is None]
+    start, end = fine.tag_sha("2.12.0"), commits[-1].sha
+    walked = walk_range(str(fine.path), start, end)
+    assert [p.sha for p in walked.points] == [c.sha for c in commits]
+    drift = compute_drift(
+        pipeline.load_snapshot(f"{fine.path}@{start}"), pipeline.load_snapshot(f"{fine.path}@{end}")
+    )
+    assert drift.changes
+    found = attribute(drift.changes, walked.points, upstream="pytorch/pytorch")
+    # An entry's edit can change operators autogen derives from it too; map names to entries by the walk.
+    by_entry = {c.sha: c for c in commits}
+    for change in drift.changes:
+        a = found[change.fingerprint]
+        names = {change.name, change.old_name} - {None}
+        first = next(p for p in walked.points if p.drift and names & touched(p.drift))
+        assert a.sha == first.sha
+        commit = by_entry[a.sha]
+        assert (a.subject, a.pr) == split_subject(commit.subject)
+        assert a.pr is not None
+        assert a.commit_url == f"https://github.com/pytorch/pytorch/commit/{a.sha}"
+        assert a.pr_url == f"https://github.com/pytorch/pytorch/pull/{a.pr}"
+        # The commit's own entry is one of the names it is credited for, unless an earlier commit
+        # touched the same operator (then that one is first).
+        if commit.changed in names:
+            assert not any(
+                names & touched(p.drift) for p in walked.points[: walked.points.index(first)] if p.drift
+            )
+    # Commits that touched the same op again are counted, not hidden (this range has some).
+    later = {c.fingerprint: found[c.fingerprint].later for c in drift.changes}
+    assert any(later.values())
+
+
+def test_first_commit_wins_and_later_ones_are_counted() -> None:
+    def point(sha: str, subject: str, **drift: tuple[str, ...]) -> Point:
+        return Point(sha=sha, date="", subject=subject, operators=1, drift=PointDrift(base="0" * 40, **drift))  # type: ignore[arg-type]
+
+    drift = compute_drift(*realistic_pair())
+    added = drift.added[0]
+    points = [
+        Point(sha="a" * 40, date="", subject="first point, no drift"),
+        point("b" * 40, "Add it (#101)", added=(added.name,)),
+        Point(sha="c" * 40, date="", subject="broken", error="bad yaml", drift=None),
+        point("d" * 40, "Tweak it", changed=(added.name,)),
+        point("e" * 40, "Unrelated (#103)", changed=("something_else",)),
+    ]
+    found = attribute([added], points, upstream="my-org/pytorch-fork")
+    assert found == {
+        added.fingerprint: Attribution(
+            sha="b" * 40,
+            subject="Add it",
+            pr=101,
+            commit_url=f"https://github.com/my-org/pytorch-fork/commit/{'b' * 40}",
+            pr_url="https://github.com/my-org/pytorch-fork/pull/101",
+            later=1,
+        )
+    }
+    # A rename is found by either name.
+    renamed = PointDrift(base="0" * 40, renamed=(("old_name", added.name),))
+    assert added.name in touched(renamed) and "old_name" in touched(renamed)
+    with pytest.raises(AttributionError):
+        attribute([added], points, upstream="not a slug")
+
+
+def test_hostile_subjects_render_inert() -> None:
+    drift = compute_drift(*realistic_pair())
+    c = drift.added[0]
+    evil = "@everyone see [here](http://evil.example) <img src=x> #1 `x` | * _"
+    ctx = ReportContext(
+        attributions={
+            c.fingerprint: Attribution(
+                sha="f" * 40,
+                subject=evil,
+                pr=5,
+                commit_url=f"https://github.com/pytorch/pytorch/commit/{'f' * 40}",
+                pr_url="https://github.com/pytorch/pytorch/pull/5",
+            )
+        }
+    )
+    body = render(drift, "weekly-issue", context=ctx)
+    line = next(line for line in body.splitlines() if "· by [`fffffff`]" in line)
+    assert "@everyone" not in line and f"@{ZWJ}everyone" in line
+    assert "](http://evil" not in line and "<img" not in line and "&lt;img" in line
+    assert f"#{ZWJ}1" in line
+    assert line.endswith("([#5](https://github.com/pytorch/pytorch/pull/5))")
+    # Attribution only decorates a change's line; the text report keeps it on that one line.
+    text = render(drift, "text", context=ctx)
+    (text_line,) = [t for t in text.splitlines() if "by fffffff" in t]
+    assert text_line.endswith(f"by fffffff {evil} (#5)")
+
+
+def test_range_comes_from_the_sources_commits_or_the_flags() -> None:
+    base = SourceMeta(kind="snapshot", path="base.json", commit="a" * 40)
+    head = SourceMeta(kind="snapshot", path="head.json", commit="b" * 40)
+    assert history_range(base, head, None, None) == ("a" * 40, "b" * 40)
+    assert history_range(base, head, "v2.12.0", "main") == ("v2.12.0", "main")
+    bare = SourceMeta(kind="yaml", path="native_functions.yaml")
+    with pytest.raises(AttributionError, match=r"native_functions.yaml records no commit; give --from REV"):
+        history_range(bare, head, None, None)
+    with pytest.raises(AttributionError, match="bad revision"):
+        history_range(base, head, "--upload-pack=x", None)
+
+
+def test_a_range_missing_from_the_clone_says_so(fine: History, tmp_path: Path) -> None:
+    with pytest.raises(AttributionError, match=re.escape("shallow clone?")):
+        walk_range(str(fine.path), "0123456789abcdef0123456789abcdef01234567", "HEAD")
