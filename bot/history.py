@@ -38,6 +38,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -446,8 +447,8 @@ class Engine:
         fresh: list[_Block] = []
         region_starts: list[int] = []
         if not p == len(old) == len(new):
-            first = max(0, _bisect_right(self.starts, p) - 1)
-            last = max(0, _bisect_right(self.starts, max(p, len(old) - s - 1)) - 1)
+            first = max(0, bisect_right(self.starts, p) - 1)
+            last = max(0, bisect_right(self.starts, max(p, len(old) - s - 1)) - 1)
             lo, hi = max(0, first - 1), min(n, last + 2)
             r0 = self.starts[lo]
             r1 = len(new) if hi >= n else self.starts[hi] + len(new) - len(old)
@@ -817,17 +818,6 @@ def _override(base: str, overrides: Overrides | None) -> Decision | None:
         return None
     where = f" ({overrides.display})" if overrides.display else ""
     return Decision(bucket=entry.bucket, rule=taxonomy.OVERRIDE_RULE, reason=f"{entry.reason}{where}")
-
-
-def _bisect_right(a: Sequence[int], x: int) -> int:
-    lo, hi = 0, len(a)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if x < a[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
 
 
 def _same(a: OpRecord, b: OpRecord) -> bool:

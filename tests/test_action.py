@@ -205,6 +205,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "PIP_PREFIX": str(prefix),
         "PIP_NO_DEPS": "1",
         "PIP_NO_INPUT": "1",
+        # Install beside, never over, the developer's own `pip install -e .`: without this pip
+        # uninstalls it first and the `opdrift` command is gone after the tests.
+        "PIP_IGNORE_INSTALLED": "1",
     }
     done = subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", install["run"]],
