@@ -42,13 +42,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"opdrift {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in _COMMANDS:
+    # What a user reaches for first leads `--help`; the workflows' plumbing steps come last.
+    for add in sorted(_COMMANDS, key=lambda add: _HELP_ORDER.index(add.__name__)):
         add(sub)
     return parser
 
 
 # Each entry registers one subcommand; appended below by the command's own section.
 _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = []
+_HELP_ORDER = [
+    f"_add_{name}"
+    for name in [
+        "snapshot",
+        "stats",
+        "explain",
+        "diff",
+        "comment",
+        "issue",
+        "history",
+        "history_merge",
+        "coverage",
+        "verify_artifact",
+        "resolve_sources",
+        "pr_number",
+        "commit_snapshot",
+    ]
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,6 +90,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # --- subcommands -------------------------------------------------------------------------------
 # (each section: _add_x + _cmd_x, then _COMMANDS.append(_add_x))
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
 
 
 def _warn(message: str) -> None:
@@ -290,8 +319,8 @@ def _add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Exit 0 when nothing reaches --fail-on, 1 when something does, 2 on error.",
         epilog=SOURCE_HELP,
     )
-    p.add_argument("base", metavar="BASE")
-    p.add_argument("head", metavar="HEAD")
+    p.add_argument("base", metavar="BASE", help="the SOURCE to compare from (e.g. a stored snapshot)")
+    p.add_argument("head", metavar="HEAD", help="the SOURCE to compare to (e.g. DIR@REV of the PR head)")
     p.add_argument(
         "--format",
         choices=FORMATS,
@@ -350,7 +379,7 @@ def _add_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "versioned snapshot (JSON). Same input, same bytes.",
         epilog=SOURCE_HELP,
     )
-    p.add_argument("source", metavar="SOURCE")
+    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
     p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
     p.set_defaults(func=_cmd_snapshot)
@@ -383,7 +412,7 @@ def _add_coverage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         epilog=SOURCE_HELP,
     )
     p.add_argument("--backend", metavar="KIND=PATH", action="append", required=True, help="repeatable")
-    p.add_argument("source", metavar="SOURCE")
+    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     p.add_argument("--base", metavar="BASE", help="also report what changed since BASE (a SOURCE)")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("-o", "--output", metavar="FILE")
@@ -433,7 +462,7 @@ def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "composites, and how many base operators fall in each taxonomy bucket.",
         epilog=SOURCE_HELP,
     )
-    p.add_argument("source", metavar="SOURCE")
+    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     p.add_argument("--format", choices=tuple(RENDERERS), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
     p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
@@ -458,8 +487,8 @@ def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "add), the taxonomy rule that decided it and why, and the facets of its registered operators.",
         epilog=SOURCE_HELP,
     )
-    p.add_argument("op", metavar="OP")
-    p.add_argument("source", metavar="SOURCE")
+    p.add_argument("op", metavar="OP", help="a registered name (add.out) or a base name (add)")
+    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
     p.set_defaults(func=_cmd_explain)
 
@@ -491,8 +520,8 @@ if TYPE_CHECKING:
 
 
 def _add_publish_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("base", metavar="BASE")
-    p.add_argument("head", metavar="HEAD")
+    p.add_argument("base", metavar="BASE", help="the SOURCE to compare from (e.g. a stored snapshot)")
+    p.add_argument("head", metavar="HEAD", help="the SOURCE to compare to (e.g. DIR@REV of the PR head)")
     p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="where to post")
     p.add_argument("--config", metavar="FILE", help="subscriptions, labels, allow-list (docs/config.md)")
     p.add_argument(
@@ -514,7 +543,7 @@ def _add_comment(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         epilog=SOURCE_HELP,
     )
     _add_publish_args(p)
-    p.add_argument("--pr", required=True, type=int, metavar="N")
+    p.add_argument("--pr", required=True, type=_positive_int, metavar="N", help="the pull request number")
     p.add_argument(
         "--annotations",
         action="store_true",
@@ -831,7 +860,9 @@ def _add_history_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         description="Join every shard's JSON (all N of them, any order) into the timeline one "
         "unsharded run writes, byte for byte.",
     )
-    p.add_argument("shards", metavar="SHARD", nargs="+")
+    p.add_argument(
+        "shards", metavar="SHARD", nargs="+", help="the JSON output of each `history --shard I/N` run"
+    )
     p.add_argument("--format", choices=("json", "csv", "markdown"), default="json")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
     p.set_defaults(func=_cmd_history_merge)
