@@ -425,11 +425,25 @@ def _add_coverage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _cmd_coverage(args: argparse.Namespace) -> int:
-    from bot import backends, coverage, coverage_report
+    import re
 
+    from bot import backends, coverage, coverage_report
+    from bot.errors import ConfigError
+
+    # Checked here, before any file is read: a bad version would otherwise surface as an error in
+    # the op-plugin file, at a line that has nothing wrong with it. The form is what op-plugin's
+    # version gates compare against (bot.backends reads ``v2.1`` and ``2.14.1`` alike).
+    if (
+        args.torch_version is not None
+        and re.fullmatch(r"v?[0-9]+\.[0-9]+(?:\.[0-9]+)?", args.torch_version) is None
+    ):
+        raise ConfigError(f"--torch-version {args.torch_version!r}: expected a version like 2.14 or 2.14.1")
     specs = [backends.parse_backend_arg(arg) for arg in args.backend]
     head = _load(args.source)
     base = _load(args.base) if args.base else None
+    for kind, value in specs:
+        if kind == "dispatch":
+            coverage.check_dispatch_key(head, value)
     results = []
     for kind, value in specs:
         version = args.torch_version or head.meta.torch_version
@@ -618,6 +632,27 @@ def _backend_lacking(cfg: BotConfig, head: Snapshot) -> dict[BackendSpec, frozen
     return lacking
 
 
+def _check_config_names(cfg: BotConfig, args: argparse.Namespace, base: Snapshot, head: Snapshot) -> None:
+    """The subscriptions' dispatch keys and tags against what BASE and HEAD know (bot.config.check_names).
+
+    A tag may be defined in tags.yaml and used by no operator yet, so when a subscription names a tag
+    that no operator has, the tags.yaml of each source is read too (stored snapshots have none).
+    """
+    from bot import sources
+    from bot.config import check_names
+    from bot.coverage import dispatch_keys
+    from bot.native import read_tags
+
+    keys = dispatch_keys(base) | dispatch_keys(head)
+    tags = {t for snap in (base, head) for rec in snap.operators.values() for t in rec.facets.tags}
+    if not {t for sub in cfg.subscriptions for t in sub.tags} <= tags:
+        for spec in (args.base, args.head):
+            defined = sources.read_source(spec).tags
+            if defined is not None:
+                tags |= read_tags(defined)
+    check_names(cfg, dispatch_keys=keys, tags=tags)
+
+
 def _publish_setup(args: argparse.Namespace) -> _Setup:
     """Config, drift, acknowledgements, the handles to mention and the backend gaps: everything before
     rendering (backend lists are read and their coverage computed here, before any request)."""
@@ -635,6 +670,7 @@ def _publish_setup(args: argparse.Namespace) -> _Setup:
     allow = load_allowlist(cfg.allowlist) if cfg.allowlist else None
     base = _load(args.base, overrides)
     head = _load(args.head, overrides)
+    _check_config_names(cfg, args, base, head)
     drift = compute_drift(base, head)
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
     for warning in acks.warnings:

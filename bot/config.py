@@ -17,10 +17,11 @@ with `bot.coverage` and passes in as `lacking` (this module reads no backend lis
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import string
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import yaml
@@ -61,6 +62,7 @@ class BackendSpec:
     value: str
     resolved: str
     line: int = field(default=0, compare=False)  # the first subscription naming it; not its identity
+    value_line: int = field(default=0, compare=False)  # where `value` is written (its `key:` or `path:`)
 
     def concerns(self, change: Change) -> bool:
         """Whether a change can be one a backend lacks: a new or changed op (removed ones cannot be).
@@ -86,6 +88,9 @@ class Subscription:
     dispatch_keys: tuple[str, ...] = ()
     line: int = 0  # where the subscription starts in the config file
     backend: BackendSpec | None = None
+    # (matcher, value, line) of each `tags` and `dispatch_keys` item, for errors found once the
+    # snapshots are loaded (`check_names`); where a value is written is not part of what it matches.
+    value_lines: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
 
     def matches(self, change: Change, lacking: frozenset[str] | None = None) -> bool:
         """`lacking`: the operators this subscription's backend needs a kernel for at HEAD (required
@@ -183,6 +188,68 @@ def backend_gaps(config: BotConfig, changes: Iterable[Change], lacking: Lacking)
         if names:
             out.append(BackendGap(sub.who, sub.backend.kind, sub.backend.value, tuple(names)))
     return tuple(out)
+
+
+# --- names that only the snapshots can check -------------------------------------------------------
+
+
+def did_you_mean(value: str, known: Iterable[str]) -> str:
+    """``; did you mean MPS?`` for the names in `known` closest to `value` (ignoring case), or ""."""
+    by_folded: dict[str, list[str]] = {}
+    for name in sorted(set(known)):
+        by_folded.setdefault(name.casefold(), []).append(name)
+    folded = value.casefold()
+    # A name that differs only in case is the one meant (``xpu``: XPU, not also CPU).
+    close = (
+        [folded]
+        if folded in by_folded
+        else difflib.get_close_matches(folded, list(by_folded), n=3, cutoff=0.6)
+    )
+    names = [name for match in close for name in by_folded[match]]
+    return f"; did you mean {' or '.join(names)}?" if names else ""
+
+
+def check_names(config: BotConfig, *, dispatch_keys: Collection[str], tags: Collection[str]) -> None:
+    """Raise ConfigError at the first dispatch key or tag of a subscription that is not in `dispatch_keys`
+    / `tags` (what BASE and HEAD know of).
+
+    Parsing can only check that such a name is well formed; a typo (``mps`` for ``MPS``, ``coer``) would
+    then match nothing, ever, and so silently turn the subscription off. Hence this second check, once
+    the caller has the snapshots.
+    """
+    problems: list[tuple[int, str]] = []
+    for index, sub in enumerate(config.subscriptions):
+        what = f"subscription {index + 1}"
+        backend = sub.backend
+        if backend is not None and backend.kind == "dispatch" and backend.value not in dispatch_keys:
+            problems.append(
+                (
+                    backend.value_line or backend.line or sub.line,
+                    f"{what}: backend: no operator of BASE or HEAD has a kernel under dispatch key "
+                    f"{backend.value!r}{did_you_mean(backend.value, dispatch_keys)}",
+                )
+            )
+        lines = {(k, v): n for k, v, n in sub.value_lines}
+        for key in sub.dispatch_keys:
+            if key not in dispatch_keys:
+                problems.append(
+                    (
+                        lines.get(("dispatch_keys", key), sub.line),
+                        f"{what}: no operator of BASE or HEAD has a kernel under dispatch key "
+                        f"{key!r}{did_you_mean(key, dispatch_keys)}",
+                    )
+                )
+        for tag in sub.tags:
+            if tag not in tags:
+                problems.append(
+                    (
+                        lines.get(("tags", tag), sub.line),
+                        f"{what}: unknown tag {tag!r}: neither BASE nor HEAD knows it{did_you_mean(tag, tags)}",
+                    )
+                )
+    if problems:
+        line, message = min(problems)
+        raise ConfigError(message, path=config.path or None, line=line or None)
 
 
 # --- parsing ---------------------------------------------------------------------------------------
@@ -307,7 +374,7 @@ def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> Back
         key = _pattern(reader, _DISPATCH_KEY, "dispatch key")(
             keys["key"][1], reader.string(keys["key"][1], f"{what}: key")
         )
-        return BackendSpec(kind, key, key, line)
+        return BackendSpec(kind, key, key, line, keys["key"][1].start_mark.line + 1)
     if "key" in keys:
         raise reader.error(
             keys["key"][0], f"{what}: `key:` is only for kind dispatch; kind {kind} takes `path:`"
@@ -315,7 +382,8 @@ def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> Back
     if "path" not in keys:
         raise reader.error(node, f"{what}: kind {kind} needs `path:`, the backend's op list")
     path = reader.string(keys["path"][1], f"{what}: path")
-    return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line)
+    value_line = keys["path"][1].start_mark.line + 1
+    return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line, value_line)
 
 
 def _subscription(reader: _Reader, node: yaml.Node, index: int, base_dir: str = "") -> Subscription:
@@ -335,15 +403,33 @@ def _subscription(reader: _Reader, node: yaml.Node, index: int, base_dir: str = 
         "dispatch_keys": _pattern(reader, _DISPATCH_KEY, "dispatch key"),
     }
     values: dict[str, tuple[str, ...]] = {}
+    value_lines: list[tuple[str, str, int]] = []
     backend = _backend(reader, keys["backend"][1], what, base_dir) if "backend" in keys else None
     for key in _MATCHERS:
         if key == "backend":
             continue
         if key in keys:
-            values[key] = reader.strings(keys[key][1], f"{what}: {key}", checks[key])
+            values[key] = reader.strings(
+                keys[key][1], f"{what}: {key}", _noting(checks[key], key, value_lines)
+            )
             if not values[key]:
                 raise reader.error(keys[key][1], f"{what}: `{key}:` is empty (leave it out to match any)")
-    return Subscription(who=who, line=node.start_mark.line + 1, backend=backend, **values)
+    kept = tuple(t for t in value_lines if t[0] in ("tags", "dispatch_keys"))
+    return Subscription(who=who, line=node.start_mark.line + 1, backend=backend, value_lines=kept, **values)
+
+
+def _noting(
+    check: Callable[[yaml.Node, str], str], key: str, sink: list[tuple[str, str, int]]
+) -> Callable[[yaml.Node, str], str]:
+    """`check`, also noting the line of each value it passes (the first, for a repeated value)."""
+
+    def noted(node: yaml.Node, value: str) -> str:
+        checked = check(node, value)
+        if not any(k == key and v == checked for k, v, _ in sink):
+            sink.append((key, checked, node.start_mark.line + 1))
+        return checked
+
+    return noted
 
 
 def _title_format(reader: _Reader, node: yaml.Node) -> str:

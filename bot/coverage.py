@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.backends import BackendList, BackendOp
-from bot.errors import SchemaError
+from bot.config import did_you_mean
+from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.schema import FunctionSchema, Type, parse_schema
 from bot.schemadiff import Detail, diff_schemas
@@ -81,6 +82,22 @@ def _variant_key(schema: FunctionSchema) -> tuple[str, tuple[str, ...]]:
     if base.endswith("_") and not schema.name.is_dunder:
         base = base[:-1]
     return base, tuple(str(a.type) for a in schema.arguments.flat_non_out)
+
+
+def dispatch_keys(snapshot: Snapshot) -> frozenset[str]:
+    """Every dispatch key that some operator of `snapshot` has a kernel under (composite kinds too)."""
+    return frozenset(k for rec in snapshot.operators.values() for k in rec.facets.dispatch)
+
+
+def check_dispatch_key(snapshot: Snapshot, key: str) -> None:
+    """Raise ConfigError unless some operator has a kernel under `key`: a ``dispatch`` backend whose
+    key matches nothing (``mps`` for ``MPS``) would otherwise list no operator and pass silently."""
+    known = dispatch_keys(snapshot)
+    if key not in known:
+        raise ConfigError(
+            f"--backend dispatch={key}: no operator of {snapshot.meta.path} has a kernel under {key!r}"
+            f"{did_you_mean(key, known)}"
+        )
 
 
 def _listed(snapshot: Snapshot, backend: BackendList) -> frozenset[str]:

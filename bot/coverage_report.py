@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from bot.coverage import RULES, Coverage, CoverageChange, coverage_json
 from bot.markdown import code, md, terminal
 from bot.model import Snapshot
+from bot.report import describe
 from bot.schemadiff import Detail
 
 Result = tuple[Coverage, CoverageChange | None]
@@ -20,9 +21,14 @@ Result = tuple[Coverage, CoverageChange | None]
 _LIST_CAP = 200
 
 
-def _detail(d: Detail) -> str:
-    arrow = f"{d.before or '∅'} → {d.after or '∅'}"
-    return f"{d.code} {d.subject}: {arrow}" if d.subject else f"{d.code}: {arrow}"
+def _detail_text(d: Detail) -> str:
+    """The drift report's sentence for `d`, each upstream or backend value in backticks."""
+    return describe(d, lambda s: f"`{terminal(s)}`")
+
+
+def _detail_markdown(d: Detail) -> str:
+    """The same sentence with each value an inert code span and the words around them ours."""
+    return describe(d, code)
 
 
 def _text(results: Sequence[Result], head: Snapshot) -> str:
@@ -58,7 +64,7 @@ def _text(results: Sequence[Result], head: Snapshot) -> str:
                 lines.append(f"      yours:    {terminal(a.backend_schema)}")
                 lines.append(f"      upstream: {terminal(a.upstream_schema)}")
                 for d in a.details:
-                    lines.append(f"      - {terminal(_detail(d))}")
+                    lines.append(f"      - {_detail_text(d)}")
         if cov.stale:
             lines.append(f"  stale ({len(cov.stale)}): listed, but no such operator upstream:")
             for op in cov.stale[:_LIST_CAP]:
@@ -97,7 +103,7 @@ def _markdown(results: Sequence[Result], head: Snapshot) -> str:
                 out.append(f"  - yours: {code(a.backend_schema)}")
                 out.append(f"  - upstream: {code(a.upstream_schema)}")
                 for d in a.details:
-                    out.append(f"  - {code(_detail(d))}")
+                    out.append(f"  - {_detail_markdown(d)}")
             out.append("")
         if change is not None and change.new_uncovered:
             out.append(f"### ⚠️ New operators that need a kernel ({len(change.new_uncovered)})")

@@ -10,7 +10,9 @@ template forgets to filter, so a template bug shows escaped text instead of live
 Size: a PR comment or issue body must fit GitHub's 65,536 characters. Each bucket section shows at most
 `cap` items followed by "… and N more", each lead section three times `cap`; `cap` is the largest value for
 which the body fits, found by bisection. That is max-min fair: small sections show everything, and the
-big ones share what is left equally, so one bucket never crowds out the rest.
+big ones share what is left equally, so one bucket never crowds out the rest. The operators that only
+gained or lost in-tree kernels are tallied per dispatch key and listed at most MAX_KERNEL_OPS deep in
+every format but JSON, whatever the room: a release can add XPU kernels to a thousand of them.
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ MAX_DETAILS = 8
 LEAD_WEIGHT = 3  # a lead section shows this many items per item of a bucket section
 MAX_SCHEMA = 1000  # characters of a schema shown inline; real ones reach about 450
 MAX_GAP_OPS = 20  # operator names listed per backend subscriber before "… and N more"
+# Operators listed under "In-tree kernels only" in every format but JSON: a release adds XPU or MPS
+# kernels to a thousand ops at once, and the per-key table already says what happened.
+MAX_KERNEL_OPS = 30
 MAX_SUBJECT = 120  # characters of a commit subject shown next to a change
 
 _LOGIN = re.compile(r"@?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?)")
@@ -204,6 +209,7 @@ _DETAIL_TEXT: dict[str, str] = {
     "default_removed": "default of {subject} removed (was {before})",
     "default_added": "default {after} added to {subject}",
     "default_changed": "default of {subject} changed {before} → {after}",
+    "argument_added": "new argument {subject}: {after}",
     "argument_added_with_default": "new argument {after}",
     "argument_added_required": "new required argument {after}",
     "argument_inserted": "argument {after} inserted before existing ones",
@@ -310,7 +316,7 @@ class View:
     lead: tuple[Section, ...]
     buckets: tuple[BucketSection, ...]
     acknowledged: tuple[Change, ...]
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: Mapping[str, int] = field(default_factory=dict)
     # changes whose only details are in-tree kernels added/removed, and a per-key tally of them
     kernels_only: tuple[Change, ...] = ()
     kernel_keys: tuple[tuple[str, int, int], ...] = ()
@@ -508,6 +514,23 @@ class _Helpers:
         sha = link(code(a.sha[:7]), a.commit_url)
         return Safe(f" · by {sha} {md(shorten(a.subject, MAX_SUBJECT))}{pr_link}{later}")
 
+    def tally(self, b: BucketSection) -> Safe:
+        """``+2 added · -1 removed · 8 changed`` (a real minus sign): a bucket's changes by kind, the
+        empty kinds left out."""
+        parts = [
+            f"{sign}{n} {kind}"
+            for sign, n, kind in (
+                ("+", b.added, "added"),
+                ("\u2212", b.removed, "removed"),
+                ("", b.renamed, "renamed"),
+                ("", b.changed, "changed"),
+            )
+            if n
+        ]
+        if b.kernels_only:
+            parts.append(f"{b.kernels_only} with in-tree kernel changes only")
+        return Safe(" · ".join(parts))
+
     def who(self, g: BackendGap) -> Safe:
         return _mentions(g.who)
 
@@ -536,15 +559,31 @@ def _mentions(handles: Sequence[str]) -> Safe:
     return Safe(" ".join(out))
 
 
-def _sections_of(view: View, cap: int) -> list[tuple[tuple[Change, ...], int]]:
-    """Every capped list of the view with its cap: the bisection's unit of fairness.
+_UNCAPPED = 1 << 62
+
+
+def _sections_of(view: View, cap: int | None) -> list[tuple[tuple[Change, ...], int]]:
+    """Every capped list of the view with its cap (None: the complete render's): the bisection's unit
+    of fairness.
 
     The lead lists (what a backend must do) get LEAD_WEIGHT times the cap of the bucket lists: they
-    are why the comment exists, and their items are one short line each.
+    are why the comment exists, and their items are one short line each. The in-tree-kernels list
+    never shows more than MAX_KERNEL_OPS, whatever the room.
     """
-    lead = [(s.changes, cap * LEAD_WEIGHT) for s in view.lead]
+    c = _UNCAPPED if cap is None else cap
+    lead = [(s.changes, c * LEAD_WEIGHT) for s in view.lead]
     return (
-        lead + [(b.changes, cap) for b in view.buckets] + [(view.kernels_only, cap), (view.acknowledged, cap)]
+        lead
+        + [(b.changes, c) for b in view.buckets]
+        + [(view.kernels_only, min(c, MAX_KERNEL_OPS)), (view.acknowledged, c)]
+    )
+
+
+def _truncated(view: View, cap: int | None) -> bool:
+    """Whether `cap` cuts any list shorter than the complete render shows it."""
+    return any(
+        min(len(items), c) < min(len(items), full)
+        for (items, c), (_, full) in zip(_sections_of(view, cap), _sections_of(view, None), strict=True)
     )
 
 
@@ -558,14 +597,15 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
         marker=_marker(fmt, context),
         d=d,
         view=view,
-        cap=cap if cap is not None else 1 << 62,
-        lead_cap=cap * LEAD_WEIGHT if cap is not None else 1 << 62,
-        max_details=MAX_DETAILS if cap is not None else 1 << 62,
+        cap=cap if cap is not None else _UNCAPPED,
+        lead_cap=cap * LEAD_WEIGHT if cap is not None else _UNCAPPED,
+        kernel_cap=min(cap, MAX_KERNEL_OPS) if cap is not None else MAX_KERNEL_OPS,
+        max_details=MAX_DETAILS if cap is not None else _UNCAPPED,
         title=context.title,
         base_label=_source_label(d.base),
         head_label=_source_label(d.head),
         h=h,
-        truncated=cap is not None and any(len(x) > c for x, c in _sections_of(view, cap)),
+        truncated=_truncated(view, cap),
         mentions=_mentions(context.mentions),
         full_report_url=link(Safe("full report"), context.full_report_url) if context.full_report_url else "",
         previous_url=link(Safe("previous report"), context.previous_url) if context.previous_url else "",

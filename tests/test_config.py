@@ -16,6 +16,8 @@ from bot.config import (
     WeeklyConfig,
     backend_gaps,
     backend_specs,
+    check_names,
+    did_you_mean,
     load_config,
     mentions_for,
     parse_config,
@@ -314,6 +316,56 @@ def test_backend_concerns_new_and_changed_ops_not_removals() -> None:
     assert kernels_only
     assert not any(xla.concerns(c) for c in kernels_only)
     assert all(xpu.concerns(c) for c in kernels_only if any(d.subject == "XPU" for d in c.details))
+
+
+# --- names only the snapshots can check ------------------------------------------------------------
+
+TYPO_CONFIG = (
+    "subscriptions:\n"
+    "  - who: ['@fine']\n    dispatch_keys: [XPU, MPS]\n    tags: [core, pt2_compliant_tag]\n"  # 2-4
+    "  - who: ['@mps']\n    backend:\n      kind: dispatch\n      key: {key}\n"  # 5-8
+    "  - who: ['@typos']\n    dispatch_keys:\n      - CPU\n      - {dispatch}\n"  # 9-12
+    "    tags:\n      - pointwise\n      - {tag}\n"  # 13-15
+)
+
+
+@pytest.mark.skipif(not pipeline_ready(), reason="the parse/classify stages are not in the tree yet")
+@pytest.mark.parametrize(
+    ("key", "dispatch", "tag", "line", "message"),
+    [
+        ("MPS", "XPU", "core", None, ""),
+        ("mps", "XPU", "core", 8, "dispatch key 'mps'; did you mean MPS?"),
+        ("MPS", "xpu", "core", 12, "dispatch key 'xpu'; did you mean XPU?"),
+        ("MPS", "XPU", "coer", 15, "unknown tag 'coer': neither BASE nor HEAD knows it; did you mean core?"),
+        ("MPS", "NoSuchBackend", "core", 12, "dispatch key 'NoSuchBackend'"),
+        ("mps", "xpu", "coer", 8, "backend: no operator of BASE or HEAD"),  # the first, by line
+    ],
+)
+def test_typos_in_dispatch_keys_and_tags_name_their_line(
+    tmp_path: Path, key: str, dispatch: str, tag: str, line: int | None, message: str
+) -> None:
+    """Well-formed names that neither real release knows would match nothing, ever: an error, not silence."""
+    base, head = real_snapshot("2.13.0", str(tmp_path)), real_snapshot("2.14.1", str(tmp_path))
+    keys = {k for snap in (base, head) for r in snap.operators.values() for k in r.facets.dispatch}
+    tags = {t for snap in (base, head) for r in snap.operators.values() for t in r.facets.tags}
+    tags.add("pt2_compliant_tag")  # defined in tags.yaml, used by no operator: the caller adds those
+    cfg = parse_config(TYPO_CONFIG.format(key=key, dispatch=dispatch, tag=tag), "opdrift.yml")
+    if line is None:
+        check_names(cfg, dispatch_keys=keys, tags=tags)
+        return
+    with pytest.raises(ConfigError) as err:
+        check_names(cfg, dispatch_keys=keys, tags=tags)
+    assert (err.value.path, err.value.line) == ("opdrift.yml", line)
+    assert message in err.value.message
+    if "NoSuchBackend" in message:
+        assert "did you mean" not in err.value.message  # nothing close: no guess
+
+
+def test_did_you_mean_ignores_case_and_stays_quiet_when_nothing_is_close() -> None:
+    keys = ("CPU", "CUDA", "MPS", "SparseMPS", "XPU")
+    assert did_you_mean("mps", keys) == "; did you mean MPS?"
+    assert did_you_mean("Cuda", keys) == "; did you mean CUDA?"
+    assert did_you_mean("QuantizedVulkan", keys) == ""
 
 
 def _write(path: Path, text: str) -> str:

@@ -189,3 +189,62 @@ def test_coverage_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert f"{bad}:4:" in err
     assert main(["coverage", "--backend", "nope=x", str(head_path)]) == 2
     assert "unknown backend kind" in capsys.readouterr().err
+
+
+def test_dispatch_key_that_no_operator_has_is_an_error_with_a_guess(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head_path = write_release("2.14.1", tmp_path / "head")
+    assert main(["coverage", "--backend", "dispatch=mps", str(head_path)]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.count("\n") == 1
+    assert "--backend dispatch=mps: no operator of" in out.err
+    assert out.err.endswith("has a kernel under 'mps'; did you mean MPS?\n")
+    assert main(["coverage", "--backend", "dispatch=MPS", str(head_path), "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["backends"][0]
+    assert listed["covered"] > 0
+
+
+@pytest.mark.parametrize("version", ["banana", "2", "2.x", "2.14.1.0"])
+def test_torch_version_is_checked_at_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
+) -> None:
+    plugin = FIXTURES / "op_plugin_functions.yaml"
+    code = main(["coverage", "--backend", f"op-plugin={plugin}", "--torch-version", version, "nowhere.yaml"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err == f"opdrift: error: --torch-version {version!r}: expected a version like 2.14 or 2.14.1\n"
+
+
+def test_schema_alert_details_read_as_the_drift_report_sentences(
+    head: Snapshot, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.coverage_report import render
+
+    cpp = read_backend("cpp", str(FIXTURES / "dlprim"))
+    results = [(compute_coverage(head, cpp), None)]
+    text = render(results, "text", head=head)
+    # The fixture's mm takes `int extra`, which upstream's mm does not have.
+    assert "      - argument `extra` removed (was `int extra`)\n" in text
+    assert "argument_removed" not in text
+    md = render(results, "markdown", head=head)
+    assert "  - argument `extra` removed (was `int extra`)\n" in md
+    assert "argument_removed" not in md
+
+
+def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
+    from bot.coverage import Coverage, SchemaAlert
+    from bot.coverage_report import render
+    from bot.markdown import code
+    from bot.schemadiff import Detail
+
+    hostile = Detail("argument_renamed", "breaking", "*x*", "*x*", "<img src=x onerror=alert(1)> @org/team")
+    alert = SchemaAlert(
+        "mm", "list.txt", 3, "mm(Tensor *x*) -> Tensor", "mm(Tensor y) -> Tensor", True, (hostile,)
+    )
+    results = [(Coverage("text", "list.txt", (), (), (alert,)), None)]
+    md = render(results, "markdown", head=head)
+    assert f"  - argument {code('*x*')} renamed to {code(hostile.after)}\n" in md
+    text = render(results, "text", head=head)
+    assert f"      - argument `*x*` renamed to `{hostile.after}`\n" in text

@@ -554,7 +554,8 @@ def test_cli_mentions_only_matching_subscriptions(
     config.write_text(
         "subscriptions:\n"
         "  - who: ['@llvm/torch-mlir']\n    facets: [new_core, needs_kernel]\n"
-        "  - who: ['@nobody-here']\n    dispatch_keys: [NoSuchBackend]\n"
+        # a real key (it must be: see the next test) that no operator changed in this release has
+        "  - who: ['@nobody-here']\n    dispatch_keys: [CompositeImplicitAutogradNestedTensor]\n"
         "labels: [operator-drift]\n"
     )
     pr = fake.add_pull(REPO)
@@ -681,3 +682,72 @@ def test_cli_config_error_is_file_line_exit_2(
         err
         == f"opdrift: error: {config}:3: unknown facet 'needs-kernel' (expected one of: needs_kernel, breaking, new_core, now_decomposes)\n"
     )
+
+
+@needs_pipeline
+@pytest.mark.parametrize(
+    ("matcher", "line", "message"),
+    [
+        (
+            "dispatch_keys: [mps]",
+            3,
+            "no operator of BASE or HEAD has a kernel under dispatch key 'mps'; did you mean MPS?",
+        ),
+        ("tags: [coer]", 3, "unknown tag 'coer': neither BASE nor HEAD knows it; did you mean core?"),
+        (
+            "backend:\n      kind: dispatch\n      key: mps",
+            5,
+            "backend: no operator of BASE or HEAD has a kernel under dispatch key 'mps'; did you mean MPS?",
+        ),
+    ],
+)
+def test_cli_config_names_that_match_nothing_fail_before_any_request(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    matcher: str,
+    line: int,
+    message: str,
+) -> None:
+    config = tmp_path / "opdrift.yml"
+    config.write_text(f"subscriptions:\n  - who: ['@mps-team']\n    {matcher}\n")
+    pr = fake.add_pull(REPO)
+    code, _, err = opdrift(
+        capsys,
+        "comment",
+        "--repo",
+        REPO,
+        "--pr",
+        str(pr),
+        "--config",
+        str(config),
+        releases["2.13.0"],
+        releases["2.14.1"],
+    )
+    assert code == 2
+    assert err == f"opdrift: error: {config}:{line}: subscription 1: {message}\n"
+    assert fake.requests == []
+
+
+@needs_pipeline
+def test_cli_a_tag_defined_in_tags_yaml_but_unused_is_accepted(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """pt2_compliant_tag is in 2.14.1's tags.yaml and on no operator: fine where tags.yaml can be read."""
+    config = tmp_path / "opdrift.yml"
+    config.write_text("subscriptions:\n  - who: ['@pt2']\n    tags: [pt2_compliant_tag]\n")
+    base = str(write_release("2.13.0", tmp_path / "base"))
+    head = str(write_release("2.14.1", tmp_path / "head"))
+    args = ["issue", "--repo", REPO, "--dry-run", "--config", str(config), "--week", "2026-W48"]
+    code, _, err = opdrift(capsys, *args, base, head)
+    assert code == 0, err
+    # Stored snapshots carry no tags.yaml: there only the tags operators use are known.
+    code, _, err = opdrift(capsys, *args, releases["2.13.0"], releases["2.14.1"])
+    assert code == 2
+    assert f"{config}:3: subscription 1: unknown tag 'pt2_compliant_tag'" in err

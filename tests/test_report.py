@@ -30,6 +30,7 @@ from bot.markdown import ZWJ, code, md
 from bot.report import (
     GITHUB_BODY_LIMIT,
     MARKERS,
+    MAX_KERNEL_OPS,
     PR_COMMENT_MARKER,
     WEEKLY_ISSUE_MARKER,
     FailOn,
@@ -123,6 +124,72 @@ def test_golden_real(
 
 
 # --- structure -------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not pipeline_ready(), reason="bot.native/taxonomy/pipeline not written yet")
+def test_in_tree_kernel_changes_are_a_table_and_a_short_list(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """2.13.0 → 2.14.1: most "changed" ops only gained XPU/MPS kernels; every format but JSON tallies
+    them per dispatch key and lists a few, and the headline says how many of the changes they are."""
+    root = str(tmp_path_factory.getbasetemp() / "releases")
+    drift = compute_drift(real_snapshot("2.13.0", root), real_snapshot("2.14.1", root))
+    only = [c for c in drift.changes if c.kernels_only]
+    n = len(only)
+    assert n > MAX_KERNEL_OPS
+    more = f"… and {n - MAX_KERNEL_OPS} more: the JSON report lists them all"
+    gained: dict[str, int] = {}
+    for c in only:
+        for d in c.details:
+            if d.code == "kernel_added":
+                gained[d.subject] = gained.get(d.subject, 0) + 1
+
+    text = render(drift, "text", context=ReportContext())
+    assert f"{len(drift.changed)} changed ({n} of them only in which in-tree backends have kernels)\n" in text
+    section = text.split("\nIN-TREE KERNELS ONLY")[1]
+    assert len(re.findall(r"^    \S+: \+", section, re.M)) == MAX_KERNEL_OPS
+    assert f"\n    {more}\n" in section
+    for key, count in gained.items():
+        assert re.search(rf"^  {re.escape(key)} +\+{count} -", section, re.M), key
+    assert len(text.splitlines()) < 300
+
+    formats: tuple[Format, ...] = ("markdown", "pr-comment", "weekly-issue", "job-summary")
+    for fmt in formats:
+        body = render(drift, fmt, context=ReportContext())
+        assert (
+            f"**{len(drift.changed)}** changed ({n} of them only in which in-tree backends have kernels)"
+            in body
+        )
+        section = body.split("<b>In-tree kernels only</b>")[1].split("</details>")[0]
+        assert len(re.findall(r"^- `", section, re.M)) == MAX_KERNEL_OPS
+        assert f"\n- {more}\n" in section
+        for key, count in gained.items():
+            assert f"| {code(key, in_table=True)} | {count} |" in section
+        # Capping the list is not a cut for size: a body that fits says nothing about the limit.
+        assert "Long sections are cut" not in body
+    # A body squeezed below the kernel cap still says where the rest is.
+    small = render(drift, "pr-comment", context=ReportContext(limit=5_000))
+    assert len(small) <= 5_000
+    kernels = small.split("<b>In-tree kernels only</b>")[1].split("</details>")[0]
+    shown = len(re.findall(r"^- `", kernels, re.M))
+    assert 0 < shown < MAX_KERNEL_OPS
+    assert f"\n- … and {n - shown} more: the JSON report lists them all\n" in kernels
+    assert "Long sections are cut" in small
+
+    data = json.loads(render(drift, "json", context=ReportContext()))
+    assert {c["name"] for c in data["changed"]} >= {c.name for c in only}  # JSON keeps every one
+
+
+def test_bucket_summaries_separate_their_parts() -> None:
+    """``+2 added · 8 changed``: each kind of change is its own part of the bucket's summary line."""
+    drift = compute_drift(*hostile_pair())
+    body = render(drift, "markdown", context=ReportContext())
+    summaries = re.findall(r"<details><summary><b>[^<]*</b> \([^)]*\): (.*)</summary>", body)
+    assert summaries
+    for summary in summaries:
+        parts = summary.split(" · ")
+        assert all(re.fullmatch(r"[+\u2212]?\d+ [a-z -]+", p) for p in parts), summary
+        assert len(parts) == len(re.findall(r"\d+", summary))
 
 
 def test_markers_lead_the_github_bodies() -> None:
