@@ -11,8 +11,11 @@ its tags.yaml is taken from beside FILE. Contenders:
 - torchgen's ``parse_native_yaml`` (pass ``--torchgen DIR``, a folder holding torchgen/), the reference.
 
 Every run is cold: our interned schemas, arguments, types and facets are forgotten before each of
-our runs, and torchgen's module-level parse caches before each of its runs; each timing ends with the
-young-generation garbage collection the run left pending. Each repeat times every
+our runs, and torchgen's module-level parse caches before each of its runs. Every cache is emptied
+before every run, and before its clock starts: clearing a cache frees the previous run's objects, a
+cost a fresh process never pays, and a result still held by another contender's cache (torchgen's
+parsed file) would make every garbage collection of the timed run walk it too. Each timing ends with
+the young-generation garbage collection the run left pending. Each repeat times every
 contender once, in turn, so that a busy machine slows them alike. Times are CPU time of this process
 (wall time too, for reference); the table shows medians and torchgen's median over each contender's.
 ``--json`` writes the same figures as JSON (to FILE, or stdout), for the README.
@@ -33,6 +36,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -53,6 +57,13 @@ def _default_file(folder: Path) -> Path:
     return folder / "native_functions.yaml"
 
 
+class Contender(NamedTuple):
+    """One timed function, and how to empty its caches (untimed, before every run of any contender)."""
+
+    run: Callable[[], object]
+    prepare: Callable[[], None] = lambda: None
+
+
 def _clear_caches() -> None:
     """Forget everything our stages intern, so that every timed run starts cold."""
     schema.clear_caches()
@@ -60,7 +71,7 @@ def _clear_caches() -> None:
     taxonomy.clear_caches()
 
 
-def _pipelines(path: Path, text: str) -> tuple[Callable[[], object], Callable[[], object]]:
+def _pipelines(path: Path, text: str) -> tuple[Contender, Contender]:
     """Our whole cold parse, with the fast reader and with the PyYAML reader."""
     tags_path = path.with_name("tags.yaml")
     tags = TextFile(str(tags_path), tags_path.read_text("utf-8")) if tags_path.exists() else None
@@ -73,17 +84,15 @@ def _pipelines(path: Path, text: str) -> tuple[Callable[[], object], Callable[[]
         return taxonomy.classify(opset)
 
     def fast() -> object:
-        _clear_caches()
         return classified(nativeyaml.read_entries(text, str(path)))
 
     def pyyaml() -> object:
-        _clear_caches()
         return classified(nativeyaml.load_entries_yaml(text, str(path)))
 
-    return fast, pyyaml
+    return Contender(fast, _clear_caches), Contender(pyyaml, _clear_caches)
 
 
-def _torchgen(path: Path, folder: str | None, notes: list[str]) -> Callable[[], object] | None:
+def _torchgen(path: Path, folder: str | None, notes: list[str]) -> Contender | None:
     if folder is not None:
         sys.path.insert(0, folder)
     try:
@@ -96,26 +105,25 @@ def _torchgen(path: Path, folder: str | None, notes: list[str]) -> Callable[[], 
         tags_path = str(Path(str(gen.__file__)).parent / "packaged" / "ATen" / "native" / "tags.yaml")
         notes.append(f"torchgen uses its packaged tags.yaml ({tags_path})")
 
-    def run() -> object:
+    def clear() -> None:
         gen._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
         gen._GLOBAL_PARSE_TAGS_YAML_CACHE.clear()
-        return gen.parse_native_yaml(str(path), tags_path)
 
-    return run
+    return Contender(lambda: gen.parse_native_yaml(str(path), tags_path), clear)
 
 
-def _contenders(
-    path: Path, text: str, torchgen_dir: str | None, notes: list[str]
-) -> dict[str, Callable[[], object]]:
+def _contenders(path: Path, text: str, torchgen_dir: str | None, notes: list[str]) -> dict[str, Contender]:
     try:
         nativeyaml._read_entries_fast(text)
     except nativeyaml._Decline:
         notes.append("the fast reader declined this file: the fast-reader rows timed the PyYAML fallback")
     ours, ours_pyyaml = _pipelines(path, text)
-    contenders: dict[str, Callable[[], object]] = {
+    contenders: dict[str, Contender] = {
         OURS: ours,
-        "fast reader alone (read_entries)": lambda: nativeyaml.read_entries(text, str(path)),
-        "PyYAML CSafeLoader load alone": lambda: yaml.load(text, Loader=nativeyaml._Loader),  # noqa: S506
+        "fast reader alone (read_entries)": Contender(lambda: nativeyaml.read_entries(text, str(path))),
+        "PyYAML CSafeLoader load alone": Contender(
+            lambda: yaml.load(text, Loader=nativeyaml._Loader)  # noqa: S506
+        ),
         "our pipeline, PyYAML path": ours_pyyaml,
     }
     torchgen = _torchgen(path, torchgen_dir, notes)
@@ -124,13 +132,15 @@ def _contenders(
     return contenders
 
 
-def _time(contenders: dict[str, Callable[[], object]], repeat: int) -> dict[str, dict[str, list[float]]]:
+def _time(contenders: dict[str, Contender], repeat: int) -> dict[str, dict[str, list[float]]]:
     times: dict[str, dict[str, list[float]]] = {name: {"cpu": [], "wall": []} for name in contenders}
     for _ in range(repeat):
-        for name, run in contenders.items():
+        for name, contender in contenders.items():
+            for other in contenders.values():
+                other.prepare()
             gc.collect()
             cpu, wall = time.process_time(), time.perf_counter()
-            result = run()
+            result = contender.run()
             # Our stages pause the cycle collector (bot/gcpause.py); the young-generation pass it
             # skipped is owed, so every contender pays its pending one inside the timing.
             gc.collect(1)

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from bot.errors import EntryError, SchemaError, YamlError
 from bot.gcpause import gc_paused
-from bot.model import COMPOSITE_KEYS, Operator, OperatorSet, RawEntry, SourceMeta, TextFile
+from bot.model import COMPOSITE_KEYS, Operator, OperatorSet, RawEntry, SourceMeta, TextFile, new_operator
 from bot.nativeyaml import read_yaml_document
 from bot.schema import (
     Annotation,
@@ -414,7 +414,7 @@ def _operator(e: _Entry, by_name: Mapping[str, _Entry], path: str) -> Operator:
     dispatch = _resolve_delegate(e, by_name, path) if e.structured_delegate else e.dispatch
     implicit = e.implicit
     name = e.schema.name
-    return Operator(
+    return new_operator(
         name=name.name,
         base=name.base,
         overload=name.overload,
@@ -535,17 +535,12 @@ def _group_key(s: FunctionSchema) -> tuple[str, ...]:
     )
 
 
-def _signature(s: FunctionSchema, *, keep_return_names: bool) -> FunctionSchema:
-    """torchgen's FunctionSchema.signature(): the normalised form shared by a group's members."""
-    extra = tuple(
-        Return(f"{a.name}_out" if keep_return_names else None, a.type, None) for a in _mutated_not_returned(s)
-    )
-    returns = tuple(Return(r.name if keep_return_names else None, r.type, None) for r in s.returns)
-    return FunctionSchema(
-        OperatorName(_plain_base(s.name), ""),
-        _arg_signature(s),
-        returns + extra,
-    )
+def _signature(s: FunctionSchema) -> tuple[Arguments, tuple[Return, ...]]:
+    """torchgen's FunctionSchema.signature(keep_return_names=True), without the name (the caller
+    names the result): the arguments and returns shared by a group's members."""
+    extra = tuple(Return(f"{a.name}_out", a.type, None) for a in _mutated_not_returned(s))
+    returns = tuple(Return(r.name, r.type, None) for r in s.returns)
+    return _arg_signature(s), returns + extra
 
 
 def _out_overload(overload: str) -> str:
@@ -555,7 +550,7 @@ def _out_overload(overload: str) -> str:
 def _out_args(s: FunctionSchema) -> tuple[tuple[Return, ...], tuple[Argument, ...]]:
     """torchgen's generate_out_args_from_schema: one out argument per tensor-like return."""
     used = {x for a in s.arguments.flat_all if a.annotation is not None for x in a.annotation.alias_set}
-    free = [c for c in string.ascii_lowercase if c not in used]
+    free = [c for c in string.ascii_lowercase if c not in used] if used else string.ascii_lowercase
     all_tensors = all(r.type == BaseType("Tensor") for r in s.returns)
     outs: list[Argument] = []
     returns: list[Return] = []
@@ -590,11 +585,11 @@ def _out_schema(s: FunctionSchema, kind: _TgKind) -> FunctionSchema:
 
 
 def _functional_schema(s: FunctionSchema, kind: _TgKind) -> FunctionSchema:
-    sig = _signature(s, keep_return_names=True)
+    arguments, returns = _signature(s)
     base = _plain_base(s.name)
     if kind == "mutable":
         base += "_functional"  # torchgen's Note [Overload Ambiguity With Functional Variants]
-    return FunctionSchema(OperatorName(base, s.name.overload), sig.arguments, sig.returns)
+    return FunctionSchema(OperatorName(base, s.name.overload), arguments, returns)
 
 
 def _is_view(e: _Entry) -> bool:
@@ -613,10 +608,27 @@ def _is_view(e: _Entry) -> bool:
 
 
 def _generated(entries: Sequence[_Entry]) -> list[Operator]:
+    # A group makes something only when it has an `autogen:` request, or an out= member beside an
+    # in-place, mutable or scratch one (tests below). Its members share torchgen's plain base name,
+    # so a base name whose entries meet neither condition holds no such group, and its entries
+    # (over half the file) need no group key, the costly part.
+    kinds = [_tg_kind(e.schema) for e in entries]
+    bases = [_plain_base(e.schema.name) for e in entries]
+    requests: set[str] = set()
+    outs: set[str] = set()
+    others: set[str] = set()
+    for e, kind, plain in zip(entries, kinds, bases, strict=True):
+        if e.autogen:
+            requests.add(plain)
+        if kind == "out":
+            outs.add(plain)
+        elif kind != "functional":
+            others.add(plain)
+    candidates = requests | (outs & others)
     groups: dict[tuple[str, ...], dict[_TgKind, _Entry]] = {}
-    for e in entries:
-        key = _group_key(e.schema)
-        groups.setdefault(key, {})[_tg_kind(e.schema)] = e
+    for e, kind, plain in zip(entries, kinds, bases, strict=True):
+        if plain in candidates:
+            groups.setdefault(_group_key(e.schema), {})[kind] = e
 
     made: list[Operator] = []
     for d in groups.values():
@@ -655,7 +667,7 @@ def _generated_operator(schema: FunctionSchema, base: _Entry, members: Sequence[
     # torchgen generated it from.
     source = next((m for m in members if name.name in m.autogen), base)
     tags = ("generated", *sorted(_INHERITED_TAGS.intersection(base.tags)))
-    return Operator(
+    return new_operator(
         name=name.name,
         base=name.base,
         overload=name.overload,

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot.model import Operator
+from bot.model import Operator, fast_constructor
 from bot.schema import FunctionSchema, parse_schema
 
 # --- what a rule sees --------------------------------------------------------------------------
@@ -60,6 +60,9 @@ class BaseOp:
         return self.kernels.get(op.name, ())
 
 
+_new_base_op = fast_constructor(BaseOp)  # one per base operator of every classified source
+
+
 def make_base_op(
     name: str,
     overloads: tuple[Operator, ...],
@@ -73,7 +76,9 @@ def make_base_op(
     rep = next((op for op in entries if op.overload == ""), None)
     if rep is None:
         rep = min(entries, key=lambda op: (op.line, op.name))
-    return BaseOp(name, overloads, entries, rep, all_bases, kernels, alias_of, alias_evidence, source_tags)
+    return _new_base_op(
+        name, overloads, entries, rep, all_bases, kernels, alias_of, alias_evidence, source_tags
+    )
 
 
 # --- matchers ------------------------------------------------------------------------------------

@@ -196,6 +196,8 @@ class Argument:
     _plain: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __str__(self) -> str:
+        if self.annotation is None:
+            return self.plain()
         text = f"{self.type.render(self.annotation)} {self.name}"
         return text if self.default is None else f"{text}={self.default}"
 
@@ -441,13 +443,14 @@ def parse_schema(text: str, *, path: str | None = None, line: int | None = None)
 
 def clear_caches() -> None:
     """Forget every interned schema, argument, return and type (benchmarks time cold parses)."""
-    for cache in (_schema_cache, _arg_cache, _returns_cache, _type_cache, _ann_cache):
+    for cache in (_schema_cache, _arguments_cache, _arg_cache, _returns_cache, _type_cache, _ann_cache):
         cache.clear()
 
 
 _CACHE_LIMIT = 1 << 16  # a history walk meets new schema and argument texts forever; bound the memory
 _schema_cache: dict[str, FunctionSchema] = {}
 _arg_cache: dict[str, Argument] = {}
+_arguments_cache: dict[str, Arguments] = {}
 _returns_cache: dict[str, tuple[Return, ...]] = {}
 
 
@@ -470,12 +473,28 @@ def _parse_fast(text: str) -> FunctionSchema | None:
             _returns_cache.clear()
         _returns_cache[rtext] = returns
 
+    # Half the schemas of a file repeat another's argument list (add.Tensor and sub.Tensor, the
+    # out= overloads of a family), so whole argument lists are interned as well.
+    atext = text[start:close]
+    arguments = _arguments_cache.get(atext)
+    if arguments is None:
+        arguments = _parse_arguments(atext)
+        if arguments is None:
+            return None
+        if len(_arguments_cache) >= _CACHE_LIMIT:
+            _arguments_cache.clear()
+        _arguments_cache[atext] = arguments
+    return FunctionSchema(OperatorName(m.group("base"), m.group("overload") or ""), arguments, returns)
+
+
+def _parse_arguments(text: str) -> Arguments | None:
+    """The text between a schema's parentheses, quote-free; None when the scanner must look."""
     positional: list[Argument] = []
     kwarg_only: list[Argument] = []
     out: list[Argument] = []
-    if close > start:
+    if text:
         seen_star = False
-        for piece in text[start:close].split(", "):
+        for piece in text.split(", "):
             if piece == "*":
                 if seen_star:
                     return None
@@ -504,11 +523,7 @@ def _parse_fast(text: str) -> FunctionSchema | None:
                 kwarg_only.append(arg)
         if seen_star and not kwarg_only and not out:
             return None
-    return FunctionSchema(
-        OperatorName(m.group("base"), m.group("overload") or ""),
-        Arguments(tuple(positional), tuple(kwarg_only), tuple(out)),
-        returns,
-    )
+    return Arguments(tuple(positional), tuple(kwarg_only), tuple(out))
 
 
 def _parse_returns(text: str, pos: int, path: str | None, line: int | None) -> tuple[Return, ...]:

@@ -17,7 +17,18 @@ from types import MappingProxyType
 
 from bot.errors import OpdriftError
 from bot.gcpause import gc_paused
-from bot.model import COMPOSITE_KEYS, Decision, Facets, Operator, OperatorSet, OpRecord, Snapshot
+from bot.model import (
+    COMPOSITE_KEYS,
+    Decision,
+    Facets,
+    Operator,
+    OperatorSet,
+    OpRecord,
+    Snapshot,
+    new_decision,
+    new_facets,
+    new_op_record,
+)
 from bot.overrides import Overrides
 from bot.rules import BUCKETS, RULES, RULES_BY_ID, BaseOp, Rule, make_base_op
 
@@ -101,18 +112,17 @@ def base_operators(opset: OperatorSet) -> dict[str, BaseOp]:
     for op in opset.operators:
         groups[op.base].append(op)
     bases = frozenset(groups)
-    source_tags = frozenset(t for op in opset.operators for t in op.tags)
+    source_tags = frozenset().union(*[op.tags for op in opset.operators])
     kernels = MappingProxyType(_resolved_kernels(opset.operators))
     result: dict[str, BaseOp] = {}
     for name, ops in groups.items():
-        entries = [o for o in ops if o.autogen_from is None]
         alias_of: str | None = None
         evidence = ""
         mapped = opset.aliases.get(name)
         if mapped is not None:
             alias_of, evidence = mapped, "the source's alias map"
-        else:
-            found = alias_from_comments(name, entries, bases)
+        elif any(op.comments for op in ops):
+            found = alias_from_comments(name, [o for o in ops if o.autogen_from is None], bases)
             if found is not None:
                 alias_of, evidence = found
         result[name] = make_base_op(name, tuple(ops), bases, kernels, alias_of, evidence, source_tags)
@@ -124,7 +134,7 @@ def decide(op: BaseOp, rules: tuple[Rule, ...] = RULES) -> Decision:
     for rule in rules:
         why = rule.when.reason(op)
         if why is not None:
-            return Decision(bucket=rule.bucket, rule=rule.id, reason=why)
+            return new_decision(bucket=rule.bucket, rule=rule.id, reason=why)
     # The table ends with an always-matching rule; a table without one is a programming error.
     raise LookupError(f"no rule matched {op.name}; the rule table must end with a catch-all")
 
@@ -190,7 +200,7 @@ def facets_of(op: Operator, base: BaseOp, derivatives: frozenset[str] | None) ->
         op.structured,
         op.structured_delegate,
         base.alias_of,
-        _has_derivative(op, derivatives),
+        None if derivatives is None else _has_derivative(op, derivatives),
         op.base.startswith("_foreach_"),
         op.autogen_from is not None,
         op.variants,
@@ -216,7 +226,7 @@ def _make_facets(
     autogen: bool,
     variants: tuple[str, ...],
 ) -> Facets:
-    return Facets(
+    return new_facets(
         composite=composite,
         dispatch=dispatch,
         tags=tags,
@@ -247,23 +257,22 @@ def classify(opset: OperatorSet, overrides: Overrides | None = None) -> Snapshot
 
 def _classify(opset: OperatorSet, overrides: Overrides | None) -> Snapshot:
     bases = base_operators(opset)
-    decisions: dict[str, Decision] = {}
+    decisions = {name: _override_decision(name, overrides) or decide(base) for name, base in bases.items()}
+    derivatives = opset.derivatives
     records: dict[str, OpRecord] = {}
-    for name, base in bases.items():
-        decision = _override_decision(name, overrides) or decide(base)
-        decisions[name] = decision
-        for op in base.overloads:
-            records[op.name] = OpRecord(
-                name=op.name,
-                base=op.base,
-                overload=op.overload,
-                schema=op.schema,
-                bucket=decision.bucket,
-                rule=decision.rule,
-                kind=op.kind,
-                facets=facets_of(op, base, opset.derivatives),
-                line=op.line,
-            )
+    for op in opset.operators:
+        decision = decisions[op.base]
+        records[op.name] = new_op_record(
+            name=op.name,
+            base=op.base,
+            overload=op.overload,
+            schema=op.schema,
+            bucket=decision.bucket,
+            rule=decision.rule,
+            kind=op.kind,
+            facets=facets_of(op, bases[op.base], derivatives),
+            line=op.line,
+        )
     return Snapshot(
         meta=opset.meta,
         entries=opset.entries,
