@@ -746,7 +746,7 @@ class Engine:
                     bop = replace(bop, alias_of=alias_of, alias_evidence=evidence)
                 # The sub-set's global views are partial; give the rules the whole source's.
                 bop = replace(bop, all_bases=all_bases, source_tags=self.source_tags)
-                decision = _override(base, self.overrides) or taxonomy.decide(bop)
+                decision = (self.overrides and self.overrides.decision(base)) or taxonomy.decide(bop)
                 self.decisions[base] = decision
                 self.counts[decision.bucket] += 1
                 for op in bop.overloads:
@@ -808,16 +808,6 @@ def _family(name: str) -> str:
 
 def _moved(op: Operator, line: int) -> Operator:
     return op if op.line == line else replace(op, line=line)
-
-
-def _override(base: str, overrides: Overrides | None) -> Decision | None:
-    if overrides is None:
-        return None
-    entry = overrides.entries.get(base)
-    if entry is None:
-        return None
-    where = f" ({overrides.display})" if overrides.display else ""
-    return Decision(bucket=entry.bucket, rule=taxonomy.OVERRIDE_RULE, reason=f"{entry.reason}{where}")
 
 
 def _same(a: OpRecord, b: OpRecord) -> bool:

@@ -20,8 +20,12 @@ from pathlib import Path
 from types import MappingProxyType
 
 from bot.errors import ConfigError
+from bot.model import Decision
 from bot.nativeyaml import read_yaml_document, split_lines
 from bot.rules import BUCKETS
+
+# The rule id an override records in place of the taxonomy rule it beats.
+OVERRIDE_RULE = "override"
 
 DEFAULT_REASON = "set in the overrides file"
 _TOP_KEYS = frozenset({"overrides", "reason"})
@@ -40,6 +44,14 @@ class Overrides:
 
     entries: Mapping[str, Override] = field(default_factory=dict)
     display: str = ""
+
+    def decision(self, base: str) -> Decision | None:
+        """The user's decision for `base`, recorded as rule "override", or None when it has none."""
+        entry = self.entries.get(base)
+        if entry is None:
+            return None
+        where = f" ({self.display})" if self.display else ""
+        return Decision(bucket=entry.bucket, rule=OVERRIDE_RULE, reason=f"{entry.reason}{where}")
 
 
 def _line_of(lines: list[str], key: str) -> int | None:

@@ -27,7 +27,9 @@ def operators_from_files(files: SourceFiles) -> OperatorSet:
         )
     if files.registration_declarations is not None:
         return registration.operators_from_files(files)
-    raise SourceError("holds neither native_functions.yaml nor RegistrationDeclarations.h", path=files.meta.path)
+    raise SourceError(
+        "holds neither native_functions.yaml nor RegistrationDeclarations.h", path=files.meta.path
+    )
 
 
 def load_snapshot(

@@ -32,7 +32,6 @@ from bot.model import (
 from bot.overrides import Overrides
 from bot.rules import BUCKETS, RULES, RULES_BY_ID, BaseOp, Rule, make_base_op
 
-OVERRIDE_RULE = "override"
 _COMPOSITE = frozenset(COMPOSITE_KEYS)
 
 
@@ -140,13 +139,7 @@ def decide(op: BaseOp, rules: tuple[Rule, ...] = RULES) -> Decision:
 
 
 def _override_decision(base: str, overrides: Overrides | None) -> Decision | None:
-    if overrides is None:
-        return None
-    entry = overrides.entries.get(base)
-    if entry is None:
-        return None
-    where = f" ({overrides.display})" if overrides.display else ""
-    return Decision(bucket=entry.bucket, rule=OVERRIDE_RULE, reason=f"{entry.reason}{where}")
+    return None if overrides is None else overrides.decision(base)
 
 
 # --- facets --------------------------------------------------------------------------------------
