@@ -3,7 +3,6 @@ hand-made ones (bot.model records) for edges the releases do not contain, such a
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -13,11 +12,6 @@ from datafiles import write_release
 from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceMeta
 
 IMPLICIT = "CompositeImplicitAutograd"
-
-
-def pipeline_ready() -> bool:
-    """The parse/classify stages exist (they are written in parallel with the drift report)."""
-    return all(importlib.util.find_spec(f"bot.{m}") is not None for m in ("native", "taxonomy", "pipeline"))
 
 
 @cache

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from driftcases import pipeline_ready, real_snapshot, realistic_pair
+from driftcases import real_snapshot, realistic_pair
 
 from bot.config import (
     BackendGap,
@@ -175,7 +175,6 @@ def test_no_changes_no_mentions() -> None:
     assert mentions_for(BotConfig(), realistic_changes()) == ()
 
 
-@pytest.mark.skipif(not pipeline_ready(), reason="the parse/classify stages are not in the tree yet")
 def test_mentions_on_a_real_release_drift(tmp_path: Path) -> None:
     drift = compute_drift(real_snapshot("2.13.0", str(tmp_path)), real_snapshot("2.14.1", str(tmp_path)))
     changes = drift.changes
@@ -262,7 +261,6 @@ def test_weekly_upstream_and_chart() -> None:
             parse_config(f"weekly:\n  {bad}\n", "c.yml")
 
 
-@pytest.mark.skipif(not pipeline_ready(), reason="the parse/classify stages are not in the tree yet")
 def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_path: Path) -> None:
     """2.13.0 → 2.14.1: one backend lists the new ops that need a kernel, one lists none of them."""
     from bot.backends import read_backend
@@ -329,7 +327,6 @@ TYPO_CONFIG = (
 )
 
 
-@pytest.mark.skipif(not pipeline_ready(), reason="the parse/classify stages are not in the tree yet")
 @pytest.mark.parametrize(
     ("key", "dispatch", "tag", "line", "message"),
     [

@@ -6,15 +6,11 @@ from pathlib import Path
 
 import pytest
 from datafiles import release_text
-from driftcases import pipeline_ready, real_snapshot, realistic_pair, rec, snap
+from driftcases import real_snapshot, realistic_pair, rec, snap
 
 from bot.drift import Change, Drift, compute_drift, fingerprint
 from bot.schema import parse_schema
 from bot.schemadiff import diff_schemas
-
-needs_pipeline = pytest.mark.skipif(
-    not pipeline_ready(), reason="bot.native/taxonomy/pipeline not written yet"
-)
 
 
 def one_change(before: str, after: str, **kw: object) -> Change:
@@ -311,13 +307,11 @@ def test_realistic_pair_answers_what_a_backend_must_do() -> None:
 # --- real releases ---------------------------------------------------------------------------------
 
 
-@needs_pipeline
 def test_real_self_diff_is_empty(tmp_path: Path) -> None:
     s = real_snapshot("2.14.1", str(tmp_path))
     assert compute_drift(s, s).is_empty
 
 
-@needs_pipeline
 def test_real_2_12_to_2_13_removes_named_overloads(tmp_path: Path) -> None:
     drift = compute_drift(real_snapshot("2.12.0", str(tmp_path)), real_snapshot("2.13.0", str(tmp_path)))
     named = [c for c in drift.removed if "Dimname" in c.record.schema]
@@ -325,7 +319,6 @@ def test_real_2_12_to_2_13_removes_named_overloads(tmp_path: Path) -> None:
     assert all(c.breaking for c in named)
 
 
-@needs_pipeline
 def test_real_2_13_to_2_14_1(tmp_path: Path) -> None:
     drift = compute_drift(real_snapshot("2.13.0", str(tmp_path)), real_snapshot("2.14.1", str(tmp_path)))
     by = {c.name: c for c in drift.changes}
@@ -336,7 +329,6 @@ def test_real_2_13_to_2_14_1(tmp_path: Path) -> None:
     assert by["_cudnn_attention_forward"].details and not by["_cudnn_attention_forward"].breaking
 
 
-@needs_pipeline
 def test_real_edited_copy_each_change_kind(tmp_path: Path) -> None:
     """Small edits of the real 2.14.1 file, one per change kind, diffed through the whole pipeline."""
     from bot.pipeline import load_snapshot

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from datafiles import write_release
-from driftcases import pipeline_ready, realistic_pair, rec, snap
+from driftcases import realistic_pair, rec, snap
 from fake_github import FakeGitHub
 
 from bot.cli import main
@@ -471,10 +471,6 @@ def test_step_summary_appends(tmp_path: Path) -> None:
 
 # --- the commands, end to end (real release files, real HTTP) --------------------------------------
 
-needs_pipeline = pytest.mark.skipif(
-    not pipeline_ready(), reason="the parse/classify stages are not in the tree yet"
-)
-
 
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
@@ -507,7 +503,6 @@ def opdrift(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     return code, out.out, out.err
 
 
-@needs_pipeline
 def test_cli_comment_three_heads_one_comment_then_flip(
     fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -530,7 +525,6 @@ def test_cli_comment_three_heads_one_comment_then_flip(
     assert "✅" in str(mine["body"])
 
 
-@needs_pipeline
 def test_cli_clean_pr_gets_no_comment(
     fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -542,7 +536,6 @@ def test_cli_clean_pr_gets_no_comment(
     assert fake.comments(REPO, pr) == []
 
 
-@needs_pipeline
 def test_cli_mentions_only_matching_subscriptions(
     fake: FakeGitHub,
     gh_env: Path,
@@ -567,7 +560,6 @@ def test_cli_mentions_only_matching_subscriptions(
     assert "@nobody-here" not in str(mine["body"])
 
 
-@needs_pipeline
 def test_cli_weekly_issue_reruns_keep_one_issue(
     fake: FakeGitHub,
     gh_env: Path,
@@ -591,7 +583,6 @@ def test_cli_weekly_issue_reruns_keep_one_issue(
     assert f"#{old['number']}" in new["body"]
 
 
-@needs_pipeline
 def test_cli_without_token_is_a_dry_run_with_no_request(
     fake: FakeGitHub,
     gh_env: Path,
@@ -636,7 +627,6 @@ def test_cli_without_token_is_a_dry_run_with_no_request(
     assert fake.writes() == []
 
 
-@needs_pipeline
 @pytest.mark.parametrize(
     ("token", "repo", "expected"),
     [
@@ -668,7 +658,6 @@ def test_cli_401_and_404_are_one_line_and_exit_2(
     assert token not in out + err
 
 
-@needs_pipeline
 def test_cli_config_error_is_file_line_exit_2(
     gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -684,7 +673,6 @@ def test_cli_config_error_is_file_line_exit_2(
     )
 
 
-@needs_pipeline
 @pytest.mark.parametrize(
     ("matcher", "line", "message"),
     [
@@ -731,7 +719,6 @@ def test_cli_config_names_that_match_nothing_fail_before_any_request(
     assert fake.requests == []
 
 
-@needs_pipeline
 def test_cli_a_tag_defined_in_tags_yaml_but_unused_is_accepted(
     fake: FakeGitHub,
     gh_env: Path,

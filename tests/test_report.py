@@ -17,7 +17,6 @@ from driftcases import (
     HOSTILE_NAMES,
     hostile_pair,
     many_added,
-    pipeline_ready,
     real_snapshot,
     realistic_pair,
     snap,
@@ -95,7 +94,6 @@ def test_golden(case: str, fmt: Format, update_golden: bool) -> None:
 REAL_PAIRS = [("2.12.0", "2.13.0"), ("2.13.0", "2.14.1"), ("2.14.1", "2.15.0")]
 
 
-@pytest.mark.skipif(not pipeline_ready(), reason="bot.native/taxonomy/pipeline not written yet")
 @pytest.mark.parametrize(("base", "head"), REAL_PAIRS)
 def test_golden_real(
     base: str, head: str, tmp_path_factory: pytest.TempPathFactory, update_golden: bool
@@ -126,7 +124,6 @@ def test_golden_real(
 # --- structure -------------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not pipeline_ready(), reason="bot.native/taxonomy/pipeline not written yet")
 def test_in_tree_kernel_changes_are_a_table_and_a_short_list(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
@@ -264,6 +261,21 @@ def test_ten_thousand_new_ops_fit_and_every_bucket_shows() -> None:
     assert len(data["added"]) == 10_743  # type: ignore[arg-type]
     full = render(drift, "markdown", context=ctx)
     assert "`big_op_09999`" in full and "… and" not in full
+
+
+def test_real_drift_of_thousands_fits_and_every_bucket_shows(tmp_path: Path) -> None:
+    """1.12.0 → 2.15.0: thousands of real changes across every bucket."""
+    drift = compute_drift(real_snapshot("1.12.0", str(tmp_path)), real_snapshot("2.15.0", str(tmp_path)))
+    assert len(drift.changes) > 2_000
+    touched = {c.category for c in drift.changes}
+    for fmt in ("pr-comment", "weekly-issue"):
+        body = render(drift, fmt, context=ReportContext())
+        assert len(body) <= GITHUB_BODY_LIMIT
+        for bucket in touched:
+            assert f"<b>{bucket}</b>" in body, (fmt, bucket)
+    data = to_json(drift)
+    listed = sum(len(data[k]) for k in ("added", "removed", "renamed", "changed"))  # type: ignore[arg-type]
+    assert listed == len(drift.changes)
 
 
 def test_fair_share_grows_to_fill_the_body() -> None:
@@ -431,7 +443,6 @@ def test_templates_are_found_in_the_checkout() -> None:
 # --- the command ----------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not pipeline_ready(), reason="bot.native/taxonomy/pipeline not written yet")
 def test_diff_command_exit_codes_and_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
