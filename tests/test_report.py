@@ -274,7 +274,11 @@ def test_real_drift_of_thousands_fits_and_every_bucket_shows(tmp_path: Path) -> 
         for bucket in touched:
             assert f"<b>{bucket}</b>" in body, (fmt, bucket)
     data = to_json(drift)
-    listed = sum(len(data[k]) for k in ("added", "removed", "renamed", "changed"))  # type: ignore[arg-type]
+    listed = 0
+    for key in ("added", "removed", "renamed", "changed"):
+        items = data[key]
+        assert isinstance(items, list)
+        listed += len(items)
     assert listed == len(drift.changes)
 
 
