@@ -28,6 +28,7 @@ import yaml
 from bot.drift import FINGERPRINT_LEN, Change, Drift
 from bot.errors import ConfigError, YamlError
 from bot.nativeyaml import read_yaml_document
+from bot.sources import read_text
 
 _KEYS = frozenset({"name", "fingerprint", "reason", "expires"})
 _FINGERPRINT = re.compile(rf"[0-9a-f]{{{FINGERPRINT_LEN}}}")
@@ -209,11 +210,4 @@ def acknowledge(drift: Drift, allowlist: AllowList, *, today: dt.date) -> Acknow
 
 def load_allowlist(path: str) -> AllowList:
     """Read and parse an allow-list file (the one I/O step here, called by the CLI)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as err:
-        raise ConfigError(f"cannot read the allow-list: {err.strerror or err}", path=path) from None
-    except UnicodeDecodeError:
-        raise ConfigError("the allow-list is not UTF-8 text", path=path) from None
-    return parse_allowlist(text, path)
+    return parse_allowlist(read_text(path, "allow-list", ConfigError), path)

@@ -16,8 +16,9 @@ from typing import Literal
 
 import yaml
 
-from bot.errors import ConfigError, SourceError
+from bot.errors import ConfigError
 from bot.nativeyaml import compose_yaml_document
+from bot.sources import read_text
 
 BackendKind = Literal["torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text"]
 BACKEND_KINDS: tuple[BackendKind, ...] = ("torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text")
@@ -329,21 +330,10 @@ def read_text_list(text: str, path: str) -> BackendList:
 # --- the edge: files and trees -------------------------------------------------------------------
 
 _CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".mm", ".h", ".hpp")
-# A backend list is a hand-kept text file; anything this big is a wrong path, not a list.
-_MAX_BYTES = 32 * 1024 * 1024
 
 
 def _read_text(path: Path) -> str:
-    try:
-        if path.stat().st_size > _MAX_BYTES:
-            raise SourceError(f"file is larger than {_MAX_BYTES // (1024 * 1024)} MiB", path=str(path))
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SourceError("no such file", path=str(path)) from None
-    except UnicodeDecodeError as err:
-        raise SourceError(f"not UTF-8 text ({err.reason} at byte {err.start})", path=str(path)) from None
-    except OSError as err:
-        raise SourceError(f"cannot read: {err.strerror}", path=str(path)) from None
+    return read_text(str(path), "backend list")
 
 
 def _cpp_files(root: Path) -> Iterable[Path]:

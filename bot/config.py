@@ -31,6 +31,7 @@ from bot.drift import Change
 from bot.errors import ConfigError
 from bot.nativeyaml import read_yaml_document
 from bot.rules import BUCKETS
+from bot.sources import read_text
 
 FACETS = ("needs_kernel", "breaking", "new_core", "now_decomposes")
 TITLE_FIELDS = ("week", "base", "head")
@@ -512,11 +513,4 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
 
 def load_config(path: str) -> BotConfig:
     """Read and parse the config file at `path` (the one I/O step here, called by the CLI)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as err:
-        raise ConfigError(f"cannot read the config: {err.strerror or err}", path=path) from None
-    except UnicodeDecodeError:
-        raise ConfigError("the config is not UTF-8 text", path=path) from None
-    return parse_config(text, path, base_dir=os.path.dirname(path))
+    return parse_config(read_text(path, "config", ConfigError), path, base_dir=os.path.dirname(path))

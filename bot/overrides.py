@@ -16,13 +16,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 
 from bot.errors import ConfigError
 from bot.model import Decision
 from bot.nativeyaml import read_yaml_document, split_lines
 from bot.rules import BUCKETS
+from bot.sources import read_text
 
 # The rule id an override records in place of the taxonomy rule it beats.
 OVERRIDE_RULE = "override"
@@ -128,9 +128,4 @@ def parse_overrides(text: str, display: str) -> Overrides:
 
 def load_overrides(path: str) -> Overrides:
     """Read and parse an overrides file; a missing or unreadable file is a ConfigError."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise ConfigError(f"cannot read overrides file: {reason}", path=path) from None
-    return parse_overrides(text, path)
+    return parse_overrides(read_text(path, "overrides file", ConfigError), path)

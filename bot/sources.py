@@ -21,7 +21,7 @@ import zlib
 from email.parser import HeaderParser
 from pathlib import Path
 
-from bot.errors import GitError, SourceError
+from bot.errors import GitError, OpdriftError, SourceError
 from bot.gitcat import GitReader
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, SourceFiles, SourceMeta, TextFile
 
@@ -117,6 +117,16 @@ def _read_text_file(path: Path, display: str) -> TextFile:
     if len(data) > MAX_FILE_BYTES:
         raise _too_big(len(data), display)
     return TextFile(display=display, text=decode(data, display))
+
+
+def read_text(path: str, what: str, error: type[OpdriftError] = SourceError) -> str:
+    """A user's own text file (config, allow-list, overrides, a backend's op list), read as every
+    source file is: size-capped, strict UTF-8, and any problem one `error` naming the file and `what`."""
+    try:
+        return _read_text_file(Path(path), path).text
+    except SourceError as err:
+        message = err.message.removeprefix("cannot read: ")
+        raise error(f"cannot read the {what}: {message}", path=path, line=err.line) from None
 
 
 def _optional_file(path: Path, display: str) -> TextFile | None:

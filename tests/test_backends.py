@@ -182,7 +182,7 @@ def test_backend_arg_errors(tmp_path: Path) -> None:
         parse_backend_arg("xla")
     with pytest.raises(ConfigError, match="unknown backend kind 'mlir'"):
         parse_backend_arg("mlir=x")
-    with pytest.raises(SourceError, match="no such file"):
+    with pytest.raises(SourceError, match="cannot read the backend list: No such file"):
         read_backend("xla", str(tmp_path / "missing.yaml"))
     binary = tmp_path / "bin.txt"
     binary.write_bytes(b"\xff\xfe relu\n")

@@ -307,7 +307,7 @@ def test_broken_overrides_yaml_is_a_yaml_error_with_line() -> None:
 
 
 def test_missing_overrides_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="cannot read overrides file"):
+    with pytest.raises(ConfigError, match="cannot read the overrides file"):
         load_overrides(str(tmp_path / "nope.yaml"))
 
 
