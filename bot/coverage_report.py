@@ -14,6 +14,7 @@ from bot.markdown import code, md, terminal
 from bot.model import Snapshot
 from bot.report import describe
 from bot.schemadiff import Detail
+from bot.snapshot import meta_json
 
 Result = tuple[Coverage, CoverageChange | None]
 
@@ -139,11 +140,7 @@ def _markdown(results: Sequence[Result], head: Snapshot) -> str:
 def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
     if fmt == "json":
         doc = {
-            "source": {
-                "path": head.meta.path,
-                "commit": head.meta.commit,
-                "torch_version": head.meta.torch_version,
-            },
+            "source": meta_json(head.meta),
             "backends": [coverage_json(cov, change) for cov, change in results],
         }
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"

@@ -45,6 +45,7 @@ from bot.errors import ConfigError
 from bot.markdown import Safe, code, html, link, md, one_line, shorten, terminal
 from bot.model import NATIVE_PATH, OpRecord, SourceMeta
 from bot.schemadiff import Detail
+from bot.snapshot import meta_json
 
 Format = Literal["text", "markdown", "json", "pr-comment", "weekly-issue", "job-summary"]
 FORMATS: tuple[Format, ...] = ("text", "markdown", "json", "pr-comment", "weekly-issue", "job-summary")
@@ -669,17 +670,6 @@ def render(drift: Drift, fmt: Format, *, context: ReportContext) -> str:
 JSON_VERSION = 1
 
 
-def _meta_json(meta: SourceMeta) -> dict[str, object]:
-    return {
-        "kind": meta.kind,
-        "path": meta.path,
-        "revision": meta.revision,
-        "commit": meta.commit,
-        "date": meta.date,
-        "torch_version": meta.torch_version,
-    }
-
-
 def _change_json(c: Change, acks: Acknowledgements) -> dict[str, object]:
     rec = c.record
     a = acks.get(c)
@@ -722,8 +712,8 @@ def to_json(drift: Drift, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> dict[
     live = [c for c in drift.changes if c not in acks]
     return {
         "version": JSON_VERSION,
-        "base": _meta_json(drift.base),
-        "head": _meta_json(drift.head),
+        "base": meta_json(drift.base),
+        "head": meta_json(drift.head),
         "summary": {
             "added": len(drift.added),
             "removed": len(drift.removed),

@@ -40,6 +40,11 @@ def _dump(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(", ", ": "))
 
 
+def meta_json(meta: SourceMeta) -> dict[str, object]:
+    """Source metadata as every JSON output writes it (snapshots, drift and coverage reports)."""
+    return _fields(meta)
+
+
 def _fields(record: object) -> dict[str, object]:
     out: dict[str, object] = {}
     for f in dataclasses.fields(record):  # type: ignore[arg-type]
@@ -78,7 +83,7 @@ def to_json(snapshot: Snapshot) -> str:
         "format_version": _dump(FORMAT_VERSION),
         "native_display": _dump(snapshot.native_display),
         "operators": _members(operators),
-        "source": _dump(_fields(snapshot.meta)),
+        "source": _dump(meta_json(snapshot.meta)),
     }
     return "{\n" + ",\n".join(f" {_dump(k)}: {top[k]}" for k in sorted(top)) + "\n}\n"
 
