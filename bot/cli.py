@@ -92,6 +92,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 # (each section: _add_x + _cmd_x, then _COMMANDS.append(_add_x))
 
 
+def _add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+
+
+def _add_overrides(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -327,7 +335,7 @@ def _add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="text",
         help="text, markdown or json (the full report); pr-comment, weekly-issue, job-summary (capped bodies)",
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    _add_output(p)
     p.add_argument(
         "--fail-on",
         choices=FAIL_ON,
@@ -336,7 +344,7 @@ def _add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "the default), kernel (those plus ops that need a new kernel), any (any change), never",
     )
     p.add_argument("--allowlist", metavar="FILE", help="acknowledged changes (see README)")
-    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    _add_overrides(p)
     p.add_argument("--title", default="", help="a title for the Markdown formats")
     p.set_defaults(func=_cmd_diff)
 
@@ -380,8 +388,8 @@ def _add_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         epilog=SOURCE_HELP,
     )
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
-    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    _add_output(p)
+    _add_overrides(p)
     p.set_defaults(func=_cmd_snapshot)
 
 
@@ -415,7 +423,7 @@ def _add_coverage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     p.add_argument("--base", metavar="BASE", help="also report what changed since BASE (a SOURCE)")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    p.add_argument("-o", "--output", metavar="FILE")
+    _add_output(p)
     p.add_argument(
         "--torch-version",
         metavar="X.Y",
@@ -478,8 +486,8 @@ def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     p.add_argument("--format", choices=tuple(RENDERERS), default="text")
-    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
-    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    _add_output(p)
+    _add_overrides(p)
     p.set_defaults(func=_cmd_stats)
 
 
@@ -503,7 +511,7 @@ def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("op", metavar="OP", help="a registered name (add.out) or a base name (add)")
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
-    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    _add_overrides(p)
     p.set_defaults(func=_cmd_explain)
 
 
@@ -859,11 +867,11 @@ def _add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--tags", metavar="GLOB", help="walk release tags matching GLOB (e.g. 'v*'), version-sorted"
     )
     p.add_argument("--format", choices=("json", "csv", "markdown"), default="json")
-    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    _add_output(p)
     p.add_argument("--cache", metavar="DIR", help="keep per-commit results here, so reruns start warm")
     p.add_argument("--shard", metavar="I/N", help="walk only the I-th of N contiguous chunks (JSON to merge)")
     p.add_argument("--keep-going", action="store_true", help="record a broken commit and go on")
-    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    _add_overrides(p)
     p.set_defaults(func=_cmd_history)
 
 
@@ -900,7 +908,7 @@ def _add_history_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "shards", metavar="SHARD", nargs="+", help="the JSON output of each `history --shard I/N` run"
     )
     p.add_argument("--format", choices=("json", "csv", "markdown"), default="json")
-    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    _add_output(p)
     p.set_defaults(func=_cmd_history_merge)
 
 
