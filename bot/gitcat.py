@@ -178,7 +178,10 @@ class GitReader:
             raise GitError(f"cannot run git: {err.strerror or err}", path=self.repo) from err
         if done.returncode != 0:
             why = _first_line(done.stderr.decode("utf-8", "replace")).removeprefix("fatal: ")
-            raise GitError(f"not a git repository ({why})" if why else "not a git repository", path=self.repo)
+            # git's own reason usually says "not a git repository" already; don't say it twice.
+            if not why or why.startswith("not a git repository"):
+                raise GitError("not a git repository", path=self.repo)
+            raise GitError(f"not a git repository ({why})", path=self.repo)
 
     def __enter__(self) -> GitReader:
         return self
