@@ -125,7 +125,7 @@ def test_merge_base_of_a_pr_is_its_fork_point(forked: tuple[Path, str, str]) -> 
     with pytest.raises(GitError, match="no merge base"):
         merge_base(repo, "main", "no-such-branch")
     with pytest.raises(WorkflowError, match="bad base revision"):
-        merge_base(repo, "--output=/tmp/x", "pr")
+        merge_base(repo, "--output=stolen.txt", "pr")
 
 
 def test_resolve_sources_forms() -> None:
