@@ -66,6 +66,10 @@ class Coverage:
     def uncovered(self) -> tuple[OpCoverage, ...]:
         return tuple(o for o in self.ops if not o.covered)
 
+    def by_rule(self) -> dict[str, int]:
+        """rule → operators it decided, every rule listed (zeros included), "needs_kernel" last."""
+        return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*RULES, "needs_kernel")}
+
     def by_bucket(self) -> dict[str, tuple[int, int]]:
         """bucket → (covered, needs a kernel)."""
         counts: dict[str, list[int]] = {}
@@ -272,7 +276,7 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
         "operators": len(cov.ops),
         "covered": sum(1 for o in cov.ops if o.covered),
         "needs_kernel": len(cov.uncovered),
-        "by_rule": {rule: sum(1 for o in cov.ops if o.rule == rule) for rule in (*RULES, "needs_kernel")},
+        "by_rule": cov.by_rule(),
         "by_bucket": {b: {"covered": c, "needs_kernel": n} for b, (c, n) in cov.by_bucket().items()},
         "uncovered": [{"name": o.name, "bucket": o.bucket} for o in cov.uncovered],
         "stale": [{"name": o.name, "path": o.path, "line": o.line} for o in cov.stale],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from bot.coverage import RULES, Coverage, CoverageChange, coverage_json
+from bot.coverage import Coverage, CoverageChange, coverage_json
 from bot.markdown import code, md, terminal
 from bot.model import Snapshot
 from bot.report import describe
@@ -39,8 +39,8 @@ def _text(results: Sequence[Result], head: Snapshot) -> str:
         gap = len(cov.uncovered)
         lines.append(f"{cov.backend_kind} {terminal(cov.backend_path)} against {terminal(head.meta.path)}")
         lines.append(f"  covered {total - gap} of {total} operators; {gap} need a kernel")
-        for rule in (*RULES, "needs_kernel"):
-            lines.append(f"    {rule:<20} {sum(1 for o in cov.ops if o.rule == rule):>6}")
+        for rule, count in cov.by_rule().items():
+            lines.append(f"    {rule:<20} {count:>6}")
         lines.append("  by bucket (covered / needs a kernel):")
         for bucket, (c, n) in cov.by_bucket().items():
             lines.append(f"    {bucket:<20} {c:>6} {n:>6}")
@@ -79,7 +79,7 @@ def _text(results: Sequence[Result], head: Snapshot) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _markdown(results: Sequence[Result], head: Snapshot) -> str:
+def _markdown(results: Sequence[Result]) -> str:
     out: list[str] = []
     for cov, change in results:
         total = len(cov.ops)
@@ -145,5 +145,5 @@ def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
         }
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
     if fmt == "markdown":
-        return _markdown(results, head)
+        return _markdown(results)
     return _text(results, head)
