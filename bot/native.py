@@ -210,7 +210,7 @@ def _validate(raw: RawEntry, path: str, known_tags: frozenset[str] | None) -> _E
     def fail(message: str) -> EntryError:
         return EntryError(message, path=path, line=line)
 
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):  # the ABC check only off the usual path
         raise fail("an entry must be a mapping with a `func:` key")
     func = data.get("func")
     if func is None:
@@ -336,7 +336,7 @@ def _variants(value: str, fail: _Fail) -> tuple[str, ...]:
 
 
 def _dispatch(value: object, fail: _Fail) -> dict[str, str]:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise fail(f"`dispatch:` must be a mapping of dispatch keys to kernels, got {_render(value)}")
     dispatch: dict[str, str] = {}
     for keys, kernel in value.items():
@@ -356,7 +356,7 @@ def _dispatch(value: object, fail: _Fail) -> dict[str, str]:
 def _tags(value: object, fail: _Fail) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
-    if isinstance(value, Sequence) and all(isinstance(t, str) for t in value):
+    if (type(value) is list or isinstance(value, Sequence)) and all(isinstance(t, str) for t in value):
         return tuple(value)
     raise fail(f"`tags:` must be a tag name or a list of them, got {_render(value)}")
 
@@ -422,7 +422,7 @@ def _operator(e: _Entry, by_name: Mapping[str, _Entry], path: str) -> Operator:
         kind=e.schema.kind(),
         line=e.raw.line,
         comments=e.raw.comments,
-        dispatch=tuple(sorted(dispatch.items())),
+        dispatch=tuple(sorted(dispatch.items())) if len(dispatch) > 1 else tuple(dispatch.items()),
         composite=_composite(dispatch, implicit),
         structured=e.structured,
         structured_delegate=e.structured_delegate,

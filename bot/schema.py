@@ -196,12 +196,18 @@ class Argument:
     default: str | None = None  # the default's source text, e.g. "[-2,-1]", "None", "'fro'"
     annotation: Annotation | None = None
     _plain: str | None = field(default=None, init=False, repr=False, compare=False)
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __str__(self) -> str:
         if self.annotation is None:
             return self.plain()
-        text = f"{self.type.render(self.annotation)} {self.name}"
-        return text if self.default is None else f"{text}={self.default}"
+        text = self._text
+        if text is None:
+            text = f"{self.type.render(self.annotation)} {self.name}"
+            if self.default is not None:
+                text = f"{text}={self.default}"
+            object.__setattr__(self, "_text", text)
+        return text
 
     @property
     def is_write(self) -> bool:
@@ -404,7 +410,9 @@ _set_fs_name, _set_fs_arguments, _set_fs_returns = (
 )
 
 
-def make_function_schema(name: OperatorName, arguments: Arguments, returns: tuple[Return, ...]) -> FunctionSchema:
+def make_function_schema(
+    name: OperatorName, arguments: Arguments, returns: tuple[Return, ...]
+) -> FunctionSchema:
     """`FunctionSchema(name, arguments, returns)`, cheaper (see `make_operator_name`)."""
     obj = _new(FunctionSchema)
     _set_fs_name(obj, name)
@@ -534,7 +542,9 @@ def _parse_fast(text: str) -> FunctionSchema | None:
         if len(_arguments_cache) >= _CACHE_LIMIT:
             _arguments_cache.clear()
         _arguments_cache[atext] = arguments
-    return make_function_schema(make_operator_name(m.group("base"), m.group("overload") or ""), arguments, returns)
+    return make_function_schema(
+        make_operator_name(m.group("base"), m.group("overload") or ""), arguments, returns
+    )
 
 
 def _parse_arguments(text: str) -> Arguments | None:

@@ -23,6 +23,8 @@ from bot.schema import (
     OperatorName,
     OptionalType,
     Return,
+    make_function_schema,
+    make_operator_name,
     parse_schema,
 )
 
@@ -55,6 +57,24 @@ def test_every_release_schema_round_trips(version: str) -> None:
     assert len(funcs) > 2000
     for func in funcs:
         assert str(parse_schema(func)) == func
+
+
+@pytest.mark.parametrize("version", ["1.12.0", "2.14.1", "2.15.0"])
+def test_fast_constructors_build_what_the_dataclasses_build(version: str) -> None:
+    """The parser's slot-setting constructors give every field the value __init__ would."""
+    names = [parse_schema(func).name for func in release_funcs(version)]
+    names += [
+        make_operator_name(b, o)
+        for b, o in [("__iand__", "Scalar"), ("__and__", ""), ("__x__", ""), ("_", "")]
+    ]
+    for name in names:
+        usual = OperatorName(name.base, name.overload)
+        assert (name.name, name.is_dunder, name.is_inplace) == (usual.name, usual.is_dunder, usual.is_inplace)
+        assert name == usual and hash(name) == hash(usual)
+    schema = parse_schema(release_funcs(version)[0])
+    usual_schema = FunctionSchema(schema.name, schema.arguments, schema.returns)
+    built = make_function_schema(schema.name, schema.arguments, schema.returns)
+    assert built == usual_schema and hash(built) == hash(usual_schema) and str(built) == str(usual_schema)
 
 
 def test_registration_declarations_round_trip() -> None:
