@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_parse import clear_torchgen_caches  # noqa: E402  # bench/ is sys.path[0] when run as a script
+
 from bot import native, pipeline, schema, taxonomy  # noqa: E402
 from bot.drift import compute_drift  # noqa: E402
 from bot.report import context_for, render  # noqa: E402
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
             def torchgen_parse_both() -> None:
                 for native_yaml in (base, head):
-                    tg._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
+                    clear_torchgen_caches(tg)
                     tg.parse_native_yaml(str(native_yaml), str(native_yaml.parent / "tags.yaml"))
 
             results["torchgen parse_native_yaml of both (no diff)"] = _time(torchgen_parse_both, a.repeat)

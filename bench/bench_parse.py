@@ -92,6 +92,16 @@ def _pipelines(path: Path, text: str) -> tuple[Contender, Contender]:
     return Contender(fast, _clear_caches), Contender(pyyaml, _clear_caches)
 
 
+def clear_torchgen_caches(gen: ModuleType) -> None:
+    """Empty torchgen's parse caches, so that its next parse_native_yaml reads both files again."""
+    gen._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
+    gen._GLOBAL_PARSE_TAGS_YAML_CACHE.clear()
+    # parse_tags_yaml is also wrapped in functools.cache: without this only the first run parses tags.yaml
+    cache_clear = getattr(gen.parse_tags_yaml, "cache_clear", None)
+    if cache_clear is not None:
+        cache_clear()
+
+
 def _torchgen(path: Path, folder: str | None, notes: list[str]) -> Contender | None:
     if folder is not None:
         sys.path.insert(0, folder)
@@ -105,11 +115,7 @@ def _torchgen(path: Path, folder: str | None, notes: list[str]) -> Contender | N
         tags_path = str(Path(str(gen.__file__)).parent / "packaged" / "ATen" / "native" / "tags.yaml")
         notes.append(f"torchgen uses its packaged tags.yaml ({tags_path})")
 
-    def clear() -> None:
-        gen._GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
-        gen._GLOBAL_PARSE_TAGS_YAML_CACHE.clear()
-
-    return Contender(lambda: gen.parse_native_yaml(str(path), tags_path), clear)
+    return Contender(lambda: gen.parse_native_yaml(str(path), tags_path), lambda: clear_torchgen_caches(gen))
 
 
 def _contenders(path: Path, text: str, torchgen_dir: str | None, notes: list[str]) -> dict[str, Contender]:
