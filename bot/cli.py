@@ -9,6 +9,7 @@ runs it and returns the exit code. Keep this module thin: logic lives in the sta
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -108,6 +109,13 @@ def _positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
+
+
+def _commit_sha(text: str) -> str:
+    """A full commit id (40 hex digits, or 64 in a SHA-256 repository), lower-cased as GitHub reports it."""
+    if re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", text) is None:
+        raise argparse.ArgumentTypeError(f"expected a full commit sha (40 hex digits), got {text!r}")
+    return text.lower()
 
 
 def _warn(message: str) -> None:
@@ -567,6 +575,13 @@ def _add_comment(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     _add_publish_args(p)
     p.add_argument("--pr", required=True, type=_positive_int, metavar="N", help="the pull request number")
     p.add_argument(
+        "--head-sha",
+        metavar="SHA",
+        type=_commit_sha,
+        help="the PR head commit HEAD was taken at: post only while PR N's head is still SHA, so a run for "
+        "an older push never overwrites the report of a newer one",
+    )
+    p.add_argument(
         "--annotations",
         action="store_true",
         help="print ::warning lines pointing at new and changed entries of native_functions.yaml",
@@ -745,6 +760,7 @@ def _cmd_comment(args: argparse.Namespace) -> int:
         has_drift=not drift.is_empty,
         clean_body=body,
         dry_run=dry_run,
+        head_sha=args.head_sha,
     )
     _publish_report(outcome, summary)
     return EXIT_OK

@@ -375,12 +375,18 @@ def publish_pr_comment(
     has_drift: bool,
     clean_body: str,
     dry_run: bool,
+    head_sha: str | None = None,
 ) -> Outcome:
     """Create or edit the one sticky comment on PR `pr`.
 
     With drift: edit the bot's earlier comment in place (or create one). Without drift: post nothing,
     but flip an earlier comment to `clean_body`. With `client` None (no token) or `dry_run`, nothing is
     written; with a client a dry run still reads, to say what it would do.
+
+    With `head_sha` (the commit the report was computed for), nothing is written unless the PR's head
+    is still that commit. Runs for two quick pushes can finish in either order, and the posters are
+    serialised but not ordered: without this check the report of the older push could overwrite the
+    newer one. The check runs inside the retried step, right before the write.
     """
     text = with_marker(body if has_drift else clean_body, marker)
     check_size(text, "the PR comment")
@@ -396,6 +402,16 @@ def publish_pr_comment(
         issue = client.repo.get_issue(pr)
         if issue.pull_request is None:
             raise PublishError(f"#{pr} in {repo_name} is an issue, not a pull request")
+        if head_sha:
+            current = client.repo.get_pull(pr).head.sha
+            if current != head_sha:
+                return Outcome(
+                    "skipped",
+                    None,
+                    pr,
+                    f"PR #{pr} has moved on to {current[:12]}; this report is for {head_sha[:12]}, "
+                    "so it is not posted (the run for the new head posts its own)",
+                )
         mine = find_comment(client, issue, marker)
         if mine is None:
             if not has_drift:

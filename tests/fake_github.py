@@ -68,6 +68,8 @@ class RepoState:
     issues: dict[int, Json] = field(default_factory=dict)
     comments: dict[int, Json] = field(default_factory=dict)  # comment id → comment
     labels: dict[str, Json] = field(default_factory=dict)  # lower-cased name → label
+    # pull request number → its head: (repository full name, branch, commit sha)
+    heads: dict[int, tuple[str, str, str]] = field(default_factory=dict)
     next_number: int = 1
 
 
@@ -169,10 +171,36 @@ class FakeGitHub:
             self.add_user(full_name.split("/")[0])
             return state
 
-    def add_pull(self, full_name: str, *, title: str = "A pull request", author: str = "contributor") -> int:
-        """A pull request: an issue with a ``pull_request`` member, as the issues API shows it."""
+    def add_pull(
+        self,
+        full_name: str,
+        *,
+        title: str = "A pull request",
+        author: str = "contributor",
+        head_repo: str | None = None,
+        branch: str | None = None,
+        sha: str | None = None,
+    ) -> int:
+        """A pull request: an issue with a ``pull_request`` member, as the issues API shows it, plus its
+        head for the pulls API (by default a branch of the same repository at a made-up commit)."""
         number: int = self.add_issue(full_name, title=title, body="", author=author, pull=True)["number"]
+        head = head_repo or full_name
+        with self._lock:
+            if head.lower() not in self.repos:
+                self.add_repo(head)
+            self.repos[full_name.lower()].heads[number] = (
+                head,
+                branch or f"branch-{number}",
+                sha or f"{number:040x}",
+            )
         return number
+
+    def push(self, full_name: str, number: int, sha: str) -> None:
+        """Move PR `number`'s head to commit `sha`, as a push to its branch does."""
+        with self._lock:
+            heads = self.repos[full_name.lower()].heads
+            head_repo, branch, _ = heads[number]
+            heads[number] = (head_repo, branch, sha)
 
     def add_issue(
         self,
@@ -467,6 +495,22 @@ class FakeGitHub:
                     repo, data["name"], data.get("color", "ededed"), data.get("description", "")
                 )
                 return 201, label, {}
+        if rest == "/pulls" and method == "GET":
+            owner, _, branch = query.get("head", "").partition(":")
+            pulls = [
+                self._pull_json(repo, number)
+                for number, (head_repo, head_branch, _) in repo.heads.items()
+                if repo.issues[number]["state"] == query.get("state", "open")
+                and (
+                    not query.get("head")
+                    or (head_repo.split("/")[0].lower() == owner.lower() and head_branch == branch)
+                )
+            ]
+            return self._page(path, query, pulls)
+        if (mp := re.fullmatch(r"/pulls/(\d+)", rest)) and method == "GET":
+            if int(mp.group(1)) not in repo.heads:
+                raise _error(404, "Not Found")
+            return 200, self._pull_json(repo, int(mp.group(1))), {}
         if ml := re.fullmatch(r"/labels/([^/]+)", rest):
             found = repo.labels.get(unquote(ml.group(1)).lower())
             if found is None:
@@ -474,6 +518,26 @@ class FakeGitHub:
             if method == "GET":
                 return 200, found, {}
         raise _error(404, "Not Found")
+
+    def _pull_json(self, repo: RepoState, number: int) -> Json:
+        issue = repo.issues[number]
+        head_repo, branch, sha = repo.heads[number]
+        return {
+            "id": issue["id"],
+            "number": number,
+            "state": issue["state"],
+            "title": issue["title"],
+            "user": issue["user"],
+            "url": f"{self.api_url}/repos/{repo.full_name}/pulls/{number}",
+            "html_url": issue["pull_request"]["html_url"],
+            "head": {
+                "sha": sha,
+                "ref": branch,
+                "label": f"{head_repo.split('/')[0]}:{branch}",
+                "repo": self._repo_json(self.repos[head_repo.lower()]),
+            },
+            "base": {"sha": "0" * 40, "ref": "main", "repo": self._repo_json(repo)},
+        }
 
     def _list_issues(self, repo: RepoState, query: dict[str, str]) -> list[Json]:
         state = query.get("state", "open")

@@ -311,6 +311,15 @@ def test_pr_path_posts_one_sticky_comment(
     assert [c["id"] for c in fake.comments(repo_name, pr)] == [comment["id"]]
     assert TOKEN not in first.log + second.log
 
+    # The PR moved on while this run was queued: with head-sha, its poster writes nothing.
+    fake.push(repo_name, pr, "f" * 40)
+    writes = len(fake.writes())
+    stale = run_action({**inputs, "head-sha": "e" * 40}, workspace=tmp_path, env=env, github=github)
+    assert stale.ok, stale.log
+    posting = next(s for s in stale.steps if s.name.startswith("Post the sticky PR comment"))
+    assert "has moved on to ffffffffffff" in posting.stdout
+    assert len(fake.writes()) == writes
+
 
 def test_artifact_of_the_pr_path_passes_the_comment_workflows_check(
     installed: dict[str, str], tmp_path: Path

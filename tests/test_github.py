@@ -95,6 +95,38 @@ def test_three_runs_with_changing_heads_leave_one_updated_comment(fake: FakeGitH
     assert len(fake.writes()) == writes_before
 
 
+def test_a_run_for_a_superseded_head_does_not_overwrite_the_newer_report(fake: FakeGitHub) -> None:
+    pr = fake.add_pull(REPO, sha="1" * 40)
+    client = client_for(fake)
+
+    def post_for(head: str, body: str) -> Outcome:
+        return publish_pr_comment(
+            client, pr, body, has_drift=True, clean_body=CLEAN, dry_run=False, head_sha=head
+        )
+
+    assert post_for("1" * 40, "report of push 1").action == "created"
+    fake.push(REPO, pr, "2" * 40)
+    # Push 2's run finishes first and posts; push 1's poster, queued behind it, must not undo that.
+    assert post_for("2" * 40, "report of push 2").action == "updated"
+    writes = len(fake.writes())
+    stale = post_for("1" * 40, "report of push 1")
+    assert stale.action == "skipped"
+    assert "moved on to 222222222222" in stale.detail and "111111111111" in stale.detail
+    assert len(fake.writes()) == writes
+    (mine,) = bot_comments(fake, pr)
+    assert "report of push 2" in str(mine["body"])
+
+
+def test_the_head_check_is_retried_with_the_write(fake: FakeGitHub) -> None:
+    pr = fake.add_pull(REPO, sha="3" * 40)
+    fake.fail("GET", rf"/repos/{REPO}/pulls/{pr}$", 502, times=1)
+    outcome = publish_pr_comment(
+        client_for(fake), pr, "the report", has_drift=True, clean_body=CLEAN, dry_run=False, head_sha="3" * 40
+    )
+    assert outcome.action == "created"
+    assert len(bot_comments(fake, pr)) == 1
+
+
 def test_clean_pr_gets_no_comment(fake: FakeGitHub) -> None:
     pr = busy_pr(fake, chatter=2)
     outcome = post(client_for(fake), pr, "unused", drift=False)
@@ -523,6 +555,24 @@ def test_cli_comment_three_heads_one_comment_then_flip(
     (mine,) = bot_comments(fake, pr)
     assert str(mine["body"]) != bodies[0]
     assert "✅" in str(mine["body"])
+
+
+def test_cli_comment_with_head_sha_posts_only_for_the_current_head(
+    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    pr = fake.add_pull(REPO, sha="a" * 40)
+    argv = ["comment", "--repo", REPO, "--pr", str(pr), releases["2.13.0"], releases["2.14.1"]]
+    code, out, err = opdrift(capsys, *argv, "--head-sha", "B" * 40)
+    assert code == 0, err
+    assert "has moved on to aaaaaaaaaaaa" in out
+    assert bot_comments(fake, pr) == []
+    code, _, err = opdrift(capsys, *argv, "--head-sha", "A" * 40)  # GitHub reports shas lower-cased
+    assert code == 0, err
+    assert len(bot_comments(fake, pr)) == 1
+    with pytest.raises(SystemExit) as usage_error:
+        main([*argv, "--head-sha", "abc123"])
+    assert usage_error.value.code == 2
+    assert "full commit sha" in capsys.readouterr().err
 
 
 def test_cli_clean_pr_gets_no_comment(

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github import FakeGitHub, _error
+from fake_github import FakeGitHub
 from pytorch_history import NATIVE, build_history
 
 from bot.artifact import ArtifactError, verify_artifact
@@ -215,62 +214,9 @@ def test_commit_snapshot_command(tmp_path: Path, capsys: pytest.CaptureFixture[s
 # --- pr-number -------------------------------------------------------------------------------------
 
 
-class FakeWithPulls(FakeGitHub):
-    """The fake plus ``GET /repos/{repo}/pulls?head=OWNER:BRANCH``, with head repo, branch and sha."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.heads: dict[tuple[str, int], tuple[str, str, str]] = {}
-
-    def add_fork_pull(self, full_name: str, head_repo: str, branch: str, sha: str) -> int:
-        if head_repo.lower() not in self.repos:
-            self.add_repo(head_repo)
-        number = self.add_pull(full_name)
-        self.heads[(full_name.lower(), number)] = (head_repo, branch, sha)
-        return number
-
-    def _route(
-        self, method: str, path: str, query: dict[str, str], headers: Mapping[str, str], body: str
-    ) -> tuple[int, object, dict[str, str]]:
-        m = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls", path)
-        if m is None or method != "GET":
-            return super()._route(method, path, query, headers, body)
-        self._auth(headers)
-        base = self.repos.get(m.group(1).lower())
-        if base is None:
-            raise _error(404, "Not Found")
-        owner, _, branch = query.get("head", "").partition(":")
-        items = []
-        for (repo_key, number), (head_repo, head_branch, sha) in self.heads.items():
-            issue = base.issues[number]
-            if repo_key != base.full_name.lower() or issue["state"] != query.get("state", "open"):
-                continue
-            if query.get("head") and (
-                head_repo.split("/")[0].lower() != owner.lower() or head_branch != branch
-            ):
-                continue
-            head_json = self._repo_json(self.repos[head_repo.lower()])
-            items.append(
-                {
-                    "number": number,
-                    "state": issue["state"],
-                    "url": f"{self.api_url}/repos/{base.full_name}/pulls/{number}",
-                    "html_url": issue["html_url"],
-                    "head": {
-                        "sha": sha,
-                        "ref": head_branch,
-                        "label": f"{owner}:{head_branch}",
-                        "repo": head_json,
-                    },
-                    "base": {"sha": "0" * 40, "ref": "main", "repo": self._repo_json(base)},
-                }
-            )
-        return self._page(path, query, items)
-
-
 @pytest.fixture
-def pulls() -> Iterator[FakeWithPulls]:
-    server = FakeWithPulls()
+def pulls() -> Iterator[FakeGitHub]:
+    server = FakeGitHub()
     server.start()
     server.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
     server.add_repo("pytorch/pytorch")
@@ -286,7 +232,7 @@ def _pr_number(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str
 
 
 def test_pr_number_from_the_event_needs_no_lookup(
-    pulls: FakeWithPulls, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    pulls: FakeGitHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_API_URL", pulls.api_url)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
@@ -297,15 +243,19 @@ def test_pr_number_from_the_event_needs_no_lookup(
 
 
 def test_pr_number_of_a_fork_is_looked_up_by_repo_branch_and_sha(
-    pulls: FakeWithPulls, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    pulls: FakeGitHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_API_URL", pulls.api_url)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     sha = "a" * 40
-    pulls.add_fork_pull("pytorch/pytorch", "alice/pytorch", "main", "b" * 40)  # same branch, older push
-    mine = pulls.add_fork_pull("pytorch/pytorch", "alice/pytorch", "fix-op", sha)
-    pulls.add_fork_pull("pytorch/pytorch", "mallory/pytorch", "fix-op", sha)  # same sha, another fork
+    pulls.add_pull(
+        "pytorch/pytorch", head_repo="alice/pytorch", branch="main", sha="b" * 40
+    )  # same branch, older push
+    mine = pulls.add_pull("pytorch/pytorch", head_repo="alice/pytorch", branch="fix-op", sha=sha)
+    pulls.add_pull(
+        "pytorch/pytorch", head_repo="mallory/pytorch", branch="fix-op", sha=sha
+    )  # same sha, another fork
     lookup = ["--head-sha", sha, "--head-repo", "alice/pytorch", "--head-branch", "fix-op"]
     assert _pr_number(capsys, "--event-number", "", *lookup) == (0, f"number={mine}\n")
     code, out = _pr_number(
