@@ -705,7 +705,7 @@ def _publish_setup(args: argparse.Namespace) -> _Setup:
     )
 
 
-def _publish_client(args: argparse.Namespace) -> tuple[RepoClient | None, bool]:
+def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClient | None, bool]:
     """A client when GITHUB_TOKEN is set (a dry run still reads with it), and whether to write."""
     import os
 
@@ -720,6 +720,7 @@ def _publish_client(args: argparse.Namespace) -> tuple[RepoClient | None, bool]:
         token=token,
         api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
         retry=RetryPolicy(total_seconds=args.retry_budget),
+        bot_login=cfg.bot_login,
     )
     return RepoClient(settings), bool(args.dry_run)
 
@@ -744,14 +745,14 @@ def _cmd_comment(args: argparse.Namespace) -> int:
     from bot.github import annotation_lines, publish_pr_comment
     from bot.report import PR_COMMENT_MARKER, context_for, render
 
-    _, drift, acks, mentions, gaps, _ = _publish_setup(args)
+    cfg, drift, acks, mentions, gaps, _ = _publish_setup(args)
     context = context_for(drift, acknowledgements=acks, mentions=mentions, backend_gaps=gaps)
     body = render(drift, "pr-comment", context=context)
     summary = render(drift, "job-summary", context=context)
     if args.annotations:
         for line in annotation_lines(drift.changes):
             print(line)
-    client, dry_run = _publish_client(args)
+    client, dry_run = _publish_client(args, cfg)
     outcome = publish_pr_comment(
         client,
         args.pr,
@@ -842,7 +843,7 @@ def _cmd_issue(args: argparse.Namespace) -> int:
     body = render(drift, "weekly-issue", context=context)
     summary = render(drift, "job-summary", context=context_for(drift, acknowledgements=acks))
     title = cfg.weekly.title(week=args.week, base=_source_label(drift.base), head=_source_label(drift.head))
-    client, dry_run = _publish_client(args)
+    client, dry_run = _publish_client(args, cfg)
     outcome = publish_weekly_issue(
         client,
         title=title,

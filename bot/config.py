@@ -45,6 +45,7 @@ _TAG = re.compile(r"[a-z][a-z0-9_]*")
 _LABEL_MAX = 50  # GitHub's limit on a label name
 
 _SLUG = re.compile(rf"{_USER}/[A-Za-z0-9._-]{{1,100}}")
+_BOT_LOGIN = re.compile(rf"{_USER}(?:\[bot\])?")  # a user, or an app's bot account ("github-actions[bot]")
 DEFAULT_UPSTREAM = "pytorch/pytorch"
 MAX_CHART_POINTS = 100  # timeline.CHART_MAX_POINTS: more would be sampled anyway
 
@@ -131,6 +132,7 @@ class BotConfig:
     allowlist: str | None = None  # resolved against the config file's directory
     overrides: str | None = None
     weekly: WeeklyConfig = field(default_factory=WeeklyConfig)
+    bot_login: str | None = None  # the account the bot posts as; None: ask GET /user
     path: str = ""
 
 
@@ -475,7 +477,7 @@ def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
     return WeeklyConfig(**kwargs)  # type: ignore[arg-type]
 
 
-_TOP_KEYS = ("subscriptions", "labels", "allowlist", "overrides", "weekly")
+_TOP_KEYS = ("subscriptions", "labels", "allowlist", "overrides", "weekly", "bot_login")
 
 
 def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
@@ -501,12 +503,18 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
         else:
             paths[key] = None
     weekly = _weekly(reader, keys["weekly"][1]) if "weekly" in keys else WeeklyConfig()
+    bot_login = None
+    if "bot_login" in keys:
+        node = keys["bot_login"][1]
+        value = reader.string(node, "bot_login").strip().removeprefix("@")
+        bot_login = _pattern(reader, _BOT_LOGIN, "GitHub login (e.g. github-actions[bot])")(node, value)
     return BotConfig(
         subscriptions=subs,
         labels=labels,
         allowlist=paths["allowlist"],
         overrides=paths["overrides"],
         weekly=weekly,
+        bot_login=bot_login,
         path=display,
     )
 

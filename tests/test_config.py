@@ -104,6 +104,8 @@ def test_handles_are_normalised_with_one_at() -> None:
         ("allowlist: [a.yaml]\n", 1, "allowlist must be a string"),
         ("- just a list\n", 1, "the config must be a mapping"),
         ("backend: [list.txt]\n", 1, "unknown key 'backend'"),
+        ("bot_login: 'github actions'\n", 1, "not a valid GitHub login"),
+        ("bot_login: [me]\n", 1, "bot_login must be a string"),
     ],
 )
 def test_malformed_config_names_file_and_line(text: str, line: int, message: str) -> None:
@@ -246,6 +248,12 @@ def test_malformed_backend_subscription_names_file_and_line(text: str, line: int
         parse_config("subscriptions:\n  - who: ['@a']\n    " + text, "opdrift.yml")
     assert (err.value.path, err.value.line) == ("opdrift.yml", line)
     assert message in err.value.message
+
+
+def test_bot_login() -> None:
+    assert parse_config("bot_login: github-actions[bot]\n", "c.yml").bot_login == "github-actions[bot]"
+    assert parse_config("bot_login: '@opdrift-bot'\n", "c.yml").bot_login == "opdrift-bot"
+    assert parse_config("labels: [a]\n", "c.yml").bot_login is None
 
 
 def test_weekly_upstream_and_chart() -> None:

@@ -575,6 +575,42 @@ def test_cli_comment_with_head_sha_posts_only_for_the_current_head(
     assert "full commit sha" in capsys.readouterr().err
 
 
+def test_cli_bot_login_from_the_config_decides_whose_posts_are_the_bots(
+    fake: FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+    releases: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    actions_token = "ghs_actionsInstallationToken111"
+    fake.add_token(actions_token, "github-actions[bot]", bot=True, user_endpoint=False)
+    monkeypatch.setenv("GITHUB_API_URL", fake.api_url)
+    monkeypatch.setenv("GITHUB_TOKEN", actions_token)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    config = tmp_path / "opdrift.yml"
+    config.write_text("bot_login: github-actions[bot]\n")
+    pr = fake.add_pull(REPO)
+    # Another app's bot quoting the marker: without bot_login, "any Bot account" would take it.
+    other = fake.add_comment(REPO, pr, f"{PR_MARKER}\nrelayed", author="relay-app[bot]", bot=True)
+    fake.add_issue(REPO, title="week", body=weekly_marker("2026-W40"), author="relay-app[bot]")
+    base, head = releases["2.13.0"], releases["2.14.1"]
+    for argv in (
+        ["comment", "--pr", str(pr)],
+        ["issue", "--week", "2026-W40"],
+    ):
+        code, _, err = opdrift(capsys, *argv, "--repo", REPO, "--config", str(config), base, head)
+        assert code == 0, err
+    assert [c["body"] for c in fake.comments(REPO, pr) if c["id"] == other["id"]] == [f"{PR_MARKER}\nrelayed"]
+    assert len(bot_comments(fake, pr)) == 2  # the relay's, untouched, and the bot's own
+    weekly_issues = [i for i in fake.issues(REPO) if weekly_marker("2026-W40") in str(i["body"])]
+    assert sorted(str(i["user"]["login"]) for i in weekly_issues) == ["github-actions[bot]", "relay-app[bot]"]
+    assert not any(r.path == "/user" for r in fake.requests)
+    listings = [
+        r.path for r in fake.requests if r.method == "GET" and r.path.startswith(f"/repos/{REPO}/issues?")
+    ]
+    assert listings and all("creator=github-actions" in p for p in listings)
+
+
 def test_cli_clean_pr_gets_no_comment(
     fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
