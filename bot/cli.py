@@ -66,6 +66,7 @@ _HELP_ORDER = [
         "verify_artifact",
         "resolve_sources",
         "pr_number",
+        "prepare_history",
         "commit_snapshot",
     ]
 ]
@@ -286,6 +287,38 @@ def _cmd_pr_number(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_prepare_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "prepare-history",
+        help="make a PyTorch checkout hold the commits from BASE to HEAD, for issue --history",
+        description="Print history=DIR when `opdrift issue --history DIR` can walk from BASE's commit to "
+        "HEAD's in the checkout DIR (and append it to $GITHUB_OUTPUT). A shallow clone is deepened first: "
+        "fetched from its origin back to a week before BASE's commit date. When that is not possible "
+        "(BASE or HEAD records no commit, the fetch fails, BASE is not an ancestor of HEAD) it prints why "
+        "and history= (empty), exit 0: the issue is then posted without attribution.",
+        epilog=SOURCE_HELP,
+    )
+    p.add_argument("--pytorch", metavar="DIR", required=True, help="the PyTorch checkout (a git repository)")
+    p.add_argument("base", metavar="BASE", help="the SOURCE the report starts from (e.g. base.json)")
+    p.add_argument("head", metavar="HEAD", help="the SOURCE the report ends at (e.g. head.json)")
+    p.set_defaults(func=_cmd_prepare_history)
+
+
+def _cmd_prepare_history(args: argparse.Namespace) -> int:
+    from bot import pipeline, workflow
+
+    base, head = pipeline.load_snapshot(args.base).meta, pipeline.load_snapshot(args.head).meta
+    ready = workflow.prepare_history(
+        args.pytorch, base_commit=base.commit, base_date=base.date, head_commit=head.commit
+    )
+    if ready.repo is not None:
+        print(f"opdrift: {ready.note}")
+    else:
+        print(f"::{'warning' if ready.problem else 'notice'}::{ready.note}")
+    _emit_outputs({"history": ready.repo or ""})
+    return EXIT_OK
+
+
 def _add_commit_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "commit-snapshot",
@@ -308,7 +341,9 @@ def _cmd_commit_snapshot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_COMMANDS.extend([_add_verify_artifact, _add_resolve_sources, _add_pr_number, _add_commit_snapshot])
+_COMMANDS.extend(
+    [_add_verify_artifact, _add_resolve_sources, _add_pr_number, _add_prepare_history, _add_commit_snapshot]
+)
 
 
 def _write_output(text: str, output: str | None) -> None:

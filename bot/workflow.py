@@ -5,10 +5,10 @@ of these through the CLI: which two SOURCEs to diff (a PR's merge base included)
 a ``workflow_run`` belongs to, and whether the refreshed snapshot is worth a commit. Values go to
 Actions as ``name=value`` lines for ``$GITHUB_OUTPUT``.
 
-Git is run here (not through sources.py) only for three things sources.py has no business with: the
-merge base of two revisions, the tracked snapshot as it was when the weekly window began, and writing
-a commit. Both run git without a shell and with the
-repository-redirecting environment variables removed, like the readers do.
+Git is run here (not through sources.py) only for four things sources.py has no business with: the
+merge base of two revisions, the tracked snapshot as it was when the weekly window began, deepening a
+shallow PyTorch checkout for attribution, and writing a commit. All run git without a shell and with
+the repository-redirecting environment variables removed, like the readers do.
 """
 
 from __future__ import annotations
@@ -229,6 +229,74 @@ def window_base(base_source: str, week: str, out_dir: str | os.PathLike[str]) ->
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(found.text)
     return str(target), found.note
+
+
+# --- the history a weekly issue's attribution walks --------------------------------------------------
+
+# Committer dates on a busy branch are not strictly ordered (rebases, merge queues): fetch this much
+# further back than BASE's own date so that no commit between BASE and HEAD falls outside the window.
+_SHALLOW_MARGIN = dt.timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class HistoryReady:
+    """Whether `opdrift issue --history` can walk BASE..HEAD in a checkout, and why (one line)."""
+
+    repo: str | None  # the checkout to pass to --history, or None: publish without attribution
+    note: str
+    problem: bool = False  # the note is a warning (a fetch failed), not an expected skip
+
+
+def _is_ancestor(repo: str, older: str, newer: str) -> bool:
+    done = _git(repo, "merge-base", "--is-ancestor", "--end-of-options", older, newer, check=False)
+    return done.returncode == 0
+
+
+def prepare_history(
+    repo: str, *, base_commit: str | None, base_date: str | None, head_commit: str | None
+) -> HistoryReady:
+    """Make BASE..HEAD walkable in REPO: deepen a shallow clone (the weekly workflow checks PyTorch out
+    at depth 1) back to BASE's commit date, minus a margin, from its ``origin``.
+
+    Never fatal: a weekly issue without attribution is better than none, so every reason not to
+    attribute (BASE or HEAD records no commit, the fetch failed, BASE is not an ancestor of HEAD) comes
+    back as a note with `repo` None.
+    """
+    if not base_commit or not head_commit:
+        which = "BASE" if not base_commit else "HEAD"
+        return HistoryReady(None, f"{which} records no commit (made from release files?): no attribution")
+    for sha in (base_commit, head_commit):
+        if not _SHA.fullmatch(sha):
+            raise WorkflowError(f"bad commit {sha!r} in a snapshot")
+    if _git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+        raise WorkflowError("not a git repository", path=repo)
+    if _is_ancestor(repo, base_commit, head_commit):
+        return HistoryReady(repo, f"{base_commit[:12]}..{head_commit[:12]} is in {repo}")
+    if _git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() != "true":
+        return HistoryReady(
+            None, f"{base_commit[:12]} is not an ancestor of {head_commit[:12]} in {repo}: no attribution"
+        )
+    if not base_date:
+        return HistoryReady(
+            None, f"BASE ({base_commit[:12]}) records no date to deepen {repo} to: no attribution"
+        )
+    try:
+        since = dt.datetime.fromisoformat(base_date.replace("Z", "+00:00")) - _SHALLOW_MARGIN
+    except ValueError:
+        raise WorkflowError(f"bad commit date {base_date!r} in a snapshot") from None
+    when = since.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fetched = _git(repo, "fetch", "--quiet", f"--shallow-since={when}", "origin", head_commit, check=False)
+    if fetched.returncode != 0:
+        detail = (fetched.stderr.strip().splitlines() or ["failed"])[-1]
+        return HistoryReady(None, f"deepening {repo} since {when} failed ({detail}): no attribution", True)
+    if not _is_ancestor(repo, base_commit, head_commit):
+        return HistoryReady(
+            None,
+            f"{base_commit[:12]} is still not an ancestor of {head_commit[:12]} after deepening {repo} "
+            f"since {when}: no attribution",
+            True,
+        )
+    return HistoryReady(repo, f"deepened {repo} since {when}: {base_commit[:12]}..{head_commit[:12]}")
 
 
 @dataclass(frozen=True)

@@ -415,6 +415,52 @@ def test_weekly_path_twice_gives_one_issue_and_one_snapshot_commit(
     assert TOKEN not in first.log + second.log
 
 
+def test_weekly_path_attributes_changes_from_a_depth_1_checkout(
+    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
+) -> None:
+    """weekly-drift.yml checks PyTorch out at depth 1; with attribute, the action deepens it itself."""
+    target = "downstream/backend"
+    fake.add_repo(target)
+    upstream = build_history(tmp_path / "upstream", first="2.13.0", last="2.14.1", fine=True, cap=2)
+    workspace = tmp_path / "bot"
+    (workspace / "snapshots").mkdir(parents=True)
+    _git(workspace, "init", "-q", "-b", "main")
+    _git(workspace, "clone", "-q", "--depth", "1", "--no-local", f"file://{upstream.path}", "pytorch")
+    _opdrift("snapshot", f"{upstream.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json"))
+    _git(workspace, "add", "snapshots/main.json")
+    _git(workspace, "commit", "-q", "-m", "Seed")
+    inputs = {
+        "pytorch": "pytorch",
+        "base-source": "snapshots/main.json",
+        "mode": "issue",
+        "attribute": "true",
+        "repo": target,
+    }
+    run = run_action(
+        inputs,
+        workspace=workspace,
+        env={**installed, "GITHUB_API_URL": fake.api_url},
+        github={"repository": target, "token": TOKEN},
+    )
+    assert run.ok, run.log
+    (issue,) = fake.issues(target)
+    attributed = set(re.findall(r"· by \[`([0-9a-f]{7})`\]", issue["body"]))
+    assert attributed, run.log
+    assert attributed <= {c.sha[:7] for c in upstream.commits[1:]}  # walked: after v2.13.0, up to HEAD
+
+    # Without attribute the depth-1 checkout is left alone and the issue has no commit lines.
+    fake.add_repo("other/backend")
+    plain = run_action(
+        {**inputs, "attribute": "false", "repo": "other/backend"},
+        workspace=workspace,
+        env={**installed, "GITHUB_API_URL": fake.api_url},
+        github={"repository": target, "token": TOKEN},
+    )
+    assert plain.ok, plain.log
+    (other,) = fake.issues("other/backend")
+    assert "· by [" not in other["body"]
+
+
 def test_weekly_dry_run_posts_and_commits_nothing(
     installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
 ) -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from datafiles import write_release
 from fake_github import FakeGitHub
-from pytorch_history import NATIVE, build_history
+from pytorch_history import NATIVE, History, build_history
 
 from bot.artifact import ArtifactError, verify_artifact
 from bot.cli import main
@@ -209,6 +210,80 @@ def test_commit_snapshot_command(tmp_path: Path, capsys: pytest.CaptureFixture[s
     loose.write_text("{}")
     assert main(["commit-snapshot", str(loose)]) == 2  # not inside a git repository
     assert "git rev-parse" in capsys.readouterr().err
+
+
+# --- prepare-history -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> History:
+    """2.13.0, three single-entry commits, 2.14.1: the week a weekly issue attributes."""
+    return build_history(
+        tmp_path_factory.mktemp("upstream") / "pytorch", first="2.13.0", last="2.14.1", fine=True, cap=3
+    )
+
+
+def _prepare(capsys: pytest.CaptureFixture[str], checkout: Path, base: str, head: str) -> tuple[str, str]:
+    assert main(["prepare-history", "--pytorch", str(checkout), base, head]) == 0
+    out = capsys.readouterr().out
+    history = out.splitlines()[-1]
+    return history.removeprefix("history="), out
+
+
+def test_prepare_history_deepens_a_depth_1_clone_to_the_base_commit(
+    upstream: History, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    clone = tmp_path / "pytorch"
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--no-local", f"file://{upstream.path}", str(clone))
+    base = upstream.tag_sha("2.13.0")
+    assert _git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    assert subprocess.run(["git", "-C", str(clone), "cat-file", "-e", base], check=False).returncode != 0
+    base_json, head_json = tmp_path / "base.json", tmp_path / "head.json"
+    assert main(["snapshot", f"{upstream.path}@v2.13.0", "-o", str(base_json)]) == 0
+    assert main(["snapshot", f"{clone}@HEAD", "-o", str(head_json)]) == 0
+    capsys.readouterr()
+
+    history, out = _prepare(capsys, clone, str(base_json), str(head_json))
+    assert history == str(clone), out
+    assert "deepened" in out
+    head = _git(clone, "rev-parse", "HEAD")
+    assert _git(clone, "rev-list", "--count", f"{base}..{head}") == "4"  # three entries and the release
+    # What the issue step then does with it: every change attributed to one of those four commits.
+    code = main(["issue", "--repo", "o/r", "--dry-run", "--history", history, str(base_json), str(head_json)])
+    assert code == 0
+    issue = capsys.readouterr()
+    assert "· by " in issue.out, issue.err
+    # A second run finds everything in place and fetches nothing.
+    again, out = _prepare(capsys, clone, str(base_json), str(head_json))
+    assert again == str(clone) and "deepened" not in out
+
+
+def test_prepare_history_says_why_it_cannot_attribute(
+    upstream: History, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    release_made = tmp_path / "release.json"  # from a bare yaml: no commit recorded
+    assert main(["snapshot", str(write_release("2.13.0", tmp_path / "r")), "-o", str(release_made)]) == 0
+    head_json = tmp_path / "head.json"
+    assert main(["snapshot", f"{upstream.path}@HEAD", "-o", str(head_json)]) == 0
+    capsys.readouterr()
+    history, out = _prepare(capsys, upstream.path, str(release_made), str(head_json))
+    assert history == "" and "::notice::BASE records no commit" in out
+
+    # Reversed, BASE is not an ancestor of HEAD: a full clone has nothing to fetch, so say so.
+    history, out = _prepare(capsys, upstream.path, str(head_json), f"{upstream.path}@v2.13.0")
+    assert history == "" and "is not an ancestor" in out
+
+    # A shallow clone whose origin is gone: a warning, and the issue goes out without attribution.
+    clone = tmp_path / "pytorch"
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--no-local", f"file://{upstream.path}", str(clone))
+    _git(clone, "remote", "set-url", "origin", f"file://{tmp_path / 'gone'}")
+    base_json = tmp_path / "base.json"
+    assert main(["snapshot", f"{upstream.path}@v2.13.0", "-o", str(base_json)]) == 0
+    capsys.readouterr()
+    history, out = _prepare(capsys, clone, str(base_json), str(head_json))
+    assert history == "" and "::warning::deepening" in out
 
 
 # --- pr-number -------------------------------------------------------------------------------------
