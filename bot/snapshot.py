@@ -22,8 +22,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, get_args
 
-from bot.errors import SnapshotError
+from bot.errors import SchemaError, SnapshotError
 from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
+from bot.schema import parse_schema
 
 FORMAT_VERSION = 1
 
@@ -289,11 +290,22 @@ def _op_record(r: _Reader, name: str, value: object, decisions: Mapping[str, Dec
         raise r.fail(where, f"bucket {bucket!r} differs from its base's decision {decision.bucket!r}", name)
     line = r.integer(o["line"], f"{where}.line", name)
     facets = Facets(**r.dataclass_fields(Facets, o["facets"], f"{where}.facets", name))
+    schema = r.string(o["schema"], f"{where}.schema", name)
+    # The drift compares schemas argument by argument: a hand-edited or damaged schema would otherwise
+    # surface as a "BC-breaking change" in somebody's report instead of as the broken file it is.
+    try:
+        parsed = parse_schema(schema)
+    except SchemaError as err:
+        raise r.fail(f"{where}.schema", err.message, name) from None
+    if parsed.name.name != name:
+        raise r.fail(f"{where}.schema", f"names operator {parsed.name.name!r}", name)
+    if parsed.kind() != kind:
+        raise r.fail(where, f"kind {kind!r} differs from its schema's {parsed.kind()!r}", name)
     return OpRecord(
         name=name,
         base=base,
         overload=overload,
-        schema=r.string(o["schema"], f"{where}.schema", name),
+        schema=schema,
         bucket=bucket,
         rule=r.string(o["rule"], f"{where}.rule", name),
         kind=kind,  # type: ignore[arg-type]  # checked against OpKind's values above

@@ -240,6 +240,12 @@ def to_json_like(data: dict[str, object]) -> str:
         ({"bucket": "misc2"}, r"bucket 'misc2' differs from its base's decision 'misc'"),
         ({"schema": _DELETE}, r"operators\['add.Tensor'\]: missing schema"),
         ({"facets": []}, r"operators\['add.Tensor'\].facets: expected an object, got a list"),
+        (
+            {"schema": "add.Tensor(Tensr self) -> Tensor"},
+            r"\.schema: malformed schema .*unknown type 'Tensr'",
+        ),
+        ({"schema": "sub.Tensor(Tensor self) -> Tensor"}, r"\.schema: names operator 'sub.Tensor'"),
+        ({"kind": "out"}, r"kind 'out' differs from its schema's 'functional'"),
     ],
 )
 def test_malformed_operator_names_the_operator_and_its_line(
