@@ -308,7 +308,7 @@ def _op_record(r: _Reader, name: str, value: object, decisions: Mapping[str, Dec
         schema=schema,
         bucket=bucket,
         rule=r.string(o["rule"], f"{where}.rule", name),
-        kind=kind,  # type: ignore[arg-type]  # checked against OpKind's values above
+        kind=kind,  # equal to the parsed schema's kind (checked above), so an OpKind
         facets=facets,
         line=line,
     )
