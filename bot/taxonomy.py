@@ -298,7 +298,20 @@ def reclassify(snapshot: Snapshot, overrides: Overrides) -> Snapshot:
 # --- explain -------------------------------------------------------------------------------------
 
 
-def _facet_lines(facets: Facets) -> list[str]:
+def _derivative_text(facets: Facets, kind: str) -> str:
+    """The derivative facet for a reader: "no" alone would suggest the op cannot be differentiated."""
+    if facets.has_derivative is None:
+        return "unknown (no derivatives.yaml in this source)"
+    if facets.has_derivative:
+        return "yes"
+    if kind == "out":
+        return "no (autograd does not differentiate out= calls)"
+    if facets.composite == "CompositeImplicitAutograd":
+        return "no (none needed: autograd differentiates its decomposition)"
+    return "no"
+
+
+def _facet_lines(facets: Facets, kind: str) -> list[str]:
     def yes_no(value: bool | None) -> str:
         return "unknown" if value is None else ("yes" if value else "no")
 
@@ -310,7 +323,7 @@ def _facet_lines(facets: Facets) -> list[str]:
         f"structured: {yes_no(facets.structured)}"
         + (f" (delegate {facets.structured_delegate})" if facets.structured_delegate else ""),
         f"alias_of: {facets.alias_of or '-'}",
-        f"has autograd formula: {yes_no(facets.has_derivative)}",
+        f"has autograd formula: {_derivative_text(facets, kind)}",
         f"foreach: {yes_no(facets.foreach)}",
         f"autogen: {yes_no(facets.autogen)}",
         f"variants: {', '.join(facets.variants) or '-'}",
@@ -350,7 +363,7 @@ def explain(snapshot: Snapshot, op: str) -> str:
     for rec in records:
         lines.append(f"{rec.name}  [{rec.kind}]  {where}:{rec.line}")
         lines.append(f"  {rec.schema}")
-        lines.extend(f"  {line}" for line in _facet_lines(rec.facets))
+        lines.extend(f"  {line}" for line in _facet_lines(rec.facets, rec.kind))
     return "\n".join(lines).rstrip() + "\n"
 
 

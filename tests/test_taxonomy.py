@@ -323,6 +323,8 @@ def test_explain_a_base_operator() -> None:
     assert "reason:  alias of acos (comment above line" in text
     assert "arccos.out  [out]" in text
     assert "alias_of: acos" in text
+    # A composite has no formula of its own, and needs none: "no" alone would read as "not differentiable".
+    assert "has autograd formula: no (none needed: autograd differentiates its decomposition)" in text
 
 
 def test_explain_a_registered_operator_shows_only_it() -> None:
@@ -331,6 +333,7 @@ def test_explain_a_registered_operator_shows_only_it() -> None:
     assert "bucket:  primitive_pointwise" in text
     assert "add.out  [out]" in text
     assert "add.Tensor  [" not in text
+    assert "has autograd formula: no (autograd does not differentiate out= calls)" in text
 
 
 def test_explain_an_unknown_operator_suggests_close_names() -> None:
