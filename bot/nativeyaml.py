@@ -45,12 +45,43 @@ def _yaml_error(err: yaml.YAMLError, display: str) -> YamlError:
     return YamlError(f"invalid YAML: {err}", path=display)
 
 
+def _value_error(err: ValueError, text: str, display: str) -> YamlError:
+    """A scalar YAML types but cannot build (``2026-02-30`` is a timestamp with no such day): its line.
+
+    PyYAML raises these as plain ValueErrors without a mark, so the document's scalars are built one by
+    one until the failing one is found.
+    """
+    line = None
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        root = None
+    pending = [root] if root is not None else []
+    constructor = yaml.constructor.SafeConstructor()
+    while pending and line is None:
+        node = pending.pop()
+        if isinstance(node, yaml.ScalarNode):
+            build = constructor.yaml_constructors.get(node.tag)
+            try:
+                if build is not None:
+                    build(constructor, node)
+            except ValueError:
+                line = node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode):
+            pending.extend(reversed(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            pending.extend(n for pair in reversed(node.value) for n in reversed(pair))
+    return YamlError(f"invalid YAML value: {err}", path=display, line=line)
+
+
 def read_yaml_document(text: str, display: str) -> object:
     """Load one small YAML document (tags.yaml, derivatives.yaml, configs); `YamlError` names path:line."""
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         raise _yaml_error(err, display) from None
+    except ValueError as err:
+        raise _value_error(err, text, display) from None
 
 
 def compose_yaml_document(text: str, display: str) -> yaml.Node | None:
@@ -111,6 +142,8 @@ def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
         data = loader.construct_document(node)
     except yaml.YAMLError as err:
         raise _yaml_error(err, display) from None
+    except ValueError as err:
+        raise _value_error(err, text, display) from None
     finally:
         loader.dispose()
     if not data:
@@ -208,7 +241,10 @@ def _resolve(text: str, cache: dict[str, object]) -> object:
         raise _Decline
     value: object = text
     if tag != _TAG + "str":
-        value = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
+        try:
+            value = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
+        except ValueError:
+            raise _Decline from None  # PyYAML's path reports it, with the line
     cache[text] = value
     return value
 

@@ -54,6 +54,7 @@ def test_parse_entries_with_lines() -> None:
         ("- name: x\n  expires: 2026-01-01\n", 1, "needs a reason"),
         ("- name: x\n  reason: r\n", 1, "expiry date"),
         ("- name: x\n  reason: r\n  expires: someday\n", 3, "YYYY-MM-DD"),
+        ("- name: x\n  reason: r\n  expires: 2026-02-30\n", 3, "day is out of range"),
         ("- name: x\n  reason: r\n  expires: 2026-01-01\n  owner: me\n", 4, "unknown key 'owner'"),
         ("- fingerprint: xyz\n  reason: r\n  expires: 2026-01-01\n", 1, "12 hex digits"),
         ("- name: x\n  reason: r\n  expires: 2026-01-01\n- name: [\n", 5, "invalid YAML"),

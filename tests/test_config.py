@@ -121,6 +121,10 @@ def test_yaml_syntax_error_names_the_line() -> None:
         parse_config("labels: [a\nsubscriptions:\n  - who: @alice\n", "opdrift.yml")
     assert err.value.path == "opdrift.yml"
     assert err.value.line is not None
+    # A date YAML cannot build is a plain ValueError inside PyYAML: still one line, with its place.
+    with pytest.raises(YamlError, match=r"month must be in 1\.\.12") as err:
+        parse_config("labels: [ok]\nweekly:\n  title_format: 2026-13-01\n", "opdrift.yml")
+    assert (err.value.path, err.value.line) == ("opdrift.yml", 3)
 
 
 def test_unreadable_config(tmp_path: Path) -> None:

@@ -112,6 +112,8 @@ ERRORS = [
     ("- func: a\n  variants: b: c\n", YamlError, 2, "mapping values"),
     ("- func: a\n\tvariants: b\n", YamlError, 2, "invalid YAML"),
     ("- func: !mystery a\n", YamlError, 1, "constructor"),
+    # YAML types it as a date, and there is no such day: PyYAML's ValueError carries no line
+    ("- func: a\n  variants: b\n\n- func: c\n  when: 2026-02-30\n", YamlError, 5, "day is out of range"),
 ]
 
 
