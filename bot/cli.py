@@ -160,13 +160,14 @@ def _cmd_verify_artifact(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _emit_outputs(values: dict[str, str]) -> None:
-    """Print NAME=VALUE lines, and append them to $GITHUB_OUTPUT when Actions set it."""
+def _emit_outputs(values: dict[str, str], *, echo: bool = True) -> None:
+    """Print NAME=VALUE lines (unless not `echo`), and append them to $GITHUB_OUTPUT when Actions set it."""
     import os
 
     from bot import workflow
 
-    sys.stdout.write(workflow.output_lines(values))
+    if echo:
+        sys.stdout.write(workflow.output_lines(values))
     target = os.environ.get("GITHUB_OUTPUT")
     if target:
         workflow.write_outputs(target, values)
@@ -890,6 +891,9 @@ def _cmd_issue(args: argparse.Namespace) -> int:
         dry_run=dry_run,
     )
     _publish_report(outcome, summary)
+    # For the action: the snapshot may advance only past a drift that is really in an issue now.
+    published = outcome.action in ("created", "updated", "unchanged")
+    _emit_outputs({"published": "true" if published else "false"}, echo=False)
     return EXIT_OK
 
 

@@ -38,7 +38,7 @@ GIT_ID = {
     "GIT_COMMITTER_EMAIL": "tester@localhost",
 }
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
-_COMPARISON = re.compile(r"inputs\.([a-z0-9-]+) (==|!=) '([^']*)'")
+_COMPARISON = re.compile(r"(inputs\.[a-z0-9-]+|steps\.[a-z0-9-]+\.outputs\.[a-z0-9-]+) (==|!=) '([^']*)'")
 
 
 @dataclass(frozen=True)
@@ -102,15 +102,16 @@ def _substitute(
     return _EXPR.sub(one, text)
 
 
-def _condition(expr: str | None, inputs: Mapping[str, str]) -> bool:
-    """`if:` as action.yml uses it: comparisons of inputs with literals, joined by &&."""
+def _condition(expr: str | None, inputs: Mapping[str, str], outputs: Mapping[str, Mapping[str, str]]) -> bool:
+    """`if:` as action.yml uses it: comparisons of inputs or step outputs with literals, joined by &&."""
     if expr is None:
         return True
     results = []
     for part in expr.split("&&"):
         m = _COMPARISON.fullmatch(part.strip())
         assert m is not None, f"the harness does not evaluate `if: {expr}`"
-        equal = inputs[m.group(1)] == m.group(3)
+        value = _substitute(f"${{{{ {m.group(1)} }}}}", inputs, outputs, {})
+        equal = value == m.group(3)
         results.append(equal if m.group(2) == "==" else not equal)
     return all(results)
 
@@ -148,7 +149,7 @@ def run_action(
     for i, step in enumerate(STEPS):
         name = step.get("name", f"step {i}")
         install = i == 0
-        if failed or (install and skip_install) or not _condition(step.get("if"), inputs):
+        if failed or (install and skip_install) or not _condition(step.get("if"), inputs, outputs):
             runs.append(StepRun(name, False, 0, "", "", {}, ""))
             continue
         assert step["shell"] == "bash"
@@ -461,8 +462,11 @@ def test_weekly_path_attributes_changes_from_a_depth_1_checkout(
     assert "· by [" not in other["body"]
 
 
+@pytest.mark.parametrize(
+    "dry", [{"dry-run": "true"}, {"token": ""}], ids=["dry-run input", "empty token (a dry run too)"]
+)
 def test_weekly_dry_run_posts_and_commits_nothing(
-    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
+    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path, dry: dict[str, str]
 ) -> None:
     target = "downstream/backend"
     fake.add_repo(target)
@@ -480,7 +484,7 @@ def test_weekly_dry_run_posts_and_commits_nothing(
             "mode": "issue",
             "repo": target,
             "refresh-snapshot": "snapshots/main.json",
-            "dry-run": "true",
+            **dry,
         },
         workspace=workspace,
         env={**installed, "GITHUB_API_URL": fake.api_url},
