@@ -256,7 +256,7 @@ def _cmd_pr_number(args: argparse.Namespace) -> int:
     if args.event_number:
         _emit_outputs({"number": str(workflow.check_pr_number(args.event_number))})
         return EXIT_OK
-    token = os.environ.get("GITHUB_TOKEN", "")
+    token = os.environ.get("GITHUB_TOKEN", "").strip()
     if not (args.head_sha and args.head_repo and args.head_branch and token):
         print("::notice::no pull request in the event and not enough to look it up; nothing to post")
         _emit_outputs({"number": ""})
@@ -264,7 +264,7 @@ def _cmd_pr_number(args: argparse.Namespace) -> int:
     owner = github.check_repo_name(args.head_repo).split("/")[0]
     settings = github.Settings(
         repo=github.check_repo_name(args.repo),
-        token=token,
+        token=github.check_token(token),
         api_url=os.environ.get("GITHUB_API_URL") or github.DEFAULT_API_URL,
     )
     client = github.connect(settings)
@@ -745,7 +745,7 @@ def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClien
     """A client when GITHUB_TOKEN is set (a dry run still reads with it), and whether to write."""
     import os
 
-    from bot.github import DEFAULT_API_URL, RepoClient, RetryPolicy, Settings
+    from bot.github import DEFAULT_API_URL, RepoClient, RetryPolicy, Settings, check_token
 
     token = os.environ.get("GITHUB_TOKEN", "").strip() or None
     if token is None:
@@ -753,7 +753,7 @@ def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClien
         return None, True
     settings = Settings(
         repo=args.repo,
-        token=token,
+        token=check_token(token),
         api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
         retry=RetryPolicy(total_seconds=args.retry_budget),
         bot_login=cfg.bot_login,

@@ -38,6 +38,7 @@ from bot.model import NATIVE_PATH
 
 DEFAULT_API_URL = "https://api.github.com"
 MAX_BODY_CHARS = 65536  # GitHub rejects longer comment and issue bodies
+RATE_LIMIT_MIN_WAIT = 60.0  # seconds, for a rate limit that names no time to wait
 PR_MARKER = "<!-- opdrift:pr-comment -->"
 _WEEKLY_MARKER_RE = re.compile(r"<!-- opdrift:weekly window=([^\s>]+) -->")
 _WINDOW_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]*")
@@ -140,19 +141,22 @@ def retry_delay(
     `now` is wall-clock time (``x-ratelimit-reset`` is a Unix timestamp).
     """
     if is_rate_limit(status, headers, message):
+        # GitHub: without a retry-after or reset header, wait at least a minute (secondary limits
+        # answer a client that keeps retrying sooner with a longer block).
+        headerless = max(policy.backoff(attempt), RATE_LIMIT_MIN_WAIT)
         after = _header(headers, "retry-after")
         if after is not None:
             try:
                 return max(0.0, float(after))
             except ValueError:
-                return policy.backoff(attempt)
+                return headerless
         reset = _header(headers, "x-ratelimit-reset")
         if _header(headers, "x-ratelimit-remaining") == "0" and reset is not None:
             try:
                 return max(float(reset) - now, 0.0) + 0.5
             except ValueError:
-                return policy.backoff(attempt)
-        return policy.backoff(attempt)
+                return headerless
+        return headerless
     if status >= 500:
         return policy.backoff(attempt)
     return None
@@ -221,6 +225,19 @@ def _author(obj: Any) -> tuple[str | None, str | None]:
     return user.login, user.type
 
 
+_TOKEN = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no spaces: anything else breaks the header
+
+
+def check_token(token: str) -> str:
+    """The token without surrounding whitespace; PublishError (never quoting it) when it cannot be one."""
+    token = token.strip()
+    if not _TOKEN.fullmatch(token):
+        raise PublishError(
+            "GITHUB_TOKEN holds spaces, line breaks or non-ASCII characters inside it: check the secret"
+        )
+    return token
+
+
 class RepoClient:
     """One repository reached through PyGithub, with the retry loop and the error messages."""
 
@@ -231,6 +248,8 @@ class RepoClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if check_token(settings.token) != settings.token:
+            raise PublishError("the token has surrounding whitespace: strip it (check_token) first")
         self.settings = settings
         self.repo_name = check_repo_name(settings.repo)
         if not re.match(r"https?://[^/\s]+", settings.api_url):
@@ -299,6 +318,10 @@ class RepoClient:
                     delay = policy.backoff(attempt)
                     problem = scrub(type(exc).__name__, token)
                     rate_limited = False
+                except requests.RequestException as exc:
+                    # Not the network and not GitHub: a request that cannot even be sent (a bad URL,
+                    # a header requests refuses). Retrying cannot help; its text may quote the token.
+                    raise PublishError(scrub(f"cannot send the request while {what}: {exc}", token)) from None
                 elapsed = self._clock() - start
                 over_budget = elapsed + delay > policy.total_seconds
                 if attempt >= policy.max_attempts or over_budget:
@@ -326,8 +349,10 @@ def _explain(
             f"GitHub refused {what}{detail}: the token needs the `{permission}` permission "
             "(in a workflow: `permissions:`)"
         )
-    elif status in (404, 410):
+    elif status == 404:
         text = not_found
+    elif status == 410:  # "Issues are disabled for this repo": the repository exists, the feature is off
+        text = f"GitHub refused {what}{detail}: the repository has this feature turned off"
     else:
         text = f"GitHub refused {what}{detail}"
     return PublishError(scrub(text, token))

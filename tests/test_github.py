@@ -24,6 +24,7 @@ from bot.github import (
     Settings,
     annotation_lines,
     append_step_summary,
+    check_token,
     publish_pr_comment,
     publish_weekly_issue,
     retry_delay,
@@ -306,6 +307,25 @@ def test_retry_delay_policy() -> None:
     )
     assert retry_delay(404, {}, "Not Found", 1, p, now=0.0) is None
     assert retry_delay(422, {}, "Validation Failed", 1, p, now=0.0) is None
+    # A rate limit that names no wait: at least a minute, as GitHub asks (retrying sooner extends it).
+    assert retry_delay(403, {}, "You have exceeded a secondary rate limit", 1, p, now=0.0) == 60.0
+    assert retry_delay(429, {"retry-after": "soon"}, "", 1, p, now=0.0) == 60.0
+
+
+def test_a_token_that_cannot_be_a_header_is_one_line_that_never_quotes_it() -> None:
+    assert check_token("  ghs_abc123\n") == "ghs_abc123"
+    for bad in ("ghs_abc 123", "ghs_abc\n123", "ghs_äbc", ""):
+        with pytest.raises(PublishError, match="GITHUB_TOKEN holds spaces") as err:
+            check_token(bad)
+        assert bad.strip() == "" or bad not in str(err.value)
+
+
+def test_410_says_the_feature_is_off_not_that_the_repository_is_missing(fake: FakeGitHub) -> None:
+    fake.fail("GET", r"/issues$", 410, message="Issues are disabled for this repo")
+    with pytest.raises(PublishError) as err:
+        weekly(client_for(fake), "2026-W48", "body")
+    assert "410 Issues are disabled for this repo" in err.value.message
+    assert "not found" not in err.value.message
 
 
 # --- errors a user must fix ------------------------------------------------------------------------
