@@ -202,11 +202,18 @@ def file_at(path: str | os.PathLike[str], start: dt.datetime) -> WindowBase:
     how = f"the last commit before {when}"
     rev = before
     if not rev:
+        if _git(top, "rev-parse", "--is-shallow-repository").stdout.strip() == "true":
+            # The commits before the window may just be missing, and the first one left is then most
+            # likely this week's own refresh: a re-run would diff HEAD against itself and overwrite
+            # the week's issue with "no changes". Refuse rather than guess.
+            raise WorkflowError(
+                f"{rel} has no commit before {when} in this shallow clone, so the window's base is unknown: "
+                "check the repository out with its history (actions/checkout with fetch-depth: 0)",
+                path=top,
+            )
         since = _git(top, "log", "--reverse", "--format=%H", f"--since={when}", "--", rel).stdout.split()
         rev = since[0] if since else ""
         how = f"its first commit since {when}"
-        if rev and _git(top, "rev-parse", "--is-shallow-repository").stdout.strip() == "true":
-            how += " (the clone is shallow: commits before the window may be missing; use fetch-depth: 0)"
     if not rev:
         return WindowBase(None, None, f"{rel} has no commit: using the working copy")
     shown = subprocess.run(

@@ -577,7 +577,7 @@ def _commit_at(repo: Path, rel: str, text: str, when: str) -> str:
 
 
 def test_window_base_is_the_file_as_it_was_when_the_week_began(tmp_path: Path) -> None:
-    from bot.workflow import file_at, week_start, window_base
+    from bot.workflow import WorkflowError, file_at, week_start, window_base
 
     repo = tmp_path / "bot"
     repo.mkdir()
@@ -595,6 +595,12 @@ def test_window_base_is_the_file_as_it_was_when_the_week_began(tmp_path: Path) -
     assert last_week[:12] in note
     # Next week, the last refresh is the base.
     assert file_at(repo / "main.json", week_start("2026-W11")).text == b'{"v": "refreshed again"}\n'
+
+    # A depth-1 clone holds only this week's refresh: taking it as the base would report "no changes".
+    shallow = tmp_path / "shallow"
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--no-local", f"file://{repo}", str(shallow))
+    with pytest.raises(WorkflowError, match=r"shallow clone.*fetch-depth: 0"):
+        file_at(shallow / "main.json", start)
 
 
 def test_window_base_of_a_file_seeded_inside_the_week_is_the_seed(tmp_path: Path) -> None:
