@@ -26,11 +26,11 @@ ChangeKind = Literal["added", "removed", "renamed", "changed"]
 
 # The dispatch key of "this operator decomposes into others": no kernel of its own anywhere.
 IMPLICIT = "CompositeImplicitAutograd"
-# Keys whose kernel runs on every backend, so no backend has to write one.
+# Keys whose kernel runs on every backend, so no backend has to write one. Not
+# CompositeImplicitAutogradNestedTensor: that decomposition serves nested tensors only.
 GENERIC_KEYS = frozenset(
     {
         "CompositeImplicitAutograd",
-        "CompositeImplicitAutogradNestedTensor",
         "CompositeExplicitAutograd",
         "CompositeExplicitAutogradNonFunctional",
     }
@@ -126,11 +126,12 @@ class Drift:
 
 
 def decomposes(rec: OpRecord) -> bool:
-    """CompositeImplicitAutograd: every backend gets it through its decomposition."""
-    f = rec.facets
-    if f.composite == IMPLICIT:
-        return True
-    return f.composite is None and not f.dispatch and f.structured_delegate is None and not f.autogen
+    """CompositeImplicitAutograd: every backend gets it through its decomposition.
+
+    The parse records that kind for every entry without a dispatch table, so an op with no kernels and
+    no composite kind is an explicit ``dispatch: {}``: it has no decomposition either.
+    """
+    return rec.facets.composite == IMPLICIT
 
 
 def kernel_required(rec: OpRecord) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,16 @@ def test_kernels_to_composite_now_decomposes() -> None:
     assert c.details[0].code == "now_decomposes"
 
 
+def test_an_empty_dispatch_table_is_not_a_decomposition() -> None:
+    """``dispatch: {}`` registers no kernel and no composite: a backend still has nothing to run."""
+    before = rec("f(Tensor self) -> Tensor", dispatch=["CPU"])
+    empty = rec("f(Tensor self) -> Tensor", dispatch=["CPU"])
+    empty = replace(empty, facets=replace(empty.facets, composite=None, dispatch=()))
+    c = one_change_records(before, empty)
+    assert not c.now_decomposes
+    assert "now_decomposes" not in [d.code for d in c.details]
+
+
 def test_implicit_to_explicit_composite_needs_no_kernel() -> None:
     """A CompositeExplicitAutograd kernel serves every backend, so nothing is asked of them."""
     before = rec("f(Tensor self) -> Tensor")
@@ -165,10 +176,16 @@ def test_new_op_needs_a_kernel_only_without_a_generic_one() -> None:
             rec("e(Tensor self) -> Tensor", composite="CompositeExplicitAutograd"),
             rec("s(Tensor self) -> Tensor", delegate="s.out"),
             rec("s.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", dispatch=["CPU"], structured=True),
+            # a decomposition for nested tensors only: CPU and CUDA need their own kernels elsewhere
+            rec(
+                "n(Tensor self) -> Tensor",
+                dispatch=["CPU", "CUDA"],
+                composite="CompositeImplicitAutogradNestedTensor",
+            ),
         ]
     )
     drift = compute_drift(base, head)
-    assert {c.name for c in drift.added if c.needs_kernel} == {"k", "s.out"}
+    assert {c.name for c in drift.added if c.needs_kernel} == {"k", "s.out", "n"}
     assert not any(c.breaking for c in drift.added)
 
 
