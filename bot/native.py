@@ -144,7 +144,20 @@ def _build_operators(
         by_name[e.name] = e
 
     operators = [_operator(e, by_name, native_display) for e in parsed]
-    operators.extend(_generated(parsed))
+    generated = _generated(parsed)
+    for op in generated:
+        clash = by_name.get(op.name)
+        if clash is not None:
+            # torchgen keeps both, and PyTorch then fails to register the operator twice; a report
+            # must not quietly show one of the two.
+            raise EntryError(
+                f"{op.name}'s schema does not group with {op.autogen_from} (line {op.line}) and the "
+                f"overloads that go with it, so the codegen would generate a second {op.name} for them: "
+                "change the schemas of a functional/in-place/out family together",
+                path=native_display,
+                line=clash.raw.line,
+            )
+    operators.extend(generated)
     operators.sort(key=lambda op: op.name)
     warnings = [w for e in parsed for w in e.warnings]
     return OperatorSet(
