@@ -144,22 +144,26 @@ def _build_operators(
         by_name[e.name] = e
 
     operators = [_operator(e, by_name, native_display) for e in parsed]
-    generated = _generated(parsed)
-    for op in generated:
-        clash = by_name.get(op.name)
-        if clash is not None:
-            # torchgen keeps both, and PyTorch then fails to register the operator twice; a report
-            # must not quietly show one of the two.
-            raise EntryError(
-                f"{op.name}'s schema does not group with {op.autogen_from} (line {op.line}) and the "
-                f"overloads that go with it, so the codegen would generate a second {op.name} for them: "
-                "change the schemas of a functional/in-place/out family together",
-                path=native_display,
-                line=clash.raw.line,
-            )
-    operators.extend(generated)
-    operators.sort(key=lambda op: op.name)
     warnings = [w for e in parsed for w in e.warnings]
+    clashes: list[tuple[_Entry, Operator]] = []
+    for op in _generated(parsed):
+        clash = by_name.get(op.name)
+        if clash is None:
+            operators.append(op)
+        else:
+            clashes.append((clash, op))
+    if clashes:
+        # An entry fell out of step with its family (a PR changed one schema of add/add_/add.out), or,
+        # in 1.12, the codegen grouped differently. torchgen 2.x would keep both, and PyTorch then fails
+        # to register the name twice; the report keeps the entry, whose change is the news.
+        entry, op = clashes[0]
+        more = f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else ""
+        warnings.append(
+            f"{native_display}:{entry.raw.line}: {op.name}{more} does not group with {op.autogen_from} "
+            f"(line {op.line}) and its overloads, so the codegen would generate a second {op.name}; the "
+            "entry is kept: change the schemas of a functional/in-place/out family together"
+        )
+    operators.sort(key=lambda op: op.name)
     return OperatorSet(
         meta=meta,
         operators=tuple(operators),

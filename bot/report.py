@@ -218,7 +218,7 @@ _DETAIL_TEXT: dict[str, str] = {
     "kwarg_only_made_positional": "keyword-only argument {subject} made positional",
     "positional_made_kwarg_only": "positional argument {subject} made keyword-only",
     "argument_moved": "argument {subject} moved from {before} to {after}",
-    "arguments_reordered": "positional arguments reordered: {before} → {after}",
+    "arguments_reordered": "arguments reordered: {before} → {after}",
     "return_changed": "return changed {before} → {after}",
     "return_alias_annotation_changed": "return alias annotation changed {before} → {after}",
     "schema_changed": "schema changed {before} → {after}",

@@ -4,15 +4,17 @@ The rules follow what breaks a caller. Python and TorchScript callers pass argum
 position; C++ callers (``at::foo``) pass every argument by position, keyword-only ones included. So:
 
 - BC-breaking: an argument removed, renamed or retyped; a default removed or changed; a new argument
-  without a default; positions shifted (an argument inserted before or moved among the positional
-  ones); a keyword-only argument made positional or the reverse; an alias annotation changed
-  (mutation and aliasing are part of the contract that functionalization and backends rely on);
-  a return changed.
-- compatible: a new argument with a default at the end of its section, a default added, an argument
-  widened (made optional, or int → SymInt).
+  without a default; positions shifted (an argument inserted before an old one, or old arguments
+  reordered, keyword-only ones included); a positional argument made keyword-only; an alias
+  annotation changed (mutation and aliasing are part of the contract that functionalization and
+  backends rely on); a return changed.
+- compatible: a new argument with a default after every old (non-out) argument, a default added, a
+  keyword-only argument made positional in the same place, an argument widened (made optional, or
+  int → SymInt; inside a list only the latter: ``Tensor[]`` → ``Tensor?[]`` is another C++ type).
 
-PyTorch's own check (``FunctionSchema::isBackwardCompatibleWith``) also treats a changed default as a
-break, since old call sites silently get a different value.
+This is PyTorch's own check (``FunctionSchema::isBackwardCompatibleWith``): it compares the non-out
+arguments slot by slot, keyword-only ones included, and also treats a changed default as a break,
+since old call sites silently get a different value.
 """
 
 from __future__ import annotations
@@ -47,14 +49,22 @@ class Detail:
 _WIDER_BASE = {("int", "SymInt"), ("bool", "SymBool"), ("float", "SymFloat")}
 
 
-def widens(old: Type, new: Type) -> bool:
-    """`new` accepts everything `old` did: made optional, or int → SymInt (also inside lists)."""
-    if isinstance(new, OptionalType):
+def widens(old: Type, new: Type, *, in_list: bool = False) -> bool:
+    """`new` accepts everything `old` did: made optional, or int → SymInt (also inside lists).
+
+    Lists are invariant (as in TorchScript): ``Tensor[]`` is a ``TensorList`` in C++, ``Tensor?[]`` a
+    ``List<optional<Tensor>>``, so inside a list only the SymInt-style widening counts.
+    """
+    if isinstance(new, OptionalType) and not in_list:
         if isinstance(old, OptionalType):
             return old.elem == new.elem or widens(old.elem, new.elem)
         return old == new.elem or widens(old, new.elem)
+    if isinstance(old, OptionalType) and isinstance(
+        new, OptionalType
+    ):  # in a list: Optional[T] → Optional[U]
+        return widens(old.elem, new.elem, in_list=True)
     if isinstance(old, ListType) and isinstance(new, ListType):
-        return old.size == new.size and (old.elem == new.elem or widens(old.elem, new.elem))
+        return old.size == new.size and (old.elem == new.elem or widens(old.elem, new.elem, in_list=True))
     if isinstance(old, BaseType) and isinstance(new, BaseType):
         return (old.name, new.name) in _WIDER_BASE
     return False
@@ -117,15 +127,19 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
     for r in removed:
         if r not in renamed:
             details.append(Detail("argument_removed", "breaking", r, str(old[r][2]), ""))
+    # C++ passes the non-out arguments by position, keyword-only ones included: one flat list.
+    new_flat = [x.name for x in after.arguments.flat_non_out]
+    old_flat = [x.name for x in before.arguments.flat_non_out]
     for a in added:
         if a in renamed.values():
             continue
-        section, index, arg = new[a]
+        section, _, arg = new[a]
         # Appending with a default keeps every old call valid; inserting shifts later positions.
-        appended = not any(s == section and i > index and n in old for n, (s, i, _) in new.items())
+        at = new_flat.index(a) if section != "out" else -1
+        appended = not any(n in old for n in new_flat[at + 1 :])
         if section == "out":
             details.append(Detail("out_argument_added", "breaking", a, "", str(arg)))
-        elif arg.default is not None and (appended or section == "kwarg_only"):
+        elif arg.default is not None and appended:
             details.append(Detail("argument_added_with_default", "compatible", a, "", str(arg)))
         elif arg.default is None:
             details.append(Detail("argument_added_required", "breaking", a, "", str(arg)))
@@ -138,12 +152,11 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
         nsec, _, na = new[name]
         if osec != nsec:
             if osec == "kwarg_only" and nsec == "positional":
-                code = "kwarg_only_made_positional"
-            elif osec == "positional" and nsec == "kwarg_only":
-                code = "positional_made_kwarg_only"
+                # Callers by keyword and by position both still work; a moved slot is caught below.
+                details.append(Detail("kwarg_only_made_positional", "compatible", name, osec, nsec))
             else:
-                code = "argument_moved"
-            details.append(Detail(code, "breaking", name, osec, nsec))
+                code = "positional_made_kwarg_only" if nsec == "kwarg_only" else "argument_moved"
+                details.append(Detail(code, "breaking", name, osec, nsec))
         if _typ(oa) != _typ(na):
             if widens(oa.type, na.type):
                 details.append(Detail("argument_widened", "compatible", name, _typ(oa), _typ(na)))
@@ -159,15 +172,17 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
             else:
                 details.append(Detail("default_changed", "breaking", name, oa.default, na.default))
 
-    # Common positional arguments must keep their relative order and their index.
-    old_pos = [a.name for a in before.arguments.positional]
-    new_pos = [a.name for a in after.arguments.positional]
-    common_old = [n for n in old_pos if n in new_pos]
-    common_new = [n for n in new_pos if n in old_pos]
-    if common_old != common_new:
-        details.append(
-            Detail("arguments_reordered", "breaking", "", ", ".join(common_old), ", ".join(common_new))
-        )
+    # Common arguments must keep their relative order: the non-out ones as one list, and the outs.
+    for old_names, new_names in (
+        (old_flat, new_flat),
+        ([x.name for x in before.arguments.out], [x.name for x in after.arguments.out]),
+    ):
+        common_old = [n for n in old_names if n in new_names]
+        common_new = [n for n in new_names if n in old_names]
+        if common_old != common_new:
+            details.append(
+                Detail("arguments_reordered", "breaking", "", ", ".join(common_old), ", ".join(common_new))
+            )
 
     ret_before = [str(r) for r in before.returns]
     ret_after = [str(r) for r in after.returns]

@@ -94,12 +94,47 @@ def codes(before: str, after: str) -> list[tuple[str, str]]:
         (
             "f(Tensor self, int dim) -> Tensor",
             "f(Tensor self, *, bool flag=False, int dim) -> Tensor",
-            [("argument_added_with_default", "compatible"), ("positional_made_kwarg_only", "breaking")],
+            [("argument_inserted", "breaking"), ("positional_made_kwarg_only", "breaking")],
         ),
+        # PyTorch's check lets a keyword-only argument become positional in the same slot
         (
             "f(Tensor self, *, int dim=0) -> Tensor",
             "f(Tensor self, int dim=0) -> Tensor",
-            [("kwarg_only_made_positional", "breaking")],
+            [("kwarg_only_made_positional", "compatible")],
+        ),
+        # C++ passes keyword-only arguments by position too: inserting before one shifts it...
+        (
+            "f(Tensor self, *, bool unbiased=True) -> Tensor",
+            "f(Tensor self, bool keep=False, *, bool unbiased=True) -> Tensor",
+            [("argument_inserted", "breaking")],
+        ),
+        (
+            "f(Tensor self, *, int a=0) -> Tensor",
+            "f(Tensor self, *, bool b=False, int a=0) -> Tensor",
+            [("argument_inserted", "breaking")],
+        ),
+        # ...reordering them swaps an int and a bool...
+        (
+            "f(Tensor self, *, int a=0, bool b=False) -> Tensor",
+            "f(Tensor self, *, bool b=False, int a=0) -> Tensor",
+            [("arguments_reordered", "breaking")],
+        ),
+        # ...and appending after the last one is the compatible way to add one.
+        (
+            "f(Tensor self, *, int a=0) -> Tensor",
+            "f(Tensor self, *, int a=0, bool b=False) -> Tensor",
+            [("argument_added_with_default", "compatible")],
+        ),
+        # Lists are invariant: Tensor[] (TensorList) and Tensor?[] are different C++ types.
+        (
+            "f(Tensor[] tensors) -> Tensor",
+            "f(Tensor?[] tensors) -> Tensor",
+            [("argument_retyped", "breaking")],
+        ),
+        (
+            "f(Tensor self, int[] size) -> Tensor",
+            "f(Tensor self, int[]? size) -> Tensor",
+            [("argument_widened", "compatible")],
         ),
         (
             "f(Tensor(a) self) -> Tensor(a)",
