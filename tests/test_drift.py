@@ -284,6 +284,24 @@ def test_same_types_under_a_new_name_is_a_rename_only_when_unambiguous() -> None
     assert [c.name for c in drift.added] == ["cos", "sin"]
 
 
+def test_one_removal_and_one_unrelated_addition_of_the_same_shape_are_not_a_rename() -> None:
+    base = snap([rec("angle(Tensor self) -> Tensor", dispatch=["CPU"])])
+    head = snap([rec("my_brand_new_op(Tensor self) -> Tensor", dispatch=["CPU", "CUDA"])])
+    drift = compute_drift(base, head)
+    assert not drift.renamed
+    assert [c.name for c in drift.removed] == ["angle"]
+    (new,) = drift.added
+    assert new.name == "my_brand_new_op" and new.needs_kernel
+
+
+def test_a_renamed_op_needs_its_kernels_under_the_new_name() -> None:
+    base = snap([rec("mps_max_pool2d_backward(Tensor grad, Tensor self) -> Tensor", dispatch=["MPS"])])
+    head = snap([rec("max_pool2d_backward(Tensor grad, Tensor self) -> Tensor", dispatch=["CPU", "MPS"])])
+    (c,) = compute_drift(base, head).renamed
+    assert (c.old_name, c.name) == ("mps_max_pool2d_backward", "max_pool2d_backward")
+    assert c.needs_kernel and c.breaking
+
+
 def test_removal_is_breaking_and_counts_follow_base_operators() -> None:
     base = snap([rec("a(Tensor self) -> Tensor", bucket="x"), rec("b(Tensor self) -> Tensor", bucket="y")])
     head = snap([rec("a(Tensor self) -> Tensor", bucket="x")])
