@@ -234,7 +234,9 @@ def _add_pr_number(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p = sub.add_parser(
         "pr-number",
         help="the pull request a workflow_run belongs to (number=, empty when there is none)",
-        description="Print number=N (and append it to $GITHUB_OUTPUT). --event-number wins when given; "
+        description="Print number=N (and append it to $GITHUB_OUTPUT). --event-numbers (the JSON list of "
+        "workflow_run.pull_requests' numbers) or --event-number wins when given; a head that belongs to "
+        "several PRs (one branch proposed into two bases) posts nothing, since the run was for one of them; "
         "otherwise (a fork's PR, for which GitHub leaves workflow_run.pull_requests empty) the open PRs "
         "of --repo are searched for the one whose head is exactly --head-sha in --head-repo. "
         "No match prints a notice and number= (empty), exit 0. Token from GITHUB_TOKEN, API root from "
@@ -242,6 +244,7 @@ def _add_pr_number(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     p.add_argument("--repo", metavar="OWNER/NAME", required=True)
     p.add_argument("--event-number", default="")
+    p.add_argument("--event-numbers", default="", metavar="JSON", help='e.g. "[12]" or "[12, 15]"')
     p.add_argument("--head-sha", default="")
     p.add_argument("--head-repo", metavar="OWNER/NAME", default="")
     p.add_argument("--head-branch", default="")
@@ -253,8 +256,16 @@ def _cmd_pr_number(args: argparse.Namespace) -> int:
 
     from bot import github, workflow
 
+    numbers = workflow.event_pr_numbers(args.event_numbers) if args.event_numbers else []
     if args.event_number:
-        _emit_outputs({"number": str(workflow.check_pr_number(args.event_number))})
+        numbers = [workflow.check_pr_number(args.event_number)]
+    if len(numbers) > 1:
+        listed = ", ".join(f"#{n}" for n in numbers)
+        print(f"::notice::this head belongs to {len(numbers)} pull requests ({listed}): nothing to post")
+        _emit_outputs({"number": ""})
+        return EXIT_OK
+    if numbers:
+        _emit_outputs({"number": str(numbers[0])})
         return EXIT_OK
     token = os.environ.get("GITHUB_TOKEN", "").strip()
     if not (args.head_sha and args.head_repo and args.head_branch and token):

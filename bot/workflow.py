@@ -14,6 +14,7 @@ the repository-redirecting environment variables removed, like the readers do.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import subprocess
@@ -341,6 +342,22 @@ def check_pr_number(value: str) -> int:
     if not _PR_NUMBER.fullmatch(value):
         raise WorkflowError(f"bad pull request number {value!r}")
     return int(value)
+
+
+def event_pr_numbers(text: str) -> list[int]:
+    """The numbers of ``toJSON(github.event.workflow_run.pull_requests.*.number)``: a JSON list."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, list):
+        raise WorkflowError(f"bad pull request numbers {text!r}: expected a JSON list such as [12]")
+    numbers = []
+    for n in data:
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise WorkflowError(f"bad pull request number {n!r} in {text!r}")
+        numbers.append(check_pr_number(str(n)))
+    return numbers
 
 
 def match_pull(pulls: Any, *, head_sha: str, head_repo: str) -> int | None:

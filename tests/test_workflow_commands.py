@@ -315,6 +315,12 @@ def test_pr_number_from_the_event_needs_no_lookup(
     assert _pr_number(capsys, "--event-number", "42") == (0, "number=42\n")
     assert pulls.requests == []
     assert main(["pr-number", "--repo", "pytorch/pytorch", "--event-number", "42; rm -rf /"]) == 2
+    capsys.readouterr()
+    assert _pr_number(capsys, "--event-numbers", "[42]") == (0, "number=42\n")
+    code, out = _pr_number(capsys, "--event-numbers", "[42, 43]")  # one branch, two bases: which one?
+    assert code == 0 and out.endswith("number=\n") and "::notice::this head belongs to 2 pull requests" in out
+    assert main(["pr-number", "--repo", "pytorch/pytorch", "--event-numbers", '["42"]']) == 2
+    assert pulls.requests == []
 
 
 def test_pr_number_of_a_fork_is_looked_up_by_repo_branch_and_sha(
