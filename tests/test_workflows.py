@@ -285,7 +285,12 @@ def test_comment_workflow_trusts_only_the_event() -> None:
     comment = next(i for i, s in enumerate(scripts) if s.startswith("opdrift comment"))
     assert verify < comment
     pr_step = next(s for s in steps if s.get("id") == "pr")
-    assert pr_step["env"]["EVENT_PR"] == "${{ github.event.workflow_run.pull_requests[0].number }}"
+    assert pr_step["env"]["EVENT_PRS"] == "${{ toJSON(github.event.workflow_run.pull_requests.*.number) }}"
+    assert "--event-numbers" in pr_step["run"]
+    # The poster checks the PR's head right before writing: an older run never overwrites a newer report.
+    post = next(s for s in steps if str(s.get("run", "")).startswith("opdrift comment"))
+    assert post["env"]["HEAD_SHA"] == "${{ github.event.workflow_run.head_sha }}"
+    assert '--head-sha "$HEAD_SHA"' in post["run"]
 
 
 def test_weekly_workflow_reads_only_the_three_files() -> None:
