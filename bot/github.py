@@ -541,8 +541,12 @@ def publish_weekly_issue(
         return Outcome("dry-run", None, None, f"would open or update the issue {title!r}", text)
     repo_name = client.repo_name
     wanted_labels = list(dict.fromkeys(labels))
+    # A create that "failed" may have landed, and a step that created the issue may fail later
+    # (closing last week's): the retry then finds this call's own issue, which is new, not up to date.
+    tried_create = False
 
     def step() -> Outcome:
+        nonlocal tried_create
         found = _find_weekly(client, window_key)
         previous = found.previous if link_previous else None
         text = weekly_body(body, marker, previous)
@@ -553,14 +557,20 @@ def publish_weekly_issue(
             if dry_run:
                 return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
             _ensure_labels(client, wanted_labels)
+            tried_create = True
             issue = client.repo.create_issue(title=title, body=text, labels=wanted_labels)
             outcome = Outcome("created", issue.html_url, issue.number, f"opened issue #{issue.number}", text)
         else:
             have = {lb.name.lower() for lb in current.labels}
             missing = [n for n in wanted_labels if n.lower() not in have]
             if current.title == title and current.body == text and not missing:
+                new = tried_create
                 outcome = Outcome(
-                    "unchanged", current.html_url, current.number, f"issue #{current.number} is up to date"
+                    "created" if new else "unchanged",
+                    current.html_url,
+                    current.number,
+                    f"opened issue #{current.number}" if new else f"issue #{current.number} is up to date",
+                    text if new else "",
                 )
             elif dry_run:
                 return Outcome(

@@ -245,8 +245,20 @@ def test_500_after_github_stored_the_comment_is_not_reposted(fake: FakeGitHub) -
 
 def test_weekly_issue_survives_a_500_after_create_without_duplicating(fake: FakeGitHub) -> None:
     fake.fail("POST", r"/issues$", 500, after_apply=True)
-    publish_weekly_issue(client_for(fake), title="t", body="b", window_key="2026-W48", dry_run=False)
+    outcome = publish_weekly_issue(
+        client_for(fake), title="t", body="b", window_key="2026-W48", dry_run=False
+    )
     assert len(fake.issues(REPO)) == 1
+    assert outcome.action == "created"  # found on the retry, but opened by this call, not "up to date"
+
+
+def test_weekly_issue_opened_before_a_failed_close_is_reported_as_opened(fake: FakeGitHub) -> None:
+    client = client_for(fake)
+    assert weekly(client, "2026-W47", "last week").action == "created"
+    fake.fail("PATCH", r"/issues/1$", 502)  # closing last week's issue fails once, after the create
+    outcome = weekly(client, "2026-W48", "this week", close_previous=True)
+    assert (outcome.action, outcome.number) == ("created", 2)
+    assert [i["state"] for i in sorted(fake.issues(REPO), key=lambda i: i["number"])] == ["closed", "open"]
 
 
 @pytest.mark.parametrize(
