@@ -68,6 +68,7 @@ _HELP_ORDER = [
         "pr_number",
         "prepare_history",
         "commit_snapshot",
+        "push_snapshot",
     ]
 ]
 
@@ -331,6 +332,43 @@ def _cmd_prepare_history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_push_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "push-snapshot",
+        help="push the snapshot commit, rebasing it onto the branch when the branch moved meanwhile",
+        description="Push HEAD of the repository holding DIR to BRANCH. When the push is rejected because "
+        "something was merged while the job ran, the commit is rebased onto the branch and pushed again "
+        "(three attempts). Without --remote, the remote is $GITHUB_SERVER_URL/$GITHUB_REPOSITORY with "
+        "$GITHUB_TOKEN, which never appears in the output.",
+    )
+    p.add_argument("--branch", required=True, help="the branch to push to (e.g. $GITHUB_REF_NAME)")
+    p.add_argument(
+        "--remote", help="a remote URL or name (default: this repository on GitHub, with the token)"
+    )
+    p.add_argument("--dir", default=".", metavar="DIR", help="a directory inside the repository (default: .)")
+    p.set_defaults(func=_cmd_push_snapshot)
+
+
+def _cmd_push_snapshot(args: argparse.Namespace) -> int:
+    import os
+
+    from bot import github, workflow
+
+    secret = None
+    remote = args.remote
+    if remote is None:
+        if not os.environ.get("GITHUB_TOKEN", "").strip():
+            raise workflow.WorkflowError("GITHUB_TOKEN is not set: nothing to push with (or give --remote)")
+        secret = github.check_token(os.environ["GITHUB_TOKEN"])
+        repo = os.environ.get("GITHUB_REPOSITORY", "")
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+", repo):
+            raise workflow.WorkflowError(f"GITHUB_REPOSITORY must be OWNER/NAME, got {repo!r}")
+        server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").removeprefix("https://")
+        remote = f"https://x-access-token:{secret}@{server}/{repo}.git"
+    print(f"opdrift: {workflow.push_commits(args.dir, remote, args.branch, secret=secret)}")
+    return EXIT_OK
+
+
 def _add_commit_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "commit-snapshot",
@@ -354,7 +392,14 @@ def _cmd_commit_snapshot(args: argparse.Namespace) -> int:
 
 
 _COMMANDS.extend(
-    [_add_verify_artifact, _add_resolve_sources, _add_pr_number, _add_prepare_history, _add_commit_snapshot]
+    [
+        _add_verify_artifact,
+        _add_resolve_sources,
+        _add_pr_number,
+        _add_prepare_history,
+        _add_commit_snapshot,
+        _add_push_snapshot,
+    ]
 )
 
 

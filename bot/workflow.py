@@ -335,6 +335,43 @@ def commit_file(
     return Committed(sha, f"committed {rel} as {sha[:12]}")
 
 
+def push_commits(
+    repo: str | os.PathLike[str], remote: str, branch: str, *, attempts: int = 3, secret: str | None = None
+) -> str:
+    """Push HEAD to BRANCH of REMOTE; when the branch moved meanwhile, rebase onto it and try again.
+
+    The weekly job commits one snapshot file while other work may be merged; a rejected push would
+    leave the snapshot behind and next week's issue would repeat this week's drift. Rebasing replays
+    only the bot's own commit. `secret` (a token inside REMOTE) is kept out of every message.
+    """
+    _check_rev(branch, "branch")
+    top = _git(repo, "rev-parse", "--show-toplevel").stdout.strip()
+
+    def clean(text: str) -> str:
+        return text.replace(secret, "***") if secret else text
+
+    attempt = 1
+    while True:
+        pushed = _git(top, "push", "--quiet", "--", remote, f"HEAD:refs/heads/{branch}", check=False)
+        if pushed.returncode == 0:
+            return f"pushed {_git(top, 'rev-parse', 'HEAD').stdout.strip()[:12]} to {branch}"
+        # Only a branch that moved is worth a rebase; a refused token or an unreachable host is not.
+        moved = "rejected" in pushed.stderr or "fetch first" in pushed.stderr
+        if attempt >= attempts or not moved:
+            detail = (pushed.stderr.strip().splitlines() or ["rejected"])[-1]
+            times = f" {attempt} times" if attempt > 1 else ""
+            raise WorkflowError(clean(f"push to {branch} failed{times}: {detail}"))
+        attempt += 1
+        rebased = _git(
+            top, "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}",
+            "pull", "--quiet", "--rebase", "--", remote, branch, check=False,
+        )  # fmt: skip
+        if rebased.returncode != 0:
+            _git(top, "rebase", "--abort", check=False)
+            detail = (rebased.stderr.strip().splitlines() or ["failed"])[-1]
+            raise WorkflowError(clean(f"cannot replay the snapshot commit onto {branch}: {detail}"))
+
+
 # --- the pull request of a workflow_run --------------------------------------------------------------
 
 

@@ -203,6 +203,45 @@ def test_commit_file_commits_only_that_file_and_only_when_changed(tmp_path: Path
     assert commit_file(snap, "refresh").sha is None
 
 
+def test_push_snapshot_replays_the_commit_when_the_branch_moved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    origin = tmp_path / "origin.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    bot, other = tmp_path / "bot", tmp_path / "other"
+    _git(tmp_path, "clone", "-q", str(origin), str(bot))
+    (bot / "snapshots").mkdir()
+    (bot / "snapshots" / "main.json").write_text("{}\n")
+    _git(bot, "add", "-A")
+    _git(bot, "commit", "-q", "-m", "seed")
+    _git(bot, "push", "-q", "origin", "HEAD:main")
+    _git(tmp_path, "clone", "-q", str(origin), str(other))
+    # The weekly job commits the refreshed snapshot while someone merges something else.
+    (bot / "snapshots" / "main.json").write_text('{"v": 2}\n')
+    assert commit_file(bot / "snapshots" / "main.json", "refresh").sha is not None
+    (other / "README").write_text("merged meanwhile\n")
+    _git(other, "add", "README")
+    _git(other, "commit", "-q", "-m", "merged meanwhile")
+    _git(other, "push", "-q", "origin", "HEAD:main")
+
+    monkeypatch.chdir(bot)
+    assert main(["push-snapshot", "--branch", "main", "--remote", str(origin)]) == 0
+    assert "pushed" in capsys.readouterr().out
+    assert _git(origin, "log", "--format=%s", "main").splitlines() == ["refresh", "merged meanwhile", "seed"]
+
+    # Without --remote it needs the token; a token is never printed, even in git's own error.
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    assert main(["push-snapshot", "--branch", "main"]) == 2
+    assert "GITHUB_TOKEN is not set" in capsys.readouterr().err
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_pushSecret123")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "o/r")
+    monkeypatch.setenv("GITHUB_SERVER_URL", f"file://{tmp_path}/nowhere")
+    assert main(["push-snapshot", "--branch", "main"]) == 2
+    out = capsys.readouterr()
+    assert "ghs_pushSecret123" not in out.out + out.err
+    assert "push to main failed: fatal: unable to access" in out.err  # not worth a rebase
+
+
 def test_commit_snapshot_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["commit-snapshot", str(tmp_path / "absent.json")]) == 2
     assert "no such file" in capsys.readouterr().err
