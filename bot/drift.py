@@ -76,8 +76,15 @@ class Change:
 
     @property
     def kernels_only(self) -> bool:
-        """Only the set of in-tree backend kernels changed: news for that backend, noise for the rest."""
-        return bool(self.details) and all(d.code in KERNEL_ONLY_CODES for d in self.details)
+        """Only the set of in-tree backend kernels changed: news for that backend, noise for the rest.
+
+        Never a rename: the new name is news for every backend, whatever else stayed the same.
+        """
+        return (
+            self.kind == "changed"
+            and bool(self.details)
+            and all(d.code in KERNEL_ONLY_CODES for d in self.details)
+        )
 
     @property
     def actionable(self) -> bool:

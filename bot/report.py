@@ -462,6 +462,14 @@ class _Helpers:
         rec = c.record
         if c.kind == "added":
             return Safe(f"new op; {_kernel_state(rec, self.q)}")
+        if c.kind == "renamed":
+            return Safe(f"renamed from {self.q(c.old_name or '')}; {_kernel_state(rec, self.q)}")
+        before = c.before.facets if c.before is not None else None
+        if before is not None and before.structured_delegate and not rec.facets.structured_delegate:
+            # It ran its delegate's (out=) kernel; now each backend registers one for it directly.
+            return Safe(
+                f"no longer runs the kernel of {self.q(before.structured_delegate)}; now {_kernel_state(rec, self.q)}"
+            )
         return Safe(f"stopped decomposing; now {_kernel_state(rec, self.q)}")
 
     def lead(self, key: str, c: Change) -> Safe:

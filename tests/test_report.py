@@ -19,6 +19,7 @@ from driftcases import (
     many_added,
     real_snapshot,
     realistic_pair,
+    rec,
     snap,
 )
 
@@ -215,6 +216,37 @@ def test_lead_sections_come_first_in_order() -> None:
     positions.append(body.index("### ♻️ Now decompose"))
     positions.append(body.index("### Operators by bucket"))
     assert positions == sorted(positions)
+
+
+def test_needs_a_kernel_says_why_for_each_way_in() -> None:
+    base = snap(
+        [
+            rec("sigmoid(Tensor self) -> Tensor", delegate="sigmoid.out"),
+            rec(
+                "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", dispatch=["CPU"], structured=True
+            ),
+            rec("hardswish(Tensor self) -> Tensor"),
+            rec("mps_pool_backward(Tensor grad, Tensor self) -> Tensor", dispatch=["MPS"]),
+        ]
+    )
+    head = snap(
+        [
+            rec("sigmoid(Tensor self) -> Tensor", dispatch=["CPU", "CUDA"]),
+            rec(
+                "sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", dispatch=["CPU"], structured=True
+            ),
+            rec("hardswish(Tensor self) -> Tensor", dispatch=["CPU"]),
+            rec("pool_backward(Tensor grad, Tensor self) -> Tensor", dispatch=["CPU", "MPS"]),
+        ]
+    )
+    text = render(compute_drift(base, head), "text", context=ReportContext())
+    lead = text[text.index("Needs a kernel") : text.index("BC-breaking")]
+    assert "sigmoid [misc] no longer runs the kernel of `sigmoid.out`; now in-tree kernels" in lead
+    assert "hardswish [misc] stopped decomposing; now in-tree kernels" in lead
+    assert "pool_backward [misc] renamed from `mps_pool_backward`; in-tree kernels: `CPU` `MPS`" in lead
+    # a renamed op is news for every backend, not a change in one backend's kernels only
+    changes = text[text.index("CHANGES BY BUCKET") :]
+    assert "pool_backward" in changes.split("IN-TREE KERNELS ONLY")[0]
 
 
 def test_ops_link_to_their_line_at_the_commit() -> None:
