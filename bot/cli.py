@@ -647,6 +647,9 @@ def _add_publish_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="where to post")
     p.add_argument("--config", metavar="FILE", help="subscriptions, labels, allow-list (docs/config.md)")
     p.add_argument(
+        "--allowlist", metavar="FILE", help="acknowledged changes (instead of the config's `allowlist:`)"
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="print what would be posted and send no write request (the default without GITHUB_TOKEN)",
@@ -782,7 +785,8 @@ def _publish_setup(args: argparse.Namespace) -> _Setup:
     check_repo_name(args.repo)
     cfg = load_config(args.config) if args.config else BotConfig()
     overrides = load_overrides(cfg.overrides) if cfg.overrides else None
-    allow = load_allowlist(cfg.allowlist) if cfg.allowlist else None
+    allow_path = args.allowlist or cfg.allowlist
+    allow = load_allowlist(allow_path) if allow_path else None
     base = _load(args.base, overrides)
     head = _load(args.head, overrides)
     _check_config_names(cfg, args, base, head)

@@ -643,6 +643,29 @@ def test_cli_bot_login_from_the_config_decides_whose_posts_are_the_bots(
     assert listings and all("creator=github-actions" in p for p in listings)
 
 
+def test_cli_allowlist_flag_acknowledges_like_the_configs(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "opdrift.yml"
+    config.write_text("subscriptions:\n  - who: ['@kernel-team']\n    facets: [needs_kernel]\n")
+    allow = tmp_path / "allow.yaml"
+    allow.write_text("- name: '*'\n  reason: planned for this release\n  expires: 2099-01-01\n")
+    pr = fake.add_pull(REPO)
+    argv = ["comment", "--repo", REPO, "--pr", str(pr), "--config", str(config)]
+    base, head = releases["2.13.0"], releases["2.14.1"]
+    code, _, err = opdrift(capsys, *argv, base, head)
+    assert code == 0, err
+    assert "@kernel-team" in str(bot_comments(fake, pr)[0]["body"])
+    code, _, err = opdrift(capsys, *argv, "--allowlist", str(allow), base, head)
+    assert code == 0, err
+    (mine,) = bot_comments(fake, pr)
+    assert "@kernel-team" not in str(mine["body"])  # every change acknowledged: nobody is paged
+
+
 def test_cli_clean_pr_gets_no_comment(
     fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
