@@ -192,6 +192,22 @@ def _version_key(text: str, *, path: str, line: int) -> tuple[int, ...]:
     return (int(m.group(1)), int(m.group(2)))
 
 
+# PEP 440 as torch uses it: a release, then maybe a pre-release or dev part, then a local label.
+_TORCH_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:(?:a|b|rc)\d+)?(?:\.dev\d+)?(?:\+[A-Za-z0-9.]+)?")
+
+
+def torch_version_key(text: str) -> tuple[int, int]:
+    """(major, minor) of a torch version as torch spells it: ``2.6.0a0``, ``2.1.0+cpu``, ``v2.7``.
+
+    Gates name minor releases only, and a main-branch checkout's version.txt (``2.6.0a0``) or a CPU
+    wheel's (``2.1.0+cpu``) belongs to the release it leads to.
+    """
+    m = _TORCH_VERSION.fullmatch(text.strip())
+    if m is None:
+        raise ConfigError(f"torch version {text!r} is not like 2.6 or 2.6.0a0 (give --torch-version X.Y)")
+    return (int(m.group(1)), int(m.group(2)))
+
+
 def gate_applies(node: yaml.Node, version: tuple[int, ...], *, path: str) -> bool:
     """op-plugin's version gates: ``all_version``, ``v2.7`` (that version only) or ``[v2.1, newest]`` (a range)."""
     line = _line(node)
@@ -221,7 +237,7 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
     top = _mapping(compose_yaml_document(text, path), path, "op_plugin_functions.yaml")
     if "official" not in top:
         raise ConfigError("no 'official:' list of ATen operators", path=path)
-    version = None if torch_version is None else _version_key(torch_version, path=path, line=0)
+    version = None if torch_version is None else torch_version_key(torch_version)
     entries = top["official"]
     if not isinstance(entries, yaml.SequenceNode):
         raise ConfigError("'official' must be a list of entries", path=path, line=_line(entries))

@@ -533,19 +533,18 @@ def _add_coverage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _cmd_coverage(args: argparse.Namespace) -> int:
-    import re
 
     from bot import backends, coverage, coverage_report
     from bot.errors import ConfigError
 
-    # Checked here, before any file is read: a bad version would otherwise surface as an error in
-    # the op-plugin file, at a line that has nothing wrong with it. The form is what op-plugin's
-    # version gates compare against (bot.backends reads ``v2.1`` and ``2.14.1`` alike).
-    if (
-        args.torch_version is not None
-        and re.fullmatch(r"v?[0-9]+\.[0-9]+(?:\.[0-9]+)?", args.torch_version) is None
-    ):
-        raise ConfigError(f"--torch-version {args.torch_version!r}: expected a version like 2.14 or 2.14.1")
+    # Checked here, before any file is read. torch's own spellings count (2.6.0a0 on main, 2.1.0+cpu).
+    if args.torch_version is not None:
+        try:
+            backends.torch_version_key(args.torch_version)
+        except ConfigError:
+            raise ConfigError(
+                f"--torch-version {args.torch_version!r}: expected a version like 2.14, 2.14.1 or 2.15.0a0"
+            ) from None
     specs = [backends.parse_backend_arg(arg) for arg in args.backend]
     head = _load(args.source)
     base = _load(args.base) if args.base else None

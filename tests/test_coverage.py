@@ -214,7 +214,19 @@ def test_torch_version_is_checked_at_the_command_line(
     code = main(["coverage", "--backend", f"op-plugin={plugin}", "--torch-version", version, "nowhere.yaml"])
     assert code == 2
     err = capsys.readouterr().err
-    assert err == f"opdrift: error: --torch-version {version!r}: expected a version like 2.14 or 2.14.1\n"
+    assert err == (
+        f"opdrift: error: --torch-version {version!r}: expected a version like 2.14, 2.14.1 or 2.15.0a0\n"
+    )
+
+
+@pytest.mark.parametrize("version", ["2.6.0a0", "2.6.0+cpu", "2.6.0.dev20241101", "2.6.0rc1", "v2.6"])
+def test_torch_versions_as_torch_spells_them_select_the_gates_of_their_release(version: str) -> None:
+    """A main-branch checkout says 2.6.0a0 and a CPU wheel 2.6.0+cpu: both are 2.6 to op-plugin's gates."""
+    from bot.backends import read_op_plugin
+
+    path = FIXTURES / "op_plugin_functions.yaml"
+    text = path.read_text()
+    assert read_op_plugin(text, str(path), version) == read_op_plugin(text, str(path), "2.6")
 
 
 def test_schema_alert_details_read_as_the_drift_report_sentences(
