@@ -1037,6 +1037,8 @@ def _cmd_history_merge(args: argparse.Namespace) -> int:
                 text = f.read()
         except OSError as err:
             raise timeline.TimelineError(f"cannot read: {err.strerror or err}", path=name) from err
+        except ValueError:
+            raise timeline.TimelineError("not UTF-8 text: not a history file", path=name) from None
         parts.append((name, timeline.parse_json(text, name)))
     _write_output(timeline.render(timeline.merge(parts), args.format), args.output)
     return EXIT_OK

@@ -881,10 +881,13 @@ class DiskCache:
         except OSError as err:
             self.warn(f"{path}: ignoring unreadable cache file ({err.strerror or err})")
             return None
+        except ValueError as err:  # not UTF-8: a damaged file, rebuilt like any miss
+            self.warn(f"{path}: ignoring corrupt cache file ({err})")
+            return None
         try:
             value = json.loads(text)
-        except ValueError as err:
-            self.warn(f"{path}: ignoring corrupt cache file ({err})")
+        except (ValueError, RecursionError) as err:
+            self.warn(f"{path}: ignoring corrupt cache file ({type(err).__name__})")
             return None
         if not isinstance(value, dict):
             self.warn(f"{path}: ignoring corrupt cache file (not an object)")

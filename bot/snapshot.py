@@ -233,6 +233,8 @@ def from_json(text: str, display: str) -> Snapshot:
         raise SnapshotError(
             f"invalid JSON: {err.msg} (column {err.colno})", path=display, line=err.lineno
         ) from None
+    except RecursionError:
+        raise SnapshotError("invalid JSON: nested too deeply to be a snapshot", path=display) from None
     r = _Reader(text, display)
     top = r.obj(data, "snapshot")
     if "format_version" not in top:

@@ -250,8 +250,11 @@ def _read_member(z: zipfile.ZipFile, name: str, wheel: str) -> TextFile:
     info = z.getinfo(name)
     if info.file_size > MAX_FILE_BYTES:
         raise _too_big(info.file_size, display)
-    with z.open(info) as f:
-        data = f.read(MAX_FILE_BYTES + 1)
+    try:
+        with z.open(info) as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except RuntimeError as err:  # zipfile's word for an encrypted member
+        raise SourceError(f"cannot read {name}: {err}", path=wheel) from None
     if len(data) > MAX_FILE_BYTES:
         raise _too_big(len(data), display)
     return TextFile(display=display, text=decode(data, display))

@@ -307,6 +307,8 @@ def parse_json(text: str, where: str) -> Timeline:
         raw = json.loads(text)
     except ValueError as err:
         raise TimelineError(f"not a JSON timeline: {err}", path=where) from None
+    except RecursionError:
+        raise TimelineError("not a JSON timeline: nested too deeply", path=where) from None
     d = _mapping(raw, "the timeline", where)
     if d.get("format") != FORMAT:
         raise TimelineError(f"not an opdrift history file (format is not {FORMAT!r})", path=where)

@@ -218,6 +218,10 @@ def test_merge_refuses_an_incomplete_set(
     assert code == 2
     assert "missing shard(s) 2/2" in err
     assert len(err.strip().splitlines()) == 1
+    for bad, words in ((b"\xff\xfe", "not UTF-8"), (b"[" * 100_000, "nested too deeply")):
+        out.write_bytes(bad)
+        code, _, err = _run(["history-merge", str(out)], capsys)
+        assert (code, len(err.strip().splitlines())) == (2, 1) and words in err
 
 
 def test_more_shards_than_commits(fine: History) -> None:
@@ -252,9 +256,11 @@ def test_warm_cache_gives_the_same_timeline(fine: History, walked: timeline.Time
     # A damaged cache file is ignored with a warning and recomputed.
     files[0].write_text("{not json", encoding="utf-8")
     files[1].write_text("[1, 2]", encoding="utf-8")
+    files[2].write_bytes(b"\xff\xfe not UTF-8")
+    files[3].write_text("[" * 100_000, encoding="utf-8")  # too deep for json to rebuild
     third = history.walk(str(fine.path), opts, warn=warnings.append)
     assert timeline.render_json(third) == timeline.render_json(walked)
-    assert len(warnings) == 2
+    assert len(warnings) == 4
     assert all("ignoring corrupt cache file" in w for w in warnings)
 
 

@@ -304,7 +304,7 @@ def test_json_syntax_error_names_the_line(text: str) -> None:
     assert (err.value.path, err.value.line) == ("s.json", broken_at)
 
 
-@pytest.mark.parametrize("bad", ["", "[]", "null", '{"format_version": 1}'])
+@pytest.mark.parametrize("bad", ["", "[]", "null", '{"format_version": 1}', "[" * 100_000])
 def test_not_a_snapshot(bad: str) -> None:
     with pytest.raises(SnapshotError):
         from_json(bad, "s.json")

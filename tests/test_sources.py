@@ -475,6 +475,18 @@ def test_wheel_with_a_corrupt_member(tmp_path: Path) -> None:
         sources.read_source(str(wheel))
 
 
+def test_wheel_with_an_encrypted_member(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / "t.whl", {sources.WHEEL_NATIVE: b"- func: a() -> ()\n"}, zipfile.ZIP_STORED)
+    raw = bytearray(wheel.read_bytes())
+    # Set the "encrypted" flag bit in the local and the central header: zipfile then wants a password.
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = raw.find(signature)
+        raw[at + flag_at] |= 0x01
+    wheel.write_bytes(bytes(raw))
+    with pytest.raises(SourceError, match="encrypted"):
+        sources.read_source(str(wheel))
+
+
 def test_wheel_member_over_the_limit_is_refused_before_inflating(tmp_path: Path) -> None:
     # A real zip bomb: 65 MiB of zeros deflate to about 64 KiB.
     wheel = make_wheel(tmp_path / "bomb.whl", {sources.WHEEL_NATIVE: bytes(65 * 1024 * 1024)})
