@@ -71,6 +71,7 @@ DEFAULT_PATHS = (NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH)
 _RELEASE_TAG = re.compile(r"v(\d+\.\d+\.\d+)")
 # Line breaks other than "\n" that YAML honours; a text holding one is parsed whole, never in blocks.
 _ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?:[ \t]|$)|^%", re.MULTILINE)
 _CHUNK = 1 << 16
 
 
@@ -453,7 +454,9 @@ class Engine:
             r0 = self.starts[lo]
             r1 = len(new) if hi >= n else self.starts[hi] + len(new) - len(old)
             region = new[r0:r1]
-            if _ODD_BREAKS.search(region):
+            # Line breaks YAML counts differently, and document markers: "..." parses inside one
+            # block alone but ends the document in the whole file, which is then invalid.
+            if _ODD_BREAKS.search(region) or _DOCUMENT_MARKER.search(region):
                 raise _Rebuild
             rel = block_starts(region) if region else []
             region_starts = [r0 + x for x in rel]
@@ -583,6 +586,11 @@ class Engine:
 
         touched: set[str] = set()
         toggled: set[str] = set()
+        # An entry in the re-cut region may have moved past others of its base (kept by its text, or
+        # rebuilt to an operator equal but for its line), and a base without a default overload is
+        # judged by its first entry in file order: re-decide the bases of every entry in the region.
+        for blk in new_blocks:
+            touched.update(_entry_name(r).split(".", 1)[0] for r in blk.parsed.entries)
         for name, op in removed_ops.items():
             if name in new_ops and new_ops[name] == _moved(op, new_ops[name].line):
                 continue  # rebuilt to the same operator

@@ -110,6 +110,56 @@ def test_history_walks_the_commits_that_touched_the_files(fine: History, walked:
     assert 0 < sum(p.broken for p in walked.points) < len(walked.points) // 3
 
 
+def _small_history(dest: Path, texts: list[str]) -> list[str]:
+    """A repository whose native_functions.yaml goes through TEXTS, one commit each; their shas."""
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@localhost",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@localhost",
+    }
+    (dest / NATIVE).parent.mkdir(parents=True)
+    _git(dest, "init", "-q", "-b", "main")
+    shas = []
+    for i, text in enumerate(texts):
+        (dest / NATIVE).write_text(text, encoding="utf-8")
+        _git(dest, "add", "-A")
+        stamp = {
+            "GIT_AUTHOR_DATE": f"@{1700000000 + i} +0000",
+            "GIT_COMMITTER_DATE": f"@{1700000000 + i} +0000",
+        }
+        _git(dest, "commit", "-qm", f"step {i}", env={**env, **stamp})
+        shas.append(_git(dest, "rev-parse", "HEAD"))
+    return shas
+
+
+def test_an_entry_moved_past_its_siblings_re_decides_its_base(tmp_path: Path) -> None:
+    """foo has no default overload, so its first entry in file order decides its bucket."""
+    foo_a, relu, foo_b = (
+        "- func: foo.a(Tensor self) -> Tensor\n",
+        "- func: relu(Tensor self) -> Tensor\n",
+        "- func: foo.b(int[] size) -> Tensor\n",
+    )
+    shas = _small_history(
+        tmp_path / "pytorch",
+        [
+            "\n".join([foo_a, relu, foo_b]),
+            "\n".join([foo_b, foo_a, relu]),
+            "\n".join([foo_b, foo_a + "...\n", relu]),
+        ],
+    )
+    walked = history.walk(str(tmp_path / "pytorch"), KEEP)
+    assert [p.sha for p in walked.points] == shas
+    for point, sha in zip(walked.points[:2], shas, strict=False):
+        s = history.summarize(history.cold_point(read_revision(str(tmp_path / "pytorch"), sha)))
+        assert (point.base_operators, point.by_category) == (s.base_operators, s.by_category)
+    assert dict(walked.points[1].by_category)["factory"] == 1  # foo.b takes no tensor: a factory now
+    # "..." ends the YAML document: fine in one block alone, invalid in the whole file, as cold says.
+    assert walked.points[2].broken
+    with pytest.raises(OpdriftError, match="invalid YAML"):
+        history.cold_point(read_revision(str(tmp_path / "pytorch"), shas[2]))
+
+
 def test_every_point_equals_cold_classification(
     fine: History, walked: timeline.Timeline, cold: dict[str, Snapshot | str]
 ) -> None:
