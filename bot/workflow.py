@@ -278,12 +278,15 @@ def prepare_history(
             raise WorkflowError(f"bad commit {sha!r} in a snapshot")
     if _git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
         raise WorkflowError("not a git repository", path=repo)
-    if _is_ancestor(repo, base_commit, head_commit):
-        return HistoryReady(repo, f"{base_commit[:12]}..{head_commit[:12]} is in {repo}")
     if _git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() != "true":
+        if _is_ancestor(repo, base_commit, head_commit):
+            return HistoryReady(repo, f"{base_commit[:12]}..{head_commit[:12]} is in {repo}")
         return HistoryReady(
             None, f"{base_commit[:12]} is not an ancestor of {head_commit[:12]} in {repo}: no attribution"
         )
+    # Shallow, and in the workflow also a blob-less partial clone: asking git about a commit it lacks
+    # would make it fetch that commit with all its ancestors (the whole history). So deepen first, by
+    # date, then look only at the commits the clone holds.
     if not base_date:
         return HistoryReady(
             None, f"BASE ({base_commit[:12]}) records no date to deepen {repo} to: no attribution"
@@ -297,10 +300,11 @@ def prepare_history(
     if fetched.returncode != 0:
         detail = (fetched.stderr.strip().splitlines() or ["failed"])[-1]
         return HistoryReady(None, f"deepening {repo} since {when} failed ({detail}): no attribution", True)
-    if not _is_ancestor(repo, base_commit, head_commit):
+    held = _git(repo, "rev-list", head_commit, check=False).stdout.split()  # stops at the shallow edge
+    if base_commit not in held:
         return HistoryReady(
             None,
-            f"{base_commit[:12]} is still not an ancestor of {head_commit[:12]} after deepening {repo} "
+            f"{base_commit[:12]} is not among the commits before {head_commit[:12]} after deepening {repo} "
             f"since {when}: no attribution",
             True,
         )

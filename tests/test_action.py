@@ -426,7 +426,8 @@ def test_weekly_path_attributes_changes_from_a_depth_1_checkout(
     workspace = tmp_path / "bot"
     (workspace / "snapshots").mkdir(parents=True)
     _git(workspace, "init", "-q", "-b", "main")
-    _git(workspace, "clone", "-q", "--depth", "1", "--no-local", f"file://{upstream.path}", "pytorch")
+    _git(upstream.path, "config", "uploadpack.allowFilter", "true")
+    _git(workspace, "clone", "-q", "--depth", "1", "--filter=blob:none", f"file://{upstream.path}", "pytorch")
     _opdrift("snapshot", f"{upstream.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json"))
     _git(workspace, "add", "snapshots/main.json")
     _git(workspace, "commit", "-q", "-m", "Seed")
