@@ -338,8 +338,9 @@ def _add_push_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="push the snapshot commit, rebasing it onto the branch when the branch moved meanwhile",
         description="Push HEAD of the repository holding DIR to BRANCH. When the push is rejected because "
         "something was merged while the job ran, the commit is rebased onto the branch and pushed again "
-        "(three attempts). Without --remote, the remote is $GITHUB_SERVER_URL/$GITHUB_REPOSITORY with "
-        "$GITHUB_TOKEN, which never appears in the output.",
+        "(three attempts). Without --remote, the remote is $GITHUB_SERVER_URL/$GITHUB_REPOSITORY and "
+        "$GITHUB_TOKEN goes along as an HTTP header for each command: it is never written to .git or "
+        "printed.",
     )
     p.add_argument("--branch", required=True, help="the branch to push to (e.g. $GITHUB_REF_NAME)")
     p.add_argument(
@@ -350,22 +351,28 @@ def _add_push_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def _cmd_push_snapshot(args: argparse.Namespace) -> int:
+    import base64
     import os
 
     from bot import github, workflow
 
-    secret = None
+    header = None
+    secrets: tuple[str, ...] = ()
     remote = args.remote
     if remote is None:
         if not os.environ.get("GITHUB_TOKEN", "").strip():
             raise workflow.WorkflowError("GITHUB_TOKEN is not set: nothing to push with (or give --remote)")
-        secret = github.check_token(os.environ["GITHUB_TOKEN"])
+        token = github.check_token(os.environ["GITHUB_TOKEN"])
         repo = os.environ.get("GITHUB_REPOSITORY", "")
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+", repo):
             raise workflow.WorkflowError(f"GITHUB_REPOSITORY must be OWNER/NAME, got {repo!r}")
-        server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").removeprefix("https://")
-        remote = f"https://x-access-token:{secret}@{server}/{repo}.git"
-    print(f"opdrift: {workflow.push_commits(args.dir, remote, args.branch, secret=secret)}")
+        server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+        remote = f"{server}/{repo}.git"
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        header, secrets = f"AUTHORIZATION: basic {basic}", (token, basic)
+    print(
+        f"opdrift: {workflow.push_commits(args.dir, remote, args.branch, auth_header=header, secrets=secrets)}"
+    )
     return EXIT_OK
 
 

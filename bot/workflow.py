@@ -340,40 +340,61 @@ def commit_file(
 
 
 def push_commits(
-    repo: str | os.PathLike[str], remote: str, branch: str, *, attempts: int = 3, secret: str | None = None
+    repo: str | os.PathLike[str],
+    remote: str,
+    branch: str,
+    *,
+    attempts: int = 3,
+    auth_header: str | None = None,
+    secrets: tuple[str, ...] = (),
 ) -> str:
     """Push HEAD to BRANCH of REMOTE; when the branch moved meanwhile, rebase onto it and try again.
 
     The weekly job commits one snapshot file while other work may be merged; a rejected push would
     leave the snapshot behind and next week's issue would repeat this week's drift. Rebasing replays
-    only the bot's own commit. `secret` (a token inside REMOTE) is kept out of every message.
+    only the bot's own commit. Credentials travel as `auth_header` (git's ``http.extraHeader``, given
+    per command), never in REMOTE, so no URL with a token lands in FETCH_HEAD or the reflog; `secrets`
+    are kept out of every message.
     """
     _check_rev(branch, "branch")
     top = _git(repo, "rev-parse", "--show-toplevel").stdout.strip()
+    auth = ["-c", f"http.extraHeader={auth_header}"] if auth_header else []
 
     def clean(text: str) -> str:
-        return text.replace(secret, "***") if secret else text
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def why(stderr: str) -> str:
+        lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+        # A hook's or GitHub's own reason (GH006 protected branch...) beats git's generic last line.
+        told = [ln for ln in lines if ln.startswith("remote:") or "[remote rejected]" in ln]
+        if (
+            not told
+        ):  # else git's first complaint: its last line is often advice ("and the repository exists.")
+            told = [ln for ln in lines if ln.startswith(("fatal:", "error:"))][:1] or lines[-1:] or ["failed"]
+        return clean("; ".join(told[:3]))
 
     attempt = 1
     while True:
-        pushed = _git(top, "push", "--quiet", "--", remote, f"HEAD:refs/heads/{branch}", check=False)
+        pushed = _git(top, *auth, "push", "--quiet", "--", remote, f"HEAD:refs/heads/{branch}", check=False)
         if pushed.returncode == 0:
             return f"pushed {_git(top, 'rev-parse', 'HEAD').stdout.strip()[:12]} to {branch}"
-        # Only a branch that moved is worth a rebase; a refused token or an unreachable host is not.
-        moved = "rejected" in pushed.stderr or "fetch first" in pushed.stderr
+        # Only a branch that moved is worth a rebase; a protected branch, a refused token or an
+        # unreachable host is not.
+        moved = "(fetch first)" in pushed.stderr or "(non-fast-forward)" in pushed.stderr
         if attempt >= attempts or not moved:
-            detail = (pushed.stderr.strip().splitlines() or ["rejected"])[-1]
             times = f" {attempt} times" if attempt > 1 else ""
-            raise WorkflowError(clean(f"push to {branch} failed{times}: {detail}"))
+            raise WorkflowError(f"push to {branch} failed{times}: {why(pushed.stderr)}")
         attempt += 1
-        rebased = _git(
-            top, "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}",
-            "pull", "--quiet", "--rebase", "--", remote, branch, check=False,
-        )  # fmt: skip
+        fetched = _git(top, *auth, "fetch", "--quiet", "--", remote, branch, check=False)
+        identity = ["-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}"]
+        rebased = fetched
+        if fetched.returncode == 0:
+            rebased = _git(top, *identity, "rebase", "--quiet", "FETCH_HEAD", check=False)
         if rebased.returncode != 0:
             _git(top, "rebase", "--abort", check=False)
-            detail = (rebased.stderr.strip().splitlines() or ["failed"])[-1]
-            raise WorkflowError(clean(f"cannot replay the snapshot commit onto {branch}: {detail}"))
+            raise WorkflowError(f"cannot replay the snapshot commit onto {branch}: {why(rebased.stderr)}")
 
 
 # --- the pull request of a workflow_run --------------------------------------------------------------

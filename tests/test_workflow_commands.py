@@ -16,7 +16,7 @@ from pytorch_history import NATIVE, History, build_history
 from bot.artifact import ArtifactError, verify_artifact
 from bot.cli import main
 from bot.errors import GitError
-from bot.workflow import WorkflowError, commit_file, merge_base, output_lines, resolve_sources
+from bot.workflow import WorkflowError, commit_file, merge_base, output_lines, push_commits, resolve_sources
 
 GIT_ID = {
     "GIT_AUTHOR_NAME": "Tester",
@@ -239,7 +239,40 @@ def test_push_snapshot_replays_the_commit_when_the_branch_moved(
     assert main(["push-snapshot", "--branch", "main"]) == 2
     out = capsys.readouterr()
     assert "ghs_pushSecret123" not in out.out + out.err
-    assert "push to main failed: fatal: unable to access" in out.err  # not worth a rebase
+    assert "push to main failed: fatal:" in out.err and "does not appear to be a git repository" in out.err
+
+    # The remote the workflow builds ($GITHUB_SERVER_URL/$GITHUB_REPOSITORY.git), moved meanwhile: the
+    # rebase fetches from it, and the token (a header for each command) is left nowhere in .git.
+    (tmp_path / "o").mkdir()
+    _git(tmp_path, "clone", "-q", "--bare", str(origin), str(tmp_path / "o" / "r.git"))
+    monkeypatch.setenv("GITHUB_SERVER_URL", f"file://{tmp_path}")
+    _git(other, "pull", "-q", "--rebase", str(tmp_path / "o" / "r.git"), "main")
+    (other / "NOTES").write_text("merged again\n")
+    _git(other, "add", "NOTES")
+    _git(other, "commit", "-q", "-m", "merged again")
+    _git(other, "push", "-q", str(tmp_path / "o" / "r.git"), "HEAD:main")
+    (bot / "snapshots" / "main.json").write_text('{"v": 3}\n')
+    assert commit_file(bot / "snapshots" / "main.json", "refresh again").sha is not None
+    assert main(["push-snapshot", "--branch", "main"]) == 0
+    assert _git(tmp_path / "o" / "r.git", "log", "-1", "--format=%s", "main") == "refresh again"
+    for leftover in (bot / ".git").rglob("*"):
+        if leftover.is_file():
+            assert b"ghs_pushSecret123" not in leftover.read_bytes(), leftover  # FETCH_HEAD, reflog, config
+
+
+def test_push_snapshot_to_a_protected_branch_says_why_and_does_not_retry(tmp_path: Path) -> None:
+    origin = tmp_path / "origin.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    hook = origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'GH006: Protected branch update failed for refs/heads/main.'\nexit 1\n")
+    hook.chmod(0o755)
+    bot = tmp_path / "bot"
+    _git(tmp_path, "clone", "-q", str(origin), str(bot))
+    (bot / "main.json").write_text("{}\n")
+    assert commit_file(bot / "main.json", "refresh").sha is not None
+    with pytest.raises(WorkflowError, match=r"push to main failed: remote: GH006: Protected branch") as err:
+        push_commits(bot, str(origin), "main")
+    assert "times" not in str(err.value)  # refused once, not rebased and retried
 
 
 def test_commit_snapshot_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
