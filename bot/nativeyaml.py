@@ -45,7 +45,13 @@ def _yaml_error(err: yaml.YAMLError, display: str) -> YamlError:
     return YamlError(f"invalid YAML: {err}", path=display)
 
 
-def _value_error(err: ValueError, text: str, display: str) -> YamlError:
+# What PyYAML's safe constructors raise, unmarked, for a scalar they cannot build: a date with no such
+# day (ValueError), or an explicit tag on text that does not fit it (``!!bool foo``: KeyError,
+# ``!!timestamp bar``: AttributeError).
+_BUILD_ERRORS = (ValueError, KeyError, TypeError, AttributeError)
+
+
+def _value_error(err: Exception, text: str, display: str) -> YamlError:
     """A scalar YAML types but cannot build (``2026-02-30`` is a timestamp with no such day): its line.
 
     PyYAML raises these as plain ValueErrors without a mark, so the document's scalars are built one by
@@ -65,13 +71,16 @@ def _value_error(err: ValueError, text: str, display: str) -> YamlError:
             try:
                 if build is not None:
                     build(constructor, node)
-            except ValueError:
+            except _BUILD_ERRORS:
                 line = node.start_mark.line + 1
         elif isinstance(node, yaml.SequenceNode):
             pending.extend(reversed(node.value))
         elif isinstance(node, yaml.MappingNode):
             pending.extend(n for pair in reversed(node.value) for n in reversed(pair))
-    return YamlError(f"invalid YAML value: {err}", path=display, line=line)
+    what = (
+        str(err) if isinstance(err, ValueError) else f"cannot build the tagged value ({type(err).__name__})"
+    )
+    return YamlError(f"invalid YAML value: {what}", path=display, line=line)
 
 
 def read_yaml_document(text: str, display: str) -> object:
@@ -80,7 +89,7 @@ def read_yaml_document(text: str, display: str) -> object:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         raise _yaml_error(err, display) from None
-    except ValueError as err:
+    except _BUILD_ERRORS as err:
         raise _value_error(err, text, display) from None
 
 
@@ -142,7 +151,7 @@ def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
         data = loader.construct_document(node)
     except yaml.YAMLError as err:
         raise _yaml_error(err, display) from None
-    except ValueError as err:
+    except _BUILD_ERRORS as err:
         raise _value_error(err, text, display) from None
     finally:
         loader.dispose()

@@ -114,6 +114,9 @@ ERRORS = [
     ("- func: !mystery a\n", YamlError, 1, "constructor"),
     # YAML types it as a date, and there is no such day: PyYAML's ValueError carries no line
     ("- func: a\n  variants: b\n\n- func: c\n  when: 2026-02-30\n", YamlError, 5, "day is out of range"),
+    # an explicit tag on text that does not fit it: PyYAML raises KeyError / AttributeError
+    ("- func: a\n  python_module: !!bool foo\n", YamlError, 2, "cannot build the tagged value"),
+    ("- func: a\n  python_module: !!timestamp bar\n", YamlError, 2, "cannot build the tagged value"),
 ]
 
 
