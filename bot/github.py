@@ -420,10 +420,11 @@ def publish_pr_comment(
             return Outcome("dry-run", None, pr, f"would post or update the comment on PR #{pr}", text)
         return Outcome("dry-run", None, pr, f"no drift: would only flip an earlier comment on PR #{pr}", text)
     repo_name = client.repo_name
-    tried_create = False  # a create that "failed" may have landed: the retry then finds it
+    # A create or an edit that "failed" may have landed: the retry then finds it done, and says so.
+    tried_create = tried_edit = False
 
     def step() -> Outcome:
-        nonlocal tried_create
+        nonlocal tried_create, tried_edit
         issue = client.repo.get_issue(pr)
         if issue.pull_request is None:
             raise PublishError(f"#{pr} in {repo_name} is an issue, not a pull request")
@@ -449,9 +450,12 @@ def publish_pr_comment(
         if mine.body == text:
             if tried_create:
                 return Outcome("created", mine.html_url, pr, f"created comment {mine.id} on PR #{pr}", text)
+            if tried_edit:
+                return Outcome("updated", mine.html_url, pr, f"updated comment {mine.id} on PR #{pr}", text)
             return Outcome("unchanged", mine.html_url, pr, f"comment {mine.id} on PR #{pr} is up to date")
         if dry_run:
             return Outcome("dry-run", mine.html_url, pr, f"would update comment {mine.id} on PR #{pr}", text)
+        tried_edit = True
         mine.edit(text)
         return Outcome("updated", mine.html_url, pr, f"updated comment {mine.id} on PR #{pr}", text)
 
@@ -543,10 +547,10 @@ def publish_weekly_issue(
     wanted_labels = list(dict.fromkeys(labels))
     # A create that "failed" may have landed, and a step that created the issue may fail later
     # (closing last week's): the retry then finds this call's own issue, which is new, not up to date.
-    tried_create = False
+    tried_create = tried_update = False
 
     def step() -> Outcome:
-        nonlocal tried_create
+        nonlocal tried_create, tried_update
         found = _find_weekly(client, window_key)
         previous = found.previous if link_previous else None
         text = weekly_body(body, marker, previous)
@@ -564,13 +568,14 @@ def publish_weekly_issue(
             have = {lb.name.lower() for lb in current.labels}
             missing = [n for n in wanted_labels if n.lower() not in have]
             if current.title == title and current.body == text and not missing:
-                new = tried_create
+                action: Action = "created" if tried_create else "updated" if tried_update else "unchanged"
+                detail = {
+                    "created": f"opened issue #{current.number}",
+                    "updated": f"updated issue #{current.number}",
+                    "unchanged": f"issue #{current.number} is up to date",
+                }[action]
                 outcome = Outcome(
-                    "created" if new else "unchanged",
-                    current.html_url,
-                    current.number,
-                    f"opened issue #{current.number}" if new else f"issue #{current.number} is up to date",
-                    text if new else "",
+                    action, current.html_url, current.number, detail, "" if action == "unchanged" else text
                 )
             elif dry_run:
                 return Outcome(
@@ -578,6 +583,7 @@ def publish_weekly_issue(
                 )
             else:
                 if current.title != title or current.body != text:
+                    tried_update = True
                     current.edit(title=title, body=text)
                 if missing:
                     _ensure_labels(client, missing)

@@ -252,6 +252,17 @@ def test_weekly_issue_survives_a_500_after_create_without_duplicating(fake: Fake
     assert outcome.action == "created"  # found on the retry, but opened by this call, not "up to date"
 
 
+def test_an_edit_that_landed_before_a_5xx_is_reported_as_an_update(fake: FakeGitHub) -> None:
+    pr = busy_pr(fake, chatter=1)
+    client = client_for(fake)
+    assert post(client, pr, "first report").action == "created"
+    fake.fail("PATCH", r"/issues/comments/\d+$", 500, after_apply=True)
+    assert post(client, pr, "second report").action == "updated"  # found done on the retry
+    assert weekly(client, "2026-W48", "week body").action == "created"
+    fake.fail("PATCH", r"/issues/\d+$", 502, after_apply=True)
+    assert weekly(client, "2026-W48", "new week body").action == "updated"
+
+
 def test_weekly_issue_opened_before_a_failed_close_is_reported_as_opened(fake: FakeGitHub) -> None:
     client = client_for(fake)
     assert weekly(client, "2026-W47", "last week").action == "created"
