@@ -166,12 +166,11 @@ def _parse(schema: str) -> FunctionSchema | None:
     try:
         return parse_schema(schema)
     except SchemaError:
-        # A parsed source never gets here (the parse stage rejects a bad schema with its file:line),
-        # but a stored snapshot is taken as written: it may come from an older opdrift or a newer
-        # grammar, and has no line to point at. One unreadable schema must not sink the whole diff,
-        # so callers fall back: `_diff_schema` compares the text and reports a change as one breaking
-        # `schema_changed` (erring on the side of telling the backend), and rename detection leaves
-        # the operator out rather than guess.
+        # Neither a parsed source nor a loaded snapshot gets here: both reject a bad schema with its
+        # file:line. A Snapshot built in code could; one unreadable schema must not sink the whole
+        # diff, so callers fall back: `_diff_schema` compares the text and reports a change as one
+        # breaking `schema_changed` (erring on the side of telling the backend), and rename
+        # detection leaves the operator out rather than guess.
         return None
 
 
