@@ -188,3 +188,13 @@ def test_backend_arg_errors(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe relu\n")
     with pytest.raises(OpdriftError, match="not UTF-8"):
         read_backend("text", str(binary))
+
+
+def test_line_numbers_are_found_by_bisection_as_counting_would() -> None:
+    from bot.backends import _line_finder
+
+    for text in ("", "x", "\n", "a\nbb\n\nccc", "\n\n\nz\n"):
+        line_at = _line_finder(text)
+        assert [line_at(i) for i in range(len(text) + 1)] == [
+            text.count("\n", 0, i) + 1 for i in range(len(text) + 1)
+        ]
