@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import re
 import subprocess
 import sys
@@ -1033,6 +1034,23 @@ class LogEntry:
 _ZERO_OID = re.compile(r"0+")
 
 
+def check_paths(paths: Sequence[str]) -> tuple[str, ...]:
+    """--paths as the commit filter compares them: repository-relative, normalised, literal.
+
+    git would take ``./aten/...`` or a glob as a pathspec, but the filter matches the paths git log
+    prints literally; accepting them would silently match nothing, so they are refused or normalised.
+    """
+    out = []
+    for raw in paths:
+        path = posixpath.normpath(raw.strip()).removeprefix("./")
+        if any(c in raw for c in "*?[") or raw.startswith(":"):
+            raise HistoryError(f"--paths {raw!r}: give files or directories, not patterns")
+        if not path or path == "." or path.startswith(("/", "../")) or path == "..":
+            raise HistoryError(f"--paths {raw!r}: give a path inside the repository, like {NATIVE_PATH}")
+        out.append(path)
+    return tuple(out)
+
+
 def list_commits(repo: str, from_sha: str | None, to_sha: str, paths: Sequence[str]) -> list[LogEntry]:
     """Commits in FROM..TO (first-parent, oldest first) that touched PATHS, with their blob changes.
 
@@ -1228,7 +1246,7 @@ def walk(
                 info = git.commit_info(sha)
                 refs.append((sha, t, info.date, info.subject, None))
         else:
-            log = list_commits(repo, from_sha, to_sha, options.paths)
+            log = list_commits(repo, from_sha, to_sha, check_paths(options.paths))
             refs = [(e.sha, e.sha, e.date, e.subject, None) for e in log]
         total = len(refs)
         start, end = 0, total
@@ -1317,7 +1335,7 @@ def walk(
         to_sha=to_sha,
         from_rev=options.from_rev,
         from_sha=from_sha,
-        paths=tuple(options.paths) if options.tags is None else (),
+        paths=check_paths(options.paths) if options.tags is None else (),
         tags=options.tags,
         buckets=rules.BUCKETS,
         points=tuple(points),

@@ -463,3 +463,20 @@ def test_progress_is_silent_off_a_terminal() -> None:
     for i in range(1, 11):
         bar(i, 10)
     assert buf.getvalue() == ""
+
+
+def test_paths_are_normalised_and_patterns_refused(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
+    assert history.check_paths(["./aten/src/ATen/native/native_functions.yaml", "tools/autograd/"]) == (
+        "aten/src/ATen/native/native_functions.yaml",
+        "tools/autograd",
+    )
+    start = fine.commits[-3].sha
+    plain = _run(["history", str(fine.path), "--keep-going", "--from", start, "--paths", NATIVE], capsys)
+    dotted = _run(
+        ["history", str(fine.path), "--keep-going", "--from", start, "--paths", f"./{NATIVE}"], capsys
+    )
+    assert plain[0] == dotted[0] == 0 and plain[1] == dotted[1]
+    assert json.loads(plain[1])["points"]  # the commits that touched it, not an empty walk
+    for bad in ("aten/src/ATen/native/*.yaml", "/abs/path", "../outside", ":(glob)x"):
+        code, _, err = _run(["history", str(fine.path), "--paths", bad], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
