@@ -37,8 +37,10 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert block is not None
     test_command = block.group(1).splitlines()[1]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    # .ci/run activates its own venv, whose python is `python`; the rest is the same command.
-    assert test_command.replace("python3 -m pip", "python -m pip") in ci
+    # .ci/run makes and activates its own venv (.ci-venv); after the activation it is the same command.
+    venv, _, command = test_command.partition(" && . .venv/bin/activate && ")
+    assert venv == "python3 -m venv .venv"
+    assert command in ci
 
 
 def test_every_command_is_documented() -> None:
