@@ -332,6 +332,19 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
         raise SnapshotError("empty output file name")
     target = Path(path)
     data = text.encode("utf-8")  # before anything touches the disk: an encoding error writes nothing
+    if target.is_symlink():
+        # Write where the link points, and keep the link: renaming over it would replace the link.
+        target = Path(os.path.realpath(target))
+    if target.exists() and not target.is_file():
+        if target.is_dir():
+            raise SnapshotError("is a directory", path=str(path))
+        # /dev/stdout, a FIFO: there is no file to replace, and renaming over one would destroy it.
+        try:
+            with open(target, "wb") as f:
+                f.write(data)
+        except OSError as err:
+            raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
+        return
     directory = target.parent
     try:
         mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()

@@ -7,6 +7,7 @@ import json
 import lzma
 import os
 import random
+import stat
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -409,3 +410,23 @@ def test_every_model_field_type_is_loadable() -> None:
     for cls in (Facets, SourceMeta):
         for f in dataclasses.fields(cls):
             assert str(f.type) in snapshot._CHECKS, f"{cls.__name__}.{f.name}: {f.type}"
+
+
+def test_output_onto_a_link_a_fifo_or_a_directory(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old\n")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_atomic(link, "new\n")
+    assert link.is_symlink() and real.read_text() == "new\n"  # the link stays, its target is replaced
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_atomic(fifo, "through the pipe\n")
+        assert os.read(reader, 100) == b"through the pipe\n"
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still a FIFO, not a file renamed over it
+    with pytest.raises(SnapshotError, match="is a directory"):
+        write_atomic(tmp_path, "x")
