@@ -438,21 +438,25 @@ def _noting(
 def _title_format(reader: _Reader, node: yaml.Node) -> str:
     value = reader.string(node, "weekly: title_format")
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(value) if f is not None]
+        fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(value) if f is not None]
     except ValueError as err:
         raise reader.error(node, f"weekly: title_format: {err}") from None
-    for f in fields:
+    for f, spec, conv in fields:
         if f not in TITLE_FIELDS:
             raise reader.error(
                 node, f"weekly: title_format: unknown field {{{f}}} (use {{week}}, {{base}}, {{head}})"
             )
+        if spec or conv:
+            # {week:d} fails at format time, {week:>99999999999} exhausts memory: plain fields only
+            raise reader.error(node, f"weekly: title_format: write {{{f}}} plainly, without ':' or '!'")
     return value
 
 
 def _chart(reader: _Reader, node: yaml.Node) -> int:
     if not isinstance(node, yaml.ScalarNode) or node.tag != _INT:
         raise reader.error(node, "weekly: chart must be a number of points (0 for no chart)")
-    value = int(node.value)
+    # YAML 1.1 ints include 0x10, 0o17, 1_000 and 1:30 (base 60): build it as YAML does
+    value = int(yaml.constructor.SafeConstructor().construct_yaml_int(node))
     if not 0 <= value <= MAX_CHART_POINTS:
         raise reader.error(node, f"weekly: chart must be between 0 and {MAX_CHART_POINTS}, got {value}")
     return value

@@ -42,12 +42,19 @@ def read_source(spec: str) -> SourceFiles:
     """Read the files of SOURCE `spec` (see the module docstring). Raises SourceError / GitError."""
     if not spec.strip():
         raise SourceError("empty SOURCE: give a checkout DIR, DIR@REV, a .whl, a .yaml or a .json")
+    if "\0" in spec:
+        raise SourceError("a SOURCE cannot hold a NUL character", path=spec.replace("\0", "\\0"))
     path = Path(spec)
-    if path.is_dir():
+    try:
+        # is_dir() and is_file() raise for a path that cannot even be looked at (EACCES, too long)
+        is_dir, is_file, exists = path.is_dir(), path.is_file(), path.exists()
+    except OSError as err:
+        raise SourceError(f"cannot read: {err.strerror or err}", path=spec) from None
+    if is_dir:
         return read_checkout(spec)
-    if path.is_file():
+    if is_file:
         return _read_file_source(spec)
-    if path.exists():
+    if exists:
         raise SourceError("not a regular file or directory", path=spec)
     split = _split_revision(spec)
     if split is not None:
@@ -122,6 +129,10 @@ def _read_text_file(path: Path, display: str) -> TextFile:
 def read_text(path: str, what: str, error: type[OpdriftError] = SourceError) -> str:
     """A user's own text file (config, allow-list, overrides, a backend's op list), read as every
     source file is: size-capped, strict UTF-8, and any problem one `error` naming the file and `what`."""
+    if "\0" in path:  # open() would raise ValueError, not OSError
+        raise error(
+            f"cannot read the {what}: a file name cannot hold a NUL character", path=path.replace("\0", "\\0")
+        )
     try:
         return _read_text_file(Path(path), path).text
     except SourceError as err:

@@ -106,6 +106,10 @@ def test_handles_are_normalised_with_one_at() -> None:
         ("backend: [list.txt]\n", 1, "unknown key 'backend'"),
         ("bot_login: 'github actions'\n", 1, "not a valid GitHub login"),
         ("bot_login: [me]\n", 1, "bot_login must be a string"),
+        ("weekly:\n  title_format: 'Drift {week:d}'\n", 2, "write {week} plainly"),
+        ("weekly:\n  title_format: 'Drift {week!x}'\n", 2, "title_format"),
+        ("weekly:\n  title_format: 'Drift {week:>99999999999}'\n", 2, "write {week} plainly"),
+        ("weekly:\n  chart: 0x1000\n", 2, "between 0 and 100"),
     ],
 )
 def test_malformed_config_names_file_and_line(text: str, line: int, message: str) -> None:
@@ -263,6 +267,7 @@ def test_bot_login() -> None:
 def test_weekly_upstream_and_chart() -> None:
     cfg = parse_config("weekly:\n  upstream: my-org/pytorch\n  chart: 30\n", "c.yml")
     assert (cfg.weekly.upstream, cfg.weekly.chart) == ("my-org/pytorch", 30)
+    assert parse_config("weekly:\n  chart: 0x10\n", "c.yml").weekly.chart == 16  # YAML's own int forms
     assert (WeeklyConfig().upstream, WeeklyConfig().chart) == ("pytorch/pytorch", 0)
     for bad, message in (
         ("upstream: pytorch", "not a valid repository"),

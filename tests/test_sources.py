@@ -520,3 +520,11 @@ def test_revision_of_a_bare_clone(history: History, tmp_path: Path) -> None:
     assert files.native_functions is not None and files.native_functions.text == release_text("2.13.0")
     with pytest.raises(SourceError, match="not a PyTorch checkout"):
         sources.read_source(str(bare))  # without @REV there is no working tree to read
+
+
+@pytest.mark.parametrize("spec", ["a" * 300 + ".json", "nul\0byte.yaml"])
+def test_a_path_that_cannot_be_looked_at_is_a_source_error(spec: str) -> None:
+    with pytest.raises(SourceError):
+        sources.read_source(spec)
+    with pytest.raises(SourceError, match="cannot read the config"):
+        sources.read_text(spec, "config")
