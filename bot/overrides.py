@@ -13,8 +13,9 @@ are those of `bot.rules.BUCKETS`. A malformed file is a `ConfigError` naming fil
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -44,6 +45,21 @@ class Overrides:
 
     entries: Mapping[str, Override] = field(default_factory=dict)
     display: str = ""
+    lines: Mapping[str, int] = field(default_factory=dict)  # name → its line in the file, for messages
+
+    def unmatched(self, bases: Iterable[str], source: str) -> list[str]:
+        """One warning line per override whose name is no base operator of `bases` (a typo, or an
+        operator that is gone): an override that matches nothing silently changes nothing."""
+        known = set(bases)
+        out = []
+        for name in self.entries:
+            if name in known:
+                continue
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            where = f"{self.display}:{self.lines[name]}" if name in self.lines else self.display
+            out.append(f"{where}: override {name!r} matches no base operator of {source}{hint}")
+        return out
 
     def decision(self, base: str) -> Decision | None:
         """The user's decision for `base`, recorded as rule "override", or None when it has none."""
@@ -93,10 +109,12 @@ def parse_overrides(text: str, display: str) -> Overrides:
             line=_line_of(lines, "overrides"),
         )
     entries: dict[str, Override] = {}
-    for name, value in table.items():
-        line = _line_of(lines, str(name))
-        if not isinstance(name, str) or not name:
-            raise ConfigError(f"operator name must be a string, not {name!r}", path=display, line=line)
+    name_lines: dict[str, int] = {}
+    for raw_name, value in table.items():
+        line = _line_of(lines, str(raw_name))
+        if not isinstance(raw_name, str) or not raw_name:
+            raise ConfigError(f"operator name must be a string, not {raw_name!r}", path=display, line=line)
+        name = raw_name.removeprefix("aten::")  # written as the allow-list and PyTorch spell it
         if "." in name:
             raise ConfigError(
                 f"{name!r}: overrides apply to base operators; write {name.split('.')[0]!r}",
@@ -123,7 +141,9 @@ def parse_overrides(text: str, display: str) -> Overrides:
                 line=line,
             )
         entries[name] = Override(bucket=bucket, reason=reason)
-    return Overrides(entries=MappingProxyType(entries), display=display)
+        if line is not None:
+            name_lines[name] = line
+    return Overrides(entries=MappingProxyType(entries), display=display, lines=MappingProxyType(name_lines))
 
 
 def load_overrides(path: str) -> Overrides:

@@ -44,9 +44,14 @@ def load_snapshot(
     if files.meta.kind == "snapshot":
         stored = snapshot.load_snapshot(files.meta.path)
         # Overrides change buckets, so a stored snapshot is re-decided only when the user asks for it.
-        return stored if overrides is None else taxonomy.reclassify(stored, overrides)
-    opset = operators_from_files(files)
-    if warn is not None:
-        for message in opset.warnings:
+        result = stored if overrides is None else taxonomy.reclassify(stored, overrides)
+    else:
+        opset = operators_from_files(files)
+        if warn is not None:
+            for message in opset.warnings:
+                warn(message)
+        result = taxonomy.classify(opset, overrides)
+    if overrides is not None and warn is not None:
+        for message in overrides.unmatched(result.decisions, spec):
             warn(message)
-    return taxonomy.classify(opset, overrides)
+    return result

@@ -17,6 +17,7 @@ from bot.model import OperatorSet, Snapshot, SourceFiles, SourceMeta, TextFile
 from bot.overrides import Override, Overrides, load_overrides, parse_overrides
 from bot.registration import operators_from_registrations, parse_registrations
 from bot.rules import BUCKETS, CORE_BUCKETS, RULES, TOP_BUCKETS, describe_rules
+from bot.snapshot import to_json
 from bot.taxonomy import UnknownOperatorError, classify, explain, reclassify
 
 WHEEL_1_10 = DATA / "wheels" / "1.10.0" / "RegistrationDeclarations.h.xz"
@@ -399,3 +400,20 @@ def test_cli_stats_json_on_a_snapshot_with_overrides_matches_the_source(
     plain = bucket_counts(release_snapshot("2.14.1"))
     assert data["by_category"]["convolution"] == plain["convolution"] - 1
     assert data["by_category"]["misc"] == plain["misc"] + 1
+
+
+def test_an_override_that_matches_nothing_is_warned_about_and_aten_prefixes_are_read(tmp_path: Path) -> None:
+    from bot import pipeline
+
+    overrides = parse_overrides(
+        "overrides:\n  dropuot: composite_pointwise\n  aten::arccos: misc\n", "o.yaml"
+    )
+    assert set(overrides.entries) == {"dropuot", "arccos"}
+    stored = tmp_path / "s.json"
+    stored.write_text(to_json(release_snapshot("2.14.1")), encoding="utf-8")
+    warnings: list[str] = []
+    snap = pipeline.load_snapshot(str(stored), overrides, warn=warnings.append)
+    assert snap.decisions["arccos"].bucket == "misc"
+    assert warnings == [
+        f"o.yaml:2: override 'dropuot' matches no base operator of {stored}; did you mean 'dropout'?"
+    ]
