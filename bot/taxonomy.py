@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from bot.errors import OpdriftError
 from bot.gcpause import gc_paused
+from bot.markdown import one_line
 from bot.model import (
     COMPOSITE_KEYS,
     Decision,
@@ -364,7 +365,9 @@ def explain(snapshot: Snapshot, op: str) -> str:
         lines.append(f"{rec.name}  [{rec.kind}]  {where}:{rec.line}")
         lines.append(f"  {rec.schema}")
         lines.extend(f"  {line}" for line in _facet_lines(rec.facets, rec.kind))
-    return "\n".join(lines).rstrip() + "\n"
+    # Every value comes from the source: a newline in one would start a line of its own, and in a CI
+    # log a line such as "::error::" is a workflow command.
+    return "\n".join(one_line(line) for line in lines).rstrip() + "\n"
 
 
 def bucket_counts(decisions: Mapping[str, Decision]) -> dict[str, int]:

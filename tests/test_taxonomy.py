@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import lzma
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -417,3 +418,14 @@ def test_an_override_that_matches_nothing_is_warned_about_and_aten_prefixes_are_
     assert warnings == [
         f"o.yaml:2: override 'dropuot' matches no base operator of {stored}; did you mean 'dropout'?"
     ]
+
+
+def test_explain_keeps_every_source_value_on_its_line() -> None:
+    from bot.model import Facets
+
+    snap = release_snapshot("2.14.1")
+    rec = snap.operators["relu"]
+    hostile = replace(rec, facets=Facets(python_module="nn\n::error::pwned\x1b[31m"))
+    text = explain(replace(snap, operators={**snap.operators, "relu": hostile}), "relu")
+    assert not any(line.startswith("::") for line in text.splitlines())
+    assert "\x1b" not in text and "python_module: nn ::error::pwned" in text
