@@ -113,6 +113,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= value < float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, got {text!r}")
+    return value
+
+
 def _commit_sha(text: str) -> str:
     """A full commit id (40 hex digits, or 64 in a SHA-256 repository), lower-cased as GitHub reports it."""
     if re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", text) is None:
@@ -145,7 +155,9 @@ def _add_verify_artifact(sub: argparse._SubParsersAction[argparse.ArgumentParser
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--require", metavar="NAME", action="append", default=[], help="repeatable")
     p.add_argument("--allow", metavar="NAME", action="append", default=[], help="repeatable")
-    p.add_argument("--max-bytes", type=int, default=None, metavar="N")
+    p.add_argument(
+        "--max-bytes", type=_positive_int, default=None, metavar="N", help="the largest file size allowed"
+    )
     p.set_defaults(func=_cmd_verify_artifact)
 
 
@@ -661,7 +673,11 @@ def _add_publish_args(p: argparse.ArgumentParser) -> None:
         help="print what would be posted and send no write request (the default without GITHUB_TOKEN)",
     )
     p.add_argument(
-        "--retry-budget", type=float, default=300.0, metavar="SECONDS", help="total time for retries"
+        "--retry-budget",
+        type=_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="total time for retries (default 300)",
     )
 
 
@@ -915,7 +931,6 @@ def _attribute(
 
 def _cmd_issue(args: argparse.Namespace) -> int:
     import datetime as dt
-    import re
 
     from bot.errors import OpdriftError
     from bot.github import publish_weekly_issue, weekly_marker
@@ -924,8 +939,10 @@ def _cmd_issue(args: argparse.Namespace) -> int:
     if args.week is None:
         year, week, _ = dt.date.today().isocalendar()
         args.week = f"{year}-W{week:02d}"
-    elif not re.fullmatch(r"\d{4}-W(0[1-9]|[1-4]\d|5[0-3])", args.week):
-        raise OpdriftError(f"--week must look like 2026-W48, got {args.week!r}")
+    else:
+        from bot.workflow import week_start
+
+        week_start(args.week)  # the form, and that the year has such a week (2027 has no W53)
     if args.history is None and (args.from_rev or args.to_rev or args.chart):
         raise OpdriftError("--from, --to and --chart need --history REPO")
     cfg, drift, acks, mentions, gaps, overrides = _publish_setup(args)

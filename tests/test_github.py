@@ -890,3 +890,16 @@ def test_cli_a_tag_defined_in_tags_yaml_but_unused_is_accepted(
     code, _, err = opdrift(capsys, *args, releases["2.13.0"], releases["2.14.1"])
     assert code == 2
     assert f"{config}:3: subscription 1: unknown tag 'pt2_compliant_tag'" in err
+
+
+def test_cli_rejects_a_week_the_year_lacks_and_a_negative_retry_budget(
+    releases: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    same = releases["2.13.0"]
+    code, _, err = opdrift(capsys, "issue", "--repo", REPO, "--week", "2027-W53", same, same)
+    assert code == 2 and "--week 2027-W53" in err  # 2027 has 52 ISO weeks
+    for budget in ("-5", "nan", "inf"):
+        with pytest.raises(SystemExit) as usage:
+            main(["comment", "--repo", REPO, "--pr", "1", "--retry-budget", budget, same, same])
+        assert usage.value.code == 2
