@@ -1051,6 +1051,16 @@ def check_paths(paths: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _is_ancestor(repo: str, older: str, newer: str) -> bool:
+    done = subprocess.run(
+        ["git", "-C", repo, "merge-base", "--is-ancestor", older, newer],
+        capture_output=True,
+        env=_git_env(),
+        check=False,
+    )
+    return done.returncode == 0
+
+
 def list_commits(repo: str, from_sha: str | None, to_sha: str, paths: Sequence[str]) -> list[LogEntry]:
     """Commits in FROM..TO (first-parent, oldest first) that touched PATHS, with their blob changes.
 
@@ -1229,6 +1239,13 @@ def walk(
     with GitReader(repo) as git:
         to_sha = git.resolve(options.to_rev)
         from_sha = git.resolve(options.from_rev) if options.from_rev is not None else None
+        if from_sha is not None and from_sha != to_sha and not _is_ancestor(repo, from_sha, to_sha):
+            # FROM..TO would list nothing (or another branch's commits): say so rather than walk nothing
+            raise HistoryError(
+                f"--from {options.from_rev} is not an ancestor of --to {options.to_rev}: "
+                "give the older revision as --from",
+                path=repo,
+            )
         if git.blob_id(to_sha, NATIVE_PATH) is None:
             raise HistoryError(
                 f"no {NATIVE_PATH} at {options.to_rev}: not a PyTorch-shaped repository", path=repo

@@ -480,3 +480,11 @@ def test_paths_are_normalised_and_patterns_refused(fine: History, capsys: pytest
     for bad in ("aten/src/ATen/native/*.yaml", "/abs/path", "../outside", ":(glob)x"):
         code, _, err = _run(["history", str(fine.path), "--paths", bad], capsys)
         assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+def test_from_must_be_older_than_to(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
+    older, newer = fine.commits[1].sha, fine.commits[-1].sha
+    code, _, err = _run(["history", str(fine.path), "--from", newer, "--to", older], capsys)
+    assert code == 2 and "is not an ancestor of --to" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = _run(["history", str(fine.path), "--keep-going", "--from", newer, "--to", newer], capsys)
+    assert code == 0 and json.loads(out)["points"] == []  # an empty range is not an error
