@@ -5,10 +5,11 @@ of these through the CLI: which two SOURCEs to diff (a PR's merge base included)
 a ``workflow_run`` belongs to, and whether the refreshed snapshot is worth a commit. Values go to
 Actions as ``name=value`` lines for ``$GITHUB_OUTPUT``.
 
-Git is run here (not through sources.py) only for four things sources.py has no business with: the
-merge base of two revisions, the tracked snapshot as it was when the weekly window began, deepening a
-shallow PyTorch checkout for attribution, and writing a commit. All run git without a shell and with
-the repository-redirecting environment variables removed, like the readers do.
+Git is run here (not through sources.py) only for what sources.py has no business with: the merge
+base of two revisions, the tracked snapshot as it was when the weekly window began, deepening a
+shallow PyTorch checkout for attribution, and committing and pushing the refreshed snapshot. All run
+git without a shell and with the repository-redirecting environment variables removed, like the
+readers do.
 """
 
 from __future__ import annotations
