@@ -157,8 +157,14 @@ class GitReader:
     def __init__(self, repo: str | os.PathLike[str]) -> None:
         self.repo = os.fspath(repo)
         where = Path(self.repo)
-        if not where.is_dir():
-            raise GitError("not a directory" if where.exists() else "no such directory", path=self.repo)
+        try:
+            is_dir, exists = where.is_dir(), where.exists()
+        except (OSError, ValueError) as err:  # a name too long, a NUL: nothing to look at
+            raise GitError(
+                f"cannot look at it: {getattr(err, 'strerror', None) or err}", path=self.repo
+            ) from None
+        if not is_dir:
+            raise GitError("not a directory" if exists else "no such directory", path=self.repo)
         self._check_repository()
         self._batch: _Batch | None = _Batch(self.repo, self.repo, "--batch")
         self._check: _Batch | None = None

@@ -1239,11 +1239,11 @@ def walk(
     with GitReader(repo) as git:
         to_sha = git.resolve(options.to_rev)
         from_sha = git.resolve(options.from_rev) if options.from_rev is not None else None
-        if from_sha is not None and from_sha != to_sha and not _is_ancestor(repo, from_sha, to_sha):
-            # FROM..TO would list nothing (or another branch's commits): say so rather than walk nothing
+        if from_sha is not None and from_sha != to_sha and _is_ancestor(repo, to_sha, from_sha):
+            # A reversed range lists nothing: say so rather than walk nothing. (FROM need not be an
+            # ancestor of TO: a release tag sits on its release branch, and FROM..TO is main's part.)
             raise HistoryError(
-                f"--from {options.from_rev} is not an ancestor of --to {options.to_rev}: "
-                "give the older revision as --from",
+                f"--from {options.from_rev} is newer than --to {options.to_rev}: give the older revision as --from",
                 path=repo,
             )
         if git.blob_id(to_sha, NATIVE_PATH) is None:

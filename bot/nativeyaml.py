@@ -48,7 +48,7 @@ def _yaml_error(err: yaml.YAMLError, display: str) -> YamlError:
 # What PyYAML's safe constructors raise, unmarked, for a scalar they cannot build: a date with no such
 # day (ValueError), or an explicit tag on text that does not fit it (``!!bool foo``: KeyError,
 # ``!!timestamp bar``: AttributeError).
-_BUILD_ERRORS = (ValueError, KeyError, TypeError, AttributeError)
+_BUILD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, IndexError)  # !!int "-": IndexError
 
 
 def _value_error(err: Exception, text: str, display: str) -> YamlError:

@@ -17,6 +17,8 @@ import contextlib
 import dataclasses
 import json
 import os
+import stat
+import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -332,16 +334,16 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
         raise SnapshotError("empty output file name")
     target = Path(path)
     data = text.encode("utf-8")  # before anything touches the disk: an encoding error writes nothing
-    if target.is_symlink():
-        # Write where the link points, and keep the link: renaming over it would replace the link.
-        target = Path(os.path.realpath(target))
-    if target.exists() and not target.is_file():
-        if target.is_dir():
-            raise SnapshotError("is a directory", path=str(path))
-        # /dev/stdout, a FIFO: there is no file to replace, and renaming over one would destroy it.
+    try:
+        in_place = _write_in_place(target)
+        if not in_place and target.is_symlink():
+            # Write where the link points, and keep the link: renaming over it would replace the link.
+            target = Path(os.path.realpath(target))
+    except OSError as err:
+        raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
+    if in_place:
         try:
-            with open(target, "wb") as f:
-                f.write(data)
+            _write_into(path, data)
         except OSError as err:
             raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
         return
@@ -365,6 +367,42 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
             raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
         raise
     _fsync_directory(directory)
+
+
+def _write_into(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write into a stream. Our own stdout or stderr (``/dev/stdout``, even redirected to a file) is
+    written through the descriptor already open, at its position: opening the path again would start
+    a second position at 0 and overwrite what the shell writes next."""
+    target = os.stat(path)
+    for fd in (1, 2):
+        try:
+            same = os.path.samestat(target, os.fstat(fd))
+        except OSError:
+            continue
+        if same:
+            (sys.stdout if fd == 1 else sys.stderr).flush()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            return
+    with open(path, "ab") as f:  # a FIFO or a device: append never truncates
+        f.write(data)
+
+
+def _write_in_place(target: Path) -> bool:
+    """True for what must be written into, not replaced: /dev/stdout (even when the shell redirected it
+    to a file: renaming over that file would drop what the shell already wrote there), a FIFO, a device.
+    A directory is an error."""
+    try:
+        mode = os.stat(target).st_mode  # follows links
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(21, "is a directory")
+    if not stat.S_ISREG(mode):
+        return True
+    resolved = os.path.realpath(target)
+    return str(target).startswith(("/dev/", "/proc/")) or resolved.startswith(("/dev/", "/proc/"))
 
 
 def _default_mode() -> int:

@@ -485,6 +485,33 @@ def test_paths_are_normalised_and_patterns_refused(fine: History, capsys: pytest
 def test_from_must_be_older_than_to(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
     older, newer = fine.commits[1].sha, fine.commits[-1].sha
     code, _, err = _run(["history", str(fine.path), "--from", newer, "--to", older], capsys)
-    assert code == 2 and "is not an ancestor of --to" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "is newer than --to" in err and len(err.strip().splitlines()) == 1
     code, out, _ = _run(["history", str(fine.path), "--keep-going", "--from", newer, "--to", newer], capsys)
     assert code == 0 and json.loads(out)["points"] == []  # an empty range is not an error
+
+
+def test_from_a_release_tag_off_the_branch_walks_the_branch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vX.Y.0 tags sit on release branches: FROM need not be an ancestor of TO, only not newer."""
+    text = "- func: a(Tensor self) -> Tensor\n"
+    repo = tmp_path / "pytorch"
+    shas = _small_history(repo, [text, text + "\n- func: b(Tensor self) -> Tensor\n"])
+    _git(repo, "checkout", "-q", "-b", "release", shas[0])
+    (repo / NATIVE).write_text(text + "\n- func: c(Tensor self) -> Tensor\n", encoding="utf-8")
+    _git(
+        repo,
+        "commit",
+        "-qam",
+        "cherry-pick",
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@l",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@l",
+        },
+    )
+    _git(repo, "tag", "v9.9.0")
+    code, out, err = _run(["history", str(repo), "--from", "v9.9.0", "--to", "main"], capsys)
+    assert code == 0, err
+    assert [p["sha"] for p in json.loads(out)["points"]][-1] == shas[1]

@@ -117,6 +117,7 @@ ERRORS = [
     # an explicit tag on text that does not fit it: PyYAML raises KeyError / AttributeError
     ("- func: a\n  python_module: !!bool foo\n", YamlError, 2, "cannot build the tagged value"),
     ("- func: a\n  python_module: !!timestamp bar\n", YamlError, 2, "cannot build the tagged value"),
+    ('- func: a\n  python_module: !!int "-"\n', YamlError, 2, "cannot build the tagged value"),
 ]
 
 

@@ -430,3 +430,15 @@ def test_output_onto_a_link_a_fifo_or_a_directory(tmp_path: Path) -> None:
     assert stat.S_ISFIFO(fifo.stat().st_mode)  # still a FIFO, not a file renamed over it
     with pytest.raises(SnapshotError, match="is a directory"):
         write_atomic(tmp_path, "x")
+    with pytest.raises(SnapshotError, match="cannot write"):
+        write_atomic(tmp_path / ("a" * 300), "x")  # a name too long for the file system
+
+
+def test_output_onto_dev_stdout_goes_through_the_open_descriptor(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Even when stdout is a file: reopening it would write at offset 0 over what comes next."""
+    print("before", flush=True)
+    write_atomic("/dev/stdout", "the report\n")
+    print("after", flush=True)
+    assert capfd.readouterr().out == "before\nthe report\nafter\n"
