@@ -115,6 +115,8 @@ def parse_overrides(text: str, display: str) -> Overrides:
         if not isinstance(raw_name, str) or not raw_name:
             raise ConfigError(f"operator name must be a string, not {raw_name!r}", path=display, line=line)
         name = raw_name.removeprefix("aten::")  # written as the allow-list and PyTorch spell it
+        if not name:
+            raise ConfigError(f"operator name {raw_name!r} names no operator", path=display, line=line)
         if "." in name:
             raise ConfigError(
                 f"{name!r}: overrides apply to base operators; write {name.split('.')[0]!r}",
