@@ -375,9 +375,7 @@ def _cmd_push_snapshot(args: argparse.Namespace) -> int:
         if not os.environ.get("GITHUB_TOKEN", "").strip():
             raise workflow.WorkflowError("GITHUB_TOKEN is not set: nothing to push with (or give --remote)")
         token = github.check_token(os.environ["GITHUB_TOKEN"])
-        repo = os.environ.get("GITHUB_REPOSITORY", "")
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+", repo):
-            raise workflow.WorkflowError(f"GITHUB_REPOSITORY must be OWNER/NAME, got {repo!r}")
+        repo = github.check_repo_name(os.environ.get("GITHUB_REPOSITORY", ""), "GITHUB_REPOSITORY")
         server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
         remote = f"{server}/{repo}.git"
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()

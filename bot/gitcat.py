@@ -52,6 +52,17 @@ def _git_env() -> dict[str, str]:
     return env
 
 
+def is_ancestor(repo: str | os.PathLike[str], older: str, newer: str) -> bool:
+    """Whether commit OLDER is an ancestor of NEWER (or the same) in REPO; False when either is unknown."""
+    done = subprocess.run(
+        ["git", "-C", os.fspath(repo), "merge-base", "--is-ancestor", "--end-of-options", older, newer],
+        capture_output=True,
+        env=_git_env(),
+        check=False,
+    )
+    return done.returncode == 0
+
+
 def _first_line(text: str) -> str:
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     return lines[0] if lines else ""

@@ -97,9 +97,9 @@ class Settings:
     per_page: int = 100
 
 
-def check_repo_name(repo: str) -> str:
+def check_repo_name(repo: str, what: str = "--repo") -> str:
     if not _REPO_RE.fullmatch(repo):
-        raise PublishError(f"--repo must be OWNER/NAME, got {repo!r}")
+        raise PublishError(f"{what} must be OWNER/NAME, got {repo!r}")
     return repo
 
 

@@ -48,7 +48,7 @@ from types import MappingProxyType
 
 from bot import __version__, drift, native, nativeyaml, rules, taxonomy
 from bot.errors import GitError, OpdriftError, SourceError
-from bot.gitcat import GitReader
+from bot.gitcat import GitReader, is_ancestor
 from bot.model import (
     DERIVATIVES_PATH,
     NATIVE_PATH,
@@ -1051,16 +1051,6 @@ def check_paths(paths: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _is_ancestor(repo: str, older: str, newer: str) -> bool:
-    done = subprocess.run(
-        ["git", "-C", repo, "merge-base", "--is-ancestor", older, newer],
-        capture_output=True,
-        env=_git_env(),
-        check=False,
-    )
-    return done.returncode == 0
-
-
 def list_commits(repo: str, from_sha: str | None, to_sha: str, paths: Sequence[str]) -> list[LogEntry]:
     """Commits in FROM..TO (first-parent, oldest first) that touched PATHS, with their blob changes.
 
@@ -1239,7 +1229,8 @@ def walk(
     with GitReader(repo) as git:
         to_sha = git.resolve(options.to_rev)
         from_sha = git.resolve(options.from_rev) if options.from_rev is not None else None
-        if from_sha is not None and from_sha != to_sha and _is_ancestor(repo, to_sha, from_sha):
+        paths = check_paths(options.paths) if options.tags is None else ()
+        if from_sha is not None and from_sha != to_sha and is_ancestor(repo, to_sha, from_sha):
             # A reversed range lists nothing: say so rather than walk nothing. (FROM need not be an
             # ancestor of TO: a release tag sits on its release branch, and FROM..TO is main's part.)
             raise HistoryError(
@@ -1263,7 +1254,7 @@ def walk(
                 info = git.commit_info(sha)
                 refs.append((sha, t, info.date, info.subject, None))
         else:
-            log = list_commits(repo, from_sha, to_sha, check_paths(options.paths))
+            log = list_commits(repo, from_sha, to_sha, paths)
             refs = [(e.sha, e.sha, e.date, e.subject, None) for e in log]
         total = len(refs)
         start, end = 0, total
@@ -1352,7 +1343,7 @@ def walk(
         to_sha=to_sha,
         from_rev=options.from_rev,
         from_sha=from_sha,
-        paths=check_paths(options.paths) if options.tags is None else (),
+        paths=paths,
         tags=options.tags,
         buckets=rules.BUCKETS,
         points=tuple(points),

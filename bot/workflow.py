@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import GitError, OpdriftError
+from bot.gitcat import is_ancestor
 
 BOT_NAME = "github-actions[bot]"
 BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
@@ -256,11 +257,6 @@ class HistoryReady:
     problem: bool = False  # the note is a warning (a fetch failed), not an expected skip
 
 
-def _is_ancestor(repo: str, older: str, newer: str) -> bool:
-    done = _git(repo, "merge-base", "--is-ancestor", "--end-of-options", older, newer, check=False)
-    return done.returncode == 0
-
-
 def prepare_history(
     repo: str, *, base_commit: str | None, base_date: str | None, head_commit: str | None
 ) -> HistoryReady:
@@ -280,7 +276,7 @@ def prepare_history(
     if _git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
         raise WorkflowError("not a git repository", path=repo)
     if _git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() != "true":
-        if _is_ancestor(repo, base_commit, head_commit):
+        if is_ancestor(repo, base_commit, head_commit):
             return HistoryReady(repo, f"{base_commit[:12]}..{head_commit[:12]} is in {repo}")
         return HistoryReady(
             None, f"{base_commit[:12]} is not an ancestor of {head_commit[:12]} in {repo}: no attribution"
