@@ -152,9 +152,17 @@ def _add_verify_artifact(sub: argparse._SubParsersAction[argparse.ArgumentParser
         description="Exit 2 unless DIR holds exactly the --require files (plus any --allow files), "
         "all regular files of at most --max-bytes: no links, directories or other names.",
     )
-    p.add_argument("directory", metavar="DIR")
-    p.add_argument("--require", metavar="NAME", action="append", default=[], help="repeatable")
-    p.add_argument("--allow", metavar="NAME", action="append", default=[], help="repeatable")
+    p.add_argument("directory", metavar="DIR", help="the folder the artifact was downloaded into")
+    p.add_argument(
+        "--require",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a file that must be there (repeatable)",
+    )
+    p.add_argument(
+        "--allow", metavar="NAME", action="append", default=[], help="a file that may be there (repeatable)"
+    )
     p.add_argument(
         "--max-bytes", type=_positive_int, default=None, metavar="N", help="the largest file size allowed"
     )
@@ -194,14 +202,26 @@ def _add_resolve_sources(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "wins; a revision REV becomes PYTORCH@REV. With --merge-base, base is the merge base of the "
         "base and head revisions. Empty values count as not given.",
     )
-    p.add_argument("--pytorch", metavar="DIR", default=".")
-    p.add_argument("--base", metavar="REV", default="")
-    p.add_argument("--head", metavar="REV", default="")
-    p.add_argument("--base-source", metavar="SOURCE", default="")
-    p.add_argument("--head-source", metavar="SOURCE", default="")
-    p.add_argument("--merge-base", choices=("true", "false"), default="false")
+    p.add_argument(
+        "--pytorch", metavar="DIR", default=".", help="the PyTorch checkout REVs name (default: .)"
+    )
+    p.add_argument("--base", metavar="REV", default="", help="the base revision (becomes DIR@REV)")
+    p.add_argument("--head", metavar="REV", default="", help="the head revision (default: HEAD)")
+    p.add_argument("--base-source", metavar="SOURCE", default="", help="a base SOURCE; wins over --base")
+    p.add_argument("--head-source", metavar="SOURCE", default="", help="a head SOURCE; wins over --head")
+    p.add_argument(
+        "--merge-base",
+        choices=("true", "false"),
+        default="false",
+        help="compare from the merge base of --base and --head (what a PR adds)",
+    )
     # Checked here so that a typo in a workflow's `with:` fails loudly instead of skipping every step.
-    p.add_argument("--mode", choices=("comment", "issue", "summary"), default="summary")
+    p.add_argument(
+        "--mode",
+        choices=("comment", "issue", "summary"),
+        default="summary",
+        help="what the action will do with the diff, printed as mode= (default: summary)",
+    )
     p.add_argument("--dry-run", choices=("true", "false"), default="false", help="also prints dry-run-flag=")
     p.add_argument(
         "--week",
@@ -255,12 +275,21 @@ def _add_pr_number(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "No match prints a notice and number= (empty), exit 0. Token from GITHUB_TOKEN, API root from "
         "GITHUB_API_URL.",
     )
-    p.add_argument("--repo", metavar="OWNER/NAME", required=True)
-    p.add_argument("--event-number", default="")
-    p.add_argument("--event-numbers", default="", metavar="JSON", help='e.g. "[12]" or "[12, 15]"')
-    p.add_argument("--head-sha", default="")
-    p.add_argument("--head-repo", metavar="OWNER/NAME", default="")
-    p.add_argument("--head-branch", default="")
+    p.add_argument("--repo", metavar="OWNER/NAME", required=True, help="the repository the PRs are opened on")
+    p.add_argument("--event-number", metavar="N", default="", help="one PR number taken from the event")
+    p.add_argument(
+        "--event-numbers",
+        default="",
+        metavar="JSON",
+        help='workflow_run.pull_requests\' numbers, e.g. "[12]" or "[12, 15]"',
+    )
+    p.add_argument(
+        "--head-sha", metavar="SHA", default="", help="the run's head commit (workflow_run.head_sha)"
+    )
+    p.add_argument(
+        "--head-repo", metavar="OWNER/NAME", default="", help="the repository the head was pushed to"
+    )
+    p.add_argument("--head-branch", metavar="BRANCH", default="", help="the branch the head was pushed to")
     p.set_defaults(func=_cmd_pr_number)
 
 
@@ -394,8 +423,13 @@ def _add_commit_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "unchanged. Prints committed=SHA (empty when nothing was committed) for $GITHUB_OUTPUT. "
         "Pushing is left to the workflow, which holds the credentials.",
     )
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("-m", "--message", default="snapshots: refresh the tracked snapshot")
+    p.add_argument("file", metavar="FILE", help="the snapshot file, inside a git work tree")
+    p.add_argument(
+        "-m",
+        "--message",
+        default="snapshots: refresh the tracked snapshot",
+        help="the commit message (default: %(default)r)",
+    )
     p.set_defaults(func=_cmd_commit_snapshot)
 
 
@@ -536,10 +570,16 @@ def _add_coverage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "PATH is a dispatch key of native_functions.yaml such as MPS.",
         epilog=SOURCE_HELP,
     )
-    p.add_argument("--backend", metavar="KIND=PATH", action="append", required=True, help="repeatable")
+    p.add_argument(
+        "--backend",
+        metavar="KIND=PATH",
+        action="append",
+        required=True,
+        help="a backend to check (repeatable; KIND and PATH as described above)",
+    )
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     p.add_argument("--base", metavar="BASE", help="also report what changed since BASE (a SOURCE)")
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="(default: text)")
     _add_output(p)
     p.add_argument(
         "--torch-version",
@@ -601,7 +641,12 @@ def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         epilog=SOURCE_HELP,
     )
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
-    p.add_argument("--format", choices=tuple(RENDERERS), default="text")
+    p.add_argument(
+        "--format",
+        choices=tuple(RENDERERS),
+        default="text",
+        help="text (a table), markdown (the post's table) or json (the figures, for scripts); default: text",
+    )
     _add_output(p)
     _add_overrides(p)
     p.set_defaults(func=_cmd_stats)
@@ -1003,7 +1048,12 @@ def _add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument(
         "--tags", metavar="GLOB", help="walk release tags matching GLOB (e.g. 'v*'), version-sorted"
     )
-    p.add_argument("--format", choices=("json", "csv", "markdown"), default="json")
+    p.add_argument(
+        "--format",
+        choices=("json", "csv", "markdown"),
+        default="json",
+        help="json (the whole timeline), csv (one row per commit) or markdown (a table); default: json",
+    )
     _add_output(p)
     p.add_argument("--cache", metavar="DIR", help="keep per-commit results here, so reruns start warm")
     p.add_argument("--shard", metavar="I/N", help="walk only the I-th of N contiguous chunks (JSON to merge)")
@@ -1044,7 +1094,12 @@ def _add_history_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument(
         "shards", metavar="SHARD", nargs="+", help="the JSON output of each `history --shard I/N` run"
     )
-    p.add_argument("--format", choices=("json", "csv", "markdown"), default="json")
+    p.add_argument(
+        "--format",
+        choices=("json", "csv", "markdown"),
+        default="json",
+        help="json (the whole timeline), csv (one row per commit) or markdown (a table); default: json",
+    )
     _add_output(p)
     p.set_defaults(func=_cmd_history_merge)
 

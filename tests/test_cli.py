@@ -830,3 +830,20 @@ def test_errors_as_a_process_with_and_without_asserts(optimize: bool, tmp_path: 
         assert not target.exists()
     usage = opdrift_process("explain", optimize=optimize)
     assert usage.code == 2 and usage.err.startswith("usage: opdrift") and "Traceback" not in usage.err
+
+
+def test_every_option_and_argument_has_help() -> None:
+    """`opdrift COMMAND --help` explains every option: an option without help shows only its name."""
+    import argparse
+
+    from bot.cli import build_parser
+
+    missing: list[str] = []
+    for action in build_parser()._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for command, sub in action.choices.items():
+            for option in sub._actions:
+                if not option.help:
+                    missing.append(f"{command} {'/'.join(option.option_strings) or option.dest}")
+    assert missing == []
