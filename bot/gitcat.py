@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
@@ -44,11 +45,25 @@ class CommitInfo(NamedTuple):
     subject: str
 
 
-def _git_env() -> dict[str, str]:
+def git_env(config: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every git the bot runs: this one, without what would point git elsewhere.
+
+    `config` is passed as ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` (git 2.31+), after any the caller's
+    environment already holds. Unlike ``git -c``, which puts the value in the process list that every
+    local user can read, the environment of a process is readable only by its owner: the push's
+    credentials header travels this way.
+    """
     env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
     # A prompt for credentials or a pager would hang a batch process that nobody watches.
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_PAGER"] = "cat"
+    if config:
+        given = env.get("GIT_CONFIG_COUNT", "")
+        start = int(given) if given.isdigit() else 0
+        for i, (key, value) in enumerate(config.items(), start):
+            env[f"GIT_CONFIG_KEY_{i}"] = key
+            env[f"GIT_CONFIG_VALUE_{i}"] = value
+        env["GIT_CONFIG_COUNT"] = str(start + len(config))
     return env
 
 
@@ -57,7 +72,7 @@ def is_ancestor(repo: str | os.PathLike[str], older: str, newer: str) -> bool:
     done = subprocess.run(
         ["git", "-C", os.fspath(repo), "merge-base", "--is-ancestor", "--end-of-options", older, newer],
         capture_output=True,
-        env=_git_env(),
+        env=git_env(),
         check=False,
     )
     return done.returncode == 0
@@ -82,7 +97,7 @@ class _Batch:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
-                env=_git_env(),
+                env=git_env(),
             )
         except OSError as err:
             self._stderr.close()
@@ -188,7 +203,7 @@ class GitReader:
                 ["git", "-C", self.repo, "rev-parse", "--git-dir"],
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
-                env=_git_env(),
+                env=git_env(),
                 check=False,
             )
         except OSError as err:

@@ -48,7 +48,7 @@ from types import MappingProxyType
 
 from bot import __version__, drift, native, nativeyaml, rules, taxonomy
 from bot.errors import GitError, OpdriftError, SourceError
-from bot.gitcat import GitReader, is_ancestor
+from bot.gitcat import GitReader, git_env, is_ancestor
 from bot.model import (
     DERIVATIVES_PATH,
     NATIVE_PATH,
@@ -997,20 +997,13 @@ def shard_bounds(total: int, index: int, count: int) -> tuple[int, int]:
     return (index - 1) * total // count, index * total // count
 
 
-def _git_env() -> dict[str, str]:
-    # Variables that would point git at another repository than the one named with -C.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    return env
-
-
 def _git_lines(repo: str, *args: str) -> list[str]:
     try:
         done = subprocess.run(
             ["git", "-C", repo, *args],
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            env=_git_env(),
+            env=git_env(),
             check=False,
         )
     except OSError as err:

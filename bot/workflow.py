@@ -25,14 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import GitError, OpdriftError
-from bot.gitcat import is_ancestor
+from bot.gitcat import git_env, is_ancestor
 
 BOT_NAME = "github-actions[bot]"
 BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
 _PR_NUMBER = re.compile(r"[1-9][0-9]{0,9}")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")
 
 
 class WorkflowError(OpdriftError):
@@ -66,16 +65,19 @@ def write_outputs(path: str, values: Mapping[str, str]) -> None:
 # --- git -------------------------------------------------------------------------------------------
 
 
-def _git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    return env
-
-
-def _git(repo: str | os.PathLike[str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def _git(
+    repo: str | os.PathLike[str],
+    *args: str,
+    check: bool = True,
+    config: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     try:
         done = subprocess.run(
-            ["git", "-C", os.fspath(repo), *args], capture_output=True, text=True, env=_git_env(), check=False
+            ["git", "-C", os.fspath(repo), *args],
+            capture_output=True,
+            text=True,
+            env=git_env(config),
+            check=False,
         )
     except FileNotFoundError:
         raise GitError("git is not installed") from None
@@ -220,7 +222,7 @@ def file_at(path: str | os.PathLike[str], start: dt.datetime) -> WindowBase:
     if not rev:
         return WindowBase(None, None, f"{rel} has no commit: using the working copy")
     shown = subprocess.run(
-        ["git", "-C", top, "show", f"{rev}:{rel}"], capture_output=True, env=_git_env(), check=False
+        ["git", "-C", top, "show", f"{rev}:{rel}"], capture_output=True, env=git_env(), check=False
     )
     if shown.returncode != 0:
         return WindowBase(None, rev, f"{rel} does not exist at {rev[:12]}: using the working copy")
@@ -349,13 +351,14 @@ def push_commits(
 
     The weekly job commits one snapshot file while other work may be merged; a rejected push would
     leave the snapshot behind and next week's issue would repeat this week's drift. Rebasing replays
-    only the bot's own commit. Credentials travel as `auth_header` (git's ``http.extraHeader``, given
-    per command), never in REMOTE, so no URL with a token lands in FETCH_HEAD or the reflog; `secrets`
+    only the bot's own commit. Credentials travel as `auth_header` (git's ``http.extraHeader``, set in
+    the environment of each command, see `gitcat.git_env`), never in REMOTE or git's arguments, so no
+    URL with a token lands in FETCH_HEAD or the reflog, and the process list never shows it; `secrets`
     are kept out of every message.
     """
     _check_rev(branch, "branch")
     top = _git(repo, "rev-parse", "--show-toplevel").stdout.strip()
-    auth = ["-c", f"http.extraHeader={auth_header}"] if auth_header else []
+    auth = {"http.extraHeader": auth_header} if auth_header else None
 
     def clean(text: str) -> str:
         for secret in secrets:
@@ -374,7 +377,9 @@ def push_commits(
 
     attempt = 1
     while True:
-        pushed = _git(top, *auth, "push", "--quiet", "--", remote, f"HEAD:refs/heads/{branch}", check=False)
+        pushed = _git(
+            top, "push", "--quiet", "--", remote, f"HEAD:refs/heads/{branch}", check=False, config=auth
+        )
         if pushed.returncode == 0:
             return f"pushed {_git(top, 'rev-parse', 'HEAD').stdout.strip()[:12]} to {branch}"
         # Only a branch that moved is worth a rebase; a protected branch, a refused token or an
@@ -384,7 +389,7 @@ def push_commits(
             times = f" {attempt} times" if attempt > 1 else ""
             raise WorkflowError(f"push to {branch} failed{times}: {why(pushed.stderr)}")
         attempt += 1
-        fetched = _git(top, *auth, "fetch", "--quiet", "--", remote, branch, check=False)
+        fetched = _git(top, "fetch", "--quiet", "--", remote, branch, check=False, config=auth)
         identity = ["-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}"]
         rebased = fetched
         if fetched.returncode == 0:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -253,7 +255,19 @@ def test_push_snapshot_replays_the_commit_when_the_branch_moved(
     _git(other, "push", "-q", str(tmp_path / "o" / "r.git"), "HEAD:main")
     (bot / "snapshots" / "main.json").write_text('{"v": 3}\n')
     assert commit_file(bot / "snapshots" / "main.json", "refresh again").sha is not None
+    # Every git the push runs goes through a recorder of its arguments (what `ps` would show anyone).
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "git").write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{tmp_path}/argv"\nexec {shutil.which("git")} "$@"\n'
+    )
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
     assert main(["push-snapshot", "--branch", "main"]) == 0
+    argv = (tmp_path / "argv").read_text()
+    assert " push " in argv and " fetch " in argv and " rebase " in argv  # each step ran through it
+    basic = base64.b64encode(b"x-access-token:ghs_pushSecret123").decode()
+    assert basic not in argv and "ghs_pushSecret123" not in argv and "extraHeader" not in argv
     assert _git(tmp_path / "o" / "r.git", "log", "-1", "--format=%s", "main") == "refresh again"
     for leftover in (bot / ".git").rglob("*"):
         if leftover.is_file():
@@ -430,3 +444,27 @@ def test_pr_number_without_a_token_skips_with_a_notice(
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     code, out = _pr_number(capsys, "--head-sha", "a" * 40, "--head-repo", "a/b", "--head-branch", "x")
     assert (code, out.splitlines()[-1]) == (0, "number=")
+
+
+def test_git_env_passes_config_after_the_callers_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.gitcat import git_env
+
+    _git(tmp_path, "init", "-q", "repo")
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "opdrift.mine")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "kept")
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))  # dropped: -C names the repository
+    env = git_env({"http.extraHeader": "AUTHORIZATION: basic abc"})
+
+    def get(key: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(tmp_path / "repo"), "config", "--get", key],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    assert get("http.extraHeader") == "AUTHORIZATION: basic abc"
+    assert get("opdrift.mine") == "kept"
