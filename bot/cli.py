@@ -21,6 +21,7 @@ from bot.markdown import one_line
 if TYPE_CHECKING:
     from bot.model import Snapshot
     from bot.overrides import Overrides
+    from bot.sourcewarnings import SourceWarning
 
 EXIT_OK = 0
 EXIT_FINDING = 1
@@ -134,11 +135,25 @@ def _warn(message: str) -> None:
     print(f"opdrift: warning: {one_line(message)}", file=sys.stderr)
 
 
-def _load(spec: str, overrides: Overrides | None = None) -> Snapshot:
-    """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr."""
+def _load(spec: str, overrides: Overrides | None = None, collect: list[str] | None = None) -> Snapshot:
+    """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr (and added to `collect`)."""
     from bot import pipeline
 
-    return pipeline.load_snapshot(spec, overrides, warn=_warn)
+    return pipeline.load_snapshot(spec, overrides, warn=_warn, collect=collect)
+
+
+def _load_pair(
+    base_spec: str, head_spec: str, overrides: Overrides | None
+) -> tuple[Snapshot, Snapshot, tuple[SourceWarning, ...]]:
+    """BASE and HEAD, and the parse warnings HEAD has and BASE had not: what a report lists."""
+    from bot.sourcewarnings import new_warnings
+
+    base_warnings: list[str] = []
+    head_warnings: list[str] = []
+    base = _load(base_spec, overrides, base_warnings)
+    head = _load(head_spec, overrides, head_warnings)
+    found = new_warnings(head_warnings, head.native_display, base_warnings, base.native_display)
+    return base, head, found
 
 
 # --- workflow helpers (verify-artifact, resolve-sources, pr-number, commit-snapshot) -------------
@@ -510,12 +525,12 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     allow = load_allowlist(args.allowlist) if args.allowlist else None
     overrides = load_overrides(args.overrides) if args.overrides else None
-    base = _load(args.base, overrides)
-    drift = compute_drift(base, _load(args.head, overrides))
+    base, head, source_warnings = _load_pair(args.base, args.head, overrides)
+    drift = compute_drift(base, head)
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
     for warning in acks.warnings:
         print(f"opdrift: {warning}", file=sys.stderr)
-    context = context_for(drift, title=args.title, acknowledgements=acks)
+    context = context_for(drift, title=args.title, acknowledgements=acks, warnings=source_warnings)
     _write_output(render(drift, args.format, context=context), args.output)
     found = failing(drift, args.fail_on, acks)
     if found:
@@ -795,6 +810,7 @@ class _Setup(NamedTuple):
     mentions: tuple[str, ...]
     gaps: tuple[BackendGap, ...]  # per backend subscription: the new or changed ops it lacks
     overrides: Overrides | None
+    warnings: tuple[SourceWarning, ...]  # HEAD's parse warnings that BASE's parse did not give
 
 
 def _backend_lacking(cfg: BotConfig, head: Snapshot) -> dict[BackendSpec, frozenset[str]]:
@@ -852,8 +868,7 @@ def _publish_setup(args: argparse.Namespace) -> _Setup:
     overrides = load_overrides(cfg.overrides) if cfg.overrides else None
     allow_path = args.allowlist or cfg.allowlist
     allow = load_allowlist(allow_path) if allow_path else None
-    base = _load(args.base, overrides)
-    head = _load(args.head, overrides)
+    base, head, source_warnings = _load_pair(args.base, args.head, overrides)
     _check_config_names(cfg, args, base, head)
     drift = compute_drift(base, head)
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
@@ -862,7 +877,13 @@ def _publish_setup(args: argparse.Namespace) -> _Setup:
     live = [c for c in drift.changes if c not in acks]
     lacking = _backend_lacking(cfg, head)
     return _Setup(
-        cfg, drift, acks, mentions_for(cfg, live, lacking), backend_gaps(cfg, live, lacking), overrides
+        cfg,
+        drift,
+        acks,
+        mentions_for(cfg, live, lacking),
+        backend_gaps(cfg, live, lacking),
+        overrides,
+        source_warnings,
     )
 
 
@@ -906,8 +927,10 @@ def _cmd_comment(args: argparse.Namespace) -> int:
     from bot.github import annotation_lines, publish_pr_comment
     from bot.report import PR_COMMENT_MARKER, context_for, render
 
-    cfg, drift, acks, mentions, gaps, _ = _publish_setup(args)
-    context = context_for(drift, acknowledgements=acks, mentions=mentions, backend_gaps=gaps)
+    cfg, drift, acks, mentions, gaps, _, source_warnings = _publish_setup(args)
+    context = context_for(
+        drift, acknowledgements=acks, mentions=mentions, backend_gaps=gaps, warnings=source_warnings
+    )
     body = render(drift, "pr-comment", context=context)
     summary = render(drift, "job-summary", context=context)
     if args.annotations:
@@ -919,7 +942,8 @@ def _cmd_comment(args: argparse.Namespace) -> int:
         args.pr,
         body,
         PR_COMMENT_MARKER,
-        has_drift=not drift.is_empty,
+        # A PR that only breaks the file's codegen (an unknown key, a family out of step) is news too.
+        has_drift=not drift.is_empty or bool(source_warnings),
         clean_body=body,
         dry_run=dry_run,
         head_sha=args.head_sha,
@@ -988,7 +1012,7 @@ def _cmd_issue(args: argparse.Namespace) -> int:
         week_start(args.week)  # the form, and that the year has such a week (2027 has no W53)
     if args.history is None and (args.from_rev or args.to_rev or args.chart):
         raise OpdriftError("--from, --to and --chart need --history REPO")
-    cfg, drift, acks, mentions, gaps, overrides = _publish_setup(args)
+    cfg, drift, acks, mentions, gaps, overrides, source_warnings = _publish_setup(args)
     marker = weekly_marker(args.week)
     attributions, chart, blobs = _attribute(args, cfg, drift, overrides)
     context = context_for(
@@ -1000,6 +1024,7 @@ def _cmd_issue(args: argparse.Namespace) -> int:
         backend_gaps=gaps,
         attributions=attributions,
         chart=chart,
+        warnings=source_warnings,
         **blobs,
     )
     body = render(drift, "weekly-issue", context=context)

@@ -33,12 +33,17 @@ def operators_from_files(files: SourceFiles) -> OperatorSet:
 
 
 def load_snapshot(
-    spec: str, overrides: Overrides | None = None, *, warn: Callable[[str], None] | None = None
+    spec: str,
+    overrides: Overrides | None = None,
+    *,
+    warn: Callable[[str], None] | None = None,
+    collect: list[str] | None = None,
 ) -> Snapshot:
     """Read SOURCE (any kind the CLI accepts) and return its classified snapshot.
 
     `warn` receives each warning of the parse (an unknown key kept, an undefined tag), one line with
-    file:line; the snapshot itself has no place for them, so this is the only way they surface.
+    file:line, and then each override that matched nothing; `collect` gets the parse's warnings
+    alone, for a report (bot.sourcewarnings). The snapshot itself has no place for them.
     """
     files = sources.read_source(spec)
     if files.meta.kind == "snapshot":
@@ -50,6 +55,8 @@ def load_snapshot(
         if warn is not None:
             for message in opset.warnings:
                 warn(message)
+        if collect is not None:
+            collect.extend(opset.warnings)
         result = taxonomy.classify(opset, overrides)
     if overrides is not None and warn is not None:
         for message in overrides.unmatched(result.decisions, spec):

@@ -46,6 +46,7 @@ from bot.markdown import Safe, code, html, link, md, one_line, shorten, terminal
 from bot.model import NATIVE_PATH, OpRecord, SourceMeta
 from bot.schemadiff import Detail
 from bot.snapshot import meta_json
+from bot.sourcewarnings import SourceWarning
 
 Format = Literal["text", "markdown", "json", "pr-comment", "weekly-issue", "job-summary"]
 FORMATS: tuple[Format, ...] = ("text", "markdown", "json", "pr-comment", "weekly-issue", "job-summary")
@@ -90,6 +91,7 @@ MAX_GAP_OPS = 20  # operator names listed per backend subscriber before "… and
 # kernels to a thousand ops at once, and the per-key table already says what happened.
 MAX_KERNEL_OPS = 30
 MAX_SUBJECT = 120  # characters of a commit subject shown next to a change
+MAX_WARNINGS = 10  # parse warnings a capped body lists; each is one line of at most 300 characters
 
 _LOGIN = re.compile(r"@?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?)")
 _SHA = re.compile(r"[0-9a-f]{7,40}")
@@ -121,6 +123,8 @@ class ReportContext:
     # change fingerprint → the upstream commit that introduced it (bot.attribution.attribute)
     attributions: Mapping[str, Attribution] = field(default_factory=dict)
     chart: str = ""  # a Mermaid chart built by bot.timeline.chart_of_last (its labels are sanitised there)
+    # HEAD's parse warnings that BASE's parse did not give (bot.sourcewarnings.new_warnings)
+    warnings: tuple[SourceWarning, ...] = ()
 
 
 def blob_url(
@@ -430,6 +434,18 @@ class _Helpers:
         marks = _KIND_MARK if self.markdown else _KIND_TEXT
         return Safe(marks[c.kind])
 
+    def warning(self, w: SourceWarning) -> Safe:
+        """One parse warning: its line, linked at the head when known, and the message as plain text."""
+        if w.line is None:
+            where = Safe("")
+        elif self.markdown:
+            url = None if self.ctx.head_blob_url is None else f"{self.ctx.head_blob_url}#L{w.line}"
+            where = Safe(f"{link(Safe(f'line {w.line}'), url)}: ")
+        else:
+            where = Safe(f"line {w.line}: ")
+        more = f" (and {w.more} more line{'s' if w.more != 1 else ''})" if w.more else ""
+        return Safe(where + (md(w.message) if self.markdown else terminal(w.message)) + more)
+
     def op(self, c: Change) -> Safe:
         """The operator's name as a code span, linked to its line at the head (base for removals)."""
         if not self.markdown:
@@ -624,6 +640,8 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
         gaps=context.backend_gaps,
         gap_cap=min(cap, MAX_GAP_OPS) if cap is not None else MAX_GAP_OPS,
         chart=Safe(context.chart),
+        warnings=context.warnings,
+        warning_cap=MAX_WARNINGS if cap is not None else _UNCAPPED,
     )
     # Optional sections leave runs of blank lines; no source text can hold a newline, so squeeze them.
     return re.sub(r"\n{3,}", "\n\n", text)
@@ -642,10 +660,9 @@ def _fallback(fmt: Format, view: View, context: ReportContext, limit: int) -> st
 
 
 def render_json(drift: Drift, context: ReportContext) -> str:
-    return (
-        json.dumps(to_json(drift, context.acknowledgements), indent=2, ensure_ascii=False, sort_keys=False)
-        + "\n"
-    )
+    data = to_json(drift, context.acknowledgements)
+    data["warnings"] = [{"line": w.line, "message": w.message, "more": w.more} for w in context.warnings]
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
 def render(drift: Drift, fmt: Format, *, context: ReportContext) -> str:

@@ -847,3 +847,66 @@ def test_every_option_and_argument_has_help() -> None:
                 if not option.help:
                     missing.append(f"{command} {'/'.join(option.option_strings) or option.dest}")
     assert missing == []
+
+
+# --- parse warnings in reports ---------------------------------------------------------------------
+
+
+def _warned_release(directory: Path) -> tuple[Path, int, int]:
+    """2.14.1 with a hostile unknown key on add.Tensor and an undefined tag on relu; (path, the lines of
+    their entries in the edited file)."""
+    add = line_of("- func: add.Tensor(")
+    relu = line_of("- func: relu(Tensor self)")
+    relu_tags = next(
+        n for n, ln in enumerate(release_text(VERSION).splitlines()[relu:], relu) if ln.startswith("  tags:")
+    )
+
+    def edit(lines: list[str]) -> None:
+        lines[relu_tags] = "  tags: [core, pointwise, not_a_tag]\n"
+        lines.insert(add, "  frobnicate: '@octocat [x](https://e.com) <b>'\n")
+
+    path = edited_release(directory, edit)
+    (directory / "tags.yaml").write_text(release_text(VERSION, "tags.yaml"))
+    return path, add, relu + 1
+
+
+def test_diff_reports_the_warnings_head_has_and_base_had_not(
+    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head, add_line, relu_line = _warned_release(tmp_path / "head")
+    run = opdrift(capsys, "diff", str(release), str(head), "--format", "json")
+    assert run.code == 0, run.err
+    warnings = json.loads(run.out)["warnings"]
+    assert warnings == [
+        {"line": add_line, "message": "unknown key 'frobnicate' kept", "more": 0},
+        {"line": relu_line, "message": "tag 'not_a_tag' is not defined in tags.yaml", "more": 0},
+    ]
+    comment = opdrift(capsys, "diff", str(release), str(head), "--format", "pr-comment").out
+    assert str(tmp_path) not in comment  # the runner's path of the file stays out of what is posted
+    assert "### 🧐 HEAD's native_functions.yaml: 2 warnings" in comment
+    assert f"line {add_line}: unknown key 'frobnicate' kept" in comment
+    text = opdrift(capsys, "diff", str(release), str(head)).out
+    assert "WARNINGS AT HEAD (2)" in text and f"line {relu_line}: tag 'not_a_tag'" in text
+    # The same warnings on both sides are not news, wherever their lines moved.
+    same = json.loads(opdrift(capsys, "diff", str(head), str(head), "--format", "json").out)
+    assert same["warnings"] == []
+    clean = opdrift(capsys, "diff", str(release), str(release), "--format", "pr-comment").out
+    assert "🧐" not in clean
+
+
+def test_a_message_on_many_lines_is_listed_once_with_a_count() -> None:
+    from bot.sourcewarnings import SourceWarning, new_warnings
+
+    head = [f"f.yaml:{n}: unknown key 'grad_mode' kept" for n in (10, 20, 30)] + [
+        "f.yaml:40: tag 'x' is not defined"
+    ]
+    assert new_warnings(head, "f.yaml") == (
+        SourceWarning(10, "unknown key 'grad_mode' kept", more=2),
+        SourceWarning(40, "tag 'x' is not defined"),
+    )
+    base = ["g.yaml:7: unknown key 'grad_mode' kept"]
+    assert new_warnings(head, "f.yaml", base, "g.yaml") == (SourceWarning(40, "tag 'x' is not defined"),)
+    # a message without this file's location keeps its text, with the file's name in place of its path
+    assert new_warnings(["/runner/f.yaml: something"], "/runner/f.yaml") == (
+        SourceWarning(None, "native_functions.yaml: something"),
+    )

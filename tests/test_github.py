@@ -903,3 +903,35 @@ def test_cli_rejects_a_week_the_year_lacks_and_a_negative_retry_budget(
         with pytest.raises(SystemExit) as usage:
             main(["comment", "--repo", REPO, "--pr", "1", "--retry-budget", budget, same, same])
         assert usage.value.code == 2
+
+
+def test_cli_comment_posts_for_a_pr_whose_only_news_is_a_parse_warning(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The PR adds a key opdrift does not model: no operator changes, but the author should hear of it.
+    head = write_release("2.14.1", tmp_path / "head")
+    text = head.read_text()
+    head.write_text(
+        text.replace(
+            "  structured_delegate: add.out\n", "  structured_delegate: add.out\n  grad_mode: skip\n", 1
+        )
+    )
+    pr = busy_pr(fake, chatter=1)
+    code, _, err = opdrift(capsys, "comment", "--repo", REPO, "--pr", str(pr), releases["2.14.1"], str(head))
+    assert code == 0, err
+    (mine,) = bot_comments(fake, pr)
+    body = str(mine["body"])
+    assert body.splitlines()[1].startswith("## ⚠️ Operator drift")
+    assert "No operator changes" in body and "unknown key 'grad\\_mode' kept" in body
+    assert str(tmp_path) not in body
+    # The key is taken out again: the same comment flips to clean.
+    code, _, err = opdrift(
+        capsys, "comment", "--repo", REPO, "--pr", str(pr), releases["2.14.1"], releases["2.14.1"]
+    )
+    assert code == 0, err
+    (mine,) = bot_comments(fake, pr)
+    assert str(mine["body"]).splitlines()[1].startswith("## ✅") and "🧐" not in str(mine["body"])

@@ -42,6 +42,7 @@ from bot.report import (
     templates_root,
     to_json,
 )
+from bot.sourcewarnings import SourceWarning
 
 GOLDEN = Path(__file__).parent / "golden"
 EXT: dict[Format, str] = {
@@ -90,6 +91,44 @@ CASES = {
 def test_golden(case: str, fmt: Format, update_golden: bool) -> None:
     drift = CASES[case]()
     check_golden(f"{case}.{fmt}.{EXT[fmt]}", render(drift, fmt, context=golden_context(drift)), update_golden)
+
+
+HOSTILE_WARNINGS = (
+    SourceWarning(541, "unknown key '@octocat [x](https://e.com) <b>bold</b> #1' kept"),
+    SourceWarning(5084, "tag 'not_a_tag' is not defined in tags.yaml", more=2),
+    SourceWarning(None, "`\u202e` ``` | table | ```"),
+)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("case", ["empty", "synthetic"])
+def test_golden_with_parse_warnings(case: str, fmt: Format, update_golden: bool) -> None:
+    """HEAD's parse warnings: listed with or without drift, escaped, linked to their line at the head."""
+    drift = CASES[case]()
+    blob = (
+        "https://github.com/pytorch/pytorch/blob/" + "a" * 40 + "/aten/src/ATen/native/native_functions.yaml"
+    )
+    context = replace(golden_context(drift), warnings=HOSTILE_WARNINGS, head_blob_url=blob)
+    body = render(drift, fmt, context=context)
+    check_golden(f"{case}-warnings.{fmt}.{EXT[fmt]}", body, update_golden)
+    if fmt in ("pr-comment", "weekly-issue", "job-summary", "markdown"):
+        assert "@octocat" not in body and "<b>bold" not in body and "](https://e.com)" not in body
+        assert "\u202e" not in body
+        assert f"[line 541]({blob}#L541)" in body
+
+
+def test_warnings_are_capped_in_github_bodies_and_complete_elsewhere() -> None:
+    drift = CASES["empty"]()
+    many = tuple(SourceWarning(i, f"unknown key 'k{i}' kept") for i in range(1, 26))
+    context = replace(golden_context(drift), warnings=many)
+    roomy = render(drift, "pr-comment", context=context)
+    assert "unknown key 'k25'" in roomy  # all of them, while the body fits
+    tight = replace(context, limit=len(roomy) - 1)
+    capped = render(drift, "pr-comment", context=tight)
+    assert "unknown key 'k10'" in capped and "k11'" not in capped and "… and 15 more" in capped
+    full = render(drift, "markdown", context=context)
+    assert "unknown key 'k25'" in full and "… and" not in full
+    assert len(json.loads(render(drift, "json", context=context))["warnings"]) == 25
 
 
 REAL_PAIRS = [("2.12.0", "2.13.0"), ("2.13.0", "2.14.1"), ("2.14.1", "2.15.0")]
