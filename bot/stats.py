@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from bot.markdown import md
+from bot.markdown import md, terminal
 from bot.model import Snapshot
 from bot.rules import BUCKETS, CORE_BUCKETS, TOP_BUCKETS
 
@@ -195,6 +195,10 @@ def _categories(stats: Stats) -> list[tuple[str, str, int]]:
     rows = [("", _LABELS[b], stats.by_category[b]) for b in TOP_BUCKETS]
     rows.append(("", "core", stats.core))
     rows.extend(("  ", _LABELS[b], stats.by_category[b]) for b in CORE_BUCKETS)
+    # A bucket this opdrift does not know (a hand-edited snapshot, or one from a newer opdrift) still
+    # counts in base_operators, so it is shown too, or the rows would not add up.
+    known = frozenset(BUCKETS)
+    rows.extend(("", f"{b} (unknown bucket)", n) for b, n in stats.by_category.items() if b not in known)
     return rows
 
 
@@ -204,7 +208,8 @@ def render_text(stats: Stats) -> str:
     lines.extend(f"{label:<{width}}  {value:>6}" for label, value in _levels(stats))
     lines += ["", "base operators by category"]
     lines.extend(
-        f"  {indent}{label:<{24 - len(indent)}}{count:>6}" for indent, label, count in _categories(stats)
+        f"  {indent}{terminal(label):<{24 - len(indent)}}{count:>6}"
+        for indent, label, count in _categories(stats)
     )
     return "\n".join(lines) + "\n"
 
@@ -214,7 +219,7 @@ def render_markdown(stats: Stats) -> str:
     lines.extend(f"| {label} | {value} |" for label, value in _levels(stats))
     lines += ["", "| category | base operators |", "|---|---:|"]
     for indent, label, count in _categories(stats):
-        shown = f"↳ {label}" if indent else f"**{label}**"
+        shown = f"↳ {md(label)}" if indent else f"**{md(label)}**"
         lines.append(f"| {shown} | {count} |")
     return "\n".join(lines) + "\n"
 

@@ -106,3 +106,19 @@ def test_cli_stats_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_cli_stats_missing_source_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["stats", str(tmp_path / "missing.yaml")]) == 2
     assert capsys.readouterr().err.startswith("opdrift: error: ")
+
+
+def test_a_bucket_this_opdrift_does_not_know_is_shown_and_counted() -> None:
+    """A hand-edited snapshot, or one from a newer opdrift: its extra bucket still adds up in the table."""
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    snap = release_snapshot("2.14.1")
+    decisions = dict(snap.decisions)
+    decisions["relu"] = replace(decisions["relu"], bucket="mystery|<b>")
+    stats = compute_stats(replace(snap, decisions=MappingProxyType(decisions)))
+    assert stats.by_category["mystery|<b>"] == 1
+    text = render_text(stats)
+    assert "  mystery|<b> (unknown bucket)     1\n" in text
+    markdown = render_markdown(stats)
+    assert "| **mystery\\|&lt;b&gt; (unknown bucket)** | 1 |" in markdown
