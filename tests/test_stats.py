@@ -121,4 +121,4 @@ def test_a_bucket_this_opdrift_does_not_know_is_shown_and_counted() -> None:
     text = render_text(stats)
     assert "  mystery|<b> (unknown bucket)     1\n" in text
     markdown = render_markdown(stats)
-    assert "| **mystery\\|&lt;b&gt; (unknown bucket)** | 1 |" in markdown
+    assert "| **mystery\\|&lt;b&gt; \\(unknown bucket\\)** | 1 |" in markdown
