@@ -22,8 +22,8 @@ from typing import IO, NamedTuple
 
 from bot.errors import GitError
 
-# Variables that would make git read another repository than the one named with -C
-# (set, for instance, when the bot runs inside a git hook).
+# Variables that would make git read another repository than the one named with -C (set, for
+# instance, when the bot runs inside a git hook), or another history (a shallow or graft file).
 _REPO_ENV = (
     "GIT_DIR",
     "GIT_WORK_TREE",
@@ -33,8 +33,11 @@ _REPO_ENV = (
     "GIT_COMMON_DIR",
     "GIT_NAMESPACE",
     "GIT_CEILING_DIRECTORIES",
+    "GIT_SHALLOW_FILE",
+    "GIT_GRAFT_FILE",
 )
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_COUNT = re.compile(r"\+?[0-9]+")  # what git's strtoul takes for GIT_CONFIG_COUNT (after blanks)
 _COPY_CHUNK = 1 << 20
 
 
@@ -45,21 +48,35 @@ class CommitInfo(NamedTuple):
     subject: str
 
 
-def git_env(config: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of every git the bot runs: this one, without what would point git elsewhere.
+def git_env(config: Mapping[str, str] | None = None, *, hermetic: bool = True) -> dict[str, str]:
+    """The environment of a git the bot runs.
 
-    `config` is passed as ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` (git 2.31+), after any the caller's
-    environment already holds. Unlike ``git -c``, which puts the value in the process list that every
-    local user can read, the environment of a process is readable only by its owner: the push's
-    credentials header travels this way.
+    Reads (`hermetic`, the default) get none of the caller's ``GIT_*`` variables but GIT_EXEC_PATH:
+    what the bot reads from PyTorch's history must not depend on who runs it. ``GIT_DIR`` would
+    point git at another repository (it is set inside git hooks), ``GIT_CONFIG_PARAMETERS`` (set by
+    ``git -c`` for everything it starts) or ``GIT_CONFIG_COUNT`` could turn off ``log.showRoot`` or
+    re-encode subjects, and ``GIT_SHALLOW_FILE`` could cut a walk short, all silently.
+
+    The workflow's own git work (commit, fetch, push in the bot's checkout) keeps the caller's
+    environment, which may carry what a push needs (GIT_SSH_COMMAND, GIT_ASKPASS), without the
+    repository-locating variables. `config` is passed there as ``GIT_CONFIG_KEY_n``/
+    ``GIT_CONFIG_VALUE_n`` (git 2.31+), after any the caller's environment holds. Unlike ``git -c``,
+    which puts the value in the process list that every local user can read, a process's environment
+    is readable only by its owner: the push's credentials header travels this way.
     """
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    if hermetic:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k == "GIT_EXEC_PATH"}
+    else:
+        env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
     # A prompt for credentials or a pager would hang a batch process that nobody watches.
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_PAGER"] = "cat"
     if config:
-        given = env.get("GIT_CONFIG_COUNT", "")
-        start = int(given) if given.isdigit() else 0
+        given = env.get("GIT_CONFIG_COUNT", "").strip()
+        if given and not _COUNT.fullmatch(given):
+            # git would stop at it ("bogus count"); replacing it would drop the caller's settings unseen
+            raise GitError(f"GIT_CONFIG_COUNT is not a number: {given!r}")
+        start = int(given) if given else 0
         for i, (key, value) in enumerate(config.items(), start):
             env[f"GIT_CONFIG_KEY_{i}"] = key
             env[f"GIT_CONFIG_VALUE_{i}"] = value

@@ -1010,7 +1010,8 @@ def _git_lines(repo: str, *args: str) -> list[str]:
         raise GitError(f"cannot run git: {err.strerror or err}", path=repo) from err
     if done.returncode != 0:
         why = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {why[0] if why else done.returncode}", path=repo)
+        command = next((a for a in args if not a.startswith("-") and "=" not in a), args[0])
+        raise GitError(f"git {command} failed: {why[0] if why else done.returncode}", path=repo)
     return done.stdout.decode("utf-8", "replace").splitlines()
 
 
@@ -1055,7 +1056,15 @@ def list_commits(repo: str, from_sha: str | None, to_sha: str, paths: Sequence[s
     spec = sorted(set(paths) | set(DEFAULT_PATHS))
     lines = _git_lines(
         repo,
+        # The repository's or user's config must not change what is listed: a root commit left out,
+        # subjects re-encoded, signatures or quoted non-ASCII paths in the output.
+        "-c",
+        "log.showRoot=true",
+        "-c",
+        "core.quotePath=false",
         "log",
+        "--encoding=UTF-8",
+        "--no-show-signature",
         "--first-parent",
         "--reverse",
         "--raw",

@@ -76,7 +76,7 @@ def _git(
             ["git", "-C", os.fspath(repo), *args],
             capture_output=True,
             text=True,
-            env=git_env(config),
+            env=git_env(config, hermetic=False),
             check=False,
         )
     except FileNotFoundError:

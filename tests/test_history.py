@@ -515,3 +515,32 @@ def test_from_a_release_tag_off_the_branch_walks_the_branch(
     code, out, err = _run(["history", str(repo), "--from", "v9.9.0", "--to", "main"], capsys)
     assert code == 0, err
     assert [p["sha"] for p in json.loads(out)["points"]][-1] == shas[1]
+
+
+def test_the_callers_git_environment_and_config_do_not_change_the_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What git lists must not depend on who runs the walk: `git -c` (inherited through
+    GIT_CONFIG_PARAMETERS by anything git starts), GIT_CONFIG_COUNT, a shallow file, or the
+    repository's own config turning off the root commit or re-encoding subjects."""
+    from bot.history import list_commits
+
+    text = release_text("2.14.1")
+    repo = tmp_path / "repo"
+    shas = _small_history(repo, [text, text.replace("- func: relu(", "# a note\n- func: relu(", 1)])
+    _git(repo, "commit", "--amend", "-qm", "Füge Kommentar hinzu (naïve)")
+    shas[-1] = _git(repo, "rev-parse", "HEAD")
+    expected = [(e.sha, e.subject) for e in list_commits(str(repo), None, shas[-1], [NATIVE])]
+    assert expected == [(shas[0], "step 0"), (shas[1], "Füge Kommentar hinzu (naïve)")]
+
+    shallow = tmp_path / "shallow"
+    shallow.write_text(shas[1] + "\n")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'log.showroot'='false'")
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "i18n.logOutputEncoding")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "UTF-16")
+    monkeypatch.setenv("GIT_SHALLOW_FILE", str(shallow))
+    _git(repo, "config", "log.showRoot", "false")
+    _git(repo, "config", "i18n.logOutputEncoding", "ISO-8859-1")
+    _git(repo, "config", "log.showSignature", "true")
+    assert [(e.sha, e.subject) for e in list_commits(str(repo), None, shas[-1], [NATIVE])] == expected

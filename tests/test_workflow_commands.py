@@ -454,7 +454,7 @@ def test_git_env_passes_config_after_the_callers_own(tmp_path: Path, monkeypatch
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "opdrift.mine")
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", "kept")
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))  # dropped: -C names the repository
-    env = git_env({"http.extraHeader": "AUTHORIZATION: basic abc"})
+    env = git_env({"http.extraHeader": "AUTHORIZATION: basic abc"}, hermetic=False)
 
     def get(key: str) -> str:
         done = subprocess.run(
@@ -468,3 +468,19 @@ def test_git_env_passes_config_after_the_callers_own(tmp_path: Path, monkeypatch
 
     assert get("http.extraHeader") == "AUTHORIZATION: basic abc"
     assert get("opdrift.mine") == "kept"
+    # git reads the count as strtoul does; a count it would refuse is said, not silently replaced
+    monkeypatch.setenv("GIT_CONFIG_COUNT", " +1")
+    env = git_env({"http.extraHeader": "x"}, hermetic=False)
+    assert get("opdrift.mine") == "kept" and get("http.extraHeader") == "x"
+    for bogus in ("abc", "\u00b2"):
+        monkeypatch.setenv("GIT_CONFIG_COUNT", bogus)
+        with pytest.raises(GitError, match="GIT_CONFIG_COUNT is not a number"):
+            git_env({"http.extraHeader": "x"}, hermetic=False)
+    # A read gets none of the caller's GIT_* settings, but still the config it is given.
+    env = git_env({"http.extraHeader": "y"})
+    assert "GIT_DIR" not in env and "GIT_CONFIG_KEY_0" in env
+    assert get("http.extraHeader") == "y"
+    done = subprocess.run(
+        ["git", "-C", str(tmp_path / "repo"), "config", "--get", "opdrift.mine"], env=env, check=False
+    )
+    assert done.returncode == 1  # not set: the caller's GIT_CONFIG_* stayed behind
