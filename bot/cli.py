@@ -135,24 +135,26 @@ def _warn(message: str) -> None:
     print(f"opdrift: warning: {one_line(message)}", file=sys.stderr)
 
 
-def _load(spec: str, overrides: Overrides | None = None, collect: list[str] | None = None) -> Snapshot:
-    """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr (and added to `collect`)."""
+def _load(spec: str, overrides: Overrides | None = None) -> Snapshot:
+    """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr."""
     from bot import pipeline
 
-    return pipeline.load_snapshot(spec, overrides, warn=_warn, collect=collect)
+    return pipeline.load_snapshot(spec, overrides, warn=_warn)
 
 
 def _load_pair(
     base_spec: str, head_spec: str, overrides: Overrides | None
 ) -> tuple[Snapshot, Snapshot, tuple[SourceWarning, ...]]:
-    """BASE and HEAD, and the parse warnings HEAD has and BASE had not: what a report lists."""
+    """BASE and HEAD, and the parse warnings HEAD has and BASE had not: what a report lists.
+
+    Snapshots keep their parse's warnings, so this holds for stored snapshots too (the action
+    diffs the two snapshots it made first).
+    """
     from bot.sourcewarnings import new_warnings
 
-    base_warnings: list[str] = []
-    head_warnings: list[str] = []
-    base = _load(base_spec, overrides, base_warnings)
-    head = _load(head_spec, overrides, head_warnings)
-    found = new_warnings(head_warnings, head.native_display, base_warnings, base.native_display)
+    base = _load(base_spec, overrides)
+    head = _load(head_spec, overrides)
+    found = new_warnings(head.warnings, head.native_display, base.warnings, base.native_display)
     return base, head, found
 
 
@@ -1028,7 +1030,9 @@ def _cmd_issue(args: argparse.Namespace) -> int:
         **blobs,
     )
     body = render(drift, "weekly-issue", context=context)
-    summary = render(drift, "job-summary", context=context_for(drift, acknowledgements=acks))
+    summary = render(
+        drift, "job-summary", context=context_for(drift, acknowledgements=acks, warnings=source_warnings)
+    )
     title = cfg.weekly.title(week=args.week, base=_source_label(drift.base), head=_source_label(drift.head))
     client, dry_run = _publish_client(args, cfg)
     outcome = publish_weekly_issue(

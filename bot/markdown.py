@@ -15,7 +15,7 @@ ZWJ = "\u200d"
 
 # C0/C1 controls and the Unicode line/paragraph separators: they end lines or drive terminals. And the
 # bidirectional marks, overrides and isolates, which would show the rest of a line reversed.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _NEWLINES = re.compile("\r\n|[\r\n\x0b\x0c\x85\u2028\u2029]")
 _BACKTICK_RUN = re.compile("`+")
 # Punctuation that opens inline structure anywhere in a line (emphasis, links, images, code, tables).

@@ -167,6 +167,8 @@ class Snapshot:
     operators: Mapping[str, OpRecord]  # name → record
     decisions: Mapping[str, Decision]  # base name → decision
     native_display: str = ""
+    # the parse's warnings, "native_display:line: message" (OperatorSet.warnings), kept for reports
+    warnings: tuple[str, ...] = ()
 
 
 # --- a cheaper constructor for the records the parse builds by the thousand ----------------------

@@ -152,17 +152,16 @@ def _build_operators(
             operators.append(op)
         else:
             clashes.append((clash, op))
-    if clashes:
-        # An entry fell out of step with its family (a PR changed one schema of add/add_/add.out), or,
-        # in 1.12, the codegen grouped differently. torchgen 2.x would keep both, and PyTorch then fails
-        # to register the name twice; the report keeps the entry, whose change is the news.
-        entry, op = clashes[0]
-        more = f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else ""
-        warnings.append(
-            f"{native_display}:{entry.raw.line}: {op.name}{more} does not group with {op.autogen_from} "
-            f"(line {op.line}) and its overloads, so the codegen would generate a second {op.name}; the "
-            "entry is kept: change the schemas of a functional/in-place/out family together"
-        )
+    # An entry fell out of step with its family (a PR changed one schema of add/add_/add.out), or, in
+    # 1.12, the codegen grouped differently. torchgen 2.x would keep both, and PyTorch then fails to
+    # register the name twice; the report keeps the entry, whose change is the news. One warning per
+    # clash, with no other line in its text, so that a report can tell a new clash from an old one.
+    warnings.extend(
+        f"{native_display}:{entry.raw.line}: {op.name} does not group with {op.autogen_from} and its "
+        f"overloads, so the codegen would generate a second {op.name}; the entry is kept: change the "
+        "schemas of a functional/in-place/out family together"
+        for entry, op in clashes
+    )
     operators.sort(key=lambda op: op.name)
     return OperatorSet(
         meta=meta,

@@ -13,6 +13,8 @@ from bot.errors import SourceError
 from bot.model import OperatorSet, Snapshot, SourceFiles
 from bot.overrides import Overrides
 
+MAX_SHOWN_WARNINGS = 5  # parse warnings printed per source; the rest are counted in one line
+
 
 def operators_from_files(files: SourceFiles) -> OperatorSet:
     """Parse one source's files into its registered operators (pure: no I/O)."""
@@ -37,13 +39,13 @@ def load_snapshot(
     overrides: Overrides | None = None,
     *,
     warn: Callable[[str], None] | None = None,
-    collect: list[str] | None = None,
 ) -> Snapshot:
     """Read SOURCE (any kind the CLI accepts) and return its classified snapshot.
 
-    `warn` receives each warning of the parse (an unknown key kept, an undefined tag), one line with
-    file:line, and then each override that matched nothing; `collect` gets the parse's warnings
-    alone, for a report (bot.sourcewarnings). The snapshot itself has no place for them.
+    `warn` receives the first MAX_SHOWN_WARNINGS warnings of the parse (an unknown key kept, an
+    undefined tag), one line each with file:line, and a count of the rest; then each override
+    that matched nothing. The parse's warnings are also kept in
+    the snapshot (`Snapshot.warnings`), for reports.
     """
     files = sources.read_source(spec)
     if files.meta.kind == "snapshot":
@@ -53,10 +55,15 @@ def load_snapshot(
     else:
         opset = operators_from_files(files)
         if warn is not None:
-            for message in opset.warnings:
+            # A key PyTorch starts using on every entry would print thousands of lines; the
+            # snapshot keeps them all, and reports list them.
+            for message in opset.warnings[:MAX_SHOWN_WARNINGS]:
                 warn(message)
-        if collect is not None:
-            collect.extend(opset.warnings)
+            hidden = len(opset.warnings) - MAX_SHOWN_WARNINGS
+            if hidden > 0:
+                warn(
+                    f"{opset.native_display}: and {hidden} more warnings of this parse (reports list them all)"
+                )
         result = taxonomy.classify(opset, overrides)
     if overrides is not None and warn is not None:
         for message in overrides.unmatched(result.decisions, spec):

@@ -604,8 +604,10 @@ def _sections_of(view: View, cap: int | None) -> list[tuple[tuple[Change, ...], 
     )
 
 
-def _truncated(view: View, cap: int | None) -> bool:
+def _truncated(view: View, cap: int | None, warnings: int = 0) -> bool:
     """Whether `cap` cuts any list shorter than the complete render shows it."""
+    if cap is not None and warnings > MAX_WARNINGS:
+        return True
     return any(
         min(len(items), c) < min(len(items), full)
         for (items, c), (_, full) in zip(_sections_of(view, cap), _sections_of(view, None), strict=True)
@@ -630,7 +632,7 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
         base_label=_source_label(d.base),
         head_label=_source_label(d.head),
         h=h,
-        truncated=_truncated(view, cap),
+        truncated=_truncated(view, cap, len(context.warnings)),
         mentions=_mentions(context.mentions),
         full_report_url=link(Safe("full report"), context.full_report_url) if context.full_report_url else "",
         previous_url=link(Safe("previous report"), context.previous_url) if context.previous_url else "",

@@ -2,8 +2,9 @@
 
 Layout (format_version 1): a JSON object with sorted keys, ``decisions`` (base name → bucket, rule,
 reason), ``entries``, ``format_version``, ``native_display``, ``operators`` (``name.overload`` → schema,
-base, overload, bucket, rule, kind, facets, line) and ``source`` (kind, path, revision, commit, date,
-torch_version). Each operator and each decision sits on a line of its own, so a snapshot committed to
+base, overload, bucket, rule, kind, facets, line), ``source`` (kind, path, revision, commit, date,
+torch_version) and, only when the parse gave any, ``warnings`` (its warnings, one string each, so that
+a report made from stored snapshots still lists them). Each operator and each decision sits on a line of its own, so a snapshot committed to
 git diffs one operator per line, and a JSON error's line number points at the operator concerned.
 
 Facets and source metadata are (de)serialised field by field from their dataclasses, so a field
@@ -88,6 +89,8 @@ def to_json(snapshot: Snapshot) -> str:
         "operators": _members(operators),
         "source": _dump(meta_json(snapshot.meta)),
     }
+    if snapshot.warnings:  # written only when there are some: most files have none
+        top["warnings"] = "[\n" + ",\n".join(f"  {_dump(w)}" for w in snapshot.warnings) + "\n ]"
     return "{\n" + ",\n".join(f" {_dump(k)}: {top[k]}" for k in sorted(top)) + "\n}\n"
 
 
@@ -247,11 +250,17 @@ def from_json(text: str, display: str) -> Snapshot:
             f"unknown format_version {version!r} (this opdrift reads {FORMAT_VERSION})", path=display
         )
     r.keys(
-        top,
+        {k: v for k, v in top.items() if k != "warnings"},
         ("decisions", "entries", "format_version", "native_display", "operators", "source"),
         "snapshot",
         None,
     )
+    warnings: tuple[str, ...] = ()
+    if "warnings" in top:
+        items = top["warnings"]
+        if not isinstance(items, list):
+            raise r.fail("warnings", f"expected a list, got {_type_name(items)}", "warnings")
+        warnings = tuple(r.string(w, f"warnings[{i}]", "warnings") for i, w in enumerate(items))
     meta = SourceMeta(**r.dataclass_fields(SourceMeta, top["source"], "source", "source"))
     entries = r.integer(top["entries"], "entries", "entries")
     native_display = r.string(top["native_display"], "native_display", "native_display")
@@ -271,7 +280,12 @@ def from_json(text: str, display: str) -> Snapshot:
     for name, value in members.items():
         operators[name] = _op_record(r, name, value, decisions)
     return Snapshot(
-        meta=meta, entries=entries, operators=operators, decisions=decisions, native_display=native_display
+        meta=meta,
+        entries=entries,
+        operators=operators,
+        decisions=decisions,
+        native_display=native_display,
+        warnings=warnings,
     )
 
 

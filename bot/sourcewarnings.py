@@ -1,10 +1,11 @@
-"""HEAD's parse warnings as a report shows them: on their line of native_functions.yaml, news only.
+"""HEAD's parse warnings as a report shows them: at their entry's line of native_functions.yaml, news only.
 
 The parse keeps going past what it can read but PyTorch's codegen may not: an unknown key, a tag that
 tags.yaml does not define, an entry whose family no longer groups (autogen would make a second op of
 that name). Before, these reached only the CI log; a PR author who caused one never saw it. A report
-lists the warnings HEAD's parse gives and BASE's did not (a stored snapshot records none, so then
-all of HEAD's are listed; released files from 2.0.0 on give none).
+lists the warnings HEAD's parse gives and BASE's did not (a snapshot written before opdrift stored
+them records none, so then all of HEAD's are listed; released files from 2.0.0 on give none). Snapshots keep their parse's
+warnings, so a report made from two stored snapshots, as the action makes it, lists them too.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def new_warnings(
     known = {locate(w, base_display).message for w in base}
     first: dict[str, SourceWarning] = {}
     repeats: dict[str, int] = {}
-    for w in head:
-        located = locate(w, head_display)
+    # the same warning twice on one line (``tags: [x, x]``) is one line
+    for located in dict.fromkeys(locate(w, head_display) for w in head):
         if located.message in known:
             continue
         if located.message in first:

@@ -273,6 +273,7 @@ def _classify(opset: OperatorSet, overrides: Overrides | None) -> Snapshot:
         operators=MappingProxyType(dict(sorted(records.items()))),
         decisions=MappingProxyType(dict(sorted(decisions.items()))),
         native_display=opset.native_display,
+        warnings=opset.warnings,
     )
 
 

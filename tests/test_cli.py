@@ -26,6 +26,7 @@ from pytorch_history import History, build_history
 
 from bot import pipeline, sources
 from bot.cli import main
+from bot.pipeline import MAX_SHOWN_WARNINGS
 from bot.rules import BUCKETS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -910,3 +911,33 @@ def test_a_message_on_many_lines_is_listed_once_with_a_count() -> None:
     assert new_warnings(["/runner/f.yaml: something"], "/runner/f.yaml") == (
         SourceWarning(None, "native_functions.yaml: something"),
     )
+
+
+def test_warnings_survive_stored_snapshots_as_the_action_diffs_them(
+    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head, add_line, relu_line = _warned_release(tmp_path / "head")
+    base_json, head_json = tmp_path / "base.json", tmp_path / "head.json"
+    assert opdrift(capsys, "snapshot", str(release), "-o", str(base_json)).code == 0
+    assert opdrift(capsys, "snapshot", str(head), "-o", str(head_json)).code == 0
+    report = json.loads(opdrift(capsys, "diff", str(base_json), str(head_json), "--format", "json").out)
+    assert [w["line"] for w in report["warnings"]] == [add_line, relu_line]
+    # HEAD's warnings stored in BASE are old news, whether BASE is a snapshot or the file itself
+    for base in (head_json, head):
+        again = json.loads(opdrift(capsys, "diff", str(base), str(head_json), "--format", "json").out)
+        assert again["warnings"] == []
+
+
+def test_an_old_clash_is_not_new_when_an_edit_moves_its_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """1.12.0 holds 44 autogen clashes (our 2.x grouping); a comment added on top moves every line."""
+    base = write_release("1.12.0", tmp_path / "base")
+    head = tmp_path / "head" / "native_functions.yaml"
+    head.parent.mkdir()
+    head.write_text("# a comment on top\n" + base.read_text())
+    run = opdrift(capsys, "diff", str(base), str(head), "--format", "json")
+    # stderr shows the first few of each side's 44 and says how many more there are
+    assert run.code == 0 and run.err.count("does not group") == 2 * MAX_SHOWN_WARNINGS
+    assert run.err.count(f"and {44 - MAX_SHOWN_WARNINGS} more warnings of this parse") == 2
+    assert json.loads(run.out)["warnings"] == []

@@ -928,6 +928,17 @@ def test_cli_comment_posts_for_a_pr_whose_only_news_is_a_parse_warning(
     assert body.splitlines()[1].startswith("## ⚠️ Operator drift")
     assert "No operator changes" in body and "unknown key 'grad\\_mode' kept" in body
     assert str(tmp_path) not in body
+    # The weekly issue and its job summary list it too, from the snapshots the action makes first.
+    head_json = tmp_path / "head.json"
+    assert opdrift(capsys, "snapshot", str(head), "-o", str(head_json))[0] == 0
+    gh_env.write_text("")
+    argv = ["issue", "--repo", REPO, "--week", "2026-W48", releases["2.14.1"], str(head_json)]
+    code, _, err = opdrift(capsys, *argv)
+    assert code == 0, err
+    (issue,) = [i for i in fake.issues(REPO) if "2026-W48" in str(i["title"])]
+    assert "unknown key 'grad\\_mode' kept" in str(issue["body"])
+    summary = gh_env.read_text()
+    assert summary.splitlines()[1] == "## ⚠️ Operator drift" and "unknown key 'grad\\_mode' kept" in summary
     # The key is taken out again: the same comment flips to clean.
     code, _, err = opdrift(
         capsys, "comment", "--repo", REPO, "--pr", str(pr), releases["2.14.1"], releases["2.14.1"]

@@ -102,6 +102,18 @@ def test_round_trip_gives_the_same_snapshot_and_bytes(which: str) -> None:
     assert to_json(back) == text
 
 
+def test_the_parse_warnings_are_kept_one_per_line_and_only_when_there_are_some() -> None:
+    snap = classified("2.14.1")
+    assert snap.warnings == () and '"warnings"' not in to_json(snap)  # a release gives none
+    warned = replace(snap, warnings=("nf.yaml:541: unknown key 'grad_mode' kept", 'nf.yaml:9: "x"'))
+    text = to_json(warned)
+    assert (
+        '\n "warnings": [\n  "nf.yaml:541: unknown key \'grad_mode\' kept",\n  "nf.yaml:9: \\"x\\""\n ]\n}\n'
+        in text
+    )
+    assert from_json(text, "s.json") == warned
+
+
 def test_layout_is_sorted_one_record_per_line_with_trailing_newline() -> None:
     snap = classified("2.14.1")
     text = to_json(snap)
@@ -286,6 +298,8 @@ def test_missing_facet_field_takes_its_default(text: str) -> None:
             r"operators\['add(\.\w+)?'\]: no decision for its base operator 'add'",
         ),
         (lambda d: d["decisions"]["add"].update(rule=3), r"decisions\['add'\].rule: expected a string"),
+        (lambda d: d.update(warnings="x"), "warnings: expected a list, got a string"),
+        (lambda d: d.update(warnings=["ok", 3]), r"warnings\[1\]: expected a string"),
     ],
 )
 def test_malformed_document(text: str, edit: object, message: str) -> None:
