@@ -37,7 +37,9 @@ _REPO_ENV = (
     "GIT_GRAFT_FILE",
 )
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_COUNT = re.compile(r"\+?[0-9]+")  # what git's strtoul takes for GIT_CONFIG_COUNT (after blanks)
+# What git's strtoul takes for GIT_CONFIG_COUNT: blanks, a sign, digits, and nothing after them.
+_COUNT = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)", re.ASCII)
+_INT_MAX = 2**31 - 1
 _COPY_CHUNK = 1 << 20
 
 
@@ -48,40 +50,46 @@ class CommitInfo(NamedTuple):
     subject: str
 
 
-def git_env(config: Mapping[str, str] | None = None, *, hermetic: bool = True) -> dict[str, str]:
-    """The environment of a git the bot runs.
+def git_env(config: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a git the bot runs: the caller's, without what would point git elsewhere.
 
-    Reads (`hermetic`, the default) get none of the caller's ``GIT_*`` variables but GIT_EXEC_PATH:
-    what the bot reads from PyTorch's history must not depend on who runs it. ``GIT_DIR`` would
-    point git at another repository (it is set inside git hooks), ``GIT_CONFIG_PARAMETERS`` (set by
-    ``git -c`` for everything it starts) or ``GIT_CONFIG_COUNT`` could turn off ``log.showRoot`` or
-    re-encode subjects, and ``GIT_SHALLOW_FILE`` could cut a walk short, all silently.
+    ``GIT_DIR`` and its kin (set inside git hooks) would make git read another repository than the
+    one named with ``-C``, and a shallow or graft file another history. Everything else stays:
+    ``safe.directory`` given through ``GIT_CONFIG_*``, ``GIT_SSH_COMMAND`` for a partial clone's lazy
+    fetches. Where the caller's config could change what git prints, the command pins it with
+    ``-c`` (see history.list_commits), which git applies after the environment's.
 
-    The workflow's own git work (commit, fetch, push in the bot's checkout) keeps the caller's
-    environment, which may carry what a push needs (GIT_SSH_COMMAND, GIT_ASKPASS), without the
-    repository-locating variables. `config` is passed there as ``GIT_CONFIG_KEY_n``/
-    ``GIT_CONFIG_VALUE_n`` (git 2.31+), after any the caller's environment holds. Unlike ``git -c``,
-    which puts the value in the process list that every local user can read, a process's environment
-    is readable only by its owner: the push's credentials header travels this way.
+    `config` is passed as ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` (git 2.31+), after any the caller's
+    environment holds. Unlike ``git -c``, which puts the value in the process list that every local
+    user can read, a process's environment is readable only by its owner: the push's credentials
+    header travels this way.
     """
-    if hermetic:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k == "GIT_EXEC_PATH"}
-    else:
-        env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
     # A prompt for credentials or a pager would hang a batch process that nobody watches.
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_PAGER"] = "cat"
     if config:
-        given = env.get("GIT_CONFIG_COUNT", "").strip()
-        if given and not _COUNT.fullmatch(given):
-            # git would stop at it ("bogus count"); replacing it would drop the caller's settings unseen
-            raise GitError(f"GIT_CONFIG_COUNT is not a number: {given!r}")
-        start = int(given) if given else 0
+        start = _config_count(env.get("GIT_CONFIG_COUNT"))
         for i, (key, value) in enumerate(config.items(), start):
             env[f"GIT_CONFIG_KEY_{i}"] = key
             env[f"GIT_CONFIG_VALUE_{i}"] = value
         env["GIT_CONFIG_COUNT"] = str(start + len(config))
     return env
+
+
+def _config_count(given: str | None) -> int:
+    """GIT_CONFIG_COUNT read as git reads it (strtoul, then nothing after the number, at most INT_MAX).
+
+    A count git would refuse is refused here too, in one line: replacing it would silently drop the
+    caller's settings, which git itself would never have applied.
+    """
+    if not given:
+        return 0
+    m = _COUNT.fullmatch(given)
+    value = int(m.group(1) + m.group(2)) if m else -1
+    if value < 0 or value > _INT_MAX:
+        raise GitError(f"GIT_CONFIG_COUNT is not a count git accepts: {given!r}")
+    return value
 
 
 def is_ancestor(repo: str | os.PathLike[str], older: str, newer: str) -> bool:

@@ -305,7 +305,8 @@ class Engine:
         )
 
     def snapshot(self) -> Snapshot:
-        """The exact snapshot cold classification gives for the current commit (lines refreshed)."""
+        """The snapshot cold classification gives for the current commit (lines refreshed), but for
+        the parse's warnings, which a walk does not keep."""
         return taxonomy.classify(self._opset(), self.overrides)
 
     # --- cold ------------------------------------------------------------------------------
@@ -1056,8 +1057,9 @@ def list_commits(repo: str, from_sha: str | None, to_sha: str, paths: Sequence[s
     spec = sorted(set(paths) | set(DEFAULT_PATHS))
     lines = _git_lines(
         repo,
-        # The repository's or user's config must not change what is listed: a root commit left out,
-        # subjects re-encoded, signatures or quoted non-ASCII paths in the output.
+        # No config (the repository's, the user's, or the environment's: git -c sets it for everything
+        # it starts) may change what is listed: a root commit left out, subjects re-encoded,
+        # signatures or quoted non-ASCII paths in the output. A -c here wins over all of them.
         "-c",
         "log.showRoot=true",
         "-c",

@@ -198,7 +198,9 @@ def _categories(stats: Stats) -> list[tuple[str, str, int]]:
     # A bucket this opdrift does not know (a hand-edited snapshot, or one from a newer opdrift) still
     # counts in base_operators, so it is shown too, or the rows would not add up.
     known = frozenset(BUCKETS)
-    rows.extend(("", f"{b} (unknown bucket)", n) for b, n in stats.by_category.items() if b not in known)
+    rows.extend(
+        ("", f"{b} (unknown bucket)", n) for b, n in sorted(stats.by_category.items()) if b not in known
+    )
     return rows
 
 

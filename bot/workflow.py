@@ -76,7 +76,7 @@ def _git(
             ["git", "-C", os.fspath(repo), *args],
             capture_output=True,
             text=True,
-            env=git_env(config, hermetic=False),
+            env=git_env(config),
             check=False,
         )
     except FileNotFoundError:

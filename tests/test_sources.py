@@ -528,3 +528,22 @@ def test_a_path_that_cannot_be_looked_at_is_a_source_error(spec: str) -> None:
         sources.read_source(spec)
     with pytest.raises(SourceError, match="cannot read the config"):
         sources.read_text(spec, "config")
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+def test_another_users_repository_reads_with_safe_directory_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git refuses a repository another user owns unless safe.directory allows it; CI containers pass
+    that through GIT_CONFIG_*, which the bot's git must keep (only repository-locating variables go)."""
+    repo = tmp_path / "theirs"
+    build_history(repo, first="2.14.1", last="2.14.1", checkout=False)
+    for path in [repo, *repo.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    with pytest.raises(GitError, match=r"dubious ownership|not a git repository|unsafe"):
+        sources.read_source(f"{repo}@HEAD")
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "safe.directory")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "*")
+    files = sources.read_source(f"{repo}@HEAD")
+    assert files.native_functions is not None and files.meta.commit is not None
