@@ -342,6 +342,20 @@ def _similar(old: str, new: str) -> bool:
     return difflib.SequenceMatcher(None, old, new).ratio() >= RENAME_SIMILARITY
 
 
+def _same_arguments(old: OpRecord, new: OpRecord) -> bool:
+    """Whether two overloads of one base share at least half their argument names (Jaccard ≥ 0.5).
+
+    An overload renamed keeps most of its arguments; ``softmax.Dimname`` (self, dim, dtype) removed
+    while ``softmax.masked`` (self, mask, inverted) is added are two changes, not a rename.
+    """
+    before, after = _parse(old.schema), _parse(new.schema)
+    if before is None or after is None:
+        return False
+    a = {x.name for x in before.arguments.flat_all}
+    b = {x.name for x in after.arguments.flat_all}
+    return not (a or b) or len(a & b) * 2 >= len(a | b)
+
+
 def find_renames(
     removed: Mapping[str, OpRecord], added: Mapping[str, OpRecord]
 ) -> list[tuple[OpRecord, OpRecord]]:
@@ -349,7 +363,8 @@ def find_renames(
 
     Two rules, each accepted only when the pairing is unambiguous (one candidate on each side), since
     dozens of unary ops share ``(Tensor self) -> Tensor`` and must not be paired at random:
-    1. same base name, another overload name, and the same kind (functional/out/inplace);
+    1. same base name, another overload name, the same kind (functional/out/inplace), and at least
+       half the argument names in common;
     2. otherwise the same argument and return types, the same kind, and similar base names
        (`RENAME_SIMILARITY`): one removal and one unrelated addition of the same shape in a diff are
        two changes, not a rename (1.12→1.13 would pair matrix_rank with _test_autograd_multiple_dispatch).
@@ -366,7 +381,7 @@ def find_renames(
         by_base_a[f"{a.base}\0{a.kind}"].append(a)
     for key, rs in by_base_r.items():
         as_ = by_base_a.get(key, [])
-        if len(rs) == 1 and len(as_) == 1:
+        if len(rs) == 1 and len(as_) == 1 and _same_arguments(rs[0], as_[0]):
             pairs.append((rs[0], as_[0]))
             used_r.add(rs[0].name)
             used_a.add(as_[0].name)

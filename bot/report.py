@@ -334,7 +334,8 @@ def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
             "needs_kernel",
             "Needs a kernel",
             "⚠️",
-            "new operators, or ones that stopped decomposing, with no kernel that serves every backend",
+            "new operators, or ones that lost the kernel that served every backend (a decomposition or a "
+            "CompositeExplicitAutograd kernel)",
             tuple(c for c in live if c.needs_kernel),
         ),
         Section(
@@ -485,6 +486,12 @@ class _Helpers:
             # It ran its delegate's (out=) kernel; now each backend registers one for it directly.
             return Safe(
                 f"no longer runs the kernel of {self.q(before.structured_delegate)}; now {_kernel_state(rec, self.q)}"
+            )
+        if before is not None and before.composite is not None and before.composite != IMPLICIT:
+            # A CompositeExplicitAutograd kernel (often autogen's) served every backend; it is gone.
+            return Safe(
+                f"lost its {self.q(before.composite)} kernel, which served every backend; "
+                f"now {_kernel_state(rec, self.q)}"
             )
         return Safe(f"stopped decomposing; now {_kernel_state(rec, self.q)}")
 

@@ -47,10 +47,15 @@ class Detail:
 # Every value of the old type is a value of the new one, and the C++ API keeps an overload for it
 # (torchgen emits both ``foo(IntArrayRef)`` and ``foo_symint(SymIntArrayRef)``).
 _WIDER_BASE = {("int", "SymInt"), ("bool", "SymBool"), ("float", "SymFloat")}
+# Widenings that hold for one value but not inside a list (lists are invariant): int and float are
+# subtypes of Scalar (c10's NumberType), and the schema parser reads DeviceIndex as int. PyTorch's
+# isBackwardCompatibleWith accepts them, and C++ callers still compile (Scalar converts from both).
+_WIDER_VALUE = {("int", "Scalar"), ("float", "Scalar"), ("int", "DeviceIndex"), ("DeviceIndex", "int")}
 
 
 def widens(old: Type, new: Type, *, in_list: bool = False) -> bool:
-    """`new` accepts everything `old` did: made optional, or int → SymInt (also inside lists).
+    """`new` accepts everything `old` did: made optional, int → SymInt (also inside lists), or
+    int/float → Scalar and int ↔ DeviceIndex (not inside lists).
 
     Lists are invariant (as in TorchScript): ``Tensor[]`` is a ``TensorList`` in C++, ``Tensor?[]`` a
     ``List<optional<Tensor>>``, so inside a list only the SymInt-style widening counts.
@@ -66,7 +71,8 @@ def widens(old: Type, new: Type, *, in_list: bool = False) -> bool:
     if isinstance(old, ListType) and isinstance(new, ListType):
         return old.size == new.size and (old.elem == new.elem or widens(old.elem, new.elem, in_list=True))
     if isinstance(old, BaseType) and isinstance(new, BaseType):
-        return (old.name, new.name) in _WIDER_BASE
+        pair = (old.name, new.name)
+        return pair in _WIDER_BASE or (not in_list and pair in _WIDER_VALUE)
     return False
 
 

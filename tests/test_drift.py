@@ -136,6 +136,33 @@ def codes(before: str, after: str) -> list[tuple[str, str]]:
             "f(Tensor self, int[]? size) -> Tensor",
             [("argument_widened", "compatible")],
         ),
+        # int and float are Scalars to PyTorch's check (2.1.0: var.correction int? → Scalar?), and the
+        # schema parser reads DeviceIndex as int (2.1.0: _cufft_* device_index); not inside a list.
+        (
+            "var.correction(Tensor self, int[1]? dim=None, *, int? correction=None) -> Tensor",
+            "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None) -> Tensor",
+            [("argument_widened", "compatible")],
+        ),
+        (
+            "f(Tensor self, float p) -> Tensor",
+            "f(Tensor self, Scalar p) -> Tensor",
+            [("argument_widened", "compatible")],
+        ),
+        (
+            "f(Tensor self, int device_index) -> Tensor",
+            "f(Tensor self, DeviceIndex device_index) -> Tensor",
+            [("argument_widened", "compatible")],
+        ),
+        (
+            "f(Tensor self, int[] p) -> Tensor",
+            "f(Tensor self, Scalar[] p) -> Tensor",
+            [("argument_retyped", "breaking")],
+        ),
+        (
+            "f(Tensor self, Scalar p) -> Tensor",
+            "f(Tensor self, int p) -> Tensor",
+            [("argument_retyped", "breaking")],
+        ),
         (
             "f(Tensor(a) self) -> Tensor(a)",
             "f(Tensor(a!) self) -> Tensor(a)",
@@ -266,6 +293,15 @@ def test_overload_renamed_is_one_rename() -> None:
     (c,) = drift.renamed
     assert (c.old_name, c.name, c.breaking) == ("tile", "tile.sym", True)
     assert [(d.code, d.subject) for d in c.details] == [("argument_retyped", "dims")]
+
+
+def test_an_overload_removed_and_an_unrelated_one_added_are_not_a_rename() -> None:
+    base = snap([rec("softmax.Dimname(Tensor self, Dimname dim, *, ScalarType? dtype=None) -> Tensor")])
+    head = snap([rec("softmax.masked(Tensor self, Tensor mask, bool inverted) -> Tensor", dispatch=["CUDA"])])
+    drift = compute_drift(base, head)
+    assert not drift.renamed
+    assert [c.name for c in drift.removed] == ["softmax.Dimname"]
+    assert [c.name for c in drift.added] == ["softmax.masked"]
 
 
 def test_same_types_under_a_new_name_is_a_rename_only_when_unambiguous() -> None:

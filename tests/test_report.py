@@ -266,6 +266,11 @@ def test_needs_a_kernel_says_why_for_each_way_in() -> None:
             ),
             rec("hardswish(Tensor self) -> Tensor"),
             rec("mps_pool_backward(Tensor grad, Tensor self) -> Tensor", dispatch=["MPS"]),
+            # 1.12→1.13 linalg_qr.out: its CompositeExplicitAutograd kernel became CPU/CUDA ones
+            rec(
+                "qr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+                composite="CompositeExplicitAutograd",
+            ),
         ]
     )
     head = snap(
@@ -276,12 +281,17 @@ def test_needs_a_kernel_says_why_for_each_way_in() -> None:
             ),
             rec("hardswish(Tensor self) -> Tensor", dispatch=["CPU"]),
             rec("pool_backward(Tensor grad, Tensor self) -> Tensor", dispatch=["CPU", "MPS"]),
+            rec("qr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", dispatch=["CPU", "CUDA"]),
         ]
     )
     text = render(compute_drift(base, head), "text", context=ReportContext())
     lead = text[text.index("Needs a kernel") : text.index("BC-breaking")]
     assert "sigmoid [misc] no longer runs the kernel of `sigmoid.out`; now in-tree kernels" in lead
     assert "hardswish [misc] stopped decomposing; now in-tree kernels" in lead
+    assert (
+        "qr.out [misc] lost its `CompositeExplicitAutograd` kernel, which served every backend; now in-tree kernels"
+        in lead
+    )
     assert "pool_backward [misc] renamed from `mps_pool_backward`; in-tree kernels: `CPU` `MPS`" in lead
     # a renamed op is news for every backend, not a change in one backend's kernels only
     changes = text[text.index("CHANGES BY BUCKET") :]
