@@ -58,6 +58,8 @@ class BackendList:
     ops: tuple[BackendOp, ...]
     wraps_variants: bool = False
     dispatch_key: str | None = None  # for kind "dispatch": the native_functions.yaml key
+    # op-plugin entries whose version gates went unchecked because no torch version was known
+    ungated: int = 0
 
     @property
     def names(self) -> frozenset[str]:
@@ -86,20 +88,47 @@ _TD_OP = re.compile(r"Generated op for `aten::([^ `]+) : (\([^`]*\) -> \([^`]*\)
 _ODS_EMIT = re.compile(r"\b(emit|emit_with_mutating_variants)\(\s*[\"']aten::([^ \"']+) : ([^\"']*)[\"']")
 # torch_ods_gen.py also emits whole lists: `for key in ["aten::tanh : (Tensor) -> (Tensor)", ...]:`
 # followed by `emit_with_mutating_variants(key)` (or `emit(key)`) in the loop body.
-_ODS_LOOP = re.compile(
-    r"\bfor\s+(\w+)\s+in\s+\[(?P<items>[^\]]*)\]\s*:\s*(?:#[^\n]*)?\n\s*"
-    r"(?P<how>emit|emit_with_mutating_variants)\(\s*\1\b"
-)
+_ODS_FOR = re.compile(r"\bfor\s+(\w+)\s+in\s+\[")
+_ODS_BODY = re.compile(r"\]\s*:\s*\n\s*(emit|emit_with_mutating_variants)\(\s*(\w+)\b")
 _ODS_KEY = re.compile(r"[\"']aten::([^ \"']+) : ([^\"']*)[\"']")
+
+
+def python_code_only(text: str) -> str:
+    """`text` with Python ``#`` comments blanked (same length and lines): a commented-out emit emits nothing."""
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        if "#" not in line:
+            continue
+        quote = ""
+        for i, c in enumerate(line):
+            if quote:
+                if c == quote and line[i - 1] != "\\":
+                    quote = ""
+            elif c in "\"'":
+                quote = c
+            elif c == "#":
+                lines[k] = line[:i] + " " * (len(line) - i)
+                break
+    return "\n".join(lines)
 
 
 def _ods_emits(text: str) -> list[tuple[int, str, str, str]]:
     """(offset, emit function, operator key, type signature) of every emitted op, in file order."""
-    found = [(m.start(2), m.group(1), m.group(2), m.group(3).strip()) for m in _ODS_EMIT.finditer(text)]
-    for loop in _ODS_LOOP.finditer(text):
-        start = loop.start("items")
-        for m in _ODS_KEY.finditer(loop.group("items")):
-            found.append((start + m.start(), loop.group("how"), m.group(1), m.group(2).strip()))
+    code = python_code_only(text)
+    found = [(m.start(2), m.group(1), m.group(2), m.group(3).strip()) for m in _ODS_EMIT.finditer(code)]
+    # Each loop's list ends at the first "]" after it: found by bisection, so that many unclosed
+    # `for x in [` cannot make the scan quadratic.
+    closers = [m.start() for m in re.finditer(r"\]", code)]
+    for loop in _ODS_FOR.finditer(code):
+        k = bisect_right(closers, loop.end() - 1)
+        if k == len(closers):
+            break
+        end = closers[k]
+        body = _ODS_BODY.match(code, end)
+        if body is None or body.group(2) != loop.group(1):
+            continue
+        for m in _ODS_KEY.finditer(code, loop.end(), end):
+            found.append((m.start(), body.group(1), m.group(1), m.group(2).strip()))
     return sorted(found)
 
 
@@ -222,13 +251,22 @@ def torch_version_key(text: str) -> tuple[int, int]:
 
 
 def gate_applies(node: yaml.Node, version: tuple[int, ...], *, path: str) -> bool:
-    """op-plugin's version gates: ``all_version``, ``v2.7`` (that version only) or ``[v2.1, newest]`` (a range)."""
+    """op-plugin's version gates: ``all_version``, ``v2.7`` (that version only), ``v2.1, v2.2, v2.3``
+    (those versions: how Ascend's own file writes most gates) or ``[v2.1, newest]`` (a range)."""
     line = _line(node)
     if isinstance(node, yaml.ScalarNode):
         value = str(node.value).strip()
         if value == "all_version":
             return True
-        return _version_key(value, path=path, line=line) == version
+        if "," not in value:
+            return _version_key(value, path=path, line=line) == version
+        try:
+            listed = [_version_key(v, path=path, line=line) for v in value.split(",")]
+        except ConfigError:
+            raise ConfigError(
+                f"bad version list {value!r} (expected like v2.1, v2.2)", path=path, line=line
+            ) from None
+        return version in listed
     if isinstance(node, yaml.SequenceNode) and len(node.value) == 2:
         low_node, high_node = node.value
         if isinstance(low_node, yaml.ScalarNode) and isinstance(high_node, yaml.ScalarNode):
@@ -236,7 +274,11 @@ def gate_applies(node: yaml.Node, version: tuple[int, ...], *, path: str) -> boo
             if str(high_node.value).strip() == "newest":
                 return low <= version
             return low <= version <= _version_key(str(high_node.value), path=path, line=line)
-    raise ConfigError("version gate must be all_version, vX.Y or [vX.Y, vX.Y|newest]", path=path, line=line)
+    raise ConfigError(
+        "version gate must be all_version, vX.Y, a list vX.Y, vX.Y or a range [vX.Y, vX.Y|newest]",
+        path=path,
+        line=line,
+    )
 
 
 # Keys of an op-plugin entry that gate it by torch version: the ACL-op and the aclnn implementations.
@@ -255,6 +297,7 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
     if not isinstance(entries, yaml.SequenceNode):
         raise ConfigError("'official' must be a list of entries", path=path, line=_line(entries))
     ops: list[BackendOp] = []
+    ungated = 0
     for entry in entries.value:
         fields = _mapping(entry, path, "an op-plugin entry")
         func = fields.get("func")
@@ -266,14 +309,16 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
         if m is None:
             raise ConfigError(f"'func' is not a schema: {schema[:80]!r}", path=path, line=line)
         gates = [fields[g] for g in _GATES if g in fields]
-        if version is not None and gates and not any(gate_applies(g, version, path=path) for g in gates):
+        if version is None:
+            ungated += bool(gates)
+        elif gates and not any(gate_applies(g, version, path=path) for g in gates):
             continue
         ops.append(
             BackendOp(
                 normalise_name(m.group(1), path=path, line=line), line, path, "official", schema, "full"
             )
         )
-    return BackendList("op-plugin", path, tuple(ops))
+    return BackendList("op-plugin", path, tuple(ops), ungated=ungated)
 
 
 # --- C++ registrations --------------------------------------------------------------------------
@@ -281,36 +326,112 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
 _LIB_IMPL = re.compile(
     r"TORCH_LIBRARY_IMPL\(\s*aten\s*,\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
 )
-_SCHEMA_COMMENT = re.compile(r"//.*?\"schema\":\s*\"aten::([^\"(]+)(\([^\"]*)\"")
+_SCHEMA_IN_COMMENT = re.compile(r"\"schema\":\s*\"aten::([^\"(]+)(\([^\"]*)\"")
+_IF_ZERO = re.compile(r"[ \t]*#[ \t]*if[ \t]+0\b")
+_PP_IF = re.compile(r"[ \t]*#[ \t]*if(?:n?def)?\b")
+_PP_ELSE_END = re.compile(r"[ \t]*#[ \t]*(else|elif|endif)\b")
+# Keys whose registrations are not a kernel that runs the op on the backend's device: an autograd
+# formula (AutogradPrivateUse1...) or a shape function (Meta) alone leaves the op unimplemented there.
+_NOT_A_KERNEL = re.compile(r"Autograd\w*|Meta")
+
+
+def code_only(text: str) -> str:
+    """`text` with C/C++ comments and ``#if 0`` regions blanked (same length and lines), strings kept.
+
+    A registration commented out, or compiled out with ``#if 0``, registers nothing. A ``'`` after a
+    digit is a C++14 digit separator (``1'000``), not a character literal.
+    """
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+        elif c == "/" and text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = [ch if ch == "\n" else " " for ch in text[i:end]]
+            i = end
+        elif c == '"' or (c == "'" and not (i and text[i - 1].isalnum())):
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+        else:
+            i += 1
+    return _blank_if_zero("".join(out))
+
+
+def _blank_if_zero(text: str) -> str:
+    lines = text.split("\n")
+    depth = 0  # > 0 inside an #if 0 region: the nesting of #if lines within it
+    for k, line in enumerate(lines):
+        if depth == 0:
+            if _IF_ZERO.match(line):
+                depth = 1
+                lines[k] = " " * len(line)
+            continue
+        if _PP_IF.match(line):
+            depth += 1
+        else:
+            m = _PP_ELSE_END.match(line)
+            if m is not None and depth == 1 and m.group(1) != "endif":
+                depth = 0  # the #else branch of an #if 0 is compiled: keep it
+                continue
+            if m is not None and m.group(1) == "endif":
+                depth -= 1
+        lines[k] = " " * len(line)
+    return "\n".join(lines)
 
 
 def read_cpp(text: str, path: str) -> BackendList:
     """``m.impl("aten::mul.out", ...)`` inside ``TORCH_LIBRARY_IMPL(aten, KEY, m) { ... }`` blocks.
 
     A ``// {"schema": "aten::add.out(...) -> ..."}`` comment anywhere in the file (the style copied from
-    RegistrationDeclarations.h, as pytorch_dlprim does) records that kernel's schema.
+    RegistrationDeclarations.h, as pytorch_dlprim does) records that kernel's schema. Registrations in
+    comments or under ``#if 0`` do not count, nor do ones under an Autograd or Meta key alone; an op
+    registered under several keys is listed once.
     """
     schemas: dict[str, str] = {}
     line_at = _line_finder(text)
-    for m in _SCHEMA_COMMENT.finditer(text):
-        line = line_at(m.start())
-        schemas[normalise_name(m.group(1), path=path, line=line)] = m.group(1) + m.group(2)
-    ops: list[BackendOp] = []
-    for block in _LIB_IMPL.finditer(text):
-        key, var = block.group(1), block.group(2)
-        body_start = text.find("{", block.end())
-        if body_start < 0:
+    start = 0
+    while (found := text.find('"schema":', start)) >= 0:
+        start = found + 1
+        line_start = text.rfind("\n", 0, found) + 1
+        if "//" not in text[line_start:found]:
             continue
-        body_end = _matching_brace(text, body_start)
+        m = _SCHEMA_IN_COMMENT.match(text, found)
+        if m is not None:
+            line = line_at(found)
+            schemas[normalise_name(m.group(1), path=path, line=line)] = m.group(1) + m.group(2)
+    code = code_only(text)
+    ops: list[BackendOp] = []
+    seen: set[str] = set()
+    position = 0
+    while (block := _LIB_IMPL.search(code, position)) is not None:
+        key, var = block.group(1), block.group(2)
+        body_start = code.find("{", block.end())
+        if body_start < 0:
+            break
+        body_end = _matching_brace(code, body_start)
         if body_end < 0:
-            line = line_at(block.start())
-            raise ConfigError("TORCH_LIBRARY_IMPL block is not closed", path=path, line=line)
-        impl = re.compile(
-            rf"\b{re.escape(var)}\s*\.\s*impl\(\s*(?:TORCH_SELECTIVE_NAME\(\s*)?\"([^\"]+)\"", re.MULTILINE
-        )
-        for m in impl.finditer(text, body_start, body_end):
+            raise ConfigError(
+                "TORCH_LIBRARY_IMPL block is not closed", path=path, line=line_at(block.start())
+            )
+        # TORCH_LIBRARY_IMPL is a namespace-level macro: the next one starts after this block.
+        position = body_end + 1
+        if _NOT_A_KERNEL.fullmatch(key):
+            continue
+        impl = re.compile(rf"\b{re.escape(var)}\s*\.\s*impl\(\s*(?:TORCH_SELECTIVE_NAME\(\s*)?\"([^\"]+)\"")
+        for m in impl.finditer(code, body_start, body_end):
             line = line_at(m.start())
             name = normalise_name(m.group(1), path=path, line=line)
+            if name in seen:
+                continue
+            seen.add(name)
             schema = schemas.get(name)
             ops.append(
                 BackendOp(name, line, path, "m.impl", schema, "full" if schema else None, dispatch_key=key)
@@ -318,22 +439,16 @@ def read_cpp(text: str, path: str) -> BackendList:
     return BackendList("cpp", path, tuple(ops))
 
 
-def _matching_brace(text: str, start: int) -> int:
-    """Index of the ``}`` closing the ``{`` at `start`, skipping strings and comments; -1 if none."""
+def _matching_brace(code: str, start: int) -> int:
+    """Index of the ``}`` closing the ``{`` at `start` in comment-free `code`, skipping strings; -1 if none."""
     depth = 0
-    i, n = start, len(text)
+    i, n = start, len(code)
     while i < n:
-        c = text[i]
-        if c == "/" and text.startswith("//", i):
-            nl = text.find("\n", i)
-            i = n if nl < 0 else nl
-        elif c == "/" and text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 1
-        elif c in "\"'":
+        c = code[i]
+        if c == '"' or (c == "'" and not (i and code[i - 1].isalnum())):
             i += 1
-            while i < n and text[i] != c:
-                i += 2 if text[i] == "\\" else 1
+            while i < n and code[i] != c and code[i] != "\n":
+                i += 2 if code[i] == "\\" else 1
         elif c == "{":
             depth += 1
         elif c == "}":

@@ -19,6 +19,7 @@ from bot.errors import OpdriftError
 from bot.markdown import one_line
 
 if TYPE_CHECKING:
+    from bot.backends import BackendList
     from bot.model import Snapshot
     from bot.overrides import Overrides
     from bot.sourcewarnings import SourceWarning
@@ -629,16 +630,26 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
     for kind, value in specs:
         version = args.torch_version or head.meta.torch_version
         backend = backends.read_backend(kind, value, torch_version=version)
+        _warn_ungated(backend, "SOURCE")
         cov = coverage.compute_coverage(head, backend)
         change = None
         if base is not None:
             base_backend = backends.read_backend(
                 kind, value, torch_version=args.torch_version or base.meta.torch_version
             )
+            _warn_ungated(base_backend, "BASE")
             change = coverage.compare_coverage(coverage.compute_coverage(base, base_backend), cov)
         results.append((cov, change))
     _write_output(coverage_report.render(results, args.format, head=head), args.output)
     return EXIT_OK
+
+
+def _warn_ungated(backend: BackendList, which: str) -> None:
+    if backend.ungated:
+        _warn(
+            f"{backend.path}: {which} has no torch version, so the version gates of {backend.ungated} "
+            "op-plugin entries were not checked and every entry counts (give --torch-version X.Y)"
+        )
 
 
 _COMMANDS.append(_add_coverage)

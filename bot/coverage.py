@@ -261,9 +261,11 @@ class CoverageChange:
 def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:
     base_gap = {o.name for o in base.uncovered}
     head_gap = {o.name for o in head.uncovered}
+    # Closed means the backend now covers it; an op removed upstream left the gap by itself.
+    at_head = {o.name for o in head.ops}
     return CoverageChange(
         new_uncovered=tuple(sorted(head_gap - base_gap)),
-        newly_covered=tuple(sorted(base_gap - head_gap)),
+        newly_covered=tuple(sorted((base_gap - head_gap) & at_head)),
         gap_before=len(base_gap),
         gap_after=len(head_gap),
     )

@@ -114,12 +114,12 @@ def test_cpp_registrations_with_keys_and_schema_comments() -> None:
     path = FIXTURES / "dlprim" / "pointwise_ops.cpp"
     backend = read_cpp(path.read_text(), str(path))
     got = [(op.name, op.dispatch_key) for op in backend.ops]
+    # relu's AutogradPrivateUse1 registration is an autograd formula, not a second kernel
     assert got == [
         ("add.out", "PrivateUse1"),
         ("relu", "PrivateUse1"),
         ("mm", "PrivateUse1"),
         ("sigmoid", "PrivateUse1"),
-        ("relu", "AutogradPrivateUse1"),
     ]
     by_name = {op.name: op for op in backend.ops}
     assert by_name["add.out"].schema is not None and by_name["add.out"].schema.startswith(
@@ -198,3 +198,85 @@ def test_line_numbers_are_found_by_bisection_as_counting_would() -> None:
         assert [line_at(i) for i in range(len(text) + 1)] == [
             text.count("\n", 0, i) + 1 for i in range(len(text) + 1)
         ]
+
+
+# --- what a real file writes, and what hostile input must not do ---------------------------------
+
+
+def test_op_plugin_comma_list_gates_as_ascends_file_writes_them(tmp_path: Path) -> None:
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_text(
+        "official:\n"
+        "  - func: mm(Tensor self, Tensor mat2) -> Tensor\n"
+        "    op_api: v2.1, v2.2, v2.3\n"
+        "  - func: relu(Tensor self) -> Tensor\n"
+        "    acl_op: v2.5\n"
+        "    op_api: [v2.6, newest]\n"
+    )
+    assert _names(read_backend("op-plugin", str(path), torch_version="2.2")) == ["mm"]
+    assert _names(read_backend("op-plugin", str(path), torch_version="2.4")) == []
+    assert _names(read_backend("op-plugin", str(path), torch_version="2.7.0a0")) == ["relu"]
+    everything = read_backend("op-plugin", str(path))
+    assert _names(everything) == ["mm", "relu"] and everything.ungated == 2
+    path.write_text("official:\n  - func: mm(Tensor self, Tensor mat2) -> Tensor\n    op_api: v2.1, two\n")
+    with pytest.raises(ConfigError, match=r"op_plugin_functions\.yaml:3: bad version list 'v2\.1, two'"):
+        read_backend("op-plugin", str(path), torch_version="2.2")
+
+
+def test_cpp_registrations_in_comments_or_compiled_out_do_not_count(tmp_path: Path) -> None:
+    path = tmp_path / "ops.cpp"
+    path.write_text(
+        "constexpr long big = 1'000'000'000;\n"
+        "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n"
+        '  // m.impl("aten::mm", mm_kernel);\n'
+        '  /* m.impl("aten::addmm", addmm_kernel); */\n'
+        "#if 0\n"
+        '  m.impl("aten::bmm", bmm_kernel);\n'
+        "#if defined(X)\n"
+        '  m.impl("aten::baddbmm", f);\n'
+        "#endif\n"
+        "#else\n"
+        '  m.impl("aten::relu", relu_kernel);  // "}" in a comment\n'
+        "#endif\n"
+        "  char brace = '}';\n"
+        '  m.impl("aten::sigmoid", sigmoid_kernel);\n'
+        "}\n"
+        "TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {\n"
+        '  m.impl("aten::tanh", tanh_autograd);\n'
+        '  m.impl("aten::relu", relu_autograd);\n'
+        "}\n"
+        "TORCH_LIBRARY_IMPL(aten, Meta, m) {\n"
+        '  m.impl("aten::exp", exp_meta);\n'
+        "}\n"
+    )
+    backend = read_cpp(path.read_text(), str(path))
+    assert [(op.name, op.line) for op in backend.ops] == [("relu", 11), ("sigmoid", 14)]
+
+
+def test_ods_emits_in_python_comments_do_not_count(tmp_path: Path) -> None:
+    text = (
+        'emit("aten::tanh : (Tensor) -> (Tensor)")\n'
+        '# emit("aten::mm : (Tensor, Tensor) -> (Tensor)")\n'
+        'emit("aten::exp : (Tensor) -> (Tensor)")  # emit("aten::log : (Tensor) -> (Tensor)")\n'
+        'for key in ["aten::sin : (Tensor) -> (Tensor)",  # "aten::cos : (Tensor) -> (Tensor)"\n'
+        '            "aten::sqrt : (Tensor) -> (Tensor)"]:\n'
+        "    emit_with_mutating_variants(key)\n"
+    )
+    backend = read_torch_mlir(text, "torch_ods_gen.py")
+    assert sorted(_names(backend)) == ["exp", "sin", "sin_", "sqrt", "sqrt_", "tanh"]
+
+
+def test_hostile_cpp_and_ods_files_are_read_in_linear_time(tmp_path: Path) -> None:
+    """Each of these took seconds to minutes when every match rescanned the rest of the file."""
+    slashes = tmp_path / "slashes.cpp"
+    slashes.write_text("/" * 40_000 + '"schema": "aten::mm(Tensor self) -> Tensor"\n' + _ONE_BLOCK)
+    assert _names(read_backend("cpp", str(slashes))) == ["relu"]
+    nested = tmp_path / "nested.cpp"
+    nested.write_text("TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n" * 5000 + "}\n" * 5000)
+    with pytest.raises(ConfigError, match=r"no m\.impl"):
+        read_backend("cpp", str(nested))
+    loops = "for k in [\n" * 20_000 + 'emit("aten::tanh : (Tensor) -> (Tensor)")\n'
+    assert _names(read_torch_mlir(loops, "torch_ods_gen.py")) == ["tanh"]
+
+
+_ONE_BLOCK = 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("aten::relu", relu_kernel);\n}\n'

@@ -116,9 +116,15 @@ def test_schema_alerts_full_schemas(head: Snapshot) -> None:
 
     plugin = read_backend("op-plugin", str(FIXTURES / "op_plugin_functions.yaml"), torch_version="1.11")
     alerts = {a.name: a for a in compute_coverage(head, plugin).alerts}
-    # 1.11's std.correction took `int? correction` with no defaults; upstream changed it since.
+    # 1.11's std.correction took `int? correction` with no defaults; upstream changed it since, in
+    # ways PyTorch's check calls compatible (int? → Scalar? widens; defaults were added).
     assert "std.correction" in alerts
-    assert alerts["std.correction"].breaking
+    assert not alerts["std.correction"].breaking
+    assert [(d.code, d.subject) for d in alerts["std.correction"].details] == [
+        ("default_added", "dim"),
+        ("argument_widened", "correction"),
+        ("default_added", "correction"),
+    ]
     current = read_backend("op-plugin", str(FIXTURES / "op_plugin_functions.yaml"), torch_version="2.4")
     assert "std.correction" not in {a.name for a in compute_coverage(head, current).alerts}
 
@@ -144,6 +150,10 @@ def test_gap_since_base(tmp_path: Path, head: Snapshot) -> None:
     # Every op new in HEAD that needs a kernel is reported as a new gap.
     assert (added & uncovered_now) <= set(change.new_uncovered)
     assert change.gap_after == len(uncovered_now)
+    # cholesky was removed in 2.14: it left the gap, but the backend closed nothing
+    assert "cholesky" in {o.name for o in compute_coverage(base, backend).uncovered}
+    assert "cholesky" not in head.operators and "cholesky" not in change.newly_covered
+    assert change.newly_covered == ()
 
 
 def test_coverage_command_json_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -260,3 +270,16 @@ def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
     assert f"  - argument {code('*x*')} renamed to {code(hostile.after)}\n" in md
     text = render(results, "text", head=head)
     assert f"      - argument `*x*` renamed to `{hostile.after}`\n" in text
+
+
+def test_unchecked_version_gates_are_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bare yaml has no torch version: op-plugin's gates cannot be checked, and the run says so."""
+    head_path = write_release("2.14.1", tmp_path / "head")
+    plugin = FIXTURES / "op_plugin_functions.yaml"
+    assert main(["coverage", "--backend", f"op-plugin={plugin}", str(head_path), "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "version gates of 6 op-plugin entries were not checked" in err
+    assert "--torch-version" in err
+    argv = ["coverage", "--backend", f"op-plugin={plugin}", str(head_path), "--torch-version", "2.4"]
+    assert main([*argv, "--format", "json"]) == 0
+    assert capsys.readouterr().err == ""
