@@ -20,6 +20,9 @@ Result = tuple[Coverage, CoverageChange | None]
 
 # A terminal or a comment is for reading; the JSON (or -o FILE) keeps every name.
 _LIST_CAP = 200
+# Schema alerts take several lines each: three backends' worth came to 70,000 characters, over what a
+# GitHub comment holds, so Markdown shows the first ones.
+_ALERT_CAP = 50
 
 
 def _detail_text(d: Detail) -> str:
@@ -55,6 +58,7 @@ def _text(results: Sequence[Result], head: Snapshot) -> str:
             lines.append(f"  since base: the gap {verb}, {change.gap_before} → {change.gap_after}")
             for name in change.new_uncovered[:_LIST_CAP]:
                 lines.append(f"    new, needs a kernel: {terminal(name)}")
+            lines.extend(_more_text(change.new_uncovered, "      "))
         if cov.alerts:
             lines.append(f"  schema alerts ({len(cov.alerts)}):")
             for a in cov.alerts:
@@ -70,13 +74,23 @@ def _text(results: Sequence[Result], head: Snapshot) -> str:
             lines.append(f"  stale ({len(cov.stale)}): listed, but no such operator upstream:")
             for op in cov.stale[:_LIST_CAP]:
                 lines.append(f"    {terminal(op.path)}:{op.line}: {terminal(op.name)}")
+            lines.extend(_more_text(cov.stale, "    "))
         uncovered = cov.uncovered
         lines.append(f"  need a kernel ({len(uncovered)}):")
         for o in uncovered[:_LIST_CAP]:
             lines.append(f"    {terminal(o.name)}  [{o.bucket}]")
-        if len(uncovered) > _LIST_CAP:
-            lines.append(f"    … and {len(uncovered) - _LIST_CAP} more (--format json lists all)")
+        lines.extend(_more_text(uncovered, "    "))
     return "\n".join(lines) + "\n"
+
+
+def _more_text(items: Sequence[object], indent: str) -> list[str]:
+    extra = len(items) - _LIST_CAP
+    return [f"{indent}… and {extra} more (--format json lists all)"] if extra > 0 else []
+
+
+def _more_markdown(items: Sequence[object], cap: int = _LIST_CAP) -> list[str]:
+    extra = len(items) - cap
+    return [f"- … and {extra} more (`--format json` lists all)"] if extra > 0 else []
 
 
 def _markdown(results: Sequence[Result]) -> str:
@@ -96,7 +110,7 @@ def _markdown(results: Sequence[Result]) -> str:
         if cov.alerts:
             out.append(f"### ❌ Schema alerts ({len(cov.alerts)})")
             out.append("")
-            for a in cov.alerts:
+            for a in cov.alerts[:_ALERT_CAP]:
                 kind = "BC-breaking" if a.breaking else "compatible"
                 out.append(
                     f"- you implement {code(a.name)} ({md(a.path)}:{a.line}); its signature changed upstream, {kind}:"
@@ -105,13 +119,13 @@ def _markdown(results: Sequence[Result]) -> str:
                 out.append(f"  - upstream: {code(a.upstream_schema)}")
                 for d in a.details:
                     out.append(f"  - {_detail_markdown(d)}")
+            out.extend(_more_markdown(cov.alerts, _ALERT_CAP))
             out.append("")
         if change is not None and change.new_uncovered:
             out.append(f"### ⚠️ New operators that need a kernel ({len(change.new_uncovered)})")
             out.append("")
             out.extend(f"- {code(name)}" for name in change.new_uncovered[:_LIST_CAP])
-            if len(change.new_uncovered) > _LIST_CAP:
-                out.append(f"- … and {len(change.new_uncovered) - _LIST_CAP} more")
+            out.extend(_more_markdown(change.new_uncovered))
             out.append("")
         out.append("| bucket | covered | needs a kernel |")
         out.append("|---|---:|---:|")
@@ -122,6 +136,7 @@ def _markdown(results: Sequence[Result]) -> str:
             out.append(f"<details><summary>Stale entries ({len(cov.stale)})</summary>")
             out.append("")
             out.extend(f"- {code(op.name)} ({md(op.path)}:{op.line})" for op in cov.stale[:_LIST_CAP])
+            out.extend(_more_markdown(cov.stale))
             out.append("")
             out.append("</details>")
             out.append("")
@@ -129,8 +144,7 @@ def _markdown(results: Sequence[Result]) -> str:
         out.append(f"<details><summary>All operators that need a kernel ({len(uncovered)})</summary>")
         out.append("")
         out.extend(f"- {code(o.name)} ({o.bucket})" for o in uncovered[:_LIST_CAP])
-        if len(uncovered) > _LIST_CAP:
-            out.append(f"- … and {len(uncovered) - _LIST_CAP} more (`--format json` lists all)")
+        out.extend(_more_markdown(uncovered))
         out.append("")
         out.append("</details>")
         out.append("")

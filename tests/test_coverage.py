@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from datafiles import release_text, write_release
 from bot import pipeline
 from bot.backends import BackendList, BackendOp, read_backend
 from bot.cli import main
-from bot.coverage import compare_coverage, compute_coverage, mlir_signature
+from bot.coverage import SchemaAlert, compare_coverage, compute_coverage, mlir_signature
 from bot.model import Snapshot
 from bot.schema import parse_schema
 
@@ -283,3 +284,20 @@ def test_unchecked_version_gates_are_said(tmp_path: Path, capsys: pytest.Capture
     argv = ["coverage", "--backend", f"op-plugin={plugin}", str(head_path), "--torch-version", "2.4"]
     assert main([*argv, "--format", "json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_long_lists_say_how_many_more_and_alerts_are_capped_in_markdown(head: Snapshot) -> None:
+    from bot.coverage_report import render
+
+    names = [f"gone_{i}" for i in range(205)]
+    cov = compute_coverage(head, _listing(*names))
+    text = render([(cov, None)], "text", head=head)
+    assert "    … and 5 more (--format json lists all)" in text
+    markdown = render([(cov, None)], "markdown", head=head)
+    assert "- … and 5 more (`--format json` lists all)" in markdown
+    alerts = tuple(
+        SchemaAlert(f"op{i}", "f.cpp", i, "op(Tensor a) -> Tensor", "op(Tensor b) -> Tensor", True, ())
+        for i in range(60)
+    )
+    markdown = render([(replace(cov, alerts=alerts), None)], "markdown", head=head)
+    assert "`op49`" in markdown and "`op50`" not in markdown and "- … and 10 more" in markdown
