@@ -71,7 +71,9 @@ def _text(results: Sequence[Result], head: Snapshot) -> str:
                 for d in a.details:
                     lines.append(f"      - {_detail_text(d)}")
         if cov.stale:
-            lines.append(f"  stale ({len(cov.stale)}): listed, but no such operator upstream:")
+            lines.append(
+                f"  stale ({len(cov.stale)}): listed, but no such operator upstream{_stale_note(cov)}:"
+            )
             for op in cov.stale[:_LIST_CAP]:
                 lines.append(f"    {terminal(op.path)}:{op.line}: {terminal(op.name)}")
             lines.extend(_more_text(cov.stale, "    "))
@@ -81,6 +83,14 @@ def _text(results: Sequence[Result], head: Snapshot) -> str:
             lines.append(f"    {terminal(o.name)}  [{o.bucket}]")
         lines.extend(_more_text(uncovered, "    "))
     return "\n".join(lines) + "\n"
+
+
+def _stale_note(cov: Coverage) -> str:
+    # torch-mlir's list comes from the TorchScript registry, which holds built-ins that are not ATen
+    # native functions (aten::size, aten::add.t, aten::Int.Tensor): those show up here too.
+    if cov.backend_kind != "torch-mlir":
+        return ""
+    return " (torch-mlir also lists TorchScript built-ins such as size, add.t or Int.Tensor, which are not native functions)"
 
 
 def _more_text(items: Sequence[object], indent: str) -> list[str]:
@@ -135,6 +145,9 @@ def _markdown(results: Sequence[Result]) -> str:
         if cov.stale:
             out.append(f"<details><summary>Stale entries ({len(cov.stale)})</summary>")
             out.append("")
+            if _stale_note(cov):
+                out.append(f"Listed, but not in native_functions.yaml{_stale_note(cov)}.")
+                out.append("")
             out.extend(f"- {code(op.name)} ({md(op.path)}:{op.line})" for op in cov.stale[:_LIST_CAP])
             out.extend(_more_markdown(cov.stale))
             out.append("")

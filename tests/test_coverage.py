@@ -301,3 +301,19 @@ def test_long_lists_say_how_many_more_and_alerts_are_capped_in_markdown(head: Sn
     )
     markdown = render([(replace(cov, alerts=alerts), None)], "markdown", head=head)
     assert "`op49`" in markdown and "`op50`" not in markdown and "- … and 10 more" in markdown
+
+
+def test_torch_mlir_stale_entries_say_that_torchscript_built_ins_are_among_them(head: Snapshot) -> None:
+    from bot.coverage_report import render
+
+    backend = BackendList(
+        "torch-mlir", "GeneratedTorchOps.td", (BackendOp("add.t", 7, "GeneratedTorchOps.td", "td"),)
+    )
+    cov = compute_coverage(head, backend)
+    assert [o.name for o in cov.stale] == ["add.t"]
+    for fmt in ("text", "markdown"):
+        assert "TorchScript built-ins such as size, add.t or Int.Tensor" in render(
+            [(cov, None)], fmt, head=head
+        )
+    plain = compute_coverage(head, _listing("add.t"))
+    assert "TorchScript" not in render([(plain, None)], "text", head=head)
