@@ -80,10 +80,23 @@ def _names(c: Change) -> frozenset[str]:
     return frozenset(n for n in (c.name, c.old_name) if n)
 
 
+def _introduces(c: Change, d: PointDrift) -> bool:
+    """Whether commit drift `d` made a change of `c`'s kind: the removal of a removed op, not the
+    commit that only retagged it the day before."""
+    if c.kind == "added":
+        return c.name in d.added or any(new == c.name for _, new in d.renamed)
+    if c.kind == "removed":
+        return c.name in d.removed or any(old == c.name for old, _ in d.renamed)
+    if c.kind == "renamed":
+        return (c.old_name, c.name) in d.renamed or c.name in d.added or c.old_name in d.removed
+    return c.name in d.changed
+
+
 def attribute(
     changes: Iterable[Change], points: Sequence[Point], *, upstream: str = "pytorch/pytorch"
 ) -> dict[str, Attribution]:
-    """Change fingerprint → the first point (oldest first) whose drift names the change's operator.
+    """Change fingerprint → the first point (oldest first) whose drift makes a change of its kind to
+    the change's operator (its removal, its addition...), else the first that names it at all.
 
     Broken points and the first point of a walk (no drift) attribute nothing; a change no point names
     (e.g. when the range walked is not the report's) is left out.
@@ -94,6 +107,10 @@ def attribute(
     for c in changes:
         names = _names(c)
         hits = [p for p, seen in per_point if names & seen]
+        exact = [p for p in hits if p.drift is not None and _introduces(c, p.drift)]
+        if exact:
+            # the commit that did it, and how many later ones touched the op again
+            hits = hits[hits.index(exact[0]) :]
         if not hits:
             continue
         first = hits[0]

@@ -236,7 +236,8 @@ class Engine:
         self.overrides = overrides
         self._parsed: dict[str, _Parsed] = {}  # block text → parse (content cache)
         self._derivs: dict[str, frozenset[str] | None] = {}  # derivatives text → names
-        self._valid = False
+        self._valid = False  # the state is a whole commit's
+        self._blocks_ok = False  # ...and cut into entry blocks, so the next commit can be a step
         self.stats = Counter[str]()
         self._reset()
 
@@ -286,7 +287,7 @@ class Engine:
             raise SourceError(f"no {NATIVE_PATH}: not a PyTorch revision", path=files.meta.path)
         before = dict(self.records) if self._valid else {}
         tags_text = None if files.tags is None else files.tags.text
-        if not self._valid or tags_text != self.tags_text:
+        if not (self._valid and self._blocks_ok) or tags_text != self.tags_text:
             return self._cold(files, before)
         try:
             return self._step(files)
@@ -353,8 +354,10 @@ class Engine:
                 ok = self._cut_blocks(opset)
             except _Rebuild:
                 ok = False
-        # Without blocks every later commit is built cold too: slower, never wrong.
-        self._valid = ok
+        # Without blocks every later commit is built cold too: slower, never wrong. The records are
+        # whole either way, and the next commit's drift is taken from them.
+        self._valid = True
+        self._blocks_ok = ok
         return _changes(before, self.records)
 
     def _cut_blocks(self, opset: OperatorSet) -> bool:
@@ -461,6 +464,8 @@ class Engine:
             if _ODD_BREAKS.search(region) or _DOCUMENT_MARKER.search(region):
                 raise _Rebuild
             rel = block_starts(region) if region else []
+            if not rel:
+                raise _Rebuild  # nothing left around the change (an emptied file): the cold path judges it
             region_starts = [r0 + x for x in rel]
             for c0, c1 in zip(rel, [*rel[1:], len(region)], strict=True):
                 chunk = region[c0:c1]
@@ -735,7 +740,8 @@ class Engine:
             new_records: dict[str, OpRecord] = {}
             names = self.base_ops.get(base)
             if names:
-                ops = [self._current(self.ops[nm]) for nm in names]
+                # in name order, as a cold parse hands them over (alias comments: the first one wins)
+                ops = [self._current(self.ops[nm]) for nm in sorted(names)]
                 helpers = {
                     o.structured_delegate: self._current(self.ops[o.structured_delegate])
                     for o in ops
@@ -1013,7 +1019,10 @@ def _git_lines(repo: str, *args: str) -> list[str]:
         why = done.stderr.decode("utf-8", "replace").strip().splitlines()
         command = next((a for a in args if not a.startswith("-") and "=" not in a), args[0])
         raise GitError(f"git {command} failed: {why[0] if why else done.returncode}", path=repo)
-    return done.stdout.decode("utf-8", "replace").splitlines()
+    # Only "\n" ends a line of git's output: str.splitlines() would also split a commit subject at
+    # U+2028 or \x1c, and a subject could then forge a --raw line of the next "file change".
+    text = done.stdout.decode("utf-8", "replace")
+    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n") if text else []
 
 
 @dataclass(frozen=True)
@@ -1024,6 +1033,9 @@ class LogEntry:
     date: str  # committer date, ISO 8601 (%cI)
     subject: str
     changes: tuple[tuple[str, str | None], ...]  # (path, new blob oid or None when deleted)
+    # whether it touched one of the walk's PATHS; the others are listed only to carry the three
+    # files' versions forward (a commit that changed native_functions.yaml alone still changed it)
+    counted: bool = True
 
 
 _ZERO_OID = re.compile(r"0+")
@@ -1047,11 +1059,12 @@ def check_paths(paths: Sequence[str]) -> tuple[str, ...]:
 
 
 def list_commits(repo: str, from_sha: str | None, to_sha: str, paths: Sequence[str]) -> list[LogEntry]:
-    """Commits in FROM..TO (first-parent, oldest first) that touched PATHS, with their blob changes.
+    """Commits in FROM..TO (first-parent, oldest first) that touched PATHS or the three files, with
+    their blob changes; `counted` says which touched PATHS.
 
     One ``git log --raw`` answers for the whole range, so the walk needs no per-commit tree lookups:
-    the three files' blob oids are carried forward from the changes. The log covers the three files
-    as well as PATHS; a commit counts when it touched one of PATHS.
+    the three files' blob oids are carried forward from the changes of every listed commit, counted
+    or not.
     """
     rng = f"{from_sha}..{to_sha}" if from_sha else to_sha
     spec = sorted(set(paths) | set(DEFAULT_PATHS))
@@ -1086,8 +1099,8 @@ def list_commits(repo: str, from_sha: str | None, to_sha: str, paths: Sequence[s
     def flush() -> None:
         if head is None:
             return
-        if any(path == w or path.startswith(w + "/") for path, _ in changes for w in wanted):
-            out.append(LogEntry(sha=head[0], date=head[1], subject=head[2], changes=tuple(changes)))
+        counted = any(path == w or path.startswith(w + "/") for path, _ in changes for w in wanted)
+        out.append(LogEntry(head[0], head[1], head[2], tuple(changes), counted))
 
     for line in lines:
         if line.startswith("\0"):
@@ -1248,6 +1261,7 @@ def walk(
         # (sha, rev as shown in file names, date, subject, the three files' oids or None to look up)
         refs: list[tuple[str, str, str, str, tuple[str | None, str | None, str | None] | None]]
         log: list[LogEntry] = []
+        listed: list[LogEntry] = []
         if options.tags is not None:
             names = list_tags(repo, options.tags)
             if not names:
@@ -1258,7 +1272,8 @@ def walk(
                 info = git.commit_info(sha)
                 refs.append((sha, t, info.date, info.subject, None))
         else:
-            log = list_commits(repo, from_sha, to_sha, paths)
+            listed = list_commits(repo, from_sha, to_sha, paths)
+            log = [e for e in listed if e.counted]
             refs = [(e.sha, e.sha, e.date, e.subject, None) for e in log]
         total = len(refs)
         start, end = 0, total
@@ -1290,15 +1305,22 @@ def walk(
             base = ref
             break
 
-        # Carry the three files' oids forward through the log's changes: no tree lookup per commit.
+        # Carry the three files' oids forward through every listed commit's changes (counted or
+        # not): no tree lookup per commit.
         if log and start < end:
             first = log[start]
             parent_oids = _oids_before(git, first.sha)
             current = dict(zip(DEFAULT_PATHS, parent_oids, strict=True))
+            at = {e.sha: k for k, e in enumerate(listed)}
+            k = at[first.sha]
             for i in range(start, end):
-                for path, oid in log[i].changes:
-                    if path in current:
-                        current[path] = oid
+                while True:
+                    for path, oid in listed[k].changes:
+                        if path in current:
+                            current[path] = oid
+                    k += 1
+                    if listed[k - 1].sha == log[i].sha:
+                        break
                 sha, rev, date, subject, _ = refs[i]
                 refs[i] = (
                     sha,

@@ -407,6 +407,13 @@ def merge(parts: Sequence[tuple[str, Timeline]]) -> Timeline:
 # --- CSV ---------------------------------------------------------------------------------------
 
 
+def _inert(text: str) -> str:
+    """A commit subject or tag as a CSV cell a spreadsheet shows as text: one starting with ``=``,
+    ``+``, ``-``, ``@``, a tab or a carriage return would be run as a formula (CSV injection), so it
+    gets a leading ``'``, as OWASP advises."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def render_csv(t: Timeline) -> str:
     """One row per point; fixed columns, then one ``bucket:<id>`` column per bucket (base operators).
 
@@ -425,8 +432,8 @@ def render_csv(t: Timeline) -> str:
             str(i),
             p.sha,
             p.date,
-            p.subject,
-            p.tag or "",
+            _inert(p.subject),
+            _inert(p.tag or ""),
             "broken" if p.broken else "ok",
             p.error or "",
             n(p.entries),

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -544,3 +545,106 @@ def test_the_callers_git_environment_and_config_do_not_change_the_walk(
     _git(repo, "config", "i18n.logOutputEncoding", "ISO-8859-1")
     _git(repo, "config", "log.showSignature", "true")
     assert [(e.sha, e.subject) for e in list_commits(str(repo), None, shas[-1], [NATIVE])] == expected
+
+
+# --- found by review: silent wrong numbers ---------------------------------------------------------
+
+_NEW_OP = "\n- func: opdrift_new_op(Tensor self) -> Tensor\n  dispatch:\n    CPU: opdrift_new_op\n"
+
+
+def _walk(repo: Path, **kwargs: object) -> timeline.Timeline:
+    return history.walk(str(repo), history.WalkOptions(**kwargs))  # type: ignore[arg-type]
+
+
+def test_after_a_commit_built_cold_the_next_drift_is_not_everything(tmp_path: Path) -> None:
+    """CRLF line endings leave a commit without entry blocks; the next commit's drift must still be
+    taken against its records (it was taken against nothing: 3104 added)."""
+    crlf = release_text("2.14.1").replace("\n", "\r\n")
+    repo = tmp_path / "repo"
+    _small_history(repo, [crlf, crlf + _NEW_OP.replace("\n", "\r\n")])
+    last = _walk(repo).points[-1]
+    assert last.drift is not None and last.drift.added == ("opdrift_new_op",)
+    assert last.drift.removed == () and last.drift.changed == ()
+
+
+def test_paths_outside_the_three_files_still_see_their_changes(tmp_path: Path) -> None:
+    """README, then native_functions.yaml alone, then README again: walking --paths README, the second
+    README commit's figures are the file as it is then (they were the file at the first one)."""
+    text = release_text("2.14.1")
+    repo = tmp_path / "repo"
+    _small_history(repo, [text])
+    who = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@l",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@l",
+    }
+    for i, (name, content) in enumerate([("README", "a\n"), (NATIVE, text + _NEW_OP), ("README", "b\n")]):
+        (repo / name).write_text(content)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", f"commit {i}", env=who)
+    points = _walk(repo, paths=("README",)).points
+    assert [p.subject for p in points] == ["commit 0", "commit 2"]
+    assert [p.operators for p in points] == [3103, 3104]  # as a cold parse of each commit counts them
+    last = points[-1].drift
+    assert last is not None and last.added == ("opdrift_new_op",)
+
+
+def test_a_subject_cannot_forge_a_file_change(tmp_path: Path) -> None:
+    """Only "\\n" ends a line of git's output; a subject holding U+2028 and a fake --raw line used to
+    be read as a change of native_functions.yaml."""
+    text = release_text("2.14.1")
+    repo = tmp_path / "repo"
+    shas = _small_history(repo, [text, text + _NEW_OP])
+    fake = f"Tidy\u2028:100644 100644 {'0' * 40} {'1' * 40} M\t{NATIVE}"
+    _git(repo, "commit", "--amend", "-qm", fake)
+    points = _walk(repo).points
+    assert [p.sha for p in points] == [*shas[:1], points[-1].sha]
+    assert points[-1].subject == fake and points[-1].operators == 3104
+
+
+def test_an_emptied_file_is_a_clear_error_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = release_text("2.14.1")
+    repo = tmp_path / "repo"
+    _small_history(repo, [text, ""])
+    code, _, err = _run(["history", str(repo), "--format", "csv"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    code, out, err = _run(["history", str(repo), "--format", "csv", "--keep-going"], capsys)
+    assert code == 0 and out.splitlines()[-1].split(",")[5] == "broken"
+
+
+def test_csv_cells_never_start_a_formula(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = release_text("2.14.1")
+    repo = tmp_path / "repo"
+    _small_history(repo, [text])
+    _git(repo, "commit", "--amend", "-qm", "=cmd|' /C calc'!A0")
+    code, out, _ = _run(["history", str(repo), "--format", "csv"], capsys)
+    assert code == 0 and ",'=cmd|' /C calc'!A0," in out
+
+
+def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
+    """Two overloads whose comments announce different alias targets: a cold parse takes the first
+    by name; the walk re-decided the base in set order, so the answer moved with PYTHONHASHSEED."""
+    text = release_text("2.14.1")
+    pair = (
+        "\n# alias for relu\n- func: opdrift_alias.a(Tensor self) -> Tensor\n"
+        "\n# alias for sigmoid\n- func: opdrift_alias.b(Tensor self) -> Tensor\n"
+    )
+    edited = pair.replace("opdrift_alias.b(Tensor self)", "opdrift_alias.b(Tensor self, int k=0)")
+    repo = tmp_path / "repo"
+    _small_history(repo, [text + pair, text + edited])
+    script = (
+        "import sys; from bot import history; "
+        "t = history.walk(sys.argv[1], history.WalkOptions()); d = t.points[-1].drift; "
+        "print(d.changed, d.added, d.removed)"
+    )
+    outputs = set()
+    for seed in ("0", "1", "2", "3", "4"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(repo)], capture_output=True, text=True, env=env, check=True
+        )
+        outputs.add(done.stdout.strip())
+    assert outputs == {"('opdrift_alias.b',) () ()"}
