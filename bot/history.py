@@ -880,6 +880,7 @@ class DiskCache:
         self.salt = salt
         self.warn = warn
         self.hits = 0
+        self._write_failed = False
 
     def key(self, *parts: object) -> str:
         payload = json.dumps([__version__, self.salt, *parts], separators=(",", ":"))
@@ -920,8 +921,13 @@ class DiskCache:
                 json.dump(value, f, sort_keys=True, separators=(",", ":"))
             os.replace(tmp, path)
         except OSError as err:
-            # A cache that cannot be written only makes the next run slower.
-            self.warn(f"{path}: cannot write cache file ({err.strerror or err})")
+            # A cache that cannot be written only makes the next run slower; saying so once is enough
+            # (a read-only --cache printed four lines per commit).
+            if not self._write_failed:
+                self._write_failed = True
+                self.warn(
+                    f"{path}: cannot write cache file ({err.strerror or err}); the walk goes on uncached"
+                )
 
 
 def _summary_to(s: Summary) -> dict[str, object]:
@@ -1243,6 +1249,8 @@ def walk(
     warn = warn or _warn
     if options.tags is not None and (options.from_rev is not None or options.to_rev != "HEAD"):
         raise HistoryError("--tags walks release tags; it does not combine with --from/--to")
+    if options.tags is not None and tuple(options.paths) != DEFAULT_PATHS:
+        raise HistoryError("--tags walks every matching tag; it does not combine with --paths")
     with GitReader(repo) as git:
         to_sha = git.resolve(options.to_rev)
         from_sha = git.resolve(options.from_rev) if options.from_rev is not None else None

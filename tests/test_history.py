@@ -269,6 +269,13 @@ def test_merge_refuses_an_incomplete_set(
     assert code == 2
     assert "missing shard(s) 2/2" in err
     assert len(err.strip().splitlines()) == 1
+    # A damaged count is named, not enumerated (range(10**12) ran out of memory).
+    data = json.loads(out.read_text())
+    data["shard"]["count"] = 10**12
+    out.write_text(json.dumps(data))
+    code, _, err = _run(["history-merge", str(out)], capsys)
+    assert code == 2 and "missing shard(s) 2/1000000000000" in err and "more" in err
+    out.write_text(json.dumps({**data, "shard": {**data["shard"], "count": 2}}))
     for bad, words in ((b"\xff\xfe", "not UTF-8"), (b"[" * 100_000, "nested too deeply")):
         out.write_bytes(bad)
         code, _, err = _run(["history-merge", str(out)], capsys)
@@ -648,3 +655,17 @@ def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
         )
         outputs.add(done.stdout.strip())
     assert outputs == {"('opdrift_alias.b',) () ()"}
+
+
+def test_tags_with_paths_is_refused_and_an_unwritable_cache_is_said_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = release_text("2.14.1")
+    repo = tmp_path / "repo"
+    _small_history(repo, [text, text + _NEW_OP, text])
+    code, _, err = _run(["history", str(repo), "--tags", "v*", "--paths", "README"], capsys)
+    assert code == 2 and "does not combine with --paths" in err
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache directory should be")
+    code, _, err = _run(["history", str(repo), "--cache", str(blocked), "--format", "csv"], capsys)
+    assert code == 0 and err.count("cannot write cache file") == 1
