@@ -43,9 +43,8 @@ def load_snapshot(
     """Read SOURCE (any kind the CLI accepts) and return its classified snapshot.
 
     `warn` receives the first MAX_SHOWN_WARNINGS warnings of the parse (an unknown key kept, an
-    undefined tag), one line each with file:line, and a count of the rest; then each override
-    that matched nothing. The parse's warnings are also kept in
-    the snapshot (`Snapshot.warnings`), for reports.
+    undefined tag), one line each with file:line, and a count of the rest; then each override that
+    matched nothing. The snapshot keeps all of the parse's warnings (`Snapshot.warnings`), for reports.
     """
     files = sources.read_source(spec)
     if files.meta.kind == "snapshot":

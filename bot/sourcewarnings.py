@@ -2,10 +2,12 @@
 
 The parse keeps going past what it can read but PyTorch's codegen may not: an unknown key, a tag that
 tags.yaml does not define, an entry whose family no longer groups (autogen would make a second op of
-that name). Before, these reached only the CI log; a PR author who caused one never saw it. A report
-lists the warnings HEAD's parse gives and BASE's did not (a snapshot written before opdrift stored
-them records none, so then all of HEAD's are listed; released files from 2.0.0 on give none). Snapshots keep their parse's
-warnings, so a report made from two stored snapshots, as the action makes it, lists them too.
+that name). Before, these reached only the CI log; a PR author who caused one never saw it.
+
+A report lists the warnings HEAD's parse gives and BASE's did not. Snapshots keep their parse's
+warnings, so a report made from two stored snapshots, as the action makes it, lists them too. A
+snapshot written before opdrift stored them records none, so then all of HEAD's are listed; the
+released files from 2.0.0 on give none.
 """
 
 from __future__ import annotations
