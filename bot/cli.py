@@ -343,7 +343,7 @@ def _cmd_pr_number(args: argparse.Namespace) -> int:
         number = client.run(
             lambda: workflow.match_pull(
                 client.repo.get_pulls(state="open", head=f"{owner}:{args.head_branch}"),
-                head_sha=args.head_sha,
+                head_sha=args.head_sha.lower(),  # GitHub reports shas in lower case
                 head_repo=args.head_repo,
             ),
             what=f"looking up the pull request of {args.head_repo}@{args.head_sha[:12]}",
@@ -786,7 +786,7 @@ def _add_issue(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         epilog=SOURCE_HELP,
     )
     _add_publish_args(p)
-    p.add_argument("--week", metavar="YYYY-Www", help="the window, e.g. 2026-W48 (default: this ISO week)")
+    p.add_argument("--week", metavar="YYYY-Www", help="the window, e.g. 2026-W48 (default: this ISO week, UTC)")
     p.add_argument(
         "--history",
         metavar="REPO",
@@ -1017,8 +1017,10 @@ def _cmd_issue(args: argparse.Namespace) -> int:
     from bot.report import context_for, render
 
     if args.week is None:
-        year, week, _ = dt.date.today().isocalendar()
-        args.week = f"{year}-W{week:02d}"
+        # UTC, as resolve-sources takes it: a runner's local date may already be next week
+        from bot.workflow import iso_week
+
+        args.week = iso_week(dt.datetime.now(dt.timezone.utc).date())
     else:
         from bot.workflow import week_start
 

@@ -158,7 +158,14 @@ def retry_delay(
                 return headerless
         return headerless
     if status >= 500:
-        return policy.backoff(attempt)
+        # A 503 may say when to come back; wait that long (the caller still holds the time budget).
+        after = _header(headers, "retry-after")
+        try:
+            return (
+                max(policy.backoff(attempt), float(after)) if after is not None else policy.backoff(attempt)
+            )
+        except ValueError:
+            return policy.backoff(attempt)
     return None
 
 
@@ -314,7 +321,12 @@ class RepoClient:
                         raise _explain(exc.status, message, what, permission, not_found, token) from None
                     problem = scrub(f"{exc.status} {message}".strip(), token)
                     rate_limited = is_rate_limit(exc.status, exc.headers, message)
-                except (requests.ConnectionError, requests.Timeout) as exc:
+                except (
+                    requests.ConnectionError,
+                    requests.Timeout,
+                    requests.exceptions.ChunkedEncodingError,
+                ) as exc:
+                    # the network, or a response cut off mid-body: worth another try
                     delay = policy.backoff(attempt)
                     problem = scrub(type(exc).__name__, token)
                     rate_limited = False
@@ -485,10 +497,10 @@ def _find_weekly(client: RepoClient, window_key: str) -> _Found:
     current = None
     previous: tuple[str, Any] | None = None
     for issue in client.repo.get_issues(**kwargs):
-        if issue.pull_request is not None or not client.is_mine(issue):
-            continue
+        # The marker and the author first: reading `pull_request` of a plain issue makes PyGithub
+        # fetch it again (the list leaves the field out), one request per issue of the repository.
         match = _WEEKLY_MARKER_RE.search(issue.body or "")
-        if match is None:
+        if match is None or not client.is_mine(issue) or issue.pull_request is not None:
             continue
         window = match.group(1)
         if window == window_key:

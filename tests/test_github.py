@@ -321,6 +321,9 @@ def test_retry_delay_policy() -> None:
     p = RetryPolicy(first_delay=1.0, max_delay=8.0)
     assert [retry_delay(500, {}, "", n, p, now=0.0) for n in (1, 2, 3, 4, 5)] == [1.0, 2.0, 4.0, 8.0, 8.0]
     assert retry_delay(403, {"retry-after": "7"}, "", 1, p, now=0.0) == 7.0
+    # a 503 that says when to come back is waited for (the budget still decides whether to)
+    assert retry_delay(503, {"Retry-After": "120"}, "", 1, p, now=0.0) == 120.0
+    assert retry_delay(503, {"Retry-After": "soon"}, "", 1, p, now=0.0) == 1.0
     assert retry_delay(
         403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "110"}, "", 1, p, now=100.0
     ) == (10.5)
@@ -946,3 +949,15 @@ def test_cli_comment_posts_for_a_pr_whose_only_news_is_a_parse_warning(
     assert code == 0, err
     (mine,) = bot_comments(fake, pr)
     assert str(mine["body"]).splitlines()[1].startswith("## ✅") and "🧐" not in str(mine["body"])
+
+
+def test_finding_the_weekly_issue_reads_pages_not_every_issue(fake: FakeGitHub) -> None:
+    """With the Actions token the bot's login is unknown (GET /user is 403), so every issue of the
+    repository is listed; reading `pull_request` first made PyGithub fetch each one again."""
+    for i in range(60):
+        fake.add_issue(REPO, title=f"bug {i}", body="a human's issue", author="alice")
+    fake.fail("GET", r"^/user$", 403, times=10, message="Resource not accessible by integration")
+    client = client_for(fake)
+    publish_weekly_issue(client, title="Operator drift", body="b", window_key="2026-W48", dry_run=False)
+    single = [r for r in fake.requests if r.method == "GET" and re.search(r"/issues/\d+$", r.path)]
+    assert single == []

@@ -428,6 +428,8 @@ def test_pr_number_of_a_fork_is_looked_up_by_repo_branch_and_sha(
     )  # same sha, another fork
     lookup = ["--head-sha", sha, "--head-repo", "alice/pytorch", "--head-branch", "fix-op"]
     assert _pr_number(capsys, "--event-number", "", *lookup) == (0, f"number={mine}\n")
+    shouted = ["--head-sha", sha.upper(), "--head-repo", "alice/pytorch", "--head-branch", "fix-op"]
+    assert _pr_number(capsys, *shouted) == (0, f"number={mine}\n")  # GitHub's shas are lower case
     code, out = _pr_number(
         capsys, "--head-sha", "c" * 40, "--head-repo", "alice/pytorch", "--head-branch", "fix-op"
     )

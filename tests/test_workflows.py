@@ -312,6 +312,14 @@ def test_weekly_workflow_reads_only_the_three_files() -> None:
     push = next(i for i, s in enumerate(job["steps"]) if "opdrift push-snapshot" in s.get("run", ""))
     assert ids.index("drift") < push, "push only after the action posted and committed"
     assert job["steps"][push]["if"] == "steps.drift.outputs.committed != ''"
+    # A manual run refreshes the tracked snapshot only for upstream main, reported to this repository.
+    refresh = job["steps"][ids.index("drift")]["with"]["refresh-snapshot"]
+    for condition in (
+        "(inputs.pytorch-repository || 'pytorch/pytorch') == 'pytorch/pytorch'",
+        "(inputs.pytorch-ref || 'main') == 'main'",
+        "(inputs.target-repository || github.repository) == github.repository",
+    ):
+        assert condition in refresh
 
 
 def test_action_passes_inputs_only_through_env() -> None:
