@@ -786,7 +786,9 @@ def _add_issue(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         epilog=SOURCE_HELP,
     )
     _add_publish_args(p)
-    p.add_argument("--week", metavar="YYYY-Www", help="the window, e.g. 2026-W48 (default: this ISO week, UTC)")
+    p.add_argument(
+        "--week", metavar="YYYY-Www", help="the window, e.g. 2026-W48 (default: this ISO week, UTC)"
+    )
     p.add_argument(
         "--history",
         metavar="REPO",
