@@ -27,7 +27,7 @@ import yaml
 
 from bot.drift import FINGERPRINT_LEN, Change, Drift
 from bot.errors import ConfigError, YamlError
-from bot.nativeyaml import read_yaml_document
+from bot.nativeyaml import check_unique_keys, compose_yaml_document, read_yaml_document
 from bot.sources import read_text
 
 _KEYS = frozenset({"name", "fingerprint", "reason", "expires"})
@@ -102,9 +102,10 @@ class _ItemMarks:
     raw: Mapping[str, str]  # scalar values as written: YAML would read 012345678901 as an octal int
 
 
-def _item_marks(text: str) -> list[_ItemMarks]:
+def _item_marks(text: str, display: str) -> list[_ItemMarks]:
     """For each list item: its 1-based line, the line of each of its keys and their raw scalars."""
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    node = compose_yaml_document(text, display)
+    check_unique_keys(node, display)
     out: list[_ItemMarks] = []
     if isinstance(node, yaml.SequenceNode):
         for item in node.value:
@@ -129,7 +130,10 @@ def parse_allowlist(text: str, display: str) -> AllowList:
         return AllowList((), display)
     if not isinstance(data, list):
         raise ConfigError("an allow-list is a YAML list of entries", path=display, line=1)
-    marks = _item_marks(text)
+    try:
+        marks = _item_marks(text, display)
+    except YamlError as err:
+        raise ConfigError(err.message, path=err.path, line=err.line) from None
     entries: list[AllowEntry] = []
     for i, item in enumerate(data):
         mark = marks[i] if i < len(marks) else _ItemMarks(0, {}, {})

@@ -29,7 +29,7 @@ import yaml
 from bot.backends import BACKEND_KINDS, BackendKind
 from bot.drift import Change
 from bot.errors import ConfigError
-from bot.nativeyaml import read_yaml_document
+from bot.nativeyaml import compose_yaml_document, read_yaml_document
 from bot.rules import BUCKETS
 from bot.sources import read_text
 
@@ -487,7 +487,7 @@ _TOP_KEYS = ("subscriptions", "labels", "allowlist", "overrides", "weekly", "bot
 def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
     """Parse and validate a config file's text; `allowlist`/`overrides` paths resolve against `base_dir`."""
     read_yaml_document(text, display)  # YAML syntax errors, with their line
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    node = compose_yaml_document(text, display)
     if node is None:
         return BotConfig(path=display)
     reader = _Reader(display)

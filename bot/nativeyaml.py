@@ -101,6 +101,29 @@ def compose_yaml_document(text: str, display: str) -> yaml.Node | None:
         raise _yaml_error(err, display) from None
 
 
+def check_unique_keys(node: yaml.Node | None, display: str) -> None:
+    """Refuse a mapping that repeats a key. YAML keeps the last silently: an allow-list entry's second
+    ``expires:`` would extend it unseen, an overrides file's second ``relu:`` replace the first."""
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if isinstance(current, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key, value in current.value:
+                if isinstance(key, yaml.ScalarNode):
+                    line = key.start_mark.line + 1
+                    if key.value in seen:
+                        raise YamlError(
+                            f"duplicate key {key.value!r} (first at line {seen[key.value]})",
+                            path=display,
+                            line=line,
+                        )
+                    seen[key.value] = line
+                stack.append(value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+
+
 def split_lines(text: str) -> list[str]:
     """The text's lines as YAML counts them (``\\r\\n``, ``\\r``, NEL, LS and PS all end a line)."""
     return _LINE_BREAK.split(text)

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from bot.errors import ConfigError
+from bot.errors import ConfigError, YamlError
 from bot.model import Decision
-from bot.nativeyaml import read_yaml_document, split_lines
+from bot.nativeyaml import check_unique_keys, compose_yaml_document, read_yaml_document, split_lines
 from bot.rules import BUCKETS
 from bot.sources import read_text
 
@@ -82,6 +82,10 @@ def _line_of(lines: list[str], key: str) -> int | None:
 def parse_overrides(text: str, display: str) -> Overrides:
     """Read an overrides file's text (pure); `display` is the path used in errors."""
     data = read_yaml_document(text, display)
+    try:
+        check_unique_keys(compose_yaml_document(text, display), display)
+    except YamlError as err:
+        raise ConfigError(err.message, path=err.path, line=err.line) from None
     lines = split_lines(text)
     if data is None:
         return Overrides(display=display)
@@ -142,6 +146,10 @@ def parse_overrides(text: str, display: str) -> Overrides:
                 path=display,
                 line=line,
             )
+        if name in entries:
+            first = name_lines.get(name)
+            where = f" (first at line {first})" if first is not None else ""
+            raise ConfigError(f"{name}: overridden twice{where}", path=display, line=line)
         entries[name] = Override(bucket=bucket, reason=reason)
         if line is not None:
             name_lines[name] = line

@@ -105,3 +105,13 @@ def test_load_allowlist_reads_files(tmp_path: Path) -> None:
     assert load_allowlist(str(path)).entries[0].name == "x"
     with pytest.raises(ConfigError, match="cannot read"):
         load_allowlist(str(tmp_path / "missing.yaml"))
+
+
+def test_a_repeated_key_in_an_entry_is_refused() -> None:
+    """YAML keeps the last value: a second `expires:` would quietly extend an acknowledgement."""
+    text = '- name: "_philox*"\n  name: "other"\n  reason: r\n  expires: 2027-01-01\n'
+    with pytest.raises(ConfigError, match="duplicate key 'name' \\(first at line 1\\)") as err:
+        parse_allowlist(text, "a.yml")
+    assert err.value.line == 2
+    tab = '- name: "x"\n  reason: r\n  expires: 2027-01-01\t\n'
+    assert len(parse_allowlist(tab, "a.yml").entries) == 1

@@ -385,3 +385,9 @@ def test_did_you_mean_ignores_case_and_stays_quiet_when_nothing_is_close() -> No
 def _write(path: Path, text: str) -> str:
     path.write_text(text, encoding="utf-8")
     return str(path)
+
+
+def test_a_tab_after_a_value_reads_as_the_first_pass_read_it() -> None:
+    """The file was composed a second time with the pure-Python loader, which refuses a tab that
+    libyaml accepts: an uncaught ScannerError, exit 1."""
+    assert parse_config("labels: [x]\t# note\n", "c.yml").labels == ("x",)

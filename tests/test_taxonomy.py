@@ -429,3 +429,13 @@ def test_explain_keeps_every_source_value_on_its_line() -> None:
     text = explain(replace(snap, operators={**snap.operators, "relu": hostile}), "relu")
     assert not any(line.startswith("::") for line in text.splitlines())
     assert "\x1b" not in text and "python_module: nn ::error::pwned" in text
+
+
+def test_an_operator_overridden_twice_is_refused() -> None:
+    for text, line in (
+        ("overrides:\n  dropout: linalg\n  dropout: misc\n", 3),
+        ("overrides:\n  relu: linalg\n  aten::relu: misc\n", 3),
+    ):
+        with pytest.raises(ConfigError) as err:
+            parse_overrides(text, "o.yml")
+        assert err.value.line == line and ("twice" in str(err.value) or "duplicate key" in str(err.value))
