@@ -19,6 +19,7 @@ Three things happen here:
 from __future__ import annotations
 
 import re
+import reprlib
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -83,7 +84,8 @@ _TENSOR_OPTIONS = (
     ("pin_memory", "bool"),
 )
 _OPERATOR_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)?")
-_DERIVATIVE_RE = re.compile(r"^- name:[ \t]+(.*?)[ \t]*$", re.MULTILINE)
+_DERIVATIVE_RE = re.compile(r"^- name:[ \t]+(.*?)[ \t\r]*$", re.MULTILINE)
+_TRAILING_COMMENT = re.compile(r"[ \t]+#.*$")  # YAML ends a plain scalar at " #"
 
 
 class _Entry(NamedTuple):
@@ -186,7 +188,7 @@ def read_tags(tags: TextFile) -> frozenset[str]:
     names = set()
     for item in data:
         if not isinstance(item, dict) or not isinstance(item.get("tag"), str):
-            raise YamlError(f"tags.yaml item without a `tag:` name: {item!r}", path=tags.display)
+            raise YamlError(f"tags.yaml item without a `tag:` name: {_render(item)}", path=tags.display)
         names.add(item["tag"])
     return frozenset(names)
 
@@ -202,6 +204,8 @@ def read_derivatives(derivatives: TextFile) -> frozenset[str]:
     line, counted = 1, 0
     for m in _DERIVATIVE_RE.finditer(text):
         value = m.group(1)
+        if value[:1] not in ("'", '"'):
+            value = _TRAILING_COMMENT.sub("", value)
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         line += text.count("\n", counted, m.start())
@@ -215,8 +219,15 @@ def read_derivatives(derivatives: TextFile) -> frozenset[str]:
 # --- validation ----------------------------------------------------------------------------------
 
 
+# YAML aliases share objects: ten levels of `&l [*k, *k, ...]` are 643 bytes of text and 10**10 items
+# once repr() expands them. A value quoted in a message or kept as an unknown key's text is cut short.
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxtuple = 3, 8, 8, 8
+_SHORT.maxstring = _SHORT.maxother = 200
+
+
 def _render(value: object) -> str:
-    return value if isinstance(value, str) else repr(value)
+    return value if isinstance(value, str) else _SHORT.repr(value)
 
 
 def _validate(raw: RawEntry, path: str, known_tags: frozenset[str] | None) -> _Entry:

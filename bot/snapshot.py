@@ -30,6 +30,7 @@ from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, 
 from bot.schema import parse_schema
 
 FORMAT_VERSION = 1
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 _OP_KINDS = frozenset(get_args(OpKind))
 _SOURCE_KINDS = frozenset(get_args(SourceKind))
@@ -240,6 +241,8 @@ def from_json(text: str, display: str) -> Snapshot:
         ) from None
     except RecursionError:
         raise SnapshotError("invalid JSON: nested too deeply to be a snapshot", path=display) from None
+    except ValueError as err:  # e.g. an integer longer than Python converts (4300 digits)
+        raise SnapshotError(f"invalid JSON: {err}", path=display) from None
     r = _Reader(text, display)
     top = r.obj(data, "snapshot")
     if "format_version" not in top:
@@ -448,7 +451,11 @@ def load_snapshot(path: str | os.PathLike[str]) -> Snapshot:
     """Read and validate the snapshot stored at PATH."""
     display = os.fspath(path)
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            # A real snapshot is about 1.5 MB; a huge file would exhaust memory before JSON could object.
+            data = fh.read(MAX_SNAPSHOT_BYTES + 1)
+        if len(data) > MAX_SNAPSHOT_BYTES:
+            raise SnapshotError(f"over the limit of {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB", path=display)
     except FileNotFoundError:
         raise SnapshotError("no such file", path=display) from None
     except OSError as err:

@@ -14,6 +14,7 @@ is read as itself.
 
 from __future__ import annotations
 
+import lzma
 import os
 import re
 import zipfile
@@ -140,8 +141,17 @@ def read_text(path: str, what: str, error: type[OpdriftError] = SourceError) -> 
         raise error(f"cannot read the {what}: {message}", path=path, line=err.line) from None
 
 
+def _is_file(path: Path, *, or_dir: bool = False) -> bool:
+    """`path.is_file()` (or is_dir, with `or_dir`), but a directory on the way that may not be searched
+    is an error to report, not a traceback: is_file lets PermissionError through."""
+    try:
+        return path.is_file() or (or_dir and path.is_dir())
+    except OSError as err:
+        raise SourceError(f"cannot read: {err.strerror or err}", path=str(path)) from None
+
+
 def _optional_file(path: Path, display: str) -> TextFile | None:
-    return _read_text_file(path, display) if path.is_file() else None
+    return _read_text_file(path, display) if _is_file(path) else None
 
 
 # --- a checkout's working tree ----------------------------------------------------------------
@@ -151,14 +161,14 @@ def read_checkout(directory: str) -> SourceFiles:
     """The working tree of a PyTorch checkout; commit and date from git when DIR is a repository's top."""
     root = Path(directory)
     native = root / NATIVE_PATH
-    if not native.is_file():
+    if not _is_file(native):
         raise SourceError(f"no {NATIVE_PATH} in {directory}: not a PyTorch checkout", path=directory)
     commit = date = None
-    if (root / ".git").exists():
+    if _is_file(root / ".git", or_dir=True):
         commit, date = _head_commit(directory)
     version_file = root / "version.txt"
     torch_version = None
-    if version_file.is_file():
+    if _is_file(version_file):
         torch_version = _read_text_file(version_file, str(version_file)).text.strip() or None
     return SourceFiles(
         meta=SourceMeta(
@@ -247,7 +257,15 @@ def read_wheel(wheel: str) -> SourceFiles:
             registrations = member(WHEEL_REGISTRATIONS)
             if registrations is not None:
                 return SourceFiles(meta=meta, registration_declarations=registrations)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError) as err:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        zlib.error,
+        lzma.LZMAError,
+        EOFError,
+        NotImplementedError,
+        UnicodeDecodeError,  # a member name flagged UTF-8 that is not
+    ) as err:
         raise SourceError(f"not a readable wheel (zip): {err}", path=wheel) from err
     except OSError as err:
         raise SourceError(f"cannot read: {err.strerror or err}", path=wheel) from err

@@ -260,3 +260,20 @@ def test_a_functional_out_of_step_with_its_family_is_kept_with_a_warning() -> No
 def test_bad_tags_file_is_a_yaml_error() -> None:
     with pytest.raises(YamlError):
         read_tags(TextFile("tags.yaml", "- nottag: x\n"))
+
+
+def test_an_alias_bomb_under_an_unknown_key_is_quoted_short() -> None:
+    """Ten levels of YAML aliases are 643 bytes and 10**10 items once repr() expands them."""
+    levels = ["  l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 10)]
+    text = "- func: relu(Tensor self) -> Tensor\n  bomb:\n" + "\n".join("  " + ln for ln in levels) + "\n"
+    opset = build(text)
+    ((key, rendered),) = next(op for op in opset.operators if op.name == "relu").unknown_keys
+    assert key == "bomb" and len(rendered) < 5000
+
+
+def test_derivatives_with_crlf_and_trailing_comments() -> None:
+    text = (
+        "- name: abs(Tensor self) -> Tensor\r\n  self: grad\r\n- name: relu(Tensor self) -> Tensor  # why\n"
+    )
+    assert read_derivatives(TextFile("d.yaml", text)) == frozenset({"abs", "relu"})

@@ -456,3 +456,16 @@ def test_output_onto_dev_stdout_goes_through_the_open_descriptor(
     write_atomic("/dev/stdout", "the report\n")
     print("after", flush=True)
     assert capfd.readouterr().out == "before\nthe report\nafter\n"
+
+
+def test_a_huge_integer_or_file_is_a_snapshot_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = to_json(classified("2.14.1"))
+    digits = text.replace('"entries": 3103', '"entries": ' + "9" * 5000)
+    assert digits != text
+    with pytest.raises(SnapshotError, match="invalid JSON"):
+        from_json(digits, "s.json")
+    path = tmp_path / "s.json"
+    path.write_text(text)
+    monkeypatch.setattr(snapshot, "MAX_SNAPSHOT_BYTES", 1000)
+    with pytest.raises(SnapshotError, match="over the limit"):
+        load_snapshot(path)

@@ -547,3 +547,31 @@ def test_another_users_repository_reads_with_safe_directory_from_the_environment
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", "*")
     files = sources.read_source(f"{repo}@HEAD")
     assert files.native_functions is not None and files.meta.commit is not None
+
+
+def test_a_damaged_lzma_member_or_a_bad_member_name_is_an_unreadable_wheel(tmp_path: Path) -> None:
+    import zipfile as zf
+
+    wheel = tmp_path / "torch-2.14.1-cp311-none-any.whl"
+    with zf.ZipFile(wheel, "w", compression=zf.ZIP_LZMA) as z:
+        z.writestr(
+            "torchgen/packaged/ATen/native/native_functions.yaml",
+            "- func: relu(Tensor self) -> Tensor\n" * 200,
+        )
+    data = bytearray(wheel.read_bytes())
+    middle = data.index(b"torchgen") + 200
+    data[middle : middle + 40] = b"\x00" * 40  # inside the compressed stream
+    wheel.write_bytes(bytes(data))
+    with pytest.raises(SourceError, match="not a readable wheel"):
+        sources.read_source(str(wheel))
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads any directory")
+def test_an_unsearchable_directory_in_a_checkout_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "aten").mkdir()
+    (tmp_path / "aten").chmod(0)
+    try:
+        with pytest.raises(SourceError, match="cannot read: Permission denied"):
+            sources.read_source(str(tmp_path))
+    finally:
+        (tmp_path / "aten").chmod(0o755)
