@@ -426,9 +426,12 @@ def _noting(
 ) -> Callable[[yaml.Node, str], str]:
     """`check`, also noting the line of each value it passes (the first, for a repeated value)."""
 
+    seen: set[str] = set()  # a set, not a scan of `sink`: 40,000 values took 48 s
+
     def noted(node: yaml.Node, value: str) -> str:
         checked = check(node, value)
-        if not any(k == key and v == checked for k, v, _ in sink):
+        if checked not in seen:
+            seen.add(checked)
             sink.append((key, checked, node.start_mark.line + 1))
         return checked
 
