@@ -86,7 +86,9 @@ def _config_count(given: str | None) -> int:
     if not given:
         return 0
     m = _COUNT.fullmatch(given)
-    value = int(m.group(1) + m.group(2)) if m else -1
+    digits = m.group(2).lstrip("0") if m else ""
+    # (a count of thousands of digits is no count; int() would refuse it with a ValueError anyway)
+    value = int(m.group(1) + (digits or "0")) if m and len(digits) <= 10 else -1
     if value < 0 or value > _INT_MAX:
         raise GitError(f"GIT_CONFIG_COUNT is not a count git accepts: {given!r}")
     return value

@@ -475,7 +475,7 @@ def test_git_env_passes_config_after_the_callers_own(tmp_path: Path, monkeypatch
         assert "GIT_DIR" not in env
         assert get(env, "http.extraHeader") == "AUTHORIZATION: basic abc", count
         assert get(env, "opdrift.mine") == theirs, count
-    for bogus in ("1 ", "-1", "abc", "\u00b2", "  ", "99999999999"):
+    for bogus in ("1 ", "-1", "abc", "\u00b2", "  ", "99999999999", "9" * 5000):
         monkeypatch.setenv("GIT_CONFIG_COUNT", bogus)
         with pytest.raises(GitError, match="GIT_CONFIG_COUNT is not a count git accepts"):
             git_env({"http.extraHeader": "x"})
