@@ -19,7 +19,7 @@ import yaml
 
 from bot.errors import ConfigError
 from bot.nativeyaml import compose_yaml_document
-from bot.sources import read_text
+from bot.sources import MAX_FILE_BYTES, read_text
 
 BackendKind = Literal["torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text"]
 BACKEND_KINDS: tuple[BackendKind, ...] = ("torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text")
@@ -481,6 +481,22 @@ def _read_text(path: Path) -> str:
     return read_text(str(path), "backend list")
 
 
+def _read_cpp_source(path: Path) -> str:
+    """A C++ source of the backend's tree. Only ASCII constructs are looked for in it, so bytes that
+    are not UTF-8 (an old Latin-1 comment) become U+FFFD instead of stopping the whole run."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise ConfigError(f"cannot read the backend list: {err.strerror or err}", path=str(path)) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(
+            f"cannot read the backend list: over the limit of {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+            path=str(path),
+        )
+    return data.decode("utf-8", "replace")
+
+
 def _cpp_files(root: Path) -> Iterable[Path]:
     return sorted(p for p in root.rglob("*") if p.suffix in _CPP_SUFFIXES and p.is_file())
 
@@ -502,10 +518,12 @@ def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = N
         return BackendList("dispatch", value, (), dispatch_key=value)
     path = Path(value)
     if kind == "cpp":
+        if path.exists() and not (path.is_dir() or path.is_file()):
+            raise ConfigError("not a regular file or directory (a FIFO would block the read)", path=value)
         files = _cpp_files(path) if path.is_dir() else [path]
         ops: list[BackendOp] = []
         for file in files:
-            ops.extend(read_cpp(_read_text(file), str(file)).ops)
+            ops.extend(read_cpp(_read_cpp_source(file), str(file)).ops)
         if not ops:
             raise ConfigError("no m.impl(...) registrations inside TORCH_LIBRARY_IMPL(aten, ...)", path=value)
         return BackendList("cpp", value, tuple(ops))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -280,3 +281,16 @@ def test_hostile_cpp_and_ods_files_are_read_in_linear_time(tmp_path: Path) -> No
 
 
 _ONE_BLOCK = 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("aten::relu", relu_kernel);\n}\n'
+
+
+def test_a_latin1_file_in_a_cpp_tree_is_read_and_a_fifo_refused(tmp_path: Path) -> None:
+    tree = tmp_path / "src"
+    tree.mkdir()
+    (tree / "old.cpp").write_bytes("// Copyright \u00a9 J\u00f6rg\n".encode("latin-1") + _ONE_BLOCK.encode())
+    assert _names(read_backend("cpp", str(tree))) == ["relu"]
+    fifo = tmp_path / "pipe.cpp"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_backend("cpp", str(fifo))
+    with pytest.raises(ConfigError, match=r"cannot read the backend list: No such file"):
+        read_backend("cpp", str(tmp_path / "absent.cpp"))
