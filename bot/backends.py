@@ -17,9 +17,9 @@ from typing import Literal
 
 import yaml
 
-from bot.errors import ConfigError
+from bot.errors import ConfigError, SourceError
 from bot.nativeyaml import compose_yaml_document
-from bot.sources import MAX_FILE_BYTES, read_text
+from bot.sources import read_capped, read_text
 
 BackendKind = Literal["torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text"]
 BACKEND_KINDS: tuple[BackendKind, ...] = ("torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text")
@@ -355,14 +355,27 @@ def code_only(text: str) -> str:
             end = n if end < 0 else end + 2
             out[i:end] = [ch if ch == "\n" else " " for ch in text[i:end]]
             i = end
-        elif c == '"' or (c == "'" and not (i and text[i - 1].isalnum())):
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+        elif _opens_literal(text, i):
+            i = _literal_end(text, i) + 1
         else:
             i += 1
     return _blank_if_zero("".join(out))
+
+
+def _opens_literal(text: str, i: int) -> bool:
+    """A string or character literal starts at `i`; a ``'`` after a digit or letter is a digit
+    separator (``1'000``) or part of a prefix, not a literal."""
+    c = text[i]
+    return c == '"' or (c == "'" and not (i and text[i - 1].isalnum()))
+
+
+def _literal_end(text: str, i: int) -> int:
+    """Index of the quote closing the literal opened at `i` (or of the line end, or len(text), when
+    it is not closed on its line)."""
+    quote, j, n = text[i], i + 1, len(text)
+    while j < n and text[j] != quote and text[j] != "\n":
+        j += 2 if text[j] == "\\" else 1
+    return j
 
 
 def _blank_if_zero(text: str) -> str:
@@ -445,10 +458,8 @@ def _matching_brace(code: str, start: int) -> int:
     i, n = start, len(code)
     while i < n:
         c = code[i]
-        if c == '"' or (c == "'" and not (i and code[i - 1].isalnum())):
-            i += 1
-            while i < n and code[i] != c and code[i] != "\n":
-                i += 2 if code[i] == "\\" else 1
+        if _opens_literal(code, i):
+            i = _literal_end(code, i)
         elif c == "{":
             depth += 1
         elif c == "}":
@@ -485,16 +496,10 @@ def _read_cpp_source(path: Path) -> str:
     """A C++ source of the backend's tree. Only ASCII constructs are looked for in it, so bytes that
     are not UTF-8 (an old Latin-1 comment) become U+FFFD instead of stopping the whole run."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise ConfigError(f"cannot read the backend list: {err.strerror or err}", path=str(path)) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ConfigError(
-            f"cannot read the backend list: over the limit of {MAX_FILE_BYTES // (1024 * 1024)} MiB",
-            path=str(path),
-        )
-    return data.decode("utf-8", "replace")
+        return read_capped(path, str(path)).decode("utf-8", "replace")
+    except SourceError as err:
+        message = err.message.removeprefix("cannot read: ")
+        raise ConfigError(f"cannot read the backend list: {message}", path=str(path)) from None
 
 
 def _cpp_files(root: Path) -> Iterable[Path]:

@@ -112,7 +112,8 @@ def _too_big(size: int, display: str) -> SourceError:
     )
 
 
-def _read_text_file(path: Path, display: str) -> TextFile:
+def read_capped(path: Path, display: str) -> bytes:
+    """The bytes of a file of at most MAX_FILE_BYTES; a SourceError naming `display` otherwise."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -124,7 +125,11 @@ def _read_text_file(path: Path, display: str) -> TextFile:
         raise SourceError(f"cannot read: {err.strerror or err}", path=display) from err
     if len(data) > MAX_FILE_BYTES:
         raise _too_big(len(data), display)
-    return TextFile(display=display, text=decode(data, display))
+    return data
+
+
+def _read_text_file(path: Path, display: str) -> TextFile:
+    return TextFile(display=display, text=decode(read_capped(path, display), display))
 
 
 def read_text(path: str, what: str, error: type[OpdriftError] = SourceError) -> str:
