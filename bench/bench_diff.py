@@ -27,9 +27,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench_parse import clear_torchgen_caches  # noqa: E402  # bench/ is sys.path[0] when run as a script
 
-from bot import native, pipeline, schema, taxonomy  # noqa: E402
-from bot.drift import compute_drift  # noqa: E402
-from bot.report import context_for, render  # noqa: E402
+from bot import pipeline  # noqa: E402
+from bot.drift.changes import compute_drift  # noqa: E402
+from bot.operators import native  # noqa: E402
+from bot.render.report import context_for, render  # noqa: E402
+from bot.schema import grammar as schema  # noqa: E402
+from bot.taxonomy import classify as taxonomy  # noqa: E402
 
 RELEASES = ROOT / "tests" / "data" / "releases"
 

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from pytorch_history import build_history  # noqa: E402
 
-from bot import history  # noqa: E402
 from bot.errors import OpdriftError  # noqa: E402
-from bot.sources import read_revision  # noqa: E402
+from bot.history import walk as history  # noqa: E402
+from bot.sources.read import read_revision  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,8 +43,12 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from bot import native, nativeyaml, schema, taxonomy  # noqa: E402
+from bot import yamltext  # noqa: E402
 from bot.model import RawEntry, SourceMeta, TextFile  # noqa: E402
+from bot.operators import entries as nativeyaml  # noqa: E402
+from bot.operators import native  # noqa: E402
+from bot.schema import grammar as schema  # noqa: E402
+from bot.taxonomy import classify as taxonomy  # noqa: E402
 
 DEFAULT_RELEASE = ROOT / "tests" / "data" / "releases" / "2.14.1"
 OURS = "our pipeline (read + build + classify)"
@@ -128,7 +132,7 @@ def _contenders(path: Path, text: str, torchgen_dir: str | None, notes: list[str
         OURS: ours,
         "fast reader alone (read_entries)": Contender(lambda: nativeyaml.read_entries(text, str(path))),
         "PyYAML CSafeLoader load alone": Contender(
-            lambda: yaml.load(text, Loader=nativeyaml._Loader)  # noqa: S506
+            lambda: yaml.load(text, Loader=yamltext.Loader)  # noqa: S506
         ),
         "our pipeline, PyYAML path": ours_pyyaml,
     }

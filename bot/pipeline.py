@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot import native, nativeyaml, registration, snapshot, sources, taxonomy
+from bot import snapshot
 from bot.errors import SourceError
 from bot.model import OperatorSet, Snapshot, SourceFiles
-from bot.overrides import Overrides
+from bot.operators import entries as nativeyaml
+from bot.operators import native, registration
+from bot.sources import read as sources
+from bot.taxonomy import classify as taxonomy
+from bot.taxonomy.overrides import Overrides
 
 MAX_SHOWN_WARNINGS = 5  # parse warnings printed per source; the rest are counted in one line
 

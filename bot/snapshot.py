@@ -27,7 +27,7 @@ from typing import Any, get_args
 
 from bot.errors import SchemaError, SnapshotError
 from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
-from bot.schema import parse_schema
+from bot.schema.grammar import parse_schema
 
 FORMAT_VERSION = 1
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024

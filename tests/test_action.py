@@ -250,7 +250,7 @@ def _git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
 
 def _opdrift(*args: str) -> None:
     """Set-up with the library's own CLI (in-process), not through the action under test."""
-    from bot.cli import main
+    from bot.cli.app import main
 
     assert main(list(args)) == 0
 
@@ -578,7 +578,7 @@ def _commit_at(repo: Path, rel: str, text: str, when: str) -> str:
 
 
 def test_window_base_is_the_file_as_it_was_when_the_week_began(tmp_path: Path) -> None:
-    from bot.workflow import WorkflowError, file_at, week_start, window_base
+    from bot.publish.workflow import WorkflowError, file_at, week_start, window_base
 
     repo = tmp_path / "bot"
     repo.mkdir()
@@ -605,7 +605,7 @@ def test_window_base_is_the_file_as_it_was_when_the_week_began(tmp_path: Path) -
 
 
 def test_window_base_of_a_file_seeded_inside_the_week_is_the_seed(tmp_path: Path) -> None:
-    from bot.workflow import file_at, week_start, window_base
+    from bot.publish.workflow import file_at, week_start, window_base
 
     repo = tmp_path / "bot"
     repo.mkdir()
@@ -624,7 +624,7 @@ def test_window_base_of_a_file_seeded_inside_the_week_is_the_seed(tmp_path: Path
 def test_resolve_sources_in_issue_mode_prints_the_week_and_validates_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bot.cli import main
+    from bot.cli.app import main
 
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     repo = tmp_path / "bot"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from driftcases import realistic_pair
 
-from bot.allowlist import AllowList, acknowledge, load_allowlist, parse_allowlist
-from bot.drift import Drift, compute_drift
+from bot.drift.allowlist import AllowList, acknowledge, load_allowlist, parse_allowlist
+from bot.drift.changes import Drift, compute_drift
 from bot.errors import ConfigError
 
 TODAY = dt.date(2026, 6, 1)

@@ -10,7 +10,8 @@ from driftcases import realistic_pair
 from pytorch_history import History, build_history
 
 from bot import pipeline
-from bot.attribution import (
+from bot.drift.changes import Change, compute_drift
+from bot.history.attribution import (
     Attribution,
     AttributionError,
     attribute,
@@ -19,11 +20,10 @@ from bot.attribution import (
     touched,
     walk_range,
 )
-from bot.drift import Change, compute_drift
-from bot.markdown import ZWJ
+from bot.history.timeline import Point, PointDrift
 from bot.model import SourceMeta
-from bot.report import ReportContext, render
-from bot.timeline import Point, PointDrift
+from bot.render.report import ReportContext, render
+from bot.text import ZWJ
 
 
 @pytest.fixture(scope="module")

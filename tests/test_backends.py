@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.backends import (
+from bot.coverage.backends import (
     BackendList,
     normalise_name,
     parse_backend_arg,
@@ -192,7 +192,7 @@ def test_backend_arg_errors(tmp_path: Path) -> None:
 
 
 def test_line_numbers_are_found_by_bisection_as_counting_would() -> None:
-    from bot.backends import _line_finder
+    from bot.coverage.backends import _line_finder
 
     for text in ("", "x", "\n", "a\nbb\n\nccc", "\n\n\nz\n"):
         line_at = _line_finder(text)

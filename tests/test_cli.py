@@ -1,4 +1,4 @@
-"""The `opdrift` command line end to end: `bot.cli.main` in-process, and `python -m bot` as a process.
+"""The `opdrift` command line end to end: `bot.cli.app.main` in-process, and `python -m bot` as a process.
 
 Happy paths run on the vendored release files, through every kind of SOURCE; the figures are checked
 against torchgen's own operator list (tests/data/torchgen). The bad-input matrix holds each error to
@@ -24,10 +24,11 @@ import pytest
 from datafiles import DATA, has_release_file, release_text, write_release
 from pytorch_history import History, build_history
 
-from bot import pipeline, sources
-from bot.cli import main
+from bot import pipeline
+from bot.cli.app import main
 from bot.pipeline import MAX_SHOWN_WARNINGS
-from bot.rules import BUCKETS
+from bot.sources import read as sources
+from bot.taxonomy.rules import BUCKETS
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = "2.14.1"
@@ -837,7 +838,7 @@ def test_every_option_and_argument_has_help() -> None:
     """`opdrift COMMAND --help` explains every option: an option without help shows only its name."""
     import argparse
 
-    from bot.cli import build_parser
+    from bot.cli.app import build_parser
 
     missing: list[str] = []
     for action in build_parser()._actions:
@@ -896,7 +897,7 @@ def test_diff_reports_the_warnings_head_has_and_base_had_not(
 
 
 def test_a_message_on_many_lines_is_listed_once_with_a_count() -> None:
-    from bot.sourcewarnings import SourceWarning, new_warnings
+    from bot.drift.warnings import SourceWarning, new_warnings
 
     head = [f"f.yaml:{n}: unknown key 'grad_mode' kept" for n in (10, 20, 30)] + [
         "f.yaml:40: tag 'x' is not defined"

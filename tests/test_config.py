@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from driftcases import real_snapshot, realistic_pair
 
-from bot.config import (
+from bot.drift.changes import Change, compute_drift
+from bot.errors import ConfigError, YamlError
+from bot.publish.config import (
     BackendGap,
     BackendSpec,
     BotConfig,
@@ -17,13 +19,11 @@ from bot.config import (
     backend_gaps,
     backend_specs,
     check_names,
-    did_you_mean,
     load_config,
     mentions_for,
     parse_config,
 )
-from bot.drift import Change, compute_drift
-from bot.errors import ConfigError, YamlError
+from bot.text import did_you_mean
 
 DOC = Path(__file__).parent.parent / "docs" / "config.md"
 
@@ -280,8 +280,8 @@ def test_weekly_upstream_and_chart() -> None:
 
 def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_path: Path) -> None:
     """2.13.0 → 2.14.1: one backend lists the new ops that need a kernel, one lists none of them."""
-    from bot.backends import read_backend
-    from bot.coverage import compute_coverage
+    from bot.coverage.backends import read_backend
+    from bot.coverage.check import compute_coverage
 
     base, head = real_snapshot("2.13.0", str(tmp_path)), real_snapshot("2.14.1", str(tmp_path))
     changes = compute_drift(base, head).changes

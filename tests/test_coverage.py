@@ -10,11 +10,11 @@ import pytest
 from datafiles import release_text, write_release
 
 from bot import pipeline
-from bot.backends import BackendList, BackendOp, read_backend
-from bot.cli import main
-from bot.coverage import SchemaAlert, compare_coverage, compute_coverage, mlir_signature
+from bot.cli.app import main
+from bot.coverage.backends import BackendList, BackendOp, read_backend
+from bot.coverage.check import SchemaAlert, compare_coverage, compute_coverage, mlir_signature
 from bot.model import Snapshot
-from bot.schema import parse_schema
+from bot.schema.grammar import parse_schema
 
 FIXTURES = Path(__file__).parent / "data" / "backends"
 
@@ -233,7 +233,7 @@ def test_torch_version_is_checked_at_the_command_line(
 @pytest.mark.parametrize("version", ["2.6.0a0", "2.6.0+cpu", "2.6.0.dev20241101", "2.6.0rc1", "v2.6"])
 def test_torch_versions_as_torch_spells_them_select_the_gates_of_their_release(version: str) -> None:
     """A main-branch checkout says 2.6.0a0 and a CPU wheel 2.6.0+cpu: both are 2.6 to op-plugin's gates."""
-    from bot.backends import read_op_plugin
+    from bot.coverage.backends import read_op_plugin
 
     path = FIXTURES / "op_plugin_functions.yaml"
     text = path.read_text()
@@ -243,7 +243,7 @@ def test_torch_versions_as_torch_spells_them_select_the_gates_of_their_release(v
 def test_schema_alert_details_read_as_the_drift_report_sentences(
     head: Snapshot, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.coverage_report import render
+    from bot.render.coverage import render
 
     cpp = read_backend("cpp", str(FIXTURES / "dlprim"))
     results = [(compute_coverage(head, cpp), None)]
@@ -257,10 +257,10 @@ def test_schema_alert_details_read_as_the_drift_report_sentences(
 
 
 def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
-    from bot.coverage import Coverage, SchemaAlert
-    from bot.coverage_report import render
-    from bot.markdown import code
-    from bot.schemadiff import Detail
+    from bot.coverage.check import Coverage, SchemaAlert
+    from bot.render.coverage import render
+    from bot.schema.compare import Detail
+    from bot.text import code
 
     hostile = Detail("argument_renamed", "breaking", "*x*", "*x*", "<img src=x onerror=alert(1)> @org/team")
     alert = SchemaAlert(
@@ -287,7 +287,7 @@ def test_unchecked_version_gates_are_said(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_long_lists_say_how_many_more_and_alerts_are_capped_in_markdown(head: Snapshot) -> None:
-    from bot.coverage_report import render
+    from bot.render.coverage import render
 
     names = [f"gone_{i}" for i in range(205)]
     cov = compute_coverage(head, _listing(*names))
@@ -304,7 +304,7 @@ def test_long_lists_say_how_many_more_and_alerts_are_capped_in_markdown(head: Sn
 
 
 def test_torch_mlir_stale_entries_say_that_torchscript_built_ins_are_among_them(head: Snapshot) -> None:
-    from bot.coverage_report import render
+    from bot.render.coverage import render
 
     backend = BackendList(
         "torch-mlir", "GeneratedTorchOps.td", (BackendOp("add.t", 7, "GeneratedTorchOps.td", "td"),)

@@ -9,9 +9,9 @@ import pytest
 from datafiles import release_text
 from driftcases import real_snapshot, realistic_pair, rec, snap
 
-from bot.drift import Change, Drift, compute_drift, fingerprint
-from bot.schema import parse_schema
-from bot.schemadiff import diff_schemas
+from bot.drift.changes import Change, Drift, compute_drift, fingerprint
+from bot.schema.compare import diff_schemas
+from bot.schema.grammar import parse_schema
 
 
 def one_change(before: str, after: str, **kw: object) -> Change:

@@ -13,10 +13,10 @@ from datafiles import write_release
 from driftcases import realistic_pair, rec, snap
 from fake_github import FakeGitHub
 
-from bot.cli import main
-from bot.drift import compute_drift
+from bot.cli.app import main
+from bot.drift.changes import compute_drift
 from bot.errors import PublishError
-from bot.github import (
+from bot.publish.github import (
     PR_MARKER,
     Outcome,
     RepoClient,

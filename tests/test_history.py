@@ -17,11 +17,14 @@ import pytest
 from datafiles import release_text
 from pytorch_history import NATIVE, History, build_history
 
-from bot import cli, history, nativeyaml, timeline
-from bot.drift import compute_drift
+from bot.cli import app as cli
+from bot.drift.changes import compute_drift
 from bot.errors import OpdriftError
+from bot.history import timeline
+from bot.history import walk as history
 from bot.model import Snapshot
-from bot.sources import read_revision
+from bot.operators import entries as nativeyaml
+from bot.sources.read import read_revision
 
 # Two release steps of single-entry commits (2.12.0 → 2.13.0 removes many named-tensor overloads,
 # so the sample holds removals as well as additions and edits), capped to keep the test quick. The
@@ -531,7 +534,7 @@ def test_the_callers_git_environment_and_config_do_not_change_the_walk(
     """What git lists must not depend on who runs the walk: `git -c` (inherited through
     GIT_CONFIG_PARAMETERS by anything git starts), GIT_CONFIG_COUNT, a shallow file, or the
     repository's own config turning off the root commit or re-encoding subjects."""
-    from bot.history import list_commits
+    from bot.history.walk import list_commits
 
     text = release_text("2.14.1")
     repo = tmp_path / "repo"

@@ -1,4 +1,4 @@
-"""bot.nativeyaml: the fast reader gives exactly what PyYAML gives, and declines what it cannot read."""
+"""bot.operators.entries: the fast reader gives exactly what PyYAML gives, and declines what it cannot read."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from datafiles import RELEASES, release_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import nativeyaml
+from bot import yamltext
 from bot.errors import EntryError, YamlError
 from bot.model import RawEntry
+from bot.operators import entries as nativeyaml
 
 _SOURCE = str(Path(nativeyaml.__file__).resolve())
 
@@ -64,7 +65,7 @@ def test_fast_reader_equals_pyyaml_on_release(version: str) -> None:
     # Every line points at its "- func:" and matches what a plain load gives, item for item.
     lines = text.split("\n")
     assert all(lines[e.line - 1].startswith("- func:") for e in got)
-    assert [canon(e.data) for e in got] == [canon(d) for d in yaml.load(text, Loader=nativeyaml._Loader)]
+    assert [canon(e.data) for e in got] == [canon(d) for d in yaml.load(text, Loader=yamltext.Loader)]
 
 
 def _by_func(entries: tuple[RawEntry, ...], func_prefix: str) -> RawEntry:
@@ -91,9 +92,9 @@ def test_comments_attach_as_pytorch_writes_them() -> None:
 
 def test_read_yaml_document_on_real_tags_and_errors() -> None:
     text = release_text("2.14.1", "tags.yaml")
-    assert canon(nativeyaml.read_yaml_document(text, "tags.yaml")) == canon(yaml.safe_load(text))
+    assert canon(yamltext.read_yaml_document(text, "tags.yaml")) == canon(yaml.safe_load(text))
     with pytest.raises(YamlError) as info:
-        nativeyaml.read_yaml_document("- tag: a\n  desc: b\n - tag: c\n", "tags.yaml")
+        yamltext.read_yaml_document("- tag: a\n  desc: b\n - tag: c\n", "tags.yaml")
     assert info.value.path == "tags.yaml"
     assert info.value.line == 3
 

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from datafiles import DATA
 
-from bot import registration, sources
 from bot.errors import SchemaError, SourceError
 from bot.model import SourceFiles, SourceMeta
-from bot.registration import UNKNOWN_BACKEND, operators_from_registrations, parse_registrations
-from bot.schema import parse_schema
+from bot.operators import registration
+from bot.operators.registration import UNKNOWN_BACKEND, operators_from_registrations, parse_registrations
+from bot.schema.grammar import parse_schema
+from bot.sources import read as sources
 
 HEADER_VERSIONS = ["1.10.0", "2.14.1"]
 IMPLICIT = {"CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor"}

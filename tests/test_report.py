@@ -23,11 +23,11 @@ from driftcases import (
     snap,
 )
 
-from bot.allowlist import acknowledge, parse_allowlist
-from bot.drift import Drift, compute_drift
+from bot.drift.allowlist import acknowledge, parse_allowlist
+from bot.drift.changes import Drift, compute_drift
+from bot.drift.warnings import SourceWarning
 from bot.errors import ConfigError
-from bot.markdown import ZWJ, code, md
-from bot.report import (
+from bot.render.report import (
     GITHUB_BODY_LIMIT,
     MARKERS,
     MAX_KERNEL_OPS,
@@ -42,7 +42,7 @@ from bot.report import (
     templates_root,
     to_json,
 )
-from bot.sourcewarnings import SourceWarning
+from bot.text import ZWJ, code, md
 
 GOLDEN = Path(__file__).parent / "golden"
 EXT: dict[Format, str] = {
@@ -533,7 +533,7 @@ def test_diff_command_exit_codes_and_output(
 ) -> None:
     from datafiles import write_release
 
-    from bot.cli import main
+    from bot.cli.app import main
 
     old = str(write_release("2.13.0", tmp_path / "2.13.0"))
     new = str(write_release("2.14.1", tmp_path / "2.14.1"))
@@ -582,8 +582,8 @@ def test_diff_command_exit_codes_and_output(
 
 
 def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> None:
-    from bot.config import BackendGap
-    from bot.report import MAX_GAP_OPS
+    from bot.publish.config import BackendGap
+    from bot.render.report import MAX_GAP_OPS
 
     drift = compute_drift(*realistic_pair())
     many = tuple(f"op_{i:03d}" for i in range(MAX_GAP_OPS + 5))
@@ -609,7 +609,7 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
 
 
 def test_the_chart_is_embedded_in_the_weekly_issue_only() -> None:
-    from bot.timeline import Point, Timeline, chart_of_last
+    from bot.history.timeline import Point, Timeline, chart_of_last
 
     drift = compute_drift(*realistic_pair())
     points = tuple(

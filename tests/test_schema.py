@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.errors import SchemaError
-from bot.schema import (
+from bot.schema.grammar import (
     Annotation,
     Argument,
     Arguments,

@@ -16,11 +16,13 @@ import pytest
 from datafiles import DATA, write_release
 from pytorch_history import build_history
 
-from bot import pipeline, snapshot, sources, taxonomy
+from bot import pipeline, snapshot
 from bot.errors import SnapshotError
 from bot.model import Decision, Facets, OperatorSet, OpRecord, Snapshot, SourceMeta
-from bot.registration import operators_from_registrations, parse_registrations
+from bot.operators.registration import operators_from_registrations, parse_registrations
 from bot.snapshot import FORMAT_VERSION, from_json, load_snapshot, save_snapshot, to_json, write_atomic
+from bot.sources import read as sources
+from bot.taxonomy import classify as taxonomy
 
 
 @cache

@@ -12,14 +12,16 @@ from pathlib import Path
 import pytest
 from datafiles import DATA, RELEASES, has_release_file, release_text, write_release
 
-from bot import cli, pipeline, taxonomy
+from bot import pipeline
+from bot.cli import app as cli
 from bot.errors import ConfigError, YamlError
 from bot.model import OperatorSet, Snapshot, SourceFiles, SourceMeta, TextFile
-from bot.overrides import Override, Overrides, load_overrides, parse_overrides
-from bot.registration import operators_from_registrations, parse_registrations
-from bot.rules import BUCKETS, CORE_BUCKETS, RULES, TOP_BUCKETS, describe_rules
+from bot.operators.registration import operators_from_registrations, parse_registrations
 from bot.snapshot import to_json
-from bot.taxonomy import UnknownOperatorError, classify, explain, reclassify
+from bot.taxonomy import classify as taxonomy
+from bot.taxonomy.classify import UnknownOperatorError, classify, explain, reclassify
+from bot.taxonomy.overrides import Override, Overrides, load_overrides, parse_overrides
+from bot.taxonomy.rules import BUCKETS, CORE_BUCKETS, RULES, TOP_BUCKETS, describe_rules
 
 WHEEL_1_10 = DATA / "wheels" / "1.10.0" / "RegistrationDeclarations.h.xz"
 

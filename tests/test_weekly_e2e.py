@@ -16,8 +16,10 @@ import pytest
 from fake_github import FakeGitHub
 from pytorch_history import History, HistoryCommit, build_history
 
-from bot import backends, coverage, pipeline, snapshot
-from bot.cli import main
+from bot import pipeline, snapshot
+from bot.cli.app import main
+from bot.coverage import backends
+from bot.coverage import check as coverage
 
 TARGET = "downstream/backend"
 TOKEN = "ghs_weeklye2etoken000000000000000000"

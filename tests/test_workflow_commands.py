@@ -15,10 +15,17 @@ from datafiles import write_release
 from fake_github import FakeGitHub
 from pytorch_history import NATIVE, History, build_history
 
-from bot.artifact import ArtifactError, verify_artifact
-from bot.cli import main
+from bot.cli.app import main
 from bot.errors import GitError
-from bot.workflow import WorkflowError, commit_file, merge_base, output_lines, push_commits, resolve_sources
+from bot.publish.artifact import ArtifactError, verify_artifact
+from bot.publish.workflow import (
+    WorkflowError,
+    commit_file,
+    merge_base,
+    output_lines,
+    push_commits,
+    resolve_sources,
+)
 
 GIT_ID = {
     "GIT_AUTHOR_NAME": "Tester",
@@ -451,7 +458,7 @@ def test_pr_number_without_a_token_skips_with_a_notice(
 def test_git_env_passes_config_after_the_callers_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The caller's config stays (safe.directory is given this way), ours comes after it, and a count
     is read exactly as git reads it: what git refuses is refused in one line, not silently replaced."""
-    from bot.gitcat import git_env
+    from bot.sources.git import git_env
 
     _git(tmp_path, "init", "-q", "repo")
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "opdrift.mine")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.cli import build_parser
+from bot.cli.app import build_parser
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,0 +1,314 @@
+"""A backend's op list against a snapshot → what it covers, what it lacks, what went stale.
+
+Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. The rules, in the order they are tried
+(the first that holds names the reason; the README documents them per backend kind):
+
+1. ``listed``: the backend lists the operator (for ``dispatch`` lists: the operator has a kernel
+   under that dispatch key in native_functions.yaml).
+2. ``decomposes``: it is CompositeImplicitAutograd, so it decomposes into other operators before it
+   reaches the backend.
+3. ``default_kernel``: it is CompositeExplicitAutograd(NonFunctional): PyTorch registers one kernel,
+   written in other operators, that every backend uses unless it overrides it.
+4. ``structured_delegate``: it takes its kernel from an out variant that is itself covered.
+5. ``backend_codegen``: the backend's codegen derives it. XLA runs under functionalization, so the
+   out and in-place variants of a functional operator it lowers need no kernel of their own.
+
+Anything else needs a kernel. Listed names that no longer exist upstream are stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from bot.coverage.backends import BackendList, BackendOp
+from bot.errors import ConfigError, SchemaError
+from bot.model import OpRecord, Snapshot
+from bot.schema.compare import Detail, diff_schemas
+from bot.schema.grammar import FunctionSchema, Type, parse_schema
+from bot.text import did_you_mean
+
+RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen")
+_DEFAULT_KERNEL = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+
+
+@dataclass(frozen=True)
+class OpCoverage:
+    name: str
+    bucket: str
+    covered: bool
+    rule: str  # one of RULES, or "needs_kernel"
+    via: str = ""  # the operator that covers it (delegate, or functional sibling), when not itself
+
+
+@dataclass(frozen=True)
+class SchemaAlert:
+    """The backend implements `name` with a signature that upstream no longer has."""
+
+    name: str
+    path: str
+    line: int
+    backend_schema: str
+    upstream_schema: str
+    breaking: bool
+    details: tuple[Detail, ...]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    backend_kind: str
+    backend_path: str
+    ops: tuple[OpCoverage, ...]  # every registered operator, sorted by name
+    stale: tuple[BackendOp, ...]  # listed, but not an operator upstream
+    alerts: tuple[SchemaAlert, ...]
+
+    @property
+    def uncovered(self) -> tuple[OpCoverage, ...]:
+        return tuple(o for o in self.ops if not o.covered)
+
+    def by_rule(self) -> dict[str, int]:
+        """rule → operators it decided, every rule listed (zeros included), "needs_kernel" last."""
+        return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*RULES, "needs_kernel")}
+
+    def by_bucket(self) -> dict[str, tuple[int, int]]:
+        """bucket → (covered, needs a kernel)."""
+        counts: dict[str, list[int]] = {}
+        for o in self.ops:
+            pair = counts.setdefault(o.bucket, [0, 0])
+            pair[0 if o.covered else 1] += 1
+        return {bucket: (c, n) for bucket, (c, n) in sorted(counts.items())}
+
+
+def _variant_key(schema: FunctionSchema) -> tuple[str, tuple[str, ...]]:
+    """What a functional op shares with its in-place and out variants (torchgen's `signature()`):
+    the base name without a trailing ``_`` and the non-out argument types without alias annotations."""
+    base = schema.name.base
+    if base.endswith("_") and not schema.name.is_dunder:
+        base = base[:-1]
+    return base, tuple(str(a.type) for a in schema.arguments.flat_non_out)
+
+
+def dispatch_keys(snapshot: Snapshot) -> frozenset[str]:
+    """Every dispatch key that some operator of `snapshot` has a kernel under (composite kinds too)."""
+    return frozenset(k for rec in snapshot.operators.values() for k in rec.facets.dispatch)
+
+
+def check_dispatch_key(snapshot: Snapshot, key: str) -> None:
+    """Raise ConfigError unless some operator has a kernel under `key`: a ``dispatch`` backend whose
+    key matches nothing (``mps`` for ``MPS``) would otherwise list no operator and pass silently."""
+    known = dispatch_keys(snapshot)
+    if key not in known:
+        raise ConfigError(
+            f"--backend dispatch={key}: no operator of {snapshot.meta.path} has a kernel under {key!r}"
+            f"{did_you_mean(key, known)}"
+        )
+
+
+def _listed(snapshot: Snapshot, backend: BackendList) -> frozenset[str]:
+    if backend.kind == "dispatch":
+        key = backend.dispatch_key or ""
+        return frozenset(name for name, rec in snapshot.operators.items() if key in rec.facets.dispatch)
+    return backend.names
+
+
+def compute_coverage(snapshot: Snapshot, backend: BackendList) -> Coverage:
+    listed = _listed(snapshot, backend)
+    records = snapshot.operators
+    parsed = {name: parse_schema(rec.schema) for name, rec in records.items()}
+
+    functional_listed: dict[tuple[str, tuple[str, ...]], str] = {}
+    if backend.wraps_variants:
+        for name in sorted(listed):
+            schema = parsed.get(name)
+            if schema is not None and schema.kind() == "functional":
+                functional_listed.setdefault(_variant_key(schema), name)
+
+    decided: dict[str, OpCoverage] = {}
+
+    def decide(name: str, rec: OpRecord, seen: frozenset[str]) -> OpCoverage:
+        if name in decided:
+            return decided[name]
+        facets = rec.facets
+        result: OpCoverage
+        if name in listed:
+            result = OpCoverage(name, rec.bucket, True, "listed")
+        elif facets.composite == "CompositeImplicitAutograd":
+            result = OpCoverage(name, rec.bucket, True, "decomposes")
+        elif facets.composite in _DEFAULT_KERNEL:
+            result = OpCoverage(name, rec.bucket, True, "default_kernel")
+        elif (
+            facets.structured_delegate
+            and facets.structured_delegate in records
+            and facets.structured_delegate not in seen
+            and decide(facets.structured_delegate, records[facets.structured_delegate], seen | {name}).covered
+        ):
+            result = OpCoverage(name, rec.bucket, True, "structured_delegate", facets.structured_delegate)
+        elif rec.kind in ("inplace", "out") and _variant_key(parsed[name]) in functional_listed:
+            via = functional_listed[_variant_key(parsed[name])]
+            result = OpCoverage(name, rec.bucket, True, "backend_codegen", via)
+        else:
+            result = OpCoverage(name, rec.bucket, False, "needs_kernel")
+        decided[name] = result
+        return result
+
+    ops = tuple(decide(name, records[name], frozenset()) for name in sorted(records))
+    seen_stale: set[str] = set()
+    stale = []
+    for op in backend.ops:
+        if op.name not in records and op.name not in seen_stale:
+            seen_stale.add(op.name)
+            stale.append(op)
+    return Coverage(backend.kind, backend.path, ops, tuple(stale), tuple(_alerts(snapshot, backend)))
+
+
+# torch-mlir prints types as the TorchScript registry does: enums travel as int, SymInt as int.
+_MLIR_TYPE = {
+    "SymInt": "int",
+    "ScalarType": "int",
+    "Layout": "int",
+    "MemoryFormat": "int",
+    "SymFloat": "float",
+    "SymBool": "bool",
+}
+
+
+def _mlir_type(t: Type) -> str:
+    text = str(t)
+    for ours, theirs in _MLIR_TYPE.items():
+        text = text.replace(ours, theirs)
+    # Fixed sizes (int[2]) are a codegen hint, not part of the TorchScript type.
+    return "".join(ch for ch in text if not ch.isdigit()) if "[" in text else text
+
+
+def mlir_signature(schema: FunctionSchema) -> str:
+    """Upstream schema in torch-mlir's ``(Tensor, int[], Scalar) -> (Tensor)`` form."""
+    args = ", ".join(_mlir_type(a.type) for a in schema.arguments.flat_all)
+    rets = ", ".join(_mlir_type(r.type) for r in schema.returns)
+    return f"({args}) -> ({rets})"
+
+
+def _split_types(sig: str) -> tuple[list[str], str]:
+    args, _, rets = sig.partition(") -> (")
+    items = [t.strip() for t in args.lstrip("(").split(",") if t.strip()]
+    return items, rets.rstrip(")")
+
+
+def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaAlert | None:
+    backend_sig = " ".join((op.schema or "").split())
+    upstream = mlir_signature(schema)
+    if backend_sig == upstream:
+        return None
+    theirs, their_rets = _split_types(backend_sig)
+    ours, our_rets = _split_types(upstream)
+    flat = schema.arguments.flat_all
+    details: list[Detail] = []
+    breaking = our_rets != their_rets
+    if breaking:
+        details.append(Detail("return_changed", "breaking", "returns", their_rets, our_rets))
+    for i in range(max(len(theirs), len(ours))):
+        before = theirs[i] if i < len(theirs) else ""
+        after = ours[i] if i < len(ours) else ""
+        if before == after:
+            continue
+        arg = flat[i].name if i < len(flat) else f"#{i}"
+        if not before and i < len(flat) and flat[i].default is not None:
+            details.append(Detail("argument_added_with_default", "compatible", arg, "", after))
+        else:
+            breaking = True
+            code = "argument_removed" if not after else "argument_added" if not before else "argument_retyped"
+            details.append(Detail(code, "breaking", arg, before, after))
+    return SchemaAlert(op.name, op.path, op.line, backend_sig, str(schema), breaking, tuple(details))
+
+
+def _full_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaAlert | None:
+    text = op.schema or ""
+    if text == rec.schema:
+        return None
+    try:
+        theirs = parse_schema(text, path=op.path, line=op.line)
+    except SchemaError:
+        # A schema comment the grammar rejects is the backend's typo, not an upstream change; the
+        # alert still shows both texts so a maintainer can compare them.
+        return SchemaAlert(op.name, op.path, op.line, text, rec.schema, True, ())
+    details = diff_schemas(theirs, schema)
+    if not details:
+        return None
+    breaking = any(d.severity == "breaking" for d in details)
+    return SchemaAlert(op.name, op.path, op.line, text, rec.schema, breaking, details)
+
+
+def _alerts(snapshot: Snapshot, backend: BackendList) -> Iterable[SchemaAlert]:
+    for op in backend.ops:
+        rec = snapshot.operators.get(op.name)
+        if rec is None or op.schema is None:
+            continue
+        schema = parse_schema(rec.schema)
+        alert = _types_alert(op, rec, schema) if op.schema_kind == "types" else _full_alert(op, rec, schema)
+        if alert is not None:
+            yield alert
+
+
+@dataclass(frozen=True)
+class CoverageChange:
+    """What changed for a backend between BASE and HEAD."""
+
+    new_uncovered: tuple[str, ...]  # needs a kernel at HEAD, but existed-and-covered or did not exist at BASE
+    newly_covered: tuple[str, ...]
+    gap_before: int
+    gap_after: int
+
+
+def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:
+    base_gap = {o.name for o in base.uncovered}
+    head_gap = {o.name for o in head.uncovered}
+    # Closed means the backend now covers it; an op removed upstream left the gap by itself.
+    at_head = {o.name for o in head.ops}
+    return CoverageChange(
+        new_uncovered=tuple(sorted(head_gap - base_gap)),
+        newly_covered=tuple(sorted((base_gap - head_gap) & at_head)),
+        gap_before=len(base_gap),
+        gap_after=len(head_gap),
+    )
+
+
+def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mapping[str, object]:
+    """The documented machine form of a coverage report (``--format json``)."""
+    out: dict[str, object] = {
+        "backend": {"kind": cov.backend_kind, "path": cov.backend_path},
+        "operators": len(cov.ops),
+        "covered": sum(1 for o in cov.ops if o.covered),
+        "needs_kernel": len(cov.uncovered),
+        "by_rule": cov.by_rule(),
+        "by_bucket": {b: {"covered": c, "needs_kernel": n} for b, (c, n) in cov.by_bucket().items()},
+        "uncovered": [{"name": o.name, "bucket": o.bucket} for o in cov.uncovered],
+        "stale": [{"name": o.name, "path": o.path, "line": o.line} for o in cov.stale],
+        "schema_alerts": [
+            {
+                "name": a.name,
+                "path": a.path,
+                "line": a.line,
+                "backend_schema": a.backend_schema,
+                "upstream_schema": a.upstream_schema,
+                "breaking": a.breaking,
+                "details": [
+                    {
+                        "code": d.code,
+                        "severity": d.severity,
+                        "subject": d.subject,
+                        "before": d.before,
+                        "after": d.after,
+                    }
+                    for d in a.details
+                ],
+            }
+            for a in cov.alerts
+        ],
+    }
+    if change is not None:
+        out["since_base"] = {
+            "new_uncovered": list(change.new_uncovered),
+            "newly_covered": list(change.newly_covered),
+            "gap_before": change.gap_before,
+            "gap_after": change.gap_after,
+        }
+    return out

@@ -1,0 +1,461 @@
+"""Base snapshot vs head snapshot → typed, fingerprinted changes (pure).
+
+A `Change` is one registered operator that was added, removed, renamed or changed. It carries the
+records on both sides, its classified `details`, the answers a backend maintainer needs
+(`needs_kernel`, `breaking`, `new_core`, `now_decomposes`) and a `fingerprint`: a short hash of the
+change kind, the operator name and the facts that changed, never of line numbers or commit ids, so an
+acknowledgement of a change keeps matching while the same change is rebased, re-run or released.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from bot.errors import SchemaError
+from bot.model import OpRecord, Snapshot, SourceMeta
+from bot.schema.compare import Detail, argument_types, diff_schemas
+from bot.schema.grammar import FunctionSchema, parse_schema
+
+ChangeKind = Literal["added", "removed", "renamed", "changed"]
+
+# The dispatch key of "this operator decomposes into others": no kernel of its own anywhere.
+IMPLICIT = "CompositeImplicitAutograd"
+# Keys whose kernel runs on every backend, so no backend has to write one. Not
+# CompositeImplicitAutogradNestedTensor: that decomposition serves nested tensors only.
+GENERIC_KEYS = frozenset(
+    {
+        "CompositeImplicitAutograd",
+        "CompositeExplicitAutograd",
+        "CompositeExplicitAutogradNonFunctional",
+    }
+)
+FINGERPRINT_LEN = 12
+KERNEL_ONLY_CODES = frozenset({"kernel_added", "kernel_removed"})
+
+
+@dataclass(frozen=True)
+class Change:
+    """One operator's change between base and head.
+
+    `name` is the operator's name in the snapshot (``add.Tensor``); for a rename it is the new name
+    and `old_name` the old one. `category` is the operator's bucket (head side, base side for a
+    removal). `details` are empty for plain additions and removals.
+    """
+
+    kind: ChangeKind
+    name: str
+    category: str
+    fingerprint: str
+    before: OpRecord | None
+    after: OpRecord | None
+    details: tuple[Detail, ...] = ()
+    old_name: str | None = None
+    needs_kernel: bool = False
+    breaking: bool = False
+    new_core: bool = False
+    now_decomposes: bool = False
+
+    @property
+    def record(self) -> OpRecord:
+        """The record to show: head's, or base's for a removal."""
+        rec = self.after if self.after is not None else self.before
+        if rec is None:  # pragma: no cover - every constructor sets one side
+            raise ValueError(f"change of {self.name} has no record")
+        return rec
+
+    @property
+    def line(self) -> int:
+        return self.record.line
+
+    @property
+    def kernels_only(self) -> bool:
+        """Only the set of in-tree backend kernels changed: news for that backend, noise for the rest.
+
+        Never a rename: the new name is news for every backend, whatever else stayed the same.
+        """
+        return (
+            self.kind == "changed"
+            and bool(self.details)
+            and all(d.code in KERNEL_ONLY_CODES for d in self.details)
+        )
+
+    @property
+    def actionable(self) -> bool:
+        return self.needs_kernel or self.breaking or self.new_core or self.now_decomposes
+
+
+@dataclass(frozen=True)
+class BucketCount:
+    """Base operators in one bucket, before → after."""
+
+    bucket: str
+    before: int
+    after: int
+
+    @property
+    def delta(self) -> int:
+        return self.after - self.before
+
+
+@dataclass(frozen=True)
+class Drift:
+    """Everything that differs between two snapshots, sorted by operator name within each kind."""
+
+    base: SourceMeta
+    head: SourceMeta
+    added: tuple[Change, ...]
+    removed: tuple[Change, ...]
+    renamed: tuple[Change, ...]
+    changed: tuple[Change, ...]
+    buckets: tuple[BucketCount, ...]
+    base_operators: int = 0
+    head_operators: int = 0
+    base_entries: int = 0
+    head_entries: int = 0
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        """Every change, sorted by operator name (renames by their new name)."""
+        return tuple(sorted(self.added + self.removed + self.renamed + self.changed, key=lambda c: c.name))
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.added or self.removed or self.renamed or self.changed)
+
+
+# --- facts about one record ----------------------------------------------------------------------
+
+
+def decomposes(rec: OpRecord) -> bool:
+    """CompositeImplicitAutograd: every backend gets it through its decomposition.
+
+    The parse records that kind for every entry without a dispatch table, so an op with no kernels and
+    no composite kind is an explicit ``dispatch: {}``: it has no decomposition either.
+    """
+    return rec.facets.composite == IMPLICIT
+
+
+def kernel_required(rec: OpRecord) -> bool:
+    """A backend must register a kernel for this operator itself.
+
+    Not when some kernel serves every backend (a composite kind), nor when the operator is a
+    structured_delegate: its kernel is written once, on the delegate (the out overload), which is
+    itself an operator and is flagged on its own.
+    """
+    f = rec.facets
+    if f.structured_delegate is not None:
+        return False
+    if f.composite is not None and f.composite in GENERIC_KEYS:
+        return False
+    return not any(k in GENERIC_KEYS for k in f.dispatch) and not decomposes(rec)
+
+
+def _core(rec: OpRecord | None) -> bool:
+    return rec is not None and "core" in rec.facets.tags
+
+
+@cache
+def _parse(schema: str) -> FunctionSchema | None:
+    try:
+        return parse_schema(schema)
+    except SchemaError:
+        # Neither a parsed source nor a loaded snapshot gets here: both reject a bad schema with its
+        # file:line. A Snapshot built in code could; one unreadable schema must not sink the whole
+        # diff, so callers fall back: `_diff_schema` compares the text and reports a change as one
+        # breaking `schema_changed` (erring on the side of telling the backend), and rename
+        # detection leaves the operator out rather than guess.
+        return None
+
+
+def fingerprint(kind: str, name: str, facts: object) -> str:
+    """Short sha256 of the change kind, the operator name and the JSON of the facts that changed."""
+    payload = json.dumps([kind, name, facts], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:FINGERPRINT_LEN]
+
+
+def _detail_facts(details: Iterable[Detail]) -> list[list[str]]:
+    return [[d.code, d.subject, d.before, d.after] for d in details]
+
+
+# --- the differences between two records ---------------------------------------------------------
+
+
+def _diff_schema(before: OpRecord, after: OpRecord) -> list[Detail]:
+    if before.schema == after.schema:
+        return []
+    a, b = _parse(before.schema), _parse(after.schema)
+    if a is None or b is None:
+        return [Detail("schema_changed", "breaking", "", before.schema, after.schema)]
+    found = list(diff_schemas(a, b))
+    if not found and str(a.name) != str(b.name):
+        return []
+    if not found:
+        # Printing differs but nothing the rules look at (e.g. spacing): still show it.
+        found = [Detail("schema_changed", "info", "", before.schema, after.schema)]
+    return found
+
+
+def _diff_kernels(before: OpRecord, after: OpRecord) -> list[Detail]:
+    out: list[Detail] = []
+    fb, fa = before.facets, after.facets
+    was_dec, now_dec = decomposes(before), decomposes(after)
+    # before/after hold the composite kind; "" means kernels of its own (or a structured delegate).
+    if was_dec and not now_dec:
+        out.append(Detail("stopped_decomposing", "info", "", IMPLICIT, fa.composite or ""))
+    elif now_dec and not was_dec:
+        out.append(Detail("now_decomposes", "info", "", fb.composite or "", IMPLICIT))
+    elif fb.composite != fa.composite:
+        out.append(Detail("composite_changed", "info", "", fb.composite or "", fa.composite or ""))
+    keys_b, keys_a = set(fb.dispatch), set(fa.dispatch)
+    for key in sorted(keys_a - keys_b):
+        if key not in GENERIC_KEYS:
+            out.append(Detail("kernel_added", "info", key, "", key))
+    for key in sorted(keys_b - keys_a):
+        if key not in GENERIC_KEYS:
+            out.append(Detail("kernel_removed", "info", key, key, ""))
+    if fb.structured != fa.structured:
+        out.append(Detail("structured_changed", "info", "", str(fb.structured), str(fa.structured)))
+    if fb.structured_delegate != fa.structured_delegate:
+        out.append(
+            Detail(
+                "structured_delegate_changed",
+                "info",
+                "",
+                fb.structured_delegate or "",
+                fa.structured_delegate or "",
+            )
+        )
+    return out
+
+
+def _diff_rest(before: OpRecord, after: OpRecord) -> list[Detail]:
+    out: list[Detail] = []
+    fb, fa = before.facets, after.facets
+    tb, ta = set(fb.tags), set(fa.tags)
+    for tag in sorted(ta - tb):
+        out.append(Detail("tag_added", "info", tag, "", tag))
+    for tag in sorted(tb - ta):
+        out.append(Detail("tag_removed", "info", tag, tag, ""))
+    if before.bucket != after.bucket:
+        out.append(Detail("bucket_changed", "info", "", before.bucket, after.bucket))
+    # Dropping the method or function variant removes `Tensor.foo` / `torch.foo` for Python callers.
+    vb, va = set(fb.variants), set(fa.variants)
+    for v in sorted(vb - va):
+        out.append(Detail("variant_removed", "breaking", v, v, ""))
+    for v in sorted(va - vb):
+        out.append(Detail("variant_added", "compatible", v, "", v))
+    if fb.python_module != fa.python_module:
+        out.append(
+            Detail("python_module_changed", "breaking", "", fb.python_module or "", fa.python_module or "")
+        )
+    if (
+        fb.has_derivative is not None
+        and fa.has_derivative is not None
+        and fb.has_derivative != fa.has_derivative
+    ):
+        code = "derivative_added" if fa.has_derivative else "derivative_removed"
+        out.append(Detail(code, "info", "", str(fb.has_derivative), str(fa.has_derivative)))
+    if fb.alias_of != fa.alias_of:
+        out.append(Detail("alias_of_changed", "info", "", fb.alias_of or "", fa.alias_of or ""))
+    return out
+
+
+def diff_records(before: OpRecord, after: OpRecord) -> tuple[Detail, ...]:
+    """Every classified difference between two records of (possibly renamed) operators."""
+    return tuple(_diff_schema(before, after) + _diff_kernels(before, after) + _diff_rest(before, after))
+
+
+# --- building changes -----------------------------------------------------------------------------
+
+
+def _added(rec: OpRecord) -> Change:
+    return Change(
+        kind="added",
+        name=rec.name,
+        category=rec.bucket,
+        fingerprint=fingerprint("added", rec.name, [rec.schema]),
+        before=None,
+        after=rec,
+        needs_kernel=kernel_required(rec),
+        breaking=False,
+        new_core=_core(rec),
+        now_decomposes=False,
+    )
+
+
+def _removed(rec: OpRecord) -> Change:
+    return Change(
+        kind="removed",
+        name=rec.name,
+        category=rec.bucket,
+        fingerprint=fingerprint("removed", rec.name, [rec.schema]),
+        before=rec,
+        after=None,
+        breaking=True,
+    )
+
+
+def _changed(before: OpRecord, after: OpRecord, kind: ChangeKind) -> Change | None:
+    details = diff_records(before, after)
+    if kind == "changed" and not details:
+        return None
+    facts: object = _detail_facts(details)
+    if kind == "renamed":
+        facts = [before.name, after.schema, facts]
+    breaking = kind == "renamed" or any(d.severity == "breaking" for d in details)
+    return Change(
+        kind=kind,
+        name=after.name,
+        category=after.bucket,
+        fingerprint=fingerprint(kind, after.name, facts),
+        before=before,
+        after=after,
+        details=details,
+        old_name=before.name if kind == "renamed" else None,
+        # A renamed op needs its kernels registered under the new name, whatever the old one had.
+        needs_kernel=kernel_required(after) and (kind == "renamed" or not kernel_required(before)),
+        breaking=breaking,
+        new_core=_core(after) and not _core(before),
+        now_decomposes=decomposes(after) and not decomposes(before),
+    )
+
+
+def _signature(rec: OpRecord) -> object | None:
+    parsed = _parse(rec.schema)
+    return None if parsed is None else argument_types(parsed)
+
+
+# How alike two base names must be (difflib's ratio) to pair them by signature alone. The renames in
+# the releases 1.12-2.15 score 0.52-0.95 (mps_max_pool2d_backward → max_pool2d_backward: 0.9, normal →
+# normal_functional: 0.52); the chance pairings of one removal with one addition score 0.06-0.44.
+RENAME_SIMILARITY = 0.5
+
+
+def _similar(old: str, new: str) -> bool:
+    return difflib.SequenceMatcher(None, old, new).ratio() >= RENAME_SIMILARITY
+
+
+def _same_arguments(old: OpRecord, new: OpRecord) -> bool:
+    """Whether two overloads of one base share at least half their argument names (Jaccard ≥ 0.5).
+
+    An overload renamed keeps most of its arguments; ``softmax.Dimname`` (self, dim, dtype) removed
+    while ``softmax.masked`` (self, mask, inverted) is added are two changes, not a rename.
+    """
+    before, after = _parse(old.schema), _parse(new.schema)
+    if before is None or after is None:
+        return False
+    a = {x.name for x in before.arguments.flat_all}
+    b = {x.name for x in after.arguments.flat_all}
+    return not (a or b) or len(a & b) * 2 >= len(a | b)
+
+
+def find_renames(
+    removed: Mapping[str, OpRecord], added: Mapping[str, OpRecord]
+) -> list[tuple[OpRecord, OpRecord]]:
+    """Pairs (old, new) that are probably one operator renamed.
+
+    Two rules, each accepted only when the pairing is unambiguous (one candidate on each side), since
+    dozens of unary ops share ``(Tensor self) -> Tensor`` and must not be paired at random:
+    1. same base name, another overload name, the same kind (functional/out/inplace), and at least
+       half the argument names in common;
+    2. otherwise the same argument and return types, the same kind, and similar base names
+       (`RENAME_SIMILARITY`): one removal and one unrelated addition of the same shape in a diff are
+       two changes, not a rename (1.12→1.13 would pair matrix_rank with _test_autograd_multiple_dispatch).
+    """
+    pairs: list[tuple[OpRecord, OpRecord]] = []
+    used_r: set[str] = set()
+    used_a: set[str] = set()
+
+    by_base_r: dict[str, list[OpRecord]] = defaultdict(list)
+    by_base_a: dict[str, list[OpRecord]] = defaultdict(list)
+    for r in removed.values():
+        by_base_r[f"{r.base}\0{r.kind}"].append(r)
+    for a in added.values():
+        by_base_a[f"{a.base}\0{a.kind}"].append(a)
+    for key, rs in by_base_r.items():
+        as_ = by_base_a.get(key, [])
+        if len(rs) == 1 and len(as_) == 1 and _same_arguments(rs[0], as_[0]):
+            pairs.append((rs[0], as_[0]))
+            used_r.add(rs[0].name)
+            used_a.add(as_[0].name)
+        elif rs and as_:
+            # Several overloads of one base changed at once: pair those whose signature is kept.
+            sig_r = Counter(_signature(r) for r in rs)
+            sig_a = Counter(_signature(a) for a in as_)
+            for r in rs:
+                s = _signature(r)
+                if s is None or sig_r[s] != 1 or sig_a[s] != 1:
+                    continue
+                a = next(x for x in as_ if _signature(x) == s)
+                pairs.append((r, a))
+                used_r.add(r.name)
+                used_a.add(a.name)
+
+    by_sig_r: dict[object, list[OpRecord]] = defaultdict(list)
+    by_sig_a: dict[object, list[OpRecord]] = defaultdict(list)
+    for r in removed.values():
+        s = _signature(r)
+        if r.name not in used_r and s is not None:
+            by_sig_r[(s, r.kind)].append(r)
+    for a in added.values():
+        s = _signature(a)
+        if a.name not in used_a and s is not None:
+            by_sig_a[(s, a.kind)].append(a)
+    for sig, rs in by_sig_r.items():
+        as_ = by_sig_a.get(sig, [])
+        if len(rs) == 1 and len(as_) == 1 and _similar(rs[0].base, as_[0].base):
+            pairs.append((rs[0], as_[0]))
+    return sorted(pairs, key=lambda p: p[1].name)
+
+
+def bucket_counts(base: Snapshot, head: Snapshot) -> tuple[BucketCount, ...]:
+    """Base operators per bucket, before → after, in descending order of the head count."""
+    before = _counts(base)
+    after = _counts(head)
+    names = sorted(set(before) | set(after), key=lambda b: (-after.get(b, 0), -before.get(b, 0), b))
+    return tuple(BucketCount(b, before.get(b, 0), after.get(b, 0)) for b in names)
+
+
+def _counts(snap: Snapshot) -> Counter[str]:
+    if snap.decisions:
+        return Counter(d.bucket for d in snap.decisions.values())
+    buckets = {rec.base: rec.bucket for rec in snap.operators.values()}
+    return Counter(buckets.values())
+
+
+def compute_drift(base: Snapshot, head: Snapshot) -> Drift:
+    """Every operator-level difference from `base` to `head`."""
+    b_ops, h_ops = base.operators, head.operators
+    removed = {n: r for n, r in b_ops.items() if n not in h_ops}
+    added = {n: r for n, r in h_ops.items() if n not in b_ops}
+    renames = find_renames(removed, added)
+    for old, new in renames:
+        del removed[old.name]
+        del added[new.name]
+
+    changed: list[Change] = []
+    for name in sorted(set(b_ops) & set(h_ops)):
+        c = _changed(b_ops[name], h_ops[name], "changed")
+        if c is not None:
+            changed.append(c)
+    renamed = [c for old, new in renames if (c := _changed(old, new, "renamed")) is not None]
+    return Drift(
+        base=base.meta,
+        head=head.meta,
+        added=tuple(_added(added[n]) for n in sorted(added)),
+        removed=tuple(_removed(removed[n]) for n in sorted(removed)),
+        renamed=tuple(renamed),
+        changed=tuple(changed),
+        buckets=bucket_counts(base, head),
+        base_operators=len(b_ops),
+        head_operators=len(h_ops),
+        base_entries=base.entries,
+        head_entries=head.entries,
+    )

@@ -1,0 +1,603 @@
+"""The history timeline: its records, its JSON form (and back), CSV, Markdown with a Mermaid chart.
+
+Everything here is pure except `Progress`, which draws on a terminal. The JSON form is the one shards
+exchange, so it is deterministic (sorted keys, fixed separators, a final newline) and lossless:
+``parse_json(render_json(t)) == t``. That is what lets `merge` join shard outputs into the very bytes a
+single run writes.
+
+JSON structure (``format: "opdrift-history"``, ``format_version: 1``)::
+
+    {
+      "format": "opdrift-history", "format_version": 1, "opdrift_version": "0.1.0",
+      "repo": "path as given",
+      "range": {"from": REV|null, "from_sha": SHA|null, "to": REV, "to_sha": SHA,
+                "paths": [...], "tags": PATTERN|null},
+      "buckets": [bucket ids, in the taxonomy's order],
+      "points": [
+        {"sha": SHA, "date": ISO 8601, "subject": str, "tag": "v2.14.1"|null,
+         "status": "ok"|"broken", "error": one line|null,
+         "entries": int|null, "operators": int|null, "base_operators": int|null,
+         "by_category": {bucket: base operators}|null,
+         "drift": {"base": SHA, "added": [...], "removed": [...], "changed": [...],
+                   "renamed": [{"from": OLD, "to": NEW}], "breaking": [...],
+                   "needs_kernel": [...]}|null}
+      ],
+      "shard": {"index": I, "count": N, "start": first point's index in the whole range,
+                "total": points in the whole range}      (only in a shard's output)
+    }
+
+A point's `drift` is null when nothing came before it (the first commit of a walk without ``--from``)
+or when the point is broken; otherwise `base` names the last good point before it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+from bot import __version__
+from bot.errors import OpdriftError
+from bot.text import code, md
+
+FORMAT = "opdrift-history"
+FORMAT_VERSION = 1
+
+# The chart's series besides registered operators: the post's top-level buckets, with the core
+# sub-buckets summed, since twenty lines on one small chart would be unreadable.
+CORE_PARENT = "core"
+TOP_LEVEL = ("convolution", "pooling", "batch_norm", "private", "inplace", "backward", "weird")
+CHART_SERIES = ("operators", "core", "private", "inplace", "backward", "weird")
+# One colour per series, in CHART_SERIES order; xychart-beta has no legend, so the caption names them.
+CHART_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
+COLOR_NAMES = ("blue", "red", "green", "orange", "purple", "brown")
+# Mermaid draws every point; beyond this many, the chart samples evenly (first and last always kept).
+CHART_MAX_POINTS = 100
+
+CSV_FIXED = (
+    "index",
+    "sha",
+    "date",
+    "subject",
+    "tag",
+    "status",
+    "error",
+    "entries",
+    "operators",
+    "base_operators",
+    "drift_base",
+    "added",
+    "removed",
+    "renamed",
+    "changed",
+    "breaking",
+    "needs_kernel",
+)
+
+
+class TimelineError(OpdriftError):
+    """A timeline file (a shard's output) is unreadable or does not fit with the others."""
+
+
+@dataclass(frozen=True)
+class PointDrift:
+    """What changed from `base` (the last good point before this one) to this point."""
+
+    base: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()  # (old name, new name)
+    changed: tuple[str, ...] = ()
+    breaking: tuple[str, ...] = ()
+    needs_kernel: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Point:
+    """One commit (or release tag) of the walk."""
+
+    sha: str
+    date: str
+    subject: str
+    tag: str | None = None
+    error: str | None = None  # set when the commit's files could not be read or parsed
+    entries: int | None = None
+    operators: int | None = None
+    base_operators: int | None = None
+    by_category: tuple[tuple[str, int], ...] | None = None  # (bucket, base operators), sorted by bucket
+    drift: PointDrift | None = None
+
+    @property
+    def broken(self) -> bool:
+        return self.error is not None
+
+    def category(self, bucket: str) -> int:
+        return dict(self.by_category or ()).get(bucket, 0)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Which slice of the whole range a shard's timeline holds."""
+
+    index: int  # 1-based
+    count: int
+    start: int  # index of this shard's first point in the whole range
+    total: int  # points in the whole range
+
+
+@dataclass(frozen=True)
+class Timeline:
+    repo: str
+    to_rev: str
+    to_sha: str
+    from_rev: str | None = None
+    from_sha: str | None = None
+    paths: tuple[str, ...] = ()
+    tags: str | None = None
+    buckets: tuple[str, ...] = ()
+    points: tuple[Point, ...] = ()
+    shard: Shard | None = None
+    opdrift_version: str = field(default=__version__)
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+
+def _drift_json(d: PointDrift | None) -> dict[str, object] | None:
+    if d is None:
+        return None
+    return {
+        "base": d.base,
+        "added": list(d.added),
+        "removed": list(d.removed),
+        "renamed": [{"from": old, "to": new} for old, new in d.renamed],
+        "changed": list(d.changed),
+        "breaking": list(d.breaking),
+        "needs_kernel": list(d.needs_kernel),
+    }
+
+
+def point_json(p: Point) -> dict[str, object]:
+    return {
+        "sha": p.sha,
+        "date": p.date,
+        "subject": p.subject,
+        "tag": p.tag,
+        "status": "broken" if p.broken else "ok",
+        "error": p.error,
+        "entries": p.entries,
+        "operators": p.operators,
+        "base_operators": p.base_operators,
+        "by_category": None if p.by_category is None else dict(p.by_category),
+        "drift": _drift_json(p.drift),
+    }
+
+
+def to_json(t: Timeline) -> dict[str, object]:
+    out: dict[str, object] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "opdrift_version": t.opdrift_version,
+        "repo": t.repo,
+        "range": {
+            "from": t.from_rev,
+            "from_sha": t.from_sha,
+            "to": t.to_rev,
+            "to_sha": t.to_sha,
+            "paths": list(t.paths),
+            "tags": t.tags,
+        },
+        "buckets": list(t.buckets),
+        "points": [point_json(p) for p in t.points],
+    }
+    if t.shard is not None:
+        out["shard"] = {
+            "index": t.shard.index,
+            "count": t.shard.count,
+            "start": t.shard.start,
+            "total": t.shard.total,
+        }
+    return out
+
+
+def dumps(value: object) -> str:
+    """The one JSON spelling every timeline file uses, so equal data gives equal bytes."""
+    return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False, separators=(",", ": ")) + "\n"
+
+
+def render_json(t: Timeline) -> str:
+    return dumps(to_json(t))
+
+
+def _str(d: Mapping[str, object], key: str, where: str) -> str:
+    v = d.get(key)
+    if not isinstance(v, str):
+        raise TimelineError(f"`{key}` must be a string", path=where)
+    return v
+
+
+def _opt_str(d: Mapping[str, object], key: str, where: str) -> str | None:
+    v = d.get(key)
+    if v is not None and not isinstance(v, str):
+        raise TimelineError(f"`{key}` must be a string or null", path=where)
+    return v
+
+
+def _opt_int(d: Mapping[str, object], key: str, where: str) -> int | None:
+    v = d.get(key)
+    if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+        raise TimelineError(f"`{key}` must be an integer or null", path=where)
+    return v
+
+
+def _names(d: Mapping[str, object], key: str, where: str) -> tuple[str, ...]:
+    v = d.get(key)
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise TimelineError(f"`{key}` must be a list of strings", path=where)
+    return tuple(v)
+
+
+def _renames(d: Mapping[str, object], where: str) -> tuple[tuple[str, str], ...]:
+    v = d.get("renamed")
+    out: list[tuple[str, str]] = []
+    if not isinstance(v, list):
+        raise TimelineError("`renamed` must be a list", path=where)
+    for item in v:
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("from"), str)
+            or not isinstance(item.get("to"), str)
+        ):
+            raise TimelineError("`renamed` items must be {from, to} strings", path=where)
+        out.append((item["from"], item["to"]))
+    return tuple(out)
+
+
+def _mapping(v: object, what: str, where: str) -> Mapping[str, object]:
+    if not isinstance(v, dict):
+        raise TimelineError(f"{what} must be an object", path=where)
+    return v
+
+
+def _point_from(v: object, where: str) -> Point:
+    d = _mapping(v, "a point", where)
+    drift: PointDrift | None = None
+    if d.get("drift") is not None:
+        dd = _mapping(d["drift"], "`drift`", where)
+        drift = PointDrift(
+            base=_str(dd, "base", where),
+            added=_names(dd, "added", where),
+            removed=_names(dd, "removed", where),
+            renamed=_renames(dd, where),
+            changed=_names(dd, "changed", where),
+            breaking=_names(dd, "breaking", where),
+            needs_kernel=_names(dd, "needs_kernel", where),
+        )
+    by_category: tuple[tuple[str, int], ...] | None = None
+    if d.get("by_category") is not None:
+        bc = _mapping(d["by_category"], "`by_category`", where)
+        pairs = []
+        for k, n in bc.items():
+            if not isinstance(n, int) or isinstance(n, bool):
+                raise TimelineError("`by_category` values must be integers", path=where)
+            pairs.append((k, n))
+        by_category = tuple(sorted(pairs))
+    return Point(
+        sha=_str(d, "sha", where),
+        date=_str(d, "date", where),
+        subject=_str(d, "subject", where),
+        tag=_opt_str(d, "tag", where),
+        error=_opt_str(d, "error", where),
+        entries=_opt_int(d, "entries", where),
+        operators=_opt_int(d, "operators", where),
+        base_operators=_opt_int(d, "base_operators", where),
+        by_category=by_category,
+        drift=drift,
+    )
+
+
+def parse_json(text: str, where: str) -> Timeline:
+    """A timeline back from `render_json`'s text; `TimelineError` names WHERE on anything else."""
+    try:
+        raw = json.loads(text)
+    except ValueError as err:
+        raise TimelineError(f"not a JSON timeline: {err}", path=where) from None
+    except RecursionError:
+        raise TimelineError("not a JSON timeline: nested too deeply", path=where) from None
+    d = _mapping(raw, "the timeline", where)
+    if d.get("format") != FORMAT:
+        raise TimelineError(f"not an opdrift history file (format is not {FORMAT!r})", path=where)
+    if d.get("format_version") != FORMAT_VERSION:
+        raise TimelineError(
+            f"history format_version {d.get('format_version')!r} is not {FORMAT_VERSION}", path=where
+        )
+    rng = _mapping(d.get("range"), "`range`", where)
+    points = d.get("points")
+    buckets = d.get("buckets")
+    if not isinstance(points, list):
+        raise TimelineError("`points` must be a list", path=where)
+    if not isinstance(buckets, list) or not all(isinstance(b, str) for b in buckets):
+        raise TimelineError("`buckets` must be a list of strings", path=where)
+    shard: Shard | None = None
+    if d.get("shard") is not None:
+        s = _mapping(d["shard"], "`shard`", where)
+        nums = [_opt_int(s, k, where) for k in ("index", "count", "start", "total")]
+        if any(n is None for n in nums):
+            raise TimelineError("`shard` needs integer index, count, start and total", path=where)
+        index, count, start, total = (int(n or 0) for n in nums)
+        shard = Shard(index=index, count=count, start=start, total=total)
+    return Timeline(
+        repo=_str(d, "repo", where),
+        to_rev=_str(rng, "to", where),
+        to_sha=_str(rng, "to_sha", where),
+        from_rev=_opt_str(rng, "from", where),
+        from_sha=_opt_str(rng, "from_sha", where),
+        paths=_names(rng, "paths", where),
+        tags=_opt_str(rng, "tags", where),
+        buckets=tuple(buckets),
+        points=tuple(_point_from(p, where) for p in points),
+        shard=shard,
+        opdrift_version=_str(d, "opdrift_version", where),
+    )
+
+
+def merge(parts: Sequence[tuple[str, Timeline]]) -> Timeline:
+    """Join shard timelines (name, timeline) into the timeline a single run over the range gives."""
+    if not parts:
+        raise TimelineError("no shard files to merge")
+    shards = []
+    for name, t in parts:
+        if t.shard is None:
+            raise TimelineError("not a shard's output (no `shard` section)", path=name)
+        shards.append((t.shard.index, name, t))
+    shards.sort(key=lambda s: s[0])
+    _, first_name, first = shards[0]
+    assert_shard = first.shard
+    if assert_shard is None:  # for the type checker; checked above
+        raise TimelineError("not a shard's output", path=first_name)
+    count, total = assert_shard.count, assert_shard.total
+    same = (first.repo, first.from_sha, first.to_sha, first.paths, first.tags, first.buckets)
+    seen: set[int] = set()
+    points: list[Point] = []
+    for index, name, t in shards:
+        s = t.shard
+        if s is None:
+            raise TimelineError("not a shard's output", path=name)
+        if (t.repo, t.from_sha, t.to_sha, t.paths, t.tags, t.buckets) != same:
+            raise TimelineError(f"covers another range or repository than {first_name}", path=name)
+        if t.opdrift_version != first.opdrift_version:
+            raise TimelineError(
+                f"written by opdrift {t.opdrift_version}, {first_name} by {first.opdrift_version}", path=name
+            )
+        if s.count != count or s.total != total:
+            raise TimelineError(f"is shard {index}/{s.count}, others are of {count}", path=name)
+        if index in seen:
+            raise TimelineError(f"shard {index}/{count} given twice", path=name)
+        seen.add(index)
+        if s.start != len(points):
+            raise TimelineError(
+                f"shard {index}/{count} starts at point {s.start}, expected {len(points)}", path=name
+            )
+        points.extend(t.points)
+    if count > len(seen):
+        # Named from the indices given, never from range(count): a damaged file's count can be huge.
+        missing = [i for i in range(1, min(count, len(seen) + 5) + 1) if i not in seen]
+        more = "" if count <= len(seen) + 5 else f" and {count - len(seen) - len(missing)} more"
+        raise TimelineError(f"missing shard(s) {', '.join(f'{i}/{count}' for i in missing)}{more}")
+    if len(points) != total:
+        raise TimelineError(f"the shards hold {len(points)} points, the range has {total}")
+    return Timeline(
+        repo=first.repo,
+        to_rev=first.to_rev,
+        to_sha=first.to_sha,
+        from_rev=first.from_rev,
+        from_sha=first.from_sha,
+        paths=first.paths,
+        tags=first.tags,
+        buckets=first.buckets,
+        points=tuple(points),
+        shard=None,
+        opdrift_version=first.opdrift_version,
+    )
+
+
+# --- CSV ---------------------------------------------------------------------------------------
+
+
+def _inert(text: str) -> str:
+    """A commit subject or tag as a CSV cell a spreadsheet shows as text: one starting with ``=``,
+    ``+``, ``-``, ``@``, a tab or a carriage return would be run as a formula (CSV injection), so it
+    gets a leading ``'``, as OWASP advises."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def render_csv(t: Timeline) -> str:
+    """One row per point; fixed columns, then one ``bucket:<id>`` column per bucket (base operators).
+
+    Drift columns hold counts; the names are in the JSON output.
+    """
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([*CSV_FIXED, *(f"bucket:{b}" for b in t.buckets)])
+    for i, p in enumerate(t.points):
+        d = p.drift
+
+        def n(v: int | None) -> str:
+            return "" if v is None else str(v)
+
+        row = [
+            str(i),
+            p.sha,
+            p.date,
+            _inert(p.subject),
+            _inert(p.tag or ""),
+            "broken" if p.broken else "ok",
+            p.error or "",
+            n(p.entries),
+            n(p.operators),
+            n(p.base_operators),
+            "" if d is None else d.base,
+            *(
+                ("",) * 6
+                if d is None
+                else (
+                    str(len(x))
+                    for x in (d.added, d.removed, d.renamed, d.changed, d.breaking, d.needs_kernel)
+                )
+            ),
+        ]
+        cats = dict(p.by_category) if p.by_category is not None else None
+        row.extend("" if cats is None else str(cats.get(b, 0)) for b in t.buckets)
+        w.writerow(row)
+    return buf.getvalue()
+
+
+# --- Markdown and Mermaid ----------------------------------------------------------------------
+
+
+def series_value(p: Point, series: str, buckets: Iterable[str]) -> int:
+    """A chart series' value at P: registered operators, a top-level bucket, or core (the rest summed)."""
+    if series == "operators":
+        return p.operators or 0
+    cats = dict(p.by_category or ())
+    if series == CORE_PARENT:
+        return sum(n for b, n in cats.items() if b not in TOP_LEVEL)
+    return cats.get(series, 0)
+
+
+def _sample(points: Sequence[Point], limit: int) -> list[Point]:
+    if len(points) <= limit:
+        return list(points)
+    step = (len(points) - 1) / (limit - 1)
+    picked = sorted({round(i * step) for i in range(limit)})
+    return [points[i] for i in picked]
+
+
+_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9._+/-]")
+
+
+def point_label(p: Point) -> str:
+    """An x-axis label: the tag when there is one, else the short sha; only characters Mermaid takes."""
+    raw = p.tag if p.tag else p.sha[:7]
+    return _LABEL_UNSAFE.sub("_", raw)[:24]
+
+
+def mermaid_chart(points: Sequence[Point], *, title: str = "ATen operators over time") -> str:
+    """A Mermaid ``xychart-beta`` block (fenced) of registered operators and the main buckets.
+
+    Broken points are left out (they have no counts). An empty sequence gives an empty string.
+    """
+    good = [p for p in points if not p.broken]
+    if not good:
+        return ""
+    good = _sample(good, CHART_MAX_POINTS)
+    labels = ", ".join(f'"{point_label(p)}"' for p in good)
+    values = {s: [series_value(p, s, ()) for p in good] for s in CHART_SERIES}
+    top = max(max(v) for v in values.values())
+    palette = ", ".join(CHART_COLORS)
+    lines = [
+        "```mermaid",
+        f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
+        "xychart-beta",
+        f'  title "{_LABEL_UNSAFE.sub(" ", title).strip()}"',
+        f"  x-axis [{labels}]",
+        f'  y-axis "count" 0 --> {max(10, -(-top * 11 // 10))}',
+    ]
+    lines.extend(f"  line [{', '.join(str(v) for v in values[s])}]" for s in CHART_SERIES)
+    lines.append("```")
+    return "\n".join(lines) + "\n"
+
+
+def chart_legend() -> str:
+    names = {"operators": "registered operators", "core": "core (all core sub-buckets)"}
+    parts = [f"{c}: {names.get(s, s)}" for s, c in zip(CHART_SERIES, COLOR_NAMES, strict=True)]
+    return "Lines — " + "; ".join(parts) + "."
+
+
+def chart_of_last(t: Timeline, n: int, *, title: str | None = None) -> str:
+    """The chart and its legend for the last N points, for the weekly issue to embed ('' if none)."""
+    chart = mermaid_chart(t.points[-n:] if n > 0 else (), title=title or f"ATen operators, last {n} points")
+    return f"{chart}\n{chart_legend()}\n" if chart else ""
+
+
+def render_markdown(t: Timeline) -> str:
+    """A heading, the chart and one table row per point (broken points say why)."""
+    good = [p for p in t.points if not p.broken]
+    out = [f"## Operator history of {md(t.repo)}", ""]
+    rng = f"{t.from_sha[:12]}..{t.to_sha[:12]}" if t.from_sha else f"up to {t.to_sha[:12]}"
+    what = f"release tags matching {code(t.tags)}" if t.tags else "commits that touched the operator files"
+    out.append(f"{len(t.points)} points ({what}, {code(rng)}); {len(t.points) - len(good)} broken.")
+    out.append("")
+    chart = mermaid_chart(t.points)
+    if chart:
+        if len(good) > CHART_MAX_POINTS:
+            out.append(f"The chart samples {CHART_MAX_POINTS} of {len(good)} points evenly.")
+            out.append("")
+        out.extend([chart, chart_legend(), ""])
+    out.append(
+        "| # | commit | date | subject | operators | base | added | removed | renamed | changed | breaking | needs kernel |"
+    )
+    out.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for i, p in enumerate(t.points):
+        ref = code(p.tag, in_table=True) + " " + code(p.sha[:12]) if p.tag else code(p.sha[:12])
+        if p.broken:
+            out.append(
+                f"| {i} | {ref} | {md(p.date)} | {md(p.subject)} | ❌ broken: {code(p.error or '', in_table=True)} "
+                "| | | | | | | |"
+            )
+            continue
+        d = p.drift
+        counts = (
+            ["-"] * 6
+            if d is None
+            else [str(len(x)) for x in (d.added, d.removed, d.renamed, d.changed, d.breaking, d.needs_kernel)]
+        )
+        out.append(
+            f"| {i} | {ref} | {md(p.date)} | {md(p.subject)} | {p.operators} | {p.base_operators} | "
+            + " | ".join(counts)
+            + " |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def render(t: Timeline, fmt: str) -> str:
+    if fmt == "json":
+        return render_json(t)
+    if fmt == "csv":
+        return render_csv(t)
+    if fmt == "markdown":
+        return render_markdown(t)
+    raise OpdriftError(f"unknown history format {fmt!r} (json, csv or markdown)")
+
+
+# --- progress ----------------------------------------------------------------------------------
+
+
+class Progress:
+    """A one-line progress bar on a terminal; silent when the stream is not one (CI logs, pipes)."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty()
+        self._last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        # Redraw at most ~200 times: a terminal write per commit would cost more than the commit.
+        if done != total and done - self._last < max(1, total // 200):
+            return
+        self._last = done
+        filled = self.WIDTH * done // total
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        self.stream.write(f"\r[{bar}] {done}/{total}")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()

@@ -1,0 +1,515 @@
+"""The bot's config file: who to @mention for which changes, labels, allow-list and overrides paths.
+
+Reference: docs/config.md. Validation is strict (unknown keys, wrong types, bad handles, unknown
+buckets or facets, duplicate keys) and every error names ``file:line`` of the offending node, so the
+file is read twice: once through `read_yaml_document` (which reports YAML syntax errors with their
+line) and once composed into nodes, whose marks give the lines.
+
+Matching: within one subscription, each given matcher kind must match (AND across `buckets`,
+`facets`, `tags`, `dispatch_keys`), and within a kind any listed value may match (OR). So
+``facets: [new_core, needs_kernel]`` means either, and ``buckets: [primitive_pointwise]`` plus
+``facets: [needs_kernel]`` means both.
+
+A subscription may also name its backend's op list (``backend: {kind: xla, path: ...}``). It then
+matches only new or changed operators that the backend lacks at HEAD, which the caller works out
+with `bot.coverage.check` and passes in as `lacking` (this module reads no backend list: it stays pure).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import string
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+
+import yaml
+
+from bot.coverage.backends import BACKEND_KINDS, BackendKind
+from bot.drift.changes import Change
+from bot.errors import ConfigError
+from bot.sources.read import read_text
+from bot.taxonomy.rules import BUCKETS
+from bot.text import did_you_mean
+from bot.yamltext import compose_yaml_document, read_yaml_document
+
+FACETS = ("needs_kernel", "breaking", "new_core", "now_decomposes")
+TITLE_FIELDS = ("week", "base", "head")
+DEFAULT_TITLE = "Operator drift {week} ({base}..{head})"
+
+# GitHub logins: alphanumerics and single inner hyphens, at most 39; team slugs are looser.
+_USER = r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}"
+_HANDLE = re.compile(rf"@?({_USER})(?:/([A-Za-z0-9][A-Za-z0-9._-]{{0,99}}))?")
+_DISPATCH_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_TAG = re.compile(r"[a-z][a-z0-9_]*")
+_LABEL_MAX = 50  # GitHub's limit on a label name
+
+_SLUG = re.compile(rf"{_USER}/[A-Za-z0-9._-]{{1,100}}")
+_BOT_LOGIN = re.compile(rf"{_USER}(?:\[bot\])?")  # a user, or an app's bot account ("github-actions[bot]")
+DEFAULT_UPSTREAM = "pytorch/pytorch"
+MAX_CHART_POINTS = 100  # timeline.CHART_MAX_POINTS: more would be sampled anyway
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_BOOL = "tag:yaml.org,2002:bool"
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A subscription's backend op list: `kind` as `opdrift coverage --backend` takes it, and `value`
+    as written in the config (a path, or a dispatch key for ``dispatch``); `resolved` is the path
+    against the config file's directory."""
+
+    kind: BackendKind
+    value: str
+    resolved: str
+    line: int = field(default=0, compare=False)  # the first subscription naming it; not its identity
+    value_line: int = field(default=0, compare=False)  # where `value` is written (its `key:` or `path:`)
+
+    def concerns(self, change: Change) -> bool:
+        """Whether a change can be one a backend lacks: a new or changed op (removed ones cannot be).
+
+        A change that only moved in-tree kernels of *other* dispatch keys says nothing new to this
+        backend; for a ``dispatch`` backend, a change to its own key's kernel does.
+        """
+        if change.kind == "removed":
+            return False
+        if change.kernels_only:
+            return self.kind == "dispatch" and any(d.subject == self.value for d in change.details)
+        return True
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """Handles to @mention when a change matches every given matcher kind (see the module docstring)."""
+
+    who: tuple[str, ...]  # normalised: "@user" or "@org/team"
+    buckets: tuple[str, ...] = ()
+    facets: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    dispatch_keys: tuple[str, ...] = ()
+    line: int = 0  # where the subscription starts in the config file
+    backend: BackendSpec | None = None
+    # (matcher, value, line) of each `tags` and `dispatch_keys` item, for errors found once the
+    # snapshots are loaded (`check_names`); where a value is written is not part of what it matches.
+    value_lines: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
+
+    def matches(self, change: Change, lacking: frozenset[str] | None = None) -> bool:
+        """`lacking`: the operators this subscription's backend needs a kernel for at HEAD (required
+        when it names a backend)."""
+        if self.backend is not None:
+            if lacking is None:
+                raise ValueError(f"subscription at line {self.line} names a backend: pass what it lacks")
+            if not (self.backend.concerns(change) and change.name in lacking):
+                return False
+        records = [r for r in (change.before, change.after) if r is not None]
+        if self.buckets and not ({change.category} | {r.bucket for r in records}) & set(self.buckets):
+            return False
+        if self.facets and not any(getattr(change, f) for f in self.facets):
+            return False
+        if self.tags and not {t for r in records for t in r.facets.tags} & set(self.tags):
+            return False
+        keys = {k for r in records for k in r.facets.dispatch}
+        return not self.dispatch_keys or bool(keys & set(self.dispatch_keys))
+
+
+@dataclass(frozen=True)
+class WeeklyConfig:
+    close_previous: bool = False
+    link_previous: bool = True
+    title_format: str = DEFAULT_TITLE
+    upstream: str = DEFAULT_UPSTREAM  # where attributed commits and PRs link to
+    chart: int = 0  # embed the Mermaid chart of the last N history points (0: no chart)
+
+    def title(self, *, week: str, base: str, head: str) -> str:
+        return self.title_format.format(week=week, base=base, head=head)
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    subscriptions: tuple[Subscription, ...] = ()
+    labels: tuple[str, ...] = ()
+    allowlist: str | None = None  # resolved against the config file's directory
+    overrides: str | None = None
+    weekly: WeeklyConfig = field(default_factory=WeeklyConfig)
+    bot_login: str | None = None  # the account the bot posts as; None: ask GET /user
+    path: str = ""
+
+
+Lacking = Mapping[BackendSpec, frozenset[str]]
+
+
+def backend_specs(config: BotConfig) -> tuple[BackendSpec, ...]:
+    """The distinct backend lists the subscriptions name, in config order (each read once)."""
+    return tuple(dict.fromkeys(s.backend for s in config.subscriptions if s.backend is not None))
+
+
+def _lacking_for(sub: Subscription, lacking: Lacking | None) -> frozenset[str] | None:
+    if sub.backend is None:
+        return None
+    if lacking is None or sub.backend not in lacking:
+        raise ValueError(f"no coverage given for the backend of the subscription at line {sub.line}")
+    return lacking[sub.backend]
+
+
+def mentions_for(
+    config: BotConfig, changes: Iterable[Change], lacking: Lacking | None = None
+) -> tuple[str, ...]:
+    """The handles whose subscriptions matched at least one change, in config order, each once.
+
+    `lacking` maps each backend of `backend_specs(config)` to the operators it needs a kernel for at HEAD.
+    """
+    pending = list(changes)
+    seen: dict[str, str] = {}  # GitHub handles are case-insensitive: lower-cased → as first written
+    for sub in config.subscriptions:
+        gap = _lacking_for(sub, lacking)
+        if any(sub.matches(c, gap) for c in pending):
+            for handle in sub.who:
+                seen.setdefault(handle.lower(), handle)
+    return tuple(seen.values())
+
+
+@dataclass(frozen=True)
+class BackendGap:
+    """For one backend subscription: the new or changed operators its backend lacks."""
+
+    who: tuple[str, ...]
+    kind: str
+    where: str  # the path as written in the config, or the dispatch key
+    ops: tuple[str, ...]  # sorted, each once
+
+
+def backend_gaps(config: BotConfig, changes: Iterable[Change], lacking: Lacking) -> tuple[BackendGap, ...]:
+    """One gap per backend subscription that matched something, in config order."""
+    pending = list(changes)
+    out = []
+    for sub in config.subscriptions:
+        if sub.backend is None:
+            continue
+        gap = _lacking_for(sub, lacking)
+        names = sorted({c.name for c in pending if sub.matches(c, gap)})
+        if names:
+            out.append(BackendGap(sub.who, sub.backend.kind, sub.backend.value, tuple(names)))
+    return tuple(out)
+
+
+# --- names that only the snapshots can check -------------------------------------------------------
+
+
+def check_names(config: BotConfig, *, dispatch_keys: Collection[str], tags: Collection[str]) -> None:
+    """Raise ConfigError at the first dispatch key or tag of a subscription that is not in `dispatch_keys`
+    / `tags` (what BASE and HEAD know of).
+
+    Parsing can only check that such a name is well formed; a typo (``mps`` for ``MPS``, ``coer``) would
+    then match nothing, ever, and so silently turn the subscription off. Hence this second check, once
+    the caller has the snapshots.
+    """
+    problems: list[tuple[int, str]] = []
+    for index, sub in enumerate(config.subscriptions):
+        what = f"subscription {index + 1}"
+        backend = sub.backend
+        if backend is not None and backend.kind == "dispatch" and backend.value not in dispatch_keys:
+            problems.append(
+                (
+                    backend.value_line or backend.line or sub.line,
+                    f"{what}: backend: no operator of BASE or HEAD has a kernel under dispatch key "
+                    f"{backend.value!r}{did_you_mean(backend.value, dispatch_keys)}",
+                )
+            )
+        lines = {(k, v): n for k, v, n in sub.value_lines}
+        for key in sub.dispatch_keys:
+            if key not in dispatch_keys:
+                problems.append(
+                    (
+                        lines.get(("dispatch_keys", key), sub.line),
+                        f"{what}: no operator of BASE or HEAD has a kernel under dispatch key "
+                        f"{key!r}{did_you_mean(key, dispatch_keys)}",
+                    )
+                )
+        for tag in sub.tags:
+            if tag not in tags:
+                problems.append(
+                    (
+                        lines.get(("tags", tag), sub.line),
+                        f"{what}: unknown tag {tag!r}: neither BASE nor HEAD knows it{did_you_mean(tag, tags)}",
+                    )
+                )
+    if problems:
+        line, message = min(problems)
+        raise ConfigError(message, path=config.path or None, line=line or None)
+
+
+# --- parsing ---------------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Typed access to composed YAML nodes, raising ConfigError at the node's line."""
+
+    def __init__(self, display: str) -> None:
+        self.display = display
+
+    def error(self, node: yaml.Node, message: str) -> ConfigError:
+        return ConfigError(message, path=self.display, line=node.start_mark.line + 1)
+
+    def mapping(
+        self, node: yaml.Node, what: str, keys: tuple[str, ...]
+    ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping")
+        out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR else None
+            if key is None:
+                raise self.error(key_node, f"{what}: keys must be strings")
+            if key not in keys:
+                raise self.error(
+                    key_node, f"{what}: unknown key {key!r} (expected one of: {', '.join(keys)})"
+                )
+            if key in out:
+                raise self.error(key_node, f"{what}: duplicate key {key!r}")
+            out[key] = (key_node, value_node)
+        return out
+
+    def string(self, node: yaml.Node, what: str) -> str:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _STR:
+            raise self.error(node, f"{what} must be a string (quote it if YAML reads it as another type)")
+        value = str(node.value)
+        if not value.strip():
+            raise self.error(node, f"{what} must not be empty")
+        return value
+
+    def boolean(self, node: yaml.Node, what: str) -> bool:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _BOOL:
+            raise self.error(node, f"{what} must be true or false")
+        return str(node.value).lower() in ("true", "yes", "on", "y")
+
+    def strings(
+        self, node: yaml.Node, what: str, check: Callable[[yaml.Node, str], str] | None = None
+    ) -> tuple[str, ...]:
+        items = node.value if isinstance(node, yaml.SequenceNode) else None
+        if items is None:
+            raise self.error(node, f"{what} must be a list")
+        out: list[str] = []
+        for item in items:
+            value = self.string(item, f"each item of {what}")
+            out.append(check(item, value) if check else value)
+        return tuple(dict.fromkeys(out))
+
+
+def _handle(reader: _Reader) -> Callable[[yaml.Node, str], str]:
+    def check(node: yaml.Node, value: str) -> str:
+        m = _HANDLE.fullmatch(value.strip())
+        if m is None:
+            raise reader.error(
+                node,
+                f'{value!r} is not a GitHub handle: use "@user" or "@org/team" (quoted: YAML reserves @)',
+            )
+        return "@" + m.group(0).lstrip("@")
+
+    return check
+
+
+def _one_of(reader: _Reader, allowed: tuple[str, ...], kind: str) -> Callable[[yaml.Node, str], str]:
+    def check(node: yaml.Node, value: str) -> str:
+        if value not in allowed:
+            raise reader.error(node, f"unknown {kind} {value!r} (expected one of: {', '.join(allowed)})")
+        return value
+
+    return check
+
+
+def _pattern(reader: _Reader, regex: re.Pattern[str], kind: str) -> Callable[[yaml.Node, str], str]:
+    def check(node: yaml.Node, value: str) -> str:
+        if regex.fullmatch(value) is None:
+            raise reader.error(node, f"{value!r} is not a valid {kind}")
+        return value
+
+    return check
+
+
+def _label(reader: _Reader) -> Callable[[yaml.Node, str], str]:
+    def check(node: yaml.Node, value: str) -> str:
+        if len(value) > _LABEL_MAX or "," in value:
+            raise reader.error(node, f"label {value!r}: at most {_LABEL_MAX} characters and no commas")
+        return value
+
+    return check
+
+
+_SUB_KEYS = ("who", "buckets", "facets", "tags", "dispatch_keys", "backend")
+_MATCHERS = _SUB_KEYS[1:]
+
+
+def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> BackendSpec:
+    what = f"{what}: backend"
+    keys = reader.mapping(node, what, ("kind", "path", "key"))
+    if "kind" not in keys:
+        raise reader.error(node, f"{what} has no `kind:` (one of: {', '.join(BACKEND_KINDS)})")
+    kind_node = keys["kind"][1]
+    raw = reader.string(kind_node, f"{what}: kind")
+    kind = next((k for k in BACKEND_KINDS if k == raw), None)
+    if kind is None:
+        raise reader.error(
+            kind_node, f"unknown backend kind {raw!r} (expected one of: {', '.join(BACKEND_KINDS)})"
+        )
+    line = node.start_mark.line + 1
+    if kind == "dispatch":
+        if "path" in keys:
+            raise reader.error(keys["path"][0], f"{what}: kind dispatch takes `key:` (e.g. MPS), not `path:`")
+        if "key" not in keys:
+            raise reader.error(node, f"{what}: kind dispatch needs `key:`, a dispatch key such as MPS")
+        key = _pattern(reader, _DISPATCH_KEY, "dispatch key")(
+            keys["key"][1], reader.string(keys["key"][1], f"{what}: key")
+        )
+        return BackendSpec(kind, key, key, line, keys["key"][1].start_mark.line + 1)
+    if "key" in keys:
+        raise reader.error(
+            keys["key"][0], f"{what}: `key:` is only for kind dispatch; kind {kind} takes `path:`"
+        )
+    if "path" not in keys:
+        raise reader.error(node, f"{what}: kind {kind} needs `path:`, the backend's op list")
+    path = reader.string(keys["path"][1], f"{what}: path")
+    value_line = keys["path"][1].start_mark.line + 1
+    return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line, value_line)
+
+
+def _subscription(reader: _Reader, node: yaml.Node, index: int, base_dir: str = "") -> Subscription:
+    what = f"subscription {index + 1}"
+    keys = reader.mapping(node, what, _SUB_KEYS)
+    if "who" not in keys:
+        raise reader.error(node, f"{what} has no `who:` (the handles to mention)")
+    who = reader.strings(keys["who"][1], f"{what}: who", _handle(reader))
+    if not who:
+        raise reader.error(keys["who"][1], f"{what}: `who:` is empty")
+    if not any(k in keys for k in _MATCHERS):
+        raise reader.error(node, f"{what} matches nothing: give at least one of {', '.join(_MATCHERS)}")
+    checks = {
+        "buckets": _one_of(reader, BUCKETS, "bucket"),
+        "facets": _one_of(reader, FACETS, "facet"),
+        "tags": _pattern(reader, _TAG, "tag name"),
+        "dispatch_keys": _pattern(reader, _DISPATCH_KEY, "dispatch key"),
+    }
+    values: dict[str, tuple[str, ...]] = {}
+    value_lines: list[tuple[str, str, int]] = []
+    backend = _backend(reader, keys["backend"][1], what, base_dir) if "backend" in keys else None
+    for key in _MATCHERS:
+        if key == "backend":
+            continue
+        if key in keys:
+            values[key] = reader.strings(
+                keys[key][1], f"{what}: {key}", _noting(checks[key], key, value_lines)
+            )
+            if not values[key]:
+                raise reader.error(keys[key][1], f"{what}: `{key}:` is empty (leave it out to match any)")
+    kept = tuple(t for t in value_lines if t[0] in ("tags", "dispatch_keys"))
+    return Subscription(who=who, line=node.start_mark.line + 1, backend=backend, value_lines=kept, **values)
+
+
+def _noting(
+    check: Callable[[yaml.Node, str], str], key: str, sink: list[tuple[str, str, int]]
+) -> Callable[[yaml.Node, str], str]:
+    """`check`, also noting the line of each value it passes (the first, for a repeated value)."""
+
+    seen: set[str] = set()  # a set, not a scan of `sink`: 40,000 values took 48 s
+
+    def noted(node: yaml.Node, value: str) -> str:
+        checked = check(node, value)
+        if checked not in seen:
+            seen.add(checked)
+            sink.append((key, checked, node.start_mark.line + 1))
+        return checked
+
+    return noted
+
+
+def _title_format(reader: _Reader, node: yaml.Node) -> str:
+    value = reader.string(node, "weekly: title_format")
+    try:
+        fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(value) if f is not None]
+    except ValueError as err:
+        raise reader.error(node, f"weekly: title_format: {err}") from None
+    for f, spec, conv in fields:
+        if f not in TITLE_FIELDS:
+            raise reader.error(
+                node, f"weekly: title_format: unknown field {{{f}}} (use {{week}}, {{base}}, {{head}})"
+            )
+        if spec or conv:
+            # {week:d} fails at format time, {week:>99999999999} exhausts memory: plain fields only
+            raise reader.error(node, f"weekly: title_format: write {{{f}}} plainly, without ':' or '!'")
+    return value
+
+
+def _chart(reader: _Reader, node: yaml.Node) -> int:
+    if not isinstance(node, yaml.ScalarNode) or node.tag != _INT:
+        raise reader.error(node, "weekly: chart must be a number of points (0 for no chart)")
+    # YAML 1.1 ints include 0x10, 0o17, 1_000 and 1:30 (base 60): build it as YAML does
+    value = int(yaml.constructor.SafeConstructor().construct_yaml_int(node))
+    if not 0 <= value <= MAX_CHART_POINTS:
+        raise reader.error(node, f"weekly: chart must be between 0 and {MAX_CHART_POINTS}, got {value}")
+    return value
+
+
+def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
+    keys = reader.mapping(
+        node, "weekly", ("close_previous", "link_previous", "title_format", "upstream", "chart")
+    )
+    kwargs: dict[str, object] = {}
+    for key in ("close_previous", "link_previous"):
+        if key in keys:
+            kwargs[key] = reader.boolean(keys[key][1], f"weekly: {key}")
+    if "title_format" in keys:
+        kwargs["title_format"] = _title_format(reader, keys["title_format"][1])
+    if "upstream" in keys:
+        kwargs["upstream"] = _pattern(reader, _SLUG, "repository (OWNER/NAME)")(
+            keys["upstream"][1], reader.string(keys["upstream"][1], "weekly: upstream")
+        )
+    if "chart" in keys:
+        kwargs["chart"] = _chart(reader, keys["chart"][1])
+    return WeeklyConfig(**kwargs)  # type: ignore[arg-type]
+
+
+_TOP_KEYS = ("subscriptions", "labels", "allowlist", "overrides", "weekly", "bot_login")
+
+
+def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
+    """Parse and validate a config file's text; `allowlist`/`overrides` paths resolve against `base_dir`."""
+    read_yaml_document(text, display)  # YAML syntax errors, with their line
+    node = compose_yaml_document(text, display)
+    if node is None:
+        return BotConfig(path=display)
+    reader = _Reader(display)
+    keys = reader.mapping(node, "the config", _TOP_KEYS)
+    subs: tuple[Subscription, ...] = ()
+    if "subscriptions" in keys:
+        sub_node = keys["subscriptions"][1]
+        if not isinstance(sub_node, yaml.SequenceNode):
+            raise reader.error(sub_node, "subscriptions must be a list")
+        subs = tuple(_subscription(reader, n, i, base_dir) for i, n in enumerate(sub_node.value))
+    labels = reader.strings(keys["labels"][1], "labels", _label(reader)) if "labels" in keys else ()
+    paths: dict[str, str | None] = {}
+    for key in ("allowlist", "overrides"):
+        if key in keys:
+            value = reader.string(keys[key][1], key)
+            paths[key] = os.path.normpath(os.path.join(base_dir, value))
+        else:
+            paths[key] = None
+    weekly = _weekly(reader, keys["weekly"][1]) if "weekly" in keys else WeeklyConfig()
+    bot_login = None
+    if "bot_login" in keys:
+        node = keys["bot_login"][1]
+        value = reader.string(node, "bot_login").strip().removeprefix("@")
+        bot_login = _pattern(reader, _BOT_LOGIN, "GitHub login (e.g. github-actions[bot])")(node, value)
+    return BotConfig(
+        subscriptions=subs,
+        labels=labels,
+        allowlist=paths["allowlist"],
+        overrides=paths["overrides"],
+        weekly=weekly,
+        bot_login=bot_login,
+        path=display,
+    )
+
+
+def load_config(path: str) -> BotConfig:
+    """Read and parse the config file at `path` (the one I/O step here, called by the CLI)."""
+    return parse_config(read_text(path, "config", ConfigError), path, base_dir=os.path.dirname(path))

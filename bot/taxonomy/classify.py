@@ -1,0 +1,379 @@
+"""Classify an `OperatorSet`: one bucket per base operator (rules in `bot.taxonomy.rules`), facets per operator.
+
+`classify` groups the registered operators by base name, finds announced aliases (the source's alias
+map, else the comments above the entries), runs the rule table on each base operator, applies the
+user's overrides, and returns a `Snapshot`. `reclassify` applies overrides to a stored snapshot.
+`explain` renders one operator's decision for ``opdrift explain``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from types import MappingProxyType
+
+from bot.errors import OpdriftError
+from bot.gcpause import gc_paused
+from bot.model import (
+    COMPOSITE_KEYS,
+    Decision,
+    Facets,
+    Operator,
+    OperatorSet,
+    OpRecord,
+    Snapshot,
+    new_decision,
+    new_facets,
+    new_op_record,
+)
+from bot.taxonomy.overrides import Overrides
+from bot.taxonomy.rules import BUCKETS, RULES, RULES_BY_ID, BaseOp, Rule, make_base_op
+from bot.text import one_line
+
+_COMPOSITE = frozenset(COMPOSITE_KEYS)
+
+
+class UnknownOperatorError(OpdriftError):
+    """``opdrift explain`` was asked about an operator the source does not have."""
+
+
+# --- aliases announced in comments ---------------------------------------------------------------
+# The phrasings PyTorch uses above alias entries (1.12.0-2.15.0):
+#   "arccos, alias of acos"   "divide, alias for div"   "true_divide, an alias for div"
+#   "clip is an alias for clamp"   "row_stack is the alias of vstack"   "Absolute, alias for abs"
+#   "torch.det, alias for torch.linalg.det"   "alias for torch.cat"   "Alias to linalg.matrix_power"
+# A sentence with a subject counts only when the subject is the entry itself: "binary max, alias of
+# maximum" sits above max.other, but `max` as a whole is not an alias (the next line says so).
+_QUALIFIED = r"(?:torch\.)?[A-Za-z_][\w.]*"
+_ALIAS_SENTENCE = re.compile(
+    rf"^(?:(?P<subject>{_QUALIFIED})(?: is)?,? )?(?:an |the )?alias (?:for|of|to) (?P<target>{_QUALIFIED})",
+    re.IGNORECASE,
+)
+
+
+def _op_name(qualified: str) -> str:
+    """``torch.linalg.det`` → ``linalg_det``: the Python spelling of a namespaced op → its ATen name."""
+    name = qualified.rstrip(".").lower()
+    name = name.removeprefix("torch.")
+    return name.replace(".", "_")
+
+
+def alias_from_comments(
+    base: str, entries: Iterable[Operator], bases: frozenset[str]
+) -> tuple[str, str] | None:
+    """(target, evidence) when a comment above one of the entries announces `base` as an alias."""
+    for op in entries:
+        for comment in op.comments:
+            if "lias" not in comment:  # cheap filter: most comments are not about aliases
+                continue
+            text = comment.strip()
+            if "not an alias" in text.lower():
+                continue
+            m = _ALIAS_SENTENCE.match(text)
+            if m is None:
+                continue
+            subject = m.group("subject")
+            if subject is not None and _op_name(subject) != base:
+                continue
+            target = _op_name(m.group("target"))
+            if target != base and target in bases:
+                return target, f"comment above line {op.line}: '# {text}'"
+    return None
+
+
+# --- grouping ------------------------------------------------------------------------------------
+
+
+def _resolved_kernels(operators: tuple[Operator, ...]) -> dict[str, tuple[str, ...]]:
+    """Backend keys per operator: its own, plus its structured_delegate's (``add.Tensor`` runs on the
+    CPU/CUDA kernels of ``add.out`` and lists only its extra backends itself)."""
+    # Operator.backends, inlined: this runs for every operator of every snapshot.
+    own = {
+        op.name: tuple([k for k, _ in op.dispatch if k not in _COMPOSITE]) for op in operators if op.dispatch
+    }
+    kernels: dict[str, tuple[str, ...]] = {}
+    for op in operators:
+        keys = own.get(op.name, ())
+        if op.structured_delegate is not None:
+            delegated = own.get(op.structured_delegate, ())
+            if delegated:
+                keys = tuple(sorted(set(keys).union(delegated)))
+        if keys:
+            kernels[op.name] = keys
+    return kernels
+
+
+def base_operators(opset: OperatorSet) -> dict[str, BaseOp]:
+    """Every base operator of the set, as the rules see it (aliases and kernels resolved)."""
+    groups: dict[str, list[Operator]] = defaultdict(list)
+    for op in opset.operators:
+        groups[op.base].append(op)
+    bases = frozenset(groups)
+    source_tags = frozenset().union(*[op.tags for op in opset.operators])
+    kernels = MappingProxyType(_resolved_kernels(opset.operators))
+    result: dict[str, BaseOp] = {}
+    for name, ops in groups.items():
+        alias_of: str | None = None
+        evidence = ""
+        mapped = opset.aliases.get(name)
+        if mapped is not None:
+            alias_of, evidence = mapped, "the source's alias map"
+        elif any(op.comments for op in ops):
+            found = alias_from_comments(name, [o for o in ops if o.autogen_from is None], bases)
+            if found is not None:
+                alias_of, evidence = found
+        result[name] = make_base_op(name, tuple(ops), bases, kernels, alias_of, evidence, source_tags)
+    return result
+
+
+def decide(op: BaseOp, rules: tuple[Rule, ...] = RULES) -> Decision:
+    """The first rule that matches `op`, as a Decision."""
+    for rule in rules:
+        why = rule.when.reason(op)
+        if why is not None:
+            return new_decision(bucket=rule.bucket, rule=rule.id, reason=why)
+    # The table ends with an always-matching rule; a table without one is a programming error.
+    raise LookupError(f"no rule matched {op.name}; the rule table must end with a catch-all")
+
+
+def _override_decision(base: str, overrides: Overrides | None) -> Decision | None:
+    return None if overrides is None else overrides.decision(base)
+
+
+# --- facets --------------------------------------------------------------------------------------
+
+
+def _has_derivative(op: Operator, derivatives: frozenset[str] | None) -> bool | None:
+    """Whether autograd has a formula: its own entry in derivatives.yaml, or (in-place) its functional one.
+
+    Out variants never get one (autograd does not differentiate out= calls), so only the name and,
+    for ``relu_``, the functional ``relu`` with the same overload are looked up.
+    """
+    if derivatives is None:
+        return None
+    if op.name in derivatives:
+        return True
+    if op.kind == "inplace" and op.base.endswith("_"):
+        functional = op.base[:-1] + (f".{op.overload}" if op.overload else "")
+        return functional in derivatives
+    return False
+
+
+# Facets are immutable and four operators in five share theirs with another (out= and in-place
+# siblings, autogen'd ops), so equal ones are made once. Bounded: a history walk meets new ones forever.
+_FacetValues = tuple[
+    str | None,
+    tuple[str, ...],
+    tuple[str, ...],
+    str | None,
+    bool,
+    str | None,
+    str | None,
+    bool | None,
+    bool,
+    bool,
+    tuple[str, ...],
+]
+_facets_cache: dict[_FacetValues, Facets] = {}
+_FACETS_CACHE_LIMIT = 1 << 14
+
+
+def facets_of(op: Operator, base: BaseOp, derivatives: frozenset[str] | None) -> Facets:
+    keys = {k for k, _ in op.dispatch}
+    keys.update(base.kernels.get(op.name, ()))
+    if op.composite is not None:
+        keys.add(op.composite)
+    values: _FacetValues = (
+        op.composite,
+        tuple(sorted(keys)),
+        op.tags,
+        op.python_module,
+        op.structured,
+        op.structured_delegate,
+        base.alias_of,
+        None if derivatives is None else _has_derivative(op, derivatives),
+        op.base.startswith("_foreach_"),
+        op.autogen_from is not None,
+        op.variants,
+    )
+    facets = _facets_cache.get(values)
+    if facets is None:
+        if len(_facets_cache) >= _FACETS_CACHE_LIMIT:
+            _facets_cache.clear()
+        facets = _facets_cache[values] = _make_facets(*values)
+    return facets
+
+
+def _make_facets(
+    composite: str | None,
+    dispatch: tuple[str, ...],
+    tags: tuple[str, ...],
+    python_module: str | None,
+    structured: bool,
+    structured_delegate: str | None,
+    alias_of: str | None,
+    has_derivative: bool | None,
+    foreach: bool,
+    autogen: bool,
+    variants: tuple[str, ...],
+) -> Facets:
+    return new_facets(
+        composite=composite,
+        dispatch=dispatch,
+        tags=tags,
+        python_module=python_module,
+        structured=structured,
+        structured_delegate=structured_delegate,
+        alias_of=alias_of,
+        has_derivative=has_derivative,
+        foreach=foreach,
+        autogen=autogen,
+        variants=variants,
+    )
+
+
+def clear_caches() -> None:
+    """Forget the interned facets (benchmarks time cold runs)."""
+    _facets_cache.clear()
+
+
+# --- the stage -----------------------------------------------------------------------------------
+
+
+def classify(opset: OperatorSet, overrides: Overrides | None = None) -> Snapshot:
+    """Place every base operator in one bucket and attach facets to every registered operator."""
+    with gc_paused():
+        return _classify(opset, overrides)
+
+
+def _classify(opset: OperatorSet, overrides: Overrides | None) -> Snapshot:
+    bases = base_operators(opset)
+    decisions = {name: _override_decision(name, overrides) or decide(base) for name, base in bases.items()}
+    derivatives = opset.derivatives
+    records: dict[str, OpRecord] = {}
+    for op in opset.operators:
+        decision = decisions[op.base]
+        records[op.name] = new_op_record(
+            name=op.name,
+            base=op.base,
+            overload=op.overload,
+            schema=op.schema,
+            bucket=decision.bucket,
+            rule=decision.rule,
+            kind=op.kind,
+            facets=facets_of(op, bases[op.base], derivatives),
+            line=op.line,
+        )
+    return Snapshot(
+        meta=opset.meta,
+        entries=opset.entries,
+        operators=MappingProxyType(dict(sorted(records.items()))),
+        decisions=MappingProxyType(dict(sorted(decisions.items()))),
+        native_display=opset.native_display,
+        warnings=opset.warnings,
+    )
+
+
+def reclassify(snapshot: Snapshot, overrides: Overrides) -> Snapshot:
+    """A stored snapshot with the user's overrides applied on top of its stored decisions."""
+    decisions = dict(snapshot.decisions)
+    for base in decisions:
+        decision = _override_decision(base, overrides)
+        if decision is not None:
+            decisions[base] = decision
+    records = {
+        name: replace(rec, bucket=decisions[rec.base].bucket, rule=decisions[rec.base].rule)
+        if rec.base in decisions
+        else rec
+        for name, rec in snapshot.operators.items()
+    }
+    return replace(
+        snapshot,
+        operators=MappingProxyType(records),
+        decisions=MappingProxyType(dict(sorted(decisions.items()))),
+    )
+
+
+# --- explain -------------------------------------------------------------------------------------
+
+
+def _derivative_text(facets: Facets, kind: str) -> str:
+    """The derivative facet for a reader: "no" alone would suggest the op cannot be differentiated."""
+    if facets.has_derivative is None:
+        return "unknown (no derivatives.yaml in this source)"
+    if facets.has_derivative:
+        return "yes"
+    if kind == "out":
+        return "no (autograd does not differentiate out= calls)"
+    if facets.composite == "CompositeImplicitAutograd":
+        return "no (none needed: autograd differentiates its decomposition)"
+    return "no"
+
+
+def _facet_lines(facets: Facets, kind: str) -> list[str]:
+    def yes_no(value: bool | None) -> str:
+        return "unknown" if value is None else ("yes" if value else "no")
+
+    return [
+        f"composite: {facets.composite or 'no (backend kernels only)'}",
+        f"dispatch: {', '.join(facets.dispatch) or '-'}",
+        f"tags: {', '.join(facets.tags) or '-'}",
+        f"python_module: {facets.python_module or '-'}",
+        f"structured: {yes_no(facets.structured)}"
+        + (f" (delegate {facets.structured_delegate})" if facets.structured_delegate else ""),
+        f"alias_of: {facets.alias_of or '-'}",
+        f"has autograd formula: {_derivative_text(facets, kind)}",
+        f"foreach: {yes_no(facets.foreach)}",
+        f"autogen: {yes_no(facets.autogen)}",
+        f"variants: {', '.join(facets.variants) or '-'}",
+    ]
+
+
+def _resolve(snapshot: Snapshot, op: str) -> tuple[str, list[OpRecord]]:
+    """(base name, the records to show) for a registered name (``add.out``) or a base name (``add``)."""
+    record = snapshot.operators.get(op)
+    if record is not None and record.base != op:
+        return record.base, [record]
+    if op in snapshot.decisions:
+        records = [r for r in snapshot.operators.values() if r.base == op]
+        return op, sorted(records, key=lambda r: (r.line, r.name))
+    names = list(snapshot.decisions) + [n for n in snapshot.operators if n not in snapshot.decisions]
+    close = difflib.get_close_matches(op, names, n=5, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise UnknownOperatorError(f"no operator named {op!r} in this source{hint}", path=snapshot.meta.path)
+
+
+def explain(snapshot: Snapshot, op: str) -> str:
+    """An operator's bucket, the rule that decided it (with its reason) and its facets, as text."""
+    base, records = _resolve(snapshot, op)
+    decision = snapshot.decisions[base]
+    total = sum(1 for r in snapshot.operators.values() if r.base == base)
+    where = snapshot.native_display or snapshot.meta.path
+    lines = [
+        f"{op}  (base operator {base}: {total} registered operator{'s' if total != 1 else ''})",
+        f"bucket:  {decision.bucket}",
+        f"rule:    {decision.rule}",
+        f"reason:  {decision.reason}",
+    ]
+    rule = RULES_BY_ID.get(decision.rule)
+    if rule is not None and rule.note:
+        lines.append(f"why the rule exists: {rule.note}")
+    lines.append("")
+    for rec in records:
+        lines.append(f"{rec.name}  [{rec.kind}]  {where}:{rec.line}")
+        lines.append(f"  {rec.schema}")
+        lines.extend(f"  {line}" for line in _facet_lines(rec.facets, rec.kind))
+    # Every value comes from the source: a newline in one would start a line of its own, and in a CI
+    # log a line such as "::error::" is a workflow command.
+    return "\n".join(one_line(line) for line in lines).rstrip() + "\n"
+
+
+def bucket_counts(decisions: Mapping[str, Decision]) -> dict[str, int]:
+    """Base operators per bucket, every bucket of the table present (zeros included), in table order."""
+    counts = dict.fromkeys(BUCKETS, 0)
+    for decision in decisions.values():
+        counts[decision.bucket] = counts.get(decision.bucket, 0) + 1
+    return counts

@@ -1,0 +1,233 @@
+"""The post's table for one snapshot: counts at every level, and base operators per bucket.
+
+`compute_stats` is pure; `render_text`, `render_markdown` and `render_json` print the same `Stats`.
+The figures follow TAXONOMY.md's levels of counting and the post's TL;DR:
+
+- entries: ``- func:`` items; operators: registered operators (entries plus autogen);
+- base_operators: names without the overload part (every bucket counts these, so they sum up);
+- overloads: registered operators with an overload name (``add.Tensor``); out_overloads: those of
+  kind out (``.out``, ``.grad_input``, ``.values``...), overloads_named_out: those named exactly
+  ``out`` (how the post counted its 306); extra_overloads: operators beyond one per base (the post's "exist only as overloads");
+- composite_implicit: registered operators built from others (CompositeImplicitAutograd);
+- non_composite / non_composite_functional: the post's "after removing composite operators" and
+  "after removing in-place/out variants"; core_non_composite: core base operators with any kernel.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from bot.model import Snapshot
+from bot.taxonomy.rules import BUCKETS, CORE_BUCKETS, TOP_BUCKETS
+from bot.text import md, terminal
+
+IMPLICIT = "CompositeImplicitAutograd"
+
+
+@dataclass(frozen=True)
+class Stats:
+    source: str
+    torch_version: str | None
+    commit: str | None
+    entries: int
+    operators: int
+    base_operators: int
+    entry_base_operators: int  # base names of yaml entries only (autogen left out): the post's 1215
+    overloads: int
+    out_overloads: int
+    overloads_named_out: int
+    extra_overloads: int
+    composite_implicit: int
+    non_composite: int
+    non_composite_functional: int
+    core: int
+    core_non_composite: int
+    foreach_base_operators: int
+    foreach_operators: int
+    autogen_operators: int
+    by_category: Mapping[str, int]  # bucket id → base operators, every bucket, in table order
+    by_rule: Mapping[str, int]  # rule id → base operators it decided
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "torch_version": self.torch_version,
+            "commit": self.commit,
+            "entries": self.entries,
+            "operators": self.operators,
+            "base_operators": self.base_operators,
+            "entry_base_operators": self.entry_base_operators,
+            "overloads": self.overloads,
+            "out_overloads": self.out_overloads,
+            "overloads_named_out": self.overloads_named_out,
+            "extra_overloads": self.extra_overloads,
+            "composite_implicit": self.composite_implicit,
+            "non_composite": self.non_composite,
+            "non_composite_functional": self.non_composite_functional,
+            "core": self.core,
+            "core_non_composite": self.core_non_composite,
+            "foreach_base_operators": self.foreach_base_operators,
+            "foreach_operators": self.foreach_operators,
+            "autogen_operators": self.autogen_operators,
+            "by_category": dict(self.by_category),
+            "by_rule": dict(self.by_rule),
+        }
+
+
+def compute_stats(snapshot: Snapshot) -> Stats:
+    by_category = dict.fromkeys(BUCKETS, 0)
+    by_rule: dict[str, int] = {}
+    for decision in snapshot.decisions.values():
+        by_category[decision.bucket] = by_category.get(decision.bucket, 0) + 1
+        by_rule[decision.rule] = by_rule.get(decision.rule, 0) + 1
+    core_set = frozenset(CORE_BUCKETS)
+    records = snapshot.operators.values()
+    overloads = out_overloads = named_out = implicit = non_composite_functional = foreach_ops = autogen = 0
+    entry_bases: set[str] = set()
+    kernel_bases: set[str] = set()
+    for rec in records:
+        if rec.overload:
+            overloads += 1
+            if rec.kind == "out":
+                out_overloads += 1
+            if rec.overload == "out":
+                named_out += 1
+        if rec.facets.composite == IMPLICIT:
+            implicit += 1
+        else:
+            kernel_bases.add(rec.base)
+            if rec.kind in ("functional", "other"):
+                non_composite_functional += 1
+        if rec.facets.foreach:
+            foreach_ops += 1
+        if rec.facets.autogen:
+            autogen += 1
+        else:
+            entry_bases.add(rec.base)
+    core_bases = [b for b, d in snapshot.decisions.items() if d.bucket in core_set]
+    return Stats(
+        source=snapshot.meta.path,
+        torch_version=snapshot.meta.torch_version,
+        commit=snapshot.meta.commit,
+        entries=snapshot.entries,
+        operators=len(snapshot.operators),
+        base_operators=len(snapshot.decisions),
+        entry_base_operators=len(entry_bases),
+        overloads=overloads,
+        out_overloads=out_overloads,
+        overloads_named_out=named_out,
+        extra_overloads=len(snapshot.operators) - len(snapshot.decisions),
+        composite_implicit=implicit,
+        non_composite=len(snapshot.operators) - implicit,
+        non_composite_functional=non_composite_functional,
+        core=sum(by_category[b] for b in CORE_BUCKETS),
+        core_non_composite=sum(1 for b in core_bases if b in kernel_bases),
+        foreach_base_operators=sum(1 for b in snapshot.decisions if b.startswith("_foreach_")),
+        foreach_operators=foreach_ops,
+        autogen_operators=autogen,
+        by_category=MappingProxyType(by_category),
+        by_rule=MappingProxyType(dict(sorted(by_rule.items()))),
+    )
+
+
+# --- renderers -----------------------------------------------------------------------------------
+
+_LABELS = {
+    "convolution": "convolution",
+    "pooling": "pooling",
+    "batch_norm": "batch norm",
+    "private": "private",
+    "inplace": "in-place",
+    "backward": "backward",
+    "weird": "weird",
+    "alias": "alias",
+    "composite_reduction": "composite reduction",
+    "primitive_pointwise": "primitive pointwise",
+    "composite_pointwise": "composite pointwise",
+    "composite_matmul": "composite matmul",
+    "view": "view/reshape",
+    "factory": "factory",
+    "named": "named",
+    "complex": "complex",
+    "linalg": "linalg",
+    "sparse": "sparse",
+    "fft": "FFT",
+    "rnn": "RNN",
+    "quantization": "quantization",
+    "scatter_gather": "scatter + gather",
+    "fbgemm": "fbgemm",
+    "misc": "misc",
+}
+
+
+def _title(stats: Stats) -> str:
+    parts = [stats.source]
+    if stats.torch_version:
+        parts.append(f"torch {stats.torch_version}")
+    if stats.commit:
+        parts.append(stats.commit[:12])
+    return " · ".join(parts)
+
+
+def _levels(stats: Stats) -> list[tuple[str, int]]:
+    return [
+        ("entries", stats.entries),
+        ("registered operators", stats.operators),
+        ("base operators", stats.base_operators),
+        ("overloads", stats.overloads),
+        ("out overloads", stats.out_overloads),
+        ("overloads named .out", stats.overloads_named_out),
+        ("operators beyond one per base", stats.extra_overloads),
+        ("CompositeImplicitAutograd", stats.composite_implicit),
+        ("after removing composite", stats.non_composite),
+        ("... and in-place/out variants", stats.non_composite_functional),
+        ("core with kernels of its own", stats.core_non_composite),
+        ("_foreach_ base operators", stats.foreach_base_operators),
+        ("autogen operators", stats.autogen_operators),
+    ]
+
+
+def _categories(stats: Stats) -> list[tuple[str, str, int]]:
+    """(indent level, label, count): the top buckets, then core with its sub-buckets indented."""
+    rows = [("", _LABELS[b], stats.by_category[b]) for b in TOP_BUCKETS]
+    rows.append(("", "core", stats.core))
+    rows.extend(("  ", _LABELS[b], stats.by_category[b]) for b in CORE_BUCKETS)
+    # A bucket this opdrift does not know (a hand-edited snapshot, or one from a newer opdrift) still
+    # counts in base_operators, so it is shown too, or the rows would not add up.
+    known = frozenset(BUCKETS)
+    rows.extend(
+        ("", f"{b} (unknown bucket)", n) for b, n in sorted(stats.by_category.items()) if b not in known
+    )
+    return rows
+
+
+def render_text(stats: Stats) -> str:
+    lines = [_title(stats), ""]
+    width = max(len(label) for label, _ in _levels(stats))
+    lines.extend(f"{label:<{width}}  {value:>6}" for label, value in _levels(stats))
+    lines += ["", "base operators by category"]
+    lines.extend(
+        f"  {indent}{terminal(label):<{24 - len(indent)}}{count:>6}"
+        for indent, label, count in _categories(stats)
+    )
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(stats: Stats) -> str:
+    lines = [f"### Operator surface: {md(_title(stats))}", "", "| level | count |", "|---|---:|"]
+    lines.extend(f"| {label} | {value} |" for label, value in _levels(stats))
+    lines += ["", "| category | base operators |", "|---|---:|"]
+    for indent, label, count in _categories(stats):
+        shown = f"↳ {md(label)}" if indent else f"**{md(label)}**"
+        lines.append(f"| {shown} | {count} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(stats: Stats) -> str:
+    return json.dumps(stats.as_dict(), indent=2, sort_keys=True) + "\n"
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}
