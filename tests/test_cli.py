@@ -28,7 +28,7 @@ from bot import pipeline
 from bot.cli.app import main
 from bot.pipeline import MAX_SHOWN_WARNINGS
 from bot.sources import read as sources
-from bot.taxonomy.rules import BUCKETS
+from bot.taxonomy.buckets import BUCKETS
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = "2.14.1"

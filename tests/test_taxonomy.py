@@ -19,9 +19,10 @@ from bot.model import OperatorSet, Snapshot, SourceFiles, SourceMeta, TextFile
 from bot.operators.registration import operators_from_registrations, parse_registrations
 from bot.snapshot import to_json
 from bot.taxonomy import classify as taxonomy
+from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, TOP_BUCKETS
 from bot.taxonomy.classify import UnknownOperatorError, classify, explain, reclassify
 from bot.taxonomy.overrides import Override, Overrides, load_overrides, parse_overrides
-from bot.taxonomy.rules import BUCKETS, CORE_BUCKETS, RULES, TOP_BUCKETS, describe_rules
+from bot.taxonomy.rules import RULES, describe_rules
 
 WHEEL_1_10 = DATA / "wheels" / "1.10.0" / "RegistrationDeclarations.h.xz"
 

@@ -69,8 +69,8 @@ from bot.operators import native
 from bot.pipeline import operators_from_files
 from bot.sources.git import GitReader, git_env, is_ancestor
 from bot.sources.read import MAX_FILE_BYTES, decode
+from bot.taxonomy import buckets
 from bot.taxonomy import classify as taxonomy
-from bot.taxonomy import rules
 from bot.taxonomy.overrides import Overrides
 
 DEFAULT_PATHS = (NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH)
@@ -301,13 +301,13 @@ class Engine:
             return self._cold(files, before)
 
     def summary(self) -> Summary:
-        counts = dict.fromkeys(rules.BUCKETS, 0)
+        counts = dict.fromkeys(buckets.BUCKETS, 0)
         counts.update(self.counts)
         return Summary(
             entries=self.entries,
             operators=len(self.records),
             base_operators=len(self.decisions),
-            by_category=tuple(sorted((b, n) for b, n in counts.items() if n or b in rules.BUCKETS)),
+            by_category=tuple(sorted((b, n) for b, n in counts.items() if n or b in buckets.BUCKETS)),
         )
 
     def snapshot(self) -> Snapshot:
@@ -1384,7 +1384,7 @@ def walk(
         from_sha=from_sha,
         paths=paths,
         tags=options.tags,
-        buckets=rules.BUCKETS,
+        buckets=buckets.BUCKETS,
         points=tuple(points),
         shard=shard,
     )

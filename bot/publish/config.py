@@ -29,7 +29,7 @@ from bot.coverage.backends import BACKEND_KINDS, BackendKind
 from bot.drift.changes import Change
 from bot.errors import ConfigError
 from bot.sources.read import read_text
-from bot.taxonomy.rules import BUCKETS
+from bot.taxonomy.buckets import BUCKETS
 from bot.text import did_you_mean
 from bot.yamltext import compose_yaml_document, read_yaml_document
 

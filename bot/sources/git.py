@@ -94,14 +94,55 @@ def _config_count(given: str | None) -> int:
     return value
 
 
+class GitRun(NamedTuple):
+    """What one git command gave: its exit code and its raw output."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+    @property
+    def reason(self) -> str:
+        """git's first complaint, for a message: its last lines are often advice."""
+        return _first_line(self.stderr.decode("utf-8", "replace"))
+
+
+def run_git(
+    repo: str | os.PathLike[str],
+    *args: str,
+    check: bool = True,
+    config: Mapping[str, str] | None = None,
+) -> GitRun:
+    """Run one git command in REPO: the one way the bot starts git for a single answer.
+
+    stdin is closed (git never waits on a prompt), the environment is `git_env`'s, and a git that
+    cannot start is a `GitError`. With `check`, a non-zero exit is a `GitError` naming the command
+    and git's reason; without it, the caller reads `returncode` and decides.
+    """
+    try:
+        done = subprocess.run(
+            ["git", "-C", os.fspath(repo), *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=git_env(config),
+            check=False,
+        )
+    except OSError as err:
+        raise GitError(f"cannot run git: {err.strerror or err}", path=os.fspath(repo)) from None
+    run = GitRun(done.returncode, done.stdout, done.stderr)
+    if check and run.returncode != 0:
+        command = next((a for a in args if not a.startswith("-") and "=" not in a), args[0])
+        raise GitError(f"git {command} failed: {run.reason or run.returncode}", path=os.fspath(repo))
+    return run
+
+
 def is_ancestor(repo: str | os.PathLike[str], older: str, newer: str) -> bool:
     """Whether commit OLDER is an ancestor of NEWER (or the same) in REPO; False when either is unknown."""
-    done = subprocess.run(
-        ["git", "-C", os.fspath(repo), "merge-base", "--is-ancestor", "--end-of-options", older, newer],
-        capture_output=True,
-        env=git_env(),
-        check=False,
-    )
+    done = run_git(repo, "merge-base", "--is-ancestor", "--end-of-options", older, newer, check=False)
     return done.returncode == 0
 
 
@@ -225,18 +266,9 @@ class GitReader:
         self._commits: dict[str, bytes] = {}
 
     def _check_repository(self) -> None:
-        try:
-            done = subprocess.run(
-                ["git", "-C", self.repo, "rev-parse", "--git-dir"],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                env=git_env(),
-                check=False,
-            )
-        except OSError as err:
-            raise GitError(f"cannot run git: {err.strerror or err}", path=self.repo) from err
+        done = run_git(self.repo, "rev-parse", "--git-dir", check=False)
         if done.returncode != 0:
-            why = _first_line(done.stderr.decode("utf-8", "replace")).removeprefix("fatal: ")
+            why = done.reason.removeprefix("fatal: ")
             # git's own reason usually says "not a git repository" already; don't say it twice.
             if not why or why.startswith("not a git repository"):
                 raise GitError("not a git repository", path=self.repo)

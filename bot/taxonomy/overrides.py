@@ -22,7 +22,7 @@ from types import MappingProxyType
 from bot.errors import ConfigError, YamlError
 from bot.model import Decision
 from bot.sources.read import read_text
-from bot.taxonomy.rules import BUCKETS
+from bot.taxonomy.buckets import BUCKETS
 from bot.yamltext import check_unique_keys, compose_yaml_document, read_yaml_document, split_lines
 
 # The rule id an override records in place of the taxonomy rule it beats.

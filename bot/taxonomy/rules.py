@@ -538,28 +538,6 @@ class Rule:
     note: str = ""  # why the rule is there, when its predicate does not say it
 
 
-TOP_BUCKETS = ("convolution", "pooling", "batch_norm", "private", "inplace", "backward", "weird")
-CORE_BUCKETS = (
-    "alias",
-    "composite_reduction",
-    "primitive_pointwise",
-    "composite_pointwise",
-    "composite_matmul",
-    "view",
-    "factory",
-    "named",
-    "complex",
-    "linalg",
-    "sparse",
-    "fft",
-    "rnn",
-    "quantization",
-    "scatter_gather",
-    "fbgemm",
-    "misc",
-)
-BUCKETS = TOP_BUCKETS + CORE_BUCKETS
-
 _IMPLICIT = "CompositeImplicitAutograd"
 # The pointwise tag exists from 2.0; before it, an elementwise signature with an in-place twin
 # (add/add_, sigmoid/sigmoid_) is the best structural stand-in.

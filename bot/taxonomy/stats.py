@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from bot.model import Snapshot
-from bot.taxonomy.rules import BUCKETS, CORE_BUCKETS, TOP_BUCKETS
+from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
 from bot.text import md, terminal
 
 IMPLICIT = "CompositeImplicitAutograd"
@@ -135,33 +135,6 @@ def compute_stats(snapshot: Snapshot) -> Stats:
 
 # --- renderers -----------------------------------------------------------------------------------
 
-_LABELS = {
-    "convolution": "convolution",
-    "pooling": "pooling",
-    "batch_norm": "batch norm",
-    "private": "private",
-    "inplace": "in-place",
-    "backward": "backward",
-    "weird": "weird",
-    "alias": "alias",
-    "composite_reduction": "composite reduction",
-    "primitive_pointwise": "primitive pointwise",
-    "composite_pointwise": "composite pointwise",
-    "composite_matmul": "composite matmul",
-    "view": "view/reshape",
-    "factory": "factory",
-    "named": "named",
-    "complex": "complex",
-    "linalg": "linalg",
-    "sparse": "sparse",
-    "fft": "FFT",
-    "rnn": "RNN",
-    "quantization": "quantization",
-    "scatter_gather": "scatter + gather",
-    "fbgemm": "fbgemm",
-    "misc": "misc",
-}
-
 
 def _title(stats: Stats) -> str:
     parts = [stats.source]
@@ -192,9 +165,9 @@ def _levels(stats: Stats) -> list[tuple[str, int]]:
 
 def _categories(stats: Stats) -> list[tuple[str, str, int]]:
     """(indent level, label, count): the top buckets, then core with its sub-buckets indented."""
-    rows = [("", _LABELS[b], stats.by_category[b]) for b in TOP_BUCKETS]
+    rows = [("", LABELS[b], stats.by_category[b]) for b in TOP_BUCKETS]
     rows.append(("", "core", stats.core))
-    rows.extend(("  ", _LABELS[b], stats.by_category[b]) for b in CORE_BUCKETS)
+    rows.extend(("  ", LABELS[b], stats.by_category[b]) for b in CORE_BUCKETS)
     # A bucket this opdrift does not know (a hand-edited snapshot, or one from a newer opdrift) still
     # counts in base_operators, so it is shown too, or the rows would not add up.
     known = frozenset(BUCKETS)
