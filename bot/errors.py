@@ -57,3 +57,7 @@ class ConfigError(OpdriftError):
 
 class PublishError(OpdriftError):
     """GitHub refused or failed a request in a way the user must fix (401, 403, 404, exhausted retries)."""
+
+
+class WorkflowError(OpdriftError):
+    """A workflow step was given values it cannot act on (bad PR number, unknown revision, no repository)."""

@@ -578,7 +578,9 @@ def _commit_at(repo: Path, rel: str, text: str, when: str) -> str:
 
 
 def test_window_base_is_the_file_as_it_was_when_the_week_began(tmp_path: Path) -> None:
-    from bot.publish.workflow import WorkflowError, file_at, week_start, window_base
+    from bot.errors import WorkflowError
+    from bot.publish.workflow import week_start, window_base
+    from bot.sources.repo import file_at
 
     repo = tmp_path / "bot"
     repo.mkdir()
@@ -605,7 +607,8 @@ def test_window_base_is_the_file_as_it_was_when_the_week_began(tmp_path: Path) -
 
 
 def test_window_base_of_a_file_seeded_inside_the_week_is_the_seed(tmp_path: Path) -> None:
-    from bot.publish.workflow import file_at, week_start, window_base
+    from bot.publish.workflow import week_start, window_base
+    from bot.sources.repo import file_at
 
     repo = tmp_path / "bot"
     repo.mkdir()

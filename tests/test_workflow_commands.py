@@ -16,16 +16,10 @@ from fake_github import FakeGitHub
 from pytorch_history import NATIVE, History, build_history
 
 from bot.cli.app import main
-from bot.errors import GitError
+from bot.errors import GitError, WorkflowError
 from bot.publish.artifact import ArtifactError, verify_artifact
-from bot.publish.workflow import (
-    WorkflowError,
-    commit_file,
-    merge_base,
-    output_lines,
-    push_commits,
-    resolve_sources,
-)
+from bot.publish.workflow import output_lines, resolve_sources
+from bot.sources.repo import commit_file, merge_base, push_commits
 
 GIT_ID = {
     "GIT_AUTHOR_NAME": "Tester",

@@ -378,10 +378,10 @@ def _add_prepare_history(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 def _cmd_prepare_history(args: argparse.Namespace) -> int:
     from bot import pipeline
-    from bot.publish import workflow
+    from bot.sources import repo
 
     base, head = pipeline.load_snapshot(args.base).meta, pipeline.load_snapshot(args.head).meta
-    ready = workflow.prepare_history(
+    ready = repo.prepare_history(
         args.pytorch, base_commit=base.commit, base_date=base.date, head_commit=head.commit
     )
     if ready.repo is not None:
@@ -414,23 +414,23 @@ def _cmd_push_snapshot(args: argparse.Namespace) -> int:
     import base64
     import os
 
-    from bot.publish import github, workflow
+    from bot.errors import WorkflowError
+    from bot.publish import github
+    from bot.sources.repo import push_commits
 
     header = None
     secrets: tuple[str, ...] = ()
     remote = args.remote
     if remote is None:
         if not os.environ.get("GITHUB_TOKEN", "").strip():
-            raise workflow.WorkflowError("GITHUB_TOKEN is not set: nothing to push with (or give --remote)")
+            raise WorkflowError("GITHUB_TOKEN is not set: nothing to push with (or give --remote)")
         token = github.check_token(os.environ["GITHUB_TOKEN"])
         repo = github.check_repo_name(os.environ.get("GITHUB_REPOSITORY", ""), "GITHUB_REPOSITORY")
         server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
         remote = f"{server}/{repo}.git"
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
         header, secrets = f"AUTHORIZATION: basic {basic}", (token, basic)
-    print(
-        f"opdrift: {workflow.push_commits(args.dir, remote, args.branch, auth_header=header, secrets=secrets)}"
-    )
+    print(f"opdrift: {push_commits(args.dir, remote, args.branch, auth_header=header, secrets=secrets)}")
     return EXIT_OK
 
 
@@ -453,9 +453,9 @@ def _add_commit_snapshot(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def _cmd_commit_snapshot(args: argparse.Namespace) -> int:
-    from bot.publish import workflow
+    from bot.sources import repo
 
-    done = workflow.commit_file(args.file, args.message)
+    done = repo.commit_file(args.file, args.message)
     print(done.message)
     _emit_outputs({"committed": done.sha or ""})
     return EXIT_OK
