@@ -7,18 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.coverage.backends import (
-    BackendList,
-    normalise_name,
-    parse_backend_arg,
-    read_backend,
-    read_cpp,
-    read_op_plugin,
-    read_text_list,
-    read_torch_mlir,
-    read_xla,
-    read_xpu,
-)
+from bot.coverage.backends import parse_backend_arg, read_backend, read_text_list
+from bot.coverage.cpp import read_cpp
+from bot.coverage.oplist import BackendList, normalise_name
+from bot.coverage.torch_mlir import read_torch_mlir
+from bot.coverage.yaml_lists import read_op_plugin, read_xla, read_xpu
 from bot.errors import ConfigError, OpdriftError, SourceError, YamlError
 
 FIXTURES = Path(__file__).parent / "data" / "backends"
@@ -192,10 +185,10 @@ def test_backend_arg_errors(tmp_path: Path) -> None:
 
 
 def test_line_numbers_are_found_by_bisection_as_counting_would() -> None:
-    from bot.coverage.backends import _line_finder
+    from bot.coverage.oplist import line_finder
 
     for text in ("", "x", "\n", "a\nbb\n\nccc", "\n\n\nz\n"):
-        line_at = _line_finder(text)
+        line_at = line_finder(text)
         assert [line_at(i) for i in range(len(text) + 1)] == [
             text.count("\n", 0, i) + 1 for i in range(len(text) + 1)
         ]

@@ -11,8 +11,9 @@ from datafiles import release_text, write_release
 
 from bot import pipeline
 from bot.cli.app import main
-from bot.coverage.backends import BackendList, BackendOp, read_backend
+from bot.coverage.backends import read_backend
 from bot.coverage.check import SchemaAlert, compare_coverage, compute_coverage, mlir_signature
+from bot.coverage.oplist import BackendList, BackendOp
 from bot.model import Snapshot
 from bot.schema.grammar import parse_schema
 
@@ -233,7 +234,7 @@ def test_torch_version_is_checked_at_the_command_line(
 @pytest.mark.parametrize("version", ["2.6.0a0", "2.6.0+cpu", "2.6.0.dev20241101", "2.6.0rc1", "v2.6"])
 def test_torch_versions_as_torch_spells_them_select_the_gates_of_their_release(version: str) -> None:
     """A main-branch checkout says 2.6.0a0 and a CPU wheel 2.6.0+cpu: both are 2.6 to op-plugin's gates."""
-    from bot.coverage.backends import read_op_plugin
+    from bot.coverage.yaml_lists import read_op_plugin
 
     path = FIXTURES / "op_plugin_functions.yaml"
     text = path.read_text()

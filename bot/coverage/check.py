@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.coverage.backends import BackendList, BackendOp
+from bot.coverage.oplist import BackendList, BackendOp
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.schema.compare import Detail, diff_schemas

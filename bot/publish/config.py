@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.coverage.backends import BACKEND_KINDS, BackendKind
+from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.changes import Change
 from bot.errors import ConfigError
 from bot.sources.read import read_text

@@ -1,0 +1,158 @@
+"""C++ registrations: ``m.impl(...)`` inside ``TORCH_LIBRARY_IMPL(aten, KEY, m)`` blocks.
+
+Comments, string literals and ``#if 0`` blocks are blanked out first, so a registration that is only
+mentioned is not counted.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.coverage.oplist import BackendList, BackendOp, line_finder, normalise_name
+from bot.errors import ConfigError
+
+_LIB_IMPL = re.compile(
+    r"TORCH_LIBRARY_IMPL\(\s*aten\s*,\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
+)
+_SCHEMA_IN_COMMENT = re.compile(r"\"schema\":\s*\"aten::([^\"(]+)(\([^\"]*)\"")
+_IF_ZERO = re.compile(r"[ \t]*#[ \t]*if[ \t]+0\b")
+_PP_IF = re.compile(r"[ \t]*#[ \t]*if(?:n?def)?\b")
+_PP_ELSE_END = re.compile(r"[ \t]*#[ \t]*(else|elif|endif)\b")
+# Keys whose registrations are not a kernel that runs the op on the backend's device: an autograd
+# formula (AutogradPrivateUse1...) or a shape function (Meta) alone leaves the op unimplemented there.
+_NOT_A_KERNEL = re.compile(r"Autograd\w*|Meta")
+
+
+def code_only(text: str) -> str:
+    """`text` with C/C++ comments and ``#if 0`` regions blanked (same length and lines), strings kept.
+
+    A registration commented out, or compiled out with ``#if 0``, registers nothing. A ``'`` after a
+    digit is a C++14 digit separator (``1'000``), not a character literal.
+    """
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+        elif c == "/" and text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = [ch if ch == "\n" else " " for ch in text[i:end]]
+            i = end
+        elif _opens_literal(text, i):
+            i = _literal_end(text, i) + 1
+        else:
+            i += 1
+    return _blank_if_zero("".join(out))
+
+
+def _opens_literal(text: str, i: int) -> bool:
+    """A string or character literal starts at `i`; a ``'`` after a digit or letter is a digit
+    separator (``1'000``) or part of a prefix, not a literal."""
+    c = text[i]
+    return c == '"' or (c == "'" and not (i and text[i - 1].isalnum()))
+
+
+def _literal_end(text: str, i: int) -> int:
+    """Index of the quote closing the literal opened at `i` (or of the line end, or len(text), when
+    it is not closed on its line)."""
+    quote, j, n = text[i], i + 1, len(text)
+    while j < n and text[j] != quote and text[j] != "\n":
+        j += 2 if text[j] == "\\" else 1
+    return j
+
+
+def _blank_if_zero(text: str) -> str:
+    lines = text.split("\n")
+    depth = 0  # > 0 inside an #if 0 region: the nesting of #if lines within it
+    for k, line in enumerate(lines):
+        if depth == 0:
+            if _IF_ZERO.match(line):
+                depth = 1
+                lines[k] = " " * len(line)
+            continue
+        if _PP_IF.match(line):
+            depth += 1
+        else:
+            m = _PP_ELSE_END.match(line)
+            if m is not None and depth == 1 and m.group(1) != "endif":
+                depth = 0  # the #else branch of an #if 0 is compiled: keep it
+                continue
+            if m is not None and m.group(1) == "endif":
+                depth -= 1
+        lines[k] = " " * len(line)
+    return "\n".join(lines)
+
+
+def read_cpp(text: str, path: str) -> BackendList:
+    """``m.impl("aten::mul.out", ...)`` inside ``TORCH_LIBRARY_IMPL(aten, KEY, m) { ... }`` blocks.
+
+    A ``// {"schema": "aten::add.out(...) -> ..."}`` comment anywhere in the file (the style copied from
+    RegistrationDeclarations.h, as pytorch_dlprim does) records that kernel's schema. Registrations in
+    comments or under ``#if 0`` do not count, nor do ones under an Autograd or Meta key alone; an op
+    registered under several keys is listed once.
+    """
+    schemas: dict[str, str] = {}
+    line_at = line_finder(text)
+    start = 0
+    while (found := text.find('"schema":', start)) >= 0:
+        start = found + 1
+        line_start = text.rfind("\n", 0, found) + 1
+        if "//" not in text[line_start:found]:
+            continue
+        m = _SCHEMA_IN_COMMENT.match(text, found)
+        if m is not None:
+            line = line_at(found)
+            schemas[normalise_name(m.group(1), path=path, line=line)] = m.group(1) + m.group(2)
+    code = code_only(text)
+    ops: list[BackendOp] = []
+    seen: set[str] = set()
+    position = 0
+    while (block := _LIB_IMPL.search(code, position)) is not None:
+        key, var = block.group(1), block.group(2)
+        body_start = code.find("{", block.end())
+        if body_start < 0:
+            break
+        body_end = _matching_brace(code, body_start)
+        if body_end < 0:
+            raise ConfigError(
+                "TORCH_LIBRARY_IMPL block is not closed", path=path, line=line_at(block.start())
+            )
+        # TORCH_LIBRARY_IMPL is a namespace-level macro: the next one starts after this block.
+        position = body_end + 1
+        if _NOT_A_KERNEL.fullmatch(key):
+            continue
+        impl = re.compile(rf"\b{re.escape(var)}\s*\.\s*impl\(\s*(?:TORCH_SELECTIVE_NAME\(\s*)?\"([^\"]+)\"")
+        for m in impl.finditer(code, body_start, body_end):
+            line = line_at(m.start())
+            name = normalise_name(m.group(1), path=path, line=line)
+            if name in seen:
+                continue
+            seen.add(name)
+            schema = schemas.get(name)
+            ops.append(
+                BackendOp(name, line, path, "m.impl", schema, "full" if schema else None, dispatch_key=key)
+            )
+    return BackendList("cpp", path, tuple(ops))
+
+
+def _matching_brace(code: str, start: int) -> int:
+    """Index of the ``}`` closing the ``{`` at `start` in comment-free `code`, skipping strings; -1 if none."""
+    depth = 0
+    i, n = start, len(code)
+    while i < n:
+        c = code[i]
+        if _opens_literal(code, i):
+            i = _literal_end(code, i)
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1

@@ -1,0 +1,86 @@
+"""A backend's operator list, normalised: what every backend-format reader produces.
+
+Names are normalised to native_functions.yaml's ``name.overload`` (the bare name for the default
+overload), so that coverage can compare any backend with a snapshot.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.errors import ConfigError
+
+BackendKind = Literal["torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text"]
+BACKEND_KINDS: tuple[BackendKind, ...] = ("torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text")
+
+# What a backend recorded about an operator's signature, when it recorded one.
+SchemaKind = Literal["full", "types"]
+
+# An ATen operator name as backends write it: optional namespace, base, optional overload.
+_NAME = re.compile(r"^(?:aten::)?([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z0-9_]+))?$")
+
+
+@dataclass(frozen=True)
+class BackendOp:
+    """One operator a backend says it implements."""
+
+    name: str  # "add.Tensor", or "relu" for the default overload
+    line: int  # where the backend lists it (1-based), for messages
+    path: str  # the file that lists it
+    origin: (
+        str  # the list or construct it came from: "full_codegen", "m.impl", "emit_with_mutating_variants"...
+    )
+    schema: str | None = None  # what the backend recorded of the signature
+    schema_kind: SchemaKind | None = (
+        None  # "full": a native schema; "types": torch-mlir's "(Tensor, int) -> (Tensor)"
+    )
+    dispatch_key: str | None = None  # for C++ registrations: the TORCH_LIBRARY_IMPL key
+
+
+@dataclass(frozen=True)
+class BackendList:
+    """A backend's list, normalised. `wraps_variants`: the backend's codegen derives the out and in-place
+    variants of each functional op it lowers (XLA does, through functionalization)."""
+
+    kind: BackendKind
+    path: str
+    ops: tuple[BackendOp, ...]
+    wraps_variants: bool = False
+    dispatch_key: str | None = None  # for kind "dispatch": the native_functions.yaml key
+    # op-plugin entries whose version gates went unchecked because no torch version was known
+    ungated: int = 0
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(op.name for op in self.ops)
+
+
+def normalise_name(raw: str, *, path: str, line: int) -> str:
+    """``aten::add.Tensor`` → ``add.Tensor``; ``aten::relu`` or ``relu.default`` → ``relu``."""
+    m = _NAME.match(raw.strip())
+    if m is None:
+        raise ConfigError(f"not an ATen operator name: {raw.strip()!r}", path=path, line=line)
+    base, overload = m.group(1), m.group(2)
+    # torch.ops spells the default overload "default"; native_functions.yaml leaves it out.
+    return base if overload in (None, "default") else f"{base}.{overload}"
+
+
+def inplace_variant(name: str) -> str:
+    """The in-place twin that torch-mlir's ``emit_with_mutating_variants`` also emits: add.Tensor → add_.Tensor."""
+    base, dot, overload = name.partition(".")
+    return f"{base}_{dot}{overload}"
+
+
+def line_finder(text: str) -> Callable[[int], int]:
+    """offset → 1-based line. The newline offsets are found once and bisected, so that a .td file of
+    60,000 ops costs one pass, not a count from the start for every match."""
+    breaks = [m.start() for m in re.finditer("\n", text)]
+
+    def line_at(offset: int) -> int:
+        return bisect_right(breaks, offset - 1) + 1
+
+    return line_at

@@ -1,0 +1,80 @@
+"""torch-mlir's op list: ``GeneratedTorchOps.td`` or the ``torch_ods_gen.py`` that generates it."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+from bot.coverage.oplist import BackendList, BackendOp, inplace_variant, line_finder, normalise_name
+from bot.errors import ConfigError
+
+_TD_OP = re.compile(r"Generated op for `aten::([^ `]+) : (\([^`]*\) -> \([^`]*\))`")
+_ODS_EMIT = re.compile(r"\b(emit|emit_with_mutating_variants)\(\s*[\"']aten::([^ \"']+) : ([^\"']*)[\"']")
+# torch_ods_gen.py also emits whole lists: `for key in ["aten::tanh : (Tensor) -> (Tensor)", ...]:`
+# followed by `emit_with_mutating_variants(key)` (or `emit(key)`) in the loop body.
+_ODS_FOR = re.compile(r"\bfor\s+(\w+)\s+in\s+\[")
+_ODS_BODY = re.compile(r"\]\s*:\s*\n\s*(emit|emit_with_mutating_variants)\(\s*(\w+)\b")
+_ODS_KEY = re.compile(r"[\"']aten::([^ \"']+) : ([^\"']*)[\"']")
+
+
+def python_code_only(text: str) -> str:
+    """`text` with Python ``#`` comments blanked (same length and lines): a commented-out emit emits nothing."""
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        if "#" not in line:
+            continue
+        quote = ""
+        for i, c in enumerate(line):
+            if quote:
+                if c == quote and line[i - 1] != "\\":
+                    quote = ""
+            elif c in "\"'":
+                quote = c
+            elif c == "#":
+                lines[k] = line[:i] + " " * (len(line) - i)
+                break
+    return "\n".join(lines)
+
+
+def _ods_emits(text: str) -> list[tuple[int, str, str, str]]:
+    """(offset, emit function, operator key, type signature) of every emitted op, in file order."""
+    code = python_code_only(text)
+    found = [(m.start(2), m.group(1), m.group(2), m.group(3).strip()) for m in _ODS_EMIT.finditer(code)]
+    # Each loop's list ends at the first "]" after it: found by bisection, so that many unclosed
+    # `for x in [` cannot make the scan quadratic.
+    closers = [m.start() for m in re.finditer(r"\]", code)]
+    for loop in _ODS_FOR.finditer(code):
+        k = bisect_right(closers, loop.end() - 1)
+        if k == len(closers):
+            break
+        end = closers[k]
+        body = _ODS_BODY.match(code, end)
+        if body is None or body.group(2) != loop.group(1):
+            continue
+        for m in _ODS_KEY.finditer(code, loop.end(), end):
+            found.append((m.start(), body.group(1), m.group(1), m.group(2).strip()))
+    return sorted(found)
+
+
+def read_torch_mlir(text: str, path: str) -> BackendList:
+    """GeneratedTorchOps.td (``Generated op for `aten::x : (...) -> (...)```) or torch_ods_gen.py's emit calls."""
+    ops: list[BackendOp] = []
+    line_at = line_finder(text)
+    for m in _TD_OP.finditer(text):
+        line = line_at(m.start())
+        name = normalise_name(m.group(1), path=path, line=line)
+        ops.append(BackendOp(name, line, path, "GeneratedTorchOps.td", m.group(2), "types"))
+    if not ops:
+        for offset, how, key, signature in _ods_emits(text):
+            line = line_at(offset)
+            name = normalise_name(key, path=path, line=line)
+            ops.append(BackendOp(name, line, path, how, signature, "types"))
+            if how == "emit_with_mutating_variants":
+                ops.append(BackendOp(inplace_variant(name), line, path, how, signature, "types"))
+    if not ops:
+        raise ConfigError(
+            "no torch-mlir operators found: expected GeneratedTorchOps.td ('Generated op for `aten::...`') "
+            'or torch_ods_gen.py (emit("aten::..."))',
+            path=path,
+        )
+    return BackendList("torch-mlir", path, tuple(ops))

@@ -1,0 +1,163 @@
+"""The YAML op lists: torch_xla's, Intel XPU's and Ascend op-plugin's (with its torch-version gates)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import yaml
+
+from bot.coverage.oplist import BackendList, BackendOp, normalise_name
+from bot.errors import ConfigError
+from bot.yamltext import compose_yaml_document
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _mapping(node: yaml.Node | None, path: str, what: str) -> dict[str, yaml.Node]:
+    if not isinstance(node, yaml.MappingNode):
+        line = None if node is None else _line(node)
+        raise ConfigError(f"expected a mapping at the top of {what}", path=path, line=line)
+    out: dict[str, yaml.Node] = {}
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            raise ConfigError("expected a plain key", path=path, line=_line(key))
+        out[str(key.value)] = value
+    return out
+
+
+def _scalar_items(node: yaml.Node, path: str, key: str) -> Iterator[tuple[str, int]]:
+    if isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null"):
+        return  # an empty list written as `key:` with nothing under it
+    if not isinstance(node, yaml.SequenceNode):
+        raise ConfigError(f"'{key}' must be a list of operator names", path=path, line=_line(node))
+    for item in node.value:
+        if not isinstance(item, yaml.ScalarNode):
+            raise ConfigError(f"'{key}' items must be operator names", path=path, line=_line(item))
+        yield str(item.value), _line(item)
+
+
+# The lists of xla_native_functions.yaml that name ATen operators the backend implements.
+_XLA_LISTS = ("full_codegen", "ir_gen", "supported", "symint", "autograd")
+
+
+def read_xla(text: str, path: str) -> BackendList:
+    """torch_xla's xla_native_functions.yaml. Its codegen runs under functionalization, so the out and
+    in-place variants of a lowered functional op need no kernel of their own."""
+    top = _mapping(compose_yaml_document(text, path), path, "xla_native_functions.yaml")
+    ops: list[BackendOp] = []
+    for key in _XLA_LISTS:
+        if key in top:
+            for raw, line in _scalar_items(top[key], path, key):
+                ops.append(BackendOp(normalise_name(raw, path=path, line=line), line, path, key))
+    if not ops:
+        raise ConfigError(f"no operators in any of {', '.join(_XLA_LISTS)}", path=path)
+    return BackendList("xla", path, tuple(ops), wraps_variants=True)
+
+
+def read_xpu(text: str, path: str) -> BackendList:
+    """Intel's xpu_functions.yaml: ``backend: XPU`` and a ``supported:`` list."""
+    top = _mapping(compose_yaml_document(text, path), path, "xpu_functions.yaml")
+    if "supported" not in top:
+        raise ConfigError("no 'supported:' list", path=path)
+    ops = [
+        BackendOp(normalise_name(raw, path=path, line=line), line, path, "supported")
+        for raw, line in _scalar_items(top["supported"], path, "supported")
+    ]
+    return BackendList("xpu", path, tuple(ops))
+
+
+def _version_key(text: str, *, path: str, line: int) -> tuple[int, ...]:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
+    if m is None:
+        raise ConfigError(f"bad version {text!r} (expected like v2.1)", path=path, line=line)
+    return (int(m.group(1)), int(m.group(2)))
+
+
+# PEP 440 as torch uses it: a release, then maybe a pre-release or dev part, then a local label.
+_TORCH_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:(?:a|b|rc)\d+)?(?:\.dev\d+)?(?:\+[A-Za-z0-9.]+)?")
+
+
+def torch_version_key(text: str) -> tuple[int, int]:
+    """(major, minor) of a torch version as torch spells it: ``2.6.0a0``, ``2.1.0+cpu``, ``v2.7``.
+
+    Gates name minor releases only, and a main-branch checkout's version.txt (``2.6.0a0``) or a CPU
+    wheel's (``2.1.0+cpu``) belongs to the release it leads to.
+    """
+    m = _TORCH_VERSION.fullmatch(text.strip())
+    if m is None:
+        raise ConfigError(f"torch version {text!r} is not like 2.6 or 2.6.0a0 (give --torch-version X.Y)")
+    return (int(m.group(1)), int(m.group(2)))
+
+
+def gate_applies(node: yaml.Node, version: tuple[int, ...], *, path: str) -> bool:
+    """op-plugin's version gates: ``all_version``, ``v2.7`` (that version only), ``v2.1, v2.2, v2.3``
+    (those versions: how Ascend's own file writes most gates) or ``[v2.1, newest]`` (a range)."""
+    line = _line(node)
+    if isinstance(node, yaml.ScalarNode):
+        value = str(node.value).strip()
+        if value == "all_version":
+            return True
+        if "," not in value:
+            return _version_key(value, path=path, line=line) == version
+        try:
+            listed = [_version_key(v, path=path, line=line) for v in value.split(",")]
+        except ConfigError:
+            raise ConfigError(
+                f"bad version list {value!r} (expected like v2.1, v2.2)", path=path, line=line
+            ) from None
+        return version in listed
+    if isinstance(node, yaml.SequenceNode) and len(node.value) == 2:
+        low_node, high_node = node.value
+        if isinstance(low_node, yaml.ScalarNode) and isinstance(high_node, yaml.ScalarNode):
+            low = _version_key(str(low_node.value), path=path, line=line)
+            if str(high_node.value).strip() == "newest":
+                return low <= version
+            return low <= version <= _version_key(str(high_node.value), path=path, line=line)
+    raise ConfigError(
+        "version gate must be all_version, vX.Y, a list vX.Y, vX.Y or a range [vX.Y, vX.Y|newest]",
+        path=path,
+        line=line,
+    )
+
+
+# Keys of an op-plugin entry that gate it by torch version: the ACL-op and the aclnn implementations.
+_GATES = ("acl_op", "op_api")
+_FUNC_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)?)\(")
+
+
+def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendList:
+    """Ascend's op_plugin_functions.yaml. Only the ``official`` (ATen) entries whose gate admits the torch
+    version being compared count; ``custom`` ones are torch_npu's own operators."""
+    top = _mapping(compose_yaml_document(text, path), path, "op_plugin_functions.yaml")
+    if "official" not in top:
+        raise ConfigError("no 'official:' list of ATen operators", path=path)
+    version = None if torch_version is None else torch_version_key(torch_version)
+    entries = top["official"]
+    if not isinstance(entries, yaml.SequenceNode):
+        raise ConfigError("'official' must be a list of entries", path=path, line=_line(entries))
+    ops: list[BackendOp] = []
+    ungated = 0
+    for entry in entries.value:
+        fields = _mapping(entry, path, "an op-plugin entry")
+        func = fields.get("func")
+        if not isinstance(func, yaml.ScalarNode):
+            raise ConfigError("entry without 'func:'", path=path, line=_line(entry))
+        line = _line(func)
+        schema = str(func.value).strip()
+        m = _FUNC_NAME.match(schema)
+        if m is None:
+            raise ConfigError(f"'func' is not a schema: {schema[:80]!r}", path=path, line=line)
+        gates = [fields[g] for g in _GATES if g in fields]
+        if version is None:
+            ungated += bool(gates)
+        elif gates and not any(gate_applies(g, version, path=path) for g in gates):
+            continue
+        ops.append(
+            BackendOp(
+                normalise_name(m.group(1), path=path, line=line), line, path, "official", schema, "full"
+            )
+        )
+    return BackendList("op-plugin", path, tuple(ops), ungated=ungated)
