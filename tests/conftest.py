@@ -1,8 +1,14 @@
-"""pytest configuration. Test helpers live in plain modules (datafiles, ...) beside the tests."""
+"""Shared fixtures: the CLI runners, the vendored release files, the fake GitHub API.
+
+Helper modules (datafiles, driftcases, fake_github, pytorch_history) sit beside the tests and are
+imported by name; test modules never import each other, so anything two of them share lives here or
+in one of those helpers.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -10,9 +16,56 @@ import pytest
 # The helper modules sit beside the tests; make them importable whatever the rootdir.
 sys.path.insert(0, str(Path(__file__).parent))
 
+from clirun import Opdrift, Run
+from datafiles import write_release
+from fake_github import FakeGitHub
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     # Golden files (tests/golden) are rewritten from the current output instead of compared.
     parser.addoption(
         "--update-golden", action="store_true", help="refresh tests/golden/* (or OPDRIFT_UPDATE_GOLDEN=1)"
     )
+
+
+@pytest.fixture
+def opdrift(capsys: pytest.CaptureFixture[str]) -> Opdrift:
+    """`opdrift(*argv)`: the CLI in-process; argparse's usage errors leave through SystemExit, caught."""
+    from bot.cli import main
+
+    def run(*argv: str) -> Run:
+        capsys.readouterr()  # what earlier steps of the test printed is not this run's
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def release_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """`release_file("2.14.1")`: that release's native_functions.yaml (with tags.yaml and
+    derivatives.yaml beside it) written once per session, as a bare-yaml SOURCE."""
+    root = tmp_path_factory.mktemp("releases")
+    written: dict[str, Path] = {}
+
+    def get(version: str) -> Path:
+        if version not in written:
+            written[version] = write_release(version, root / version)
+        return written[version]
+
+    return get
+
+
+@pytest.fixture
+def github_server() -> Iterator[FakeGitHub]:
+    """A fake GitHub REST API on a local port, over real HTTP; add tokens and repositories to it."""
+    server = FakeGitHub()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

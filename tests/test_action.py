@@ -16,13 +16,14 @@ import re
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from clirun import Opdrift
 from datafiles import release_text
 from fake_github import FakeGitHub
 from pytorch_history import NATIVE, build_history
@@ -231,14 +232,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeGitHub]:
-    server = FakeGitHub()
-    server.start()
-    server.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+def fake(github_server: FakeGitHub) -> FakeGitHub:
+    github_server.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
+    return github_server
 
 
 def _git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
@@ -246,13 +242,6 @@ def _git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return subprocess.run(
         ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=merged
     ).stdout.strip()
-
-
-def _opdrift(*args: str) -> None:
-    """Set-up with the library's own CLI (in-process), not through the action under test."""
-    from bot.cli.app import main
-
-    assert main(list(args)) == 0
 
 
 NEW_OP = """
@@ -372,7 +361,7 @@ def test_artifact_of_the_pr_path_passes_the_comment_workflows_check(
 
 
 def test_weekly_path_twice_gives_one_issue_and_one_snapshot_commit(
-    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
+    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     target = "downstream/backend"
     fake.add_repo(target)
@@ -382,7 +371,7 @@ def test_weekly_path_twice_gives_one_issue_and_one_snapshot_commit(
     _git(workspace, "init", "-q", "-b", "main")
     history = build_history(workspace / "pytorch", first="2.13.0", last="2.14.1")
     snapshot = workspace / "snapshots" / "main.json"
-    _opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(snapshot))
+    assert opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(snapshot)).code == 0
     _git(workspace, "add", "snapshots/main.json")
     _git(workspace, "commit", "-q", "-m", "Seed the tracked snapshot")
     inputs = {
@@ -417,7 +406,7 @@ def test_weekly_path_twice_gives_one_issue_and_one_snapshot_commit(
 
 
 def test_weekly_path_attributes_changes_from_a_depth_1_checkout(
-    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
+    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     """weekly-drift.yml checks PyTorch out at depth 1; with attribute, the action deepens it itself."""
     target = "downstream/backend"
@@ -428,7 +417,10 @@ def test_weekly_path_attributes_changes_from_a_depth_1_checkout(
     _git(workspace, "init", "-q", "-b", "main")
     _git(upstream.path, "config", "uploadpack.allowFilter", "true")
     _git(workspace, "clone", "-q", "--depth", "1", "--filter=blob:none", f"file://{upstream.path}", "pytorch")
-    _opdrift("snapshot", f"{upstream.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json"))
+    assert (
+        opdrift("snapshot", f"{upstream.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json")).code
+        == 0
+    )
     _git(workspace, "add", "snapshots/main.json")
     _git(workspace, "commit", "-q", "-m", "Seed")
     inputs = {
@@ -467,7 +459,7 @@ def test_weekly_path_attributes_changes_from_a_depth_1_checkout(
     "dry", [{"dry-run": "true"}, {"token": ""}], ids=["dry-run input", "empty token (a dry run too)"]
 )
 def test_weekly_dry_run_posts_and_commits_nothing(
-    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path, dry: dict[str, str]
+    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path, dry: dict[str, str], opdrift: Opdrift
 ) -> None:
     target = "downstream/backend"
     fake.add_repo(target)
@@ -475,7 +467,10 @@ def test_weekly_dry_run_posts_and_commits_nothing(
     (workspace / "snapshots").mkdir(parents=True)
     _git(workspace, "init", "-q", "-b", "main")
     history = build_history(workspace / "pytorch", first="2.13.0", last="2.14.1")
-    _opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json"))
+    assert (
+        opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json")).code
+        == 0
+    )
     _git(workspace, "add", "snapshots/main.json")
     _git(workspace, "commit", "-q", "-m", "Seed")
     run = run_action(
@@ -532,7 +527,7 @@ def test_a_bad_mode_stops_the_action_before_anything_runs(installed: dict[str, s
 
 
 def test_weekly_rerun_keeps_the_weeks_report(
-    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
+    installed: dict[str, str], fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     target = "downstream/backend"
     fake.add_repo(target)
@@ -540,7 +535,10 @@ def test_weekly_rerun_keeps_the_weeks_report(
     (workspace / "snapshots").mkdir(parents=True)
     _git(workspace, "init", "-q", "-b", "main")
     history = build_history(workspace / "pytorch", first="2.13.0", last="2.14.1")
-    _opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json"))
+    assert (
+        opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json")).code
+        == 0
+    )
     _git(workspace, "add", "snapshots/main.json")
     _git(workspace, "commit", "-q", "-m", "Seed")
     inputs = {

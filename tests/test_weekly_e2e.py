@@ -9,7 +9,6 @@ is tests/fake_github.py over real HTTP, driven through PyGithub by `opdrift issu
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,18 +33,13 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> History:
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
-    server = FakeGitHub()
-    server.start()
-    server.add_token(TOKEN, "opdrift-bot")
-    server.add_repo(TARGET)
+def fake(github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
+    github_server.add_token(TOKEN, "opdrift-bot")
+    github_server.add_repo(TARGET)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    monkeypatch.setenv("GITHUB_API_URL", server.api_url)
+    monkeypatch.setenv("GITHUB_API_URL", github_server.api_url)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+    return github_server
 
 
 def _fine(history: History) -> list[HistoryCommit]:

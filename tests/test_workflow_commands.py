@@ -6,7 +6,6 @@ import base64
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -380,15 +379,10 @@ def test_prepare_history_says_why_it_cannot_attribute(
 
 
 @pytest.fixture
-def pulls() -> Iterator[FakeGitHub]:
-    server = FakeGitHub()
-    server.start()
-    server.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
-    server.add_repo("pytorch/pytorch")
-    try:
-        yield server
-    finally:
-        server.stop()
+def pulls(github_server: FakeGitHub) -> FakeGitHub:
+    github_server.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
+    github_server.add_repo("pytorch/pytorch")
+    return github_server
 
 
 def _pr_number(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
