@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.model import Operator, fast_constructor
-from bot.schema.grammar import FunctionSchema, parse_schema
+from bot.schema.grammar import parse_schema
+from bot.schema.model import FunctionSchema
 
 
 @dataclass(frozen=True)
