@@ -21,13 +21,26 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
 from bot.errors import SchemaError, SnapshotError
 from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
 from bot.schema.grammar import parse_schema
+from bot.shapes import (
+    BOOLEAN,
+    COUNT,
+    LIST,
+    OBJECT,
+    OPT_BOOLEAN,
+    OPT_STRING,
+    STRING,
+    STRINGS,
+    Kind,
+    Reader,
+    one_of,
+)
 
 FORMAT_VERSION = 1
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
@@ -98,10 +111,15 @@ def to_json(snapshot: Snapshot) -> str:
 # --- reading ----------------------------------------------------------------------------------
 
 
-class _Reader:
-    """Validates the decoded JSON, naming the file, the place in it and (where known) its line."""
+class _Reader(Reader[str | None]):
+    """Validates the decoded JSON, naming the file, the place in it and (where known) its line.
+
+    The `at` of every check is the key whose line the error names: an operator's or a decision's name
+    inside its section, a top-level key outside (None: no line).
+    """
 
     def __init__(self, text: str, display: str) -> None:
+        super().__init__(self._error)
         self.text = text
         self.display = display
         self.section = ""  # "operators" or "decisions" while their members are read
@@ -127,108 +145,46 @@ class _Reader:
         section = _dump(self.section) if self.section else ""
         return self._lines.get((section, _dump(key)))
 
-    def fail(self, where: str, what: str, key: str | None = None) -> SnapshotError:
-        line = self.line_of(key) if key is not None else None
-        return SnapshotError(f"{where}: {what}", path=self.display, line=line)
+    def _error(self, key: str | None, message: str) -> SnapshotError:
+        return SnapshotError(message, path=self.display, line=self.line_of(key) if key is not None else None)
 
-    def obj(self, value: object, where: str, key: str | None = None) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(where, f"expected an object, got {_type_name(value)}", key)
-        return value
-
-    def keys(self, value: dict[str, Any], required: tuple[str, ...], where: str, key: str | None) -> None:
-        missing = [k for k in required if k not in value]
-        if missing:
-            raise self.fail(where, f"missing {', '.join(missing)}", key)
-        extra = sorted(set(value) - set(required))
-        if extra:
-            raise self.fail(where, f"unknown key {', '.join(extra)}", key)
-
-    def string(self, value: object, where: str, key: str | None = None) -> str:
-        if not isinstance(value, str):
-            raise self.fail(where, f"expected a string, got {_type_name(value)}", key)
-        return value
-
-    def integer(self, value: object, where: str, key: str | None = None) -> int:
-        # bool is an int in Python but not a count in a snapshot.
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise self.fail(where, f"expected a non-negative integer, got {value!r}", key)
-        return value
+    def fail_at(self, where: str, what: str, key: str | None = None) -> SnapshotError:
+        return self._error(key, f"{where}: {what}")
 
     def dataclass_fields(self, cls: type[Any], value: object, where: str, key: str | None) -> dict[str, Any]:
         """Keyword arguments for dataclass CLS from a JSON object; absent fields keep their default."""
-        data = self.obj(value, where, key)
+        data = self.read(OBJECT, value, where, key)
         fields = {f.name: f for f in dataclasses.fields(cls)}
         extra = sorted(set(data) - set(fields))
         if extra:
-            raise self.fail(where, f"unknown key {', '.join(extra)}", key)
+            raise self.fail_at(where, f"unknown key {', '.join(extra)}", key)
         out: dict[str, Any] = {}
         for name, f in fields.items():
             if name not in data:
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                    raise self.fail(where, f"missing {name}", key)
+                    raise self.fail_at(where, f"missing {name}", key)
                 continue
-            check = _CHECKS.get(str(f.type))
-            if check is None:
-                raise self.fail(where, f"{name}: this opdrift cannot load a field of type {f.type}", key)
-            ok, converted = check(data[name])
-            if not ok:
-                raise self.fail(
-                    f"{where}.{name}", f"expected {_EXPECTED[str(f.type)]}, got {data[name]!r}", key
-                )
-            out[name] = converted
+            kind = _FIELD_KINDS.get(str(f.type))
+            if kind is None:
+                raise self.fail_at(where, f"{name}: this opdrift cannot load a field of type {f.type}", key)
+            out[name] = self.read(kind, data[name], f"{where}.{name}", key)
         return out
 
 
-def _type_name(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), type(value).__name__
+# The kinds of the model's fields, keyed by their annotation text (the model uses `from __future__ import
+# annotations`). A wrong field value is shown as written (repr), which says more than its type.
+_FIELD_KINDS: dict[str, Kind[Any]] = {
+    text: dataclasses.replace(kind, show=repr)
+    for text, kind in (
+        ("str", STRING),
+        ("str | None", OPT_STRING),
+        ("bool", BOOLEAN),
+        ("bool | None", OPT_BOOLEAN),
+        ("tuple[str, ...]", STRINGS),
+        ("SourceKind", one_of(_SOURCE_KINDS)),
     )
-
-
-def _opt_str(v: object) -> tuple[bool, object]:
-    return v is None or isinstance(v, str), v
-
-
-def _str(v: object) -> tuple[bool, object]:
-    return isinstance(v, str), v
-
-
-def _bool(v: object) -> tuple[bool, object]:
-    return isinstance(v, bool), v
-
-
-def _opt_bool(v: object) -> tuple[bool, object]:
-    return v is None or isinstance(v, bool), v
-
-
-def _str_tuple(v: object) -> tuple[bool, object]:
-    if isinstance(v, list) and all(isinstance(x, str) for x in v):
-        return True, tuple(v)
-    return False, None
-
-
-def _source_kind(v: object) -> tuple[bool, object]:
-    return isinstance(v, str) and v in _SOURCE_KINDS, v
-
-
-# Keyed by the annotation text of the model's fields (the model uses `from __future__ import annotations`).
-_CHECKS: dict[str, Callable[[object], tuple[bool, object]]] = {
-    "str": _str,
-    "str | None": _opt_str,
-    "bool": _bool,
-    "bool | None": _opt_bool,
-    "tuple[str, ...]": _str_tuple,
-    "SourceKind": _source_kind,
 }
-_EXPECTED = {
-    "str": "a string",
-    "str | None": "a string or null",
-    "bool": "true or false",
-    "bool | None": "true, false or null",
-    "tuple[str, ...]": "a list of strings",
-    "SourceKind": f"one of {', '.join(sorted(_SOURCE_KINDS))}",
-}
+_OP_KIND = dataclasses.replace(one_of(_OP_KINDS), show=repr)
 
 
 def from_json(text: str, display: str) -> Snapshot:
@@ -244,7 +200,7 @@ def from_json(text: str, display: str) -> Snapshot:
     except ValueError as err:  # e.g. an integer longer than Python converts (4300 digits)
         raise SnapshotError(f"invalid JSON: {err}", path=display) from None
     r = _Reader(text, display)
-    top = r.obj(data, "snapshot")
+    top = r.read(OBJECT, data, "snapshot", None)
     if "format_version" not in top:
         raise SnapshotError("no format_version: not an opdrift snapshot", path=display)
     version = top["format_version"]
@@ -252,33 +208,34 @@ def from_json(text: str, display: str) -> Snapshot:
         raise SnapshotError(
             f"unknown format_version {version!r} (this opdrift reads {FORMAT_VERSION})", path=display
         )
-    r.keys(
-        {k: v for k, v in top.items() if k != "warnings"},
+    r.exact_keys(
+        top,
         ("decisions", "entries", "format_version", "native_display", "operators", "source"),
         "snapshot",
         None,
+        optional=("warnings",),
     )
     warnings: tuple[str, ...] = ()
     if "warnings" in top:
-        items = top["warnings"]
-        if not isinstance(items, list):
-            raise r.fail("warnings", f"expected a list, got {_type_name(items)}", "warnings")
-        warnings = tuple(r.string(w, f"warnings[{i}]", "warnings") for i, w in enumerate(items))
+        items = r.read(LIST, top["warnings"], "warnings", "warnings")
+        warnings = tuple(r.read(STRING, w, f"warnings[{i}]", "warnings") for i, w in enumerate(items))
     meta = SourceMeta(**r.dataclass_fields(SourceMeta, top["source"], "source", "source"))
-    entries = r.integer(top["entries"], "entries", "entries")
-    native_display = r.string(top["native_display"], "native_display", "native_display")
+    entries = r.read(COUNT, top["entries"], "entries", "entries")
+    native_display = r.read(STRING, top["native_display"], "native_display", "native_display")
 
     decisions: dict[str, Decision] = {}
-    members = r.obj(top["decisions"], "decisions", "decisions")
+    members = r.read(OBJECT, top["decisions"], "decisions", "decisions")
     r.section = "decisions"
     for base, value in members.items():
         where = f"decisions[{base!r}]"
-        d = r.obj(value, where, base)
-        r.keys(d, _DECISION_FIELDS, where, base)
-        decisions[base] = Decision(**{k: r.string(d[k], f"{where}.{k}", base) for k in _DECISION_FIELDS})
+        d = r.read(OBJECT, value, where, base)
+        r.exact_keys(d, _DECISION_FIELDS, where, base)
+        decisions[base] = Decision(
+            **{k: r.read(STRING, d[k], f"{where}.{k}", base) for k in _DECISION_FIELDS}
+        )
 
     operators: dict[str, OpRecord] = {}
-    members = r.obj(top["operators"], "operators", "operators")
+    members = r.read(OBJECT, top["operators"], "operators", "operators")
     r.section = "operators"
     for name, value in members.items():
         operators[name] = _op_record(r, name, value, decisions)
@@ -294,41 +251,41 @@ def from_json(text: str, display: str) -> Snapshot:
 
 def _op_record(r: _Reader, name: str, value: object, decisions: Mapping[str, Decision]) -> OpRecord:
     where = f"operators[{name!r}]"
-    o = r.obj(value, where, name)
-    r.keys(o, _OP_FIELDS, where, name)
-    base = r.string(o["base"], f"{where}.base", name)
-    overload = r.string(o["overload"], f"{where}.overload", name)
+    o = r.read(OBJECT, value, where, name)
+    r.exact_keys(o, _OP_FIELDS, where, name)
+    base = r.read(STRING, o["base"], f"{where}.base", name)
+    overload = r.read(STRING, o["overload"], f"{where}.overload", name)
     if name != (f"{base}.{overload}" if overload else base):
-        raise r.fail(where, f"key does not match base {base!r} and overload {overload!r}", name)
-    kind = r.string(o["kind"], f"{where}.kind", name)
-    if kind not in _OP_KINDS:
-        raise r.fail(f"{where}.kind", f"expected one of {', '.join(sorted(_OP_KINDS))}, got {kind!r}", name)
-    bucket = r.string(o["bucket"], f"{where}.bucket", name)
+        raise r.fail_at(where, f"key does not match base {base!r} and overload {overload!r}", name)
+    kind = r.read(_OP_KIND, r.read(STRING, o["kind"], f"{where}.kind", name), f"{where}.kind", name)
+    bucket = r.read(STRING, o["bucket"], f"{where}.bucket", name)
     decision = decisions.get(base)
     if decision is None:
-        raise r.fail(where, f"no decision for its base operator {base!r}", name)
+        raise r.fail_at(where, f"no decision for its base operator {base!r}", name)
     if decision.bucket != bucket:
-        raise r.fail(where, f"bucket {bucket!r} differs from its base's decision {decision.bucket!r}", name)
-    line = r.integer(o["line"], f"{where}.line", name)
+        raise r.fail_at(
+            where, f"bucket {bucket!r} differs from its base's decision {decision.bucket!r}", name
+        )
+    line = r.read(COUNT, o["line"], f"{where}.line", name)
     facets = Facets(**r.dataclass_fields(Facets, o["facets"], f"{where}.facets", name))
-    schema = r.string(o["schema"], f"{where}.schema", name)
+    schema = r.read(STRING, o["schema"], f"{where}.schema", name)
     # The drift compares schemas argument by argument: a hand-edited or damaged schema would otherwise
     # surface as a "BC-breaking change" in somebody's report instead of as the broken file it is.
     try:
         parsed = parse_schema(schema)
     except SchemaError as err:
-        raise r.fail(f"{where}.schema", err.message, name) from None
+        raise r.fail_at(f"{where}.schema", err.message, name) from None
     if parsed.name.name != name:
-        raise r.fail(f"{where}.schema", f"names operator {parsed.name.name!r}", name)
+        raise r.fail_at(f"{where}.schema", f"names operator {parsed.name.name!r}", name)
     if parsed.kind() != kind:
-        raise r.fail(where, f"kind {kind!r} differs from its schema's {parsed.kind()!r}", name)
+        raise r.fail_at(where, f"kind {kind!r} differs from its schema's {parsed.kind()!r}", name)
     return OpRecord(
         name=name,
         base=base,
         overload=overload,
         schema=schema,
         bucket=bucket,
-        rule=r.string(o["rule"], f"{where}.rule", name),
+        rule=r.read(STRING, o["rule"], f"{where}.rule", name),
         kind=kind,  # equal to the parsed schema's kind (checked above), so an OpKind
         facets=facets,
         line=line,

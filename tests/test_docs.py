@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from bot.cli.app import build_parser
+from bot.taxonomy.buckets import BUCKET_TABLE
+from bot.taxonomy.rules import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -55,3 +57,39 @@ def test_readme_first_command_names_shipped_snapshots() -> None:
     assert first is not None
     for path in re.findall(r"snapshots/\S+\.json", first.group(1)):
         assert (ROOT / path).is_file(), path
+
+
+# --- the bucket table: generated from bot/taxonomy/buckets.py ------------------------------------
+
+_BUCKETS_BEGIN = re.compile(r"<!-- buckets:begin[^\n]*-->\n")
+_BUCKETS_END = "<!-- buckets:end -->"
+
+
+def bucket_table() -> str:
+    """The README's bucket table, from `BUCKET_TABLE` and the rules that send operators to each bucket."""
+    rows = ["| bucket | in `stats` | level | rules |", "|---|---|---|---|"]
+    for bucket in BUCKET_TABLE:
+        rules = ", ".join(f"`{rule.id}`" for rule in RULES if rule.bucket == bucket.id)
+        level = "top" if bucket.group == "top" else "core"
+        rows.append(f"| `{bucket.id}` | {bucket.label} | {level} | {rules} |")
+    return "\n".join(rows) + "\n"
+
+
+def _with_bucket_table(readme: str) -> str:
+    begin = _BUCKETS_BEGIN.search(readme)
+    end = readme.find(_BUCKETS_END)
+    if begin is None or end < begin.end():
+        raise LookupError("README.md has no <!-- buckets:begin ... --> / <!-- buckets:end --> markers")
+    return readme[: begin.end()] + bucket_table() + readme[end:]
+
+
+def test_readme_bucket_table_is_generated_from_the_bucket_table() -> None:
+    assert _with_bucket_table(README) == README, (
+        "README.md's bucket table differs from bot/taxonomy/buckets.py and bot/taxonomy/rules.py: "
+        "run `python tests/test_docs.py` to regenerate it"
+    )
+
+
+if __name__ == "__main__":
+    # Regenerates the README's bucket table in place; nothing else in README.md is touched.
+    (ROOT / "README.md").write_text(_with_bucket_table(README), encoding="utf-8")

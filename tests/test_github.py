@@ -16,21 +16,10 @@ from fake_github import FakeGitHub
 from bot.cli.app import main
 from bot.drift.changes import compute_drift
 from bot.errors import PublishError
-from bot.publish.github import (
-    PR_MARKER,
-    Outcome,
-    RepoClient,
-    RetryPolicy,
-    Settings,
-    annotation_lines,
-    append_step_summary,
-    check_token,
-    publish_pr_comment,
-    publish_weekly_issue,
-    retry_delay,
-    weekly_marker,
-    workflow_command,
-)
+from bot.publish.actions import annotation_lines, append_step_summary, workflow_command
+from bot.publish.github import Outcome, RepoClient, RetryPolicy, Settings, check_token, retry_delay
+from bot.publish.pr_comment import PR_MARKER, publish_pr_comment
+from bot.publish.weekly_issue import publish_weekly_issue, weekly_marker
 
 REPO = "pytorch/pytorch"
 TOKEN = "ghs_s3cretT0ken1234567890abcdef"

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.errors import SchemaError
-from bot.schema.grammar import (
+from bot.schema.grammar import parse_schema
+from bot.schema.model import (
     Annotation,
     Argument,
     Arguments,
@@ -25,7 +26,6 @@ from bot.schema.grammar import (
     Return,
     make_function_schema,
     make_operator_name,
-    parse_schema,
 )
 
 REGISTRATION_DECLARATIONS = DATA / "wheels" / "2.14.1" / "RegistrationDeclarations.h.xz"

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 import lzma
+import os
+import re
+import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -19,11 +24,12 @@ from bot.model import OperatorSet, Snapshot, SourceFiles, SourceMeta, TextFile
 from bot.operators.registration import operators_from_registrations, parse_registrations
 from bot.snapshot import to_json
 from bot.taxonomy import classify as taxonomy
-from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, TOP_BUCKETS
+from bot.taxonomy.buckets import BUCKET_TABLE, BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
 from bot.taxonomy.classify import UnknownOperatorError, classify, explain, reclassify
 from bot.taxonomy.overrides import Override, Overrides, load_overrides, parse_overrides
 from bot.taxonomy.rules import RULES, describe_rules
 
+ROOT = Path(__file__).resolve().parent.parent
 WHEEL_1_10 = DATA / "wheels" / "1.10.0" / "RegistrationDeclarations.h.xz"
 
 
@@ -442,3 +448,56 @@ def test_an_operator_overridden_twice_is_refused() -> None:
         with pytest.raises(ConfigError) as err:
             parse_overrides(text, "o.yml")
         assert err.value.line == line and ("twice" in str(err.value) or "duplicate key" in str(err.value))
+
+
+def test_every_rule_sends_to_a_bucket_of_the_table_and_every_bucket_has_a_label() -> None:
+    assert {rule.bucket for rule in RULES} <= set(BUCKETS)
+    assert [b.id for b in BUCKET_TABLE] == list(BUCKETS)  # the table's order is the stats order
+    assert len(set(BUCKETS)) == len(BUCKETS)
+    assert all(b.label.strip() for b in BUCKET_TABLE)
+    assert set(LABELS) == set(BUCKETS)
+
+
+def test_adding_a_bucket_touches_only_the_bucket_table_and_a_rule(tmp_path: Path) -> None:
+    """A copy of the package with one more `Bucket` row and one `Rule` for it runs `stats` end to end."""
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "bot", copy / "bot", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "templates", copy / "templates", ignore=shutil.ignore_patterns("__pycache__"))
+    buckets_py = copy / "bot" / "taxonomy" / "buckets.py"
+    misc_row = '    Bucket("misc", "misc", "core"),\n'
+    text = buckets_py.read_text(encoding="utf-8")
+    assert misc_row in text
+    buckets_py.write_text(
+        text.replace(misc_row, '    Bucket("attention", "attention test", "core"),\n' + misc_row),
+        encoding="utf-8",
+    )
+    rules_py = copy / "bot" / "taxonomy" / "rules.py"
+    first_core = '    Rule("core.alias", "alias", AliasKnown()),\n'
+    text = rules_py.read_text(encoding="utf-8")
+    assert first_core in text
+    rules_py.write_text(
+        text.replace(
+            first_core,
+            first_core + '    Rule("core.attention", "attention", NameRegex("attention", "attention")),\n',
+        ),
+        encoding="utf-8",
+    )
+    native = write_release("2.14.1", tmp_path / "r")
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+
+    def stats(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "stats", *args, str(native)],
+            cwd=copy,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        return done.stdout
+
+    row = re.search(r"^    attention test +(\d+)$", stats(), re.MULTILINE)
+    assert row is not None and int(row.group(1)) > 0  # e.g. scaled_dot_product_attention
+    assert re.search(r"^\| ↳ attention test \| \d+ \|$", stats("--format", "markdown"), re.MULTILINE)

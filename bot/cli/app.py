@@ -929,7 +929,7 @@ def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClien
 def _publish_report(outcome: Outcome, summary: str) -> None:
     import os
 
-    from bot.publish.github import append_step_summary
+    from bot.publish.actions import append_step_summary
 
     if outcome.action == "dry-run":
         print(f"opdrift: dry run: {outcome.detail}")
@@ -943,7 +943,8 @@ def _publish_report(outcome: Outcome, summary: str) -> None:
 
 
 def _cmd_comment(args: argparse.Namespace) -> int:
-    from bot.publish.github import annotation_lines, publish_pr_comment
+    from bot.publish.actions import annotation_lines
+    from bot.publish.pr_comment import publish_pr_comment
     from bot.render.report import PR_COMMENT_MARKER, context_for, render
 
     cfg, drift, acks, mentions, gaps, _, source_warnings = _publish_setup(args)
@@ -1019,7 +1020,7 @@ def _cmd_issue(args: argparse.Namespace) -> int:
     import datetime as dt
 
     from bot.errors import OpdriftError
-    from bot.publish.github import publish_weekly_issue, weekly_marker
+    from bot.publish.weekly_issue import publish_weekly_issue, weekly_marker
     from bot.render.report import context_for, render
 
     if args.week is None:

@@ -25,7 +25,8 @@ from bot.coverage.oplist import BackendList, BackendOp
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.schema.compare import Detail, diff_schemas
-from bot.schema.grammar import FunctionSchema, Type, parse_schema
+from bot.schema.grammar import parse_schema
+from bot.schema.model import FunctionSchema, Type
 from bot.text import did_you_mean
 
 RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen")

@@ -21,7 +21,8 @@ from typing import Literal
 from bot.errors import SchemaError
 from bot.model import OpRecord, Snapshot, SourceMeta
 from bot.schema.compare import Detail, argument_types, diff_schemas
-from bot.schema.grammar import FunctionSchema, parse_schema
+from bot.schema.grammar import parse_schema
+from bot.schema.model import FunctionSchema
 
 ChangeKind = Literal["added", "removed", "renamed", "changed"]
 

@@ -28,6 +28,7 @@ import yaml
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.changes import Change
 from bot.errors import ConfigError
+from bot.shapes import Kind, Reader, must_be
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
 from bot.text import did_you_mean
@@ -242,10 +243,35 @@ def check_names(config: BotConfig, *, dispatch_keys: Collection[str], tags: Coll
 # --- parsing ---------------------------------------------------------------------------------------
 
 
-class _Reader:
+def _scalar(tag: str) -> Callable[[object], bool]:
+    return lambda n: isinstance(n, yaml.ScalarNode) and n.tag == tag
+
+
+# What the config's values must be, as kinds over composed nodes (the node gives the error its line);
+# the tag, not the text, decides: `"1"` is a string, `1` an int, `yes` a bool.
+_MAPPING: Kind[list[tuple[yaml.Node, yaml.Node]]] = Kind(
+    "a mapping", lambda n: isinstance(n, yaml.MappingNode), lambda n: n.value
+)
+_LIST: Kind[list[yaml.Node]] = Kind("a list", lambda n: isinstance(n, yaml.SequenceNode), lambda n: n.value)
+_STRING: Kind[str] = Kind(
+    "a string (quote it if YAML reads it as another type)", _scalar(_STR), lambda n: str(n.value)
+)
+_BOOLEAN: Kind[bool] = Kind(
+    "true or false", _scalar(_BOOL), lambda n: str(n.value).lower() in ("true", "yes", "on", "y")
+)
+# YAML 1.1 ints include 0x10, 0o17, 1_000 and 1:30 (base 60): build it as YAML does
+_POINTS: Kind[int] = Kind(
+    "a number of points (0 for no chart)",
+    _scalar(_INT),
+    lambda n: int(yaml.constructor.SafeConstructor().construct_yaml_int(n)),
+)
+
+
+class _Reader(Reader[yaml.Node]):
     """Typed access to composed YAML nodes, raising ConfigError at the node's line."""
 
     def __init__(self, display: str) -> None:
+        super().__init__(self.error, must_be)
         self.display = display
 
     def error(self, node: yaml.Node, message: str) -> ConfigError:
@@ -254,10 +280,8 @@ class _Reader:
     def mapping(
         self, node: yaml.Node, what: str, keys: tuple[str, ...]
     ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
-        if not isinstance(node, yaml.MappingNode):
-            raise self.error(node, f"{what} must be a mapping")
         out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
-        for key_node, value_node in node.value:
+        for key_node, value_node in self.read(_MAPPING, node, what, node):
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR else None
             if key is None:
                 raise self.error(key_node, f"{what}: keys must be strings")
@@ -271,26 +295,19 @@ class _Reader:
         return out
 
     def string(self, node: yaml.Node, what: str) -> str:
-        if not isinstance(node, yaml.ScalarNode) or node.tag != _STR:
-            raise self.error(node, f"{what} must be a string (quote it if YAML reads it as another type)")
-        value = str(node.value)
+        value = self.read(_STRING, node, what, node)
         if not value.strip():
             raise self.error(node, f"{what} must not be empty")
         return value
 
     def boolean(self, node: yaml.Node, what: str) -> bool:
-        if not isinstance(node, yaml.ScalarNode) or node.tag != _BOOL:
-            raise self.error(node, f"{what} must be true or false")
-        return str(node.value).lower() in ("true", "yes", "on", "y")
+        return self.read(_BOOLEAN, node, what, node)
 
     def strings(
         self, node: yaml.Node, what: str, check: Callable[[yaml.Node, str], str] | None = None
     ) -> tuple[str, ...]:
-        items = node.value if isinstance(node, yaml.SequenceNode) else None
-        if items is None:
-            raise self.error(node, f"{what} must be a list")
         out: list[str] = []
-        for item in items:
+        for item in self.read(_LIST, node, what, node):
             value = self.string(item, f"each item of {what}")
             out.append(check(item, value) if check else value)
         return tuple(dict.fromkeys(out))
@@ -410,7 +427,7 @@ def _noting(
 ) -> Callable[[yaml.Node, str], str]:
     """`check`, also noting the line of each value it passes (the first, for a repeated value)."""
 
-    seen: set[str] = set()  # a set, not a scan of `sink`: a list may hold tens of thousands of keys
+    seen: set[str] = set()  # a set, not a scan of `sink`: a generated config can list 40,000 values
 
     def noted(node: yaml.Node, value: str) -> str:
         checked = check(node, value)
@@ -440,10 +457,7 @@ def _title_format(reader: _Reader, node: yaml.Node) -> str:
 
 
 def _chart(reader: _Reader, node: yaml.Node) -> int:
-    if not isinstance(node, yaml.ScalarNode) or node.tag != _INT:
-        raise reader.error(node, "weekly: chart must be a number of points (0 for no chart)")
-    # YAML 1.1 ints include 0x10, 0o17, 1_000 and 1:30 (base 60): build it as YAML does
-    value = int(yaml.constructor.SafeConstructor().construct_yaml_int(node))
+    value = reader.read(_POINTS, node, "weekly: chart", node)
     if not 0 <= value <= MAX_CHART_POINTS:
         raise reader.error(node, f"weekly: chart must be between 0 and {MAX_CHART_POINTS}, got {value}")
     return value
@@ -482,9 +496,8 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
     subs: tuple[Subscription, ...] = ()
     if "subscriptions" in keys:
         sub_node = keys["subscriptions"][1]
-        if not isinstance(sub_node, yaml.SequenceNode):
-            raise reader.error(sub_node, "subscriptions must be a list")
-        subs = tuple(_subscription(reader, n, i, base_dir) for i, n in enumerate(sub_node.value))
+        items = reader.read(_LIST, sub_node, "subscriptions", sub_node)
+        subs = tuple(_subscription(reader, n, i, base_dir) for i, n in enumerate(items))
     labels = reader.strings(keys["labels"][1], "labels", _label(reader)) if "labels" in keys else ()
     paths: dict[str, str | None] = {}
     for key in ("allowlist", "overrides"):

@@ -1,10 +1,14 @@
-"""Publishing to GitHub: the sticky PR comment, the weekly drift issue, labels, job summary, annotations.
+"""The GitHub client of the publishing stage: settings, token and repository checks, retries, secrets.
+
+The sticky PR comment (`bot.publish.pr_comment`) and the weekly drift issue
+(`bot.publish.weekly_issue`) are publishing steps run through `RepoClient.run`; the job summary and
+annotations (`bot.publish.actions`) are files and lines for Actions, no network.
 
 This is the only stage that talks to the network. It is handed finished text (the report is rendered
 completely before anything is posted, so a failure never leaves a half-written comment) and explicit
 settings (token, API root): it never reads the environment itself.
 
-Finding its own posts: every post carries a hidden HTML-comment marker, and the bot finds its comment or
+Finding its own posts (`RepoClient.is_mine`): every post carries a hidden HTML-comment marker, and the bot finds its comment or
 issue by that marker (never by title), preferring posts whose author is the bot. When the bot's login is
 unknown (``GITHUB_TOKEN`` in Actions cannot read ``GET /user``) only posts by a Bot account count, so a
 person quoting the marker cannot make the bot edit their comment.
@@ -23,7 +27,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -32,30 +36,17 @@ import github
 import requests
 from github.GithubException import GithubException
 
-from bot.drift.changes import Change
 from bot.errors import PublishError
-from bot.model import NATIVE_PATH
 
 DEFAULT_API_URL = "https://api.github.com"
 MAX_BODY_CHARS = 65536  # GitHub rejects longer comment and issue bodies
 RATE_LIMIT_MIN_WAIT = 60.0  # seconds, for a rate limit that names no time to wait
-PR_MARKER = "<!-- opdrift:pr-comment -->"
-_WEEKLY_MARKER_RE = re.compile(r"<!-- opdrift:weekly window=([^\s>]+) -->")
-_WINDOW_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]*")
 _REPO_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
-LABEL_COLOR = "c5def5"
 
 Action = Literal["created", "updated", "unchanged", "skipped", "dry-run"]
 T = TypeVar("T")
 
 _log = logging.getLogger(__name__)
-
-
-def weekly_marker(window_key: str) -> str:
-    """The hidden marker of the weekly issue for one window, e.g. ``2026-W48``."""
-    if not _WINDOW_RE.fullmatch(window_key):
-        raise PublishError(f"bad weekly window {window_key!r}: use letters, digits, '.', '_' or '-'")
-    return f"<!-- opdrift:weekly window={window_key} -->"
 
 
 @dataclass(frozen=True)
@@ -390,275 +381,3 @@ def check_size(body: str, what: str) -> None:
         raise PublishError(
             f"{what} body has {len(body)} characters, over GitHub's limit of {MAX_BODY_CHARS}; nothing was sent"
         )
-
-
-# --- the sticky PR comment -------------------------------------------------------------------------
-
-
-def find_comment(client: RepoClient, issue: Any, marker: str) -> Any | None:
-    """The bot's oldest comment holding `marker`, looking through every page of comments."""
-    for comment in issue.get_comments():
-        if marker in (comment.body or "") and client.is_mine(comment):
-            return comment
-    return None
-
-
-def publish_pr_comment(
-    client: RepoClient | None,
-    pr: int,
-    body: str,
-    marker: str = PR_MARKER,
-    *,
-    has_drift: bool,
-    clean_body: str,
-    dry_run: bool,
-    head_sha: str | None = None,
-) -> Outcome:
-    """Create or edit the one sticky comment on PR `pr`.
-
-    With drift: edit the bot's earlier comment in place (or create one). Without drift: post nothing,
-    but flip an earlier comment to `clean_body`. With `client` None (no token) or `dry_run`, nothing is
-    written; with a client a dry run still reads, to say what it would do.
-
-    With `head_sha` (the commit the report was computed for), nothing is written unless the PR's head
-    is still that commit. Runs for two quick pushes can finish in either order, and the posters are
-    serialised but not ordered: without this check the report of the older push could overwrite the
-    newer one. The check runs inside the retried step, right before the write.
-    """
-    text = with_marker(body if has_drift else clean_body, marker)
-    check_size(text, "the PR comment")
-    if client is None:
-        if has_drift:
-            return Outcome("dry-run", None, pr, f"would post or update the comment on PR #{pr}", text)
-        return Outcome("dry-run", None, pr, f"no drift: would only flip an earlier comment on PR #{pr}", text)
-    repo_name = client.repo_name
-    # A create or an edit that "failed" may have landed: the retry then finds it done, and says so.
-    tried_create = tried_edit = False
-
-    def step() -> Outcome:
-        nonlocal tried_create, tried_edit
-        issue = client.repo.get_issue(pr)
-        if issue.pull_request is None:
-            raise PublishError(f"#{pr} in {repo_name} is an issue, not a pull request")
-        if head_sha:
-            current = client.repo.get_pull(pr).head.sha
-            if current != head_sha:
-                return Outcome(
-                    "skipped",
-                    None,
-                    pr,
-                    f"PR #{pr} has moved on to {current[:12]}; this report is for {head_sha[:12]}, "
-                    "so it is not posted (the run for the new head posts its own)",
-                )
-        mine = find_comment(client, issue, marker)
-        if mine is None:
-            if not has_drift:
-                return Outcome("skipped", None, pr, f"no drift and no earlier comment on PR #{pr}")
-            if dry_run:
-                return Outcome("dry-run", None, pr, f"would create a comment on PR #{pr}", text)
-            tried_create = True
-            created = issue.create_comment(text)
-            return Outcome("created", created.html_url, pr, f"created comment {created.id} on PR #{pr}", text)
-        if mine.body == text:
-            if tried_create:
-                return Outcome("created", mine.html_url, pr, f"created comment {mine.id} on PR #{pr}", text)
-            if tried_edit:
-                return Outcome("updated", mine.html_url, pr, f"updated comment {mine.id} on PR #{pr}", text)
-            return Outcome("unchanged", mine.html_url, pr, f"comment {mine.id} on PR #{pr} is up to date")
-        if dry_run:
-            return Outcome("dry-run", mine.html_url, pr, f"would update comment {mine.id} on PR #{pr}", text)
-        tried_edit = True
-        mine.edit(text)
-        return Outcome("updated", mine.html_url, pr, f"updated comment {mine.id} on PR #{pr}", text)
-
-    return client.run(
-        step,
-        what=f"posting the comment on PR #{pr} of {repo_name}",
-        permission="pull-requests: write",
-        not_found=f"repository {repo_name} or PR {pr} not found (or the token cannot see it)",
-    )
-
-
-# --- the weekly issue ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Found:
-    current: Any | None
-    previous: Any | None  # the bot's issue of the latest earlier window
-
-
-def _find_weekly(client: RepoClient, window_key: str) -> _Found:
-    """One pass over the repository's issues (only the bot's, when its login is known)."""
-    login = client.login()
-    kwargs: dict[str, Any] = {"state": "all", "sort": "created", "direction": "desc"}
-    if login is not None:
-        kwargs["creator"] = login
-    current = None
-    previous: tuple[str, Any] | None = None
-    for issue in client.repo.get_issues(**kwargs):
-        # The marker and the author first: reading `pull_request` of a plain issue makes PyGithub
-        # fetch it again (the list leaves the field out), one request per issue of the repository.
-        match = _WEEKLY_MARKER_RE.search(issue.body or "")
-        if match is None or not client.is_mine(issue) or issue.pull_request is not None:
-            continue
-        window = match.group(1)
-        if window == window_key:
-            if current is None or issue.number < current.number:
-                current = issue
-        elif window < window_key and (previous is None or window > previous[0]):
-            previous = (window, issue)
-    return _Found(current, None if previous is None else previous[1])
-
-
-def _ensure_labels(client: RepoClient, names: Sequence[str]) -> None:
-    if not names:
-        return
-    repo = client.repo
-    have = {label.name.lower() for label in repo.get_labels()}
-    for name in names:
-        if name.lower() in have:
-            continue
-        try:
-            repo.create_label(name, LABEL_COLOR, "opened by opdrift")
-        except GithubException as exc:
-            if exc.status != 422:  # 422: a concurrent run created it meanwhile
-                raise
-
-
-def weekly_body(body: str, marker: str, previous: Any | None) -> str:
-    text = with_marker(body, marker)
-    if previous is not None:
-        text += f"\n\n---\nPrevious drift issue: #{previous.number}\n"
-    return text
-
-
-def publish_weekly_issue(
-    client: RepoClient | None,
-    *,
-    title: str,
-    body: str,
-    window_key: str,
-    labels: Sequence[str] = (),
-    link_previous: bool = True,
-    close_previous: bool = False,
-    dry_run: bool,
-) -> Outcome:
-    """Open or update the drift issue of one window (e.g. ``2026-W48``), found by its hidden marker.
-
-    Re-running for the same window edits the same issue. A new window's issue links the previous
-    window's issue, and with `close_previous` closes it. Configured labels are created when missing
-    and added (never removed: people may have added their own).
-    """
-    marker = weekly_marker(window_key)
-    check_size(weekly_body(body, marker, None), "the weekly issue")
-    if client is None:
-        text = weekly_body(body, marker, None)
-        return Outcome("dry-run", None, None, f"would open or update the issue {title!r}", text)
-    repo_name = client.repo_name
-    wanted_labels = list(dict.fromkeys(labels))
-    # A create that "failed" may have landed, and a step that created the issue may fail later
-    # (closing last week's): the retry then finds this call's own issue, which is new, not up to date.
-    tried_create = tried_update = False
-
-    def step() -> Outcome:
-        nonlocal tried_create, tried_update
-        found = _find_weekly(client, window_key)
-        previous = found.previous if link_previous else None
-        text = weekly_body(body, marker, previous)
-        check_size(text, "the weekly issue")
-        closing = found.previous if close_previous and found.previous is not None else None
-        current = found.current
-        if current is None:
-            if dry_run:
-                return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
-            _ensure_labels(client, wanted_labels)
-            tried_create = True
-            issue = client.repo.create_issue(title=title, body=text, labels=wanted_labels)
-            outcome = Outcome("created", issue.html_url, issue.number, f"opened issue #{issue.number}", text)
-        else:
-            have = {lb.name.lower() for lb in current.labels}
-            missing = [n for n in wanted_labels if n.lower() not in have]
-            if current.title == title and current.body == text and not missing:
-                action: Action = "created" if tried_create else "updated" if tried_update else "unchanged"
-                detail = {
-                    "created": f"opened issue #{current.number}",
-                    "updated": f"updated issue #{current.number}",
-                    "unchanged": f"issue #{current.number} is up to date",
-                }[action]
-                outcome = Outcome(
-                    action, current.html_url, current.number, detail, "" if action == "unchanged" else text
-                )
-            elif dry_run:
-                return Outcome(
-                    "dry-run", current.html_url, current.number, f"would update issue #{current.number}", text
-                )
-            else:
-                if current.title != title or current.body != text:
-                    tried_update = True
-                    current.edit(title=title, body=text)
-                if missing:
-                    _ensure_labels(client, missing)
-                    current.add_to_labels(*missing)
-                outcome = Outcome(
-                    "updated", current.html_url, current.number, f"updated issue #{current.number}", text
-                )
-        if closing is not None and closing.state == "open" and not dry_run:
-            closing.edit(state="closed", state_reason="completed")
-        return outcome
-
-    return client.run(
-        step,
-        what=f"publishing the weekly issue in {repo_name}",
-        permission="issues: write",
-        not_found=f"repository {repo_name} not found (or the token cannot see it)",
-    )
-
-
-# --- Actions conventions ---------------------------------------------------------------------------
-
-
-def append_step_summary(path: str, text: str) -> None:
-    """Append to the file Actions names in GITHUB_STEP_SUMMARY (the caller reads the variable)."""
-    try:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(text if text.endswith("\n") else text + "\n")
-    except OSError as err:
-        raise PublishError(f"cannot write the job summary: {err.strerror}", path=path) from None
-
-
-def _escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(value: str) -> str:
-    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
-
-
-def workflow_command(command: str, message: str, **properties: str | int | None) -> str:
-    """One ``::command key=value,...::message`` line, escaped as GitHub's toolkit escapes them."""
-    props = ",".join(f"{k}={_escape_property(str(v))}" for k, v in properties.items() if v is not None)
-    return f"::{command}{' ' + props if props else ''}::{_escape_data(message)}"
-
-
-_FLAGS = ("needs_kernel", "breaking", "new_core", "now_decomposes")
-# Actions shows only the first few annotations of a step; more would only bury the important ones.
-MAX_ANNOTATIONS = 50
-
-
-def annotation_lines(changes: Sequence[Change], *, limit: int = MAX_ANNOTATIONS) -> list[str]:
-    """``::warning`` lines at the head-side line of each new or changed operator, most urgent first.
-
-    Changes that only touch which in-tree backends have kernels are left out (news for one backend,
-    noise in everyone's diff view).
-    """
-    shown = [c for c in changes if c.after is not None and not c.kernels_only]
-    shown.sort(key=lambda c: tuple(not getattr(c, f) for f in _FLAGS))
-    lines = []
-    for c in shown[:limit]:
-        flags = "".join(f"; {f.replace('_', ' ')}" for f in _FLAGS if getattr(c, f))
-        message = f"operator {c.name} {c.kind} ({c.category}){flags}"
-        lines.append(workflow_command("warning", message, file=NATIVE_PATH, line=c.line, title="opdrift"))
-    if len(shown) > limit:
-        lines.append(workflow_command("notice", f"{len(shown) - limit} more changed operators not annotated"))
-    return lines

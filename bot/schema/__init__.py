@@ -1,1 +1,6 @@
-"""schema"""
+"""The schema stage: torchgen's function-schema language, parsed losslessly and compared.
+
+`model` holds the parsed structure (types, arguments, returns, names) and prints it back byte for
+byte; `grammar` parses canonical schema text into it; `compare` says how two schemas of one operator
+differ (what a backend has to change).
+"""

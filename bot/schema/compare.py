@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.schema.grammar import Argument, BaseType, FunctionSchema, ListType, OptionalType, Type
+from bot.schema.model import Argument, BaseType, FunctionSchema, ListType, OptionalType, Type
 
 Severity = Literal["breaking", "compatible", "info"]
 Section = Literal["positional", "kwarg_only", "out"]

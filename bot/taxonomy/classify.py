@@ -29,9 +29,10 @@ from bot.model import (
     new_facets,
     new_op_record,
 )
+from bot.taxonomy.baseop import BaseOp, make_base_op
 from bot.taxonomy.buckets import BUCKETS
 from bot.taxonomy.overrides import Overrides
-from bot.taxonomy.rules import RULES, RULES_BY_ID, BaseOp, Rule, make_base_op
+from bot.taxonomy.rules import RULES, RULES_BY_ID, Rule
 from bot.text import one_line
 
 _COMPOSITE = frozenset(COMPOSITE_KEYS)

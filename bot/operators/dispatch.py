@@ -1,0 +1,80 @@
+"""Dispatch of one validated entry → its `Operator`: composite status and the kernels it runs.
+
+Comma-joined keys were expanded and ufunc kernels filled in by `bot.operators.validate`; here an entry
+without a dispatch table (and not structured) is CompositeImplicitAutograd, and a
+``structured_delegate`` op inherits its delegate's structured kernels (see `_resolve_delegate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bot.errors import EntryError
+from bot.model import COMPOSITE_KEYS, Operator, new_operator
+from bot.operators.validate import CIA, Entry
+
+# Backend keys whose kernels a structured out= op shares with its functional/in-place delegators
+# (torchgen.model.STRUCTURED_DISPATCH_KEYS).
+STRUCTURED_KEYS = frozenset({"CPU", "CUDA", "MPS", "XPU", "MTIA"})
+
+
+def _composite(dispatch: Mapping[str, str], implicit: bool) -> str | None:
+    if implicit:
+        return CIA
+    for key in COMPOSITE_KEYS:
+        if key in dispatch:
+            return key
+    return None
+
+
+def _resolve_delegate(e: Entry, by_name: Mapping[str, Entry], path: str) -> dict[str, str]:
+    """The dispatch table of a structured_delegate op, with the delegate's kernels merged in.
+
+    The functional and in-place members of a structured group register no kernel of their own for
+    the structured backends: the codegen wraps the out= op's structured kernel for them. So the
+    operator *runs* the delegate's kernels on exactly the delegate's structured keys (CPU, CUDA,
+    MPS, XPU, MTIA); other keys (Sparse*, Quantized*, ...) it names itself, and those stay. The
+    inherited entries carry the delegate's kernel name, so a reader sees where the code lives.
+    Recording them (instead of leaving the keys out, as torchgen's backend index does) is what the
+    taxonomy needs: "has backend kernels" must be true for ``add.Tensor``, not only for ``add.out``.
+    """
+    target = by_name.get(e.structured_delegate or "")
+    if target is None:
+        raise EntryError(
+            f"structured_delegate {e.structured_delegate!r} names no entry", path=path, line=e.raw.line
+        )
+    if not target.structured:
+        raise EntryError(
+            f"structured_delegate {e.structured_delegate!r} is not marked `structured: True`",
+            path=path,
+            line=e.raw.line,
+        )
+    merged = dict(e.dispatch)
+    for key, kernel in target.dispatch.items():
+        if key in STRUCTURED_KEYS:
+            merged.setdefault(key, kernel)
+    return merged
+
+
+def make_operator(e: Entry, by_name: Mapping[str, Entry], path: str) -> Operator:
+    dispatch = _resolve_delegate(e, by_name, path) if e.structured_delegate else e.dispatch
+    implicit = e.implicit
+    name = e.schema.name
+    return new_operator(
+        name=name.name,
+        base=name.base,
+        overload=name.overload,
+        schema=e.raw.data["func"],  # type: ignore[arg-type]  # a str, checked in validate_entry
+        kind=e.schema.kind(),
+        line=e.raw.line,
+        comments=e.raw.comments,
+        dispatch=tuple(sorted(dispatch.items())) if len(dispatch) > 1 else tuple(dispatch.items()),
+        composite=_composite(dispatch, implicit),
+        structured=e.structured,
+        structured_delegate=e.structured_delegate,
+        tags=e.tags,
+        python_module=e.python_module,
+        variants=e.variants,
+        category_override=e.category_override,
+        unknown_keys=e.unknown_keys,
+    )

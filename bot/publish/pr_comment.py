@@ -1,0 +1,94 @@
+"""The sticky PR comment: one comment per pull request, found by its hidden marker and edited in place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.errors import PublishError
+from bot.publish.github import Outcome, RepoClient, check_size, with_marker
+
+PR_MARKER = "<!-- opdrift:pr-comment -->"
+
+
+def find_comment(client: RepoClient, issue: Any, marker: str) -> Any | None:
+    """The bot's oldest comment holding `marker`, looking through every page of comments."""
+    for comment in issue.get_comments():
+        if marker in (comment.body or "") and client.is_mine(comment):
+            return comment
+    return None
+
+
+def publish_pr_comment(
+    client: RepoClient | None,
+    pr: int,
+    body: str,
+    marker: str = PR_MARKER,
+    *,
+    has_drift: bool,
+    clean_body: str,
+    dry_run: bool,
+    head_sha: str | None = None,
+) -> Outcome:
+    """Create or edit the one sticky comment on PR `pr`.
+
+    With drift: edit the bot's earlier comment in place (or create one). Without drift: post nothing,
+    but flip an earlier comment to `clean_body`. With `client` None (no token) or `dry_run`, nothing is
+    written; with a client a dry run still reads, to say what it would do.
+
+    With `head_sha` (the commit the report was computed for), nothing is written unless the PR's head
+    is still that commit. Runs for two quick pushes can finish in either order, and the posters are
+    serialised but not ordered: without this check the report of the older push could overwrite the
+    newer one. The check runs inside the retried step, right before the write.
+    """
+    text = with_marker(body if has_drift else clean_body, marker)
+    check_size(text, "the PR comment")
+    if client is None:
+        if has_drift:
+            return Outcome("dry-run", None, pr, f"would post or update the comment on PR #{pr}", text)
+        return Outcome("dry-run", None, pr, f"no drift: would only flip an earlier comment on PR #{pr}", text)
+    repo_name = client.repo_name
+    # A create or an edit that "failed" may have landed: the retry then finds it done, and says so.
+    tried_create = tried_edit = False
+
+    def step() -> Outcome:
+        nonlocal tried_create, tried_edit
+        issue = client.repo.get_issue(pr)
+        if issue.pull_request is None:
+            raise PublishError(f"#{pr} in {repo_name} is an issue, not a pull request")
+        if head_sha:
+            current = client.repo.get_pull(pr).head.sha
+            if current != head_sha:
+                return Outcome(
+                    "skipped",
+                    None,
+                    pr,
+                    f"PR #{pr} has moved on to {current[:12]}; this report is for {head_sha[:12]}, "
+                    "so it is not posted (the run for the new head posts its own)",
+                )
+        mine = find_comment(client, issue, marker)
+        if mine is None:
+            if not has_drift:
+                return Outcome("skipped", None, pr, f"no drift and no earlier comment on PR #{pr}")
+            if dry_run:
+                return Outcome("dry-run", None, pr, f"would create a comment on PR #{pr}", text)
+            tried_create = True
+            created = issue.create_comment(text)
+            return Outcome("created", created.html_url, pr, f"created comment {created.id} on PR #{pr}", text)
+        if mine.body == text:
+            if tried_create:
+                return Outcome("created", mine.html_url, pr, f"created comment {mine.id} on PR #{pr}", text)
+            if tried_edit:
+                return Outcome("updated", mine.html_url, pr, f"updated comment {mine.id} on PR #{pr}", text)
+            return Outcome("unchanged", mine.html_url, pr, f"comment {mine.id} on PR #{pr} is up to date")
+        if dry_run:
+            return Outcome("dry-run", mine.html_url, pr, f"would update comment {mine.id} on PR #{pr}", text)
+        tried_edit = True
+        mine.edit(text)
+        return Outcome("updated", mine.html_url, pr, f"updated comment {mine.id} on PR #{pr}", text)
+
+    return client.run(
+        step,
+        what=f"posting the comment on PR #{pr} of {repo_name}",
+        permission="pull-requests: write",
+        not_found=f"repository {repo_name} or PR {pr} not found (or the token cannot see it)",
+    )

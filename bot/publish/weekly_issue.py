@@ -1,0 +1,157 @@
+"""The weekly drift issue: one issue per window (``2026-W48``), found by its hidden marker, linking the last."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from github.GithubException import GithubException
+
+from bot.errors import PublishError
+from bot.publish.github import Action, Outcome, RepoClient, check_size, with_marker
+
+_WEEKLY_MARKER_RE = re.compile(r"<!-- opdrift:weekly window=([^\s>]+) -->")
+_WINDOW_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]*")
+LABEL_COLOR = "c5def5"
+
+
+def weekly_marker(window_key: str) -> str:
+    """The hidden marker of the weekly issue for one window, e.g. ``2026-W48``."""
+    if not _WINDOW_RE.fullmatch(window_key):
+        raise PublishError(f"bad weekly window {window_key!r}: use letters, digits, '.', '_' or '-'")
+    return f"<!-- opdrift:weekly window={window_key} -->"
+
+
+@dataclass(frozen=True)
+class _Found:
+    current: Any | None
+    previous: Any | None  # the bot's issue of the latest earlier window
+
+
+def _find_weekly(client: RepoClient, window_key: str) -> _Found:
+    """One pass over the repository's issues (only the bot's, when its login is known)."""
+    login = client.login()
+    kwargs: dict[str, Any] = {"state": "all", "sort": "created", "direction": "desc"}
+    if login is not None:
+        kwargs["creator"] = login
+    current = None
+    previous: tuple[str, Any] | None = None
+    for issue in client.repo.get_issues(**kwargs):
+        # The marker and the author first: reading `pull_request` of a plain issue makes PyGithub
+        # fetch it again (the list leaves the field out), one request per issue of the repository.
+        match = _WEEKLY_MARKER_RE.search(issue.body or "")
+        if match is None or not client.is_mine(issue) or issue.pull_request is not None:
+            continue
+        window = match.group(1)
+        if window == window_key:
+            if current is None or issue.number < current.number:
+                current = issue
+        elif window < window_key and (previous is None or window > previous[0]):
+            previous = (window, issue)
+    return _Found(current, None if previous is None else previous[1])
+
+
+def _ensure_labels(client: RepoClient, names: Sequence[str]) -> None:
+    if not names:
+        return
+    repo = client.repo
+    have = {label.name.lower() for label in repo.get_labels()}
+    for name in names:
+        if name.lower() in have:
+            continue
+        try:
+            repo.create_label(name, LABEL_COLOR, "opened by opdrift")
+        except GithubException as exc:
+            if exc.status != 422:  # 422: a concurrent run created it meanwhile
+                raise
+
+
+def weekly_body(body: str, marker: str, previous: Any | None) -> str:
+    text = with_marker(body, marker)
+    if previous is not None:
+        text += f"\n\n---\nPrevious drift issue: #{previous.number}\n"
+    return text
+
+
+def publish_weekly_issue(
+    client: RepoClient | None,
+    *,
+    title: str,
+    body: str,
+    window_key: str,
+    labels: Sequence[str] = (),
+    link_previous: bool = True,
+    close_previous: bool = False,
+    dry_run: bool,
+) -> Outcome:
+    """Open or update the drift issue of one window (e.g. ``2026-W48``), found by its hidden marker.
+
+    Re-running for the same window edits the same issue. A new window's issue links the previous
+    window's issue, and with `close_previous` closes it. Configured labels are created when missing
+    and added (never removed: people may have added their own).
+    """
+    marker = weekly_marker(window_key)
+    check_size(weekly_body(body, marker, None), "the weekly issue")
+    if client is None:
+        text = weekly_body(body, marker, None)
+        return Outcome("dry-run", None, None, f"would open or update the issue {title!r}", text)
+    repo_name = client.repo_name
+    wanted_labels = list(dict.fromkeys(labels))
+    # A create that "failed" may have landed, and a step that created the issue may fail later
+    # (closing last week's): the retry then finds this call's own issue, which is new, not up to date.
+    tried_create = tried_update = False
+
+    def step() -> Outcome:
+        nonlocal tried_create, tried_update
+        found = _find_weekly(client, window_key)
+        previous = found.previous if link_previous else None
+        text = weekly_body(body, marker, previous)
+        check_size(text, "the weekly issue")
+        closing = found.previous if close_previous and found.previous is not None else None
+        current = found.current
+        if current is None:
+            if dry_run:
+                return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
+            _ensure_labels(client, wanted_labels)
+            tried_create = True
+            issue = client.repo.create_issue(title=title, body=text, labels=wanted_labels)
+            outcome = Outcome("created", issue.html_url, issue.number, f"opened issue #{issue.number}", text)
+        else:
+            have = {lb.name.lower() for lb in current.labels}
+            missing = [n for n in wanted_labels if n.lower() not in have]
+            if current.title == title and current.body == text and not missing:
+                action: Action = "created" if tried_create else "updated" if tried_update else "unchanged"
+                detail = {
+                    "created": f"opened issue #{current.number}",
+                    "updated": f"updated issue #{current.number}",
+                    "unchanged": f"issue #{current.number} is up to date",
+                }[action]
+                outcome = Outcome(
+                    action, current.html_url, current.number, detail, "" if action == "unchanged" else text
+                )
+            elif dry_run:
+                return Outcome(
+                    "dry-run", current.html_url, current.number, f"would update issue #{current.number}", text
+                )
+            else:
+                if current.title != title or current.body != text:
+                    tried_update = True
+                    current.edit(title=title, body=text)
+                if missing:
+                    _ensure_labels(client, missing)
+                    current.add_to_labels(*missing)
+                outcome = Outcome(
+                    "updated", current.html_url, current.number, f"updated issue #{current.number}", text
+                )
+        if closing is not None and closing.state == "open" and not dry_run:
+            closing.edit(state="closed", state_reason="completed")
+        return outcome
+
+    return client.run(
+        step,
+        what=f"publishing the weekly issue in {repo_name}",
+        permission="issues: write",
+        not_found=f"repository {repo_name} not found (or the token cannot see it)",
+    )
