@@ -1046,7 +1046,8 @@ def _cmd_issue(args: argparse.Namespace) -> int:
         attributions=attributions,
         chart=chart,
         warnings=source_warnings,
-        **blobs,
+        head_blob_url=blobs["head_blob_url"],
+        base_blob_url=blobs["base_blob_url"],
     )
     body = render(drift, "weekly-issue", context=context)
     summary = render(

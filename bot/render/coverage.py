@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from bot.coverage.check import Coverage, CoverageChange, coverage_json
 from bot.model import Snapshot
-from bot.render.report import describe
+from bot.render.details import describe
 from bot.schema.compare import Detail
 from bot.snapshot import meta_json
 from bot.text import code, md, terminal
