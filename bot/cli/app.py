@@ -662,7 +662,7 @@ _COMMANDS.append(_add_coverage)
 
 
 def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from bot.taxonomy.stats import RENDERERS
+    from bot.render.stats import RENDERERS
 
     p = sub.add_parser(
         "stats",
@@ -684,8 +684,9 @@ def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
+    from bot.render.stats import RENDERERS
     from bot.taxonomy.overrides import load_overrides
-    from bot.taxonomy.stats import RENDERERS, compute_stats
+    from bot.taxonomy.stats import compute_stats
 
     overrides = load_overrides(args.overrides) if args.overrides else None
     stats = compute_stats(_load(args.source, overrides))
