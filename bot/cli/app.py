@@ -709,7 +709,7 @@ def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from bot.taxonomy.classify import explain
+    from bot.render.explain import explain
     from bot.taxonomy.overrides import load_overrides
 
     overrides = load_overrides(args.overrides) if args.overrides else None
