@@ -609,7 +609,8 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
 
 
 def test_the_chart_is_embedded_in_the_weekly_issue_only() -> None:
-    from bot.history.timeline import Point, Timeline, chart_of_last
+    from bot.history.timeline import Point, Timeline
+    from bot.render.timeline import chart_of_last
 
     drift = compute_drift(*realistic_pair())
     points = tuple(

@@ -989,9 +989,10 @@ def _attribute(
     args: argparse.Namespace, cfg: BotConfig, drift: Drift, overrides: Overrides | None
 ) -> tuple[dict[str, Attribution], str, dict[str, str | None]]:
     """With --history: change fingerprint → introducing commit, the chart, and blob links to --upstream."""
-    from bot.history import attribution, timeline
+    from bot.history import attribution
     from bot.publish.config import MAX_CHART_POINTS
     from bot.render.report import blob_url
+    from bot.render.timeline import chart_of_last
 
     upstream = attribution.check_slug(args.upstream or cfg.weekly.upstream)
     repo_url = f"https://github.com/{upstream}"
@@ -1012,7 +1013,7 @@ def _attribute(
     print(
         "opdrift: " + attribution.summary_line(found, len(drift.changes), len(walked.points)), file=sys.stderr
     )
-    chart = timeline.chart_of_last(walked, points) if points else ""
+    chart = chart_of_last(walked, points) if points else ""
     return found, chart, blobs
 
 
@@ -1115,6 +1116,7 @@ def _add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.history import timeline
     from bot.history import walk as history
+    from bot.render import timeline as timeline_render
     from bot.taxonomy.overrides import load_overrides
 
     options = history.WalkOptions(
@@ -1128,7 +1130,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
         overrides=load_overrides(args.overrides) if args.overrides else None,
     )
     result = history.walk(args.repo, options, progress=timeline.Progress(sys.stderr))
-    _write_output(timeline.render(result, args.format), args.output)
+    _write_output(timeline_render.render(result, args.format), args.output)
     broken = sum(p.broken for p in result.points)
     if broken:
         print(f"opdrift: {broken} broken commit(s) recorded in the timeline", file=sys.stderr)
@@ -1157,6 +1159,7 @@ def _add_history_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def _cmd_history_merge(args: argparse.Namespace) -> int:
     from bot.history import timeline
+    from bot.render import timeline as timeline_render
 
     parts = []
     for name in args.shards:
@@ -1168,7 +1171,7 @@ def _cmd_history_merge(args: argparse.Namespace) -> int:
         except ValueError:
             raise timeline.TimelineError("not UTF-8 text: not a history file", path=name) from None
         parts.append((name, timeline.parse_json(text, name)))
-    _write_output(timeline.render(timeline.merge(parts), args.format), args.output)
+    _write_output(timeline_render.render(timeline.merge(parts), args.format), args.output)
     return EXIT_OK
 
 
