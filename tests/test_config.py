@@ -11,7 +11,6 @@ from driftcases import real_snapshot, realistic_pair
 from bot.drift.changes import Change, compute_drift
 from bot.errors import ConfigError, YamlError
 from bot.publish.config import (
-    BackendGap,
     BackendSpec,
     BotConfig,
     Subscription,
@@ -23,6 +22,7 @@ from bot.publish.config import (
     mentions_for,
     parse_config,
 )
+from bot.render.context import BackendGap
 from bot.text import did_you_mean
 
 DOC = Path(__file__).parent.parent / "docs" / "config.md"

@@ -24,6 +24,7 @@ from bot.history import timeline
 from bot.history import walk as history
 from bot.model import Snapshot
 from bot.operators import entries as nativeyaml
+from bot.render import timeline as timeline_render
 from bot.sources.read import read_revision
 
 # Two release steps of single-entry commits (2.12.0 → 2.13.0 removes many named-tensor overloads,
@@ -397,8 +398,8 @@ def test_keep_going_records_the_broken_commit(
     ]
     assert timeline.render_json(timeline.merge(parts)) == out
     # and the CSV and Markdown say it is broken
-    assert ",broken," in timeline.render_csv(t)
-    assert "broken" in timeline.render_markdown(t)
+    assert ",broken," in timeline_render.render_csv(t)
+    assert "broken" in timeline_render.render_markdown(t)
 
 
 def test_unknown_revision(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
@@ -438,33 +439,33 @@ def test_json_round_trips(walked: timeline.Timeline) -> None:
 
 
 def test_csv_has_fixed_columns_and_one_row_per_point(walked: timeline.Timeline) -> None:
-    rows = timeline.render_csv(walked).splitlines()
+    rows = timeline_render.render_csv(walked).splitlines()
     header = rows[0].split(",")
-    assert header[: len(timeline.CSV_FIXED)] == list(timeline.CSV_FIXED)
-    assert header[len(timeline.CSV_FIXED) :] == [f"bucket:{b}" for b in walked.buckets]
+    assert header[: len(timeline_render.CSV_FIXED)] == list(timeline_render.CSV_FIXED)
+    assert header[len(timeline_render.CSV_FIXED) :] == [f"bucket:{b}" for b in walked.buckets]
     assert len(rows) == len(walked.points) + 1
 
 
 def test_markdown_has_a_mermaid_chart(walked: timeline.Timeline) -> None:
-    text = timeline.render_markdown(walked)
+    text = timeline_render.render_markdown(walked)
     assert "```mermaid" in text and "xychart-beta" in text
-    assert text.count("  line [") == len(timeline.CHART_SERIES)
+    assert text.count("  line [") == len(timeline_render.CHART_SERIES)
     first_line = next(ln for ln in text.splitlines() if ln.startswith("  line ["))
     good = [p for p in walked.points if not p.broken]
     assert first_line == "  line [" + ", ".join(str(p.operators) for p in good) + "]"
 
 
 def test_chart_of_last_points(walked: timeline.Timeline) -> None:
-    chart = timeline.chart_of_last(walked, 5)
+    chart = timeline_render.chart_of_last(walked, 5)
     x_axis = next(ln for ln in chart.splitlines() if "x-axis" in ln)
     assert x_axis.count('"') == 10
-    assert timeline.point_label(walked.points[-1]) in x_axis
-    assert timeline.chart_of_last(walked, 0) == ""
+    assert timeline_render.point_label(walked.points[-1]) in x_axis
+    assert timeline_render.chart_of_last(walked, 0) == ""
 
 
 def test_hostile_tag_cannot_break_the_chart() -> None:
     p = timeline.Point(sha="a" * 40, date="", subject="", tag='v1"] \n```<b>', operators=1, by_category=())
-    label = timeline.point_label(p)
+    label = timeline_render.point_label(p)
     assert all(ch.isalnum() or ch in "._+/-" for ch in label)
 
 

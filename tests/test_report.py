@@ -27,6 +27,7 @@ from bot.drift.allowlist import acknowledge, parse_allowlist
 from bot.drift.changes import Drift, compute_drift
 from bot.drift.warnings import SourceWarning
 from bot.errors import ConfigError
+from bot.render.jinja import templates_root
 from bot.render.report import (
     GITHUB_BODY_LIMIT,
     MARKERS,
@@ -39,7 +40,6 @@ from bot.render.report import (
     context_for,
     failing,
     render,
-    templates_root,
     to_json,
 )
 from bot.text import ZWJ, code, md
@@ -582,7 +582,7 @@ def test_diff_command_exit_codes_and_output(
 
 
 def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> None:
-    from bot.publish.config import BackendGap
+    from bot.render.context import BackendGap
     from bot.render.report import MAX_GAP_OPS
 
     drift = compute_drift(*realistic_pair())
@@ -609,7 +609,8 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
 
 
 def test_the_chart_is_embedded_in_the_weekly_issue_only() -> None:
-    from bot.history.timeline import Point, Timeline, chart_of_last
+    from bot.history.timeline import Point, Timeline
+    from bot.render.timeline import chart_of_last
 
     drift = compute_drift(*realistic_pair())
     points = tuple(

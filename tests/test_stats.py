@@ -10,8 +10,9 @@ from datafiles import write_release
 from test_taxonomy import release_snapshot, wheel_1_10_snapshot
 
 from bot.cli import app as cli
+from bot.render.stats import render_json, render_markdown, render_text
 from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS
-from bot.taxonomy.stats import compute_stats, render_json, render_markdown, render_text
+from bot.taxonomy.stats import compute_stats
 
 REQUIRED_JSON_KEYS = {
     "entries",

@@ -22,10 +22,11 @@ from bot.cli import app as cli
 from bot.errors import ConfigError, YamlError
 from bot.model import OperatorSet, Snapshot, SourceFiles, SourceMeta, TextFile
 from bot.operators.registration import operators_from_registrations, parse_registrations
+from bot.render.explain import explain
 from bot.snapshot import to_json
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.buckets import BUCKET_TABLE, BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
-from bot.taxonomy.classify import UnknownOperatorError, classify, explain, reclassify
+from bot.taxonomy.classify import UnknownOperatorError, classify, reclassify
 from bot.taxonomy.overrides import Override, Overrides, load_overrides, parse_overrides
 from bot.taxonomy.rules import RULES, describe_rules
 

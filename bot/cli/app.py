@@ -662,7 +662,7 @@ _COMMANDS.append(_add_coverage)
 
 
 def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from bot.taxonomy.stats import RENDERERS
+    from bot.render.stats import RENDERERS
 
     p = sub.add_parser(
         "stats",
@@ -684,8 +684,9 @@ def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
+    from bot.render.stats import RENDERERS
     from bot.taxonomy.overrides import load_overrides
-    from bot.taxonomy.stats import RENDERERS, compute_stats
+    from bot.taxonomy.stats import compute_stats
 
     overrides = load_overrides(args.overrides) if args.overrides else None
     stats = compute_stats(_load(args.source, overrides))
@@ -708,7 +709,7 @@ def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from bot.taxonomy.classify import explain
+    from bot.render.explain import explain
     from bot.taxonomy.overrides import load_overrides
 
     overrides = load_overrides(args.overrides) if args.overrides else None
@@ -729,8 +730,9 @@ if TYPE_CHECKING:
     from bot.drift.changes import Drift
     from bot.history.attribution import Attribution
     from bot.model import SourceMeta
-    from bot.publish.config import BackendGap, BackendSpec, BotConfig
+    from bot.publish.config import BackendSpec, BotConfig
     from bot.publish.github import Outcome, RepoClient
+    from bot.render.context import BackendGap
 
 
 def _add_publish_args(p: argparse.ArgumentParser) -> None:
@@ -989,9 +991,10 @@ def _attribute(
     args: argparse.Namespace, cfg: BotConfig, drift: Drift, overrides: Overrides | None
 ) -> tuple[dict[str, Attribution], str, dict[str, str | None]]:
     """With --history: change fingerprint → introducing commit, the chart, and blob links to --upstream."""
-    from bot.history import attribution, timeline
+    from bot.history import attribution
     from bot.publish.config import MAX_CHART_POINTS
     from bot.render.report import blob_url
+    from bot.render.timeline import chart_of_last
 
     upstream = attribution.check_slug(args.upstream or cfg.weekly.upstream)
     repo_url = f"https://github.com/{upstream}"
@@ -1012,7 +1015,7 @@ def _attribute(
     print(
         "opdrift: " + attribution.summary_line(found, len(drift.changes), len(walked.points)), file=sys.stderr
     )
-    chart = timeline.chart_of_last(walked, points) if points else ""
+    chart = chart_of_last(walked, points) if points else ""
     return found, chart, blobs
 
 
@@ -1047,7 +1050,8 @@ def _cmd_issue(args: argparse.Namespace) -> int:
         attributions=attributions,
         chart=chart,
         warnings=source_warnings,
-        **blobs,
+        head_blob_url=blobs["head_blob_url"],
+        base_blob_url=blobs["base_blob_url"],
     )
     body = render(drift, "weekly-issue", context=context)
     summary = render(
@@ -1114,6 +1118,7 @@ def _add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.history import timeline
     from bot.history import walk as history
+    from bot.render import timeline as timeline_render
     from bot.taxonomy.overrides import load_overrides
 
     options = history.WalkOptions(
@@ -1127,7 +1132,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
         overrides=load_overrides(args.overrides) if args.overrides else None,
     )
     result = history.walk(args.repo, options, progress=timeline.Progress(sys.stderr))
-    _write_output(timeline.render(result, args.format), args.output)
+    _write_output(timeline_render.render(result, args.format), args.output)
     broken = sum(p.broken for p in result.points)
     if broken:
         print(f"opdrift: {broken} broken commit(s) recorded in the timeline", file=sys.stderr)
@@ -1156,6 +1161,7 @@ def _add_history_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def _cmd_history_merge(args: argparse.Namespace) -> int:
     from bot.history import timeline
+    from bot.render import timeline as timeline_render
 
     parts = []
     for name in args.shards:
@@ -1167,7 +1173,7 @@ def _cmd_history_merge(args: argparse.Namespace) -> int:
         except ValueError:
             raise timeline.TimelineError("not UTF-8 text: not a history file", path=name) from None
         parts.append((name, timeline.parse_json(text, name)))
-    _write_output(timeline.render(timeline.merge(parts), args.format), args.output)
+    _write_output(timeline_render.render(timeline.merge(parts), args.format), args.output)
     return EXIT_OK
 
 

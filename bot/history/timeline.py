@@ -1,6 +1,7 @@
-"""The history timeline: its records, its JSON form (and back), CSV, Markdown with a Mermaid chart.
+"""The history timeline: its records, its JSON form (and back), and the merge of shards.
 
-Everything here is pure except `Progress`, which draws on a terminal. The JSON form is the one shards
+CSV and Markdown with a Mermaid chart are rendering (`bot.render.timeline`). Everything here is pure
+except `Progress`, which draws on a terminal. The JSON form is the one shards
 exchange, so it is deterministic (sorted keys, fixed separators, a final newline) and lossless:
 ``parse_json(render_json(t)) == t``. That is what lets `merge` join shard outputs into the very bytes a
 single run writes.
@@ -32,52 +33,17 @@ or when the point is broken; otherwise `base` names the last good point before i
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
 from bot import __version__
 from bot.errors import OpdriftError
-from bot.text import code, md
 
 FORMAT = "opdrift-history"
 FORMAT_VERSION = 1
-
-# The chart's series besides registered operators: the post's top-level buckets, with the core
-# sub-buckets summed, since twenty lines on one small chart would be unreadable.
-CORE_PARENT = "core"
-TOP_LEVEL = ("convolution", "pooling", "batch_norm", "private", "inplace", "backward", "weird")
-CHART_SERIES = ("operators", "core", "private", "inplace", "backward", "weird")
-# One colour per series, in CHART_SERIES order; xychart-beta has no legend, so the caption names them.
-CHART_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
-COLOR_NAMES = ("blue", "red", "green", "orange", "purple", "brown")
-# Mermaid draws every point; beyond this many, the chart samples evenly (first and last always kept).
-CHART_MAX_POINTS = 100
-
-CSV_FIXED = (
-    "index",
-    "sha",
-    "date",
-    "subject",
-    "tag",
-    "status",
-    "error",
-    "entries",
-    "operators",
-    "base_operators",
-    "drift_base",
-    "added",
-    "removed",
-    "renamed",
-    "changed",
-    "breaking",
-    "needs_kernel",
-)
 
 
 class TimelineError(OpdriftError):
@@ -404,175 +370,6 @@ def merge(parts: Sequence[tuple[str, Timeline]]) -> Timeline:
         shard=None,
         opdrift_version=first.opdrift_version,
     )
-
-
-# --- CSV ---------------------------------------------------------------------------------------
-
-
-def _inert(text: str) -> str:
-    """A commit subject or tag as a CSV cell a spreadsheet shows as text: one starting with ``=``,
-    ``+``, ``-``, ``@``, a tab or a carriage return would be run as a formula (CSV injection), so it
-    gets a leading ``'``, as OWASP advises."""
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def render_csv(t: Timeline) -> str:
-    """One row per point; fixed columns, then one ``bucket:<id>`` column per bucket (base operators).
-
-    Drift columns hold counts; the names are in the JSON output.
-    """
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*CSV_FIXED, *(f"bucket:{b}" for b in t.buckets)])
-    for i, p in enumerate(t.points):
-        d = p.drift
-
-        def n(v: int | None) -> str:
-            return "" if v is None else str(v)
-
-        row = [
-            str(i),
-            p.sha,
-            p.date,
-            _inert(p.subject),
-            _inert(p.tag or ""),
-            "broken" if p.broken else "ok",
-            p.error or "",
-            n(p.entries),
-            n(p.operators),
-            n(p.base_operators),
-            "" if d is None else d.base,
-            *(
-                ("",) * 6
-                if d is None
-                else (
-                    str(len(x))
-                    for x in (d.added, d.removed, d.renamed, d.changed, d.breaking, d.needs_kernel)
-                )
-            ),
-        ]
-        cats = dict(p.by_category) if p.by_category is not None else None
-        row.extend("" if cats is None else str(cats.get(b, 0)) for b in t.buckets)
-        w.writerow(row)
-    return buf.getvalue()
-
-
-# --- Markdown and Mermaid ----------------------------------------------------------------------
-
-
-def series_value(p: Point, series: str, buckets: Iterable[str]) -> int:
-    """A chart series' value at P: registered operators, a top-level bucket, or core (the rest summed)."""
-    if series == "operators":
-        return p.operators or 0
-    cats = dict(p.by_category or ())
-    if series == CORE_PARENT:
-        return sum(n for b, n in cats.items() if b not in TOP_LEVEL)
-    return cats.get(series, 0)
-
-
-def _sample(points: Sequence[Point], limit: int) -> list[Point]:
-    if len(points) <= limit:
-        return list(points)
-    step = (len(points) - 1) / (limit - 1)
-    picked = sorted({round(i * step) for i in range(limit)})
-    return [points[i] for i in picked]
-
-
-_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9._+/-]")
-
-
-def point_label(p: Point) -> str:
-    """An x-axis label: the tag when there is one, else the short sha; only characters Mermaid takes."""
-    raw = p.tag if p.tag else p.sha[:7]
-    return _LABEL_UNSAFE.sub("_", raw)[:24]
-
-
-def mermaid_chart(points: Sequence[Point], *, title: str = "ATen operators over time") -> str:
-    """A Mermaid ``xychart-beta`` block (fenced) of registered operators and the main buckets.
-
-    Broken points are left out (they have no counts). An empty sequence gives an empty string.
-    """
-    good = [p for p in points if not p.broken]
-    if not good:
-        return ""
-    good = _sample(good, CHART_MAX_POINTS)
-    labels = ", ".join(f'"{point_label(p)}"' for p in good)
-    values = {s: [series_value(p, s, ()) for p in good] for s in CHART_SERIES}
-    top = max(max(v) for v in values.values())
-    palette = ", ".join(CHART_COLORS)
-    lines = [
-        "```mermaid",
-        f'%%{{init: {{"themeVariables": {{"xyChart": {{"plotColorPalette": "{palette}"}}}}}}}}%%',
-        "xychart-beta",
-        f'  title "{_LABEL_UNSAFE.sub(" ", title).strip()}"',
-        f"  x-axis [{labels}]",
-        f'  y-axis "count" 0 --> {max(10, -(-top * 11 // 10))}',
-    ]
-    lines.extend(f"  line [{', '.join(str(v) for v in values[s])}]" for s in CHART_SERIES)
-    lines.append("```")
-    return "\n".join(lines) + "\n"
-
-
-def chart_legend() -> str:
-    names = {"operators": "registered operators", "core": "core (all core sub-buckets)"}
-    parts = [f"{c}: {names.get(s, s)}" for s, c in zip(CHART_SERIES, COLOR_NAMES, strict=True)]
-    return "Lines — " + "; ".join(parts) + "."
-
-
-def chart_of_last(t: Timeline, n: int, *, title: str | None = None) -> str:
-    """The chart and its legend for the last N points, for the weekly issue to embed ('' if none)."""
-    chart = mermaid_chart(t.points[-n:] if n > 0 else (), title=title or f"ATen operators, last {n} points")
-    return f"{chart}\n{chart_legend()}\n" if chart else ""
-
-
-def render_markdown(t: Timeline) -> str:
-    """A heading, the chart and one table row per point (broken points say why)."""
-    good = [p for p in t.points if not p.broken]
-    out = [f"## Operator history of {md(t.repo)}", ""]
-    rng = f"{t.from_sha[:12]}..{t.to_sha[:12]}" if t.from_sha else f"up to {t.to_sha[:12]}"
-    what = f"release tags matching {code(t.tags)}" if t.tags else "commits that touched the operator files"
-    out.append(f"{len(t.points)} points ({what}, {code(rng)}); {len(t.points) - len(good)} broken.")
-    out.append("")
-    chart = mermaid_chart(t.points)
-    if chart:
-        if len(good) > CHART_MAX_POINTS:
-            out.append(f"The chart samples {CHART_MAX_POINTS} of {len(good)} points evenly.")
-            out.append("")
-        out.extend([chart, chart_legend(), ""])
-    out.append(
-        "| # | commit | date | subject | operators | base | added | removed | renamed | changed | breaking | needs kernel |"
-    )
-    out.append("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
-    for i, p in enumerate(t.points):
-        ref = code(p.tag, in_table=True) + " " + code(p.sha[:12]) if p.tag else code(p.sha[:12])
-        if p.broken:
-            out.append(
-                f"| {i} | {ref} | {md(p.date)} | {md(p.subject)} | ❌ broken: {code(p.error or '', in_table=True)} "
-                "| | | | | | | |"
-            )
-            continue
-        d = p.drift
-        counts = (
-            ["-"] * 6
-            if d is None
-            else [str(len(x)) for x in (d.added, d.removed, d.renamed, d.changed, d.breaking, d.needs_kernel)]
-        )
-        out.append(
-            f"| {i} | {ref} | {md(p.date)} | {md(p.subject)} | {p.operators} | {p.base_operators} | "
-            + " | ".join(counts)
-            + " |"
-        )
-    return "\n".join(out) + "\n"
-
-
-def render(t: Timeline, fmt: str) -> str:
-    if fmt == "json":
-        return render_json(t)
-    if fmt == "csv":
-        return render_csv(t)
-    if fmt == "markdown":
-        return render_markdown(t)
-    raise OpdriftError(f"unknown history format {fmt!r} (json, csv or markdown)")
 
 
 # --- progress ----------------------------------------------------------------------------------

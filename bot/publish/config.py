@@ -28,6 +28,7 @@ import yaml
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.changes import Change
 from bot.errors import ConfigError
+from bot.render.context import BackendGap
 from bot.shapes import Kind, Reader, must_be
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
@@ -168,16 +169,6 @@ def mentions_for(
             for handle in sub.who:
                 seen.setdefault(handle.lower(), handle)
     return tuple(seen.values())
-
-
-@dataclass(frozen=True)
-class BackendGap:
-    """For one backend subscription: the new or changed operators its backend lacks."""
-
-    who: tuple[str, ...]
-    kind: str
-    where: str  # the path as written in the config, or the dispatch key
-    ops: tuple[str, ...]  # sorted, each once
 
 
 def backend_gaps(config: BotConfig, changes: Iterable[Change], lacking: Lacking) -> tuple[BackendGap, ...]:

@@ -1,167 +1,117 @@
 """Coverage results → text, Markdown or JSON for `opdrift coverage`.
 
-Every name and schema comes from someone else's file, so Markdown output goes through
-`bot.text.code` (inert code spans) and terminal output through `bot.text.terminal`.
+`coverage_view` builds one `CoverageView` per backend; the text (``coverage.txt.j2``) and the Markdown
+(``coverage.md.j2``) templates show that same view, schema alerts included, and differ only in layout
+and escaping. Every name and schema comes from someone else's file, so the Markdown template quotes
+them through `bot.text.code` / `md`, and the text environment makes every value one terminal-safe line.
+The JSON is `bot.coverage.check.coverage_json`, and loads no Jinja2.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from bot.coverage.check import Coverage, CoverageChange, coverage_json
+from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json
 from bot.model import Snapshot
-from bot.render.report import describe
+from bot.render.details import describe
 from bot.schema.compare import Detail
 from bot.snapshot import meta_json
-from bot.text import code, md, terminal
+from bot.text import Safe, code, terminal
 
 Result = tuple[Coverage, CoverageChange | None]
 
 # A terminal or a comment is for reading; the JSON (or -o FILE) keeps every name.
-_LIST_CAP = 200
+LIST_CAP = 200
 # Schema alerts take several lines each: three backends' worth came to 70,000 characters, over what a
 # GitHub comment holds, so Markdown shows the first ones.
-_ALERT_CAP = 50
+ALERT_CAP = 50
+
+# torch-mlir's list comes from the TorchScript registry, which holds built-ins that are not ATen
+# native functions (aten::size, aten::add.t, aten::Int.Tensor): those show up as stale too.
+_TORCH_MLIR_NOTE = Safe(
+    " (torch-mlir also lists TorchScript built-ins such as size, add.t or Int.Tensor, which are not native functions)"
+)
 
 
-def _detail_text(d: Detail) -> str:
+@dataclass(frozen=True)
+class GapChange:
+    """How the gap moved since BASE."""
+
+    before: int
+    after: int
+    verb: str  # grew, shrank or held
+    new_uncovered: tuple[str, ...]
+    newly_covered: int
+
+
+@dataclass(frozen=True)
+class CoverageView:
+    kind: str
+    path: str
+    total: int
+    covered: int
+    gap: int
+    by_rule: tuple[tuple[str, int], ...]
+    by_bucket: tuple[tuple[Safe, int, int], ...]  # bucket ids are the taxonomy's, shown as they are
+    change: GapChange | None
+    alerts: tuple[SchemaAlert, ...]
+    stale: tuple[tuple[str, str, int], ...]  # (name, path, line)
+    stale_note: Safe  # "" unless the backend's list is known to hold names that are not operators
+    uncovered: tuple[tuple[str, Safe], ...]  # (name, bucket)
+
+
+def _change(change: CoverageChange | None) -> GapChange | None:
+    if change is None:
+        return None
+    before, after = change.gap_before, change.gap_after
+    verb = "grew" if after > before else "shrank" if after < before else "held"
+    return GapChange(before, after, verb, change.new_uncovered, len(change.newly_covered))
+
+
+def coverage_view(cov: Coverage, change: CoverageChange | None) -> CoverageView:
+    uncovered = cov.uncovered
+    return CoverageView(
+        kind=cov.backend_kind,
+        path=cov.backend_path,
+        total=len(cov.ops),
+        covered=len(cov.ops) - len(uncovered),
+        gap=len(uncovered),
+        by_rule=tuple(cov.by_rule().items()),
+        by_bucket=tuple((Safe(b), c, n) for b, (c, n) in cov.by_bucket().items()),
+        change=_change(change),
+        alerts=cov.alerts,
+        stale=tuple((op.name, op.path, op.line) for op in cov.stale),
+        stale_note=_TORCH_MLIR_NOTE if cov.backend_kind == "torch-mlir" else Safe(""),
+        uncovered=tuple((o.name, Safe(o.bucket)) for o in uncovered),
+    )
+
+
+def _detail_text(d: Detail) -> Safe:
     """The drift report's sentence for `d`, each upstream or backend value in backticks."""
-    return describe(d, lambda s: f"`{terminal(s)}`")
+    return Safe(describe(d, lambda s: f"`{terminal(s)}`"))
 
 
-def _detail_markdown(d: Detail) -> str:
+def _detail_markdown(d: Detail) -> Safe:
     """The same sentence with each value an inert code span and the words around them ours."""
-    return describe(d, code)
+    return Safe(describe(d, code))
 
 
-def _text(results: Sequence[Result], head: Snapshot) -> str:
-    lines: list[str] = []
-    for cov, change in results:
-        total = len(cov.ops)
-        gap = len(cov.uncovered)
-        lines.append(f"{cov.backend_kind} {terminal(cov.backend_path)} against {terminal(head.meta.path)}")
-        lines.append(f"  covered {total - gap} of {total} operators; {gap} need a kernel")
-        for rule, count in cov.by_rule().items():
-            lines.append(f"    {rule:<20} {count:>6}")
-        lines.append("  by bucket (covered / needs a kernel):")
-        for bucket, (c, n) in cov.by_bucket().items():
-            lines.append(f"    {bucket:<20} {c:>6} {n:>6}")
-        if change is not None:
-            verb = (
-                "grew"
-                if change.gap_after > change.gap_before
-                else "shrank"
-                if change.gap_after < change.gap_before
-                else "held"
-            )
-            lines.append(f"  since base: the gap {verb}, {change.gap_before} → {change.gap_after}")
-            for name in change.new_uncovered[:_LIST_CAP]:
-                lines.append(f"    new, needs a kernel: {terminal(name)}")
-            lines.extend(_more_text(change.new_uncovered, "      "))
-        if cov.alerts:
-            lines.append(f"  schema alerts ({len(cov.alerts)}):")
-            for a in cov.alerts:
-                kind = "BC-breaking" if a.breaking else "compatible"
-                lines.append(
-                    f"    {terminal(a.path)}:{a.line}: you implement {terminal(a.name)}; its signature changed upstream ({kind})"
-                )
-                lines.append(f"      yours:    {terminal(a.backend_schema)}")
-                lines.append(f"      upstream: {terminal(a.upstream_schema)}")
-                for d in a.details:
-                    lines.append(f"      - {_detail_text(d)}")
-        if cov.stale:
-            lines.append(
-                f"  stale ({len(cov.stale)}): listed, but no such operator upstream{_stale_note(cov)}:"
-            )
-            for op in cov.stale[:_LIST_CAP]:
-                lines.append(f"    {terminal(op.path)}:{op.line}: {terminal(op.name)}")
-            lines.extend(_more_text(cov.stale, "    "))
-        uncovered = cov.uncovered
-        lines.append(f"  need a kernel ({len(uncovered)}):")
-        for o in uncovered[:_LIST_CAP]:
-            lines.append(f"    {terminal(o.name)}  [{o.bucket}]")
-        lines.extend(_more_text(uncovered, "    "))
-    return "\n".join(lines) + "\n"
+def _render(
+    name: str, kind: str, views: Sequence[CoverageView], detail: Callable[[Detail], Safe], **values: object
+) -> str:
+    from bot.render.jinja import render_template
 
-
-def _stale_note(cov: Coverage) -> str:
-    # torch-mlir's list comes from the TorchScript registry, which holds built-ins that are not ATen
-    # native functions (aten::size, aten::add.t, aten::Int.Tensor): those show up here too.
-    if cov.backend_kind != "torch-mlir":
-        return ""
-    return " (torch-mlir also lists TorchScript built-ins such as size, add.t or Int.Tensor, which are not native functions)"
-
-
-def _more_text(items: Sequence[object], indent: str) -> list[str]:
-    extra = len(items) - _LIST_CAP
-    return [f"{indent}… and {extra} more (--format json lists all)"] if extra > 0 else []
-
-
-def _more_markdown(items: Sequence[object], cap: int = _LIST_CAP) -> list[str]:
-    extra = len(items) - cap
-    return [f"- … and {extra} more (`--format json` lists all)"] if extra > 0 else []
-
-
-def _markdown(results: Sequence[Result]) -> str:
-    out: list[str] = []
-    for cov, change in results:
-        total = len(cov.ops)
-        gap = len(cov.uncovered)
-        out.append(f"## Coverage of {code(cov.backend_kind)} {code(cov.backend_path)}")
-        out.append("")
-        out.append(f"Covered **{total - gap}** of {total} operators; **{gap}** need a kernel.")
-        if change is not None:
-            out.append(
-                f"Since base: the gap went {change.gap_before} → {change.gap_after}"
-                f" ({len(change.new_uncovered)} new, {len(change.newly_covered)} closed)."
-            )
-        out.append("")
-        if cov.alerts:
-            out.append(f"### ❌ Schema alerts ({len(cov.alerts)})")
-            out.append("")
-            for a in cov.alerts[:_ALERT_CAP]:
-                kind = "BC-breaking" if a.breaking else "compatible"
-                out.append(
-                    f"- you implement {code(a.name)} ({md(a.path)}:{a.line}); its signature changed upstream, {kind}:"
-                )
-                out.append(f"  - yours: {code(a.backend_schema)}")
-                out.append(f"  - upstream: {code(a.upstream_schema)}")
-                for d in a.details:
-                    out.append(f"  - {_detail_markdown(d)}")
-            out.extend(_more_markdown(cov.alerts, _ALERT_CAP))
-            out.append("")
-        if change is not None and change.new_uncovered:
-            out.append(f"### ⚠️ New operators that need a kernel ({len(change.new_uncovered)})")
-            out.append("")
-            out.extend(f"- {code(name)}" for name in change.new_uncovered[:_LIST_CAP])
-            out.extend(_more_markdown(change.new_uncovered))
-            out.append("")
-        out.append("| bucket | covered | needs a kernel |")
-        out.append("|---|---:|---:|")
-        for bucket, (c, n) in cov.by_bucket().items():
-            out.append(f"| {code(bucket, in_table=True)} | {c} | {n} |")
-        out.append("")
-        if cov.stale:
-            out.append(f"<details><summary>Stale entries ({len(cov.stale)})</summary>")
-            out.append("")
-            if _stale_note(cov):
-                out.append(f"Listed, but not in native_functions.yaml{_stale_note(cov)}.")
-                out.append("")
-            out.extend(f"- {code(op.name)} ({md(op.path)}:{op.line})" for op in cov.stale[:_LIST_CAP])
-            out.extend(_more_markdown(cov.stale))
-            out.append("")
-            out.append("</details>")
-            out.append("")
-        uncovered = cov.uncovered
-        out.append(f"<details><summary>All operators that need a kernel ({len(uncovered)})</summary>")
-        out.append("")
-        out.extend(f"- {code(o.name)} ({o.bucket})" for o in uncovered[:_LIST_CAP])
-        out.extend(_more_markdown(uncovered))
-        out.append("")
-        out.append("</details>")
-        out.append("")
-    return "\n".join(out)
+    return render_template(
+        name,
+        "md" if kind == "md" else "text",
+        views=views,
+        detail=detail,
+        list_cap=LIST_CAP,
+        alert_cap=ALERT_CAP,
+        **values,
+    )
 
 
 def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
@@ -171,6 +121,8 @@ def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
             "backends": [coverage_json(cov, change) for cov, change in results],
         }
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    views = [coverage_view(cov, change) for cov, change in results]
     if fmt == "markdown":
-        return _markdown(results)
-    return _text(results, head)
+        return _render("coverage.md.j2", "md", views, _detail_markdown)
+    # An empty run still prints one (empty) line, as every text output ends with a newline.
+    return _render("coverage.txt.j2", "text", views, _detail_text, source=head.meta.path) or "\n"

@@ -3,7 +3,7 @@
 `classify` groups the registered operators by base name, finds announced aliases (the source's alias
 map, else the comments above the entries), runs the rule table on each base operator, applies the
 user's overrides, and returns a `Snapshot`. `reclassify` applies overrides to a stored snapshot.
-`explain` renders one operator's decision for ``opdrift explain``.
+`resolve_op` finds what ``opdrift explain`` shows (`bot.render.explain`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,7 @@ from bot.model import (
 from bot.taxonomy.baseop import BaseOp, make_base_op
 from bot.taxonomy.buckets import BUCKETS
 from bot.taxonomy.overrides import Overrides
-from bot.taxonomy.rules import RULES, RULES_BY_ID, Rule
-from bot.text import one_line
+from bot.taxonomy.rules import RULES, Rule
 
 _COMPOSITE = frozenset(COMPOSITE_KEYS)
 
@@ -299,42 +298,10 @@ def reclassify(snapshot: Snapshot, overrides: Overrides) -> Snapshot:
     )
 
 
-# --- explain -------------------------------------------------------------------------------------
+# --- looking an operator up -------------------------------------------------------------------
 
 
-def _derivative_text(facets: Facets, kind: str) -> str:
-    """The derivative facet for a reader: "no" alone would suggest the op cannot be differentiated."""
-    if facets.has_derivative is None:
-        return "unknown (no derivatives.yaml in this source)"
-    if facets.has_derivative:
-        return "yes"
-    if kind == "out":
-        return "no (autograd does not differentiate out= calls)"
-    if facets.composite == "CompositeImplicitAutograd":
-        return "no (none needed: autograd differentiates its decomposition)"
-    return "no"
-
-
-def _facet_lines(facets: Facets, kind: str) -> list[str]:
-    def yes_no(value: bool | None) -> str:
-        return "unknown" if value is None else ("yes" if value else "no")
-
-    return [
-        f"composite: {facets.composite or 'no (backend kernels only)'}",
-        f"dispatch: {', '.join(facets.dispatch) or '-'}",
-        f"tags: {', '.join(facets.tags) or '-'}",
-        f"python_module: {facets.python_module or '-'}",
-        f"structured: {yes_no(facets.structured)}"
-        + (f" (delegate {facets.structured_delegate})" if facets.structured_delegate else ""),
-        f"alias_of: {facets.alias_of or '-'}",
-        f"has autograd formula: {_derivative_text(facets, kind)}",
-        f"foreach: {yes_no(facets.foreach)}",
-        f"autogen: {yes_no(facets.autogen)}",
-        f"variants: {', '.join(facets.variants) or '-'}",
-    ]
-
-
-def _resolve(snapshot: Snapshot, op: str) -> tuple[str, list[OpRecord]]:
+def resolve_op(snapshot: Snapshot, op: str) -> tuple[str, list[OpRecord]]:
     """(base name, the records to show) for a registered name (``add.out``) or a base name (``add``)."""
     record = snapshot.operators.get(op)
     if record is not None and record.base != op:
@@ -346,31 +313,6 @@ def _resolve(snapshot: Snapshot, op: str) -> tuple[str, list[OpRecord]]:
     close = difflib.get_close_matches(op, names, n=5, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise UnknownOperatorError(f"no operator named {op!r} in this source{hint}", path=snapshot.meta.path)
-
-
-def explain(snapshot: Snapshot, op: str) -> str:
-    """An operator's bucket, the rule that decided it (with its reason) and its facets, as text."""
-    base, records = _resolve(snapshot, op)
-    decision = snapshot.decisions[base]
-    total = sum(1 for r in snapshot.operators.values() if r.base == base)
-    where = snapshot.native_display or snapshot.meta.path
-    lines = [
-        f"{op}  (base operator {base}: {total} registered operator{'s' if total != 1 else ''})",
-        f"bucket:  {decision.bucket}",
-        f"rule:    {decision.rule}",
-        f"reason:  {decision.reason}",
-    ]
-    rule = RULES_BY_ID.get(decision.rule)
-    if rule is not None and rule.note:
-        lines.append(f"why the rule exists: {rule.note}")
-    lines.append("")
-    for rec in records:
-        lines.append(f"{rec.name}  [{rec.kind}]  {where}:{rec.line}")
-        lines.append(f"  {rec.schema}")
-        lines.extend(f"  {line}" for line in _facet_lines(rec.facets, rec.kind))
-    # Every value comes from the source: a newline in one would start a line of its own, and in a CI
-    # log a line such as "::error::" is a workflow command.
-    return "\n".join(one_line(line) for line in lines).rstrip() + "\n"
 
 
 def bucket_counts(decisions: Mapping[str, Decision]) -> dict[str, int]:

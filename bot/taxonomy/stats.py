@@ -1,6 +1,6 @@
 """The post's table for one snapshot: counts at every level, and base operators per bucket.
 
-`compute_stats` is pure; `render_text`, `render_markdown` and `render_json` print the same `Stats`.
+`compute_stats` is pure; `bot.render.stats` shows a `Stats` as text, Markdown or JSON.
 The figures follow TAXONOMY.md's levels of counting and the post's TL;DR:
 
 - entries: ``- func:`` items; operators: registered operators (entries plus autogen);
@@ -15,14 +15,12 @@ The figures follow TAXONOMY.md's levels of counting and the post's TL;DR:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from bot.model import Snapshot
-from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
-from bot.text import md, terminal
+from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS
 
 IMPLICIT = "CompositeImplicitAutograd"
 
@@ -131,76 +129,3 @@ def compute_stats(snapshot: Snapshot) -> Stats:
         by_category=MappingProxyType(by_category),
         by_rule=MappingProxyType(dict(sorted(by_rule.items()))),
     )
-
-
-# --- renderers -----------------------------------------------------------------------------------
-
-
-def _title(stats: Stats) -> str:
-    parts = [stats.source]
-    if stats.torch_version:
-        parts.append(f"torch {stats.torch_version}")
-    if stats.commit:
-        parts.append(stats.commit[:12])
-    return " · ".join(parts)
-
-
-def _levels(stats: Stats) -> list[tuple[str, int]]:
-    return [
-        ("entries", stats.entries),
-        ("registered operators", stats.operators),
-        ("base operators", stats.base_operators),
-        ("overloads", stats.overloads),
-        ("out overloads", stats.out_overloads),
-        ("overloads named .out", stats.overloads_named_out),
-        ("operators beyond one per base", stats.extra_overloads),
-        ("CompositeImplicitAutograd", stats.composite_implicit),
-        ("after removing composite", stats.non_composite),
-        ("... and in-place/out variants", stats.non_composite_functional),
-        ("core with kernels of its own", stats.core_non_composite),
-        ("_foreach_ base operators", stats.foreach_base_operators),
-        ("autogen operators", stats.autogen_operators),
-    ]
-
-
-def _categories(stats: Stats) -> list[tuple[str, str, int]]:
-    """(indent level, label, count): the top buckets, then core with its sub-buckets indented."""
-    rows = [("", LABELS[b], stats.by_category[b]) for b in TOP_BUCKETS]
-    rows.append(("", "core", stats.core))
-    rows.extend(("  ", LABELS[b], stats.by_category[b]) for b in CORE_BUCKETS)
-    # A bucket this opdrift does not know (a hand-edited snapshot, or one from a newer opdrift) still
-    # counts in base_operators, so it is shown too, or the rows would not add up.
-    known = frozenset(BUCKETS)
-    rows.extend(
-        ("", f"{b} (unknown bucket)", n) for b, n in sorted(stats.by_category.items()) if b not in known
-    )
-    return rows
-
-
-def render_text(stats: Stats) -> str:
-    lines = [_title(stats), ""]
-    width = max(len(label) for label, _ in _levels(stats))
-    lines.extend(f"{label:<{width}}  {value:>6}" for label, value in _levels(stats))
-    lines += ["", "base operators by category"]
-    lines.extend(
-        f"  {indent}{terminal(label):<{24 - len(indent)}}{count:>6}"
-        for indent, label, count in _categories(stats)
-    )
-    return "\n".join(lines) + "\n"
-
-
-def render_markdown(stats: Stats) -> str:
-    lines = [f"### Operator surface: {md(_title(stats))}", "", "| level | count |", "|---|---:|"]
-    lines.extend(f"| {label} | {value} |" for label, value in _levels(stats))
-    lines += ["", "| category | base operators |", "|---|---:|"]
-    for indent, label, count in _categories(stats):
-        shown = f"↳ {md(label)}" if indent else f"**{md(label)}**"
-        lines.append(f"| {shown} | {count} |")
-    return "\n".join(lines) + "\n"
-
-
-def render_json(stats: Stats) -> str:
-    return json.dumps(stats.as_dict(), indent=2, sort_keys=True) + "\n"
-
-
-RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

@@ -1,0 +1,87 @@
+"""Drift → the documented JSON report (README, "JSON output"): everything, never truncated.
+
+Built from the same records as the view model (`Change` and its flags, the acknowledgements), with no
+Jinja2 anywhere on the way: ``opdrift diff --format json`` must start without loading it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
+from bot.drift.changes import Change, Drift
+from bot.render.context import ReportContext
+from bot.snapshot import meta_json
+
+JSON_VERSION = 1
+
+
+def _change_json(c: Change, acks: Acknowledgements) -> dict[str, object]:
+    rec = c.record
+    a = acks.get(c)
+    item: dict[str, object] = {
+        "name": c.name,
+        "kind": c.kind,
+        "category": c.category,
+        "fingerprint": c.fingerprint,
+        "line": rec.line,
+        "schema": rec.schema,
+        "needs_kernel": c.needs_kernel,
+        "breaking": c.breaking,
+        "new_core": c.new_core,
+        "now_decomposes": c.now_decomposes,
+        "dispatch": list(rec.facets.dispatch),
+        "tags": list(rec.facets.tags),
+        "acknowledged": None
+        if a is None
+        else {"reason": a.reason, "expires": a.expires.isoformat(), "where": a.where},
+    }
+    if c.kind == "renamed":
+        item["old_name"] = c.old_name
+    if c.kind in ("changed", "renamed"):
+        item["before_schema"] = c.before.schema if c.before else None
+        item["changes"] = [
+            {
+                "code": d.code,
+                "severity": d.severity,
+                "subject": d.subject,
+                "before": d.before,
+                "after": d.after,
+            }
+            for d in c.details
+        ]
+    return item
+
+
+def to_json(drift: Drift, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> dict[str, object]:
+    """The documented JSON report (README, "JSON output"): everything, never truncated."""
+    live = [c for c in drift.changes if c not in acks]
+    return {
+        "version": JSON_VERSION,
+        "base": meta_json(drift.base),
+        "head": meta_json(drift.head),
+        "summary": {
+            "added": len(drift.added),
+            "removed": len(drift.removed),
+            "renamed": len(drift.renamed),
+            "changed": len(drift.changed),
+            "breaking": sum(c.breaking for c in live),
+            "needs_kernel": sum(c.needs_kernel for c in live),
+            "new_core": sum(c.new_core for c in live),
+            "now_decomposes": sum(c.now_decomposes for c in live),
+            "acknowledged": len(drift.changes) - len(live),
+            "operators": {"before": drift.base_operators, "after": drift.head_operators},
+            "entries": {"before": drift.base_entries, "after": drift.head_entries},
+        },
+        "buckets": [{"bucket": b.bucket, "before": b.before, "after": b.after} for b in drift.buckets],
+        "added": [_change_json(c, acks) for c in drift.added],
+        "removed": [_change_json(c, acks) for c in drift.removed],
+        "renamed": [_change_json(c, acks) for c in drift.renamed],
+        "changed": [_change_json(c, acks) for c in drift.changed],
+    }
+
+
+def render_json(drift: Drift, context: ReportContext) -> str:
+    data = to_json(drift, context.acknowledgements)
+    data["warnings"] = [{"line": w.line, "message": w.message, "more": w.more} for w in context.warnings]
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"

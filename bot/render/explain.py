@@ -1,0 +1,119 @@
+"""`opdrift explain OP`: one operator's bucket, the rule that decided it (and why), and its facets.
+
+`explain_view` gathers what is shown (`ExplainView`); `render_text` prints it. The text is built in
+Python, not through a template, so that ``opdrift explain`` never loads Jinja2: it is a quick look-up
+whose start-up the import would dominate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.model import Facets, Snapshot
+from bot.taxonomy.classify import resolve_op
+from bot.taxonomy.rules import RULES_BY_ID
+from bot.text import one_line
+
+
+@dataclass(frozen=True)
+class ExplainedRecord:
+    """One registered operator of the base: where it is, its schema and its facets in words."""
+
+    name: str
+    kind: str
+    where: str  # the source file shown to the reader
+    line: int
+    schema: str
+    facets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExplainView:
+    op: str  # as asked
+    base: str
+    total: int  # registered operators of the base
+    bucket: str
+    rule: str
+    reason: str
+    note: str | None  # why the rule exists, when the rule table says
+    records: tuple[ExplainedRecord, ...]
+
+
+def _derivative_text(facets: Facets, kind: str) -> str:
+    """The derivative facet for a reader: "no" alone would suggest the op cannot be differentiated."""
+    if facets.has_derivative is None:
+        return "unknown (no derivatives.yaml in this source)"
+    if facets.has_derivative:
+        return "yes"
+    if kind == "out":
+        return "no (autograd does not differentiate out= calls)"
+    if facets.composite == "CompositeImplicitAutograd":
+        return "no (none needed: autograd differentiates its decomposition)"
+    return "no"
+
+
+def _facet_lines(facets: Facets, kind: str) -> tuple[str, ...]:
+    def yes_no(value: bool | None) -> str:
+        return "unknown" if value is None else ("yes" if value else "no")
+
+    return (
+        f"composite: {facets.composite or 'no (backend kernels only)'}",
+        f"dispatch: {', '.join(facets.dispatch) or '-'}",
+        f"tags: {', '.join(facets.tags) or '-'}",
+        f"python_module: {facets.python_module or '-'}",
+        f"structured: {yes_no(facets.structured)}"
+        + (f" (delegate {facets.structured_delegate})" if facets.structured_delegate else ""),
+        f"alias_of: {facets.alias_of or '-'}",
+        f"has autograd formula: {_derivative_text(facets, kind)}",
+        f"foreach: {yes_no(facets.foreach)}",
+        f"autogen: {yes_no(facets.autogen)}",
+        f"variants: {', '.join(facets.variants) or '-'}",
+    )
+
+
+def explain_view(snapshot: Snapshot, op: str) -> ExplainView:
+    """What `explain` shows for `op` (a registered name or a base name); UnknownOperatorError if none."""
+    base, records = resolve_op(snapshot, op)
+    decision = snapshot.decisions[base]
+    rule = RULES_BY_ID.get(decision.rule)
+    where = snapshot.native_display or snapshot.meta.path
+    return ExplainView(
+        op=op,
+        base=base,
+        total=sum(1 for r in snapshot.operators.values() if r.base == base),
+        bucket=decision.bucket,
+        rule=decision.rule,
+        reason=decision.reason,
+        note=rule.note if rule is not None and rule.note else None,
+        records=tuple(
+            ExplainedRecord(
+                rec.name, rec.kind, where, rec.line, rec.schema, _facet_lines(rec.facets, rec.kind)
+            )
+            for rec in records
+        ),
+    )
+
+
+def render_text(view: ExplainView) -> str:
+    total = view.total
+    lines = [
+        f"{view.op}  (base operator {view.base}: {total} registered operator{'s' if total != 1 else ''})",
+        f"bucket:  {view.bucket}",
+        f"rule:    {view.rule}",
+        f"reason:  {view.reason}",
+    ]
+    if view.note is not None:
+        lines.append(f"why the rule exists: {view.note}")
+    lines.append("")
+    for rec in view.records:
+        lines.append(f"{rec.name}  [{rec.kind}]  {rec.where}:{rec.line}")
+        lines.append(f"  {rec.schema}")
+        lines.extend(f"  {line}" for line in rec.facets)
+    # Every value comes from the source: a newline in one would start a line of its own, and in a CI
+    # log a line such as "::error::" is a workflow command.
+    return "\n".join(one_line(line) for line in lines).rstrip() + "\n"
+
+
+def explain(snapshot: Snapshot, op: str) -> str:
+    """An operator's bucket, the rule that decided it (with its reason) and its facets, as text."""
+    return render_text(explain_view(snapshot, op))

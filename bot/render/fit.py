@@ -1,0 +1,98 @@
+"""Size: a PR comment or issue body must fit GitHub's 65,536 characters.
+
+Each bucket section shows at most `cap` items followed by "… and N more", each lead section three times
+`cap`; `cap` is the largest value for which the body fits, found by bisection. That is max-min fair:
+small sections show everything, and the big ones share what is left equally, so one bucket never crowds
+out the rest. The operators that only gained or lost in-tree kernels are listed at most MAX_KERNEL_OPS
+deep in every format but JSON, whatever the room: a release can add XPU kernels to a thousand of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bot.drift.changes import Change
+from bot.render.markers import Format
+from bot.render.view import View
+from bot.text import Safe, link
+
+GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
+# What the publisher may add around a body (a marker line, a link to last week's issue).
+PUBLISHER_MARGIN = 1_000
+STEP_SUMMARY_LIMIT = 1_000_000  # GITHUB_STEP_SUMMARY accepts 1 MiB per step; keep a margin
+LIMITS: dict[Format, int | None] = {
+    "pr-comment": GITHUB_BODY_LIMIT - PUBLISHER_MARGIN,
+    "weekly-issue": GITHUB_BODY_LIMIT - PUBLISHER_MARGIN,
+    "job-summary": STEP_SUMMARY_LIMIT,
+    "markdown": None,
+    "text": None,
+    "json": None,
+}
+# Detail lines shown under one change before "… and N more"; the JSON and text keep all of them.
+MAX_DETAILS = 8
+LEAD_WEIGHT = 3  # a lead section shows this many items per item of a bucket section
+MAX_GAP_OPS = 20  # operator names listed per backend subscriber before "… and N more"
+# Operators listed under "In-tree kernels only" in every format but JSON: a release adds XPU or MPS
+# kernels to a thousand ops at once, and the per-key table already says what happened.
+MAX_KERNEL_OPS = 30
+MAX_WARNINGS = 10  # parse warnings a capped body lists; each is one line of at most 300 characters
+
+# The cap of a complete render: larger than any list, so nothing is cut.
+UNCAPPED = 1 << 62
+
+
+def sections_of(view: View, cap: int | None) -> list[tuple[tuple[Change, ...], int]]:
+    """Every capped list of the view with its cap (None: the complete render's): the bisection's unit
+    of fairness.
+
+    The lead lists (what a backend must do) get LEAD_WEIGHT times the cap of the bucket lists: they
+    are why the comment exists, and their items are one short line each. The in-tree-kernels list
+    never shows more than MAX_KERNEL_OPS, whatever the room.
+    """
+    c = UNCAPPED if cap is None else cap
+    lead = [(s.changes, c * LEAD_WEIGHT) for s in view.lead]
+    return (
+        lead
+        + [(b.changes, c) for b in view.buckets]
+        + [(view.kernels_only, min(c, MAX_KERNEL_OPS)), (view.acknowledged, c)]
+    )
+
+
+def truncated(view: View, cap: int | None, warnings: int = 0) -> bool:
+    """Whether `cap` cuts any list shorter than the complete render shows it."""
+    if cap is not None and warnings > MAX_WARNINGS:
+        return True
+    return any(
+        min(len(items), c) < min(len(items), full)
+        for (items, c), (_, full) in zip(sections_of(view, cap), sections_of(view, None), strict=True)
+    )
+
+
+def largest_fitting(view: View, limit: int, render_at: Callable[[int], str]) -> str | None:
+    """The body `render_at(cap)` for the largest cap whose body fits `limit`; None if not even cap 0 fits.
+
+    The body grows with the cap, so a bisection finds it.
+    """
+    largest = max(len(x) for x, _ in sections_of(view, 1))
+    lo, hi = 0, largest
+    best: str | None = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        body = render_at(mid)
+        if len(body) <= limit:
+            best, lo = body, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def fallback(marker: Safe, view: View, full_report_url: str | None, limit: int) -> str:
+    """When not even one item per section fits: the headline numbers only."""
+    counts = ", ".join(f"{s.emoji} {s.title}: {len(s.changes)}" for s in view.lead)
+    d = view.drift
+    text = (
+        f"{marker}\n## Operator drift\n\n"
+        f"{len(d.added)} added, {len(d.removed)} removed, {len(d.renamed)} renamed, {len(d.changed)} changed. "
+        f"{counts}.\n\nThe report is too large to show here; see the {link(Safe('full report'), full_report_url)}.\n"
+    )
+    return text[:limit]

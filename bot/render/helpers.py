@@ -1,0 +1,211 @@
+"""The functions the drift templates call (``h.op(c)``, ``h.lead(key, c)``...): one change's words,
+marks and links, in Markdown or in terminal text.
+
+They know the render's context (links, acknowledgements, attributions), so the templates stay free of
+escaping decisions: every source-derived value is quoted here through `bot.text`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from bot.drift.changes import GENERIC_KEYS, IMPLICIT, Change, decomposes
+from bot.drift.warnings import SourceWarning
+from bot.errors import ConfigError
+from bot.model import OpRecord
+from bot.render.context import BackendGap, ReportContext
+from bot.render.details import describe
+from bot.render.view import BucketSection
+from bot.text import Safe, code, link, md, one_line, shorten, terminal
+
+MAX_SCHEMA = 1000  # characters of a schema shown inline; real ones reach about 450
+MAX_SUBJECT = 120  # characters of a commit subject shown next to a change
+
+_LOGIN = re.compile(r"@?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?)")
+
+# heavy plus, heavy minus, twisted arrows, pencil (escaped: ruff flags the first two as look-alikes)
+_KIND_MARK = {"added": "\u2795", "removed": "\u2796", "renamed": "\U0001f500", "changed": "\u270f\ufe0f"}
+_KIND_TEXT = {"added": "+", "removed": "-", "renamed": ">", "changed": "~"}
+_SEVERITY_MARK = {"breaking": "❌ ", "compatible": "", "info": ""}
+_SEVERITY_TEXT = {"breaking": "x ", "compatible": "+ ", "info": ". "}
+
+
+def _kernel_state(rec: OpRecord, q: Callable[[str], str]) -> str:
+    """How the operator gets its kernels, in a few words; `q` quotes the source-derived parts."""
+    f = rec.facets
+    if decomposes(rec):
+        return f"decomposes ({q(IMPLICIT)})"
+    if f.structured_delegate is not None:
+        return f"kernel of {q(f.structured_delegate)}"
+    generic = [k for k in f.dispatch if k in GENERIC_KEYS] or ([f.composite] if f.composite else [])
+    backends = [k for k in f.dispatch if k not in GENERIC_KEYS]
+    parts = []
+    if generic:
+        parts.append(" ".join(q(k) for k in generic))
+    if backends:
+        parts.append("in-tree kernels: " + " ".join(q(k) for k in backends))
+    return "; ".join(parts) if parts else "no dispatch"
+
+
+class Helpers:
+    """Per-render functions the templates call: they know the links and the acknowledgements."""
+
+    def __init__(self, context: ReportContext, markdown: bool) -> None:
+        self.ctx = context
+        self.markdown = markdown
+
+    def q(self, s: str) -> str:
+        return code(s) if self.markdown else f"`{terminal(s)}`"
+
+    def mark(self, c: Change) -> Safe:
+        """The change kind as one symbol: an emoji in Markdown, an ASCII sign in text."""
+        marks = _KIND_MARK if self.markdown else _KIND_TEXT
+        return Safe(marks[c.kind])
+
+    def warning(self, w: SourceWarning) -> Safe:
+        """One parse warning: its line, linked at the head when known, and the message as plain text."""
+        if w.line is None:
+            where = Safe("")
+        elif self.markdown:
+            url = None if self.ctx.head_blob_url is None else f"{self.ctx.head_blob_url}#L{w.line}"
+            where = Safe(f"{link(Safe(f'line {w.line}'), url)}: ")
+        else:
+            where = Safe(f"line {w.line}: ")
+        more = f" (and {w.more} more line{'s' if w.more != 1 else ''})" if w.more else ""
+        return Safe(where + (md(w.message) if self.markdown else terminal(w.message)) + more)
+
+    def op(self, c: Change) -> Safe:
+        """The operator's name as a code span, linked to its line at the head (base for removals)."""
+        if not self.markdown:
+            return terminal(c.name)
+        url_base = self.ctx.base_blob_url if c.after is None else self.ctx.head_blob_url
+        url = None if url_base is None else f"{url_base}#L{c.line}"
+        return link(code(c.name), url)
+
+    def details(
+        self, c: Change, severities: Sequence[str] = ("breaking", "compatible", "info")
+    ) -> list[Safe]:
+        mark = _SEVERITY_MARK if self.markdown else _SEVERITY_TEXT
+        return [
+            Safe(f"{mark[d.severity]}{describe(d, self.q)}") for d in c.details if d.severity in severities
+        ]
+
+    def summary(self, c: Change) -> Safe:
+        """A short phrase: what happened to the operator."""
+        rec = c.record
+        if c.kind == "added":
+            return Safe(f"new, {_kernel_state(rec, self.q)}")
+        if c.kind == "removed":
+            return Safe("removed")
+        if c.kind == "renamed":
+            return Safe(f"renamed from {self.q(c.old_name or '')}")
+        n = len(c.details)
+        return Safe(f"{n} change{'s' if n != 1 else ''}")
+
+    def kernel_reason(self, c: Change) -> Safe:
+        rec = c.record
+        if c.kind == "added":
+            return Safe(f"new op; {_kernel_state(rec, self.q)}")
+        if c.kind == "renamed":
+            return Safe(f"renamed from {self.q(c.old_name or '')}; {_kernel_state(rec, self.q)}")
+        before = c.before.facets if c.before is not None else None
+        if before is not None and before.structured_delegate and not rec.facets.structured_delegate:
+            # It ran its delegate's (out=) kernel; now each backend registers one for it directly.
+            return Safe(
+                f"no longer runs the kernel of {self.q(before.structured_delegate)}; now {_kernel_state(rec, self.q)}"
+            )
+        if before is not None and before.composite is not None and before.composite != IMPLICIT:
+            # A CompositeExplicitAutograd kernel (often autogen's) served every backend; it is gone.
+            return Safe(
+                f"lost its {self.q(before.composite)} kernel, which served every backend; "
+                f"now {_kernel_state(rec, self.q)}"
+            )
+        return Safe(f"stopped decomposing; now {_kernel_state(rec, self.q)}")
+
+    def lead(self, key: str, c: Change) -> Safe:
+        """Why the change is in lead section `key`, in one line."""
+        if key == "needs_kernel":
+            return self.kernel_reason(c)
+        if key == "breaking":
+            if c.kind != "changed":
+                return self.summary(c)
+            return Safe("; ".join(describe(d, self.q) for d in c.details if d.severity == "breaking"))
+        if key == "new_core":
+            return Safe("new op" if c.kind == "added" else "gained the core tag")
+        if key == "now_decomposes":
+            before = c.before.facets if c.before else None
+            if before is None or not before.dispatch:
+                return Safe("now decomposes")
+            return Safe("had " + " ".join(self.q(k) for k in before.dispatch))
+        return self.summary(c)
+
+    def kernels(self, c: Change) -> Safe:
+        """``+XPU +SparseXPU -MPS`` (a real minus sign): in-tree kernel keys the change added and removed."""
+        parts = [("+" if d.code == "kernel_added" else "\u2212") + self.q(d.subject) for d in c.details]
+        return Safe(" ".join(parts))
+
+    def acked(self, c: Change) -> bool:
+        return c in self.ctx.acknowledgements
+
+    def ack(self, c: Change) -> Safe:
+        a = self.ctx.acknowledgements.get(c)
+        if a is None:
+            return Safe("")
+        where = self.q(a.where)
+        return Safe(
+            f"{md(a.reason) if self.markdown else terminal(a.reason)} ({where}, until {a.expires.isoformat()})"
+        )
+
+    def schema(self, c: Change) -> Safe:
+        return code(c.record.schema, MAX_SCHEMA) if self.markdown else terminal(c.record.schema)
+
+    def by(self, c: Change) -> Safe:
+        """`` · by <sha> <subject> (#PR)``: the commit that introduced the change, when attributed."""
+        a = self.ctx.attributions.get(c.fingerprint)
+        if a is None:
+            return Safe("")
+        later = f" (+{a.later} later)" if a.later else ""
+        if not self.markdown:
+            pr = f" (#{a.pr})" if a.pr is not None else ""
+            return Safe(f"  by {a.sha[:7]} {terminal(shorten(a.subject, MAX_SUBJECT))}{pr}{later}")
+        # The PR number is ours (digits parsed from the subject), so its "#" may stay live.
+        pr_link = f" ({link(Safe(f'#{a.pr}'), a.pr_url)})" if a.pr is not None else ""
+        sha = link(code(a.sha[:7]), a.commit_url)
+        return Safe(f" · by {sha} {md(shorten(a.subject, MAX_SUBJECT))}{pr_link}{later}")
+
+    def tally(self, b: BucketSection) -> Safe:
+        """``+2 added · -1 removed · 8 changed`` (a real minus sign): a bucket's changes by kind, the
+        empty kinds left out."""
+        parts = [
+            f"{sign}{n} {kind}"
+            for sign, n, kind in (
+                ("+", b.added, "added"),
+                ("\u2212", b.removed, "removed"),
+                ("", b.renamed, "renamed"),
+                ("", b.changed, "changed"),
+            )
+            if n
+        ]
+        if b.kernels_only:
+            parts.append(f"{b.kernels_only} with in-tree kernel changes only")
+        return Safe(" · ".join(parts))
+
+    def who(self, g: BackendGap) -> Safe:
+        return mentions(g.who)
+
+    def gap_ops(self, g: BackendGap, cap: int) -> Safe:
+        shown = [self.q(n) for n in g.ops[:cap]]
+        if len(g.ops) > cap:
+            shown.append(f"… and {len(g.ops) - cap} more")
+        return Safe(", ".join(shown))
+
+
+def mentions(handles: Sequence[str]) -> Safe:
+    out = []
+    for h in handles:
+        m = _LOGIN.fullmatch(h.strip())
+        if m is None:
+            raise ConfigError(f"not a GitHub login or org/team: {one_line(h)!r}")
+        out.append("@" + m.group(1))
+    return Safe(" ".join(out))

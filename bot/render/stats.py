@@ -1,0 +1,108 @@
+"""`opdrift stats`: one snapshot's `Stats` as text, Markdown (a template) or JSON.
+
+`stats_view` orders and labels the figures once; the text table and the Markdown template
+(``stats.md.j2``) both show that view, and the JSON is the figures themselves (`Stats.as_dict`). The
+text is built in Python rather than through a template so that ``opdrift stats`` in text or JSON never
+loads Jinja2: it is a quick look-up, and the import would be most of its start-up.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
+from bot.taxonomy.stats import Stats
+from bot.text import Safe, terminal
+
+
+@dataclass(frozen=True)
+class CategoryRow:
+    label: str
+    count: int
+    sub: bool = False  # a core sub-bucket, shown indented under "core"
+
+
+@dataclass(frozen=True)
+class StatsView:
+    title: str  # the source, its torch version and commit (source-derived)
+    levels: tuple[tuple[Safe, int], ...]  # our labels, in the post's order of counting
+    categories: tuple[CategoryRow, ...]
+
+
+def _title(stats: Stats) -> str:
+    parts = [stats.source]
+    if stats.torch_version:
+        parts.append(f"torch {stats.torch_version}")
+    if stats.commit:
+        parts.append(stats.commit[:12])
+    return " · ".join(parts)
+
+
+def _levels(stats: Stats) -> tuple[tuple[Safe, int], ...]:
+    levels = (
+        ("entries", stats.entries),
+        ("registered operators", stats.operators),
+        ("base operators", stats.base_operators),
+        ("overloads", stats.overloads),
+        ("out overloads", stats.out_overloads),
+        ("overloads named .out", stats.overloads_named_out),
+        ("operators beyond one per base", stats.extra_overloads),
+        ("CompositeImplicitAutograd", stats.composite_implicit),
+        ("after removing composite", stats.non_composite),
+        ("... and in-place/out variants", stats.non_composite_functional),
+        ("core with kernels of its own", stats.core_non_composite),
+        ("_foreach_ base operators", stats.foreach_base_operators),
+        ("autogen operators", stats.autogen_operators),
+    )
+    return tuple((Safe(label), n) for label, n in levels)
+
+
+def _categories(stats: Stats) -> tuple[CategoryRow, ...]:
+    """The top buckets, then core with its sub-buckets indented."""
+    rows = [CategoryRow(LABELS[b], stats.by_category[b]) for b in TOP_BUCKETS]
+    rows.append(CategoryRow("core", stats.core))
+    rows.extend(CategoryRow(LABELS[b], stats.by_category[b], sub=True) for b in CORE_BUCKETS)
+    # A bucket this opdrift does not know (a hand-edited snapshot, or one from a newer opdrift) still
+    # counts in base_operators, so it is shown too, or the rows would not add up.
+    known = frozenset(BUCKETS)
+    rows.extend(
+        CategoryRow(f"{b} (unknown bucket)", n)
+        for b, n in sorted(stats.by_category.items())
+        if b not in known
+    )
+    return tuple(rows)
+
+
+def stats_view(stats: Stats) -> StatsView:
+    return StatsView(title=_title(stats), levels=_levels(stats), categories=_categories(stats))
+
+
+def render_text(stats: Stats) -> str:
+    view = stats_view(stats)
+    lines = [view.title, ""]
+    width = max(len(label) for label, _ in view.levels)
+    lines.extend(f"{label:<{width}}  {value:>6}" for label, value in view.levels)
+    lines += ["", "base operators by category"]
+    for row in view.categories:
+        indent = "  " if row.sub else ""
+        lines.append(f"  {indent}{terminal(row.label):<{24 - len(indent)}}{row.count:>6}")
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(stats: Stats) -> str:
+    from bot.render.jinja import render_template
+
+    return render_template("stats.md.j2", "md", view=stats_view(stats))
+
+
+def render_json(stats: Stats) -> str:
+    return json.dumps(stats.as_dict(), indent=2, sort_keys=True) + "\n"
+
+
+RENDERERS: dict[str, Callable[[Stats], str]] = {
+    "text": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+}

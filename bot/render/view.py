@@ -1,0 +1,143 @@
+"""The drift report's view model: the lead sections (what a backend must do), the bucket sections, the
+acknowledged changes and the in-tree-kernels tally, built once from a `Drift` for every format.
+
+Every format leads with what a backend must do (⚠️ needs a kernel, ❌ BC-breaking, ⭐ new core ops,
+♻️ now decomposes), then lists every change by bucket. The operators that only gained or lost in-tree
+kernels are left out of the bucket lists, tallied per dispatch key and listed apart.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from bot.drift.allowlist import Acknowledgements
+from bot.drift.changes import Change, Drift
+from bot.model import SourceMeta
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled list of changes, shown capped; `key` is stable for templates and JSON."""
+
+    key: str
+    title: str
+    emoji: str
+    hint: str
+    changes: tuple[Change, ...]
+
+
+@dataclass(frozen=True)
+class BucketSection:
+    bucket: str
+    before: int
+    after: int
+    changes: tuple[Change, ...]
+    added: int = 0
+    removed: int = 0
+    renamed: int = 0
+    changed: int = 0
+    kernels_only: int = 0  # changes left out of `changes`: in-tree kernels only, listed separately
+
+
+@dataclass(frozen=True)
+class View:
+    drift: Drift
+    lead: tuple[Section, ...]
+    buckets: tuple[BucketSection, ...]
+    acknowledged: tuple[Change, ...]
+    counts: Mapping[str, int] = field(default_factory=dict)
+    # changes whose only details are in-tree kernels added/removed, and a per-key tally of them
+    kernels_only: tuple[Change, ...] = ()
+    kernel_keys: tuple[tuple[str, int, int], ...] = ()
+
+
+def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
+    live = [c for c in drift.changes if c not in acks]
+    return (
+        Section(
+            "needs_kernel",
+            "Needs a kernel",
+            "⚠️",
+            "new operators, or ones that lost the kernel that served every backend (a decomposition or a "
+            "CompositeExplicitAutograd kernel)",
+            tuple(c for c in live if c.needs_kernel),
+        ),
+        Section(
+            "breaking",
+            "BC-breaking",
+            "❌",
+            "removals, renames and schema changes that break existing callers",
+            tuple(c for c in live if c.breaking),
+        ),
+        Section(
+            "new_core",
+            "New core ops",
+            "⭐",
+            "operators that joined the core ATen opset",
+            tuple(c for c in live if c.new_core),
+        ),
+        Section(
+            "now_decomposes",
+            "Now decompose",
+            "♻️",
+            "now CompositeImplicitAutograd: a backend kernel becomes optional",
+            tuple(c for c in live if c.now_decomposes),
+        ),
+    )
+
+
+def build_view(drift: Drift, acks: Acknowledgements) -> View:
+    by_bucket: dict[str, list[Change]] = defaultdict(list)
+    for c in drift.changes:
+        by_bucket[c.category].append(c)
+    order = [b.bucket for b in drift.buckets] + sorted(set(by_bucket) - {b.bucket for b in drift.buckets})
+    counts = {b.bucket: (b.before, b.after) for b in drift.buckets}
+    sections = []
+    for bucket in order:
+        every = by_bucket.get(bucket, [])
+        cs = [c for c in every if not c.kernels_only]
+        if not every:
+            continue
+        before, after = counts.get(bucket, (0, 0))
+        sections.append(
+            BucketSection(
+                bucket,
+                before,
+                after,
+                tuple(cs),
+                kernels_only=len(every) - len(cs),
+                added=sum(c.kind == "added" for c in cs),
+                removed=sum(c.kind == "removed" for c in cs),
+                renamed=sum(c.kind == "renamed" for c in cs),
+                changed=sum(c.kind == "changed" for c in cs),
+            )
+        )
+    lead = lead_sections(drift, acks)
+    kernels_only = tuple(c for c in drift.changes if c.kernels_only)
+    gained: dict[str, int] = defaultdict(int)
+    lost: dict[str, int] = defaultdict(int)
+    for c in kernels_only:
+        for d in c.details:
+            (gained if d.code == "kernel_added" else lost)[d.subject] += 1
+    keys = sorted(set(gained) | set(lost), key=lambda k: (-gained[k] - lost[k], k))
+    return View(
+        kernels_only=kernels_only,
+        kernel_keys=tuple((k, gained[k], lost[k]) for k in keys),
+        drift=drift,
+        lead=lead,
+        buckets=tuple(sections),
+        acknowledged=tuple(c for c in drift.changes if c in acks),
+        counts={s.key: len(s.changes) for s in lead},
+    )
+
+
+def source_label(meta: SourceMeta) -> str:
+    """A short name: the torch version, the git revision, or the end of the path (two parts for a yaml)."""
+    parts = meta.path.replace("\\", "/").rstrip("/").split("/")
+    tail = "/".join(parts[-2:]) if parts[-1].endswith((".yaml", ".yml")) else parts[-1]
+    label = meta.torch_version or meta.revision or tail or meta.kind
+    if meta.commit:
+        label += f" ({meta.commit[:10]})"
+    return label
