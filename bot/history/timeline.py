@@ -41,6 +41,7 @@ from typing import IO
 
 from bot import __version__
 from bot.errors import OpdriftError
+from bot.shapes import LIST, OBJECT, OPT_INTEGER, OPT_STRING, STRING, STRINGS, Reader, must_be
 
 FORMAT = "opdrift-history"
 FORMAT_VERSION = 1
@@ -180,32 +181,25 @@ def render_json(t: Timeline) -> str:
     return dumps(to_json(t))
 
 
+# Timeline files are ours but may be hand-edited or damaged; each field is read through the one shape
+# reader, and a mismatch names the file (`path`) and the field in a "`key` must be ..." sentence.
+_READ: Reader[str] = Reader(lambda where, message: TimelineError(message, path=where), must_be)
+
+
 def _str(d: Mapping[str, object], key: str, where: str) -> str:
-    v = d.get(key)
-    if not isinstance(v, str):
-        raise TimelineError(f"`{key}` must be a string", path=where)
-    return v
+    return _READ.field(STRING, d, key, f"`{key}`", where)
 
 
 def _opt_str(d: Mapping[str, object], key: str, where: str) -> str | None:
-    v = d.get(key)
-    if v is not None and not isinstance(v, str):
-        raise TimelineError(f"`{key}` must be a string or null", path=where)
-    return v
+    return _READ.field(OPT_STRING, d, key, f"`{key}`", where)
 
 
 def _opt_int(d: Mapping[str, object], key: str, where: str) -> int | None:
-    v = d.get(key)
-    if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
-        raise TimelineError(f"`{key}` must be an integer or null", path=where)
-    return v
+    return _READ.field(OPT_INTEGER, d, key, f"`{key}`", where)
 
 
 def _names(d: Mapping[str, object], key: str, where: str) -> tuple[str, ...]:
-    v = d.get(key)
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise TimelineError(f"`{key}` must be a list of strings", path=where)
-    return tuple(v)
+    return _READ.field(STRINGS, d, key, f"`{key}`", where)
 
 
 def _renames(d: Mapping[str, object], where: str) -> tuple[tuple[str, str], ...]:
@@ -225,9 +219,7 @@ def _renames(d: Mapping[str, object], where: str) -> tuple[tuple[str, str], ...]
 
 
 def _mapping(v: object, what: str, where: str) -> Mapping[str, object]:
-    if not isinstance(v, dict):
-        raise TimelineError(f"{what} must be an object", path=where)
-    return v
+    return _READ.read(OBJECT, v, what, where)
 
 
 def _point_from(v: object, where: str) -> Point:
@@ -283,12 +275,8 @@ def parse_json(text: str, where: str) -> Timeline:
             f"history format_version {d.get('format_version')!r} is not {FORMAT_VERSION}", path=where
         )
     rng = _mapping(d.get("range"), "`range`", where)
-    points = d.get("points")
-    buckets = d.get("buckets")
-    if not isinstance(points, list):
-        raise TimelineError("`points` must be a list", path=where)
-    if not isinstance(buckets, list) or not all(isinstance(b, str) for b in buckets):
-        raise TimelineError("`buckets` must be a list of strings", path=where)
+    points = _READ.read(LIST, d.get("points"), "`points`", where)
+    buckets = _READ.read(STRINGS, d.get("buckets"), "`buckets`", where)
     shard: Shard | None = None
     if d.get("shard") is not None:
         s = _mapping(d["shard"], "`shard`", where)
@@ -305,7 +293,7 @@ def parse_json(text: str, where: str) -> Timeline:
         from_sha=_opt_str(rng, "from_sha", where),
         paths=_names(rng, "paths", where),
         tags=_opt_str(rng, "tags", where),
-        buckets=tuple(buckets),
+        buckets=buckets,
         points=tuple(_point_from(p, where) for p in points),
         shard=shard,
         opdrift_version=_str(d, "opdrift_version", where),
