@@ -22,8 +22,12 @@ from bot.drift.changes import compute_drift
 from bot.errors import OpdriftError
 from bot.history import timeline
 from bot.history import walk as history
+from bot.history.blocks import block_starts
+from bot.history.engine import Engine
+from bot.history.figures import point_drift, summarize
 from bot.model import Snapshot
 from bot.operators import entries as nativeyaml
+from bot.sources.gitlog import check_paths
 from bot.sources.read import read_revision
 
 # Two release steps of single-entry commits (2.12.0 → 2.13.0 removes many named-tensor overloads,
@@ -79,7 +83,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 @pytest.mark.parametrize("version", ["1.12.0", "2.0.0", "2.14.1", "2.15.0"])
 def test_blocks_parse_alone_like_the_whole_file(version: str) -> None:
     text = release_text(version)
-    starts = history.block_starts(text)
+    starts = block_starts(text)
     ends = [*starts[1:], len(text)]
     assert "".join(text[a:b] for a, b in zip(starts, ends, strict=True)) == text
     joined = []
@@ -95,7 +99,7 @@ def test_blocks_parse_alone_like_the_whole_file(version: str) -> None:
 
 def test_block_of_an_entry_takes_the_comments_above_it() -> None:
     text = "- func: a(Tensor x) -> Tensor\n  # trailing note\n\n# b, alias for a\n- func: b(Tensor x) -> Tensor\n"
-    starts = history.block_starts(text)
+    starts = block_starts(text)
     assert [text[s:].split("\n", 1)[0] for s in starts] == [
         "- func: a(Tensor x) -> Tensor",
         "  # trailing note",
@@ -155,7 +159,7 @@ def test_an_entry_moved_past_its_siblings_re_decides_its_base(tmp_path: Path) ->
     walked = history.walk(str(tmp_path / "pytorch"), KEEP)
     assert [p.sha for p in walked.points] == shas
     for point, sha in zip(walked.points[:2], shas, strict=False):
-        s = history.summarize(history.cold_point(read_revision(str(tmp_path / "pytorch"), sha)))
+        s = summarize(history.cold_point(read_revision(str(tmp_path / "pytorch"), sha)))
         assert (point.base_operators, point.by_category) == (s.base_operators, s.by_category)
     assert dict(walked.points[1].by_category or ())["factory"] == 1  # foo.b takes no tensor: a factory now
     # "..." ends the YAML document: fine in one block alone, invalid in the whole file, as cold says.
@@ -176,7 +180,7 @@ def test_every_point_equals_cold_classification(
             assert point.operators is None and point.drift is None
             continue
         assert not point.broken, commit.subject
-        s = history.summarize(snap)
+        s = summarize(snap)
         assert (point.entries, point.operators, point.base_operators, point.by_category) == (
             s.entries,
             s.operators,
@@ -184,7 +188,7 @@ def test_every_point_equals_cold_classification(
             s.by_category,
         ), commit.subject
         if prev is not None:
-            assert point.drift == history.point_drift(prev_sha, compute_drift(prev, snap)), commit.subject
+            assert point.drift == point_drift(prev_sha, compute_drift(prev, snap)), commit.subject
         prev, prev_sha = snap, commit.sha
 
 
@@ -197,7 +201,7 @@ def test_fine_commits_change_what_they_say(walked: timeline.Timeline, fine: Hist
 
 
 def test_engine_state_is_the_cold_snapshot(fine: History, cold: dict[str, Snapshot | str]) -> None:
-    engine = history.Engine()
+    engine = Engine()
     repo = str(fine.path)
     for i, c in enumerate(fine.commits):
         want = cold[c.sha]
@@ -389,7 +393,7 @@ def test_keep_going_records_the_broken_commit(
         history.cold_point(read_revision(str(h.path), last_good)),
         history.cold_point(read_revision(str(h.path), fixed)),
     )
-    assert after.drift == history.point_drift(last_good, want)
+    assert after.drift == point_drift(last_good, want)
     # shards agree with the single run around the broken commit
     parts = [
         (str(i), history.walk(str(h.path), history.WalkOptions(shard=(i, 4), keep_going=True)))
@@ -477,7 +481,7 @@ def test_progress_is_silent_off_a_terminal() -> None:
 
 
 def test_paths_are_normalised_and_patterns_refused(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
-    assert history.check_paths(["./aten/src/ATen/native/native_functions.yaml", "tools/autograd/"]) == (
+    assert check_paths(["./aten/src/ATen/native/native_functions.yaml", "tools/autograd/"]) == (
         "aten/src/ATen/native/native_functions.yaml",
         "tools/autograd",
     )
@@ -534,7 +538,7 @@ def test_the_callers_git_environment_and_config_do_not_change_the_walk(
     """What git lists must not depend on who runs the walk: `git -c` (inherited through
     GIT_CONFIG_PARAMETERS by anything git starts), GIT_CONFIG_COUNT, a shallow file, or the
     repository's own config turning off the root commit or re-encoding subjects."""
-    from bot.history.walk import list_commits
+    from bot.sources.gitlog import list_commits
 
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
@@ -646,7 +650,7 @@ def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     _small_history(repo, [text + pair, text + edited])
     script = (
-        "import sys; from bot import history; "
+        "import sys; from bot.history import walk as history; "
         "t = history.walk(sys.argv[1], history.WalkOptions()); d = t.points[-1].drift; "
         "print(d.changed, d.added, d.removed)"
     )

@@ -1,1 +1,1 @@
-"""history"""
+"""The history stage: walks a repository's commits (or release tags) that touched the operator files and gives one timeline point per commit, with its figures and its drift from the previous good point; `walk` lists the commits, `engine` reclassifies incrementally, `cache` keeps results on disk, `timeline` renders and merges the result, `attribution` names the commits behind a drift."""
