@@ -21,23 +21,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from bot.errors import OpdriftError, SourceError
 from bot.history import reach
-from bot.history.blocks import (
-    ODD_BREAKS,
-    Block,
-    ParsedBlock,
-    Rebuild,
-    Recut,
-    block_starts,
-    entry_name,
-    line_count,
-    recut,
-)
-from bot.history.blocks import family as family_of
+from bot.history.blocks import ODD_BREAKS, ParsedBlock, Rebuild, Recut, entry_name, line_count
+from bot.history.entrymap import EntryChange, EntryMap
 from bot.history.figures import Changes, Summary, changes_between, same_record, summary_of
 from bot.model import (
     NATIVE_PATH,
@@ -45,7 +35,6 @@ from bot.model import (
     Operator,
     OperatorSet,
     OpRecord,
-    RawEntry,
     Snapshot,
     SourceFiles,
     SourceMeta,
@@ -55,18 +44,6 @@ from bot.operators import native
 from bot.pipeline import operators_from_files
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.overrides import Overrides
-
-
-@dataclass(frozen=True)
-class _EntryChange:
-    """The entries of the blocks a re-cut removed, and those (with their block) of the blocks it added."""
-
-    removed: tuple[str, ...]
-    added: tuple[tuple[str, RawEntry, Block], ...]
-
-    @property
-    def added_names(self) -> frozenset[str]:
-        return frozenset(name for name, _, _ in self.added)
 
 
 @dataclass(frozen=True)
@@ -96,20 +73,11 @@ class Engine:
     def _reset(self) -> None:
         self.meta = SourceMeta(kind="git", path="")
         self.display = ""
-        self.text = ""
         self.tags_text: str | None = None
         self.derivatives_text: str | None = None
         self.derivatives: frozenset[str] | None = None
         self.aliases: Mapping[str, str] = {}
-        self.blocks: list[Block] = []
-        self.starts: list[int] = []  # character offset of each block
-        self.line_starts: list[int] = []  # first line (1-based) of each block
-        self._line_memo: dict[int, int] = {}  # id(block) → first line, for the current text
-        # entries: name → its block and its parsed form (line relative to the block)
-        self.entry_block: dict[str, Block] = {}
-        self.entry_raw: dict[str, RawEntry] = {}
-        self.family: dict[str, set[str]] = defaultdict(set)  # autogen family → entry names
-        self.entry_delegators: dict[str, set[str]] = defaultdict(set)  # delegate → entry names
+        self.entry_map = EntryMap()
         self.owned: dict[str, tuple[str, ...]] = {}  # entry name → the operators it makes
         # operators and their classification
         self.ops: dict[str, Operator] = {}
@@ -166,7 +134,8 @@ class Engine:
         snap = taxonomy.classify(opset, self.overrides)
         self._valid = False
         self._reset()
-        self.meta, self.display, self.text = files.meta, native_file.display, native_file.text
+        self.meta, self.display = files.meta, native_file.display
+        self.entry_map.text = native_file.text
         self.tags_text = None if files.tags is None else files.tags.text
         self.derivatives_text = None if files.derivatives is None else files.derivatives.text
         self.derivatives = opset.derivatives
@@ -189,7 +158,7 @@ class Engine:
             self.alias_words[base] = reach.alias_words(self.ops[n] for n in names)
         self.tag_count = Counter(t for op in opset.operators for t in op.tags)
         self.source_tags = frozenset(self.tag_count)
-        ok = not ODD_BREAKS.search(self.text) and not opset.aliases
+        ok = not ODD_BREAKS.search(native_file.text) and not opset.aliases
         if ok:
             try:
                 ok = self._cut_blocks(opset)
@@ -202,49 +171,19 @@ class Engine:
         return changes_between(before, self.records)
 
     def _cut_blocks(self, opset: OperatorSet) -> bool:
-        text = self.text
-        self.starts = block_starts(text)
-        ends = [*self.starts[1:], len(text)]
+        listed = self.entry_map.cut(self.entry_map.text, self._parse)
+        if listed is None:
+            return False
         by_line: dict[int, list[Operator]] = defaultdict(list)
         for op in opset.operators:
             by_line[op.line].append(op)
-        line = 1
-        for s, e in zip(self.starts, ends, strict=True):
-            chunk = text[s:e]
-            blk = Block(chunk, self._parse(chunk))
-            self.blocks.append(blk)
-            self.line_starts.append(line)
-            for raw in blk.parsed.entries:
-                name = entry_name(raw)
-                if name in self.entry_block:
-                    return False
-                self._index_entry(name, raw, blk)
-                ops = by_line.get(raw.line + line - 1, [])
-                self.owned[name] = tuple(op.name for op in ops)
-                for op in ops:
-                    self.op_owner[op.name] = name
-            line += blk.parsed.lines
+        for line, name in listed:
+            ops = by_line.get(line, [])
+            self.owned[name] = tuple(op.name for op in ops)
+            for op in ops:
+                self.op_owner[op.name] = name
         # Every operator must belong to an entry of some block, or the blocks disagree with the file.
-        return len(self.op_owner) == len(self.ops) and len(self.entry_block) == opset.entries
-
-    def _index_entry(self, name: str, raw: RawEntry, blk: Block) -> None:
-        self.entry_block[name] = blk
-        self.entry_raw[name] = raw
-        self.family[family_of(name)].add(name)
-        delegate = raw.data.get("structured_delegate")
-        if isinstance(delegate, str):
-            self.entry_delegators[delegate].add(name)
-
-    def _unindex_entry(self, name: str) -> None:
-        raw = self.entry_raw.pop(name)
-        del self.entry_block[name]
-        fam = self.family[family_of(name)]
-        fam.discard(name)
-        if not fam:
-            del self.family[family_of(name)]
-        delegate = raw.data.get("structured_delegate")
-        if isinstance(delegate, str):
-            self.entry_delegators[delegate].discard(name)
+        return len(self.op_owner) == len(self.ops) and len(listed) == opset.entries
 
     def _parse(self, chunk: str) -> ParsedBlock:
         hit = self._parsed.get(chunk)
@@ -263,30 +202,9 @@ class Engine:
         self._parsed[chunk] = parsed
         return parsed
 
-    # --- lines -----------------------------------------------------------------------------------
-
-    def _entry_line(self, name: str) -> int:
-        """An entry's ``- func:`` line in the current text."""
-        blk = self.entry_block[name]
-        start = self._line_memo.get(id(blk))
-        if start is None:
-            start = self._line_memo[id(blk)] = self.line_starts[self.blocks.index(blk)]
-        return start + self.entry_raw[name].line - 1
-
     def _current(self, op: Operator) -> Operator:
         """OP with its line as of the current text."""
-        return reach.moved(op, self._entry_line(self.op_owner[op.name]))
-
-    def _region_line(self, cut: Recut) -> int:
-        """The first line of the re-cut region, the same in the old text and the new."""
-        if cut.lo < len(self.blocks):
-            return self.line_starts[cut.lo]
-        return self.line_starts[-1] + self.blocks[-1].parsed.lines
-
-    def _line_delta(self, cut: Recut) -> int:
-        """How many lines the re-cut region grew by: the shift of every line below it."""
-        gone = self.blocks[cut.lo : cut.hi]
-        return sum(b.parsed.lines for b in cut.blocks) - sum(b.parsed.lines for b in gone)
+        return reach.moved(op, self.entry_map.line(self.op_owner[op.name]))
 
     # --- incremental ---------------------------------------------------------------------------
 
@@ -295,17 +213,21 @@ class Engine:
         if native_file is None:
             raise Rebuild
         self.display = native_file.display
-        cut = recut(self.blocks, self.starts, self.text, native_file.text, self._parse)
-        change = self._entry_change(cut, files)
+        emap = self.entry_map
+        cut, change = emap.recut(native_file.text, self._parse)
+        if emap.defines_twice(change):
+            self._duplicate(cut, change, files)
         derivs = self._derivatives(files)
 
         # --- from here on the state changes: invalid until the step completes ---
         self._valid = False
-        self._apply_recut(cut, change, native_file.text, files.meta)
+        emap.apply(cut, change, native_file.text)
+        self.meta = files.meta
+        self.entries += len(change.added) - len(change.removed)
         affected = reach.affected_entries(
-            [*change.removed, *change.added_names], self.family, self.entry_delegators
+            [*change.removed, *change.added_names], emap.family, emap.delegators
         )
-        build = sorted(affected | reach.delegates_needed(affected, self.entry_raw), key=self._entry_line)
+        build = sorted(affected | reach.delegates_needed(affected, emap.raw), key=emap.line)
         made = self._build_operators(build, affected, files)
         swap = self._swap_operators(change.removed, affected, made)
         touched = self._bases_to_redecide(cut, swap, derivs, files)
@@ -316,60 +238,19 @@ class Engine:
         self.stats["redecided"] += len(touched)
         return changes
 
-    def _entry_change(self, cut: Recut, files: SourceFiles) -> _EntryChange:
-        """The entries CUT takes out and brings in; an entry defined twice fails as the codegen does."""
-        change = _EntryChange(
-            removed=tuple(entry_name(r) for b in cut.removed for r in b.parsed.entries),
-            added=tuple((entry_name(r), r, b) for b in cut.added for r in b.parsed.entries),
-        )
-        leaving = set(change.removed)
-        seen: set[str] = set()
-        for name, _, _ in change.added:
-            if (name in self.entry_block and name not in leaving) or name in seen:
-                self._duplicate(change, cut, files)
-            seen.add(name)
-        return change
-
-    def _apply_recut(self, cut: Recut, change: _EntryChange, text: str, meta: SourceMeta) -> None:
-        """Put CUT's blocks in place of the old region, shift the offsets and lines below it, and
-        re-index the entries that came and went."""
-        lo, hi = cut.lo, cut.hi
-        line_delta = self._line_delta(cut)
-        fresh_lines = []
-        line = self._region_line(cut)
-        for blk in cut.blocks:
-            fresh_lines.append(line)
-            line += blk.parsed.lines
-        delta = len(text) - len(self.text)
-        self.blocks[lo:hi] = cut.blocks
-        self.starts = [*self.starts[:lo], *cut.starts, *(x + delta for x in self.starts[hi:])]
-        self.line_starts = [
-            *self.line_starts[:lo],
-            *fresh_lines,
-            *(x + line_delta for x in self.line_starts[hi:]),
-        ]
-        self.text = text
-        self._line_memo.clear()
-        self.meta = meta
-        self.entries += len(change.added) - len(change.removed)
-        for name in change.removed:
-            self._unindex_entry(name)
-        for name, raw, blk in change.added:
-            self._index_entry(name, raw, blk)
-
     def _build_operators(
         self, build: Sequence[str], affected: Iterable[str], files: SourceFiles
     ) -> dict[str, list[Operator]]:
         """The operators the BUILD entries (in file order) make, by the AFFECTED entry that owns them;
         the other entries of BUILD are there only for the kernels they lend."""
-        entries = tuple(replace(self.entry_raw[nm], line=self._entry_line(nm)) for nm in build)
+        entries = tuple(self.entry_map.entry(nm) for nm in build)
         try:
             opset = native.build_operators(
                 entries, meta=files.meta, native_display=self.display, tags=files.tags, derivatives=None
             )
         except OpdriftError as err:
             raise Rebuild from err
-        owner_of_line = {self._entry_line(nm): nm for nm in affected}
+        owner_of_line = {self.entry_map.line(nm): nm for nm in affected}
         made: dict[str, list[Operator]] = defaultdict(list)
         for op in opset.operators:
             owner = owner_of_line.get(op.line)
@@ -471,33 +352,14 @@ class Engine:
         self.source_tags = source_tags
         return True
 
-    def _duplicate(self, change: _EntryChange, cut: Recut, files: SourceFiles) -> None:
+    def _duplicate(self, cut: Recut, change: EntryChange, files: SourceFiles) -> None:
         """Raise the codegen's own error for an entry defined twice, without a cold rebuild.
 
         The whole-file build validates every entry, then fails on the first name defined a second
         time, in file order. Every entry that stays was valid before, so building the new entries
         plus the old definitions of their names, in file order, raises that same first error.
         """
-        gone = self.blocks[cut.lo : cut.hi]
-        line_delta = self._line_delta(cut)
-        line = self._region_line(cut)
-        new_line: dict[int, int] = {}
-        for blk in cut.blocks:
-            new_line[id(blk)] = line
-            line += blk.parsed.lines
-        found = [(new_line[id(blk)] + raw.line - 1, raw) for _, raw, blk in change.added]
-        for name in change.added_names:
-            old_blk = self.entry_block.get(name)
-            if old_blk is None:
-                continue
-            raw = self.entry_raw[name]
-            if id(old_blk) in new_line:  # a block re-cut but kept
-                found.append((new_line[id(old_blk)] + raw.line - 1, raw))
-            elif not any(old_blk is g for g in gone):
-                i = self.blocks.index(old_blk)
-                found.append((self.line_starts[i] + (line_delta if i >= cut.hi else 0) + raw.line - 1, raw))
-        found.sort(key=lambda f: f[0])
-        entries = tuple(replace(raw, line=line) for line, raw in found)
+        entries = self.entry_map.definitions_of_added(cut, change)
         try:
             native.build_operators(entries, meta=files.meta, native_display=self.display, tags=files.tags)
         except OpdriftError:
