@@ -561,7 +561,7 @@ def test_the_callers_git_environment_and_config_do_not_change_the_walk(
     assert [(e.sha, e.subject) for e in list_commits(str(repo), None, shas[-1], [NATIVE])] == expected
 
 
-# --- found by review: silent wrong numbers ---------------------------------------------------------
+# --- silent wrong numbers: figures that look plausible ---------------------------------------------
 
 _NEW_OP = "\n- func: opdrift_new_op(Tensor self) -> Tensor\n  dispatch:\n    CPU: opdrift_new_op\n"
 
@@ -572,7 +572,7 @@ def _walk(repo: Path, **kwargs: object) -> timeline.Timeline:
 
 def test_after_a_commit_built_cold_the_next_drift_is_not_everything(tmp_path: Path) -> None:
     """CRLF line endings leave a commit without entry blocks; the next commit's drift must still be
-    taken against its records (it was taken against nothing: 3104 added)."""
+    taken against its records, not against nothing (which would list all 3104 operators as added)."""
     crlf = release_text("2.14.1").replace("\n", "\r\n")
     repo = tmp_path / "repo"
     _small_history(repo, [crlf, crlf + _NEW_OP.replace("\n", "\r\n")])
@@ -583,7 +583,8 @@ def test_after_a_commit_built_cold_the_next_drift_is_not_everything(tmp_path: Pa
 
 def test_paths_outside_the_three_files_still_see_their_changes(tmp_path: Path) -> None:
     """README, then native_functions.yaml alone, then README again: walking --paths README, the second
-    README commit's figures are the file as it is then (they were the file at the first one)."""
+    README commit's figures are the file as it is then, not as it is at the first one: the files'
+    versions are carried through the commits the filter leaves out."""
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
     _small_history(repo, [text])
@@ -605,8 +606,8 @@ def test_paths_outside_the_three_files_still_see_their_changes(tmp_path: Path) -
 
 
 def test_a_subject_cannot_forge_a_file_change(tmp_path: Path) -> None:
-    """Only "\\n" ends a line of git's output; a subject holding U+2028 and a fake --raw line used to
-    be read as a change of native_functions.yaml."""
+    """Only "\\n" ends a line of git's output, so a subject holding U+2028 and a fake --raw line is
+    never read as a change of native_functions.yaml."""
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
     shas = _small_history(repo, [text, text + _NEW_OP])
@@ -640,7 +641,8 @@ def test_csv_cells_never_start_a_formula(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
     """Two overloads whose comments announce different alias targets: a cold parse takes the first
-    by name; the walk re-decided the base in set order, so the answer moved with PYTHONHASHSEED."""
+    by name, so the walk must re-decide the base in name order; set order would move the answer
+    with PYTHONHASHSEED."""
     text = release_text("2.14.1")
     pair = (
         "\n# alias for relu\n- func: opdrift_alias.a(Tensor self) -> Tensor\n"
