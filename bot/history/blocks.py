@@ -36,10 +36,11 @@ class ParsedBlock:
 
 
 class Block:
-    """A block of the current text and the operators built from it (names only: the engine owns them).
+    """A block of the current text and its parse.
 
-    Mutable on purpose: a block kept across a re-cut is the same object, so the engine's
-    entry → block index stays valid while only the block's position changes.
+    Compared by identity, not by value (so not a dataclass): two blocks of the same text are two
+    places in the file, and a block kept across a re-cut stays the same object, so the entry →
+    block index stays valid while only the block's position changes.
     """
 
     __slots__ = ("parsed", "text")
