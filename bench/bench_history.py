@@ -1,10 +1,10 @@
 """Benchmark: the incremental history walk vs classifying each commit cold (not a test).
 
 Builds a fine-grained PyTorch-shaped history (one commit per entry change) across several releases,
-walks it with `history.walk` (one GitReader, block cache, incremental classification), timing every
-commit, then classifies a sample of the same commits cold (``DIR@REV`` through the ordinary
-pipeline) and reports ms/commit and the ratio. Target: <= 5 ms per commit after the first, >= 20x
-faster than cold.
+walks it with `bot.history.walk.walk` (one GitReader, the block cache and incremental classification
+of `bot.history.engine`), timing every commit, then classifies a sample of the same commits cold
+(``DIR@REV`` through the ordinary pipeline) and reports ms/commit and the ratio. Target: <= 5 ms
+per commit after the first, >= 20x faster than cold.
 
     python bench/bench_history.py [--first 2.12.0] [--last 2.15.0] [--cap N] [--sample 25] [--keep DIR]
 """
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from pytorch_history import build_history  # noqa: E402
 
 from bot.errors import OpdriftError  # noqa: E402
-from bot.history import walk as history  # noqa: E402
+from bot.history.walk import WalkOptions, cold_point, walk  # noqa: E402
 from bot.sources.read import read_revision  # noqa: E402
 
 
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         def tick(done: int, total: int) -> None:
             stamps.append(time.perf_counter())
 
-        t = history.walk(str(dest), history.WalkOptions(keep_going=True), progress=tick)
+        t = walk(str(dest), WalkOptions(keep_going=True), progress=tick)
         per = [b - a_ for a_, b in zip([start, *stamps[:-1]], stamps, strict=True)]
         broken = sum(p.broken for p in t.points)
         rest = per[1:]
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         for sha in sample:
             c0 = time.perf_counter()
             try:
-                history.cold_point(read_revision(str(dest), sha))
+                cold_point(read_revision(str(dest), sha))
             except OpdriftError:
                 continue
             cold.append(time.perf_counter() - c0)

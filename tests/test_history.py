@@ -22,9 +22,13 @@ from bot.drift.changes import compute_drift
 from bot.errors import OpdriftError
 from bot.history import timeline
 from bot.history import walk as history
+from bot.history.blocks import block_starts
+from bot.history.engine import Engine
+from bot.history.figures import point_drift, summarize
 from bot.model import Snapshot
 from bot.operators import entries as nativeyaml
 from bot.render import timeline as timeline_render
+from bot.sources.gitlog import check_paths
 from bot.sources.read import read_revision
 
 # Two release steps of single-entry commits (2.12.0 → 2.13.0 removes many named-tensor overloads,
@@ -80,7 +84,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 @pytest.mark.parametrize("version", ["1.12.0", "2.0.0", "2.14.1", "2.15.0"])
 def test_blocks_parse_alone_like_the_whole_file(version: str) -> None:
     text = release_text(version)
-    starts = history.block_starts(text)
+    starts = block_starts(text)
     ends = [*starts[1:], len(text)]
     assert "".join(text[a:b] for a, b in zip(starts, ends, strict=True)) == text
     joined = []
@@ -96,7 +100,7 @@ def test_blocks_parse_alone_like_the_whole_file(version: str) -> None:
 
 def test_block_of_an_entry_takes_the_comments_above_it() -> None:
     text = "- func: a(Tensor x) -> Tensor\n  # trailing note\n\n# b, alias for a\n- func: b(Tensor x) -> Tensor\n"
-    starts = history.block_starts(text)
+    starts = block_starts(text)
     assert [text[s:].split("\n", 1)[0] for s in starts] == [
         "- func: a(Tensor x) -> Tensor",
         "  # trailing note",
@@ -156,7 +160,7 @@ def test_an_entry_moved_past_its_siblings_re_decides_its_base(tmp_path: Path) ->
     walked = history.walk(str(tmp_path / "pytorch"), KEEP)
     assert [p.sha for p in walked.points] == shas
     for point, sha in zip(walked.points[:2], shas, strict=False):
-        s = history.summarize(history.cold_point(read_revision(str(tmp_path / "pytorch"), sha)))
+        s = summarize(history.cold_point(read_revision(str(tmp_path / "pytorch"), sha)))
         assert (point.base_operators, point.by_category) == (s.base_operators, s.by_category)
     assert dict(walked.points[1].by_category or ())["factory"] == 1  # foo.b takes no tensor: a factory now
     # "..." ends the YAML document: fine in one block alone, invalid in the whole file, as cold says.
@@ -177,7 +181,7 @@ def test_every_point_equals_cold_classification(
             assert point.operators is None and point.drift is None
             continue
         assert not point.broken, commit.subject
-        s = history.summarize(snap)
+        s = summarize(snap)
         assert (point.entries, point.operators, point.base_operators, point.by_category) == (
             s.entries,
             s.operators,
@@ -185,7 +189,7 @@ def test_every_point_equals_cold_classification(
             s.by_category,
         ), commit.subject
         if prev is not None:
-            assert point.drift == history.point_drift(prev_sha, compute_drift(prev, snap)), commit.subject
+            assert point.drift == point_drift(prev_sha, compute_drift(prev, snap)), commit.subject
         prev, prev_sha = snap, commit.sha
 
 
@@ -198,7 +202,7 @@ def test_fine_commits_change_what_they_say(walked: timeline.Timeline, fine: Hist
 
 
 def test_engine_state_is_the_cold_snapshot(fine: History, cold: dict[str, Snapshot | str]) -> None:
-    engine = history.Engine()
+    engine = Engine()
     repo = str(fine.path)
     for i, c in enumerate(fine.commits):
         want = cold[c.sha]
@@ -390,7 +394,7 @@ def test_keep_going_records_the_broken_commit(
         history.cold_point(read_revision(str(h.path), last_good)),
         history.cold_point(read_revision(str(h.path), fixed)),
     )
-    assert after.drift == history.point_drift(last_good, want)
+    assert after.drift == point_drift(last_good, want)
     # shards agree with the single run around the broken commit
     parts = [
         (str(i), history.walk(str(h.path), history.WalkOptions(shard=(i, 4), keep_going=True)))
@@ -478,7 +482,7 @@ def test_progress_is_silent_off_a_terminal() -> None:
 
 
 def test_paths_are_normalised_and_patterns_refused(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
-    assert history.check_paths(["./aten/src/ATen/native/native_functions.yaml", "tools/autograd/"]) == (
+    assert check_paths(["./aten/src/ATen/native/native_functions.yaml", "tools/autograd/"]) == (
         "aten/src/ATen/native/native_functions.yaml",
         "tools/autograd",
     )
@@ -535,7 +539,7 @@ def test_the_callers_git_environment_and_config_do_not_change_the_walk(
     """What git lists must not depend on who runs the walk: `git -c` (inherited through
     GIT_CONFIG_PARAMETERS by anything git starts), GIT_CONFIG_COUNT, a shallow file, or the
     repository's own config turning off the root commit or re-encoding subjects."""
-    from bot.history.walk import list_commits
+    from bot.sources.gitlog import list_commits
 
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
@@ -558,7 +562,7 @@ def test_the_callers_git_environment_and_config_do_not_change_the_walk(
     assert [(e.sha, e.subject) for e in list_commits(str(repo), None, shas[-1], [NATIVE])] == expected
 
 
-# --- found by review: silent wrong numbers ---------------------------------------------------------
+# --- silent wrong numbers: figures that look plausible ---------------------------------------------
 
 _NEW_OP = "\n- func: opdrift_new_op(Tensor self) -> Tensor\n  dispatch:\n    CPU: opdrift_new_op\n"
 
@@ -569,7 +573,7 @@ def _walk(repo: Path, **kwargs: object) -> timeline.Timeline:
 
 def test_after_a_commit_built_cold_the_next_drift_is_not_everything(tmp_path: Path) -> None:
     """CRLF line endings leave a commit without entry blocks; the next commit's drift must still be
-    taken against its records (it was taken against nothing: 3104 added)."""
+    taken against its records, not against nothing (which would list all 3104 operators as added)."""
     crlf = release_text("2.14.1").replace("\n", "\r\n")
     repo = tmp_path / "repo"
     _small_history(repo, [crlf, crlf + _NEW_OP.replace("\n", "\r\n")])
@@ -580,7 +584,8 @@ def test_after_a_commit_built_cold_the_next_drift_is_not_everything(tmp_path: Pa
 
 def test_paths_outside_the_three_files_still_see_their_changes(tmp_path: Path) -> None:
     """README, then native_functions.yaml alone, then README again: walking --paths README, the second
-    README commit's figures are the file as it is then (they were the file at the first one)."""
+    README commit's figures are the file as it is then, not as it is at the first one: the files'
+    versions are carried through the commits the filter leaves out."""
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
     _small_history(repo, [text])
@@ -602,8 +607,8 @@ def test_paths_outside_the_three_files_still_see_their_changes(tmp_path: Path) -
 
 
 def test_a_subject_cannot_forge_a_file_change(tmp_path: Path) -> None:
-    """Only "\\n" ends a line of git's output; a subject holding U+2028 and a fake --raw line used to
-    be read as a change of native_functions.yaml."""
+    """Only "\\n" ends a line of git's output, so a subject holding U+2028 and a fake --raw line is
+    never read as a change of native_functions.yaml."""
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
     shas = _small_history(repo, [text, text + _NEW_OP])
@@ -637,7 +642,8 @@ def test_csv_cells_never_start_a_formula(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
     """Two overloads whose comments announce different alias targets: a cold parse takes the first
-    by name; the walk re-decided the base in set order, so the answer moved with PYTHONHASHSEED."""
+    by name, so the walk must re-decide the base in name order; set order would move the answer
+    with PYTHONHASHSEED."""
     text = release_text("2.14.1")
     pair = (
         "\n# alias for relu\n- func: opdrift_alias.a(Tensor self) -> Tensor\n"
@@ -647,7 +653,7 @@ def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     _small_history(repo, [text + pair, text + edited])
     script = (
-        "import sys; from bot import history; "
+        "import sys; from bot.history import walk as history; "
         "t = history.walk(sys.argv[1], history.WalkOptions()); d = t.points[-1].drift; "
         "print(d.changed, d.added, d.removed)"
     )

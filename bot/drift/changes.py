@@ -23,6 +23,7 @@ from bot.model import OpRecord, Snapshot, SourceMeta
 from bot.schema.compare import Detail, argument_types, diff_schemas
 from bot.schema.grammar import parse_schema
 from bot.schema.model import FunctionSchema
+from bot.taxonomy.counts import count_by_bucket
 
 ChangeKind = Literal["added", "removed", "renamed", "changed"]
 
@@ -424,11 +425,14 @@ def bucket_counts(base: Snapshot, head: Snapshot) -> tuple[BucketCount, ...]:
     return tuple(BucketCount(b, before.get(b, 0), after.get(b, 0)) for b in names)
 
 
-def _counts(snap: Snapshot) -> Counter[str]:
+def _counts(snap: Snapshot) -> dict[str, int]:
+    """The buckets that hold base operators, with how many; a snapshot without decisions (a partial
+    one, of changed records only) is counted from its records' bases."""
     if snap.decisions:
-        return Counter(d.bucket for d in snap.decisions.values())
-    buckets = {rec.base: rec.bucket for rec in snap.operators.values()}
-    return Counter(buckets.values())
+        counts = count_by_bucket(d.bucket for d in snap.decisions.values())
+    else:
+        counts = count_by_bucket({rec.base: rec.bucket for rec in snap.operators.values()}.values())
+    return {b: n for b, n in counts.items() if n}
 
 
 def compute_drift(base: Snapshot, head: Snapshot) -> Drift:

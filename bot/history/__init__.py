@@ -1,5 +1,8 @@
 """The history stage: the per-commit walk over a repository's operator files, and what uses it.
 
-The walk reads each commit through the sources stage, re-decides only what changed, and records one
-timeline point per commit; `attribution` finds which commit made each change of a report.
+`walk` lists the commits (through `bot.sources.gitlog`) and gives one timeline point per commit, with
+its figures and its drift from the previous good point; `blocks`, `entrymap` and `reach` find what a
+commit's edit touched, `engine` re-decides only that (through the taxonomy's own decision), `cache`
+keeps results on disk, `timeline` holds the records and their JSON form, and `attribution` names the
+commits behind a report's changes.
 """

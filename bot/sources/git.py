@@ -57,7 +57,7 @@ def git_env(config: Mapping[str, str] | None = None) -> dict[str, str]:
     one named with ``-C``, and a shallow or graft file another history. Everything else stays:
     ``safe.directory`` given through ``GIT_CONFIG_*``, ``GIT_SSH_COMMAND`` for a partial clone's lazy
     fetches. Where the caller's config could change what git prints, the command pins it with
-    ``-c`` (see history.list_commits), which git applies after the environment's.
+    ``-c`` (see gitlog.list_commits), which git applies after the environment's.
 
     `config` is passed as ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` (git 2.31+), after any the caller's
     environment holds. Unlike ``git -c``, which puts the value in the process list that every local

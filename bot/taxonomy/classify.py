@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -30,7 +30,7 @@ from bot.model import (
     new_op_record,
 )
 from bot.taxonomy.baseop import BaseOp, make_base_op
-from bot.taxonomy.buckets import BUCKETS
+from bot.taxonomy.counts import count_by_bucket
 from bot.taxonomy.overrides import Overrides
 from bot.taxonomy.rules import RULES, Rule
 
@@ -88,7 +88,7 @@ def alias_from_comments(
 # --- grouping ------------------------------------------------------------------------------------
 
 
-def _resolved_kernels(operators: tuple[Operator, ...]) -> dict[str, tuple[str, ...]]:
+def resolved_kernels(operators: Sequence[Operator]) -> dict[str, tuple[str, ...]]:
     """Backend keys per operator: its own, plus its structured_delegate's (``add.Tensor`` runs on the
     CPU/CUDA kernels of ``add.out`` and lists only its extra backends itself)."""
     # Operator.backends, inlined: this runs for every operator of every snapshot.
@@ -114,20 +114,39 @@ def base_operators(opset: OperatorSet) -> dict[str, BaseOp]:
         groups[op.base].append(op)
     bases = frozenset(groups)
     source_tags = frozenset().union(*[op.tags for op in opset.operators])
-    kernels = MappingProxyType(_resolved_kernels(opset.operators))
-    result: dict[str, BaseOp] = {}
-    for name, ops in groups.items():
-        alias_of: str | None = None
-        evidence = ""
-        mapped = opset.aliases.get(name)
-        if mapped is not None:
-            alias_of, evidence = mapped, "the source's alias map"
-        elif any(op.comments for op in ops):
-            found = alias_from_comments(name, [o for o in ops if o.autogen_from is None], bases)
-            if found is not None:
-                alias_of, evidence = found
-        result[name] = make_base_op(name, tuple(ops), bases, kernels, alias_of, evidence, source_tags)
-    return result
+    kernels = MappingProxyType(resolved_kernels(opset.operators))
+    return {
+        name: base_operator(
+            name, tuple(ops), bases=bases, kernels=kernels, aliases=opset.aliases, source_tags=source_tags
+        )
+        for name, ops in groups.items()
+    }
+
+
+def base_operator(
+    name: str,
+    ops: tuple[Operator, ...],
+    *,
+    bases: frozenset[str],
+    kernels: Mapping[str, tuple[str, ...]],
+    aliases: Mapping[str, str],
+    source_tags: frozenset[str],
+) -> BaseOp:
+    """One base operator as the rules see it: OPS are its operators; BASES, KERNELS (`resolved_kernels`
+    of at least OPS and their delegates), ALIASES and SOURCE_TAGS are the whole source's views.
+
+    Its alias comes from the source's alias map, else from a comment above one of its entries.
+    """
+    alias_of: str | None = None
+    evidence = ""
+    mapped = aliases.get(name)
+    if mapped is not None:
+        alias_of, evidence = mapped, "the source's alias map"
+    elif any(op.comments for op in ops):
+        found = alias_from_comments(name, [o for o in ops if o.autogen_from is None], bases)
+        if found is not None:
+            alias_of, evidence = found
+    return make_base_op(name, ops, bases, kernels, alias_of, evidence, source_tags)
 
 
 def decide(op: BaseOp, rules: tuple[Rule, ...] = RULES) -> Decision:
@@ -138,6 +157,11 @@ def decide(op: BaseOp, rules: tuple[Rule, ...] = RULES) -> Decision:
             return new_decision(bucket=rule.bucket, rule=rule.id, reason=why)
     # The table ends with an always-matching rule; a table without one is a programming error.
     raise LookupError(f"no rule matched {op.name}; the rule table must end with a catch-all")
+
+
+def decide_base(op: BaseOp, overrides: Overrides | None) -> Decision:
+    """A base operator's decision: the user's override when there is one, else the rule table's."""
+    return _override_decision(op.name, overrides) or decide(op)
 
 
 def _override_decision(base: str, overrides: Overrides | None) -> Decision | None:
@@ -252,22 +276,10 @@ def classify(opset: OperatorSet, overrides: Overrides | None = None) -> Snapshot
 
 def _classify(opset: OperatorSet, overrides: Overrides | None) -> Snapshot:
     bases = base_operators(opset)
-    decisions = {name: _override_decision(name, overrides) or decide(base) for name, base in bases.items()}
-    derivatives = opset.derivatives
+    decisions = {name: decide_base(base, overrides) for name, base in bases.items()}
     records: dict[str, OpRecord] = {}
-    for op in opset.operators:
-        decision = decisions[op.base]
-        records[op.name] = new_op_record(
-            name=op.name,
-            base=op.base,
-            overload=op.overload,
-            schema=op.schema,
-            bucket=decision.bucket,
-            rule=decision.rule,
-            kind=op.kind,
-            facets=facets_of(op, bases[op.base], derivatives),
-            line=op.line,
-        )
+    for name, base in bases.items():
+        records.update(base_records(base, decisions[name], opset.derivatives))
     return Snapshot(
         meta=opset.meta,
         entries=opset.entries,
@@ -276,6 +288,24 @@ def _classify(opset: OperatorSet, overrides: Overrides | None) -> Snapshot:
         native_display=opset.native_display,
         warnings=opset.warnings,
     )
+
+
+def base_records(base: BaseOp, decision: Decision, derivatives: frozenset[str] | None) -> dict[str, OpRecord]:
+    """The records of a base operator's registered operators, all in the bucket of its DECISION."""
+    return {
+        op.name: new_op_record(
+            name=op.name,
+            base=op.base,
+            overload=op.overload,
+            schema=op.schema,
+            bucket=decision.bucket,
+            rule=decision.rule,
+            kind=op.kind,
+            facets=facets_of(op, base, derivatives),
+            line=op.line,
+        )
+        for op in base.overloads
+    }
 
 
 def reclassify(snapshot: Snapshot, overrides: Overrides) -> Snapshot:
@@ -317,7 +347,4 @@ def resolve_op(snapshot: Snapshot, op: str) -> tuple[str, list[OpRecord]]:
 
 def bucket_counts(decisions: Mapping[str, Decision]) -> dict[str, int]:
     """Base operators per bucket, every bucket of the table present (zeros included), in table order."""
-    counts = dict.fromkeys(BUCKETS, 0)
-    for decision in decisions.values():
-        counts[decision.bucket] = counts.get(decision.bucket, 0) + 1
-    return counts
+    return count_by_bucket(d.bucket for d in decisions.values())

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from bot.model import Snapshot
-from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS
+from bot.taxonomy.buckets import CORE_BUCKETS
+from bot.taxonomy.counts import count_by_bucket
 
 IMPLICIT = "CompositeImplicitAutograd"
 
@@ -76,10 +77,9 @@ class Stats:
 
 
 def compute_stats(snapshot: Snapshot) -> Stats:
-    by_category = dict.fromkeys(BUCKETS, 0)
+    by_category = count_by_bucket(d.bucket for d in snapshot.decisions.values())
     by_rule: dict[str, int] = {}
     for decision in snapshot.decisions.values():
-        by_category[decision.bucket] = by_category.get(decision.bucket, 0) + 1
         by_rule[decision.rule] = by_rule.get(decision.rule, 0) + 1
     core_set = frozenset(CORE_BUCKETS)
     records = snapshot.operators.values()
