@@ -17,6 +17,7 @@ from pathlib import Path
 from bot import __version__
 from bot.history.figures import Summary
 from bot.history.timeline import PointDrift
+from bot.shapes import COUNTS, INTEGER, STRINGS, Kind
 from bot.taxonomy.overrides import Overrides
 
 
@@ -102,17 +103,22 @@ def encode_summary(s: Summary) -> dict[str, object]:
 def decode_summary(d: Mapping[str, object]) -> Summary | None:
     nums = [d.get(k) for k in ("entries", "operators", "base_operators")]
     cats = d.get("by_category")
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in nums) or not isinstance(cats, dict):
+    if not all(INTEGER.accepts(n) for n in nums) or not COUNTS.accepts(cats):
         return None
-    if not all(
-        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in cats.items()
-    ):
-        return None
-    e, o, b = (int(str(n)) for n in nums)
-    return Summary(entries=e, operators=o, base_operators=b, by_category=tuple(sorted(cats.items())))
+    e, o, b = (INTEGER.convert(n) for n in nums)
+    return Summary(
+        entries=e, operators=o, base_operators=b, by_category=tuple(sorted(COUNTS.convert(cats).items()))
+    )
 
 
 _DRIFT_LISTS = ("added", "removed", "changed", "breaking", "needs_kernel")
+_RENAMES: Kind[list[list[str]]] = Kind(
+    "a list of [old, new] name pairs",
+    lambda v: (
+        isinstance(v, list)
+        and all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in v)
+    ),
+)
 
 
 def encode_drift(d: PointDrift) -> dict[str, object]:
@@ -122,18 +128,8 @@ def encode_drift(d: PointDrift) -> dict[str, object]:
 
 
 def decode_drift(d: Mapping[str, object], base: str) -> PointDrift | None:
-    lists: dict[str, tuple[str, ...]] = {}
-    for k in _DRIFT_LISTS:
-        v = d.get(k)
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            return None
-        lists[k] = tuple(v)
-    ren = d.get("renamed")
-    if not isinstance(ren, list):
+    if not all(STRINGS.accepts(d.get(k)) for k in _DRIFT_LISTS) or not _RENAMES.accepts(d.get("renamed")):
         return None
-    pairs: list[tuple[str, str]] = []
-    for p in ren:
-        if not (isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)):
-            return None
-        pairs.append((p[0], p[1]))
-    return PointDrift(base=base, renamed=tuple(pairs), **lists)
+    lists = {k: STRINGS.convert(d.get(k)) for k in _DRIFT_LISTS}
+    renamed = tuple((old, new) for old, new in _RENAMES.convert(d.get("renamed")))
+    return PointDrift(base=base, renamed=renamed, **lists)
