@@ -182,3 +182,33 @@ __all__ = [
     "touched",
     "walk_range",
 ]
+
+
+def attribute_walk(
+    repo: str,
+    changes: Sequence[Change],
+    base: SourceMeta,
+    head: SourceMeta,
+    *,
+    upstream: str,
+    from_rev: str | None = None,
+    to_rev: str | None = None,
+    chart_points: int = 0,
+    overrides: Overrides | None = None,
+    warn: Callable[[str], None] | None = None,
+    note: Callable[[str], None] | None = None,
+) -> tuple[dict[str, Attribution], str]:
+    """Walk REPO over BASE..HEAD (or --from/--to) and attribute each change to the commit that
+    introduced it; also the Mermaid chart of the walk's last `chart_points` points ('' for 0).
+
+    `note` receives the one-line summary of how much was attributed.
+    """
+    from bot.history.timeline import chart_of_last
+
+    start, end = history_range(base, head, from_rev, to_rev)
+    walked = walk_range(repo, start, end, overrides=overrides, warn=warn)
+    found = attribute(changes, walked.points, upstream=upstream)
+    if note is not None:
+        note(summary_line(found, len(changes), len(walked.points)))
+    chart = chart_of_last(walked, chart_points) if chart_points else ""
+    return found, chart
