@@ -1,7 +1,7 @@
-"""Runners of the commands that read SOURCEs and print a report: snapshot, stats, explain, diff, coverage.
+"""Runners of `diff` (the drift report between two SOURCEs) and `coverage` (a backend against SOURCE).
 
-Each runner imports its stages when it runs, so that `stats` or `snapshot` never loads the Jinja
-renderer, and none of them loads the GitHub client.
+Each runner imports its stages when it runs: the two share no renderer, and neither loads the GitHub
+client.
 """
 
 from __future__ import annotations
@@ -14,35 +14,6 @@ from bot.cli.common import EXIT_FINDING, EXIT_OK, load, load_pair, warn, write_o
 
 if TYPE_CHECKING:
     from bot.coverage.backends import BackendList
-
-
-def run_snapshot(args: argparse.Namespace) -> int:
-    from bot import snapshot
-    from bot.taxonomy.overrides import load_overrides
-
-    overrides = load_overrides(args.overrides) if args.overrides else None
-    snap = load(args.source, overrides)
-    write_output(snapshot.to_json(snap), args.output)
-    return EXIT_OK
-
-
-def run_stats(args: argparse.Namespace) -> int:
-    from bot.taxonomy.overrides import load_overrides
-    from bot.taxonomy.stats import RENDERERS, compute_stats
-
-    overrides = load_overrides(args.overrides) if args.overrides else None
-    stats = compute_stats(load(args.source, overrides))
-    write_output(RENDERERS[args.format](stats), args.output)
-    return EXIT_OK
-
-
-def run_explain(args: argparse.Namespace) -> int:
-    from bot.taxonomy.classify import explain
-    from bot.taxonomy.overrides import load_overrides
-
-    overrides = load_overrides(args.overrides) if args.overrides else None
-    sys.stdout.write(explain(load(args.source, overrides), args.op))
-    return EXIT_OK
 
 
 def run_diff(args: argparse.Namespace) -> int:
