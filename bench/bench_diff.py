@@ -30,7 +30,8 @@ from bench_parse import clear_torchgen_caches  # noqa: E402  # bench/ is sys.pat
 from bot import pipeline  # noqa: E402
 from bot.drift.changes import compute_drift  # noqa: E402
 from bot.operators import native  # noqa: E402
-from bot.render.report import context_for, render  # noqa: E402
+from bot.render.context import context_for  # noqa: E402
+from bot.render.report import render  # noqa: E402
 from bot.schema import grammar as schema  # noqa: E402
 from bot.taxonomy import classify as taxonomy  # noqa: E402
 

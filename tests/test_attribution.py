@@ -22,7 +22,8 @@ from bot.history.attribution import (
 )
 from bot.history.timeline import Point, PointDrift
 from bot.model import SourceMeta
-from bot.render.report import ReportContext, render
+from bot.render.context import ReportContext
+from bot.render.report import render
 from bot.text import ZWJ
 
 

@@ -25,23 +25,15 @@ from driftcases import (
 
 from bot.drift.allowlist import acknowledge, parse_allowlist
 from bot.drift.changes import Drift, compute_drift
+from bot.drift.policy import FailOn, failing
 from bot.drift.warnings import SourceWarning
 from bot.errors import ConfigError
+from bot.render.context import ReportContext, context_for
+from bot.render.drift_json import to_json
+from bot.render.fit import GITHUB_BODY_LIMIT, MAX_KERNEL_OPS
 from bot.render.jinja import templates_root
-from bot.render.report import (
-    GITHUB_BODY_LIMIT,
-    MARKERS,
-    MAX_KERNEL_OPS,
-    PR_COMMENT_MARKER,
-    WEEKLY_ISSUE_MARKER,
-    FailOn,
-    Format,
-    ReportContext,
-    context_for,
-    failing,
-    render,
-    to_json,
-)
+from bot.render.markers import MARKERS, PR_COMMENT_MARKER, WEEKLY_ISSUE_MARKER, Format
+from bot.render.report import render
 from bot.text import ZWJ, code, md
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -583,7 +575,7 @@ def test_diff_command_exit_codes_and_output(
 
 def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> None:
     from bot.render.context import BackendGap
-    from bot.render.report import MAX_GAP_OPS
+    from bot.render.fit import MAX_GAP_OPS
 
     drift = compute_drift(*realistic_pair())
     many = tuple(f"op_{i:03d}" for i in range(MAX_GAP_OPS + 5))

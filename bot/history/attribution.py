@@ -182,3 +182,29 @@ __all__ = [
     "touched",
     "walk_range",
 ]
+
+
+def attribute_walk(
+    repo: str,
+    changes: Sequence[Change],
+    base: SourceMeta,
+    head: SourceMeta,
+    *,
+    upstream: str,
+    from_rev: str | None = None,
+    to_rev: str | None = None,
+    overrides: Overrides | None = None,
+    warn: Callable[[str], None] | None = None,
+    note: Callable[[str], None] | None = None,
+) -> tuple[dict[str, Attribution], Timeline]:
+    """Walk REPO over BASE..HEAD (or --from/--to) and attribute each change to the commit that
+    introduced it; also the walk itself, for a chart of its last points.
+
+    `note` receives the one-line summary of how much was attributed.
+    """
+    start, end = history_range(base, head, from_rev, to_rev)
+    walked = walk_range(repo, start, end, overrides=overrides, warn=warn)
+    found = attribute(changes, walked.points, upstream=upstream)
+    if note is not None:
+        note(summary_line(found, len(changes), len(walked.points)))
+    return found, walked

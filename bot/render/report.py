@@ -5,20 +5,15 @@ when a template is rendered), JSON through `bot.render.drift_json`. The pieces: 
 (`bot.render.view`), the words the templates call (`bot.render.helpers`), the size caps and their
 bisection (`bot.render.fit`), the markers the publisher searches for (`bot.render.markers`) and the
 context a caller passes (`bot.render.context`). Rendering is pure: `render` returns a string.
-
-The names below that live in those modules (and `failing`, the ``--fail-on`` policy of
-`bot.drift.policy`) stay importable from here for the callers that know this module.
 """
 
 from __future__ import annotations
 
 from bot import __version__
-from bot.drift.changes import IMPLICIT, Drift, kernel_required
-from bot.drift.policy import DEFAULT_FAIL_ON, FAIL_ON, FailOn, failing
-from bot.render.context import BackendGap, ReportContext, blob_url, context_for
-from bot.render.drift_json import JSON_VERSION, render_json, to_json
+from bot.drift.changes import IMPLICIT, Drift
+from bot.render.context import ReportContext
+from bot.render.drift_json import render_json
 from bot.render.fit import (
-    GITHUB_BODY_LIMIT,
     LEAD_WEIGHT,
     LIMITS,
     MAX_DETAILS,
@@ -32,12 +27,6 @@ from bot.render.fit import (
 )
 from bot.render.helpers import Helpers, mentions
 from bot.render.markers import (
-    FORMATS,
-    JOB_SUMMARY_MARKER,
-    MARKERS,
-    PR_COMMENT_MARKER,
-    REPORT_MARKER,
-    WEEKLY_ISSUE_MARKER,
     Format,
     marker_for,
 )
@@ -103,29 +92,3 @@ def render(drift: Drift, fmt: Format, *, context: ReportContext) -> str:
     if best is not None:
         return best
     return fallback(marker_for(fmt, context.marker), view, context.full_report_url, limit)
-
-
-__all__ = [
-    "DEFAULT_FAIL_ON",
-    "FAIL_ON",
-    "FORMATS",
-    "GITHUB_BODY_LIMIT",
-    "JOB_SUMMARY_MARKER",
-    "JSON_VERSION",
-    "MARKERS",
-    "MAX_GAP_OPS",
-    "MAX_KERNEL_OPS",
-    "PR_COMMENT_MARKER",
-    "REPORT_MARKER",
-    "WEEKLY_ISSUE_MARKER",
-    "BackendGap",
-    "FailOn",
-    "Format",
-    "ReportContext",
-    "blob_url",
-    "context_for",
-    "failing",
-    "kernel_required",
-    "render",
-    "to_json",
-]

@@ -19,7 +19,6 @@ import os
 import re
 import zipfile
 import zlib
-from email.parser import HeaderParser
 from pathlib import Path
 
 from bot.errors import GitError, OpdriftError, SourceError
@@ -297,6 +296,10 @@ def _read_member(z: zipfile.ZipFile, name: str, wheel: str) -> TextFile:
 def _wheel_version(z: zipfile.ZipFile, names: set[str], wheel: str) -> str | None:
     for name in sorted(names):
         if _METADATA.fullmatch(name):
+            # Imported here: the email package costs every other SOURCE kind's start-up, and only a
+            # wheel's METADATA needs it.
+            from email.parser import HeaderParser
+
             metadata = _read_member(z, name, wheel).text
             version = HeaderParser().parsestr(metadata).get("Version")
             if version:

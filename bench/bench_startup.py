@@ -1,0 +1,146 @@
+"""Benchmark: a whole `opdrift stats` process against a whole torchgen `parse_native_yaml` process.
+
+    python bench/bench_startup.py [--repeat N] [--torchgen DIR] [--json [FILE]] [FILE]
+
+bench_parse.py times the parse inside one process; this times what a user waits for: interpreter
+start, imports, reading the file, and (for opdrift) classifying and printing the table. FILE defaults
+to the vendored 2.14.1 release (tests/data/releases, decompressed to a temporary folder); its
+tags.yaml is taken from beside FILE. torchgen comes from ``--torchgen DIR`` (a folder holding
+torchgen/, e.g. unzipped from a torch wheel), or from the environment when it is importable.
+
+Each contender runs once untimed first, so that both start with their bytecode caches written, as
+an installed tool does. The timed runs alternate (opdrift, torchgen, opdrift, ...), so that a busy
+machine slows both alike. The clock is the child's CPU time (user + system, from getrusage), wall
+time is shown too; the table shows medians and torchgen's median over opdrift's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_RELEASE = ROOT / "tests" / "data" / "releases" / "2.14.1"
+OURS = "opdrift stats (whole process)"
+TORCHGEN = "torchgen parse_native_yaml (whole process)"
+BARE = "python -c pass (interpreter start alone)"
+
+_TORCHGEN_PROBE = """
+import sys
+if sys.argv[1]:
+    sys.path.insert(0, sys.argv[1])
+from torchgen.gen import parse_native_yaml
+parse_native_yaml(sys.argv[2], sys.argv[3])
+"""
+
+
+def _default_file(folder: Path) -> Path:
+    for name in ("native_functions.yaml", "tags.yaml"):
+        (folder / name).write_bytes(lzma.decompress((DEFAULT_RELEASE / f"{name}.xz").read_bytes()))
+    return folder / "native_functions.yaml"
+
+
+def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run ARGV to completion (its output discarded); its CPU time (user + system) and wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, env=env, cwd=ROOT, check=True)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall
+
+
+def _torchgen_importable(folder: str, env: dict[str, str]) -> bool:
+    probe = "import sys\nif sys.argv[1]: sys.path.insert(0, sys.argv[1])\nimport torchgen.gen"
+    done = subprocess.run([sys.executable, "-c", probe, folder], env=env, capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "file", nargs="?", type=Path, help="a native_functions.yaml (default: vendored 2.14.1)"
+    )
+    parser.add_argument("--repeat", type=int, default=9, help="timed runs per contender (default 9)")
+    parser.add_argument("--torchgen", metavar="DIR", default="", help="a folder containing torchgen/")
+    parser.add_argument(
+        "--json", nargs="?", const="-", metavar="FILE", help="write the results as JSON (default: stdout)"
+    )
+    args = parser.parse_args(argv)
+
+    # The child sees this checkout's bot/, and no PYTHON* setting of ours (no -X importtime, no -B).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(ROOT)
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path: Path = args.file or _default_file(Path(tmp))
+        tags = path.with_name("tags.yaml")
+        contenders = {
+            OURS: [sys.executable, "-m", "bot", "stats", str(path)],
+            BARE: [sys.executable, "-c", "pass"],
+        }
+        if _torchgen_importable(args.torchgen, env):
+            contenders[TORCHGEN] = [
+                sys.executable,
+                "-c",
+                _TORCHGEN_PROBE,
+                args.torchgen,
+                str(path),
+                str(tags),
+            ]
+        else:
+            notes.append("torchgen skipped: not importable (pass --torchgen DIR, a folder holding torchgen/)")
+        for command in contenders.values():  # warm: bytecode caches written
+            _run(command, env)
+        times: dict[str, dict[str, list[float]]] = {name: {"cpu": [], "wall": []} for name in contenders}
+        for _ in range(args.repeat):
+            for name, command in contenders.items():
+                cpu, wall = _run(command, env)
+                times[name]["cpu"].append(cpu)
+                times[name]["wall"].append(wall)
+
+    medians = {name: {k: statistics.median(v) for k, v in t.items()} for name, t in times.items()}
+    reference = medians.get(TORCHGEN)
+    ratios = {name: None if reference is None else reference["cpu"] / m["cpu"] for name, m in medians.items()}
+    if args.json is not None:
+        result = {
+            "file": path.name if args.file is None else str(path),
+            "repeat": args.repeat,
+            "python": platform.python_version(),
+            "clock": "child process CPU time (user + system), median of the repeats",
+            "median_ms": {name: round(m["cpu"] * 1000, 1) for name, m in medians.items()},
+            "median_wall_ms": {name: round(m["wall"] * 1000, 1) for name, m in medians.items()},
+            "torchgen_over": {name: None if r is None else round(r, 2) for name, r in ratios.items()},
+            "notes": notes,
+        }
+        out = json.dumps(result, indent=2, sort_keys=True) + "\n"
+        if args.json == "-":
+            sys.stdout.write(out)
+        else:
+            Path(args.json).write_text(out, "utf-8")
+        return 0
+
+    print(f"{path.name}: whole processes, medians of {args.repeat} runs each, interleaved (CPU time)")
+    print(f"{'contender':44} {'cpu ms':>8} {'wall ms':>8} {'torchgen/this':>14}")
+    for name, m in medians.items():
+        ratio = ratios[name]
+        shown = "-" if ratio is None else f"{ratio:.1f}x"
+        print(f"{name:44} {m['cpu'] * 1000:8.1f} {m['wall'] * 1000:8.1f} {shown:>14}")
+    for note in notes:
+        print(f"note: {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""The arguments of the user-facing commands (snapshot, stats, explain, diff, comment, issue, history,
+history-merge, coverage): each ``add_<name>(p)`` fills the subparser the registry made for it.
+
+Only argparse and bot.cli.options are imported: building the parser loads no stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bot.cli.options import (
+    DEFAULT_FAIL_ON,
+    FAIL_ON,
+    REPORT_FORMATS,
+    SOURCE_HELP,
+    STATS_FORMATS,
+    add_output,
+    add_overrides,
+    commit_sha,
+    positive_int,
+    seconds,
+)
+
+
+def add_snapshot(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Classify every registered operator of SOURCE and write a deterministic, "
+        "versioned snapshot (JSON). Same input, same bytes."
+    )
+    p.epilog = SOURCE_HELP
+    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+    add_output(p)
+    add_overrides(p)
+
+
+def add_stats(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Count SOURCE's entries, registered operators, base operators, overloads and "
+        "composites, and how many base operators fall in each taxonomy bucket."
+    )
+    p.epilog = SOURCE_HELP
+    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+    p.add_argument(
+        "--format",
+        choices=STATS_FORMATS,
+        default="text",
+        help="text (a table), markdown (the post's table) or json (the figures, for scripts); default: text",
+    )
+    add_output(p)
+    add_overrides(p)
+
+
+def add_explain(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Show the bucket of OP (a registered name such as add.out, or a base name such as "
+        "add), the taxonomy rule that decided it and why, and the facets of its registered operators."
+    )
+    p.epilog = SOURCE_HELP
+    p.add_argument("op", metavar="OP", help="a registered name (add.out) or a base name (add)")
+    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+    add_overrides(p)
+
+
+def add_diff(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Compute the operator drift from BASE to HEAD and report it: ops that need a kernel, "
+        "BC-breaking changes, new core ops, ops that now decompose, then every change by bucket. "
+        "Exit 0 when nothing reaches --fail-on, 1 when something does, 2 on error."
+    )
+    p.epilog = SOURCE_HELP
+    p.add_argument("base", metavar="BASE", help="the SOURCE to compare from (e.g. a stored snapshot)")
+    p.add_argument("head", metavar="HEAD", help="the SOURCE to compare to (e.g. DIR@REV of the PR head)")
+    p.add_argument(
+        "--format",
+        choices=REPORT_FORMATS,
+        default="text",
+        help="text, markdown or json (the full report); pr-comment, weekly-issue, job-summary (capped bodies)",
+    )
+    add_output(p)
+    p.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default=DEFAULT_FAIL_ON,
+        help="exit 1 on unacknowledged changes of this level: breaking (BC breaks, removals, renames; "
+        "the default), kernel (those plus ops that need a new kernel), any (any change), never",
+    )
+    p.add_argument("--allowlist", metavar="FILE", help="acknowledged changes (see README)")
+    add_overrides(p)
+    p.add_argument("--title", default="", help="a title for the Markdown formats")
+
+
+def add_comment(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Compute the drift from BASE to HEAD and keep one comment on PR N up to date: "
+        "edited in place, never created on a PR without drift, flipped to ✅ when the drift is gone."
+    )
+    p.epilog = SOURCE_HELP
+    add_publish_args(p)
+    p.add_argument("--pr", required=True, type=positive_int, metavar="N", help="the pull request number")
+    p.add_argument(
+        "--head-sha",
+        metavar="SHA",
+        type=commit_sha,
+        help="the PR head commit HEAD was taken at: post only while PR N's head is still SHA, so a run for "
+        "an older push never overwrites the report of a newer one",
+    )
+    p.add_argument(
+        "--annotations",
+        action="store_true",
+        help="print ::warning lines pointing at new and changed entries of native_functions.yaml",
+    )
+
+
+def add_issue(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Compute the drift from BASE to HEAD and open (or update) the issue of one week, "
+        "found by a hidden per-week marker; a new week's issue links the previous one."
+    )
+    p.epilog = SOURCE_HELP
+    add_publish_args(p)
+    p.add_argument(
+        "--week", metavar="YYYY-Www", help="the window, e.g. 2026-W48 (default: this ISO week, UTC)"
+    )
+    p.add_argument(
+        "--history",
+        metavar="REPO",
+        help="attribute every change to the upstream commit that introduced it, by walking REPO (a PyTorch "
+        "git repository) from the commit BASE was taken at to HEAD's",
+    )
+    p.add_argument(
+        "--from",
+        dest="from_rev",
+        metavar="REV",
+        help="with --history: walk from REV (default: BASE's commit)",
+    )
+    p.add_argument(
+        "--to", dest="to_rev", metavar="REV", help="with --history: walk to REV (default: HEAD's commit)"
+    )
+    p.add_argument(
+        "--upstream",
+        metavar="OWNER/NAME",
+        help="where commit and PR links point (default: weekly.upstream of the config, else pytorch/pytorch)",
+    )
+    p.add_argument(
+        "--chart",
+        type=int,
+        metavar="N",
+        help="with --history: embed the Mermaid chart of the last N commits (default: weekly.chart, 0 = none)",
+    )
+
+
+def add_history(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "For each commit in FROM..TO (first-parent, oldest first) that touched "
+        "native_functions.yaml, tags.yaml or derivatives.yaml: registered operators, base operators per "
+        "bucket, and the drift from the previous point. --tags walks release tags instead."
+    )
+    p.add_argument("repo", metavar="REPO", help="a PyTorch git repository (a checkout or a bare clone)")
+    p.add_argument(
+        "--from", dest="from_rev", metavar="REV", help="start after REV (default: the first commit)"
+    )
+    p.add_argument("--to", dest="to_rev", metavar="REV", default="HEAD", help="end at REV (default: HEAD)")
+    p.add_argument(
+        "--paths", nargs="+", metavar="PATH", help="the files whose commits count (default: the three)"
+    )
+    p.add_argument(
+        "--tags", metavar="GLOB", help="walk release tags matching GLOB (e.g. 'v*'), version-sorted"
+    )
+    p.add_argument(
+        "--format",
+        choices=("json", "csv", "markdown"),
+        default="json",
+        help="json (the whole timeline), csv (one row per commit) or markdown (a table); default: json",
+    )
+    add_output(p)
+    p.add_argument("--cache", metavar="DIR", help="keep per-commit results here, so reruns start warm")
+    p.add_argument("--shard", metavar="I/N", help="walk only the I-th of N contiguous chunks (JSON to merge)")
+    p.add_argument("--keep-going", action="store_true", help="record a broken commit and go on")
+    add_overrides(p)
+
+
+def add_history_merge(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Join every shard's JSON (all N of them, any order) into the timeline one "
+        "unsharded run writes, byte for byte."
+    )
+    p.add_argument(
+        "shards", metavar="SHARD", nargs="+", help="the JSON output of each `history --shard I/N` run"
+    )
+    p.add_argument(
+        "--format",
+        choices=("json", "csv", "markdown"),
+        default="json",
+        help="json (the whole timeline), csv (one row per commit) or markdown (a table); default: json",
+    )
+    add_output(p)
+
+
+def add_coverage(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Compare a backend's own op list with SOURCE's operators: coverage per bucket, "
+        "the ops that need a kernel, stale entries, and schema alerts. "
+        "KIND is one of torch-mlir, xla, cpp, op-plugin, xpu, dispatch, text; for dispatch, "
+        "PATH is a dispatch key of native_functions.yaml such as MPS."
+    )
+    p.epilog = SOURCE_HELP
+    p.add_argument(
+        "--backend",
+        metavar="KIND=PATH",
+        action="append",
+        required=True,
+        help="a backend to check (repeatable; KIND and PATH as described above)",
+    )
+    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+    p.add_argument("--base", metavar="BASE", help="also report what changed since BASE (a SOURCE)")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="(default: text)")
+    add_output(p)
+    p.add_argument(
+        "--torch-version",
+        metavar="X.Y",
+        help="torch version for op-plugin version gates (default: the SOURCE's, when known)",
+    )
+
+
+def add_publish_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("base", metavar="BASE", help="the SOURCE to compare from (e.g. a stored snapshot)")
+    p.add_argument("head", metavar="HEAD", help="the SOURCE to compare to (e.g. DIR@REV of the PR head)")
+    p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="where to post")
+    p.add_argument("--config", metavar="FILE", help="subscriptions, labels, allow-list (docs/config.md)")
+    p.add_argument(
+        "--allowlist", metavar="FILE", help="acknowledged changes (instead of the config's `allowlist:`)"
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would be posted and send no write request (the default without GITHUB_TOKEN)",
+    )
+    p.add_argument(
+        "--retry-budget",
+        type=seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="total time for retries (default 300)",
+    )

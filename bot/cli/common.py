@@ -1,0 +1,81 @@
+"""What the command runners share: exit codes, warnings on stderr, loading SOURCEs, writing output,
+workflow outputs, and the one read of GITHUB_TOKEN.
+
+Imported by `main` before any command runs, so it imports no stage at module level: each helper
+imports what it needs when called.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from bot.text import one_line
+
+if TYPE_CHECKING:
+    from bot.drift.warnings import SourceWarning
+    from bot.model import Snapshot
+    from bot.taxonomy.overrides import Overrides
+
+EXIT_OK = 0
+EXIT_FINDING = 1
+EXIT_ERROR = 2
+
+
+def warn(message: str) -> None:
+    print(f"opdrift: warning: {one_line(message)}", file=sys.stderr)
+
+
+def note(message: str) -> None:
+    """A line for stderr that is not a warning (acknowledgement notes, attribution summaries)."""
+    print(f"opdrift: {message}", file=sys.stderr)
+
+
+def load(spec: str, overrides: Overrides | None = None) -> Snapshot:
+    """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr."""
+    from bot import pipeline
+
+    return pipeline.load_snapshot(spec, overrides, warn=warn)
+
+
+def load_pair(
+    base_spec: str, head_spec: str, overrides: Overrides | None
+) -> tuple[Snapshot, Snapshot, tuple[SourceWarning, ...]]:
+    """BASE and HEAD, and the parse warnings HEAD has and BASE had not: what a report lists.
+
+    Snapshots keep their parse's warnings, so this holds for stored snapshots too (the action
+    diffs the two snapshots it made first).
+    """
+    from bot.drift.warnings import new_warnings
+
+    base = load(base_spec, overrides)
+    head = load(head_spec, overrides)
+    found = new_warnings(head.warnings, head.native_display, base.warnings, base.native_display)
+    return base, head, found
+
+
+def write_output(text: str, output: str | None) -> None:
+    """Print to stdout, or write FILE atomically so an interrupted run never leaves half a file."""
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    from bot.snapshot import write_atomic
+
+    write_atomic(output, text)
+
+
+def emit_outputs(values: dict[str, str], *, echo: bool = True) -> None:
+    """Print NAME=VALUE lines (unless not `echo`), and append them to $GITHUB_OUTPUT when Actions set it."""
+    from bot.publish import workflow
+
+    if echo:
+        sys.stdout.write(workflow.output_lines(values))
+    target = os.environ.get("GITHUB_OUTPUT")
+    if target:
+        workflow.write_outputs(target, values)
+
+
+def github_token() -> str | None:
+    """$GITHUB_TOKEN without surrounding whitespace, None when unset or blank: the one place it is read."""
+    return os.environ.get("GITHUB_TOKEN", "").strip() or None

@@ -1,0 +1,50 @@
+"""Runners of `history` (walk a repository's commits) and `history-merge` (join sharded walks)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bot.cli.common import EXIT_OK, write_output
+
+
+def run_history(args: argparse.Namespace) -> int:
+    from bot.history import timeline
+    from bot.history import walk as history
+    from bot.render import timeline as timeline_render
+    from bot.taxonomy.overrides import load_overrides
+
+    options = history.WalkOptions(
+        from_rev=args.from_rev,
+        to_rev=args.to_rev,
+        paths=tuple(args.paths) if args.paths else history.DEFAULT_PATHS,
+        tags=args.tags,
+        shard=history.parse_shard(args.shard) if args.shard else None,
+        keep_going=args.keep_going,
+        cache_dir=args.cache,
+        overrides=load_overrides(args.overrides) if args.overrides else None,
+    )
+    result = history.walk(args.repo, options, progress=timeline.Progress(sys.stderr))
+    write_output(timeline_render.render(result, args.format), args.output)
+    broken = sum(p.broken for p in result.points)
+    if broken:
+        print(f"opdrift: {broken} broken commit(s) recorded in the timeline", file=sys.stderr)
+    return EXIT_OK
+
+
+def run_history_merge(args: argparse.Namespace) -> int:
+    from bot.history import timeline
+    from bot.render import timeline as timeline_render
+
+    parts = []
+    for name in args.shards:
+        try:
+            with open(name, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as err:
+            raise timeline.TimelineError(f"cannot read: {err.strerror or err}", path=name) from err
+        except ValueError:
+            raise timeline.TimelineError("not UTF-8 text: not a history file", path=name) from None
+        parts.append((name, timeline.parse_json(text, name)))
+    write_output(timeline_render.render(timeline.merge(parts), args.format), args.output)
+    return EXIT_OK

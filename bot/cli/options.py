@@ -1,0 +1,57 @@
+"""What several commands' arguments share: argument types, common options, the choices they offer.
+
+Only argparse is imported here: building the parser must not load a stage. The choices that a stage
+defines (report formats, --fail-on levels, stats formats) are spelled out here for that reason;
+tests/test_startup.py holds them equal to the stage's own tuples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+SOURCE_HELP = (
+    "SOURCE: a PyTorch checkout DIR, DIR@REV (a git revision, read without checkout), "
+    "a torch .whl, a native_functions.yaml (tags.yaml beside it is used), or a snapshot .json"
+)
+
+# bot.render.markers.FORMATS, bot.drift.policy.FAIL_ON and DEFAULT_FAIL_ON, bot.render.stats.RENDERERS' keys.
+REPORT_FORMATS = ("text", "markdown", "json", "pr-comment", "weekly-issue", "job-summary")
+FAIL_ON = ("breaking", "kernel", "any", "never")
+DEFAULT_FAIL_ON = "breaking"
+STATS_FORMATS = ("text", "markdown", "json")
+
+
+def add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+
+
+def add_overrides(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= value < float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, got {text!r}")
+    return value
+
+
+def commit_sha(text: str) -> str:
+    """A full commit id (40 hex digits, or 64 in a SHA-256 repository), lower-cased as GitHub reports it."""
+    if re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", text) is None:
+        raise argparse.ArgumentTypeError(f"expected a full commit sha (40 hex digits), got {text!r}")
+    return text.lower()

@@ -1,0 +1,178 @@
+"""Runners of `comment` and `issue`, which publish a drift report to GitHub.
+
+The report is computed (bot.publish.setup) and rendered completely before the first request, so a
+failure never leaves a half-written post. The environment (GITHUB_TOKEN, GITHUB_API_URL,
+GITHUB_STEP_SUMMARY) is read here and passed on explicitly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from bot.cli.common import EXIT_OK, emit_outputs, github_token, note, warn
+
+if TYPE_CHECKING:
+    from bot.model import SourceMeta
+    from bot.publish.config import BotConfig
+    from bot.publish.github import Outcome, RepoClient
+    from bot.publish.setup import PublishSetup
+
+
+def _setup(args: argparse.Namespace) -> PublishSetup:
+    from bot.publish.setup import publish_setup
+
+    return publish_setup(
+        args.repo, args.base, args.head, config=args.config, allowlist=args.allowlist, warn=warn, note=note
+    )
+
+
+def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClient | None, bool]:
+    """A client when GITHUB_TOKEN is set (a dry run still reads with it), and whether to write."""
+    from bot.publish.github import DEFAULT_API_URL, RepoClient, RetryPolicy, Settings, check_token
+
+    token = github_token()
+    if token is None:
+        print("opdrift: GITHUB_TOKEN is not set: dry run, nothing is sent", file=sys.stderr)
+        return None, True
+    settings = Settings(
+        repo=args.repo,
+        token=check_token(token),
+        api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        retry=RetryPolicy(total_seconds=args.retry_budget),
+        bot_login=cfg.bot_login,
+    )
+    return RepoClient(settings), bool(args.dry_run)
+
+
+def _publish_report(outcome: Outcome, summary: str) -> None:
+    from bot.publish.actions import append_step_summary
+
+    if outcome.action == "dry-run":
+        print(f"opdrift: dry run: {outcome.detail}")
+        if outcome.text:
+            sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+    else:
+        print(f"opdrift: {outcome.detail}" + (f": {outcome.url}" if outcome.url else ""))
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        append_step_summary(target, summary)
+
+
+def run_comment(args: argparse.Namespace) -> int:
+    from bot.publish.actions import annotation_lines
+    from bot.publish.pr_comment import publish_pr_comment
+    from bot.render.context import context_for
+    from bot.render.markers import PR_COMMENT_MARKER
+    from bot.render.report import render
+
+    setup = _setup(args)
+    drift = setup.drift
+    context = context_for(
+        drift,
+        acknowledgements=setup.acks,
+        mentions=setup.mentions,
+        backend_gaps=setup.gaps,
+        warnings=setup.warnings,
+    )
+    body = render(drift, "pr-comment", context=context)
+    summary = render(drift, "job-summary", context=context)
+    if args.annotations:
+        for line in annotation_lines(drift.changes):
+            print(line)
+    client, dry_run = _publish_client(args, setup.cfg)
+    outcome = publish_pr_comment(
+        client,
+        args.pr,
+        body,
+        PR_COMMENT_MARKER,
+        # A PR that only breaks the file's codegen (an unknown key, a family out of step) is news too.
+        has_drift=not drift.is_empty or bool(setup.warnings),
+        clean_body=body,
+        dry_run=dry_run,
+        head_sha=args.head_sha,
+    )
+    _publish_report(outcome, summary)
+    return EXIT_OK
+
+
+def _source_label(meta: SourceMeta) -> str:
+    """Short name of a source for titles: a 7-character commit, else the version, else the revision."""
+    if meta.commit:
+        return meta.commit[:7]
+    if meta.torch_version or meta.revision:
+        return str(meta.torch_version or meta.revision)
+    parts = [p for p in meta.path.replace("\\", "/").split("/") if p]
+    name = parts[-1] if parts else meta.path
+    if name.endswith((".yaml", ".yml")) and len(parts) > 1:
+        return parts[-2]  # DIR/native_functions.yaml: the directory says which one
+    return name.removesuffix(".json").removesuffix(".whl")
+
+
+def run_issue(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from bot.errors import OpdriftError
+    from bot.publish.setup import issue_attribution
+    from bot.publish.weekly_issue import publish_weekly_issue, weekly_marker
+    from bot.publish.workflow import iso_week, week_start
+    from bot.render.context import context_for
+    from bot.render.report import render
+
+    if args.week is None:
+        # UTC, as resolve-sources takes it: a runner's local date may already be next week
+        args.week = iso_week(dt.datetime.now(dt.timezone.utc).date())
+    else:
+        week_start(args.week)  # the form, and that the year has such a week (2027 has no W53)
+    if args.history is None and (args.from_rev or args.to_rev or args.chart):
+        raise OpdriftError("--from, --to and --chart need --history REPO")
+    setup = _setup(args)
+    drift, acks = setup.drift, setup.acks
+    marker = weekly_marker(args.week)
+    walked = issue_attribution(
+        setup,
+        history=args.history,
+        upstream=args.upstream,
+        chart=args.chart,
+        from_rev=args.from_rev,
+        to_rev=args.to_rev,
+        warn=warn,
+        note=note,
+    )
+    context = context_for(
+        drift,
+        acknowledgements=acks,
+        mentions=setup.mentions,
+        title=args.week,
+        marker=marker,
+        backend_gaps=setup.gaps,
+        attributions=walked.attributions,
+        chart=walked.chart,
+        warnings=setup.warnings,
+        head_blob_url=walked.head_blob_url,
+        base_blob_url=walked.base_blob_url,
+    )
+    body = render(drift, "weekly-issue", context=context)
+    summary = render(
+        drift, "job-summary", context=context_for(drift, acknowledgements=acks, warnings=setup.warnings)
+    )
+    cfg = setup.cfg
+    title = cfg.weekly.title(week=args.week, base=_source_label(drift.base), head=_source_label(drift.head))
+    client, dry_run = _publish_client(args, cfg)
+    outcome = publish_weekly_issue(
+        client,
+        title=title,
+        body=body,
+        window_key=args.week,
+        labels=cfg.labels,
+        link_previous=cfg.weekly.link_previous,
+        close_previous=cfg.weekly.close_previous,
+        dry_run=dry_run,
+    )
+    _publish_report(outcome, summary)
+    # For the action: the snapshot may advance only past a drift that is really in an issue now.
+    published = outcome.action in ("created", "updated", "unchanged")
+    emit_outputs({"published": "true" if published else "false"}, echo=False)
+    return EXIT_OK

@@ -1,0 +1,151 @@
+"""The one table of subcommands: name, one-line help, argument adder, runner.
+
+`--help` lists the commands in the table's order (what a user reaches for first leads, the workflows'
+plumbing steps come last), and the parser is built from it. A runner is named as ``module:function``
+and imported only when its command runs, so that building the parser (and running one command)
+loads no stage the command does not use; the argument adders need only argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot import __version__
+from bot.cli import arguments, workflow_arguments
+from bot.cli.options import SOURCE_HELP
+
+Runner = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    runner: str  # "module:function", taking the parsed arguments and returning the exit code
+
+
+_SOURCE = "bot.cli.source_cmds"
+_REPORTS = "bot.cli.report_cmds"
+_PUBLISH = "bot.cli.publish_cmds"
+_HISTORY = "bot.cli.history_cmds"
+_WORKFLOW = "bot.cli.workflow_cmds"
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "snapshot",
+        "classify every operator of SOURCE and store the result as JSON",
+        arguments.add_snapshot,
+        f"{_SOURCE}:run_snapshot",
+    ),
+    Command(
+        "stats",
+        "the post's table for SOURCE: counts at every level and base operators per category",
+        arguments.add_stats,
+        f"{_SOURCE}:run_stats",
+    ),
+    Command(
+        "explain",
+        "why OP sits in its bucket: the deciding rule and its reason, plus the op's facets",
+        arguments.add_explain,
+        f"{_SOURCE}:run_explain",
+    ),
+    Command(
+        "diff",
+        "what changed between two SOURCEs, for backend maintainers (exit 1 on --fail-on findings)",
+        arguments.add_diff,
+        f"{_REPORTS}:run_diff",
+    ),
+    Command(
+        "comment",
+        "post or update the one sticky drift comment on a pull request",
+        arguments.add_comment,
+        f"{_PUBLISH}:run_comment",
+    ),
+    Command(
+        "issue",
+        "open or update the weekly drift issue",
+        arguments.add_issue,
+        f"{_PUBLISH}:run_issue",
+    ),
+    Command(
+        "history",
+        "walk every commit that touched the operator files: counts, buckets and drift per commit",
+        arguments.add_history,
+        f"{_HISTORY}:run_history",
+    ),
+    Command(
+        "history-merge",
+        "join the JSON outputs of `history --shard I/N` into the single-run timeline",
+        arguments.add_history_merge,
+        f"{_HISTORY}:run_history_merge",
+    ),
+    Command(
+        "coverage",
+        "what a downstream backend covers of SOURCE, what it lacks, and what went stale",
+        arguments.add_coverage,
+        f"{_REPORTS}:run_coverage",
+    ),
+    Command(
+        "verify-artifact",
+        "check that a downloaded artifact holds only the expected regular files",
+        workflow_arguments.add_verify_artifact,
+        f"{_WORKFLOW}:run_verify_artifact",
+    ),
+    Command(
+        "resolve-sources",
+        "turn the action's base/head inputs into the two SOURCEs to diff",
+        workflow_arguments.add_resolve_sources,
+        f"{_WORKFLOW}:run_resolve_sources",
+    ),
+    Command(
+        "pr-number",
+        "the pull request a workflow_run belongs to (number=, empty when there is none)",
+        workflow_arguments.add_pr_number,
+        f"{_WORKFLOW}:run_pr_number",
+    ),
+    Command(
+        "prepare-history",
+        "make a PyTorch checkout hold the commits from BASE to HEAD, for issue --history",
+        workflow_arguments.add_prepare_history,
+        f"{_WORKFLOW}:run_prepare_history",
+    ),
+    Command(
+        "commit-snapshot",
+        "commit FILE (only FILE) to its git repository when it changed",
+        workflow_arguments.add_commit_snapshot,
+        f"{_WORKFLOW}:run_commit_snapshot",
+    ),
+    Command(
+        "push-snapshot",
+        "push the snapshot commit, rebasing it onto the branch when the branch moved meanwhile",
+        workflow_arguments.add_push_snapshot,
+        f"{_WORKFLOW}:run_push_snapshot",
+    ),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="opdrift",
+        description="Track PyTorch's ATen operator surface: classify operators, diff two sources, "
+        "and report what changed for downstream backends.",
+        epilog=SOURCE_HELP,
+    )
+    parser.add_argument("--version", action="version", version=f"opdrift {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help)
+        command.add_arguments(p)
+        p.set_defaults(runner=command.runner)
+    return parser
+
+
+def load_runner(spec: str) -> Runner:
+    """Import the module of a ``module:function`` runner and return the function."""
+    module, _, name = spec.partition(":")
+    run: Runner = getattr(importlib.import_module(module), name)
+    return run

@@ -1,0 +1,88 @@
+"""Runners of `diff` (the drift report between two SOURCEs) and `coverage` (a backend against SOURCE).
+
+Each runner imports its stages when it runs: the two share no renderer, and neither loads the GitHub
+client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from bot.cli.common import EXIT_FINDING, EXIT_OK, load, load_pair, warn, write_output
+
+if TYPE_CHECKING:
+    from bot.coverage.backends import BackendList
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
+    from bot.drift.changes import compute_drift
+    from bot.drift.policy import failing
+    from bot.render.context import context_for
+    from bot.render.report import render
+    from bot.taxonomy.overrides import load_overrides
+
+    allow = load_allowlist(args.allowlist) if args.allowlist else None
+    overrides = load_overrides(args.overrides) if args.overrides else None
+    base, head, source_warnings = load_pair(args.base, args.head, overrides)
+    drift = compute_drift(base, head)
+    acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
+    for warning in acks.warnings:
+        print(f"opdrift: {warning}", file=sys.stderr)
+    context = context_for(drift, title=args.title, acknowledgements=acks, warnings=source_warnings)
+    write_output(render(drift, args.format, context=context), args.output)
+    found = failing(drift, args.fail_on, acks)
+    if found:
+        print(f"opdrift: {len(found)} change(s) reach --fail-on {args.fail_on}", file=sys.stderr)
+        return EXIT_FINDING
+    return EXIT_OK
+
+
+def run_coverage(args: argparse.Namespace) -> int:
+    from bot.coverage import backends
+    from bot.coverage import check as coverage
+    from bot.errors import ConfigError
+    from bot.render import coverage as coverage_report
+
+    # Checked here, before any file is read. torch's own spellings count (2.6.0a0 on main, 2.1.0+cpu).
+    if args.torch_version is not None:
+        try:
+            backends.torch_version_key(args.torch_version)
+        except ConfigError:
+            raise ConfigError(
+                f"--torch-version {args.torch_version!r}: expected a version like 2.14, 2.14.1 or 2.15.0a0"
+            ) from None
+    specs = [backends.parse_backend_arg(arg) for arg in args.backend]
+    head = load(args.source)
+    base = load(args.base) if args.base else None
+    for kind, value in specs:
+        if kind == "dispatch":
+            coverage.check_dispatch_key(head, value)
+    results = []
+    for kind, value in specs:
+        version = args.torch_version or head.meta.torch_version
+        backend = backends.read_backend(kind, value, torch_version=version)
+        _warn_ungated(backend, "SOURCE")
+        cov = coverage.compute_coverage(head, backend)
+        change = None
+        if base is not None:
+            base_backend = backends.read_backend(
+                kind, value, torch_version=args.torch_version or base.meta.torch_version
+            )
+            _warn_ungated(base_backend, "BASE")
+            change = coverage.compare_coverage(coverage.compute_coverage(base, base_backend), cov)
+        results.append((cov, change))
+    write_output(coverage_report.render(results, args.format, head=head), args.output)
+    return EXIT_OK
+
+
+def _warn_ungated(backend: BackendList, which: str) -> None:
+    if backend.ungated:
+        warn(
+            f"{backend.path}: {which} has no torch version, so the version gates of {backend.ungated} "
+            "op-plugin entries were not checked and every entry counts (give --torch-version X.Y)"
+        )

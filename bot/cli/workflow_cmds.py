@@ -1,0 +1,147 @@
+"""Runners of the workflow plumbing commands: verify-artifact, resolve-sources, pr-number,
+prepare-history, commit-snapshot, push-snapshot.
+
+The decisions the GitHub workflows and action.yml make, as commands so that no YAML holds logic.
+Their results go to stdout as NAME=VALUE lines and to $GITHUB_OUTPUT (bot.cli.common.emit_outputs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from bot.cli.common import EXIT_OK, emit_outputs, github_token
+
+
+def run_verify_artifact(args: argparse.Namespace) -> int:
+    from bot.publish import artifact
+
+    limit = artifact.DEFAULT_MAX_BYTES if args.max_bytes is None else args.max_bytes
+    files = artifact.verify_artifact(
+        args.directory, required=args.require, optional=args.allow, max_bytes=limit
+    )
+    listed = ", ".join(f"{f.name} ({f.size} B)" for f in files)
+    print(f"{args.directory}: ok, {len(files)} file(s): {listed}")
+    return EXIT_OK
+
+
+def run_resolve_sources(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from bot.publish import workflow
+
+    found = workflow.resolve_sources(
+        args.pytorch or ".",
+        base=args.base or None,
+        head=args.head or None,
+        base_source=args.base_source or None,
+        head_source=args.head_source or None,
+        use_merge_base=args.merge_base == "true",
+    )
+    flag = "--dry-run" if args.dry_run == "true" else ""
+    week = args.week or workflow.iso_week(dt.datetime.now(dt.timezone.utc).date())
+    workflow.week_start(week)  # a malformed --week fails here, not in the issue step after the diff
+    values = {"base": found.base, "head": found.head, "mode": args.mode, "dry-run-flag": flag}
+    if args.mode == "issue":
+        if args.base_source:
+            values["base"], note = workflow.window_base(args.base_source, week, args.report_dir)
+            print(f"opdrift: window {week} base: {note}", file=sys.stderr)
+        values["week"] = week
+    emit_outputs(values)
+    return EXIT_OK
+
+
+def run_pr_number(args: argparse.Namespace) -> int:
+    from bot.publish import github, workflow
+
+    numbers = workflow.event_pr_numbers(args.event_numbers) if args.event_numbers else []
+    if args.event_number:
+        numbers = [workflow.check_pr_number(args.event_number)]
+    if len(numbers) > 1:
+        listed = ", ".join(f"#{n}" for n in numbers)
+        print(f"::notice::this head belongs to {len(numbers)} pull requests ({listed}): nothing to post")
+        emit_outputs({"number": ""})
+        return EXIT_OK
+    if numbers:
+        emit_outputs({"number": str(numbers[0])})
+        return EXIT_OK
+    token = github_token()
+    if not (args.head_sha and args.head_repo and args.head_branch and token):
+        print("::notice::no pull request in the event and not enough to look it up; nothing to post")
+        emit_outputs({"number": ""})
+        return EXIT_OK
+    owner = github.check_repo_name(args.head_repo).split("/")[0]
+    settings = github.Settings(
+        repo=github.check_repo_name(args.repo),
+        token=github.check_token(token),
+        api_url=os.environ.get("GITHUB_API_URL") or github.DEFAULT_API_URL,
+    )
+    client = github.connect(settings)
+    try:
+        number = client.run(
+            lambda: workflow.match_pull(
+                client.repo.get_pulls(state="open", head=f"{owner}:{args.head_branch}"),
+                head_sha=args.head_sha.lower(),  # GitHub reports shas in lower case
+                head_repo=args.head_repo,
+            ),
+            what=f"looking up the pull request of {args.head_repo}@{args.head_sha[:12]}",
+            permission="pull-requests: read",
+            not_found=f"repository {args.repo} not found (or the token cannot see it)",
+        )
+    finally:
+        client.close()
+    if number is None:
+        head = f"{args.head_repo}@{args.head_sha[:12]}"
+        print(f"::notice::no open pull request has head {head}; nothing to post")
+    emit_outputs({"number": "" if number is None else str(number)})
+    return EXIT_OK
+
+
+def run_prepare_history(args: argparse.Namespace) -> int:
+    from bot import pipeline
+    from bot.sources.repo import prepare_history
+
+    base, head = pipeline.load_snapshot(args.base).meta, pipeline.load_snapshot(args.head).meta
+    ready = prepare_history(
+        args.pytorch, base_commit=base.commit, base_date=base.date, head_commit=head.commit
+    )
+    if ready.repo is not None:
+        print(f"opdrift: {ready.note}")
+    else:
+        print(f"::{'warning' if ready.problem else 'notice'}::{ready.note}")
+    emit_outputs({"history": ready.repo or ""})
+    return EXIT_OK
+
+
+def run_push_snapshot(args: argparse.Namespace) -> int:
+    import base64
+
+    from bot.errors import WorkflowError
+    from bot.publish import github
+    from bot.sources.repo import push_commits
+
+    header = None
+    secrets: tuple[str, ...] = ()
+    remote = args.remote
+    if remote is None:
+        token = github_token()
+        if token is None:
+            raise WorkflowError("GITHUB_TOKEN is not set: nothing to push with (or give --remote)")
+        token = github.check_token(token)
+        repo = github.check_repo_name(os.environ.get("GITHUB_REPOSITORY", ""), "GITHUB_REPOSITORY")
+        server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+        remote = f"{server}/{repo}.git"
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        header, secrets = f"AUTHORIZATION: basic {basic}", (token, basic)
+    print(f"opdrift: {push_commits(args.dir, remote, args.branch, auth_header=header, secrets=secrets)}")
+    return EXIT_OK
+
+
+def run_commit_snapshot(args: argparse.Namespace) -> int:
+    from bot.sources.repo import commit_file
+
+    done = commit_file(args.file, args.message)
+    print(done.message)
+    emit_outputs({"committed": done.sha or ""})
+    return EXIT_OK

@@ -1,0 +1,172 @@
+"""Everything `comment` and `issue` settle before rendering: the config and what it names, the drift,
+its acknowledgements, the handles to mention, the backend gaps, and (issue --history) attribution.
+
+All of it happens before the first request, so a bad config or an unreadable backend list stops the
+run before anything is posted. Messages for stderr go through the `warn` and `note` callables the
+command line passes in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot import pipeline
+from bot.coverage import backends
+from bot.coverage import check as coverage
+from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
+from bot.drift.changes import Drift, compute_drift
+from bot.drift.warnings import SourceWarning, new_warnings
+from bot.errors import ConfigError, OpdriftError
+from bot.history.attribution import Attribution, attribute_walk, check_slug
+from bot.model import Snapshot
+from bot.operators.native import read_tags
+from bot.publish.config import (
+    MAX_CHART_POINTS,
+    BackendSpec,
+    BotConfig,
+    backend_gaps,
+    backend_specs,
+    check_names,
+    load_config,
+    mentions_for,
+)
+from bot.publish.github import check_repo_name
+from bot.render.context import BackendGap, blob_url
+from bot.render.timeline import chart_of_last
+from bot.sources import read as sources
+from bot.taxonomy.overrides import Overrides, load_overrides
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class PublishSetup:
+    cfg: BotConfig
+    drift: Drift
+    acks: Acknowledgements
+    mentions: tuple[str, ...]
+    gaps: tuple[BackendGap, ...]  # per backend subscription: the new or changed ops it lacks
+    overrides: Overrides | None
+    warnings: tuple[SourceWarning, ...]  # HEAD's parse warnings that BASE's parse did not give
+
+
+def publish_setup(
+    repo: str,
+    base_spec: str,
+    head_spec: str,
+    *,
+    config: str | None,
+    allowlist: str | None,
+    warn: Say,
+    note: Say,
+) -> PublishSetup:
+    """Config, drift, acknowledgements, the handles to mention and the backend gaps: everything before
+    rendering (backend lists are read and their coverage computed here, before any request).
+
+    `allowlist` (the --allowlist option) wins over the config's; parse warnings go to `warn`, the
+    acknowledgements' notes to `note`.
+    """
+    check_repo_name(repo)
+    cfg = load_config(config) if config else BotConfig()
+    overrides = load_overrides(cfg.overrides) if cfg.overrides else None
+    allow_path = allowlist or cfg.allowlist
+    allow = load_allowlist(allow_path) if allow_path else None
+    base = pipeline.load_snapshot(base_spec, overrides, warn=warn)
+    head = pipeline.load_snapshot(head_spec, overrides, warn=warn)
+    source_warnings = new_warnings(head.warnings, head.native_display, base.warnings, base.native_display)
+    check_config_names(cfg, (base_spec, head_spec), base, head)
+    drift = compute_drift(base, head)
+    acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
+    for warning in acks.warnings:
+        note(str(warning))
+    live = [c for c in drift.changes if c not in acks]
+    lacking = backend_lacking(cfg, head)
+    return PublishSetup(
+        cfg,
+        drift,
+        acks,
+        mentions_for(cfg, live, lacking),
+        backend_gaps(cfg, live, lacking),
+        overrides,
+        source_warnings,
+    )
+
+
+def backend_lacking(cfg: BotConfig, head: Snapshot) -> dict[BackendSpec, frozenset[str]]:
+    """Each backend list the subscriptions name → the operators it needs a kernel for at HEAD."""
+    lacking = {}
+    for spec in backend_specs(cfg):
+        if spec.kind != "dispatch" and not os.path.exists(spec.resolved):
+            raise ConfigError(f"backend list {spec.resolved}: no such file", path=cfg.path, line=spec.line)
+        backend = backends.read_backend(spec.kind, spec.resolved, torch_version=head.meta.torch_version)
+        cov = coverage.compute_coverage(head, backend)
+        lacking[spec] = frozenset(o.name for o in cov.uncovered)
+    return lacking
+
+
+def check_config_names(cfg: BotConfig, specs: tuple[str, str], base: Snapshot, head: Snapshot) -> None:
+    """The subscriptions' dispatch keys and tags against what BASE and HEAD know (config.check_names).
+
+    A tag may be defined in tags.yaml and used by no operator yet, so when a subscription names a tag
+    that no operator has, the tags.yaml of each source (`specs`: BASE's and HEAD's SOURCE) is read
+    too (stored snapshots have none).
+    """
+    keys = coverage.dispatch_keys(base) | coverage.dispatch_keys(head)
+    tags = {t for snap in (base, head) for rec in snap.operators.values() for t in rec.facets.tags}
+    if not {t for sub in cfg.subscriptions for t in sub.tags} <= tags:
+        for spec in specs:
+            defined = sources.read_source(spec).tags
+            if defined is not None:
+                tags |= read_tags(defined)
+    check_names(cfg, dispatch_keys=keys, tags=tags)
+
+
+@dataclass(frozen=True)
+class IssueAttribution:
+    attributions: dict[str, Attribution]  # change fingerprint → the commit that introduced it
+    chart: str  # the Mermaid chart of the last points walked ('' for none)
+    head_blob_url: str | None  # native_functions.yaml at HEAD's and BASE's commits on the upstream
+    base_blob_url: str | None
+
+
+def issue_attribution(
+    setup: PublishSetup,
+    *,
+    history: str | None,
+    upstream: str | None,
+    chart: int | None,
+    from_rev: str | None,
+    to_rev: str | None,
+    warn: Say,
+    note: Say,
+) -> IssueAttribution:
+    """With --history: change fingerprint → introducing commit, the chart, and blob links to --upstream
+    (else the config's weekly.upstream); --chart N overrides weekly.chart."""
+    cfg, drift = setup.cfg, setup.drift
+    slug = check_slug(upstream or cfg.weekly.upstream)
+    repo_url = f"https://github.com/{slug}"
+    head_blob, base_blob = blob_url(drift.head.commit, repo_url), blob_url(drift.base.commit, repo_url)
+    points = cfg.weekly.chart if chart is None else chart
+    if not 0 <= points <= MAX_CHART_POINTS:
+        raise OpdriftError(f"--chart must be between 0 and {MAX_CHART_POINTS}, got {points}")
+    if history is None:
+        if points:
+            warn("weekly.chart is set but there is no --history REPO to chart: no chart")
+        return IssueAttribution({}, "", head_blob, base_blob)
+    found, walked = attribute_walk(
+        history,
+        drift.changes,
+        drift.base,
+        drift.head,
+        upstream=slug,
+        from_rev=from_rev,
+        to_rev=to_rev,
+        overrides=setup.overrides,
+        warn=warn,
+        note=note,
+    )
+    drawn = chart_of_last(walked, points) if points else ""
+    return IssueAttribution(found, drawn, head_blob, base_blob)
