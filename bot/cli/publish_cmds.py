@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from bot.cli.common import EXIT_OK, emit_outputs, github_token, note, warn
 
 if TYPE_CHECKING:
-    from bot.model import SourceMeta
     from bot.publish.config import BotConfig
     from bot.publish.github import Outcome, RepoClient
     from bot.publish.setup import PublishSetup
@@ -98,19 +97,6 @@ def run_comment(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _source_label(meta: SourceMeta) -> str:
-    """Short name of a source for titles: a 7-character commit, else the version, else the revision."""
-    if meta.commit:
-        return meta.commit[:7]
-    if meta.torch_version or meta.revision:
-        return str(meta.torch_version or meta.revision)
-    parts = [p for p in meta.path.replace("\\", "/").split("/") if p]
-    name = parts[-1] if parts else meta.path
-    if name.endswith((".yaml", ".yml")) and len(parts) > 1:
-        return parts[-2]  # DIR/native_functions.yaml: the directory says which one
-    return name.removesuffix(".json").removesuffix(".whl")
-
-
 def run_issue(args: argparse.Namespace) -> int:
     import datetime as dt
 
@@ -120,6 +106,7 @@ def run_issue(args: argparse.Namespace) -> int:
     from bot.publish.workflow import iso_week, week_start
     from bot.render.context import context_for
     from bot.render.report import render
+    from bot.render.view import source_label
 
     if args.week is None:
         # UTC, as resolve-sources takes it: a runner's local date may already be next week
@@ -159,7 +146,9 @@ def run_issue(args: argparse.Namespace) -> int:
         drift, "job-summary", context=context_for(drift, acknowledgements=acks, warnings=setup.warnings)
     )
     cfg = setup.cfg
-    title = cfg.weekly.title(week=args.week, base=_source_label(drift.base), head=_source_label(drift.head))
+    title = cfg.weekly.title(
+        week=args.week, base=source_label(drift.base, short=True), head=source_label(drift.head, short=True)
+    )
     client, dry_run = _publish_client(args, cfg)
     outcome = publish_weekly_issue(
         client,

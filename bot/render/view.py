@@ -133,11 +133,24 @@ def build_view(drift: Drift, acks: Acknowledgements) -> View:
     )
 
 
-def source_label(meta: SourceMeta) -> str:
-    """A short name: the torch version, the git revision, or the end of the path (two parts for a yaml)."""
-    parts = meta.path.replace("\\", "/").rstrip("/").split("/")
-    tail = "/".join(parts[-2:]) if parts[-1].endswith((".yaml", ".yml")) else parts[-1]
-    label = meta.torch_version or meta.revision or tail or meta.kind
-    if meta.commit:
-        label += f" ({meta.commit[:10]})"
-    return label
+SHA_SHOWN = 10  # characters of a commit sha a label shows
+
+
+def source_label(meta: SourceMeta, *, short: bool = False) -> str:
+    """A source's name: the torch version, the git revision, or the end of the path (a yaml with its
+    directory, which says which one it is), followed by its commit.
+
+    `short` is for titles, where space is scarce: the commit alone when there is one, and a path's
+    name without the file it points into (``2.14.1`` for ``2.14.1/native_functions.yaml``).
+    """
+    commit = meta.commit[:SHA_SHOWN] if meta.commit else ""
+    if short and commit:
+        return commit
+    parts = [p for p in meta.path.replace("\\", "/").split("/") if p]
+    name = parts[-1] if parts else meta.path
+    if name.endswith((".yaml", ".yml")) and len(parts) > 1:
+        name = parts[-2] if short else "/".join(parts[-2:])
+    elif short:
+        name = name.removesuffix(".json").removesuffix(".whl")
+    label = meta.torch_version or meta.revision or name or meta.kind
+    return label if short or not commit else f"{label} ({commit})"
