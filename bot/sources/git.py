@@ -106,6 +106,10 @@ class GitRun(NamedTuple):
         return self.stdout.decode("utf-8", "replace")
 
     @property
+    def errors(self) -> str:
+        return self.stderr.decode("utf-8", "replace")
+
+    @property
     def reason(self) -> str:
         """git's first complaint, for a message: its last lines are often advice."""
         return _first_line(self.stderr.decode("utf-8", "replace"))

@@ -11,10 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 from bot.errors import GitError, WorkflowError
 from bot.sources.git import is_ancestor, run_git
@@ -22,26 +20,6 @@ from bot.sources.git import is_ancestor, run_git
 BOT_NAME = "github-actions[bot]"
 BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
-class _Done(NamedTuple):
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def _git(
-    repo: str | os.PathLike[str],
-    *args: str,
-    check: bool = True,
-    config: Mapping[str, str] | None = None,
-) -> _Done:
-    run = run_git(repo, *args, check=False, config=config)
-    done = _Done(run.returncode, run.text, run.stderr.decode("utf-8", "replace"))
-    if check and done.returncode != 0:
-        detail = (done.stderr.strip().splitlines() or ["failed"])[-1]
-        raise GitError(f"git {args[0]}: {detail}", path=os.fspath(repo))
-    return done
 
 
 def check_rev(rev: str, what: str) -> str:
@@ -53,7 +31,7 @@ def check_rev(rev: str, what: str) -> str:
 
 def merge_base(repo: str | os.PathLike[str], base: str, head: str) -> str:
     """The full sha of the best common ancestor of BASE and HEAD (what a PR's diff starts from)."""
-    done = _git(
+    done = run_git(
         repo,
         "merge-base",
         "--end-of-options",
@@ -61,9 +39,9 @@ def merge_base(repo: str | os.PathLike[str], base: str, head: str) -> str:
         check_rev(head, "head"),
         check=False,
     )
-    sha = done.stdout.strip()
+    sha = done.text.strip()
     if done.returncode != 0 or not _SHA.fullmatch(sha):
-        detail = done.stderr.strip() or "no common ancestor (is the clone shallow? use fetch-depth: 0)"
+        detail = done.errors.strip() or "no common ancestor (is the clone shallow? use fetch-depth: 0)"
         raise GitError(f"no merge base of {base} and {head}: {detail}", path=os.fspath(repo))
     return sha
 
@@ -91,19 +69,19 @@ def file_at(path: str | os.PathLike[str], start: dt.datetime) -> WindowBase:
     file = Path(path)
     if not file.is_file():
         raise WorkflowError("no such file", path=str(file))
-    inside = _git(file.parent, "rev-parse", "--show-toplevel", check=False)
+    inside = run_git(file.parent, "rev-parse", "--show-toplevel", check=False)
     if inside.returncode != 0:
         return WindowBase(None, None, f"{file} is not in a git repository: using the working copy")
-    top = inside.stdout.strip()
+    top = inside.text.strip()
     rel = Path(os.path.relpath(file.resolve(), Path(top).resolve())).as_posix()
-    if _git(top, "ls-files", "--error-unmatch", "--", rel, check=False).returncode != 0:
+    if run_git(top, "ls-files", "--error-unmatch", "--", rel, check=False).returncode != 0:
         return WindowBase(None, None, f"{rel} is not tracked by git: using the working copy")
     when = start.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    before = _git(top, "log", "-1", "--format=%H", f"--before={when}", "--", rel).stdout.strip()
+    before = run_git(top, "log", "-1", "--format=%H", f"--before={when}", "--", rel).text.strip()
     how = f"the last commit before {when}"
     rev = before
     if not rev:
-        if _git(top, "rev-parse", "--is-shallow-repository").stdout.strip() == "true":
+        if run_git(top, "rev-parse", "--is-shallow-repository").text.strip() == "true":
             # The commits before the window may just be missing, and the first one left is then most
             # likely this week's own refresh: a re-run would diff HEAD against itself and overwrite
             # the week's issue with "no changes". Refuse rather than guess.
@@ -112,7 +90,7 @@ def file_at(path: str | os.PathLike[str], start: dt.datetime) -> WindowBase:
                 "check the repository out with its history (actions/checkout with fetch-depth: 0)",
                 path=top,
             )
-        since = _git(top, "log", "--reverse", "--format=%H", f"--since={when}", "--", rel).stdout.split()
+        since = run_git(top, "log", "--reverse", "--format=%H", f"--since={when}", "--", rel).text.split()
         rev = since[0] if since else ""
         how = f"its first commit since {when}"
     if not rev:
@@ -155,9 +133,9 @@ def prepare_history(
     for sha in (base_commit, head_commit):
         if not _SHA.fullmatch(sha):
             raise WorkflowError(f"bad commit {sha!r} in a snapshot")
-    if _git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
+    if run_git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
         raise WorkflowError("not a git repository", path=repo)
-    if _git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() != "true":
+    if run_git(repo, "rev-parse", "--is-shallow-repository").text.strip() != "true":
         if is_ancestor(repo, base_commit, head_commit):
             return HistoryReady(repo, f"{base_commit[:12]}..{head_commit[:12]} is in {repo}")
         return HistoryReady(
@@ -175,11 +153,11 @@ def prepare_history(
     except ValueError:
         raise WorkflowError(f"bad commit date {base_date!r} in a snapshot") from None
     when = since.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    fetched = _git(repo, "fetch", "--quiet", f"--shallow-since={when}", "origin", head_commit, check=False)
+    fetched = run_git(repo, "fetch", "--quiet", f"--shallow-since={when}", "origin", head_commit, check=False)
     if fetched.returncode != 0:
-        detail = (fetched.stderr.strip().splitlines() or ["failed"])[-1]
+        detail = (fetched.errors.strip().splitlines() or ["failed"])[-1]
         return HistoryReady(None, f"deepening {repo} since {when} failed ({detail}): no attribution", True)
-    held = _git(repo, "rev-list", head_commit, check=False).stdout.split()  # stops at the shallow edge
+    held = run_git(repo, "rev-list", head_commit, check=False).text.split()  # stops at the shallow edge
     if base_commit not in held:
         return HistoryReady(
             None,
@@ -208,16 +186,16 @@ def commit_file(
         raise WorkflowError("no such file to commit", path=str(file))
     if not message.strip():
         raise WorkflowError("empty commit message")
-    top = _git(file.parent, "rev-parse", "--show-toplevel").stdout.strip()
+    top = run_git(file.parent, "rev-parse", "--show-toplevel").text.strip()
     rel = os.path.relpath(file.resolve(), Path(top).resolve())
-    _git(top, "add", "--", rel)
-    if _git(top, "diff", "--cached", "--quiet", "--", rel, check=False).returncode == 0:
+    run_git(top, "add", "--", rel)
+    if run_git(top, "diff", "--cached", "--quiet", "--", rel, check=False).returncode == 0:
         return Committed(None, f"{rel} is unchanged; nothing to commit")
-    _git(
+    run_git(
         top, "-c", f"user.name={name}", "-c", f"user.email={email}",
         "commit", "--quiet", "--no-verify", "-m", message, "--only", "--", rel,
     )  # fmt: skip
-    sha = _git(top, "rev-parse", "HEAD").stdout.strip()
+    sha = run_git(top, "rev-parse", "HEAD").text.strip()
     return Committed(sha, f"committed {rel} as {sha[:12]}")
 
 
@@ -240,7 +218,7 @@ def push_commits(
     are kept out of every message.
     """
     check_rev(branch, "branch")
-    top = _git(repo, "rev-parse", "--show-toplevel").stdout.strip()
+    top = run_git(repo, "rev-parse", "--show-toplevel").text.strip()
     auth = {"http.extraHeader": auth_header} if auth_header else None
 
     def clean(text: str) -> str:
@@ -260,23 +238,23 @@ def push_commits(
 
     attempt = 1
     while True:
-        pushed = _git(
+        pushed = run_git(
             top, "push", "--quiet", "--", remote, f"HEAD:refs/heads/{branch}", check=False, config=auth
         )
         if pushed.returncode == 0:
-            return f"pushed {_git(top, 'rev-parse', 'HEAD').stdout.strip()[:12]} to {branch}"
+            return f"pushed {run_git(top, 'rev-parse', 'HEAD').text.strip()[:12]} to {branch}"
         # Only a branch that moved is worth a rebase; a protected branch, a refused token or an
         # unreachable host is not.
-        moved = "(fetch first)" in pushed.stderr or "(non-fast-forward)" in pushed.stderr
+        moved = "(fetch first)" in pushed.errors or "(non-fast-forward)" in pushed.errors
         if attempt >= attempts or not moved:
             times = f" {attempt} times" if attempt > 1 else ""
-            raise WorkflowError(f"push to {branch} failed{times}: {why(pushed.stderr)}")
+            raise WorkflowError(f"push to {branch} failed{times}: {why(pushed.errors)}")
         attempt += 1
-        fetched = _git(top, "fetch", "--quiet", "--", remote, branch, check=False, config=auth)
+        fetched = run_git(top, "fetch", "--quiet", "--", remote, branch, check=False, config=auth)
         identity = ["-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}"]
         rebased = fetched
         if fetched.returncode == 0:
-            rebased = _git(top, *identity, "rebase", "--quiet", "FETCH_HEAD", check=False)
+            rebased = run_git(top, *identity, "rebase", "--quiet", "FETCH_HEAD", check=False)
         if rebased.returncode != 0:
-            _git(top, "rebase", "--abort", check=False)
-            raise WorkflowError(f"cannot replay the snapshot commit onto {branch}: {why(rebased.stderr)}")
+            run_git(top, "rebase", "--abort", check=False)
+            raise WorkflowError(f"cannot replay the snapshot commit onto {branch}: {why(rebased.errors)}")
