@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,3 +74,26 @@ def test_a_forbidden_import_is_caught(tmp_path: Path, module: str, line: str, co
     broken = done.stdout.split("Broken contracts", 1)[-1]
     assert contract in broken, done.stdout
     assert f"bot.{module[:-3].replace('/', '.')}" in broken
+
+
+def test_the_architecture_page_names_every_module_and_layer() -> None:
+    """docs/ARCHITECTURE.md is the picture of the tree: a module it does not name is a module nobody
+    was told about, and its layer list must be the contract's."""
+    page = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    tree = page.split("## The tree", 1)[1].split("## ", 1)[0]
+    unnamed = sorted(
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "bot").rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py") and p.name not in tree
+    )
+    assert unnamed == [], f"docs/ARCHITECTURE.md's tree does not name {unnamed}"
+    subpackages = sorted(p.parent.name for p in (ROOT / "bot").glob("*/__init__.py"))
+    assert [s for s in subpackages if f"  {s}/" not in tree] == []
+    # The layers contract's list, as pyproject.toml writes it (tomllib is not in Python 3.10).
+    config = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    listed = config.split('id = "layers"', 1)[1].split("layers = [", 1)[1].split("]", 1)[0]
+    layers = re.findall(r'"([^"]+)"', listed)
+    assert "bot.cli" in layers and "bot.errors" in layers
+    drawn = page.split("## Layers", 1)[1].split("## ", 1)[0]
+    for layer in layers:
+        assert layer in drawn, f"docs/ARCHITECTURE.md's layers do not show {layer!r}"
