@@ -45,7 +45,7 @@ import yaml  # noqa: E402
 
 from bot import yamltext  # noqa: E402
 from bot.model import RawEntry, SourceMeta, TextFile  # noqa: E402
-from bot.operators import entries as nativeyaml  # noqa: E402
+from bot.operators import entries as entry_reader  # noqa: E402
 from bot.operators import native  # noqa: E402
 from bot.schema import grammar as schema  # noqa: E402
 from bot.taxonomy import classify as taxonomy  # noqa: E402
@@ -88,10 +88,10 @@ def _pipelines(path: Path, text: str) -> tuple[Contender, Contender]:
         return taxonomy.classify(opset)
 
     def fast() -> object:
-        return classified(nativeyaml.read_entries(text, str(path)))
+        return classified(entry_reader.read_entries(text, str(path)))
 
     def pyyaml() -> object:
-        return classified(nativeyaml.load_entries_yaml(text, str(path)))
+        return classified(entry_reader.load_entries_yaml(text, str(path)))
 
     return Contender(fast, _clear_caches), Contender(pyyaml, _clear_caches)
 
@@ -124,13 +124,13 @@ def _torchgen(path: Path, folder: str | None, notes: list[str]) -> Contender | N
 
 def _contenders(path: Path, text: str, torchgen_dir: str | None, notes: list[str]) -> dict[str, Contender]:
     try:
-        nativeyaml._read_entries_fast(text)
-    except nativeyaml._Decline:
+        entry_reader._read_entries_fast(text)
+    except entry_reader._Decline:
         notes.append("the fast reader declined this file: the fast-reader rows timed the PyYAML fallback")
     ours, ours_pyyaml = _pipelines(path, text)
     contenders: dict[str, Contender] = {
         OURS: ours,
-        "fast reader alone (read_entries)": Contender(lambda: nativeyaml.read_entries(text, str(path))),
+        "fast reader alone (read_entries)": Contender(lambda: entry_reader.read_entries(text, str(path))),
         "PyYAML CSafeLoader load alone": Contender(
             lambda: yaml.load(text, Loader=yamltext.Loader)  # noqa: S506
         ),

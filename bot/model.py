@@ -51,7 +51,7 @@ class TextFile:
 
 @dataclass(frozen=True)
 class SourceFiles:
-    """The raw files of one SOURCE, before any parsing. `sources.py` is the only producer."""
+    """The raw files of one SOURCE, before any parsing. `bot.sources` is the only producer."""
 
     meta: SourceMeta
     native_functions: TextFile | None = None

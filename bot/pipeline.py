@@ -1,6 +1,6 @@
 """SOURCE → Snapshot: the stages composed, with all I/O at the front (sources.read_source).
 
-source files → entries (nativeyaml) → operators (native, or registration for pre-1.12 wheels)
+source files → entries (operators.entries) → operators (operators.native, or operators.registration for pre-1.12 wheels)
 → classified snapshot (taxonomy). A stored snapshot .json skips straight to the end.
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Callable
 from bot import snapshot
 from bot.errors import SourceError
 from bot.model import OperatorSet, Snapshot, SourceFiles
-from bot.operators import entries as nativeyaml
 from bot.operators import native, registration
+from bot.operators.entries import read_entries
 from bot.sources import read as sources
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.overrides import Overrides
@@ -23,7 +23,7 @@ MAX_SHOWN_WARNINGS = 5  # parse warnings printed per source; the rest are counte
 def operators_from_files(files: SourceFiles) -> OperatorSet:
     """Parse one source's files into its registered operators (pure: no I/O)."""
     if files.native_functions is not None:
-        entries = nativeyaml.read_entries(files.native_functions.text, files.native_functions.display)
+        entries = read_entries(files.native_functions.text, files.native_functions.display)
         return native.build_operators(
             entries,
             meta=files.meta,

@@ -39,8 +39,8 @@ from bot.model import (
     SourceFiles,
     SourceMeta,
 )
-from bot.operators import entries as nativeyaml
 from bot.operators import native
+from bot.operators.entries import read_entries
 from bot.pipeline import operators_from_files
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.overrides import Overrides
@@ -192,7 +192,7 @@ class Engine:
             return hit
         self.stats["block_parses"] += 1
         try:
-            entries = nativeyaml.read_entries(chunk, self.display)
+            entries = read_entries(chunk, self.display)
         except OpdriftError as err:
             raise Rebuild from err
         for raw in entries:

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from bot.history.blocks import family
 from bot.model import Operator, RawEntry
+from bot.taxonomy.classify import aten_name
 
 
 def affected_entries(
@@ -106,7 +107,5 @@ def alias_words(ops: Iterable[Operator]) -> frozenset[str]:
         for c in op.comments:
             if "alias" not in c.lower():
                 continue
-            for w in re.findall(r"[A-Za-z_][\w.]*", c):
-                w = w.rstrip(".").lower().removeprefix("torch.")
-                words.add(w.replace(".", "_"))
+            words.update(aten_name(w) for w in re.findall(r"[A-Za-z_][\w.]*", c))
     return frozenset(words)

@@ -1,7 +1,8 @@
 """Drift → the documented JSON report (README, "JSON output"): everything, never truncated.
 
-Built from the same records as the view model (`Change` and its flags, the acknowledgements), with no
-Jinja2 anywhere on the way: ``opdrift diff --format json`` must start without loading it.
+Built from the same view model as the Markdown and text reports (`bot.render.view`), so the figures a
+reader sees in the comment and the JSON a tool reads agree; no Jinja2 on the way, since
+``opdrift diff --format json`` must start without loading it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
 from bot.drift.changes import Change, Drift
 from bot.render.context import ReportContext
+from bot.render.view import build_view
 from bot.snapshot import meta_json
 
 JSON_VERSION = 1
@@ -55,7 +57,7 @@ def _change_json(c: Change, acks: Acknowledgements) -> dict[str, object]:
 
 def to_json(drift: Drift, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> dict[str, object]:
     """The documented JSON report (README, "JSON output"): everything, never truncated."""
-    live = [c for c in drift.changes if c not in acks]
+    view = build_view(drift, acks)
     return {
         "version": JSON_VERSION,
         "base": meta_json(drift.base),
@@ -65,11 +67,8 @@ def to_json(drift: Drift, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> dict[
             "removed": len(drift.removed),
             "renamed": len(drift.renamed),
             "changed": len(drift.changed),
-            "breaking": sum(c.breaking for c in live),
-            "needs_kernel": sum(c.needs_kernel for c in live),
-            "new_core": sum(c.new_core for c in live),
-            "now_decomposes": sum(c.now_decomposes for c in live),
-            "acknowledged": len(drift.changes) - len(live),
+            **{key: view.counts[key] for key in ("breaking", "needs_kernel", "new_core", "now_decomposes")},
+            "acknowledged": len(view.acknowledged),
             "operators": {"before": drift.base_operators, "after": drift.head_operators},
             "entries": {"before": drift.base_entries, "after": drift.head_entries},
         },

@@ -11,17 +11,18 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.errors import OpdriftError
 from bot.history.timeline import Point, Timeline, render_json
+from bot.taxonomy.buckets import TOP_BUCKETS
 from bot.text import Safe, code
 
 # The chart's series besides registered operators: the post's top-level buckets, with the core
 # sub-buckets summed, since twenty lines on one small chart would be unreadable.
 CORE_PARENT = "core"
-TOP_LEVEL = ("convolution", "pooling", "batch_norm", "private", "inplace", "backward", "weird")
+TOP_LEVEL = frozenset(TOP_BUCKETS)
 CHART_SERIES = ("operators", "core", "private", "inplace", "backward", "weird")
 # One colour per series, in CHART_SERIES order; xychart-beta has no legend, so the caption names them.
 CHART_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
@@ -104,7 +105,7 @@ def render_csv(t: Timeline) -> str:
 # --- Markdown and Mermaid ----------------------------------------------------------------------
 
 
-def series_value(p: Point, series: str, buckets: Iterable[str]) -> int:
+def series_value(p: Point, series: str) -> int:
     """A chart series' value at P: registered operators, a top-level bucket, or core (the rest summed)."""
     if series == "operators":
         return p.operators or 0
@@ -151,7 +152,7 @@ def chart_view(points: Sequence[Point], *, title: str = "ATen operators over tim
     if not good:
         return None
     good = _sample(good, CHART_MAX_POINTS)
-    values = [tuple(series_value(p, s, ()) for p in good) for s in CHART_SERIES]
+    values = [tuple(series_value(p, s) for p in good) for s in CHART_SERIES]
     top = max(max(v) for v in values)
     return ChartView(
         title=Safe(_LABEL_UNSAFE.sub(" ", title).strip()),

@@ -213,7 +213,7 @@ def push_commits(
     The weekly job commits one snapshot file while other work may be merged; a rejected push would
     leave the snapshot behind and next week's issue would repeat this week's drift. Rebasing replays
     only the bot's own commit. Credentials travel as `auth_header` (git's ``http.extraHeader``, set in
-    the environment of each command, see `gitcat.git_env`), never in REMOTE or git's arguments, so no
+    the environment of each command, see `bot.sources.git.git_env`), never in REMOTE or git's arguments, so no
     URL with a token lands in FETCH_HEAD or the reflog, and the process list never shows it; `secrets`
     are kept out of every message.
     """

@@ -55,7 +55,7 @@ _ALIAS_SENTENCE = re.compile(
 )
 
 
-def _op_name(qualified: str) -> str:
+def aten_name(qualified: str) -> str:
     """``torch.linalg.det`` → ``linalg_det``: the Python spelling of a namespaced op → its ATen name."""
     name = qualified.rstrip(".").lower()
     name = name.removeprefix("torch.")
@@ -77,9 +77,9 @@ def alias_from_comments(
             if m is None:
                 continue
             subject = m.group("subject")
-            if subject is not None and _op_name(subject) != base:
+            if subject is not None and aten_name(subject) != base:
                 continue
-            target = _op_name(m.group("target"))
+            target = aten_name(m.group("target"))
             if target != base and target in bases:
                 return target, f"comment above line {op.line}: '# {text}'"
     return None
