@@ -4,17 +4,14 @@ explain, and the rule table itself."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from clirun import Opdrift
+from clirun import Opdrift, opdrift_process
 from datafiles import RELEASES, write_release
 from releasesnap import release_operators, release_snapshot, wheel_1_10_snapshot
 
@@ -451,20 +448,12 @@ def test_adding_a_bucket_touches_only_the_bucket_table_and_a_rule(tmp_path: Path
         encoding="utf-8",
     )
     native = write_release("2.14.1", tmp_path / "r")
-    env = {**os.environ, "PYTHONPATH": str(copy)}
 
     def stats(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "bot", "stats", *args, str(native)],
-            cwd=copy,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        assert "Traceback" not in done.stderr
-        return done.stdout
+        run = opdrift_process("stats", *args, str(native), cwd=copy, env={"PYTHONPATH": str(copy)})
+        assert run.code == 0, run.err
+        assert "Traceback" not in run.err
+        return run.out
 
     row = re.search(r"^    attention test +(\d+)$", stats(), re.MULTILINE)
     assert row is not None and int(row.group(1)) > 0  # e.g. scaled_dot_product_attention
