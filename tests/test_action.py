@@ -623,19 +623,18 @@ def test_window_base_of_a_file_seeded_inside_the_week_is_the_seed(tmp_path: Path
 
 
 def test_resolve_sources_in_issue_mode_prints_the_week_and_validates_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bot.cli.app import main
-
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     repo = tmp_path / "bot"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
     _commit_at(repo, "main.json", "{}\n", "2026-03-01T00:00:00Z")
     argv = ["resolve-sources", "--mode", "issue", "--base-source", str(repo / "main.json")]
-    assert main([*argv, "--week", "2026-W10", "--report-dir", str(tmp_path / "r")]) == 0
-    out = capsys.readouterr().out
-    assert f"base={tmp_path / 'r' / 'window-base' / 'main.json'}\n" in out
-    assert out.endswith("week=2026-W10\n")
-    assert main([*argv, "--week", "2026-W60"]) == 2
-    assert "--week must look like 2026-W48" in capsys.readouterr().err
+    run = opdrift(*argv, "--week", "2026-W10", "--report-dir", str(tmp_path / "r"))
+    assert run.code == 0
+    assert f"base={tmp_path / 'r' / 'window-base' / 'main.json'}\n" in run.out
+    assert run.out.endswith("week=2026-W10\n")
+    run = opdrift(*argv, "--week", "2026-W60")
+    assert run.code == 2
+    assert "--week must look like 2026-W48" in run.err

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import json
 import lzma
-import os
-import subprocess
-import sys
 import time
 import zipfile
 from collections.abc import Callable
@@ -21,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift, Run, opdrift_process
 from datafiles import DATA, has_release_file, release_text, write_release
 from pytorch_history import History, build_history
 
@@ -30,7 +28,6 @@ from bot.pipeline import MAX_SHOWN_WARNINGS
 from bot.sources import read as sources
 from bot.taxonomy.buckets import BUCKETS
 
-ROOT = Path(__file__).resolve().parent.parent
 VERSION = "2.14.1"
 OLDER = "2.13.0"
 ERROR_PREFIX = "opdrift: error: "
@@ -45,40 +42,6 @@ REQUIRED_STATS_KEYS = (
 )
 # Keys of `stats --format json` that say where the figures came from, not what they are.
 PROVENANCE_KEYS = ("source", "commit", "torch_version")
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-def opdrift(capsys: pytest.CaptureFixture[str], *argv: str) -> Run:
-    """`opdrift ARGV` in-process; argparse's usage errors leave through SystemExit, caught here."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return Run(code, captured.out, captured.err)
-
-
-def opdrift_process(*argv: str, optimize: bool = False, cwd: Path | None = None) -> Run:
-    """`python [-O] -m bot ARGV` as a separate process, the way CI and users run it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
-    env["PYTHONPATH"] = str(ROOT)
-    flags = ["-O"] if optimize else []
-    done = subprocess.run(
-        [sys.executable, *flags, "-m", "bot", *argv],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd or ROOT,
-        timeout=120,
-        check=False,
-    )
-    return Run(done.returncode, done.stdout, done.stderr)
 
 
 def stats_json(run: Run) -> dict[str, object]:
@@ -107,14 +70,14 @@ def torchgen_rows(version: str) -> dict[str, frozenset[str]]:
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def release(release_file: Callable[[str], Path]) -> Path:
     """The real 2.14.1 native_functions.yaml, with tags.yaml and derivatives.yaml beside it."""
-    return write_release(VERSION, tmp_path_factory.mktemp("release"))
+    return release_file(VERSION)
 
 
 @pytest.fixture(scope="module")
-def older_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_release(OLDER, tmp_path_factory.mktemp("older"))
+def older_release(release_file: Callable[[str], Path]) -> Path:
+    return release_file(OLDER)
 
 
 @pytest.fixture(scope="module")
@@ -174,8 +137,8 @@ def line_of(prefix: str) -> int:
 # --- happy paths on real data ------------------------------------------------------------------
 
 
-def test_stats_json_of_2_14_1_matches_torchgen(release: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = stats_json(opdrift(capsys, "stats", str(release), "--format", "json"))
+def test_stats_json_of_2_14_1_matches_torchgen(release: Path, opdrift: Opdrift) -> None:
+    data = stats_json(opdrift("stats", str(release), "--format", "json"))
     for key in REQUIRED_STATS_KEYS:
         assert key in data, key
     rows = torchgen_rows(VERSION)
@@ -198,15 +161,15 @@ def test_stats_json_of_2_14_1_matches_torchgen(release: Path, capsys: pytest.Cap
 
 
 def test_snapshot_reads_back_to_the_same_classification(
-    release: Path, stored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    release: Path, stored: Path, tmp_path: Path, opdrift: Opdrift
 ) -> None:
-    from_source = stats_json(opdrift(capsys, "stats", str(release), "--format", "json"))
-    from_snapshot = stats_json(opdrift(capsys, "stats", str(stored), "--format", "json"))
+    from_source = stats_json(opdrift("stats", str(release), "--format", "json"))
+    from_snapshot = stats_json(opdrift("stats", str(stored), "--format", "json"))
     assert from_snapshot == from_source  # provenance included: the snapshot keeps its source's metadata
     # explain reads the same decision from either
     for op in ("add.Tensor", "conv2d"):
-        a = opdrift(capsys, "explain", op, str(release))
-        b = opdrift(capsys, "explain", op, str(stored))
+        a = opdrift("explain", op, str(release))
+        b = opdrift("explain", op, str(stored))
         assert a.code == b.code == 0
         assert a.out.splitlines()[:4] == b.out.splitlines()[:4]
     # the snapshot's operator keys are torchgen's names
@@ -214,31 +177,31 @@ def test_snapshot_reads_back_to_the_same_classification(
     assert set(data["operators"]) == set(torchgen_rows(VERSION))
     # and snapshotting a snapshot gives the same bytes again
     again = tmp_path / "again.json"
-    assert opdrift(capsys, "snapshot", str(stored), "-o", str(again)).code == 0
+    assert opdrift("snapshot", str(stored), "-o", str(again)).code == 0
     assert again.read_bytes() == stored.read_bytes()
 
 
 def test_snapshot_is_deterministic_to_file_and_stdout(
-    release: Path, stored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    release: Path, stored: Path, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     second = tmp_path / "second.json"
-    run = opdrift(capsys, "snapshot", str(release), "-o", str(second))
+    run = opdrift("snapshot", str(release), "-o", str(second))
     assert (run.code, run.out, run.err) == (0, "", "")
     assert second.read_bytes() == stored.read_bytes()
-    to_stdout = opdrift(capsys, "snapshot", str(release))
+    to_stdout = opdrift("snapshot", str(release))
     assert to_stdout.code == 0 and to_stdout.out.encode("utf-8") == stored.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["second.json"]  # no temp file left behind
     # overwriting an existing snapshot replaces it whole
     second.write_text("stale\n")
-    assert opdrift(capsys, "snapshot", str(release), "-o", str(second)).code == 0
+    assert opdrift("snapshot", str(release), "-o", str(second)).code == 0
     assert second.read_bytes() == stored.read_bytes()
 
 
-def test_explain_prints_bucket_and_rule(release: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_prints_bucket_and_rule(release: Path, opdrift: Opdrift) -> None:
     # TAXONOMY.md: conv operators of every kind are `convolution`; a pointwise op with its own kernels
     # is `primitive_pointwise`.
     for op, bucket in (("conv2d", "convolution"), ("add.Tensor", "primitive_pointwise")):
-        run = opdrift(capsys, "explain", op, str(release))
+        run = opdrift("explain", op, str(release))
         assert run.code == 0 and run.err == ""
         lines = run.out.splitlines()
         assert lines[0].startswith(f"{op}  (base operator {op.split('.')[0]}:")
@@ -249,10 +212,8 @@ def test_explain_prints_bucket_and_rule(release: Path, capsys: pytest.CaptureFix
         assert f"{op}  [functional]  {release}:{line_of(f'- func: {op}(')}" in lines
 
 
-def test_explain_of_an_unknown_operator_is_a_one_line_error(
-    release: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    run = opdrift(capsys, "explain", "no_such_op.Tensor", str(release))
+def test_explain_of_an_unknown_operator_is_a_one_line_error(release: Path, opdrift: Opdrift) -> None:
+    run = opdrift("explain", "no_such_op.Tensor", str(release))
     assert_one_line_error(run, str(release), "no_such_op.Tensor")
 
 
@@ -262,9 +223,9 @@ def test_every_kind_of_source_gives_the_same_figures(
     history: History,
     stored: Path,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
 ) -> None:
-    expected = figures(stats_json(opdrift(capsys, "stats", str(release), "--format", "json")))
+    expected = figures(stats_json(opdrift("stats", str(release), "--format", "json")))
     wheel = release_wheel(tmp_path, VERSION)
     at_tag = f"{history.path}@v{VERSION}"
     cases = {
@@ -276,32 +237,28 @@ def test_every_kind_of_source_gives_the_same_figures(
         "snapshot": (str(stored), None, None),
     }
     for kind, (spec, version, commit) in cases.items():
-        data = stats_json(opdrift(capsys, "stats", spec, "--format", "json"))
+        data = stats_json(opdrift("stats", spec, "--format", "json"))
         assert figures(data) == expected, kind
         assert data["torch_version"] == version, kind
         assert data["commit"] == commit, kind
     # an older revision of the same repository reads as that release, not as the working tree
-    older = stats_json(opdrift(capsys, "stats", f"{history.path}@v{OLDER}", "--format", "json"))
-    assert figures(older) == figures(
-        stats_json(opdrift(capsys, "stats", str(older_release), "--format", "json"))
-    )
+    older = stats_json(opdrift("stats", f"{history.path}@v{OLDER}", "--format", "json"))
+    assert figures(older) == figures(stats_json(opdrift("stats", str(older_release), "--format", "json")))
     assert older["operators"] == len(torchgen_rows(OLDER)) != expected["operators"]
     # snapshots of every kind of source hold the same operators
     for kind in ("checkout", "git tag", "wheel"):
         out = tmp_path / f"{kind}.json"
-        assert opdrift(capsys, "snapshot", cases[kind][0], "-o", str(out)).code == 0
+        assert opdrift("snapshot", cases[kind][0], "-o", str(out)).code == 0
         assert set(json.loads(out.read_text())["operators"]) == set(torchgen_rows(VERSION)), kind
 
 
-def test_pre_1_12_wheel_lands_near_the_posts_figures(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_pre_1_12_wheel_lands_near_the_posts_figures(tmp_path: Path, opdrift: Opdrift) -> None:
     header = lzma.decompress((DATA / "wheels" / "1.10.0" / "RegistrationDeclarations.h.xz").read_bytes())
     wheel = make_wheel(
         tmp_path / "torch-1.10.0-cp39-none-macosx_10_9_x86_64.whl",
         {"torch/__init__.py": "", sources.WHEEL_REGISTRATIONS: header.decode("utf-8")},
     )
-    data = stats_json(opdrift(capsys, "stats", str(wheel), "--format", "json"))
+    data = stats_json(opdrift("stats", str(wheel), "--format", "json"))
     assert data["torch_version"] == "1.10.0"  # from the wheel's file name: this one has no METADATA
     assert data["operators"] == header.decode("utf-8").count(' // {"schema": ')
     # TAXONOMY.md: late-2021 master had 2055 entries and 1215 base operators
@@ -310,36 +267,32 @@ def test_pre_1_12_wheel_lands_near_the_posts_figures(
         assert isinstance(value, int) and abs(value - post) / post < 0.1, key
 
 
-def test_stats_text_and_markdown_formats(
-    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    numbers = stats_json(opdrift(capsys, "stats", str(release), "--format", "json"))
-    text = opdrift(capsys, "stats", str(release))
+def test_stats_text_and_markdown_formats(release: Path, tmp_path: Path, opdrift: Opdrift) -> None:
+    numbers = stats_json(opdrift("stats", str(release), "--format", "json"))
+    text = opdrift("stats", str(release))
     assert text.code == 0 and text.err == ""
     assert any(
         line.split()[-1] == str(numbers["operators"]) for line in text.out.splitlines() if line.strip()
     )
     out = tmp_path / "stats.md"
-    assert opdrift(capsys, "stats", str(release), "--format", "markdown", "-o", str(out)).code == 0
+    assert opdrift("stats", str(release), "--format", "markdown", "-o", str(out)).code == 0
     assert f"| registered operators | {numbers['operators']} |" in out.read_text(encoding="utf-8")
 
 
-def test_overrides_move_a_base_operator(
-    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_overrides_move_a_base_operator(release: Path, tmp_path: Path, opdrift: Opdrift) -> None:
     overrides = tmp_path / "overrides.yaml"
     overrides.write_text("overrides:\n  conv2d:\n    bucket: misc\n    reason: we lower it ourselves\n")
-    run = opdrift(capsys, "explain", "conv2d", str(release), "--overrides", str(overrides))
+    run = opdrift("explain", "conv2d", str(release), "--overrides", str(overrides))
     assert run.code == 0
     assert run.out.splitlines()[1:4] == [
         "bucket:  misc",
         "rule:    override",
         f"reason:  we lower it ourselves ({overrides})",  # the reason says where it was set
     ]
-    before = stats_json(opdrift(capsys, "stats", str(release), "--format", "json"))["by_category"]
-    after = stats_json(
-        opdrift(capsys, "stats", str(release), "--format", "json", "--overrides", str(overrides))
-    )["by_category"]
+    before = stats_json(opdrift("stats", str(release), "--format", "json"))["by_category"]
+    after = stats_json(opdrift("stats", str(release), "--format", "json", "--overrides", str(overrides)))[
+        "by_category"
+    ]
     assert isinstance(before, dict) and isinstance(after, dict)
     assert after["misc"] == before["misc"] + 1 and after["convolution"] == before["convolution"] - 1
 
@@ -540,7 +493,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     history: History,
     stored: Path,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
 ) -> None:
     bad = BAD_CASES[case](_inputs(tmp_path, release, history, stored))
     out_dir = tmp_path / "out"
@@ -549,7 +502,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     previous = b'{"previous": "run"}\n'
     if existing:
         target.write_bytes(previous)
-    run = opdrift(capsys, command, *bad.args, "-o", str(target))
+    run = opdrift(command, *bad.args, "-o", str(target))
     assert_one_line_error(run, *bad.needles)
     assert run.out == ""
     if existing:
@@ -574,43 +527,37 @@ def test_explain_reports_bad_input_the_same_way(
     history: History,
     stored: Path,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
 ) -> None:
     bad = BAD_CASES[case](_inputs(tmp_path, release, history, stored))
     source, *options = bad.args
-    assert_one_line_error(opdrift(capsys, "explain", "add.Tensor", source, *options), *bad.needles)
+    assert_one_line_error(opdrift("explain", "add.Tensor", source, *options), *bad.needles)
 
 
-def test_output_into_a_missing_directory_is_one_line(
-    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_output_into_a_missing_directory_is_one_line(release: Path, tmp_path: Path, opdrift: Opdrift) -> None:
     target = tmp_path / "no" / "such" / "dir" / "snap.json"
-    assert_one_line_error(
-        opdrift(capsys, "snapshot", str(release), "-o", str(target)), f"{target}: ", "cannot write"
-    )
+    assert_one_line_error(opdrift("snapshot", str(release), "-o", str(target)), f"{target}: ", "cannot write")
     assert not (tmp_path / "no").exists()
 
 
 def test_empty_output_name_is_one_clear_line(
-    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    release: Path, tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # where an empty name would land if it were taken as "."
-    err = assert_one_line_error(opdrift(capsys, "snapshot", str(release), "-o", ""))
+    err = assert_one_line_error(opdrift("snapshot", str(release), "-o", ""))
     assert not err.startswith(f"{ERROR_PREFIX}: "), err  # an empty path must not print as ": ..."
     assert list(tmp_path.iterdir()) == []
 
 
-def test_unknown_key_is_kept_and_not_fatal(
-    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unknown_key_is_kept_and_not_fatal(release: Path, tmp_path: Path, opdrift: Opdrift) -> None:
     line = line_of("- func: add.Tensor(")
     path = edited_release(tmp_path, lambda ls: ls.insert(line, "  frobnicate: True\n"))
     out = tmp_path / "snap.json"
-    run = opdrift(capsys, "snapshot", str(path), "-o", str(out))
+    run = opdrift("snapshot", str(path), "-o", str(out))
     assert run.code == 0 and "Traceback" not in run.err
     # the entry is still classified like the untouched release's
-    plain = stats_json(opdrift(capsys, "stats", str(release), "--format", "json"))
-    edited = stats_json(opdrift(capsys, "stats", str(out), "--format", "json"))
+    plain = stats_json(opdrift("stats", str(release), "--format", "json"))
+    edited = stats_json(opdrift("stats", str(out), "--format", "json"))
     assert figures(edited) == figures(plain)
     # the key is kept on the operator (the snapshot format has no place for it)
     ops = pipeline.operators_from_files(sources.read_source(str(path)))
@@ -619,11 +566,11 @@ def test_unknown_key_is_kept_and_not_fatal(
     assert ops.warnings == (f"{path}:{line}: unknown key 'frobnicate' kept",)
 
 
-def test_unknown_key_warning_reaches_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_key_warning_reaches_stderr(tmp_path: Path, opdrift: Opdrift) -> None:
     line = line_of("- func: add.Tensor(")
     path = edited_release(tmp_path, lambda ls: ls.insert(line, "  frobnicate: True\n"))
     for argv in (["snapshot", str(path), "-o", str(tmp_path / "s.json")], ["stats", str(path)]):
-        run = opdrift(capsys, *argv)
+        run = opdrift(*argv)
         assert run.code == 0
         assert run.err.count("\n") == 1 and "warning" in run.err.lower(), run.err
         assert f"{path}:{line}: " in run.err and "frobnicate" in run.err
@@ -640,19 +587,17 @@ def test_unknown_key_warning_reaches_stderr(tmp_path: Path, capsys: pytest.Captu
     ],
 )
 def test_a_value_holding_a_line_break_still_gives_one_line(
-    field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    field: str, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     path = tmp_path / "native_functions.yaml"
     path.write_text(f"- func: a(Tensor self) -> Tensor\n  {field}\n")
-    assert_one_line_error(opdrift(capsys, "stats", str(path)), f"{path}:1: ")
+    assert_one_line_error(opdrift("stats", str(path)), f"{path}:1: ")
 
 
 # --- hostile input ---------------------------------------------------------------------------------
 
 
-def test_unicode_in_comments_defaults_and_kernels_is_read(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unicode_in_comments_defaults_and_kernels_is_read(tmp_path: Path, opdrift: Opdrift) -> None:
     path = tmp_path / "native_functions.yaml"
     path.write_text(
         "# Grüße: ünïcödé comments are common in real files\n"
@@ -665,20 +610,18 @@ def test_unicode_in_comments_defaults_and_kernels_is_read(
         "    CPU: pad_out_ø\n",
         encoding="utf-8",
     )
-    data = stats_json(opdrift(capsys, "stats", str(path), "--format", "json"))
+    data = stats_json(opdrift("stats", str(path), "--format", "json"))
     assert (data["entries"], data["operators"], data["base_operators"], data["out_overloads"]) == (2, 2, 1, 1)
-    run = opdrift(capsys, "explain", "pad_mode", str(path))
+    run = opdrift("explain", "pad_mode", str(path))
     assert run.code == 0 and 'str mode="réflexion"' in run.out
     snap = tmp_path / "s.json"
-    assert opdrift(capsys, "snapshot", str(path), "-o", str(snap)).code == 0
+    assert opdrift("snapshot", str(path), "-o", str(snap)).code == 0
     snap.read_bytes().decode("ascii")  # stored escaped: a snapshot is plain ASCII whatever the input
-    assert stats_json(opdrift(capsys, "stats", str(snap), "--format", "json")) == data
+    assert stats_json(opdrift("stats", str(snap), "--format", "json")) == data
 
 
 @pytest.mark.parametrize("name", ["café", "加法", "a\u200bb", "\uff41\uff44\uff44"])
-def test_non_ascii_operator_names_are_a_clear_error(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_non_ascii_operator_names_are_a_clear_error(name: str, tmp_path: Path, opdrift: Opdrift) -> None:
     # ATen operator names are C++ identifiers; a name that is not one cannot be registered.
     path = tmp_path / "native_functions.yaml"
     path.write_text(
@@ -686,19 +629,15 @@ def test_non_ascii_operator_names_are_a_clear_error(
     )
     target = tmp_path / "out.json"
     # the name is quoted with repr(), so an invisible character shows as an escape
-    assert_one_line_error(
-        opdrift(capsys, "snapshot", str(path), "-o", str(target)), f"{path}:2: ", repr(name)[1:-1]
-    )
+    assert_one_line_error(opdrift("snapshot", str(path), "-o", str(target)), f"{path}:2: ", repr(name)[1:-1])
     assert not target.exists()
 
 
-def test_non_ascii_operator_asked_of_explain(release: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert_one_line_error(opdrift(capsys, "explain", "加法.Tensor", str(release)), "加法.Tensor")
+def test_non_ascii_operator_asked_of_explain(release: Path, opdrift: Opdrift) -> None:
+    assert_one_line_error(opdrift("explain", "加法.Tensor", str(release)), "加法.Tensor")
 
 
-def test_very_long_names_are_counted_and_explained(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_very_long_names_are_counted_and_explained(tmp_path: Path, opdrift: Opdrift) -> None:
     long = "x" * 100_000
     path = tmp_path / "native_functions.yaml"
     path.write_text(
@@ -712,11 +651,11 @@ def test_very_long_names_are_counted_and_explained(
         "  dispatch:\n"
         "    CPU: k_\n"
     )
-    data = stats_json(opdrift(capsys, "stats", str(path), "--format", "json"))
+    data = stats_json(opdrift("stats", str(path), "--format", "json"))
     assert (data["entries"], data["operators"], data["base_operators"], data["overloads"]) == (3, 3, 2, 1)
     by_category = data["by_category"]
     assert isinstance(by_category, dict) and by_category["inplace"] == 1
-    run = opdrift(capsys, "explain", long, str(path))
+    run = opdrift("explain", long, str(path))
     assert run.code == 0 and run.out.startswith(f"{long}  (base operator {long}: 2 registered operators)")
 
 
@@ -741,12 +680,12 @@ def _big_native_functions(path: Path, target_bytes: int) -> int:
 
 
 @pytest.mark.slow
-def test_a_50_mb_file_is_read_with_correct_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_50_mb_file_is_read_with_correct_counts(tmp_path: Path, opdrift: Opdrift) -> None:
     path = tmp_path / "native_functions.yaml"
     n = _big_native_functions(path, 50 * 1024 * 1024)
     assert path.stat().st_size >= 50 * 1024 * 1024
     start = time.monotonic()
-    data = stats_json(opdrift(capsys, "stats", str(path), "--format", "json"))
+    data = stats_json(opdrift("stats", str(path), "--format", "json"))
     elapsed = time.monotonic() - start
     assert (data["entries"], data["operators"], data["base_operators"], data["overloads"]) == (n, n, n, 0)
     by_category = data["by_category"]
@@ -755,15 +694,13 @@ def test_a_50_mb_file_is_read_with_correct_counts(tmp_path: Path, capsys: pytest
     assert elapsed < 120, elapsed
 
 
-def test_a_file_over_the_size_limit_is_refused_without_reading_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_file_over_the_size_limit_is_refused_without_reading_it(tmp_path: Path, opdrift: Opdrift) -> None:
     path = tmp_path / "native_functions.yaml"
     with path.open("wb") as f:
         f.truncate(sources.MAX_FILE_BYTES + 1)  # sparse: costs no disk, and must not be read
     target = tmp_path / "out.json"
     err = assert_one_line_error(
-        opdrift(capsys, "snapshot", str(path), "-o", str(target)),
+        opdrift("snapshot", str(path), "-o", str(target)),
         f"{path}: ",
         f"{sources.MAX_FILE_BYTES}-byte limit",
     )
@@ -792,8 +729,8 @@ def test_a_file_over_the_size_limit_is_refused_without_reading_it(
         "bad-option",
     ],
 )
-def test_usage_errors_exit_2_through_argparse(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    run = opdrift(capsys, *argv)
+def test_usage_errors_exit_2_through_argparse(argv: list[str], opdrift: Opdrift) -> None:
+    run = opdrift(*argv)
     assert run.code == 2
     assert run.out == "" and "Traceback" not in run.err
     assert run.err.startswith("usage: opdrift") and "error: " in run.err
@@ -802,8 +739,8 @@ def test_usage_errors_exit_2_through_argparse(argv: list[str], capsys: pytest.Ca
 # --- as a process: python -m bot, and python -O -m bot --------------------------------------------------
 
 
-def test_python_m_bot_prints_what_main_prints(release: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    in_process = opdrift(capsys, "stats", str(release), "--format", "json")
+def test_python_m_bot_prints_what_main_prints(release: Path, opdrift: Opdrift) -> None:
+    in_process = opdrift("stats", str(release), "--format", "json")
     process = opdrift_process("stats", str(release), "--format", "json")
     assert (
         (process.code, process.out, process.err)
@@ -873,26 +810,26 @@ def _warned_release(directory: Path) -> tuple[Path, int, int]:
 
 
 def test_diff_reports_the_warnings_head_has_and_base_had_not(
-    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    release: Path, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     head, add_line, relu_line = _warned_release(tmp_path / "head")
-    run = opdrift(capsys, "diff", str(release), str(head), "--format", "json")
+    run = opdrift("diff", str(release), str(head), "--format", "json")
     assert run.code == 0, run.err
     warnings = json.loads(run.out)["warnings"]
     assert warnings == [
         {"line": add_line, "message": "unknown key 'frobnicate' kept", "more": 0},
         {"line": relu_line, "message": "tag 'not_a_tag' is not defined in tags.yaml", "more": 0},
     ]
-    comment = opdrift(capsys, "diff", str(release), str(head), "--format", "pr-comment").out
+    comment = opdrift("diff", str(release), str(head), "--format", "pr-comment").out
     assert str(tmp_path) not in comment  # the runner's path of the file stays out of what is posted
     assert "### 🧐 HEAD's native_functions.yaml: 2 warnings" in comment
     assert f"line {add_line}: unknown key 'frobnicate' kept" in comment
-    text = opdrift(capsys, "diff", str(release), str(head)).out
+    text = opdrift("diff", str(release), str(head)).out
     assert "WARNINGS AT HEAD (2)" in text and f"line {relu_line}: tag 'not_a_tag'" in text
     # The same warnings on both sides are not news, wherever their lines moved.
-    same = json.loads(opdrift(capsys, "diff", str(head), str(head), "--format", "json").out)
+    same = json.loads(opdrift("diff", str(head), str(head), "--format", "json").out)
     assert same["warnings"] == []
-    clean = opdrift(capsys, "diff", str(release), str(release), "--format", "pr-comment").out
+    clean = opdrift("diff", str(release), str(release), "--format", "pr-comment").out
     assert "🧐" not in clean
 
 
@@ -915,29 +852,27 @@ def test_a_message_on_many_lines_is_listed_once_with_a_count() -> None:
 
 
 def test_warnings_survive_stored_snapshots_as_the_action_diffs_them(
-    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    release: Path, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     head, add_line, relu_line = _warned_release(tmp_path / "head")
     base_json, head_json = tmp_path / "base.json", tmp_path / "head.json"
-    assert opdrift(capsys, "snapshot", str(release), "-o", str(base_json)).code == 0
-    assert opdrift(capsys, "snapshot", str(head), "-o", str(head_json)).code == 0
-    report = json.loads(opdrift(capsys, "diff", str(base_json), str(head_json), "--format", "json").out)
+    assert opdrift("snapshot", str(release), "-o", str(base_json)).code == 0
+    assert opdrift("snapshot", str(head), "-o", str(head_json)).code == 0
+    report = json.loads(opdrift("diff", str(base_json), str(head_json), "--format", "json").out)
     assert [w["line"] for w in report["warnings"]] == [add_line, relu_line]
     # HEAD's warnings stored in BASE are old news, whether BASE is a snapshot or the file itself
     for base in (head_json, head):
-        again = json.loads(opdrift(capsys, "diff", str(base), str(head_json), "--format", "json").out)
+        again = json.loads(opdrift("diff", str(base), str(head_json), "--format", "json").out)
         assert again["warnings"] == []
 
 
-def test_an_old_clash_is_not_new_when_an_edit_moves_its_lines(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_old_clash_is_not_new_when_an_edit_moves_its_lines(tmp_path: Path, opdrift: Opdrift) -> None:
     """1.12.0 holds 44 autogen clashes (our 2.x grouping); a comment added on top moves every line."""
     base = write_release("1.12.0", tmp_path / "base")
     head = tmp_path / "head" / "native_functions.yaml"
     head.parent.mkdir()
     head.write_text("# a comment on top\n" + base.read_text())
-    run = opdrift(capsys, "diff", str(base), str(head), "--format", "json")
+    run = opdrift("diff", str(base), str(head), "--format", "json")
     # stderr shows the first few of each side's 44 and says how many more there are
     assert run.code == 0 and run.err.count("does not group") == 2 * MAX_SHOWN_WARNINGS
     assert run.err.count(f"and {44 - MAX_SHOWN_WARNINGS} more warnings of this parse") == 2

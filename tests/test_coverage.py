@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift
 from datafiles import release_text, write_release
 
 from bot import pipeline
-from bot.cli.app import main
 from bot.coverage.backends import read_backend
 from bot.coverage.check import SchemaAlert, compare_coverage, compute_coverage, mlir_signature
 from bot.coverage.oplist import BackendList, BackendOp
@@ -158,26 +159,26 @@ def test_gap_since_base(tmp_path: Path, head: Snapshot) -> None:
     assert change.newly_covered == ()
 
 
-def test_coverage_command_json_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    base = write_release("2.13.0", tmp_path / "base")
-    head_path = write_release("2.14.1", tmp_path / "head")
+def test_coverage_command_json_and_markdown(
+    tmp_path: Path, release_file: Callable[[str], Path], opdrift: Opdrift
+) -> None:
+    base = release_file("2.13.0")
+    head_path = release_file("2.14.1")
     xla = FIXTURES / "xla_native_functions.yaml"
     out = tmp_path / "cov.json"
-    code = main(
-        [
-            "coverage",
-            "--backend",
-            f"xla={xla}",
-            str(head_path),
-            "--base",
-            str(base),
-            "--format",
-            "json",
-            "-o",
-            str(out),
-        ]
+    run = opdrift(
+        "coverage",
+        "--backend",
+        f"xla={xla}",
+        str(head_path),
+        "--base",
+        str(base),
+        "--format",
+        "json",
+        "-o",
+        str(out),
     )
-    assert code == 0
+    assert run.code == 0
     doc = json.loads(out.read_text())
     report = doc["backends"][0]
     assert report["backend"]["kind"] == "xla"
@@ -185,48 +186,50 @@ def test_coverage_command_json_and_markdown(tmp_path: Path, capsys: pytest.Captu
     assert "since_base" in report
     assert report["stale"] == [{"name": "not_an_op_anymore", "path": str(xla), "line": 23}]
 
-    assert main(["coverage", "--backend", f"xla={xla}", str(head_path), "--format", "markdown"]) == 0
-    md = capsys.readouterr().out
+    run = opdrift("coverage", "--backend", f"xla={xla}", str(head_path), "--format", "markdown")
+    assert run.code == 0
+    md = run.out
     assert md.startswith("## Coverage of `xla`")
     assert "| bucket | covered | needs a kernel |" in md
 
 
-def test_coverage_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    head_path = write_release("2.14.1", tmp_path / "head")
+def test_coverage_command_errors(
+    tmp_path: Path, release_file: Callable[[str], Path], opdrift: Opdrift
+) -> None:
+    head_path = release_file("2.14.1")
     bad = tmp_path / "bad.yaml"
     bad.write_text("backend: XLA\nfull_codegen:\n  - abs\n  - 'add Tensor'\n")
-    assert main(["coverage", "--backend", f"xla={bad}", str(head_path)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert f"{bad}:4:" in err
-    assert main(["coverage", "--backend", "nope=x", str(head_path)]) == 2
-    assert "unknown backend kind" in capsys.readouterr().err
+    run = opdrift("coverage", "--backend", f"xla={bad}", str(head_path))
+    assert run.code == 2
+    assert run.err.count("\n") == 1
+    assert f"{bad}:4:" in run.err
+    run = opdrift("coverage", "--backend", "nope=x", str(head_path))
+    assert run.code == 2
+    assert "unknown backend kind" in run.err
 
 
 def test_dispatch_key_that_no_operator_has_is_an_error_with_a_guess(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    release_file: Callable[[str], Path], opdrift: Opdrift
 ) -> None:
-    head_path = write_release("2.14.1", tmp_path / "head")
-    assert main(["coverage", "--backend", "dispatch=mps", str(head_path)]) == 2
-    out = capsys.readouterr()
+    head_path = release_file("2.14.1")
+    out = opdrift("coverage", "--backend", "dispatch=mps", str(head_path))
+    assert out.code == 2
     assert out.out == ""
     assert out.err.count("\n") == 1
     assert "--backend dispatch=mps: no operator of" in out.err
     assert out.err.endswith("has a kernel under 'mps'; did you mean MPS?\n")
-    assert main(["coverage", "--backend", "dispatch=MPS", str(head_path), "--format", "json"]) == 0
-    listed = json.loads(capsys.readouterr().out)["backends"][0]
+    run = opdrift("coverage", "--backend", "dispatch=MPS", str(head_path), "--format", "json")
+    assert run.code == 0
+    listed = json.loads(run.out)["backends"][0]
     assert listed["covered"] > 0
 
 
 @pytest.mark.parametrize("version", ["banana", "2", "2.x", "2.14.1.0"])
-def test_torch_version_is_checked_at_the_command_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
-) -> None:
+def test_torch_version_is_checked_at_the_command_line(opdrift: Opdrift, version: str) -> None:
     plugin = FIXTURES / "op_plugin_functions.yaml"
-    code = main(["coverage", "--backend", f"op-plugin={plugin}", "--torch-version", version, "nowhere.yaml"])
-    assert code == 2
-    err = capsys.readouterr().err
-    assert err == (
+    run = opdrift("coverage", "--backend", f"op-plugin={plugin}", "--torch-version", version, "nowhere.yaml")
+    assert run.code == 2
+    assert run.err == (
         f"opdrift: error: --torch-version {version!r}: expected a version like 2.14, 2.14.1 or 2.15.0a0\n"
     )
 
@@ -274,17 +277,18 @@ def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
     assert f"      - argument `*x*` renamed to `{hostile.after}`\n" in text
 
 
-def test_unchecked_version_gates_are_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unchecked_version_gates_are_said(release_file: Callable[[str], Path], opdrift: Opdrift) -> None:
     """A bare yaml has no torch version: op-plugin's gates cannot be checked, and the run says so."""
-    head_path = write_release("2.14.1", tmp_path / "head")
+    head_path = release_file("2.14.1")
     plugin = FIXTURES / "op_plugin_functions.yaml"
-    assert main(["coverage", "--backend", f"op-plugin={plugin}", str(head_path), "--format", "json"]) == 0
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "version gates of 6 op-plugin entries were not checked" in err
-    assert "--torch-version" in err
+    run = opdrift("coverage", "--backend", f"op-plugin={plugin}", str(head_path), "--format", "json")
+    assert run.code == 0
+    assert run.err.count("\n") == 1 and "version gates of 6 op-plugin entries were not checked" in run.err
+    assert "--torch-version" in run.err
     argv = ["coverage", "--backend", f"op-plugin={plugin}", str(head_path), "--torch-version", "2.4"]
-    assert main([*argv, "--format", "json"]) == 0
-    assert capsys.readouterr().err == ""
+    run = opdrift(*argv, "--format", "json")
+    assert run.code == 0
+    assert run.err == ""
 
 
 def test_long_lists_say_how_many_more_and_alerts_are_capped_in_markdown(head: Snapshot) -> None:

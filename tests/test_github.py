@@ -5,15 +5,15 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift
 from datafiles import write_release
 from driftcases import realistic_pair, rec, snap
 from fake_github import FakeGitHub
 
-from bot.cli.app import main
 from bot.drift.changes import compute_drift
 from bot.errors import PublishError
 from bot.publish.actions import annotation_lines, append_step_summary, workflow_command
@@ -28,13 +28,12 @@ CLEAN = "No operator changes any more."
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeGitHub]:
-    server = FakeGitHub(page_size=3)
-    server.start()
-    server.add_token(TOKEN, "opdrift-bot")
-    server.add_repo(REPO)
-    yield server
-    server.stop()
+def fake(github_server: FakeGitHub) -> FakeGitHub:
+    """The shared fake API with pages of 3 (so listings take several requests), the bot's token and REPO."""
+    github_server.page_size = 3
+    github_server.add_token(TOKEN, "opdrift-bot")
+    github_server.add_repo(REPO)
+    return github_server
 
 
 def client_for(fake: FakeGitHub, token: str = TOKEN, **kwargs: object) -> RepoClient:
@@ -540,7 +539,7 @@ def test_step_summary_appends(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def releases(tmp_path_factory: pytest.TempPathFactory, release_file: Callable[[str], Path]) -> dict[str, str]:
     """Stored snapshots of real releases, as the weekly workflow diffs against (parsed once per module)."""
     from bot import pipeline, snapshot
 
@@ -548,9 +547,7 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     out = {}
     for version in ("2.13.0", "2.14.1", "2.15.0"):
         stored = root / f"{version}.json"
-        stored.write_text(
-            snapshot.to_json(pipeline.load_snapshot(str(write_release(version, root / version))))
-        )
+        stored.write_text(snapshot.to_json(pipeline.load_snapshot(str(release_file(version)))))
         out[version] = str(stored)
     return out
 
@@ -564,57 +561,50 @@ def gh_env(fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     return summary
 
 
-def opdrift(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_cli_comment_three_heads_one_comment_then_flip(
-    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
+    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], opdrift: Opdrift
 ) -> None:
     pr = busy_pr(fake, chatter=4)
     base = releases["2.13.0"]
     bodies = []
     for head in ("2.14.1", "2.15.0", "2.14.1"):
-        code, _out, err = opdrift(capsys, "comment", "--repo", REPO, "--pr", str(pr), base, releases[head])
-        assert code == 0, err
+        run = opdrift("comment", "--repo", REPO, "--pr", str(pr), base, releases[head])
+        assert run.code == 0, run.err
         (mine,) = bot_comments(fake, pr)
         bodies.append(str(mine["body"]))
     assert bodies[0] != bodies[1]
     assert bodies[2] == bodies[0]
     assert "Operator drift" in gh_env.read_text()
     # The drift disappears (head = base): the same comment flips, nothing new is created.
-    code, _, err = opdrift(capsys, "comment", "--repo", REPO, "--pr", str(pr), base, base)
-    assert code == 0, err
+    run = opdrift("comment", "--repo", REPO, "--pr", str(pr), base, base)
+    assert run.code == 0, run.err
     (mine,) = bot_comments(fake, pr)
     assert str(mine["body"]) != bodies[0]
     assert "✅" in str(mine["body"])
 
 
 def test_cli_comment_with_head_sha_posts_only_for_the_current_head(
-    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
+    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], opdrift: Opdrift
 ) -> None:
     pr = fake.add_pull(REPO, sha="a" * 40)
     argv = ["comment", "--repo", REPO, "--pr", str(pr), releases["2.13.0"], releases["2.14.1"]]
-    code, out, err = opdrift(capsys, *argv, "--head-sha", "B" * 40)
-    assert code == 0, err
-    assert "has moved on to aaaaaaaaaaaa" in out
+    run = opdrift(*argv, "--head-sha", "B" * 40)
+    assert run.code == 0, run.err
+    assert "has moved on to aaaaaaaaaaaa" in run.out
     assert bot_comments(fake, pr) == []
-    code, _, err = opdrift(capsys, *argv, "--head-sha", "A" * 40)  # GitHub reports shas lower-cased
-    assert code == 0, err
+    run = opdrift(*argv, "--head-sha", "A" * 40)  # GitHub reports shas lower-cased
+    assert run.code == 0, run.err
     assert len(bot_comments(fake, pr)) == 1
-    with pytest.raises(SystemExit) as usage_error:
-        main([*argv, "--head-sha", "abc123"])
-    assert usage_error.value.code == 2
-    assert "full commit sha" in capsys.readouterr().err
+    usage_error = opdrift(*argv, "--head-sha", "abc123")
+    assert usage_error.code == 2
+    assert "full commit sha" in usage_error.err
 
 
 def test_cli_bot_login_from_the_config_decides_whose_posts_are_the_bots(
     fake: FakeGitHub,
     monkeypatch: pytest.MonkeyPatch,
     releases: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
     tmp_path: Path,
 ) -> None:
     actions_token = "ghs_actionsInstallationToken111"
@@ -633,8 +623,8 @@ def test_cli_bot_login_from_the_config_decides_whose_posts_are_the_bots(
         ["comment", "--pr", str(pr)],
         ["issue", "--week", "2026-W40"],
     ):
-        code, _, err = opdrift(capsys, *argv, "--repo", REPO, "--config", str(config), base, head)
-        assert code == 0, err
+        run = opdrift(*argv, "--repo", REPO, "--config", str(config), base, head)
+        assert run.code == 0, run.err
     assert [c["body"] for c in fake.comments(REPO, pr) if c["id"] == other["id"]] == [f"{PR_MARKER}\nrelayed"]
     assert len(bot_comments(fake, pr)) == 2  # the relay's, untouched, and the bot's own
     weekly_issues = [i for i in fake.issues(REPO) if weekly_marker("2026-W40") in str(i["body"])]
@@ -650,7 +640,7 @@ def test_cli_allowlist_flag_acknowledges_like_the_configs(
     fake: FakeGitHub,
     gh_env: Path,
     releases: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
     tmp_path: Path,
 ) -> None:
     config = tmp_path / "opdrift.yml"
@@ -660,22 +650,22 @@ def test_cli_allowlist_flag_acknowledges_like_the_configs(
     pr = fake.add_pull(REPO)
     argv = ["comment", "--repo", REPO, "--pr", str(pr), "--config", str(config)]
     base, head = releases["2.13.0"], releases["2.14.1"]
-    code, _, err = opdrift(capsys, *argv, base, head)
-    assert code == 0, err
+    run = opdrift(*argv, base, head)
+    assert run.code == 0, run.err
     assert "@kernel-team" in str(bot_comments(fake, pr)[0]["body"])
-    code, _, err = opdrift(capsys, *argv, "--allowlist", str(allow), base, head)
-    assert code == 0, err
+    run = opdrift(*argv, "--allowlist", str(allow), base, head)
+    assert run.code == 0, run.err
     (mine,) = bot_comments(fake, pr)
     assert "@kernel-team" not in str(mine["body"])  # every change acknowledged: nobody is paged
 
 
 def test_cli_clean_pr_gets_no_comment(
-    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str]
+    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], opdrift: Opdrift
 ) -> None:
     pr = fake.add_pull(REPO)
     same = releases["2.14.1"]
-    code, _out, err = opdrift(capsys, "comment", "--repo", REPO, "--pr", str(pr), same, same)
-    assert code == 0, err
+    run = opdrift("comment", "--repo", REPO, "--pr", str(pr), same, same)
+    assert run.code == 0, run.err
     assert fake.writes() == []
     assert fake.comments(REPO, pr) == []
 
@@ -684,7 +674,7 @@ def test_cli_mentions_only_matching_subscriptions(
     fake: FakeGitHub,
     gh_env: Path,
     releases: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
     tmp_path: Path,
 ) -> None:
     config = tmp_path / "opdrift.yml"
@@ -697,8 +687,8 @@ def test_cli_mentions_only_matching_subscriptions(
     )
     pr = fake.add_pull(REPO)
     args = ["--repo", REPO, "--config", str(config), releases["2.13.0"], releases["2.14.1"]]
-    code, _, err = opdrift(capsys, "comment", "--pr", str(pr), *args)
-    assert code == 0, err
+    run = opdrift("comment", "--pr", str(pr), *args)
+    assert run.code == 0, run.err
     (mine,) = bot_comments(fake, pr)
     assert "@llvm/torch-mlir" in str(mine["body"])
     assert "@nobody-here" not in str(mine["body"])
@@ -708,20 +698,20 @@ def test_cli_weekly_issue_reruns_keep_one_issue(
     fake: FakeGitHub,
     gh_env: Path,
     releases: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
     tmp_path: Path,
 ) -> None:
     config = tmp_path / "opdrift.yml"
     config.write_text("labels: [operator-drift]\nweekly:\n  close_previous: true\n")
     args = ["issue", "--repo", REPO, "--config", str(config), releases["2.13.0"]]
     for head in ("2.14.1", "2.15.0"):
-        code, _out, err = opdrift(capsys, *args, releases[head], "--week", "2026-W48")
-        assert code == 0, err
+        run = opdrift(*args, releases[head], "--week", "2026-W48")
+        assert run.code == 0, run.err
     (issue,) = fake.issues(REPO)
     assert issue["title"].startswith("Operator drift 2026-W48 (")
     assert [lb["name"] for lb in issue["labels"]] == ["operator-drift"]
-    code, _, err = opdrift(capsys, *args, releases["2.15.0"], "--week", "2026-W49")
-    assert code == 0, err
+    run = opdrift(*args, releases["2.15.0"], "--week", "2026-W49")
+    assert run.code == 0, run.err
     old, new = sorted(fake.issues(REPO), key=lambda i: int(i["number"]))
     assert old["state"] == "closed"
     assert f"#{old['number']}" in new["body"]
@@ -731,13 +721,12 @@ def test_cli_without_token_is_a_dry_run_with_no_request(
     fake: FakeGitHub,
     gh_env: Path,
     releases: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("GITHUB_TOKEN")
     pr = fake.add_pull(REPO)
-    code, out, err = opdrift(
-        capsys,
+    run = opdrift(
         "comment",
         "--repo",
         REPO,
@@ -747,16 +736,15 @@ def test_cli_without_token_is_a_dry_run_with_no_request(
         releases["2.13.0"],
         releases["2.14.1"],
     )
-    assert code == 0, err
-    assert "GITHUB_TOKEN is not set" in err
-    assert PR_MARKER in out
+    assert run.code == 0, run.err
+    assert "GITHUB_TOKEN is not set" in run.err
+    assert PR_MARKER in run.out
     assert re.search(
-        r"^::warning file=aten/src/ATen/native/native_functions\.yaml,line=\d+,title=opdrift::", out, re.M
+        r"^::warning file=aten/src/ATen/native/native_functions\.yaml,line=\d+,title=opdrift::", run.out, re.M
     )
     assert fake.requests == []
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    code, out, err = opdrift(
-        capsys,
+    run = opdrift(
         "issue",
         "--repo",
         REPO,
@@ -766,8 +754,8 @@ def test_cli_without_token_is_a_dry_run_with_no_request(
         "--week",
         "2026-W48",
     )
-    assert code == 0, err
-    assert "would open the issue" in out
+    assert run.code == 0, run.err
+    assert "would open the issue" in run.out
     assert fake.writes() == []
 
 
@@ -786,7 +774,7 @@ def test_cli_401_and_404_are_one_line_and_exit_2(
     fake: FakeGitHub,
     gh_env: Path,
     releases: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
     monkeypatch: pytest.MonkeyPatch,
     token: str,
     repo: str,
@@ -794,25 +782,21 @@ def test_cli_401_and_404_are_one_line_and_exit_2(
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", token)
     fake.add_pull(REPO)
-    code, out, err = opdrift(
-        capsys, "comment", "--repo", repo, "--pr", "1", releases["2.13.0"], releases["2.14.1"]
-    )
-    assert code == 2
-    assert err == f"opdrift: error: {expected}\n"
-    assert token not in out + err
+    run = opdrift("comment", "--repo", repo, "--pr", "1", releases["2.13.0"], releases["2.14.1"])
+    assert run.code == 2
+    assert run.err == f"opdrift: error: {expected}\n"
+    assert token not in run.out + run.err
 
 
 def test_cli_config_error_is_file_line_exit_2(
-    gh_env: Path, releases: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+    gh_env: Path, releases: dict[str, str], opdrift: Opdrift, tmp_path: Path
 ) -> None:
     config = tmp_path / "opdrift.yml"
     config.write_text("subscriptions:\n  - who: ['@a']\n    facets: [needs-kernel]\n")
-    code, _, err = opdrift(
-        capsys, "issue", "--repo", REPO, "--config", str(config), releases["2.13.0"], releases["2.14.1"]
-    )
-    assert code == 2
+    run = opdrift("issue", "--repo", REPO, "--config", str(config), releases["2.13.0"], releases["2.14.1"])
+    assert run.code == 2
     assert (
-        err
+        run.err
         == f"opdrift: error: {config}:3: unknown facet 'needs-kernel' (expected one of: needs_kernel, breaking, new_core, now_decomposes)\n"
     )
 
@@ -837,7 +821,7 @@ def test_cli_config_names_that_match_nothing_fail_before_any_request(
     fake: FakeGitHub,
     gh_env: Path,
     releases: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
     tmp_path: Path,
     matcher: str,
     line: int,
@@ -846,8 +830,7 @@ def test_cli_config_names_that_match_nothing_fail_before_any_request(
     config = tmp_path / "opdrift.yml"
     config.write_text(f"subscriptions:\n  - who: ['@mps-team']\n    {matcher}\n")
     pr = fake.add_pull(REPO)
-    code, _, err = opdrift(
-        capsys,
+    run = opdrift(
         "comment",
         "--repo",
         REPO,
@@ -858,8 +841,8 @@ def test_cli_config_names_that_match_nothing_fail_before_any_request(
         releases["2.13.0"],
         releases["2.14.1"],
     )
-    assert code == 2
-    assert err == f"opdrift: error: {config}:{line}: subscription 1: {message}\n"
+    assert run.code == 2
+    assert run.err == f"opdrift: error: {config}:{line}: subscription 1: {message}\n"
     assert fake.requests == []
 
 
@@ -867,7 +850,7 @@ def test_cli_a_tag_defined_in_tags_yaml_but_unused_is_accepted(
     fake: FakeGitHub,
     gh_env: Path,
     releases: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
     tmp_path: Path,
 ) -> None:
     """pt2_compliant_tag is in 2.14.1's tags.yaml and on no operator: fine where tags.yaml can be read."""
@@ -876,25 +859,24 @@ def test_cli_a_tag_defined_in_tags_yaml_but_unused_is_accepted(
     base = str(write_release("2.13.0", tmp_path / "base"))
     head = str(write_release("2.14.1", tmp_path / "head"))
     args = ["issue", "--repo", REPO, "--dry-run", "--config", str(config), "--week", "2026-W48"]
-    code, _, err = opdrift(capsys, *args, base, head)
-    assert code == 0, err
+    run = opdrift(*args, base, head)
+    assert run.code == 0, run.err
     # Stored snapshots carry no tags.yaml: there only the tags operators use are known.
-    code, _, err = opdrift(capsys, *args, releases["2.13.0"], releases["2.14.1"])
-    assert code == 2
-    assert f"{config}:3: subscription 1: unknown tag 'pt2_compliant_tag'" in err
+    run = opdrift(*args, releases["2.13.0"], releases["2.14.1"])
+    assert run.code == 2
+    assert f"{config}:3: subscription 1: unknown tag 'pt2_compliant_tag'" in run.err
 
 
 def test_cli_rejects_a_week_the_year_lacks_and_a_negative_retry_budget(
-    releases: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    releases: dict[str, str], opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     same = releases["2.13.0"]
-    code, _, err = opdrift(capsys, "issue", "--repo", REPO, "--week", "2027-W53", same, same)
-    assert code == 2 and "--week 2027-W53" in err  # 2027 has 52 ISO weeks
+    run = opdrift("issue", "--repo", REPO, "--week", "2027-W53", same, same)
+    assert run.code == 2 and "--week 2027-W53" in run.err  # 2027 has 52 ISO weeks
     for budget in ("-5", "nan", "inf"):
-        with pytest.raises(SystemExit) as usage:
-            main(["comment", "--repo", REPO, "--pr", "1", "--retry-budget", budget, same, same])
-        assert usage.value.code == 2
+        usage = opdrift("comment", "--repo", REPO, "--pr", "1", "--retry-budget", budget, same, same)
+        assert usage.code == 2
 
 
 def test_cli_comment_posts_for_a_pr_whose_only_news_is_a_parse_warning(
@@ -902,7 +884,7 @@ def test_cli_comment_posts_for_a_pr_whose_only_news_is_a_parse_warning(
     gh_env: Path,
     releases: dict[str, str],
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
 ) -> None:
     # The PR adds a key opdrift does not model: no operator changes, but the author should hear of it.
     head = write_release("2.14.1", tmp_path / "head")
@@ -913,8 +895,8 @@ def test_cli_comment_posts_for_a_pr_whose_only_news_is_a_parse_warning(
         )
     )
     pr = busy_pr(fake, chatter=1)
-    code, _, err = opdrift(capsys, "comment", "--repo", REPO, "--pr", str(pr), releases["2.14.1"], str(head))
-    assert code == 0, err
+    run = opdrift("comment", "--repo", REPO, "--pr", str(pr), releases["2.14.1"], str(head))
+    assert run.code == 0, run.err
     (mine,) = bot_comments(fake, pr)
     body = str(mine["body"])
     assert body.splitlines()[1].startswith("## ⚠️ Operator drift")
@@ -922,20 +904,18 @@ def test_cli_comment_posts_for_a_pr_whose_only_news_is_a_parse_warning(
     assert str(tmp_path) not in body
     # The weekly issue and its job summary list it too, from the snapshots the action makes first.
     head_json = tmp_path / "head.json"
-    assert opdrift(capsys, "snapshot", str(head), "-o", str(head_json))[0] == 0
+    assert opdrift("snapshot", str(head), "-o", str(head_json)).code == 0
     gh_env.write_text("")
     argv = ["issue", "--repo", REPO, "--week", "2026-W48", releases["2.14.1"], str(head_json)]
-    code, _, err = opdrift(capsys, *argv)
-    assert code == 0, err
+    run = opdrift(*argv)
+    assert run.code == 0, run.err
     (issue,) = [i for i in fake.issues(REPO) if "2026-W48" in str(i["title"])]
     assert "unknown key 'grad\\_mode' kept" in str(issue["body"])
     summary = gh_env.read_text()
     assert summary.splitlines()[1] == "## ⚠️ Operator drift" and "unknown key 'grad\\_mode' kept" in summary
     # The key is taken out again: the same comment flips to clean.
-    code, _, err = opdrift(
-        capsys, "comment", "--repo", REPO, "--pr", str(pr), releases["2.14.1"], releases["2.14.1"]
-    )
-    assert code == 0, err
+    run = opdrift("comment", "--repo", REPO, "--pr", str(pr), releases["2.14.1"], releases["2.14.1"])
+    assert run.code == 0, run.err
     (mine,) = bot_comments(fake, pr)
     assert str(mine["body"]).splitlines()[1].startswith("## ✅") and "🧐" not in str(mine["body"])
 

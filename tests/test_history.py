@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift
 from datafiles import release_text
 from pytorch_history import NATIVE, History, build_history
 
-from bot.cli import app as cli
 from bot.drift.changes import compute_drift
 from bot.errors import OpdriftError
 from bot.history import timeline
@@ -70,12 +70,6 @@ def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
         ["git", "-C", str(repo), *args], check=True, capture_output=True, env=clean, text=True
     )
     return done.stdout.strip()
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = cli.main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --- blocks ------------------------------------------------------------------------------------
@@ -226,15 +220,15 @@ def test_engine_state_is_the_cold_snapshot(fine: History, cold: dict[str, Snapsh
 # --- tags ----------------------------------------------------------------------------------------
 
 
-def test_tag_walk_agrees_with_stats(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tag_walk_agrees_with_stats(fine: History, opdrift: Opdrift) -> None:
     repo = str(fine.path)
-    code, out, _ = _run(["history", repo, "--tags", "v*", "--format", "json"], capsys)
-    assert code == 0
-    t = timeline.parse_json(out, "stdout")
+    run = opdrift("history", repo, "--tags", "v*", "--format", "json")
+    assert run.code == 0
+    t = timeline.parse_json(run.out, "stdout")
     assert [p.tag for p in t.points] == [c.tag for c in fine.commits if c.tag]
     for p in t.points:
-        code, out, _ = _run(["stats", f"{repo}@{p.tag}", "--format", "json"], capsys)
-        stats = json.loads(out)
+        run = opdrift("stats", f"{repo}@{p.tag}", "--format", "json")
+        stats = json.loads(run.out)
         assert (p.entries, p.operators, p.base_operators) == (
             stats["entries"],
             stats["operators"],
@@ -250,44 +244,40 @@ def test_tag_walk_agrees_with_stats(fine: History, capsys: pytest.CaptureFixture
 
 @pytest.mark.parametrize("count", [1, 4])
 def test_shards_merge_into_the_single_run_bytes(
-    fine: History, walked: timeline.Timeline, count: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fine: History, walked: timeline.Timeline, count: int, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     repo = str(fine.path)
-    code, single, _ = _run(["history", repo, "--keep-going"], capsys)
-    assert code == 0
-    assert single == timeline.render_json(walked)
+    single = opdrift("history", repo, "--keep-going")
+    assert single.code == 0
+    assert single.out == timeline.render_json(walked)
     files = []
     for i in range(count, 0, -1):  # any order
         out = tmp_path / f"shard-{i}.json"
-        assert (
-            _run(["history", repo, "--keep-going", "--shard", f"{i}/{count}", "-o", str(out)], capsys)[0] == 0
-        )
+        assert opdrift("history", repo, "--keep-going", "--shard", f"{i}/{count}", "-o", str(out)).code == 0
         files.append(str(out))
-    code, merged, _ = _run(["history-merge", *files], capsys)
-    assert code == 0
-    assert merged == single
+    merged = opdrift("history-merge", *files)
+    assert merged.code == 0
+    assert merged.out == single.out
 
 
-def test_merge_refuses_an_incomplete_set(
-    fine: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_merge_refuses_an_incomplete_set(fine: History, tmp_path: Path, opdrift: Opdrift) -> None:
     out = tmp_path / "s1.json"
-    assert _run(["history", str(fine.path), "--keep-going", "--shard", "1/2", "-o", str(out)], capsys)[0] == 0
-    code, _, err = _run(["history-merge", str(out)], capsys)
-    assert code == 2
-    assert "missing shard(s) 2/2" in err
-    assert len(err.strip().splitlines()) == 1
+    assert opdrift("history", str(fine.path), "--keep-going", "--shard", "1/2", "-o", str(out)).code == 0
+    run = opdrift("history-merge", str(out))
+    assert run.code == 2
+    assert "missing shard(s) 2/2" in run.err
+    assert len(run.err.strip().splitlines()) == 1
     # A damaged count is named, not enumerated (range(10**12) ran out of memory).
     data = json.loads(out.read_text())
     data["shard"]["count"] = 10**12
     out.write_text(json.dumps(data))
-    code, _, err = _run(["history-merge", str(out)], capsys)
-    assert code == 2 and "missing shard(s) 2/1000000000000" in err and "more" in err
+    run = opdrift("history-merge", str(out))
+    assert run.code == 2 and "missing shard(s) 2/1000000000000" in run.err and "more" in run.err
     out.write_text(json.dumps({**data, "shard": {**data["shard"], "count": 2}}))
     for bad, words in ((b"\xff\xfe", "not UTF-8"), (b"[" * 100_000, "nested too deeply")):
         out.write_bytes(bad)
-        code, _, err = _run(["history-merge", str(out)], capsys)
-        assert (code, len(err.strip().splitlines())) == (2, 1) and words in err
+        run = opdrift("history-merge", str(out))
+        assert (run.code, len(run.err.strip().splitlines())) == (2, 1) and words in run.err
 
 
 def test_more_shards_than_commits(fine: History) -> None:
@@ -363,25 +353,21 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[History, str, str]
     return h, bad_sha, _git(repo, "rev-parse", "HEAD")
 
 
-def test_broken_commit_is_an_error_naming_it(
-    broken: tuple[History, str, str], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_broken_commit_is_an_error_naming_it(broken: tuple[History, str, str], opdrift: Opdrift) -> None:
     h, bad, _ = broken
-    code, out, err = _run(["history", str(h.path)], capsys)
-    assert code == 2
-    assert out == ""
-    assert err.startswith(f"opdrift: error: {bad}:{NATIVE}:")
-    assert len(err.strip().splitlines()) == 1
+    run = opdrift("history", str(h.path))
+    assert run.code == 2
+    assert run.out == ""
+    assert run.err.startswith(f"opdrift: error: {bad}:{NATIVE}:")
+    assert len(run.err.strip().splitlines()) == 1
 
 
-def test_keep_going_records_the_broken_commit(
-    broken: tuple[History, str, str], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_keep_going_records_the_broken_commit(broken: tuple[History, str, str], opdrift: Opdrift) -> None:
     h, bad, fixed = broken
-    code, out, err = _run(["history", str(h.path), "--keep-going"], capsys)
-    assert code == 0
-    assert "1 broken commit" in err
-    t = timeline.parse_json(out, "stdout")
+    run = opdrift("history", str(h.path), "--keep-going")
+    assert run.code == 0
+    assert "1 broken commit" in run.err
+    t = timeline.parse_json(run.out, "stdout")
     by_sha = {p.sha: p for p in t.points}
     error = by_sha[bad].error
     assert error is not None and bad in error
@@ -400,37 +386,37 @@ def test_keep_going_records_the_broken_commit(
         (str(i), history.walk(str(h.path), history.WalkOptions(shard=(i, 4), keep_going=True)))
         for i in (1, 2, 3, 4)
     ]
-    assert timeline.render_json(timeline.merge(parts)) == out
+    assert timeline.render_json(timeline.merge(parts)) == run.out
     # and the CSV and Markdown say it is broken
     assert ",broken," in timeline_render.render_csv(t)
     assert "broken" in timeline_render.render_markdown(t)
 
 
-def test_unknown_revision(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(["history", str(fine.path), "--from", "no-such-rev"], capsys)
-    assert code == 2
-    assert "unknown revision 'no-such-rev'" in err
-    assert len(err.strip().splitlines()) == 1
+def test_unknown_revision(fine: History, opdrift: Opdrift) -> None:
+    run = opdrift("history", str(fine.path), "--from", "no-such-rev")
+    assert run.code == 2
+    assert "unknown revision 'no-such-rev'" in run.err
+    assert len(run.err.strip().splitlines()) == 1
 
 
-def test_repository_that_is_not_pytorch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_repository_that_is_not_pytorch(tmp_path: Path, opdrift: Opdrift) -> None:
     repo = tmp_path / "other"
     repo.mkdir()
     _git(repo, "init", "-q")
     (repo / "README").write_text("hello\n")
     _git(repo, "add", "README")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qm", "init")
-    code, _, err = _run(["history", str(repo)], capsys)
-    assert code == 2
-    assert "not a PyTorch-shaped repository" in err
-    code, _, err = _run(["history", str(tmp_path / "absent")], capsys)
-    assert code == 2
+    run = opdrift("history", str(repo))
+    assert run.code == 2
+    assert "not a PyTorch-shaped repository" in run.err
+    run = opdrift("history", str(tmp_path / "absent"))
+    assert run.code == 2
 
 
-def test_bad_shard_spec(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_shard_spec(fine: History, opdrift: Opdrift) -> None:
     for spec in ("0/3", "4/3", "x"):
-        code, _, err = _run(["history", str(fine.path), "--shard", spec], capsys)
-        assert code == 2 and "--shard" in err
+        run = opdrift("history", str(fine.path), "--shard", spec)
+        assert run.code == 2 and "--shard" in run.err
 
 
 # --- rendering -------------------------------------------------------------------------------------
@@ -481,34 +467,30 @@ def test_progress_is_silent_off_a_terminal() -> None:
     assert buf.getvalue() == ""
 
 
-def test_paths_are_normalised_and_patterns_refused(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
+def test_paths_are_normalised_and_patterns_refused(fine: History, opdrift: Opdrift) -> None:
     assert check_paths(["./aten/src/ATen/native/native_functions.yaml", "tools/autograd/"]) == (
         "aten/src/ATen/native/native_functions.yaml",
         "tools/autograd",
     )
     start = fine.commits[-3].sha
-    plain = _run(["history", str(fine.path), "--keep-going", "--from", start, "--paths", NATIVE], capsys)
-    dotted = _run(
-        ["history", str(fine.path), "--keep-going", "--from", start, "--paths", f"./{NATIVE}"], capsys
-    )
-    assert plain[0] == dotted[0] == 0 and plain[1] == dotted[1]
-    assert json.loads(plain[1])["points"]  # the commits that touched it, not an empty walk
+    plain = opdrift("history", str(fine.path), "--keep-going", "--from", start, "--paths", NATIVE)
+    dotted = opdrift("history", str(fine.path), "--keep-going", "--from", start, "--paths", f"./{NATIVE}")
+    assert plain.code == dotted.code == 0 and plain.out == dotted.out
+    assert json.loads(plain.out)["points"]  # the commits that touched it, not an empty walk
     for bad in ("aten/src/ATen/native/*.yaml", "/abs/path", "../outside", ":(glob)x"):
-        code, _, err = _run(["history", str(fine.path), "--paths", bad], capsys)
-        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        run = opdrift("history", str(fine.path), "--paths", bad)
+        assert run.code == 2 and len(run.err.strip().splitlines()) == 1, run.err
 
 
-def test_from_must_be_older_than_to(fine: History, capsys: pytest.CaptureFixture[str]) -> None:
+def test_from_must_be_older_than_to(fine: History, opdrift: Opdrift) -> None:
     older, newer = fine.commits[1].sha, fine.commits[-1].sha
-    code, _, err = _run(["history", str(fine.path), "--from", newer, "--to", older], capsys)
-    assert code == 2 and "is newer than --to" in err and len(err.strip().splitlines()) == 1
-    code, out, _ = _run(["history", str(fine.path), "--keep-going", "--from", newer, "--to", newer], capsys)
-    assert code == 0 and json.loads(out)["points"] == []  # an empty range is not an error
+    run = opdrift("history", str(fine.path), "--from", newer, "--to", older)
+    assert run.code == 2 and "is newer than --to" in run.err and len(run.err.strip().splitlines()) == 1
+    run = opdrift("history", str(fine.path), "--keep-going", "--from", newer, "--to", newer)
+    assert run.code == 0 and json.loads(run.out)["points"] == []  # an empty range is not an error
 
 
-def test_from_a_release_tag_off_the_branch_walks_the_branch(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_from_a_release_tag_off_the_branch_walks_the_branch(tmp_path: Path, opdrift: Opdrift) -> None:
     """vX.Y.0 tags sit on release branches: FROM need not be an ancestor of TO, only not newer."""
     text = "- func: a(Tensor self) -> Tensor\n"
     repo = tmp_path / "pytorch"
@@ -528,9 +510,9 @@ def test_from_a_release_tag_off_the_branch_walks_the_branch(
         },
     )
     _git(repo, "tag", "v9.9.0")
-    code, out, err = _run(["history", str(repo), "--from", "v9.9.0", "--to", "main"], capsys)
-    assert code == 0, err
-    assert [p["sha"] for p in json.loads(out)["points"]][-1] == shas[1]
+    run = opdrift("history", str(repo), "--from", "v9.9.0", "--to", "main")
+    assert run.code == 0, run.err
+    assert [p["sha"] for p in json.loads(run.out)["points"]][-1] == shas[1]
 
 
 def test_the_callers_git_environment_and_config_do_not_change_the_walk(
@@ -619,25 +601,23 @@ def test_a_subject_cannot_forge_a_file_change(tmp_path: Path) -> None:
     assert points[-1].subject == fake and points[-1].operators == 3104
 
 
-def test_an_emptied_file_is_a_clear_error_not_a_traceback(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_emptied_file_is_a_clear_error_not_a_traceback(tmp_path: Path, opdrift: Opdrift) -> None:
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
     _small_history(repo, [text, ""])
-    code, _, err = _run(["history", str(repo), "--format", "csv"], capsys)
-    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
-    code, out, err = _run(["history", str(repo), "--format", "csv", "--keep-going"], capsys)
-    assert code == 0 and out.splitlines()[-1].split(",")[5] == "broken"
+    run = opdrift("history", str(repo), "--format", "csv")
+    assert run.code == 2 and run.err.count("\n") == 1 and "Traceback" not in run.err
+    run = opdrift("history", str(repo), "--format", "csv", "--keep-going")
+    assert run.code == 0 and run.out.splitlines()[-1].split(",")[5] == "broken"
 
 
-def test_csv_cells_never_start_a_formula(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_csv_cells_never_start_a_formula(tmp_path: Path, opdrift: Opdrift) -> None:
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
     _small_history(repo, [text])
     _git(repo, "commit", "--amend", "-qm", "=cmd|' /C calc'!A0")
-    code, out, _ = _run(["history", str(repo), "--format", "csv"], capsys)
-    assert code == 0 and ",'=cmd|' /C calc'!A0," in out
+    run = opdrift("history", str(repo), "--format", "csv")
+    assert run.code == 0 and ",'=cmd|' /C calc'!A0," in run.out
 
 
 def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
@@ -668,14 +648,14 @@ def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
 
 
 def test_tags_with_paths_is_refused_and_an_unwritable_cache_is_said_once(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, opdrift: Opdrift
 ) -> None:
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
     _small_history(repo, [text, text + _NEW_OP, text])
-    code, _, err = _run(["history", str(repo), "--tags", "v*", "--paths", "README"], capsys)
-    assert code == 2 and "does not combine with --paths" in err
+    run = opdrift("history", str(repo), "--tags", "v*", "--paths", "README")
+    assert run.code == 2 and "does not combine with --paths" in run.err
     blocked = tmp_path / "cache"
     blocked.write_text("a file where the cache directory should be")
-    code, _, err = _run(["history", str(repo), "--cache", str(blocked), "--format", "csv"], capsys)
-    assert code == 0 and err.count("cannot write cache file") == 1
+    run = opdrift("history", str(repo), "--cache", str(blocked), "--format", "csv")
+    assert run.code == 0 and run.err.count("cannot write cache file") == 1

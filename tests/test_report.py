@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift
 from driftcases import (
     HOSTILE_NAMES,
     hostile_pair,
@@ -521,29 +522,29 @@ def test_templates_are_found_in_the_checkout() -> None:
 
 
 def test_diff_command_exit_codes_and_output(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from datafiles import write_release
-
-    from bot.cli.app import main
 
     old = str(write_release("2.13.0", tmp_path / "2.13.0"))
     new = str(write_release("2.14.1", tmp_path / "2.14.1"))
     monkeypatch.chdir(tmp_path)
 
-    assert main(["diff", new, new]) == 0
-    assert "No operator changes" in capsys.readouterr().out
+    run = opdrift("diff", new, new)
+    assert run.code == 0
+    assert "No operator changes" in run.out
 
     out = tmp_path / "drift.json"
-    assert main(["diff", old, new, "--format", "json", "-o", str(out)]) == 1  # default --fail-on breaking
-    err = capsys.readouterr().err
-    assert "reach --fail-on breaking" in err
+    run = opdrift("diff", old, new, "--format", "json", "-o", str(out))
+    assert run.code == 1  # default --fail-on breaking
+    assert "reach --fail-on breaking" in run.err
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["summary"]["breaking"] > 0 and data["head"]["path"].endswith("native_functions.yaml")
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".drift.json")] == []  # no temp file left
 
-    assert main(["diff", old, new, "--fail-on", "never", "--format", "markdown"]) == 0
-    assert capsys.readouterr().out.startswith("<!-- opdrift:report -->\n")
+    run = opdrift("diff", old, new, "--fail-on", "never", "--format", "markdown")
+    assert run.code == 0
+    assert run.out.startswith("<!-- opdrift:report -->\n")
 
     # Acknowledge every breaking change: breaking passes, kernel still fails.
     drift = json.loads(out.read_text(encoding="utf-8"))
@@ -559,15 +560,19 @@ def test_diff_command_exit_codes_and_output(
         + "- name: nothing\n  reason: old\n  expires: 2000-01-01\n",
         encoding="utf-8",
     )
-    assert main(["diff", old, new, "--allowlist", str(allow), "-o", str(tmp_path / "r.txt")]) == 0
-    assert f"{allow}:{3 * len(fps) + 1}: warning: allow-list entry" in capsys.readouterr().err
-    assert main(["diff", old, new, "--allowlist", str(allow), "--fail-on", "kernel", "-o", "r.txt"]) == 1
+    run = opdrift("diff", old, new, "--allowlist", str(allow), "-o", str(tmp_path / "r.txt"))
+    assert run.code == 0
+    assert f"{allow}:{3 * len(fps) + 1}: warning: allow-list entry" in run.err
+    assert (
+        opdrift("diff", old, new, "--allowlist", str(allow), "--fail-on", "kernel", "-o", "r.txt").code == 1
+    )
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("- name: x\n  reason: r\n", encoding="utf-8")
-    assert main(["diff", old, new, "--allowlist", str(bad)]) == 2
-    assert f"{bad}:1: every allow-list entry needs an expiry date" in capsys.readouterr().err
-    assert main(["diff", str(tmp_path / "missing.yaml"), new]) == 2
+    run = opdrift("diff", old, new, "--allowlist", str(bad))
+    assert run.code == 2
+    assert f"{bad}:1: every allow-list entry needs an expiry date" in run.err
+    assert opdrift("diff", str(tmp_path / "missing.yaml"), new).code == 2
 
 
 # --- backend gaps, attribution, chart (the weekly issue's extras) -----------------------------------

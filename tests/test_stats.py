@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from datafiles import write_release
-from test_taxonomy import release_snapshot, wheel_1_10_snapshot
+from clirun import Opdrift
+from releasesnap import release_snapshot, wheel_1_10_snapshot
 
-from bot.cli import app as cli
 from bot.render.stats import render_json, render_markdown, render_text
 from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS
 from bot.taxonomy.stats import compute_stats
@@ -90,23 +90,26 @@ def test_text_and_markdown_show_every_bucket() -> None:
     assert f"| ↳ misc | {stats.by_category['misc']} |" in markdown
 
 
-def test_cli_stats_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    native = write_release("2.14.1", tmp_path / "r")
+def test_cli_stats_formats(tmp_path: Path, release_file: Callable[[str], Path], opdrift: Opdrift) -> None:
+    native = release_file("2.14.1")
     expected = compute_stats(release_snapshot("2.14.1"))
-    assert cli.main(["stats", str(native), "--format", "json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    run = opdrift("stats", str(native), "--format", "json")
+    assert run.code == 0
+    data = json.loads(run.out)
     assert data["by_category"] == dict(expected.by_category)
     assert data["operators"] == expected.operators
-    assert cli.main(["stats", str(native)]) == 0
-    assert "base operators by category" in capsys.readouterr().out
+    run = opdrift("stats", str(native))
+    assert run.code == 0
+    assert "base operators by category" in run.out
     out = tmp_path / "stats.md"
-    assert cli.main(["stats", str(native), "--format", "markdown", "-o", str(out)]) == 0
+    assert opdrift("stats", str(native), "--format", "markdown", "-o", str(out)).code == 0
     assert out.read_text().startswith("### Operator surface: ")
 
 
-def test_cli_stats_missing_source_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["stats", str(tmp_path / "missing.yaml")]) == 2
-    assert capsys.readouterr().err.startswith("opdrift: error: ")
+def test_cli_stats_missing_source_exits_2(tmp_path: Path, opdrift: Opdrift) -> None:
+    run = opdrift("stats", str(tmp_path / "missing.yaml"))
+    assert run.code == 2
+    assert run.err.startswith("opdrift: error: ")
 
 
 def test_a_bucket_this_opdrift_does_not_know_is_shown_and_counted() -> None:

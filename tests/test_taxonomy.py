@@ -4,24 +4,20 @@ explain, and the rule table itself."""
 from __future__ import annotations
 
 import json
-import lzma
-import os
 import re
 import shutil
-import subprocess
-import sys
+from collections.abc import Callable
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 
 import pytest
-from datafiles import DATA, RELEASES, has_release_file, release_text, write_release
+from clirun import Opdrift, opdrift_process
+from datafiles import RELEASES, write_release
+from releasesnap import release_operators, release_snapshot, wheel_1_10_snapshot
 
 from bot import pipeline
-from bot.cli import app as cli
 from bot.errors import ConfigError, YamlError
-from bot.model import OperatorSet, Snapshot, SourceFiles, SourceMeta, TextFile
-from bot.operators.registration import operators_from_registrations, parse_registrations
+from bot.model import Snapshot
 from bot.render.explain import explain
 from bot.snapshot import to_json
 from bot.taxonomy import classify as taxonomy
@@ -31,40 +27,6 @@ from bot.taxonomy.overrides import Override, Overrides, load_overrides, parse_ov
 from bot.taxonomy.rules import RULES, describe_rules
 
 ROOT = Path(__file__).resolve().parent.parent
-WHEEL_1_10 = DATA / "wheels" / "1.10.0" / "RegistrationDeclarations.h.xz"
-
-
-@cache
-def release_operators(version: str) -> OperatorSet:
-    """A vendored release parsed the way the CLI parses a bare yaml SOURCE (tags and derivatives too)."""
-
-    def text_file(name: str) -> TextFile | None:
-        if not has_release_file(version, name):
-            return None
-        return TextFile(display=f"v{version}:{name}", text=release_text(version, name))
-
-    native = text_file("native_functions.yaml")
-    files = SourceFiles(
-        meta=SourceMeta(kind="yaml", path=f"v{version}", torch_version=version),
-        native_functions=native,
-        tags=text_file("tags.yaml"),
-        derivatives=text_file("derivatives.yaml"),
-    )
-    return pipeline.operators_from_files(files)
-
-
-@cache
-def release_snapshot(version: str) -> Snapshot:
-    return classify(release_operators(version))
-
-
-@cache
-def wheel_1_10_snapshot() -> Snapshot:
-    text = lzma.decompress(WHEEL_1_10.read_bytes()).decode("utf-8")
-    display = "torch-1.10.0:RegistrationDeclarations.h"
-    records = parse_registrations(text, display)
-    meta = SourceMeta(kind="wheel", path="torch-1.10.0.whl", torch_version="1.10.0")
-    return classify(operators_from_registrations(records, meta, display))
 
 
 def bucket_counts(snapshot: Snapshot) -> dict[str, int]:
@@ -373,49 +335,51 @@ def test_rule_table_is_well_formed() -> None:
 # --- the commands --------------------------------------------------------------------------------
 
 
-def test_cli_explain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    native = write_release("2.14.1", tmp_path / "r")
-    assert cli.main(["explain", "conv2d", str(native)]) == 0
-    out = capsys.readouterr().out
-    assert "bucket:  convolution" in out and "rule:    conv" in out
+def test_cli_explain(release_file: Callable[[str], Path], opdrift: Opdrift) -> None:
+    run = opdrift("explain", "conv2d", str(release_file("2.14.1")))
+    assert run.code == 0
+    assert "bucket:  convolution" in run.out and "rule:    conv" in run.out
 
 
-def test_cli_explain_with_overrides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    native = write_release("2.14.1", tmp_path / "r")
+def test_cli_explain_with_overrides(
+    tmp_path: Path, release_file: Callable[[str], Path], opdrift: Opdrift
+) -> None:
+    native = release_file("2.14.1")
     overrides = tmp_path / "o.yaml"
     overrides.write_text("overrides:\n  conv2d: misc\n")
-    assert cli.main(["explain", "conv2d", str(native), "--overrides", str(overrides)]) == 0
-    assert "rule:    override" in capsys.readouterr().out
+    run = opdrift("explain", "conv2d", str(native), "--overrides", str(overrides))
+    assert run.code == 0
+    assert "rule:    override" in run.out
 
 
-def test_cli_errors_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    native = write_release("2.14.1", tmp_path / "r")
-    assert cli.main(["explain", "conv2", str(native)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "did you mean" in err
+def test_cli_errors_exit_2_with_one_line(
+    tmp_path: Path, release_file: Callable[[str], Path], opdrift: Opdrift
+) -> None:
+    native = release_file("2.14.1")
+    run = opdrift("explain", "conv2", str(native))
+    assert run.code == 2
+    assert run.err.count("\n") == 1 and "did you mean" in run.err
     bad = tmp_path / "o.yaml"
     bad.write_text("overrides:\n  conv2d: convolutions\n")
-    assert cli.main(["stats", str(native), "--overrides", str(bad)]) == 2
-    err = capsys.readouterr().err
-    assert f"{bad}:2: conv2d: unknown bucket 'convolutions'" in err
+    run = opdrift("stats", str(native), "--overrides", str(bad))
+    assert run.code == 2
+    assert f"{bad}:2: conv2d: unknown bucket 'convolutions'" in run.err
 
 
 def test_cli_stats_json_on_a_snapshot_with_overrides_matches_the_source(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, release_file: Callable[[str], Path], opdrift: Opdrift
 ) -> None:
-    native = write_release("2.14.1", tmp_path / "r")
     overrides = tmp_path / "o.yaml"
     overrides.write_text("overrides:\n  conv2d: misc\n")
-    assert cli.main(["stats", str(native), "--format", "json", "--overrides", str(overrides)]) == 0
-    data = json.loads(capsys.readouterr().out)
+    run = opdrift("stats", str(release_file("2.14.1")), "--format", "json", "--overrides", str(overrides))
+    assert run.code == 0
+    data = json.loads(run.out)
     plain = bucket_counts(release_snapshot("2.14.1"))
     assert data["by_category"]["convolution"] == plain["convolution"] - 1
     assert data["by_category"]["misc"] == plain["misc"] + 1
 
 
 def test_an_override_that_matches_nothing_is_warned_about_and_aten_prefixes_are_read(tmp_path: Path) -> None:
-    from bot import pipeline
-
     overrides = parse_overrides(
         "overrides:\n  dropuot: composite_pointwise\n  aten::arccos: misc\n", "o.yaml"
     )
@@ -484,20 +448,12 @@ def test_adding_a_bucket_touches_only_the_bucket_table_and_a_rule(tmp_path: Path
         encoding="utf-8",
     )
     native = write_release("2.14.1", tmp_path / "r")
-    env = {**os.environ, "PYTHONPATH": str(copy)}
 
     def stats(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "bot", "stats", *args, str(native)],
-            cwd=copy,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        assert "Traceback" not in done.stderr
-        return done.stdout
+        run = opdrift_process("stats", *args, str(native), cwd=copy, env={"PYTHONPATH": str(copy)})
+        assert run.code == 0, run.err
+        assert "Traceback" not in run.err
+        return run.out
 
     row = re.search(r"^    attention test +(\d+)$", stats(), re.MULTILINE)
     assert row is not None and int(row.group(1)) > 0  # e.g. scaled_dot_product_attention

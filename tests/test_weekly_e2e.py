@@ -12,11 +12,11 @@ import re
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift
 from fake_github import FakeGitHub
 from pytorch_history import History, HistoryCommit, build_history
 
 from bot import pipeline, snapshot
-from bot.cli.app import main
 from bot.coverage import backends
 from bot.coverage import check as coverage
 
@@ -65,7 +65,7 @@ def _the_week(history: History) -> tuple[HistoryCommit, HistoryCommit, HistoryCo
 
 
 def test_weekly_issue_attributes_the_added_op_and_mentions_only_the_backend_that_lacks_it(
-    history: History, fake: FakeGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    history: History, fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     start, end, added = _the_week(history)
     op = added.changed
@@ -95,9 +95,8 @@ def test_weekly_issue_attributes_the_added_op_and_mentions_only_the_backend_that
     )
 
     argv = ["issue", "--repo", TARGET, "--config", str(config), "--week", WEEK, str(base), str(head)]
-    code = main([*argv, "--history", str(history.path)])
-    err = capsys.readouterr().err
-    assert code == 0, err
+    run = opdrift(*argv, "--history", str(history.path))
+    assert run.code == 0, run.err
 
     (issue,) = fake.issues(TARGET)
     body = str(issue["body"])
@@ -124,14 +123,14 @@ def test_weekly_issue_attributes_the_added_op_and_mentions_only_the_backend_that
     assert f'"{added.sha[:7]}"' in body  # a point of the chart
 
     # A re-run edits the same issue and gives the same body (nothing depends on the clock).
-    assert main([*argv, "--history", str(history.path)]) == 0
+    assert opdrift(*argv, "--history", str(history.path)).code == 0
     (again,) = fake.issues(TARGET)
     assert again["number"] == issue["number"]
     assert again["body"] == body
 
 
 def test_history_range_defaults_to_the_snapshots_commits_and_errors_name_the_fix(
-    history: History, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    history: History, tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     fine = _fine(history)
@@ -140,23 +139,20 @@ def test_history_range_defaults_to_the_snapshots_commits_and_errors_name_the_fix
         (history.path / "aten/src/ATen/native/native_functions.yaml").read_text(encoding="utf-8")
     )
     # A bare yaml records no commit: --history must be told where to start.
-    code = main(
-        [
-            "issue",
-            "--repo",
-            TARGET,
-            "--week",
-            WEEK,
-            str(base_yaml),
-            f"{history.path}@{fine[2].sha}",
-            "--history",
-            str(history.path),
-        ]
+    run = opdrift(
+        "issue",
+        "--repo",
+        TARGET,
+        "--week",
+        WEEK,
+        str(base_yaml),
+        f"{history.path}@{fine[2].sha}",
+        "--history",
+        str(history.path),
     )
-    err = capsys.readouterr().err
-    assert code == 2
-    assert "records no commit; give --from REV" in err
+    assert run.code == 2
+    assert "records no commit; give --from REV" in run.err
     # --chart without --history is refused before anything is computed.
-    code = main(["issue", "--repo", TARGET, str(base_yaml), str(base_yaml), "--chart", "5"])
-    assert code == 2
-    assert "need --history REPO" in capsys.readouterr().err
+    run = opdrift("issue", "--repo", TARGET, str(base_yaml), str(base_yaml), "--chart", "5")
+    assert run.code == 2
+    assert "need --history REPO" in run.err

@@ -6,15 +6,15 @@ import base64
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from datafiles import write_release
+from clirun import Opdrift
 from fake_github import FakeGitHub
 from pytorch_history import NATIVE, History, build_history
 
-from bot.cli.app import main
 from bot.errors import GitError, WorkflowError
 from bot.publish.artifact import ArtifactError, verify_artifact
 from bot.publish.workflow import output_lines, resolve_sources
@@ -96,14 +96,14 @@ def test_the_artifact_directory_itself_must_be_a_real_directory(tmp_path: Path) 
         verify_artifact(tmp_path / "absent", required=[])
 
 
-def test_verify_artifact_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_artifact_command_exit_codes(tmp_path: Path, opdrift: Opdrift) -> None:
     d = _artifact(tmp_path)
-    assert main(["verify-artifact", str(d), "--require", "base.json", "--require", "head.json"]) == 0
+    assert opdrift("verify-artifact", str(d), "--require", "base.json", "--require", "head.json").code == 0
     (d / "x").write_text("")
-    assert main(["verify-artifact", str(d), "--require", "base.json", "--require", "head.json"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert f"{d / 'x'}: unexpected file" in err
+    run = opdrift("verify-artifact", str(d), "--require", "base.json", "--require", "head.json")
+    assert run.code == 2
+    assert run.err.count("\n") == 1
+    assert f"{d / 'x'}: unexpected file" in run.err
 
 
 # --- resolve-sources -------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def test_resolve_sources_command_writes_github_output(
     forked: tuple[Path, str, str],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    opdrift: Opdrift,
 ) -> None:
     repo, fork, _ = forked
     out = tmp_path / "out"
@@ -167,10 +167,11 @@ def test_resolve_sources_command_writes_github_output(
         "--merge-base",
         "true",
     ]
-    assert main([*args, "--dry-run", "true"]) == 0
+    run = opdrift(*args, "--dry-run", "true")
+    assert run.code == 0
     expected = f"base={repo}@{fork}\nhead={repo}@pr\nmode=summary\ndry-run-flag=--dry-run\n"
     assert out.read_text() == "earlier=1\n" + expected
-    assert capsys.readouterr().out == expected
+    assert run.out == expected
 
 
 def test_outputs_cannot_be_forged_with_a_newline() -> None:
@@ -206,7 +207,7 @@ def test_commit_file_commits_only_that_file_and_only_when_changed(tmp_path: Path
 
 
 def test_push_snapshot_replays_the_commit_when_the_branch_moved(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     origin = tmp_path / "origin.git"
     _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
@@ -227,19 +228,21 @@ def test_push_snapshot_replays_the_commit_when_the_branch_moved(
     _git(other, "push", "-q", "origin", "HEAD:main")
 
     monkeypatch.chdir(bot)
-    assert main(["push-snapshot", "--branch", "main", "--remote", str(origin)]) == 0
-    assert "pushed" in capsys.readouterr().out
+    run = opdrift("push-snapshot", "--branch", "main", "--remote", str(origin))
+    assert run.code == 0
+    assert "pushed" in run.out
     assert _git(origin, "log", "--format=%s", "main").splitlines() == ["refresh", "merged meanwhile", "seed"]
 
     # Without --remote it needs the token; a token is never printed, even in git's own error.
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
-    assert main(["push-snapshot", "--branch", "main"]) == 2
-    assert "GITHUB_TOKEN is not set" in capsys.readouterr().err
+    run = opdrift("push-snapshot", "--branch", "main")
+    assert run.code == 2
+    assert "GITHUB_TOKEN is not set" in run.err
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_pushSecret123")
     monkeypatch.setenv("GITHUB_REPOSITORY", "o/r")
     monkeypatch.setenv("GITHUB_SERVER_URL", f"file://{tmp_path}/nowhere")
-    assert main(["push-snapshot", "--branch", "main"]) == 2
-    out = capsys.readouterr()
+    out = opdrift("push-snapshot", "--branch", "main")
+    assert out.code == 2
     assert "ghs_pushSecret123" not in out.out + out.err
     assert "push to main failed: fatal:" in out.err and "does not appear to be a git repository" in out.err
 
@@ -263,7 +266,7 @@ def test_push_snapshot_replays_the_commit_when_the_branch_moved(
     )
     (shim / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
-    assert main(["push-snapshot", "--branch", "main"]) == 0
+    assert opdrift("push-snapshot", "--branch", "main").code == 0
     argv = (tmp_path / "argv").read_text()
     assert " push " in argv and " fetch " in argv and " rebase " in argv  # each step ran through it
     basic = base64.b64encode(b"x-access-token:ghs_pushSecret123").decode()
@@ -289,13 +292,15 @@ def test_push_snapshot_to_a_protected_branch_says_why_and_does_not_retry(tmp_pat
     assert "times" not in str(err.value)  # refused once, not rebased and retried
 
 
-def test_commit_snapshot_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["commit-snapshot", str(tmp_path / "absent.json")]) == 2
-    assert "no such file" in capsys.readouterr().err
+def test_commit_snapshot_command(tmp_path: Path, opdrift: Opdrift) -> None:
+    run = opdrift("commit-snapshot", str(tmp_path / "absent.json"))
+    assert run.code == 2
+    assert "no such file" in run.err
     loose = tmp_path / "loose.json"
     loose.write_text("{}")
-    assert main(["commit-snapshot", str(loose)]) == 2  # not inside a git repository
-    assert "git rev-parse" in capsys.readouterr().err
+    run = opdrift("commit-snapshot", str(loose))
+    assert run.code == 2  # not inside a git repository
+    assert "git rev-parse" in run.err
 
 
 # --- prepare-history -------------------------------------------------------------------------------
@@ -309,15 +314,16 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> History:
     )
 
 
-def _prepare(capsys: pytest.CaptureFixture[str], checkout: Path, base: str, head: str) -> tuple[str, str]:
-    assert main(["prepare-history", "--pytorch", str(checkout), base, head]) == 0
-    out = capsys.readouterr().out
-    history = out.splitlines()[-1]
-    return history.removeprefix("history="), out
+def _prepare(opdrift: Opdrift, checkout: Path, base: str, head: str) -> tuple[str, str]:
+    """`prepare-history`'s history= output (the checkout to attribute with, or empty) and all it printed."""
+    run = opdrift("prepare-history", "--pytorch", str(checkout), base, head)
+    assert run.code == 0
+    history = run.out.splitlines()[-1]
+    return history.removeprefix("history="), run.out
 
 
 def test_prepare_history_deepens_a_depth_1_clone_to_the_base_commit(
-    upstream: History, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    upstream: History, tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     clone = tmp_path / "pytorch"
@@ -329,39 +335,42 @@ def test_prepare_history_deepens_a_depth_1_clone_to_the_base_commit(
     # (not `cat-file -e BASE`: in a partial clone that question alone fetches BASE and its history)
     assert _git(clone, "rev-list", "--count", "HEAD") == "1"
     base_json, head_json = tmp_path / "base.json", tmp_path / "head.json"
-    assert main(["snapshot", f"{upstream.path}@v2.13.0", "-o", str(base_json)]) == 0
-    assert main(["snapshot", f"{clone}@HEAD", "-o", str(head_json)]) == 0
-    capsys.readouterr()
+    assert opdrift("snapshot", f"{upstream.path}@v2.13.0", "-o", str(base_json)).code == 0
+    assert opdrift("snapshot", f"{clone}@HEAD", "-o", str(head_json)).code == 0
 
-    history, out = _prepare(capsys, clone, str(base_json), str(head_json))
+    history, out = _prepare(opdrift, clone, str(base_json), str(head_json))
     assert history == str(clone), out
     assert "deepened" in out
     head = _git(clone, "rev-parse", "HEAD")
     assert _git(clone, "rev-list", "--count", f"{base}..{head}") == "4"  # three entries and the release
     # What the issue step then does with it: every change attributed to one of those four commits.
-    code = main(["issue", "--repo", "o/r", "--dry-run", "--history", history, str(base_json), str(head_json)])
-    assert code == 0
-    issue = capsys.readouterr()
+    issue = opdrift(
+        "issue", "--repo", "o/r", "--dry-run", "--history", history, str(base_json), str(head_json)
+    )
+    assert issue.code == 0
     assert "· by " in issue.out, issue.err
     # A second run finds everything in place and fetches nothing.
-    again, out = _prepare(capsys, clone, str(base_json), str(head_json))
+    again, out = _prepare(opdrift, clone, str(base_json), str(head_json))
     assert again == str(clone) and "deepened" not in out
 
 
 def test_prepare_history_says_why_it_cannot_attribute(
-    upstream: History, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    upstream: History,
+    tmp_path: Path,
+    release_file: Callable[[str], Path],
+    opdrift: Opdrift,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
     release_made = tmp_path / "release.json"  # from a bare yaml: no commit recorded
-    assert main(["snapshot", str(write_release("2.13.0", tmp_path / "r")), "-o", str(release_made)]) == 0
+    assert opdrift("snapshot", str(release_file("2.13.0")), "-o", str(release_made)).code == 0
     head_json = tmp_path / "head.json"
-    assert main(["snapshot", f"{upstream.path}@HEAD", "-o", str(head_json)]) == 0
-    capsys.readouterr()
-    history, out = _prepare(capsys, upstream.path, str(release_made), str(head_json))
+    assert opdrift("snapshot", f"{upstream.path}@HEAD", "-o", str(head_json)).code == 0
+    history, out = _prepare(opdrift, upstream.path, str(release_made), str(head_json))
     assert history == "" and "::notice::BASE records no commit" in out
 
     # Reversed, BASE is not an ancestor of HEAD: a full clone has nothing to fetch, so say so.
-    history, out = _prepare(capsys, upstream.path, str(head_json), f"{upstream.path}@v2.13.0")
+    history, out = _prepare(opdrift, upstream.path, str(head_json), f"{upstream.path}@v2.13.0")
     assert history == "" and "is not an ancestor" in out
 
     # A shallow clone whose origin is gone: a warning, and the issue goes out without attribution.
@@ -369,9 +378,8 @@ def test_prepare_history_says_why_it_cannot_attribute(
     _git(tmp_path, "clone", "-q", "--depth", "1", "--no-local", f"file://{upstream.path}", str(clone))
     _git(clone, "remote", "set-url", "origin", f"file://{tmp_path / 'gone'}")
     base_json = tmp_path / "base.json"
-    assert main(["snapshot", f"{upstream.path}@v2.13.0", "-o", str(base_json)]) == 0
-    capsys.readouterr()
-    history, out = _prepare(capsys, clone, str(base_json), str(head_json))
+    assert opdrift("snapshot", f"{upstream.path}@v2.13.0", "-o", str(base_json)).code == 0
+    history, out = _prepare(opdrift, clone, str(base_json), str(head_json))
     assert history == "" and "::warning::deepening" in out
 
 
@@ -385,30 +393,30 @@ def pulls(github_server: FakeGitHub) -> FakeGitHub:
     return github_server
 
 
-def _pr_number(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    code = main(["pr-number", "--repo", "pytorch/pytorch", *args])
-    return code, capsys.readouterr().out
+PR_NUMBER = ("pr-number", "--repo", "pytorch/pytorch")
 
 
 def test_pr_number_from_the_event_needs_no_lookup(
-    pulls: FakeGitHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    pulls: FakeGitHub, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_API_URL", pulls.api_url)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
-    assert _pr_number(capsys, "--event-number", "42") == (0, "number=42\n")
+    run = opdrift(*PR_NUMBER, "--event-number", "42")
+    assert (run.code, run.out) == (0, "number=42\n")
     assert pulls.requests == []
-    assert main(["pr-number", "--repo", "pytorch/pytorch", "--event-number", "42; rm -rf /"]) == 2
-    capsys.readouterr()
-    assert _pr_number(capsys, "--event-numbers", "[42]") == (0, "number=42\n")
-    code, out = _pr_number(capsys, "--event-numbers", "[42, 43]")  # one branch, two bases: which one?
-    assert code == 0 and out.endswith("number=\n") and "::notice::this head belongs to 2 pull requests" in out
-    assert main(["pr-number", "--repo", "pytorch/pytorch", "--event-numbers", '["42"]']) == 2
+    assert opdrift(*PR_NUMBER, "--event-number", "42; rm -rf /").code == 2
+    run = opdrift(*PR_NUMBER, "--event-numbers", "[42]")
+    assert (run.code, run.out) == (0, "number=42\n")
+    run = opdrift(*PR_NUMBER, "--event-numbers", "[42, 43]")  # one branch, two bases: which one?
+    assert run.code == 0
+    assert run.out.endswith("number=\n") and "::notice::this head belongs to 2 pull requests" in run.out
+    assert opdrift(*PR_NUMBER, "--event-numbers", '["42"]').code == 2
     assert pulls.requests == []
 
 
 def test_pr_number_of_a_fork_is_looked_up_by_repo_branch_and_sha(
-    pulls: FakeGitHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    pulls: FakeGitHub, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_API_URL", pulls.api_url)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
@@ -422,25 +430,27 @@ def test_pr_number_of_a_fork_is_looked_up_by_repo_branch_and_sha(
         "pytorch/pytorch", head_repo="mallory/pytorch", branch="fix-op", sha=sha
     )  # same sha, another fork
     lookup = ["--head-sha", sha, "--head-repo", "alice/pytorch", "--head-branch", "fix-op"]
-    assert _pr_number(capsys, "--event-number", "", *lookup) == (0, f"number={mine}\n")
+    run = opdrift(*PR_NUMBER, "--event-number", "", *lookup)
+    assert (run.code, run.out) == (0, f"number={mine}\n")
     shouted = ["--head-sha", sha.upper(), "--head-repo", "alice/pytorch", "--head-branch", "fix-op"]
-    assert _pr_number(capsys, *shouted) == (0, f"number={mine}\n")  # GitHub's shas are lower case
-    code, out = _pr_number(
-        capsys, "--head-sha", "c" * 40, "--head-repo", "alice/pytorch", "--head-branch", "fix-op"
+    run = opdrift(*PR_NUMBER, *shouted)
+    assert (run.code, run.out) == (0, f"number={mine}\n")  # GitHub's shas are lower case
+    run = opdrift(
+        *PR_NUMBER, "--head-sha", "c" * 40, "--head-repo", "alice/pytorch", "--head-branch", "fix-op"
     )
-    assert code == 0
-    assert out.endswith("number=\n")
-    assert "::notice::" in out
+    assert run.code == 0
+    assert run.out.endswith("number=\n")
+    assert "::notice::" in run.out
     assert all(r.method == "GET" for r in pulls.requests)
 
 
 def test_pr_number_without_a_token_skips_with_a_notice(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
-    code, out = _pr_number(capsys, "--head-sha", "a" * 40, "--head-repo", "a/b", "--head-branch", "x")
-    assert (code, out.splitlines()[-1]) == (0, "number=")
+    run = opdrift(*PR_NUMBER, "--head-sha", "a" * 40, "--head-repo", "a/b", "--head-branch", "x")
+    assert (run.code, run.out.splitlines()[-1]) == (0, "number=")
 
 
 def test_git_env_passes_config_after_the_callers_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
