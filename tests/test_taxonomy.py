@@ -20,9 +20,9 @@ from bot.errors import ConfigError, YamlError
 from bot.model import Snapshot
 from bot.render.explain import explain
 from bot.snapshot import to_json
-from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.buckets import BUCKET_TABLE, BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
 from bot.taxonomy.classify import UnknownOperatorError, classify, reclassify
+from bot.taxonomy.counts import count_by_bucket
 from bot.taxonomy.overrides import Override, Overrides, load_overrides, parse_overrides
 from bot.taxonomy.rules import RULES, describe_rules
 
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def bucket_counts(snapshot: Snapshot) -> dict[str, int]:
-    return taxonomy.bucket_counts(snapshot.decisions)
+    return count_by_bucket(d.bucket for d in snapshot.decisions.values())
 
 
 # --- calibration against the post (TAXONOMY.md) --------------------------------------------------

@@ -30,7 +30,6 @@ from bot.model import (
     new_op_record,
 )
 from bot.taxonomy.baseop import BaseOp, make_base_op
-from bot.taxonomy.counts import count_by_bucket
 from bot.taxonomy.overrides import Overrides
 from bot.taxonomy.rules import RULES, Rule
 
@@ -343,8 +342,3 @@ def resolve_op(snapshot: Snapshot, op: str) -> tuple[str, list[OpRecord]]:
     close = difflib.get_close_matches(op, names, n=5, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise UnknownOperatorError(f"no operator named {op!r} in this source{hint}", path=snapshot.meta.path)
-
-
-def bucket_counts(decisions: Mapping[str, Decision]) -> dict[str, int]:
-    """Base operators per bucket, every bucket of the table present (zeros included), in table order."""
-    return count_by_bucket(d.bucket for d in decisions.values())
