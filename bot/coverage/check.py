@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
+from bot.operators.autogen import group_key
 from bot.schema.compare import Detail, diff_schemas
 from bot.schema.grammar import parse_schema
 from bot.schema.model import FunctionSchema, Type
@@ -80,13 +81,11 @@ class Coverage:
         return {bucket: (c, n) for bucket, (c, n) in sorted(counts.items())}
 
 
-def _variant_key(schema: FunctionSchema) -> tuple[str, tuple[str, ...]]:
-    """What a functional op shares with its in-place and out variants (torchgen's `signature()`):
-    the base name without a trailing ``_`` and the non-out argument types without alias annotations."""
-    base = schema.name.base
-    if base.endswith("_") and not schema.name.is_dunder:
-        base = base[:-1]
-    return base, tuple(str(a.type) for a in schema.arguments.flat_non_out)
+def _variant_key(schema: FunctionSchema) -> tuple[str, ...]:
+    """What a functional op shares with its in-place and out variants: torchgen's `signature()`, by which
+    the codegen groups them (so dtype/layout/device/pin_memory do not count: ``linspace.out`` is in
+    ``linspace``'s group). The autogen stage's own key, so that coverage pairs exactly what it groups."""
+    return group_key(schema)
 
 
 def dispatch_keys(snapshot: Snapshot) -> frozenset[str]:
@@ -117,7 +116,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList) -> Coverage:
     records = snapshot.operators
     parsed = {name: parse_schema(rec.schema) for name, rec in records.items()}
 
-    functional_listed: dict[tuple[str, tuple[str, ...]], str] = {}
+    functional_listed: dict[tuple[str, ...], str] = {}
     if backend.wraps_variants:
         for name in sorted(listed):
             schema = parsed.get(name)

@@ -111,7 +111,7 @@ def _mutated_not_returned(s: FunctionSchema) -> list[Argument]:
     return [a for a in written if a.annotation not in ret_annotations]
 
 
-def _group_key(s: FunctionSchema) -> tuple[str, ...]:
+def group_key(s: FunctionSchema) -> tuple[str, ...]:
     """The text of torchgen's signature() without building it, as one tuple per group.
 
     Arguments and returns are interned by the parser, so their texts are computed once per file.
@@ -223,7 +223,7 @@ def generated_operators(entries: Sequence[Entry]) -> list[Operator]:
     groups: dict[tuple[str, ...], dict[_TgKind, Entry]] = {}
     for e, kind, plain in zip(entries, kinds, bases, strict=True):
         if plain in candidates:
-            groups.setdefault(_group_key(e.schema), {})[kind] = e
+            groups.setdefault(group_key(e.schema), {})[kind] = e
 
     made: list[Operator] = []
     for d in groups.values():
