@@ -22,6 +22,8 @@ Runner = Callable[[argparse.Namespace], int]
 
 @dataclass(frozen=True)
 class Command:
+    """One subcommand: its name and help, how to add its arguments, and where its runner lives."""
+
     name: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
