@@ -12,7 +12,7 @@ from bot import snapshot
 from bot.errors import SourceError
 from bot.model import OperatorSet, Snapshot, SourceFiles
 from bot.operators import entries as nativeyaml
-from bot.operators import native, registration
+from bot.operators import native
 from bot.sources import read as sources
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.overrides import Overrides
@@ -32,6 +32,9 @@ def operators_from_files(files: SourceFiles) -> OperatorSet:
             derivatives=files.derivatives,
         )
     if files.registration_declarations is not None:
+        # Imported here: only wheels older than 1.12 take this path, and it brings json along.
+        from bot.operators import registration
+
         return registration.operators_from_files(files)
     raise SourceError(
         "holds neither native_functions.yaml nor RegistrationDeclarations.h", path=files.meta.path
