@@ -11,7 +11,7 @@ from collections.abc import Callable
 from bot import snapshot
 from bot.errors import SourceError
 from bot.model import OperatorSet, Snapshot, SourceFiles
-from bot.operators import native, registration
+from bot.operators import native
 from bot.operators.entries import read_entries
 from bot.sources import read as sources
 from bot.taxonomy import classify as taxonomy
@@ -32,6 +32,9 @@ def operators_from_files(files: SourceFiles) -> OperatorSet:
             derivatives=files.derivatives,
         )
     if files.registration_declarations is not None:
+        # Imported here: only wheels older than 1.12 take this path, and it brings json along.
+        from bot.operators import registration
+
         return registration.operators_from_files(files)
     raise SourceError(
         "holds neither native_functions.yaml nor RegistrationDeclarations.h", path=files.meta.path

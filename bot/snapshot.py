@@ -20,7 +20,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
@@ -321,6 +320,8 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
         except OSError as err:
             raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
         return
+    import tempfile  # here: only writing a snapshot needs it, not the commands that merely read one
+
     directory = target.parent
     try:
         mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()

@@ -8,7 +8,6 @@ and the report's Jinja2 environment escapes any plain `str` that reaches the out
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 
@@ -109,6 +108,8 @@ def did_you_mean(value: str, known: Iterable[str]) -> str:
     for name in sorted(set(known)):
         by_folded.setdefault(name.casefold(), []).append(name)
     folded = value.casefold()
+    import difflib  # here: only a mistyped name needs it, and every command loads this module
+
     # A name that differs only in case is the one meant (``xpu``: XPU, not also CPU).
     close = (
         [folded]

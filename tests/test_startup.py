@@ -80,6 +80,13 @@ def test_common_commands_load_no_renderer_or_network_client(command: str, releas
     assert heavy(loaded_modules(*argv)) == []
 
 
+def test_stats_on_a_yaml_loads_no_git_or_wheel_reader(releases: tuple[str, str]) -> None:
+    """A bare yaml needs neither git (subprocess, tempfile) nor a wheel's zipfile, nor difflib's
+    suggestions when every name is known."""
+    modules = loaded_modules("stats", releases[1])
+    assert sorted(modules & {"bot.sources.git", "subprocess", "tempfile", "zipfile", "difflib"}) == []
+
+
 def test_building_the_parser_loads_no_stage() -> None:
     """--help builds every command's parser: only bot.cli itself and the shared leaves load."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}

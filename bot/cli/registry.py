@@ -22,13 +22,17 @@ Runner = Callable[[argparse.Namespace], int]
 
 @dataclass(frozen=True)
 class Command:
+    """One subcommand: its name and help, how to add its arguments, and where its runner lives."""
+
     name: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     runner: str  # "module:function", taking the parsed arguments and returning the exit code
 
 
-_SOURCE = "bot.cli.source_cmds"
+_SNAPSHOT = "bot.cli.source_cmds"
+_STATS = "bot.cli.stats_cmds"
+_EXPLAIN = "bot.cli.explain_cmds"
 _REPORTS = "bot.cli.report_cmds"
 _PUBLISH = "bot.cli.publish_cmds"
 _HISTORY = "bot.cli.history_cmds"
@@ -39,19 +43,19 @@ COMMANDS: tuple[Command, ...] = (
         "snapshot",
         "classify every operator of SOURCE and store the result as JSON",
         arguments.add_snapshot,
-        f"{_SOURCE}:run_snapshot",
+        f"{_SNAPSHOT}:run_snapshot",
     ),
     Command(
         "stats",
         "the post's table for SOURCE: counts at every level and base operators per category",
         arguments.add_stats,
-        f"{_SOURCE}:run_stats",
+        f"{_STATS}:run_stats",
     ),
     Command(
         "explain",
         "why OP sits in its bucket: the deciding rule and its reason, plus the op's facets",
         arguments.add_explain,
-        f"{_SOURCE}:run_explain",
+        f"{_EXPLAIN}:run_explain",
     ),
     Command(
         "diff",

@@ -19,6 +19,7 @@ without its ``#`` and one following space, trailing spaces removed.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -141,10 +142,20 @@ class _Decline(Exception):
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # Everything printable in ASCII, plus the line feed; any other ASCII byte makes us decline.
 _ASCII_OK = bytes(range(0x20, 0x7F)) + b"\n"
-# Non-ASCII characters that YAML treats as line breaks or a byte-order mark, or forbids outright.
-_NON_ASCII_DECLINE = re.compile(
-    "[\x85\u2028\u2029\ufeff]|[^\x0a\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-)
+
+
+@functools.cache
+def _non_ascii_decline() -> re.Pattern[str]:
+    """Non-ASCII characters that YAML treats as line breaks or a byte-order mark, or forbids outright.
+
+    Compiled on first use: its Unicode class takes milliseconds to compile, and ASCII files (every
+    PyTorch release so far) never need it.
+    """
+    return re.compile(
+        "[\x85\u2028\u2029\ufeff]|[^\x0a\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+    )
+
+
 # Keys we take as plain scalars: words, dots and ", "-separated lists of them (``CPU, CUDA``).
 _KEY = re.compile(r"[A-Za-z0-9_.]+(?:, *[A-Za-z0-9_.]+)*\Z")
 # libyaml forgets a simple key once it is 1024 characters long; stay well clear of that rule.
@@ -289,7 +300,7 @@ def _check_characters(text: str) -> str:
     if text.isascii():
         if text.encode("ascii").translate(None, _ASCII_OK):
             raise _Decline
-    elif _NON_ASCII_DECLINE.search(text):
+    elif _non_ascii_decline().search(text):
         raise _Decline
     return text
 

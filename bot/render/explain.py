@@ -29,6 +29,8 @@ class ExplainedRecord:
 
 @dataclass(frozen=True)
 class ExplainView:
+    """What `opdrift explain` shows for one operator, as plain values for the renderer."""
+
     op: str  # as asked
     base: str
     total: int  # registered operators of the base

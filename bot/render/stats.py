@@ -19,6 +19,8 @@ from bot.text import Safe, terminal
 
 @dataclass(frozen=True)
 class CategoryRow:
+    """One row of the category table."""
+
     label: str
     count: int
     sub: bool = False  # a core sub-bucket, shown indented under "core"
@@ -26,6 +28,8 @@ class CategoryRow:
 
 @dataclass(frozen=True)
 class StatsView:
+    """What the stats table shows, as plain values for the renderer."""
+
     title: str  # the source, its torch version and commit (source-derived)
     levels: tuple[tuple[Safe, int], ...]  # our labels, in the post's order of counting
     categories: tuple[CategoryRow, ...]

@@ -60,6 +60,8 @@ class Type:
 
 @dataclass(frozen=True, slots=True)
 class BaseType(Type):
+    """A named type: ``Tensor``, ``int``, ``Scalar``, ``SymInt``..."""
+
     name: str
 
     def render(self, annotation: Annotation | None) -> str:
@@ -72,6 +74,8 @@ class BaseType(Type):
 
 @dataclass(frozen=True, slots=True)
 class OptionalType(Type):
+    """``T?``: the type or None."""
+
     elem: Type
 
     def render(self, annotation: Annotation | None) -> str:
@@ -87,6 +91,8 @@ class OptionalType(Type):
 
 @dataclass(frozen=True, slots=True)
 class ListType(Type):
+    """``T[]`` or ``T[N]``: a list of the element type, of a fixed size or any."""
+
     elem: Type
     size: int | None  # fixed size of ``int[2]``; None for ``int[]``
 
@@ -122,6 +128,8 @@ class Annotation:
 
 @dataclass(frozen=True, slots=True)
 class Argument:
+    """One argument of a schema: name, type, default text and alias annotation."""
+
     name: str
     type: Type
     default: str | None = None  # the default's source text, e.g. "[-2,-1]", "None", "'fro'"
@@ -157,6 +165,8 @@ class Argument:
 
 @dataclass(frozen=True, slots=True)
 class Return:
+    """One return of a schema: its type, optional name and alias annotation."""
+
     name: str | None
     type: Type
     annotation: Annotation | None = None
@@ -214,6 +224,8 @@ class Arguments:
 
 @dataclass(frozen=True, slots=True)
 class OperatorName:
+    """An operator's name: the base (``add``) and the overload (``Tensor``, or "")."""
+
     base: str
     overload: str = ""
     # Derived once: every stage asks for them, several times per operator (equality ignores them).
@@ -269,6 +281,8 @@ def make_operator_name(base: str, overload: str = "") -> OperatorName:
 
 @dataclass(frozen=True, slots=True)
 class FunctionSchema:
+    """A parsed ``func:`` schema: name, arguments and returns."""
+
     name: OperatorName
     arguments: Arguments
     returns: tuple[Return, ...] = ()

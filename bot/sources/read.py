@@ -17,13 +17,15 @@ from __future__ import annotations
 import lzma
 import os
 import re
-import zipfile
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.errors import GitError, OpdriftError, SourceError
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, SourceFiles, SourceMeta, TextFile
-from bot.sources.git import GitReader
+
+if TYPE_CHECKING:
+    import zipfile
 
 # native_functions.yaml is under 1 MiB; anything this big is not one, and a zip member this big may be
 # a zip bomb. Refuse it rather than fill the memory.
@@ -187,6 +189,8 @@ def read_checkout(directory: str) -> SourceFiles:
 def _head_commit(directory: str) -> tuple[str | None, str | None]:
     # The working tree is what gets read; HEAD only labels it, so a repository without commits
     # (or without git installed) still reads fine, just without a commit in the metadata.
+    from bot.sources.git import GitReader  # here: subprocess and tempfile cost every other kind's start-up
+
     try:
         with GitReader(directory) as git:
             sha = git.resolve("HEAD")
@@ -200,6 +204,8 @@ def _head_commit(directory: str) -> tuple[str | None, str | None]:
 
 def read_revision(directory: str, rev: str, *, spec: str | None = None) -> SourceFiles:
     """The files at revision REV of the repository in DIR, read from git objects (no checkout)."""
+    from bot.sources.git import GitReader  # here: subprocess and tempfile cost every other kind's start-up
+
     with GitReader(directory) as git:
         commit = git.resolve(rev)
         date = git.commit_info(commit).date
@@ -241,6 +247,8 @@ def _version_of_rev(rev: str) -> str | None:
 
 def read_wheel(wheel: str) -> SourceFiles:
     """A torch wheel: packaged yaml (1.12 and later) or RegistrationDeclarations.h (earlier)."""
+    import zipfile  # here: zipfile (and the threading it loads) costs every other kind's start-up
+
     try:
         with zipfile.ZipFile(wheel) as z:
             names = set(z.namelist())

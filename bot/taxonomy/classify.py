@@ -8,7 +8,6 @@ user's overrides, and returns a `Snapshot`. `reclassify` applies overrides to a 
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -338,6 +337,8 @@ def resolve_op(snapshot: Snapshot, op: str) -> tuple[str, list[OpRecord]]:
     if op in snapshot.decisions:
         records = [r for r in snapshot.operators.values() if r.base == op]
         return op, sorted(records, key=lambda r: (r.line, r.name))
+    import difflib  # here: only an unknown name needs it, not the classifying every command does
+
     names = list(snapshot.decisions) + [n for n in snapshot.operators if n not in snapshot.decisions]
     close = difflib.get_close_matches(op, names, n=5, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else ""

@@ -37,6 +37,8 @@ class Matcher:
 
 @dataclass(frozen=True)
 class AllOf(Matcher):
+    """Every part matches; the reasons joined."""
+
     parts: tuple[Matcher, ...]
 
     def reason(self, op: BaseOp) -> str | None:
@@ -57,6 +59,8 @@ class AllOf(Matcher):
 
 @dataclass(frozen=True)
 class AnyOf(Matcher):
+    """The first part that matches, with its reason."""
+
     parts: tuple[Matcher, ...]
 
     def reason(self, op: BaseOp) -> str | None:
@@ -75,6 +79,8 @@ class AnyOf(Matcher):
 
 @dataclass(frozen=True)
 class Not(Matcher):
+    """The part does not match."""
+
     part: Matcher
 
     def reason(self, op: BaseOp) -> str | None:

@@ -13,7 +13,6 @@ are those of `bot.taxonomy.rules.BUCKETS`. A malformed file is a `ConfigError` n
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +34,8 @@ _ENTRY_KEYS = frozenset({"bucket", "reason"})
 
 @dataclass(frozen=True)
 class Override:
+    """One base operator's hand-chosen bucket and the reason given for it."""
+
     bucket: str
     reason: str
 
@@ -50,6 +51,8 @@ class Overrides:
     def unmatched(self, bases: Iterable[str], source: str) -> list[str]:
         """One warning line per override whose name is no base operator of `bases` (a typo, or an
         operator that is gone): an override that matches nothing silently changes nothing."""
+        import difflib  # here: only a stale or mistyped override needs it
+
         known = set(bases)
         out = []
         for name in self.entries:

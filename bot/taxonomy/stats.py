@@ -28,6 +28,8 @@ IMPLICIT = "CompositeImplicitAutograd"
 
 @dataclass(frozen=True)
 class Stats:
+    """The counts `opdrift stats` reports for one snapshot."""
+
     source: str
     torch_version: str | None
     commit: str | None

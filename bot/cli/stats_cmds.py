@@ -1,0 +1,18 @@
+"""Runner of `opdrift stats`: the post's table for one SOURCE (imports as in bot.cli.source_cmds)."""
+
+from __future__ import annotations
+
+import argparse
+
+from bot import pipeline
+from bot.cli.common import EXIT_OK, warn, write_output
+from bot.render.stats import RENDERERS
+from bot.taxonomy.overrides import load_overrides
+from bot.taxonomy.stats import compute_stats
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    overrides = load_overrides(args.overrides) if args.overrides else None
+    stats = compute_stats(pipeline.load_snapshot(args.source, overrides, warn=warn))
+    write_output(RENDERERS[args.format](stats), args.output)
+    return EXIT_OK
