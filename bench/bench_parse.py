@@ -26,10 +26,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
-import json
 import lzma
-import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -42,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
+from medians import report  # noqa: E402
 
 from bot import yamltext  # noqa: E402
 from bot.model import RawEntry, SourceMeta, TextFile  # noqa: E402
@@ -178,37 +176,20 @@ def main(argv: list[str] | None = None) -> int:
         text = path.read_text("utf-8")
         times = _time(_contenders(path, text, args.torchgen, notes), args.repeat)
 
-    medians = {name: {k: statistics.median(v) for k, v in t.items()} for name, t in times.items()}
-    reference = medians.get(TORCHGEN)
-    ratios = {name: None if reference is None else reference["cpu"] / m["cpu"] for name, m in medians.items()}
-    if args.json is not None:
-        result = {
+    return report(
+        times,
+        reference=TORCHGEN,
+        heading=f"{path.name}: {len(text):,} characters, medians of {args.repeat} cold runs (CPU time)",
+        clock="process CPU time, median of the repeats",
+        json_target=args.json,
+        facts={
             "file": path.name if args.file is None else str(path),
             "characters": len(text),
             "repeat": args.repeat,
-            "python": platform.python_version(),
-            "clock": "process CPU time, median of the repeats",
-            "median_ms": {name: round(m["cpu"] * 1000, 2) for name, m in medians.items()},
-            "median_wall_ms": {name: round(m["wall"] * 1000, 2) for name, m in medians.items()},
-            "torchgen_over": {name: None if r is None else round(r, 2) for name, r in ratios.items()},
-            "notes": notes,
-        }
-        out = json.dumps(result, indent=2, sort_keys=True) + "\n"
-        if args.json == "-":
-            sys.stdout.write(out)
-        else:
-            Path(args.json).write_text(out, "utf-8")
-        return 0
-
-    print(f"{path.name}: {len(text):,} characters, medians of {args.repeat} cold runs (CPU time)")
-    print(f"{'contender':42} {'cpu ms':>8} {'wall ms':>8} {'torchgen/this':>14}")
-    for name, m in medians.items():
-        ratio = ratios[name]
-        shown = "-" if ratio is None else f"{ratio:.1f}x"
-        print(f"{name:42} {m['cpu'] * 1000:8.1f} {m['wall'] * 1000:8.1f} {shown:>14}")
-    for note in notes:
-        print(f"note: {note}")
-    return 0
+        },
+        notes=notes,
+        digits=2,
+    )
 
 
 if __name__ == "__main__":

@@ -17,17 +17,16 @@ time is shown too; the table shows medians and torchgen's median over opdrift's.
 from __future__ import annotations
 
 import argparse
-import json
 import lzma
 import os
-import platform
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from medians import report
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RELEASE = ROOT / "tests" / "data" / "releases" / "2.14.1"
@@ -110,36 +109,15 @@ def main(argv: list[str] | None = None) -> int:
                 times[name]["cpu"].append(cpu)
                 times[name]["wall"].append(wall)
 
-    medians = {name: {k: statistics.median(v) for k, v in t.items()} for name, t in times.items()}
-    reference = medians.get(TORCHGEN)
-    ratios = {name: None if reference is None else reference["cpu"] / m["cpu"] for name, m in medians.items()}
-    if args.json is not None:
-        result = {
-            "file": path.name if args.file is None else str(path),
-            "repeat": args.repeat,
-            "python": platform.python_version(),
-            "clock": "child process CPU time (user + system), median of the repeats",
-            "median_ms": {name: round(m["cpu"] * 1000, 1) for name, m in medians.items()},
-            "median_wall_ms": {name: round(m["wall"] * 1000, 1) for name, m in medians.items()},
-            "torchgen_over": {name: None if r is None else round(r, 2) for name, r in ratios.items()},
-            "notes": notes,
-        }
-        out = json.dumps(result, indent=2, sort_keys=True) + "\n"
-        if args.json == "-":
-            sys.stdout.write(out)
-        else:
-            Path(args.json).write_text(out, "utf-8")
-        return 0
-
-    print(f"{path.name}: whole processes, medians of {args.repeat} runs each, interleaved (CPU time)")
-    print(f"{'contender':44} {'cpu ms':>8} {'wall ms':>8} {'torchgen/this':>14}")
-    for name, m in medians.items():
-        ratio = ratios[name]
-        shown = "-" if ratio is None else f"{ratio:.1f}x"
-        print(f"{name:44} {m['cpu'] * 1000:8.1f} {m['wall'] * 1000:8.1f} {shown:>14}")
-    for note in notes:
-        print(f"note: {note}")
-    return 0
+    return report(
+        times,
+        reference=TORCHGEN,
+        heading=f"{path.name}: whole processes, medians of {args.repeat} runs each, interleaved (CPU time)",
+        clock="child process CPU time (user + system), median of the repeats",
+        json_target=args.json,
+        facts={"file": path.name if args.file is None else str(path), "repeat": args.repeat},
+        notes=notes,
+    )
 
 
 if __name__ == "__main__":
