@@ -270,7 +270,7 @@ def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
     alert = SchemaAlert(
         "mm", "list.txt", 3, "mm(Tensor *x*) -> Tensor", "mm(Tensor y) -> Tensor", True, (hostile,)
     )
-    results = [(Coverage("text", "list.txt", (), (), (alert,)), None)]
+    results = [(Coverage("text", "list.txt", "eager", (), (), (alert,)), None)]
     md = render(results, "markdown", head=head)
     assert f"  - argument {code('*x*')} renamed to {code(hostile.after)}\n" in md
     text = render(results, "text", head=head)

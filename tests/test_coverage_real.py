@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import lzma
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift
 from datafiles import DATA
 
 from bot import pipeline
@@ -49,3 +51,48 @@ def test_an_out_variant_of_another_group_is_not_derived(xla_215: Coverage) -> No
     by_name = {o.name: o for o in xla_215.ops}
     for o in derived:
         assert o.via in by_name and by_name[o.via].rule == "listed"
+
+
+def test_a_functional_backend_gets_no_non_functional_default_kernel(
+    xla_215: Coverage, release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """PyTorch leaves XLA and Lazy out of CompositeExplicitAutogradNonFunctional's keyset: an op whose only
+    kernel is of that kind needs XLA's own, while an eager backend runs PyTorch's."""
+    assert xla_215.profile == "functional"
+    by_name = {o.name: o for o in xla_215.ops}
+    assert (by_name["lift_fresh_copy"].covered, by_name["lift_fresh_copy"].rule) == (False, "needs_kernel")
+    assert by_name["new_zeros"].rule == "default_kernel"  # CompositeExplicitAutograd serves it
+    backend = read_backend("xla", _real("pytorch-xla.xla_native_functions.yaml.xz", tmp_path))
+    as_eager = compute_coverage(pipeline.load_snapshot(str(release_file("2.15.0"))), backend, "eager")
+    assert {o.name: o for o in as_eager.ops}["lift_fresh_copy"].rule == "default_kernel"
+    assert len(as_eager.uncovered) < len(xla_215.uncovered)
+
+
+def test_an_export_backend_lowers_what_survives_decomposition(release_file: Callable[[str], Path]) -> None:
+    """A compiler of exported graphs sees CompositeExplicitAutograd ops (only CompositeImplicitAutograd
+    decomposes there): torch-mlir needs a lowering for new_zeros, an eager backend does not."""
+    snapshot = pipeline.load_snapshot(str(release_file("2.15.0")))
+    backend = read_backend("torch-mlir", str(DATA / "backends" / "GeneratedTorchOps.td"))
+    export = {o.name: o for o in compute_coverage(snapshot, backend).ops}
+    eager = {o.name: o for o in compute_coverage(snapshot, backend, "eager").ops}
+    assert (export["new_zeros"].covered, export["new_zeros"].rule) == (False, "needs_kernel")
+    assert eager["new_zeros"].rule == "default_kernel"
+    for name in ("trace_backward", "matmul"):  # CompositeImplicitAutograd: decomposes for every profile
+        assert export[name].rule == eager[name].rule == "decomposes"
+
+
+def test_coverage_says_the_profile_and_takes_another(
+    opdrift: Opdrift, release_file: Callable[[str], Path]
+) -> None:
+    td = str(DATA / "backends" / "GeneratedTorchOps.td")
+    source = str(release_file("2.15.0"))
+    run = opdrift("coverage", "--backend", f"torch-mlir={td}", source)
+    assert run.code == 0 and "(profile: export)" in run.out.splitlines()[0]
+    as_json = opdrift(
+        "coverage", "--backend", f"torch-mlir={td}", "--profile", "eager", "--format", "json", source
+    )
+    assert json.loads(as_json.out)["backends"][0]["backend"]["profile"] == "eager"
+    markdown = opdrift("coverage", "--backend", f"torch-mlir={td}", "--format", "markdown", source)
+    assert "as a backend of the `export` profile" in markdown.out
+    wrong = opdrift("coverage", "--backend", f"torch-mlir={td}", "--profile", "lazy", source)
+    assert wrong.code == 2 and "invalid choice: 'lazy'" in wrong.err

@@ -11,6 +11,7 @@ import argparse
 from bot.cli.options import (
     DEFAULT_FAIL_ON,
     FAIL_ON,
+    PROFILES,
     REPORT_FORMATS,
     SOURCE_HELP,
     STATS_FORMATS,
@@ -219,6 +220,13 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
         "--torch-version",
         metavar="X.Y",
         help="torch version for op-plugin version gates (default: the SOURCE's, when known)",
+    )
+    p.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help="judge every --backend as this kind of backend: eager (own dispatch key), functional "
+        "(XLA, Lazy) or export (compilers of exported graphs); default: the KIND's (torch-mlir: export, "
+        "xla: functional, the others: eager)",
     )
 
 

@@ -67,14 +67,16 @@ def run_coverage(args: argparse.Namespace) -> int:
         version = args.torch_version or head.meta.torch_version
         backend = backends.read_backend(kind, value, torch_version=version)
         _warn_ungated(backend, "SOURCE")
-        cov = coverage.compute_coverage(head, backend)
+        cov = coverage.compute_coverage(head, backend, args.profile)
         change = None
         if base is not None:
             base_backend = backends.read_backend(
                 kind, value, torch_version=args.torch_version or base.meta.torch_version
             )
             _warn_ungated(base_backend, "BASE")
-            change = coverage.compare_coverage(coverage.compute_coverage(base, base_backend), cov)
+            change = coverage.compare_coverage(
+                coverage.compute_coverage(base, base_backend, args.profile), cov
+            )
         results.append((cov, change))
     write_output(coverage_report.render(results, args.format, head=head), args.output)
     return EXIT_OK

@@ -8,7 +8,8 @@ Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. The rules, in the o
 2. ``decomposes``: it is CompositeImplicitAutograd, so it decomposes into other operators before it
    reaches the backend.
 3. ``default_kernel``: it is CompositeExplicitAutograd(NonFunctional): PyTorch registers one kernel,
-   written in other operators, that every backend uses unless it overrides it.
+   written in other operators, that a backend uses unless it overrides it; which of the two kinds
+   serve a backend is its profile's (`bot.coverage.profiles`).
 4. ``structured_delegate``: it takes its kernel from an out variant that is itself covered.
 5. ``backend_codegen``: the backend's codegen derives it. XLA runs under functionalization, so the
    out and in-place variants of a functional operator it lowers need no kernel of their own.
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.coverage.oplist import BackendList, BackendOp
+from bot.coverage.profiles import DEFAULT_KERNELS, PROFILE_OF_KIND, Profile
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.operators.autogen import group_key
@@ -31,7 +33,6 @@ from bot.schema.model import FunctionSchema, Type
 from bot.text import did_you_mean
 
 RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen")
-_DEFAULT_KERNEL = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class SchemaAlert:
 class Coverage:
     backend_kind: str
     backend_path: str
+    profile: Profile
     ops: tuple[OpCoverage, ...]  # every registered operator, sorted by name
     stale: tuple[BackendOp, ...]  # listed, but not an operator upstream
     alerts: tuple[SchemaAlert, ...]
@@ -111,7 +113,10 @@ def _listed(snapshot: Snapshot, backend: BackendList) -> frozenset[str]:
     return backend.names
 
 
-def compute_coverage(snapshot: Snapshot, backend: BackendList) -> Coverage:
+def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile | None = None) -> Coverage:
+    """Every operator of SNAPSHOT judged for BACKEND, as a backend of PROFILE (default: its kind's)."""
+    profile = profile or PROFILE_OF_KIND[backend.kind]
+    default_kernels = DEFAULT_KERNELS[profile]
     listed = _listed(snapshot, backend)
     records = snapshot.operators
     parsed = {name: parse_schema(rec.schema) for name, rec in records.items()}
@@ -134,7 +139,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList) -> Coverage:
             result = OpCoverage(name, rec.bucket, True, "listed")
         elif facets.composite == "CompositeImplicitAutograd":
             result = OpCoverage(name, rec.bucket, True, "decomposes")
-        elif facets.composite in _DEFAULT_KERNEL:
+        elif facets.composite in default_kernels:
             result = OpCoverage(name, rec.bucket, True, "default_kernel")
         elif (
             facets.structured_delegate
@@ -158,7 +163,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList) -> Coverage:
         if op.name not in records and op.name not in seen_stale:
             seen_stale.add(op.name)
             stale.append(op)
-    return Coverage(backend.kind, backend.path, ops, tuple(stale), tuple(_alerts(snapshot, backend)))
+    return Coverage(backend.kind, backend.path, profile, ops, tuple(stale), tuple(_alerts(snapshot, backend)))
 
 
 # torch-mlir prints types as the TorchScript registry does: enums travel as int, SymInt as int.
@@ -274,7 +279,7 @@ def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:
 def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mapping[str, object]:
     """The documented machine form of a coverage report (``--format json``)."""
     out: dict[str, object] = {
-        "backend": {"kind": cov.backend_kind, "path": cov.backend_path},
+        "backend": {"kind": cov.backend_kind, "path": cov.backend_path, "profile": cov.profile},
         "operators": len(cov.ops),
         "covered": sum(1 for o in cov.ops if o.covered),
         "needs_kernel": len(cov.uncovered),

@@ -50,6 +50,7 @@ class GapChange:
 class CoverageView:
     kind: str
     path: str
+    profile: str  # eager, functional or export: which PyTorch kernels serve this backend
     total: int
     covered: int
     gap: int
@@ -75,6 +76,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None) -> CoverageView:
     return CoverageView(
         kind=cov.backend_kind,
         path=cov.backend_path,
+        profile=cov.profile,
         total=len(cov.ops),
         covered=len(cov.ops) - len(uncovered),
         gap=len(uncovered),
