@@ -10,6 +10,7 @@ import pytest
 from bot.coverage.backends import parse_backend_arg, read_backend, read_text_list
 from bot.coverage.cpp import read_cpp
 from bot.coverage.oplist import BackendList, normalise_name
+from bot.coverage.profiles import PROFILE_OF_KIND
 from bot.coverage.torch_mlir import read_torch_mlir
 from bot.coverage.yaml_lists import read_op_plugin, read_xla, read_xpu
 from bot.errors import ConfigError, OpdriftError, SourceError, YamlError
@@ -63,7 +64,7 @@ def test_torch_mlir_ods_gen_implies_inplace_variants() -> None:
 def test_xla_lists_and_wrapping() -> None:
     path = FIXTURES / "xla_native_functions.yaml"
     backend = read_xla(path.read_text(), str(path))
-    assert backend.wraps_variants
+    assert PROFILE_OF_KIND[backend.kind] == "functional"  # its variants come from functionalization
     assert {"abs", "add.Tensor", "_adaptive_avg_pool2d", "empty.memory_format", "max_pool2d"} <= backend.names
     origins = {op.name: op.origin for op in backend.ops}
     assert origins["abs"] == "full_codegen" and origins["_adaptive_avg_pool2d"] == "ir_gen"

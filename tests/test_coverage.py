@@ -15,6 +15,7 @@ from bot import pipeline
 from bot.coverage.backends import read_backend
 from bot.coverage.check import SchemaAlert, compare_coverage, compute_coverage, mlir_signature
 from bot.coverage.oplist import BackendList, BackendOp
+from bot.coverage.profiles import Profile
 from bot.model import Snapshot
 from bot.schema.grammar import parse_schema
 
@@ -37,13 +38,15 @@ def head(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
     return _snapshot(tmp_path_factory.mktemp("rel"), "2.14.1")
 
 
-def _listing(*names: str, wraps: bool = False) -> BackendList:
+def _listing(*names: str) -> BackendList:
     ops = tuple(BackendOp(n, i + 1, "list.txt", "list") for i, n in enumerate(names))
-    return BackendList("text", "list.txt", ops, wraps_variants=wraps)
+    return BackendList("text", "list.txt", ops)
 
 
-def _rule(snapshot: Snapshot, backend: BackendList, name: str) -> tuple[str, str]:
-    found = {o.name: o for o in compute_coverage(snapshot, backend).ops}[name]
+def _rule(
+    snapshot: Snapshot, backend: BackendList, name: str, profile: Profile | None = None
+) -> tuple[str, str]:
+    found = {o.name: o for o in compute_coverage(snapshot, backend, profile).ops}[name]
     return found.rule, found.via
 
 
@@ -86,12 +89,16 @@ def test_structured_delegate_to_a_covered_out_variant(tmp_path: Path, head: Snap
     assert _rule(edited, _listing("add.out"), "add.Tensor") == ("needs_kernel", "")
 
 
-def test_backend_codegen_wraps_variants_only_for_such_backends(head: Snapshot) -> None:
-    xla_like = _listing("relu", wraps=True)
-    assert _rule(head, xla_like, "relu_") == ("backend_codegen", "relu")
-    assert _rule(head, xla_like, "relu.out")[0] in ("backend_codegen", "default_kernel")
-    plain = _listing("relu")
-    assert _rule(head, plain, "relu_") == ("needs_kernel", "")
+def test_functionalized_profiles_derive_variants_and_eager_does_not(head: Snapshot) -> None:
+    listing = _listing("relu")
+    for profile in ("functional", "export"):
+        assert _rule(head, listing, "relu_", profile) == ("backend_codegen", "relu")
+    # relu.out is autogen's CompositeExplicitAutograd kernel: that serves XLA, but an exported graph
+    # never holds it, so there only functionalization explains it
+    assert _rule(head, listing, "relu.out", "functional") == ("default_kernel", "")
+    assert _rule(head, listing, "relu.out", "export") == ("backend_codegen", "relu")
+    assert _rule(head, listing, "relu_", "eager") == ("needs_kernel", "")
+    assert _rule(head, listing, "relu_") == ("needs_kernel", "")  # a text list is eager unless told
 
 
 def test_dispatch_key_of_native_functions_itself(head: Snapshot) -> None:

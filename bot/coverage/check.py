@@ -11,8 +11,9 @@ Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. The rules, in the o
    written in other operators, that a backend uses unless it overrides it; which of the two kinds
    serve a backend is its profile's (`bot.coverage.profiles`).
 4. ``structured_delegate``: it takes its kernel from an out variant that is itself covered.
-5. ``backend_codegen``: the backend's codegen derives it. XLA runs under functionalization, so the
-   out and in-place variants of a functional operator it lowers need no kernel of their own.
+5. ``backend_codegen``: functionalization derives it. A backend of the functional or export profile
+   (XLA, an exported graph) sees only functional operators, so the out and in-place variants of one
+   it lists need no kernel of their own.
 
 Anything else needs a kernel. Listed names that no longer exist upstream are stale.
 """
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.coverage.oplist import BackendList, BackendOp
-from bot.coverage.profiles import DEFAULT_KERNELS, PROFILE_OF_KIND, Profile
+from bot.coverage.profiles import DEFAULT_KERNELS, FUNCTIONALIZED, PROFILE_OF_KIND, Profile
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.operators.autogen import group_key
@@ -122,7 +123,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
     parsed = {name: parse_schema(rec.schema) for name, rec in records.items()}
 
     functional_listed: dict[tuple[str, ...], str] = {}
-    if backend.wraps_variants:
+    if profile in FUNCTIONALIZED:
         for name in sorted(listed):
             schema = parsed.get(name)
             if schema is not None and schema.kind() == "functional":

@@ -43,13 +43,12 @@ class BackendOp:
 
 @dataclass(frozen=True)
 class BackendList:
-    """A backend's list, normalised. `wraps_variants`: the backend's codegen derives the out and in-place
-    variants of each functional op it lowers (XLA does, through functionalization)."""
+    """A backend's list, normalised. Whether its backend derives the out and in-place variants of the
+    functional ops it lists is its profile's matter (`bot.coverage.profiles`), not the list's."""
 
     kind: BackendKind
     path: str
     ops: tuple[BackendOp, ...]
-    wraps_variants: bool = False
     dispatch_key: str | None = None  # for kind "dispatch": the native_functions.yaml key
     # op-plugin entries whose version gates went unchecked because no torch version was known
     ungated: int = 0

@@ -54,7 +54,7 @@ def read_xla(text: str, path: str) -> BackendList:
                 ops.append(BackendOp(normalise_name(raw, path=path, line=line), line, path, key))
     if not ops:
         raise ConfigError(f"no operators in any of {', '.join(_XLA_LISTS)}", path=path)
-    return BackendList("xla", path, tuple(ops), wraps_variants=True)
+    return BackendList("xla", path, tuple(ops))
 
 
 def read_xpu(text: str, path: str) -> BackendList:
