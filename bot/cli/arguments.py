@@ -83,7 +83,8 @@ def add_diff(p: argparse.ArgumentParser) -> None:
         choices=FAIL_ON,
         default=DEFAULT_FAIL_ON,
         help="exit 1 on unacknowledged changes of this level: breaking (BC breaks, removals, renames; "
-        "the default), kernel (those plus ops that need a new kernel), any (any change), never",
+        "the default), kernel (those plus ops that need a new kernel or whose kernel's C++ signature "
+        "changed), any (any change), never",
     )
     p.add_argument("--allowlist", metavar="FILE", help="acknowledged changes (see README)")
     add_overrides(p)

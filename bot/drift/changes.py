@@ -22,6 +22,7 @@ from bot.errors import SchemaError
 from bot.model import OpRecord, Snapshot, SourceMeta
 from bot.schema.compare import Detail, argument_types, diff_schemas
 from bot.schema.grammar import parse_schema
+from bot.schema.kernel import KernelChange, KernelVerdict, kernel_changes
 from bot.schema.model import FunctionSchema
 from bot.taxonomy.counts import count_by_bucket
 
@@ -63,6 +64,10 @@ class Change:
     breaking: bool = False
     new_core: bool = False
     now_decomposes: bool = False
+    # The second axis: does an out-of-tree kernel still build? "none" when the schema did not change
+    # (or the operator is new or gone), else "breaking" or "compatible" (`bot.schema.kernel`).
+    kernel: KernelVerdict = "none"
+    kernel_changes: tuple[KernelChange, ...] = ()
 
     @property
     def record(self) -> OpRecord:
@@ -90,7 +95,13 @@ class Change:
 
     @property
     def actionable(self) -> bool:
-        return self.needs_kernel or self.breaking or self.new_core or self.now_decomposes
+        return (
+            self.needs_kernel
+            or self.breaking
+            or self.new_core
+            or self.now_decomposes
+            or self.kernel == "breaking"
+        )
 
 
 @dataclass(frozen=True)
@@ -312,6 +323,7 @@ def _changed(before: OpRecord, after: OpRecord, kind: ChangeKind) -> Change | No
     if kind == "renamed":
         facts = [before.name, after.schema, facts]
     breaking = kind == "renamed" or any(d.severity == "breaking" for d in details)
+    verdict, kernels = _kernel_verdict(before, after)
     return Change(
         kind=kind,
         name=after.name,
@@ -326,7 +338,19 @@ def _changed(before: OpRecord, after: OpRecord, kind: ChangeKind) -> Change | No
         breaking=breaking,
         new_core=_core(after) and not _core(before),
         now_decomposes=decomposes(after) and not decomposes(before),
+        kernel=verdict,
+        kernel_changes=kernels,
     )
+
+
+def _kernel_verdict(before: OpRecord, after: OpRecord) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
+    if before.schema == after.schema:
+        return "none", ()
+    a, b = _parse(before.schema), _parse(after.schema)
+    if a is None or b is None:
+        return "breaking", ()  # unreadable: tell the backend, as `_diff_schema` does for callers
+    found = kernel_changes(a, b)
+    return ("breaking" if found else "compatible"), found
 
 
 def _signature(rec: OpRecord) -> object | None:

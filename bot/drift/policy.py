@@ -20,7 +20,8 @@ def failing(drift: Drift, level: FailOn, acks: Acknowledgements = NO_ACKNOWLEDGE
     """The unacknowledged changes that reach `level`.
 
     Levels nest: ``breaking`` (BC-breaking changes, removals, renames) ⊂ ``kernel`` (those plus ops that
-    need a new kernel) ⊂ ``any`` (every change); ``never`` fails on nothing.
+    need a new kernel or whose kernel's C++ signature changed) ⊂ ``any`` (every change); ``never``
+    fails on nothing.
     """
     live = [c for c in drift.changes if c not in acks]
     if level == "never":
@@ -28,5 +29,5 @@ def failing(drift: Drift, level: FailOn, acks: Acknowledgements = NO_ACKNOWLEDGE
     if level == "breaking":
         return tuple(c for c in live if c.breaking)
     if level == "kernel":
-        return tuple(c for c in live if c.breaking or c.needs_kernel)
+        return tuple(c for c in live if c.breaking or c.needs_kernel or c.kernel == "breaking")
     return tuple(live)

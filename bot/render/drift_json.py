@@ -32,6 +32,7 @@ def _change_json(c: Change, acks: Acknowledgements) -> dict[str, object]:
         "breaking": c.breaking,
         "new_core": c.new_core,
         "now_decomposes": c.now_decomposes,
+        "kernel": c.kernel,
         "dispatch": list(rec.facets.dispatch),
         "tags": list(rec.facets.tags),
         "acknowledged": None
@@ -67,7 +68,10 @@ def to_json(drift: Drift, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> dict[
             "removed": len(drift.removed),
             "renamed": len(drift.renamed),
             "changed": len(drift.changed),
-            **{key: view.counts[key] for key in ("breaking", "needs_kernel", "new_core", "now_decomposes")},
+            **{
+                key: view.counts[key]
+                for key in ("breaking", "needs_kernel", "new_core", "now_decomposes", "kernel_breaking")
+            },
             "acknowledged": len(view.acknowledged),
             "operators": {"before": drift.base_operators, "after": drift.head_operators},
             "entries": {"before": drift.base_entries, "after": drift.head_entries},

@@ -130,7 +130,11 @@ class Helpers:
         if key == "breaking":
             if c.kind != "changed":
                 return self.summary(c)
-            return Safe("; ".join(describe(d, self.q) for d in c.details if d.severity == "breaking"))
+            said = "; ".join(describe(d, self.q) for d in c.details if d.severity == "breaking")
+            # Callers break, kernels do not (a rename, a new default): say so, it is half the news.
+            return Safe(said + ("; C++ kernels still build" if c.kernel == "compatible" else ""))
+        if key == "kernel_breaking":
+            return self.kernel_signature(c)
         if key == "new_core":
             return Safe("new op" if c.kind == "added" else "gained the core tag")
         if key == "now_decomposes":
@@ -139,6 +143,20 @@ class Helpers:
                 return Safe("now decomposes")
             return Safe("had " + " ".join(self.q(k) for k in before.dispatch))
         return self.summary(c)
+
+    def kernel_signature(self, c: Change) -> Safe:
+        """What changed in the kernel's C++ signature, once per set of forms it changed alike."""
+        by_parts: dict[tuple[tuple[str, str, str], ...], list[str]] = {}
+        for k in c.kernel_changes:
+            by_parts.setdefault(k.differences(), []).append(k.form)
+        if not by_parts:
+            return Safe("the schema no longer parses")
+        phrases = []
+        for parts, forms in by_parts.items():
+            which = " and ".join(forms) + " kernels"
+            what = ", ".join(f"{where} {self.q(a)} → {self.q(b)}" for where, a, b in parts)
+            phrases.append(f"{which}: {what}")
+        return Safe("; ".join(phrases))
 
     def kernels(self, c: Change) -> Safe:
         """``+XPU +SparseXPU -MPS`` (a real minus sign): in-tree kernel keys the change added and removed."""

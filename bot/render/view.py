@@ -72,6 +72,14 @@ def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
             tuple(c for c in live if c.breaking),
         ),
         Section(
+            "kernel_breaking",
+            "Kernel signature changed",
+            "🔧",
+            "the C++ signature out-of-tree kernels are compiled against changed (also when callers are "
+            "unaffected): update the kernels of these ops",
+            tuple(c for c in live if c.kernel == "breaking"),
+        ),
+        Section(
             "new_core",
             "New core ops",
             "⭐",

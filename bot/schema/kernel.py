@@ -1,0 +1,179 @@
+"""The C++ signature a backend's kernel is compiled against, and whether a schema change breaks it.
+
+A caller's compatibility (`bot.schema.compare`) and a kernel's are different questions. An out-of-tree
+backend registers C++ functions for an operator (``m.impl("std.correction", &my_std)``), and those must
+have the dispatcher's signature: every argument in schema order, out arguments last, no names and no
+defaults, each schema type as torchgen's C++ API spells it. So a renamed argument or a changed default
+breaks no kernel, while ``int[1] dim`` → ``int[1]? dim`` (``IntArrayRef`` → ``OptionalIntArrayRef``),
+``int?`` → ``Scalar?`` or a new argument with a default breaks every kernel of the operator.
+
+A kernel may be written in either of two forms, and PyTorch accepts both: the SymInt form
+(``c10::SymInt``, ``c10::SymIntArrayRef``) and the plain one, where a SymInt is an ``int64_t``. A
+change that keeps one form and alters the other (``int`` → ``SymInt``) breaks the backends that
+register that form, so both are compared.
+
+The mapping is torchgen's ``cpp.argumenttype_type`` / ``returntype_type``. One input of torchgen's is
+not in a snapshot: ``use_const_ref_for_mutable_tensors``, which makes a mutable Tensor argument
+``const at::Tensor &``; such operators are read as if the key were absent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.schema.model import BaseType, FunctionSchema, ListType, OptionalType, Type
+
+KernelForm = Literal["SymInt", "int64_t"]
+KERNEL_FORMS: tuple[KernelForm, ...] = ("SymInt", "int64_t")
+
+# torchgen's BaseTypeToCppMapping, for the types passed by value.
+_VALUE = {
+    "int": "int64_t",
+    "float": "double",
+    "bool": "bool",
+    "str": "c10::string_view",
+    "Generator": "at::Generator",
+    "ScalarType": "at::ScalarType",
+    "Layout": "at::Layout",
+    "Device": "at::Device",
+    "DeviceIndex": "at::DeviceIndex",
+    "MemoryFormat": "at::MemoryFormat",
+    "QScheme": "at::QScheme",
+    "Storage": "at::Storage",
+    "Stream": "at::Stream",
+    "Dimname": "at::Dimname",
+    "SymFloat": "c10::SymFloat",
+    "SymBool": "c10::SymBool",
+    "GraphModule": "c10::GraphModule",
+}
+
+
+def _symint(form: KernelForm) -> str:
+    return "c10::SymInt" if form == "SymInt" else "int64_t"
+
+
+def _value_type(t: Type, form: KernelForm) -> str | None:
+    """A type passed by value, or None for one passed by reference (torchgen's valuetype_type)."""
+    if isinstance(t, BaseType):
+        if t.name in ("Tensor", "Scalar"):
+            return None
+        if t.name == "SymInt":
+            return _symint(form)
+        return _VALUE.get(t.name, t.name)
+    if isinstance(t, OptionalType):
+        elem = _value_type(t.elem, form)
+        return None if elem is None else f"::std::optional<{elem}>"
+    if isinstance(t, ListType) and str(t.elem) == "bool" and t.size is not None:
+        return f"::std::array<bool,{t.size}>"
+    return None
+
+
+def argument_type(t: Type, *, mutable: bool, form: KernelForm) -> str:
+    """The C++ parameter type of one schema argument (torchgen's argumenttype_type)."""
+    by_value = _value_type(t, form)
+    if by_value is not None:
+        return by_value
+    if isinstance(t, BaseType):
+        if t.name == "Tensor":
+            return "at::Tensor &" if mutable else "const at::Tensor &"
+        return "const at::Scalar &"  # the one other by-reference base type
+    if isinstance(t, OptionalType):
+        elem = str(t.elem)
+        if elem == "Tensor":
+            return "::std::optional<at::Tensor> &" if mutable else "const ::std::optional<at::Tensor> &"
+        if elem == "Scalar":
+            return "const ::std::optional<at::Scalar> &"
+        if isinstance(t.elem, ListType) and str(t.elem.elem) == "int":
+            return "at::OptionalIntArrayRef"
+        if isinstance(t.elem, ListType) and str(t.elem.elem) == "SymInt":
+            return "at::OptionalSymIntArrayRef" if form == "SymInt" else "at::OptionalIntArrayRef"
+        return f"::std::optional<{argument_type(t.elem, mutable=mutable, form=form)}>"
+    if isinstance(t, ListType):
+        elem = str(t.elem)
+        if elem == "int":
+            return "at::IntArrayRef"
+        if elem == "SymInt":
+            return "c10::SymIntArrayRef" if form == "SymInt" else "at::IntArrayRef"
+        if elem == "Tensor":
+            return "at::TensorList"
+        if elem == "Scalar":
+            return "at::ArrayRef<at::Scalar>"
+        if elem == "Dimname":
+            return "at::DimnameList"
+        if elem == "Tensor?":
+            return "const c10::List<::std::optional<at::Tensor>> &"
+        return f"at::ArrayRef<{argument_type(t.elem, mutable=mutable, form=form)}>"
+    raise TypeError(f"not a schema type: {t!r}")
+
+
+def _return_type(t: Type, *, mutable: bool, form: KernelForm) -> str:
+    by_value = _value_type(t, form)
+    if by_value is not None:
+        return by_value
+    if isinstance(t, BaseType):
+        if t.name == "Tensor":
+            return "at::Tensor &" if mutable else "at::Tensor"
+        return "at::Scalar"
+    if isinstance(t, ListType):
+        elem = "at::Tensor" if str(t.elem) == "Tensor" else _return_type(t.elem, mutable=False, form=form)
+        return f"::std::vector<{elem}>"
+    if isinstance(t, OptionalType):
+        return f"::std::optional<{_return_type(t.elem, mutable=mutable, form=form)}>"
+    raise TypeError(f"not a schema type: {t!r}")
+
+
+@dataclass(frozen=True)
+class KernelSignature:
+    """A kernel's C++ signature in one form: its return type and its parameter types, in order."""
+
+    form: KernelForm
+    returns: str
+    parameters: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.returns}({', '.join(self.parameters)})"
+
+
+def kernel_signature(schema: FunctionSchema, form: KernelForm) -> KernelSignature:
+    """The dispatcher's C++ signature of SCHEMA: arguments in schema order, out arguments last."""
+    params = tuple(argument_type(a.type, mutable=a.is_write, form=form) for a in schema.arguments.flat_all)
+    rets = [_return_type(r.type, mutable=r.is_write, form=form) for r in schema.returns]
+    returns = "void" if not rets else rets[0] if len(rets) == 1 else f"::std::tuple<{','.join(rets)}>"
+    return KernelSignature(form, returns, params)
+
+
+KernelVerdict = Literal["breaking", "compatible", "none"]
+
+
+@dataclass(frozen=True)
+class KernelChange:
+    """One form of an operator's kernel signature, before and after a schema change."""
+
+    form: KernelForm
+    before: KernelSignature
+    after: KernelSignature
+
+    def differences(self) -> tuple[tuple[str, str, str], ...]:
+        """(what, before, after) for each part that differs: ``return``, ``parameter 3`` (1-based), or
+        ``parameters`` (their count) when the list grew or shrank."""
+        found: list[tuple[str, str, str]] = []
+        if self.before.returns != self.after.returns:
+            found.append(("return", self.before.returns, self.after.returns))
+        old, new = self.before.parameters, self.after.parameters
+        for i, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+            if a != b:
+                found.append((f"parameter {i}", a, b))
+        if len(old) != len(new):
+            found.append(("parameters", str(len(old)), str(len(new))))
+        return tuple(found)
+
+
+def kernel_changes(before: FunctionSchema, after: FunctionSchema) -> tuple[KernelChange, ...]:
+    """The forms whose C++ signature the change from BEFORE to AFTER alters (empty: kernels still build)."""
+    found = []
+    for form in KERNEL_FORMS:
+        old, new = kernel_signature(before, form), kernel_signature(after, form)
+        if old != new:
+            found.append(KernelChange(form, old, new))
+    return tuple(found)
