@@ -64,8 +64,9 @@ class Change:
     breaking: bool = False
     new_core: bool = False
     now_decomposes: bool = False
-    # The second axis: does an out-of-tree kernel still build? "none" when the schema did not change
-    # (or the operator is new or gone), else "breaking" or "compatible" (`bot.schema.kernel`).
+    # The second axis: does an out-of-tree kernel still build? "none" when neither the schema nor the
+    # kernel's C++ signature changed (or the operator is new or gone), else "breaking" or "compatible"
+    # (`bot.schema.kernel`).
     kernel: KernelVerdict = "none"
     kernel_changes: tuple[KernelChange, ...] = ()
 
@@ -343,14 +344,24 @@ def _changed(before: OpRecord, after: OpRecord, kind: ChangeKind) -> Change | No
     )
 
 
+def _in_structured_group(rec: OpRecord) -> bool:
+    return rec.facets.structured or rec.facets.structured_delegate is not None
+
+
 def _kernel_verdict(before: OpRecord, after: OpRecord) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
-    if before.schema == after.schema:
+    same_schema = before.schema == after.schema
+    if same_schema and _in_structured_group(before) == _in_structured_group(after):
         return "none", ()
     a, b = _parse(before.schema), _parse(after.schema)
     if a is None or b is None:
         return "breaking", ()  # unreadable: tell the backend, as `_diff_schema` does for callers
-    found = kernel_changes(a, b)
-    return ("breaking" if found else "compatible"), found
+    # Joining or leaving a structured group changes how tensor lists are taken, schema unchanged.
+    found = kernel_changes(
+        a, b, structured_before=_in_structured_group(before), structured_after=_in_structured_group(after)
+    )
+    if found:
+        return "breaking", found
+    return ("none" if same_schema else "compatible"), found
 
 
 def _signature(rec: OpRecord) -> object | None:

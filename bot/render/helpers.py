@@ -150,11 +150,18 @@ class Helpers:
         for k in c.kernel_changes:
             by_parts.setdefault(k.differences(), []).append(k.form)
         if not by_parts:
-            return Safe("the schema no longer parses")
+            return Safe("a schema does not parse, so the signature cannot be compared")
         phrases = []
         for parts, forms in by_parts.items():
             which = " and ".join(forms) + " kernels"
-            what = ", ".join(f"{where} {self.q(a)} → {self.q(b)}" for where, a, b in parts)
+            what = ", ".join(
+                f"{where} {self.q(b)}"
+                if not a
+                else f"{where} {self.q(a)}"
+                if not b
+                else f"{where} {self.q(a)} → {self.q(b)}"
+                for where, a, b in parts
+            )
             phrases.append(f"{which}: {what}")
         return Safe("; ".join(phrases))
 

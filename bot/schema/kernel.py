@@ -12,9 +12,12 @@ A kernel may be written in either of two forms, and PyTorch accepts both: the Sy
 change that keeps one form and alters the other (``int`` → ``SymInt``) breaks the backends that
 register that form, so both are compared.
 
-The mapping is torchgen's ``cpp.argumenttype_type`` / ``returntype_type``. One input of torchgen's is
-not in a snapshot: ``use_const_ref_for_mutable_tensors``, which makes a mutable Tensor argument
-``const at::Tensor &``; such operators are read as if the key were absent.
+The mapping is torchgen's ``cpp.argumenttype_type`` / ``returntype_type``, with its two switches: an
+operator that is part of a structured group takes its tensor lists as ``const at::ITensorListRef &``
+(torchgen's ``use_ilistref_for_tensor_lists``), and returns always keep the SymInt form (the dispatcher
+converts only parameters for an int64_t kernel). One input of torchgen's is not in a snapshot:
+``use_const_ref_for_mutable_tensors``, which makes a mutable Tensor argument ``const at::Tensor &``;
+such operators are read as if the key were absent.
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ def _value_type(t: Type, form: KernelForm) -> str | None:
     return None
 
 
-def argument_type(t: Type, *, mutable: bool, form: KernelForm) -> str:
+def argument_type(t: Type, *, mutable: bool, form: KernelForm, ilistref: bool = False) -> str:
     """The C++ parameter type of one schema argument (torchgen's argumenttype_type)."""
     by_value = _value_type(t, form)
     if by_value is not None:
@@ -81,14 +84,15 @@ def argument_type(t: Type, *, mutable: bool, form: KernelForm) -> str:
     if isinstance(t, OptionalType):
         elem = str(t.elem)
         if elem == "Tensor":
-            return "::std::optional<at::Tensor> &" if mutable else "const ::std::optional<at::Tensor> &"
+            # torchgen's own spelling of a mutable optional tensor (its "fix this discrepancy" TODO)
+            return "at::Tensor &" if mutable else "const ::std::optional<at::Tensor> &"
         if elem == "Scalar":
             return "const ::std::optional<at::Scalar> &"
         if isinstance(t.elem, ListType) and str(t.elem.elem) == "int":
             return "at::OptionalIntArrayRef"
         if isinstance(t.elem, ListType) and str(t.elem.elem) == "SymInt":
             return "at::OptionalSymIntArrayRef" if form == "SymInt" else "at::OptionalIntArrayRef"
-        return f"::std::optional<{argument_type(t.elem, mutable=mutable, form=form)}>"
+        return f"::std::optional<{argument_type(t.elem, mutable=mutable, form=form, ilistref=ilistref)}>"
     if isinstance(t, ListType):
         elem = str(t.elem)
         if elem == "int":
@@ -96,19 +100,19 @@ def argument_type(t: Type, *, mutable: bool, form: KernelForm) -> str:
         if elem == "SymInt":
             return "c10::SymIntArrayRef" if form == "SymInt" else "at::IntArrayRef"
         if elem == "Tensor":
-            return "at::TensorList"
+            return "const at::ITensorListRef &" if ilistref else "at::TensorList"
         if elem == "Scalar":
             return "at::ArrayRef<at::Scalar>"
         if elem == "Dimname":
             return "at::DimnameList"
         if elem == "Tensor?":
             return "const c10::List<::std::optional<at::Tensor>> &"
-        return f"at::ArrayRef<{argument_type(t.elem, mutable=mutable, form=form)}>"
+        return f"at::ArrayRef<{argument_type(t.elem, mutable=mutable, form=form, ilistref=ilistref)}>"
     raise TypeError(f"not a schema type: {t!r}")
 
 
-def _return_type(t: Type, *, mutable: bool, form: KernelForm) -> str:
-    by_value = _value_type(t, form)
+def _return_type(t: Type, *, mutable: bool) -> str:
+    by_value = _value_type(t, "SymInt")  # torchgen: "symint is ALWAYS respected for return types"
     if by_value is not None:
         return by_value
     if isinstance(t, BaseType):
@@ -116,10 +120,10 @@ def _return_type(t: Type, *, mutable: bool, form: KernelForm) -> str:
             return "at::Tensor &" if mutable else "at::Tensor"
         return "at::Scalar"
     if isinstance(t, ListType):
-        elem = "at::Tensor" if str(t.elem) == "Tensor" else _return_type(t.elem, mutable=False, form=form)
+        elem = "at::Tensor" if str(t.elem) == "Tensor" else _return_type(t.elem, mutable=False)
         return f"::std::vector<{elem}>"
     if isinstance(t, OptionalType):
-        return f"::std::optional<{_return_type(t.elem, mutable=mutable, form=form)}>"
+        return f"::std::optional<{_return_type(t.elem, mutable=mutable)}>"
     raise TypeError(f"not a schema type: {t!r}")
 
 
@@ -135,10 +139,18 @@ class KernelSignature:
         return f"{self.returns}({', '.join(self.parameters)})"
 
 
-def kernel_signature(schema: FunctionSchema, form: KernelForm) -> KernelSignature:
-    """The dispatcher's C++ signature of SCHEMA: arguments in schema order, out arguments last."""
-    params = tuple(argument_type(a.type, mutable=a.is_write, form=form) for a in schema.arguments.flat_all)
-    rets = [_return_type(r.type, mutable=r.is_write, form=form) for r in schema.returns]
+def kernel_signature(
+    schema: FunctionSchema, form: KernelForm, *, structured: bool = False
+) -> KernelSignature:
+    """The dispatcher's C++ signature of SCHEMA: arguments in schema order, out arguments last.
+
+    `structured`: the operator is part of a structured group (``structured`` or ``structured_delegate``),
+    which changes how it takes tensor lists."""
+    params = tuple(
+        argument_type(a.type, mutable=a.is_write, form=form, ilistref=structured)
+        for a in schema.arguments.flat_all
+    )
+    rets = [_return_type(r.type, mutable=r.is_write) for r in schema.returns]
     returns = "void" if not rets else rets[0] if len(rets) == 1 else f"::std::tuple<{','.join(rets)}>"
     return KernelSignature(form, returns, params)
 
@@ -164,16 +176,26 @@ class KernelChange:
         for i, (a, b) in enumerate(zip(old, new, strict=False), start=1):
             if a != b:
                 found.append((f"parameter {i}", a, b))
-        if len(old) != len(new):
-            found.append(("parameters", str(len(old)), str(len(new))))
+        if len(new) > len(old):
+            found.append(("parameters added", "", ", ".join(new[len(old) :])))
+        elif len(old) > len(new):
+            found.append(("parameters removed", ", ".join(old[len(new) :]), ""))
         return tuple(found)
 
 
-def kernel_changes(before: FunctionSchema, after: FunctionSchema) -> tuple[KernelChange, ...]:
-    """The forms whose C++ signature the change from BEFORE to AFTER alters (empty: kernels still build)."""
+def kernel_changes(
+    before: FunctionSchema,
+    after: FunctionSchema,
+    *,
+    structured_before: bool = False,
+    structured_after: bool = False,
+) -> tuple[KernelChange, ...]:
+    """The forms whose C++ signature the change from BEFORE to AFTER alters (empty: kernels still build).
+    `structured_*`: whether the operator is part of a structured group on that side."""
     found = []
     for form in KERNEL_FORMS:
-        old, new = kernel_signature(before, form), kernel_signature(after, form)
+        old = kernel_signature(before, form, structured=structured_before)
+        new = kernel_signature(after, form, structured=structured_after)
         if old != new:
             found.append(KernelChange(form, old, new))
     return tuple(found)
