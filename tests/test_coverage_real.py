@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -103,3 +104,30 @@ def test_coverage_says_the_profile_and_takes_another(
     assert "as a backend of the `export` profile" in markdown.out
     wrong = opdrift("coverage", "--backend", f"torch-mlir={td}", "--profile", "lazy", source)
     assert wrong.code == 2 and "invalid choice: 'lazy'" in wrong.err
+
+
+@pytest.fixture(scope="module")
+def dlprim_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("dlprim")
+    with tarfile.open(REAL / "pytorch_dlprim.src.tar.xz") as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "src"
+
+
+def test_the_real_dlprim_tree_reads_with_its_malformed_comments_as_warnings(
+    dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
+) -> None:
+    """pytorch_dlprim's sources hold three `// {"schema": "aten::...` comments cut short on their line;
+    each is one warning naming its file and line, and the rest of the tree is read."""
+    backend = read_backend("cpp", str(dlprim_src))
+    assert [w.split(": ", 1)[0].rsplit("/", 1)[-1] for w in backend.warnings] == [
+        "loss_ops.cpp:246",
+        "pointwise_ops.cpp:735",
+        "vision_ops.cpp:188",
+    ]
+    assert len(backend.ops) > 100
+    assert any(op.schema for op in backend.ops), "the well-formed schema comments are still read"
+    run = opdrift("coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")))
+    assert run.code == 0, run.err
+    assert run.err.count("a schema comment that is not") == 3
+    assert "(profile: eager)" in run.out

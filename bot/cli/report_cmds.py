@@ -66,14 +66,14 @@ def run_coverage(args: argparse.Namespace) -> int:
     for kind, value in specs:
         version = args.torch_version or head.meta.torch_version
         backend = backends.read_backend(kind, value, torch_version=version)
-        _warn_ungated(backend, "SOURCE")
+        _warn_about(backend, "SOURCE")
         cov = coverage.compute_coverage(head, backend, args.profile)
         change = None
         if base is not None:
             base_backend = backends.read_backend(
                 kind, value, torch_version=args.torch_version or base.meta.torch_version
             )
-            _warn_ungated(base_backend, "BASE")
+            _warn_about(base_backend, "BASE")
             change = coverage.compare_coverage(
                 coverage.compute_coverage(base, base_backend, args.profile), cov
             )
@@ -82,7 +82,11 @@ def run_coverage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _warn_ungated(backend: BackendList, which: str) -> None:
+def _warn_about(backend: BackendList, which: str) -> None:
+    # BASE reads the same file again: what the reader skipped is said once, for SOURCE.
+    if which == "SOURCE":
+        for message in backend.warnings:
+            warn(message)
     if backend.ungated:
         warn(
             f"{backend.path}: {which} has no torch version, so the version gates of {backend.ungated} "

@@ -87,11 +87,14 @@ def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = N
             raise ConfigError("not a regular file or directory (a FIFO would block the read)", path=value)
         files = _cpp_files(path) if path.is_dir() else [path]
         ops: list[BackendOp] = []
+        warnings: list[str] = []
         for file in files:
-            ops.extend(read_cpp(_read_cpp_source(file), str(file)).ops)
+            one = read_cpp(_read_cpp_source(file), str(file))
+            ops.extend(one.ops)
+            warnings.extend(one.warnings)
         if not ops:
             raise ConfigError("no m.impl(...) registrations inside TORCH_LIBRARY_IMPL(aten, ...)", path=value)
-        return BackendList("cpp", value, tuple(ops))
+        return BackendList("cpp", value, tuple(ops), warnings=tuple(warnings))
     text = _read_text(path)
     if kind == "torch-mlir":
         return read_torch_mlir(text, value)

@@ -14,7 +14,8 @@ from bot.errors import ConfigError
 _LIB_IMPL = re.compile(
     r"TORCH_LIBRARY_IMPL\(\s*aten\s*,\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
 )
-_SCHEMA_IN_COMMENT = re.compile(r"\"schema\":\s*\"aten::([^\"(]+)(\([^\"]*)\"")
+# A schema comment is one line: an unclosed quote must not swallow the code below it.
+_SCHEMA_IN_COMMENT = re.compile(r"\"schema\":[ \t]*\"aten::([^\"(\n]+)(\([^\"\n]*)\"")
 _IF_ZERO = re.compile(r"[ \t]*#[ \t]*if[ \t]+0\b")
 _PP_IF = re.compile(r"[ \t]*#[ \t]*if(?:n?def)?\b")
 _PP_ELSE_END = re.compile(r"[ \t]*#[ \t]*(else|elif|endif)\b")
@@ -97,6 +98,7 @@ def read_cpp(text: str, path: str) -> BackendList:
     registered under several keys is listed once.
     """
     schemas: dict[str, str] = {}
+    warnings: list[str] = []
     line_at = line_finder(text)
     start = 0
     while (found := text.find('"schema":', start)) >= 0:
@@ -105,9 +107,19 @@ def read_cpp(text: str, path: str) -> BackendList:
         if "//" not in text[line_start:found]:
             continue
         m = _SCHEMA_IN_COMMENT.match(text, found)
-        if m is not None:
-            line = line_at(found)
-            schemas[normalise_name(m.group(1), path=path, line=line)] = m.group(1) + m.group(2)
+        line = line_at(found)
+        try:
+            name = None if m is None else normalise_name(m.group(1), path=path, line=line)
+        except ConfigError:
+            name = None
+        if m is None or name is None:
+            # One hand-written comment in a large tree is not worth the whole run: say it, skip it.
+            warnings.append(
+                f'{path}:{line}: a schema comment that is not `"schema": "aten::NAME(...) -> ..."` on one '
+                "line; its kernel's schema is not checked"
+            )
+            continue
+        schemas[name] = m.group(1) + m.group(2)
     code = code_only(text)
     ops: list[BackendOp] = []
     seen: set[str] = set()
@@ -137,7 +149,7 @@ def read_cpp(text: str, path: str) -> BackendList:
             ops.append(
                 BackendOp(name, line, path, "m.impl", schema, "full" if schema else None, dispatch_key=key)
             )
-    return BackendList("cpp", path, tuple(ops))
+    return BackendList("cpp", path, tuple(ops), warnings=tuple(warnings))
 
 
 def _matching_brace(code: str, start: int) -> int:

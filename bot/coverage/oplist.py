@@ -52,6 +52,8 @@ class BackendList:
     dispatch_key: str | None = None  # for kind "dispatch": the native_functions.yaml key
     # op-plugin entries whose version gates went unchecked because no torch version was known
     ungated: int = 0
+    # what the reader skipped, one line each with path:line (a malformed schema comment, say)
+    warnings: tuple[str, ...] = ()
 
     @property
     def names(self) -> frozenset[str]:
