@@ -154,16 +154,16 @@ class Helpers:
         phrases = []
         for parts, forms in by_parts.items():
             which = " and ".join(forms) + " kernels"
-            what = ", ".join(
-                f"{where} {self.q(b)}"
-                if not a
-                else f"{where} {self.q(a)}"
-                if not b
-                else f"{where} {self.q(a)} → {self.q(b)}"
-                for where, a, b in parts
-            )
-            phrases.append(f"{which}: {what}")
+            phrases.append(f"{which}: {', '.join(self._signature_part(*part) for part in parts)}")
         return Safe("; ".join(phrases))
+
+    def _signature_part(self, where: str, before: str, after: str) -> str:
+        """``parameter 3 `a` → `b```, or ``parameters added `x, y``` when one side is empty."""
+        if not before:
+            return f"{where} {self.q(after)}"
+        if not after:
+            return f"{where} {self.q(before)}"
+        return f"{where} {self.q(before)} → {self.q(after)}"
 
     def kernels(self, c: Change) -> Safe:
         """``+XPU +SparseXPU -MPS`` (a real minus sign): in-tree kernel keys the change added and removed."""
