@@ -131,3 +131,19 @@ def test_the_real_dlprim_tree_reads_with_its_malformed_comments_as_warnings(
     assert run.code == 0, run.err
     assert run.err.count("a schema comment that is not") == 3
     assert "(profile: eager)" in run.out
+
+
+def test_a_subscription_to_the_real_dlprim_tree_says_what_its_reader_skipped(
+    dlprim_src: Path, release_file: Callable[[str], Path]
+) -> None:
+    from bot.publish.config import parse_config
+    from bot.publish.setup import backend_lacking
+
+    text = f'subscriptions:\n  - who: ["@dlprim"]\n    backend: {{kind: cpp, path: "{dlprim_src}"}}\n'
+    config = parse_config(text, "opdrift.yml")
+    said: list[str] = []
+    (lacking,) = backend_lacking(
+        config, pipeline.load_snapshot(str(release_file("2.15.0"))), warn=said.append
+    ).values()
+    assert len(said) == 3 and all("a schema comment that is not" in s for s in said)
+    assert lacking, "the tree still needs kernels for some 2.15.0 operators"

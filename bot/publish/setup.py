@@ -83,7 +83,7 @@ def publish_setup(
     for warning in acks.warnings:
         note(str(warning))
     live = [c for c in drift.changes if c not in acks]
-    lacking = backend_lacking(cfg, head)
+    lacking = backend_lacking(cfg, head, warn=warn)
     return PublishSetup(
         cfg,
         drift,
@@ -95,13 +95,19 @@ def publish_setup(
     )
 
 
-def backend_lacking(cfg: BotConfig, head: Snapshot) -> dict[BackendSpec, frozenset[str]]:
-    """Each backend list the subscriptions name → the operators it needs a kernel for at HEAD."""
+def backend_lacking(
+    cfg: BotConfig, head: Snapshot, *, warn: Say | None = None
+) -> dict[BackendSpec, frozenset[str]]:
+    """Each backend list the subscriptions name → the operators it needs a kernel for at HEAD; what a
+    list's reader skipped (a malformed schema comment) goes to `warn`."""
     lacking = {}
     for spec in backend_specs(cfg):
         if spec.kind != "dispatch" and not os.path.exists(spec.resolved):
             raise ConfigError(f"backend list {spec.resolved}: no such file", path=cfg.path, line=spec.line)
         backend = backends.read_backend(spec.kind, spec.resolved, torch_version=head.meta.torch_version)
+        if warn is not None:
+            for message in backend.warnings:
+                warn(message)
         cov = coverage.compute_coverage(head, backend)
         lacking[spec] = frozenset(o.name for o in cov.uncovered)
     return lacking
