@@ -51,3 +51,11 @@ def test_a_damaged_field_is_named(damage: Callable[[Any], object], message: str)
     with pytest.raises(TimelineError) as caught:
         parse_json(json.dumps(data), "h.json")
     assert str(caught.value) == f"h.json: {message}"
+
+
+def test_a_bucket_count_that_is_not_an_integer_is_named() -> None:
+    data = json.loads(render_json(TIMELINE))
+    data["points"][0]["by_category"]["misc"] = True
+    with pytest.raises(TimelineError) as caught:
+        parse_json(json.dumps(data), "h.json")
+    assert str(caught.value) == "h.json: `by_category` values must be integers"

@@ -41,7 +41,7 @@ from typing import IO
 
 from bot import __version__
 from bot.errors import OpdriftError
-from bot.shapes import LIST, OBJECT, OPT_INTEGER, OPT_STRING, STRING, STRINGS, Reader, must_be
+from bot.shapes import INTEGER, LIST, OBJECT, OPT_INTEGER, OPT_STRING, STRING, STRINGS, Kind, Reader, must_be
 
 FORMAT = "opdrift-history"
 FORMAT_VERSION = 1
@@ -184,6 +184,7 @@ def render_json(t: Timeline) -> str:
 # Timeline files are ours but may be hand-edited or damaged; each field is read through the one shape
 # reader, and a mismatch names the file (`path`) and the field in a "`key` must be ..." sentence.
 _READ: Reader[str] = Reader(lambda where, message: TimelineError(message, path=where), must_be)
+_INTEGERS: Kind[list[object]] = Kind("integers", lambda v: all(INTEGER.accepts(n) for n in v))
 
 
 def _str(d: Mapping[str, object], key: str, where: str) -> str:
@@ -239,12 +240,8 @@ def _point_from(v: object, where: str) -> Point:
     by_category: tuple[tuple[str, int], ...] | None = None
     if d.get("by_category") is not None:
         bc = _mapping(d["by_category"], "`by_category`", where)
-        pairs = []
-        for k, n in bc.items():
-            if not isinstance(n, int) or isinstance(n, bool):
-                raise TimelineError("`by_category` values must be integers", path=where)
-            pairs.append((k, n))
-        by_category = tuple(sorted(pairs))
+        _READ.read(_INTEGERS, list(bc.values()), "`by_category` values", where)
+        by_category = tuple(sorted((k, INTEGER.convert(n)) for k, n in bc.items()))
     return Point(
         sha=_str(d, "sha", where),
         date=_str(d, "date", where),

@@ -75,8 +75,8 @@ def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
             "kernel_breaking",
             "Kernel signature changed",
             "🔧",
-            "the C++ signature out-of-tree kernels are compiled against changed (also when callers are "
-            "unaffected): update the kernels of these ops",
+            "the C++ signature that out-of-tree kernels are compiled against changed, even where callers "
+            "are unaffected: update those kernels",
             tuple(c for c in live if c.kernel == "breaking"),
         ),
         Section(
