@@ -94,16 +94,6 @@ class Change:
             and all(d.code in KERNEL_ONLY_CODES for d in self.details)
         )
 
-    @property
-    def actionable(self) -> bool:
-        return (
-            self.needs_kernel
-            or self.breaking
-            or self.new_core
-            or self.now_decomposes
-            or self.kernel == "breaking"
-        )
-
 
 @dataclass(frozen=True)
 class BucketCount:
