@@ -84,13 +84,6 @@ class Coverage:
         return {bucket: (c, n) for bucket, (c, n) in sorted(counts.items())}
 
 
-def _variant_key(schema: FunctionSchema) -> tuple[str, ...]:
-    """What a functional op shares with its in-place and out variants: torchgen's `signature()`, by which
-    the codegen groups them (so dtype/layout/device/pin_memory do not count: ``linspace.out`` is in
-    ``linspace``'s group). The autogen stage's own key, so that coverage pairs exactly what it groups."""
-    return group_key(schema)
-
-
 def dispatch_keys(snapshot: Snapshot) -> frozenset[str]:
     """Every dispatch key that some operator of `snapshot` has a kernel under (composite kinds too)."""
     return frozenset(k for rec in snapshot.operators.values() for k in rec.facets.dispatch)
@@ -122,12 +115,14 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
     records = snapshot.operators
     parsed = {name: parse_schema(rec.schema) for name, rec in records.items()}
 
+    # A functional op's group, by torchgen's signature() (the autogen stage's own key, so dtype, layout,
+    # device and pin_memory do not count: linspace.out is in linspace's group) → the listed op.
     functional_listed: dict[tuple[str, ...], str] = {}
     if profile in FUNCTIONALIZED:
         for name in sorted(listed):
             schema = parsed.get(name)
             if schema is not None and schema.kind() == "functional":
-                functional_listed.setdefault(_variant_key(schema), name)
+                functional_listed.setdefault(group_key(schema), name)
 
     decided: dict[str, OpCoverage] = {}
 
@@ -149,8 +144,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
             and decide(facets.structured_delegate, records[facets.structured_delegate], seen | {name}).covered
         ):
             result = OpCoverage(name, rec.bucket, True, "structured_delegate", facets.structured_delegate)
-        elif rec.kind in ("inplace", "out") and _variant_key(parsed[name]) in functional_listed:
-            via = functional_listed[_variant_key(parsed[name])]
+        elif rec.kind in ("inplace", "out") and (via := functional_listed.get(group_key(parsed[name]))):
             result = OpCoverage(name, rec.bucket, True, "backend_codegen", via)
         else:
             result = OpCoverage(name, rec.bucket, False, "needs_kernel")
