@@ -87,7 +87,9 @@ class Operator:
     comments: tuple[str, ...] = ()
     # dispatch key → kernel name, sorted by key; empty for CompositeImplicitAutograd-by-omission.
     dispatch: tuple[tuple[str, str], ...] = ()
-    composite: str | None = None  # one of COMPOSITE_KEYS, or None when only backend kernels exist
+    # the composite kind a dense backend without a kernel of its own runs (`bot.operators.kernels`):
+    # CompositeImplicitAutograd, CompositeExplicitAutograd(NonFunctional), or None
+    composite: str | None = None
     structured: bool = False
     structured_delegate: str | None = None
     tags: tuple[str, ...] = ()
@@ -97,6 +99,11 @@ class Operator:
     autogen_from: str | None = None  # the entry whose autogen: made this operator
     # keys of the entry that the bot does not model, kept verbatim (rendered as text) and warned about
     unknown_keys: tuple[tuple[str, str], ...] = ()
+    # dispatch key → where its kernel comes from (`bot.operators.kernels.SOURCES`), sorted by key,
+    # alias keys included (CompositeImplicitAutograd for an entry without a dispatch table)
+    kernels: tuple[tuple[str, str], ...] = ()
+    # use_const_ref_for_mutable_tensors: its kernels take (and return) mutable tensors as const refs
+    const_ref_mutable: bool = False
 
     @property
     def backends(self) -> tuple[str, ...]:
@@ -121,7 +128,7 @@ class OperatorSet:
 class Facets:
     """What a backend needs to know about one registered operator (TAXONOMY.md, "Facets")."""
 
-    composite: str | None = None
+    composite: str | None = None  # what a dense backend without a kernel runs (Operator.composite)
     dispatch: tuple[str, ...] = ()  # every dispatch key, sorted, composite kinds included
     tags: tuple[str, ...] = ()
     python_module: str | None = None
@@ -132,6 +139,9 @@ class Facets:
     foreach: bool = False
     autogen: bool = False
     variants: tuple[str, ...] = ()
+    kernels: tuple[tuple[str, str], ...] = ()  # Operator.kernels: dispatch key → source of its kernel
+    # Operator.const_ref_mutable; None when unknown (read from a version-1 snapshot, which lacks it)
+    const_ref_mutable: bool | None = None
 
 
 @dataclass(frozen=True)

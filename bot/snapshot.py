@@ -1,15 +1,18 @@
 """The stored form of a classified snapshot: versioned JSON, deterministic bytes, atomic writes.
 
-Layout (format_version 1): a JSON object with sorted keys, ``decisions`` (base name → bucket, rule,
+Layout (format_version 2): a JSON object with sorted keys, ``decisions`` (base name → bucket, rule,
 reason), ``entries``, ``format_version``, ``native_display``, ``operators`` (``name.overload`` → schema,
 base, overload, bucket, rule, kind, facets, line), ``source`` (kind, path, revision, commit, date,
 torch_version) and, only when the parse gave any, ``warnings`` (its warnings, one string each, so that
-a report made from stored snapshots still lists them). Each operator and each decision sits on a line of its own, so a snapshot committed to
-git diffs one operator per line, and a JSON error's line number points at the operator concerned.
+a report made from stored snapshots still lists them). Each operator and each decision sits on a line
+of its own, so a snapshot committed to git diffs one operator per line, and a JSON error's line number
+points at the operator concerned.
 
 Facets and source metadata are (de)serialised field by field from their dataclasses, so a field
 added to bot.model with a default is stored without touching this module, and older snapshots that
-lack it load with the default.
+lack it load with the default. The one exception is the facet ``kernels`` (dispatch key → where its
+kernel comes from, `bot.operators.kernels`), an object in the file. Version 1 files, which lack it,
+are read and upgraded.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, get_args
 
 from bot.errors import SchemaError, SnapshotError
 from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
+from bot.operators.kernels import SOURCES, dense_composite, implied_sources
 from bot.schema.grammar import parse_schema
 from bot.shapes import (
     BOOLEAN,
@@ -41,7 +45,9 @@ from bot.shapes import (
     one_of,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Versions this opdrift reads: 1 lacks the per-key `kernels` facet, which is derived on load (`_upgrade_v1`).
+READS_VERSIONS = (1, 2)
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 _OP_KINDS = frozenset(get_args(OpKind))
@@ -71,10 +77,12 @@ def _fields(record: object) -> dict[str, object]:
 
 
 def _op_json(op: OpRecord) -> dict[str, object]:
+    facets = _fields(op.facets)
+    facets["kernels"] = dict(op.facets.kernels)  # key → source reads as an object, not pairs
     return {
         "base": op.base,
         "bucket": op.bucket,
-        "facets": _fields(op.facets),
+        "facets": facets,
         "kind": op.kind,
         "line": op.line,
         "overload": op.overload,
@@ -186,6 +194,18 @@ _FIELD_KINDS: dict[str, Kind[Any]] = {
 _OP_KIND = dataclasses.replace(one_of(_OP_KINDS), show=repr)
 
 
+def _is_kernel_table(value: object) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) and v in SOURCES for v in value.values())
+
+
+_FIELD_KINDS["tuple[tuple[str, str], ...]"] = Kind(
+    f"an object of dispatch key → {' | '.join(SOURCES)}",
+    _is_kernel_table,
+    lambda table: tuple(sorted(table.items())),
+    show=repr,
+)
+
+
 def from_json(text: str, display: str) -> Snapshot:
     """Parse and validate a stored snapshot; any problem is a SnapshotError naming DISPLAY (and line)."""
     try:
@@ -203,9 +223,11 @@ def from_json(text: str, display: str) -> Snapshot:
     if "format_version" not in top:
         raise SnapshotError("no format_version: not an opdrift snapshot", path=display)
     version = top["format_version"]
-    if version != FORMAT_VERSION or isinstance(version, bool):
+    if version not in READS_VERSIONS or isinstance(version, bool):
         raise SnapshotError(
-            f"unknown format_version {version!r} (this opdrift reads {FORMAT_VERSION})", path=display
+            f"unknown format_version {version!r} (this opdrift reads {', '.join(map(str, READS_VERSIONS))};"
+            " a newer opdrift wrote it, or make it again with `opdrift snapshot SOURCE -o FILE`)",
+            path=display,
         )
     r.exact_keys(
         top,
@@ -238,6 +260,8 @@ def from_json(text: str, display: str) -> Snapshot:
     r.section = "operators"
     for name, value in members.items():
         operators[name] = _op_record(r, name, value, decisions)
+    if version == 1:
+        operators = _upgrade_v1(operators)
     return Snapshot(
         meta=meta,
         entries=entries,
@@ -289,6 +313,29 @@ def _op_record(r: _Reader, name: str, value: object, decisions: Mapping[str, Dec
         facets=facets,
         line=line,
     )
+
+
+def _upgrade_v1(operators: Mapping[str, OpRecord]) -> dict[str, OpRecord]:
+    """Version 1 records as version 2 has them: the per-key `kernels` facet and the dense composite.
+
+    Version 1 kept every dispatch key, composite kinds included, but not where a backend key's kernel
+    came from, and its `composite` was the first composite key in a fixed order (so ``zeros_like``,
+    CompositeExplicitAutograd plus a NestedTensor decomposition, read as the nested one). A backend
+    key of a structured_delegate operator that the dispatcher fills from the delegate (the structured
+    keys) is the delegate's; the rest are the operator's own. Whether the operator takes mutable
+    tensors as const refs is unknown.
+    """
+    out: dict[str, OpRecord] = {}
+    for name, rec in operators.items():
+        f = rec.facets
+        facets = dataclasses.replace(
+            f,
+            composite=dense_composite(f.dispatch),
+            kernels=implied_sources(dataclasses.replace(f, composite=None)),
+            const_ref_mutable=None,  # not recorded: a kernel comparison takes the other side's
+        )
+        out[name] = dataclasses.replace(rec, facets=facets)
+    return out
 
 
 # --- files ------------------------------------------------------------------------------------

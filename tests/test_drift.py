@@ -220,12 +220,13 @@ def test_an_empty_dispatch_table_is_not_a_decomposition() -> None:
     assert "now_decomposes" not in [d.code for d in c.details]
 
 
-def test_implicit_to_explicit_composite_needs_no_kernel() -> None:
-    """A CompositeExplicitAutograd kernel serves every backend, so nothing is asked of them."""
+def test_implicit_to_explicit_composite_needs_a_lowering_only() -> None:
+    """A CompositeExplicitAutograd kernel serves eager and functional backends, so nothing is asked of
+    them; an exported graph, which the decomposition kept it out of, now holds the op."""
     before = rec("f(Tensor self) -> Tensor")
     after = rec("f(Tensor self) -> Tensor", composite="CompositeExplicitAutograd")
     c = one_change_records(before, after)
-    assert not c.needs_kernel
+    assert c.needs_kernel_for == c.profiles == ("export",)
     assert c.details[0].code == "stopped_decomposing"
 
 
@@ -247,7 +248,15 @@ def test_new_op_needs_a_kernel_only_without_a_generic_one() -> None:
         ]
     )
     drift = compute_drift(base, head)
-    assert {c.name for c in drift.added if c.needs_kernel} == {"k", "s.out", "n"}
+
+    def needing(profile: str) -> set[str]:
+        return {c.name for c in drift.added if profile in c.needs_kernel_for}
+
+    assert needing("eager") == {"k", "s.out", "n"}
+    # functionalized: s.out comes from s, which the structured kernel no longer serves
+    assert needing("functional") == {"k", "s", "n"}
+    assert needing("export") == {"k", "e", "s", "n"}
+    assert {c.name for c in drift.added if c.needs_kernel} == {"k", "e", "s", "s.out", "n"}
     assert not any(c.breaking for c in drift.added)
 
 
@@ -392,10 +401,12 @@ def test_realistic_pair_answers_what_a_backend_must_do() -> None:
     drift = compute_drift(*realistic_pair())
     by = {c.name: c for c in drift.changes}
     # hardswish stopped decomposing (it gained CPU/CUDA/MPS kernels), so other backends now need one too.
-    assert {n for n, c in by.items() if c.needs_kernel} == {
-        "_philox_key_fold_in.Tensor",
-        "linalg_polar.out",
-        "hardswish",
+    assert {n: c.needs_kernel_for for n, c in by.items() if c.needs_kernel} == {
+        "_philox_key_fold_in.Tensor": ("eager", "functional", "export"),
+        "hardswish": ("eager", "functional", "export"),
+        # a structured group: eager backends write the out= kernel, functionalized ones the functional op
+        "linalg_polar": ("functional", "export"),
+        "linalg_polar.out": ("eager",),
     }
     assert {n for n, c in by.items() if c.breaking} == {
         "_cdist_backward",

@@ -50,9 +50,9 @@ def test_signatures_equal_the_wheels_own_registration_declarations(
     release_file: Callable[[str], Path],
 ) -> None:
     """RegistrationDeclarations.h of the 2.14.1 wheel is torchgen's own SymInt-form signature of every
-    operator; unpacking its SymInt parameters gives the int64_t form. Ours equal both, but for the
-    one entry key a snapshot does not hold, `use_const_ref_for_mutable_tensors` (a mutable Tensor
-    taken as const ref), which the test undoes."""
+    operator; unpacking its SymInt parameters gives the int64_t form. Ours equal both, the operators
+    whose entry sets `use_const_ref_for_mutable_tensors` (a mutable Tensor taken as const ref) and
+    those generated from such an entry included."""
     records = pipeline.load_snapshot(str(release_file("2.14.1"))).operators
     text = lzma.decompress(
         (DATA / "wheels" / "2.14.1" / "RegistrationDeclarations.h.xz").read_bytes()
@@ -68,21 +68,35 @@ def test_signatures_equal_the_wheels_own_registration_declarations(
         structured = facets.structured or facets.structured_delegate is not None
         returns, params = m.group(1).strip(), [re.sub(r"\s*\w+$", "", p) for p in _split(m.group(3))]
         checked += 1
-        if returns == "const at::Tensor &" or any(
-            a.is_write and p == "const at::Tensor &"
-            for a, p in zip(schema.arguments.flat_all, params, strict=True)
-        ):
-            const_ref += 1
-            returns = "at::Tensor &" if returns == "const at::Tensor &" else returns
-            params = [
-                "at::Tensor &" if a.is_write and p == "const at::Tensor &" else p
-                for a, p in zip(schema.arguments.flat_all, params, strict=True)
-            ]
-        symint = kernel_signature(schema, "SymInt", structured=structured)
-        plain = kernel_signature(schema, "int64_t", structured=structured)
+        const_ref += bool(facets.const_ref_mutable)
+        options = {"structured": structured, "const_ref": bool(facets.const_ref_mutable)}
+        symint = kernel_signature(schema, "SymInt", **options)
+        plain = kernel_signature(schema, "int64_t", **options)
         assert (symint.returns, list(symint.parameters)) == (returns, params), name
         assert (plain.returns, list(plain.parameters)) == (returns, [_plain(p) for p in params]), name
-    assert checked == 3103 and const_ref < 20
+    assert checked == 3103 and 10 < const_ref < 40
+
+
+def test_dropping_use_const_ref_breaks_kernels_not_callers(release_file: Callable[[str], Path]) -> None:
+    """2.7.0 dropped `use_const_ref_for_mutable_tensors` from five out= entries: no schema changed, but
+    their kernels' `out` went from `const at::Tensor &` to `at::Tensor &`."""
+    changes = _drift(release_file, "2.6.0", "2.7.0")
+    dropped = sorted(
+        name for name, c in changes.items() if any(d.code == "const_ref_changed" for d in c.details)
+    )
+    assert dropped == [
+        "_conv_depthwise2d.out",
+        "fft_hfft2.out",
+        "fft_hfftn.out",
+        "fft_ihfft2.out",
+        "fft_ihfftn.out",
+    ]
+    for name in dropped:
+        c = changes[name]
+        assert (c.breaking, c.kernel) == (False, "breaking"), name
+        assert c.before is not None and c.after is not None and c.before.schema == c.after.schema
+        (form, *_) = c.kernel_changes
+        assert ("return", "const at::Tensor &", "at::Tensor &") in form.differences(), name
 
 
 def test_a_structured_group_takes_tensor_lists_as_ilistref() -> None:

@@ -283,7 +283,7 @@ def test_missing_facet_field_takes_its_default(text: str) -> None:
     ("edit", "message"),
     [
         (lambda d: d.pop("format_version"), "no format_version: not an opdrift snapshot"),
-        (lambda d: d.update(format_version=2), r"unknown format_version 2 \(this opdrift reads 1\)"),
+        (lambda d: d.update(format_version=3), r"unknown format_version 3 \(this opdrift reads 1, 2;"),
         (lambda d: d.update(format_version="1"), "unknown format_version '1'"),
         (lambda d: d.update(format_version=True), "unknown format_version True"),
         (lambda d: d.pop("entries"), "snapshot: missing entries"),

@@ -114,15 +114,15 @@ def test_building_the_parser_loads_no_stage() -> None:
 
 def test_the_parsers_choices_are_the_stages_own() -> None:
     """bot.cli.options spells out the stages' choices so that the parser need not import them."""
-    from bot.coverage import profiles
     from bot.drift import policy
+    from bot.operators import kernels
     from bot.render import markers, stats
 
     assert options.REPORT_FORMATS == markers.FORMATS
     assert options.FAIL_ON == policy.FAIL_ON
     assert options.DEFAULT_FAIL_ON == policy.DEFAULT_FAIL_ON
     assert tuple(stats.RENDERERS) == options.STATS_FORMATS
-    assert options.PROFILES == profiles.PROFILES
+    assert options.PROFILES == kernels.PROFILES
 
 
 def test_every_runner_in_the_registry_exists() -> None:

@@ -20,7 +20,7 @@ REPORT_FORMATS = ("text", "markdown", "json", "pr-comment", "weekly-issue", "job
 FAIL_ON = ("breaking", "kernel", "any", "never")
 DEFAULT_FAIL_ON = "breaking"
 STATS_FORMATS = ("text", "markdown", "json")
-PROFILES = ("eager", "functional", "export")  # bot.coverage.profiles.PROFILES
+PROFILES = ("eager", "functional", "export")  # bot.operators.kernels.PROFILES
 
 
 def add_output(p: argparse.ArgumentParser) -> None:

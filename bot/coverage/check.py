@@ -9,7 +9,8 @@ Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. The rules, in the o
    reaches the backend.
 3. ``default_kernel``: it is CompositeExplicitAutograd(NonFunctional): PyTorch registers one kernel,
    written in other operators, that a backend uses unless it overrides it; which of the two kinds
-   serve a backend is its profile's (`bot.coverage.profiles`).
+   serve a backend is its profile's (`bot.operators.kernels`, which also keeps a NestedTensor
+   decomposition away from dense backends).
 4. ``structured_delegate``: it takes its kernel from an out variant that is itself covered.
 5. ``backend_codegen``: functionalization derives it. A backend of the functional or export profile
    (XLA, an exported graph) sees only functional operators, so the out and in-place variants of one
@@ -24,10 +25,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.coverage.oplist import BackendList, BackendOp
-from bot.coverage.profiles import DEFAULT_KERNELS, FUNCTIONALIZED, PROFILE_OF_KIND, Profile
+from bot.coverage.profiles import PROFILE_OF_KIND
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.operators.autogen import group_key
+from bot.operators.kernels import (
+    CIA,
+    DELEGATE,
+    FUNCTIONALIZED,
+    OWN,
+    Profile,
+    kernel_for,
+    profile_kernel,
+    table_of,
+)
 from bot.schema.compare import Detail, diff_schemas
 from bot.schema.grammar import parse_schema
 from bot.schema.model import FunctionSchema, Type
@@ -110,7 +121,6 @@ def _listed(snapshot: Snapshot, backend: BackendList) -> frozenset[str]:
 def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile | None = None) -> Coverage:
     """Every operator of SNAPSHOT judged for BACKEND, as a backend of PROFILE (default: its kind's)."""
     profile = profile or PROFILE_OF_KIND[backend.kind]
-    default_kernels = DEFAULT_KERNELS[profile]
     listed = _listed(snapshot, backend)
     records = snapshot.operators
     parsed = {name: parse_schema(rec.schema) for name, rec in records.items()}
@@ -125,17 +135,28 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
                 functional_listed.setdefault(group_key(schema), name)
 
     decided: dict[str, OpCoverage] = {}
+    # A native dispatch key is judged as the dispatcher fills that key; any other list as a backend of
+    # its profile that is not in the yaml at all.
+    key = backend.dispatch_key if backend.kind == "dispatch" else None
+
+    def serving(rec: OpRecord) -> str | None:
+        table = table_of(rec.facets)
+        if key is not None and profile != "export":
+            found = kernel_for(table, key)
+            return None if found in (OWN, DELEGATE) else found
+        return profile_kernel(table, profile)
 
     def decide(name: str, rec: OpRecord, seen: frozenset[str]) -> OpCoverage:
         if name in decided:
             return decided[name]
         facets = rec.facets
         result: OpCoverage
+        kernel = None if name in listed else serving(rec)
         if name in listed:
             result = OpCoverage(name, rec.bucket, True, "listed")
-        elif facets.composite == "CompositeImplicitAutograd":
+        elif kernel == CIA:
             result = OpCoverage(name, rec.bucket, True, "decomposes")
-        elif facets.composite in default_kernels:
+        elif kernel is not None:
             result = OpCoverage(name, rec.bucket, True, "default_kernel")
         elif (
             facets.structured_delegate

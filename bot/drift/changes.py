@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from bot.drift.needs import ProfileNeeds
 from bot.errors import SchemaError
 from bot.model import OpRecord, Snapshot, SourceMeta
+from bot.operators.kernels import PROFILES, Profile
 from bot.schema.compare import Detail, argument_types, diff_schemas
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelChange, KernelVerdict, kernel_changes
@@ -60,7 +62,6 @@ class Change:
     after: OpRecord | None
     details: tuple[Detail, ...] = ()
     old_name: str | None = None
-    needs_kernel: bool = False
     breaking: bool = False
     new_core: bool = False
     now_decomposes: bool = False
@@ -69,6 +70,18 @@ class Change:
     # (`bot.schema.kernel`).
     kernel: KernelVerdict = "none"
     kernel_changes: tuple[KernelChange, ...] = ()
+    # The backend profiles that must act (`bot.drift.needs`), in PROFILES order: for a new or renamed
+    # operator those that must write it; for a removed one those that had to; for a changed one those
+    # that must write it now and did not have to before, or whose kernel no longer builds.
+    profiles: tuple[Profile, ...] = ()
+    # Of those, the ones that must now write a kernel (a lowering, for export) they did not need
+    # before: a new operator, or one that lost the kernel PyTorch gave that kind of backend.
+    needs_kernel_for: tuple[Profile, ...] = ()
+
+    @property
+    def needs_kernel(self) -> bool:
+        """Some kind of backend must now write a kernel for it (`needs_kernel_for` says which)."""
+        return bool(self.needs_kernel_for)
 
     @property
     def record(self) -> OpRecord:
@@ -146,21 +159,6 @@ def decomposes(rec: OpRecord) -> bool:
     return rec.facets.composite == IMPLICIT
 
 
-def kernel_required(rec: OpRecord) -> bool:
-    """A backend must register a kernel for this operator itself.
-
-    Not when some kernel serves every backend (a composite kind), nor when the operator is a
-    structured_delegate: its kernel is written once, on the delegate (the out overload), which is
-    itself an operator and is flagged on its own.
-    """
-    f = rec.facets
-    if f.structured_delegate is not None:
-        return False
-    if f.composite is not None and f.composite in GENERIC_KEYS:
-        return False
-    return not any(k in GENERIC_KEYS for k in f.dispatch) and not decomposes(rec)
-
-
 def _core(rec: OpRecord | None) -> bool:
     return rec is not None and "core" in rec.facets.tags
 
@@ -224,6 +222,10 @@ def _diff_kernels(before: OpRecord, after: OpRecord) -> list[Detail]:
     for key in sorted(keys_b - keys_a):
         if key not in GENERIC_KEYS:
             out.append(Detail("kernel_removed", "info", key, key, ""))
+    const_before, const_after = _const_refs(before, after)
+    if const_before != const_after:
+        # No caller sees it, but every kernel's mutable tensors change C++ type (the kernel verdict).
+        out.append(Detail("const_ref_changed", "info", "", str(const_before), str(const_after)))
     if fb.structured != fa.structured:
         out.append(Detail("structured_changed", "info", "", str(fb.structured), str(fa.structured)))
     if fb.structured_delegate != fa.structured_delegate:
@@ -279,7 +281,12 @@ def diff_records(before: OpRecord, after: OpRecord) -> tuple[Detail, ...]:
 # --- building changes -----------------------------------------------------------------------------
 
 
-def _added(rec: OpRecord) -> Change:
+def _ordered(profiles: Iterable[Profile]) -> tuple[Profile, ...]:
+    chosen = frozenset(profiles)
+    return tuple(p for p in PROFILES if p in chosen)
+
+
+def _added(rec: OpRecord, needs: frozenset[Profile]) -> Change:
     return Change(
         kind="added",
         name=rec.name,
@@ -287,14 +294,15 @@ def _added(rec: OpRecord) -> Change:
         fingerprint=fingerprint("added", rec.name, [rec.schema]),
         before=None,
         after=rec,
-        needs_kernel=kernel_required(rec),
         breaking=False,
         new_core=_core(rec),
         now_decomposes=False,
+        profiles=_ordered(needs),
+        needs_kernel_for=_ordered(needs),
     )
 
 
-def _removed(rec: OpRecord) -> Change:
+def _removed(rec: OpRecord, needs: frozenset[Profile]) -> Change:
     return Change(
         kind="removed",
         name=rec.name,
@@ -303,18 +311,30 @@ def _removed(rec: OpRecord) -> Change:
         before=rec,
         after=None,
         breaking=True,
+        profiles=_ordered(needs),
     )
 
 
-def _changed(before: OpRecord, after: OpRecord, kind: ChangeKind) -> Change | None:
+def _changed(
+    before: OpRecord,
+    after: OpRecord,
+    kind: ChangeKind,
+    needs_b: ProfileNeeds,
+    needs_h: ProfileNeeds,
+) -> Change | None:
     details = diff_records(before, after)
     if kind == "changed" and not details:
         return None
+    need_before, need_after = needs_b(before), needs_h(after)
     facts: object = _detail_facts(details)
     if kind == "renamed":
         facts = [before.name, after.schema, facts]
     breaking = kind == "renamed" or any(d.severity == "breaking" for d in details)
     verdict, kernels = _kernel_verdict(before, after)
+    # A renamed operator needs its kernels registered under the new name, whatever the old one had.
+    newly = need_after if kind == "renamed" else need_after - need_before
+    # One whose kernel no longer builds is work for everyone who writes it.
+    profiles = need_after if verdict == "breaking" else newly
     return Change(
         kind=kind,
         name=after.name,
@@ -324,13 +344,13 @@ def _changed(before: OpRecord, after: OpRecord, kind: ChangeKind) -> Change | No
         after=after,
         details=details,
         old_name=before.name if kind == "renamed" else None,
-        # A renamed op needs its kernels registered under the new name, whatever the old one had.
-        needs_kernel=kernel_required(after) and (kind == "renamed" or not kernel_required(before)),
         breaking=breaking,
         new_core=_core(after) and not _core(before),
         now_decomposes=decomposes(after) and not decomposes(before),
         kernel=verdict,
         kernel_changes=kernels,
+        profiles=_ordered(profiles),
+        needs_kernel_for=_ordered(newly),
     )
 
 
@@ -338,16 +358,36 @@ def _in_structured_group(rec: OpRecord) -> bool:
     return rec.facets.structured or rec.facets.structured_delegate is not None
 
 
+def _const_refs(before: OpRecord, after: OpRecord) -> tuple[bool, bool]:
+    """use_const_ref_for_mutable_tensors on each side; unknown on one (a version-1 snapshot) reads as
+    the other's, so an upgrade alone reports no change."""
+    b, a = before.facets.const_ref_mutable, after.facets.const_ref_mutable
+    b = a if b is None else b
+    a = b if a is None else a
+    return bool(b), bool(a)
+
+
 def _kernel_verdict(before: OpRecord, after: OpRecord) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
     same_schema = before.schema == after.schema
-    if same_schema and _in_structured_group(before) == _in_structured_group(after):
+    const_before, const_after = _const_refs(before, after)
+    if (
+        same_schema
+        and _in_structured_group(before) == _in_structured_group(after)
+        and const_before == const_after
+    ):
         return "none", ()
     a, b = _parse(before.schema), _parse(after.schema)
     if a is None or b is None:
         return "breaking", ()  # unreadable: tell the backend, as `_diff_schema` does for callers
-    # Joining or leaving a structured group changes how tensor lists are taken, schema unchanged.
+    # Joining or leaving a structured group changes how tensor lists are taken, and the const-ref key
+    # how mutable tensors are, with the schema unchanged.
     found = kernel_changes(
-        a, b, structured_before=_in_structured_group(before), structured_after=_in_structured_group(after)
+        a,
+        b,
+        structured_before=_in_structured_group(before),
+        structured_after=_in_structured_group(after),
+        const_ref_before=const_before,
+        const_ref_after=const_after,
     )
     if found:
         return "breaking", found
@@ -460,8 +500,18 @@ def _counts(snap: Snapshot) -> dict[str, int]:
     return {b: n for b, n in counts.items() if n}
 
 
-def compute_drift(base: Snapshot, head: Snapshot) -> Drift:
-    """Every operator-level difference from `base` to `head`."""
+def compute_drift(
+    base: Snapshot,
+    head: Snapshot,
+    *,
+    base_all: Mapping[str, OpRecord] | None = None,
+    head_all: Mapping[str, OpRecord] | None = None,
+) -> Drift:
+    """Every operator-level difference from `base` to `head`.
+
+    `base_all` / `head_all`: every operator of each side, when the snapshots hold only the records
+    that changed (the history walk's), so that a variant's functional sibling is still found.
+    """
     b_ops, h_ops = base.operators, head.operators
     removed = {n: r for n, r in b_ops.items() if n not in h_ops}
     added = {n: r for n, r in h_ops.items() if n not in b_ops}
@@ -470,17 +520,19 @@ def compute_drift(base: Snapshot, head: Snapshot) -> Drift:
         del removed[old.name]
         del added[new.name]
 
+    need_b = ProfileNeeds(b_ops if base_all is None else base_all)
+    need_h = ProfileNeeds(h_ops if head_all is None else head_all)
     changed: list[Change] = []
     for name in sorted(set(b_ops) & set(h_ops)):
-        c = _changed(b_ops[name], h_ops[name], "changed")
+        c = _changed(b_ops[name], h_ops[name], "changed", need_b, need_h)
         if c is not None:
             changed.append(c)
-    renamed = [c for old, new in renames if (c := _changed(old, new, "renamed")) is not None]
+    renamed = [c for old, new in renames if (c := _changed(old, new, "renamed", need_b, need_h)) is not None]
     return Drift(
         base=base.meta,
         head=head.meta,
-        added=tuple(_added(added[n]) for n in sorted(added)),
-        removed=tuple(_removed(removed[n]) for n in sorted(removed)),
+        added=tuple(_added(added[n], need_h(added[n])) for n in sorted(added)),
+        removed=tuple(_removed(removed[n], need_b(removed[n])) for n in sorted(removed)),
         renamed=tuple(renamed),
         changed=tuple(changed),
         buckets=bucket_counts(base, head),

@@ -28,6 +28,11 @@ def overrides_digest(overrides: Overrides | None) -> str:
     return hashlib.sha256(json.dumps([overrides.display, items]).encode()).hexdigest()[:16]
 
 
+# What a cached value means, beside the release: raised when the same files would give other figures
+# (per-profile kernel needs changed what "needs a kernel" counts), so an older cache is not read.
+CACHE_FORMAT = 2
+
+
 class DiskCache:
     """Point figures and drifts on disk, one small JSON file each, keyed by blob oids.
 
@@ -44,7 +49,7 @@ class DiskCache:
         self._write_failed = False
 
     def key(self, *parts: object) -> str:
-        payload = json.dumps([__version__, self.salt, *parts], separators=(",", ":"))
+        payload = json.dumps([__version__, CACHE_FORMAT, self.salt, *parts], separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def _path(self, kind: str, key: str) -> Path:

@@ -69,12 +69,25 @@ def changes_between(before: Mapping[str, OpRecord], after: Mapping[str, OpRecord
     return out
 
 
-def drift_of(changes: Changes, base: SourceMeta, head: SourceMeta) -> drift.Drift:
-    """`compute_drift` on the changed records only: the same changes as on the whole snapshots."""
+def drift_of(
+    changes: Changes, base: SourceMeta, head: SourceMeta, head_all: Mapping[str, OpRecord]
+) -> drift.Drift:
+    """`compute_drift` on the changed records only: the same changes as on the whole snapshots.
+
+    HEAD_ALL is every record at the head; the base's are those with the changes undone. The drift
+    looks a changed variant's functional sibling up in them (`bot.drift.needs`)."""
     b = {n: r for n, (r, _) in changes.items() if r is not None}
     h = {n: r for n, (_, r) in changes.items() if r is not None}
+    base_all = dict(head_all)
+    for name, (before, _) in changes.items():
+        if before is None:
+            base_all.pop(name, None)
+        else:
+            base_all[name] = before
     empty: Mapping[str, Decision] = MappingProxyType({})
     return drift.compute_drift(
         Snapshot(meta=base, entries=0, operators=MappingProxyType(b), decisions=empty),
         Snapshot(meta=head, entries=0, operators=MappingProxyType(h), decisions=empty),
+        base_all=base_all,
+        head_all=head_all,
     )

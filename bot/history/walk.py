@@ -180,7 +180,7 @@ class _Walker:
         summary = self.engine.summary()
         if base is not None:
             head_meta = self.engine.meta
-            pdrift = point_drift(base.sha, drift_of(changes, head_meta, head_meta))
+            pdrift = point_drift(base.sha, drift_of(changes, head_meta, head_meta, self.engine.records))
         if cache is not None:
             cache.put("summary", skey, encode_summary(summary))
             if pdrift is not None:

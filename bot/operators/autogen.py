@@ -14,10 +14,9 @@ from dataclasses import replace
 
 from bot.errors import SchemaError
 from bot.model import Operator, new_operator
+from bot.operators.kernels import CEA
 from bot.operators.validate import Entry
 from bot.schema.model import Annotation, Argument, Arguments, BaseType, FunctionSchema, OperatorName, Return
-
-CEA = "CompositeExplicitAutograd"
 
 # torchgen's hand-kept exception: an in-place op whose schema cannot be grouped (pre-self argument).
 _UNGROUPABLE_INPLACE = frozenset({"polygamma_"})
@@ -273,7 +272,14 @@ def _generated_operator(schema: FunctionSchema, base: Entry, members: Sequence[E
         composite=CEA,
         tags=tags,
         autogen_from=source.name,
+        kernels=_GENERATED_KERNELS,
+        # torchgen copies the key onto what it generates from the entry
+        const_ref_mutable=base.const_ref_mutable,
     )
+
+
+# A generated operator has one kernel, torchgen's CompositeExplicitAutograd one.
+_GENERATED_KERNELS = ((CEA, CEA),)
 
 
 def _kernel_name(schema: FunctionSchema, base: Entry) -> str:

@@ -1,5 +1,8 @@
 """Dispatch of one validated entry → its `Operator`: composite status and the kernels it runs.
 
+Which kernel each dispatch key runs is `bot.operators.kernels`'s model; this module gathers the table
+it works on.
+
 Comma-joined keys were expanded and ufunc kernels filled in by `bot.operators.validate`; here an entry
 without a dispatch table (and not structured) is CompositeImplicitAutograd, and a
 ``structured_delegate`` op inherits its delegate's structured kernels (see `_resolve_delegate`).
@@ -10,21 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bot.errors import EntryError
-from bot.model import COMPOSITE_KEYS, Operator, new_operator
-from bot.operators.validate import CIA, Entry
-
-# Backend keys whose kernels a structured out= op shares with its functional/in-place delegators
-# (torchgen.model.STRUCTURED_DISPATCH_KEYS).
-STRUCTURED_KEYS = frozenset({"CPU", "CUDA", "MPS", "XPU", "MTIA"})
-
-
-def _composite(dispatch: Mapping[str, str], implicit: bool) -> str | None:
-    if implicit:
-        return CIA
-    for key in COMPOSITE_KEYS:
-        if key in dispatch:
-            return key
-    return None
+from bot.model import Operator, new_operator
+from bot.operators.kernels import CIA, STRUCTURED_KEYS, dense_composite, kernel_sources
+from bot.operators.validate import Entry
 
 
 def _resolve_delegate(e: Entry, by_name: Mapping[str, Entry], path: str) -> dict[str, str]:
@@ -58,7 +49,7 @@ def _resolve_delegate(e: Entry, by_name: Mapping[str, Entry], path: str) -> dict
 
 def make_operator(e: Entry, by_name: Mapping[str, Entry], path: str) -> Operator:
     dispatch = _resolve_delegate(e, by_name, path) if e.structured_delegate else e.dispatch
-    implicit = e.implicit
+    keys = (*dispatch, CIA) if e.implicit else tuple(dispatch)
     name = e.schema.name
     return new_operator(
         name=name.name,
@@ -69,7 +60,7 @@ def make_operator(e: Entry, by_name: Mapping[str, Entry], path: str) -> Operator
         line=e.raw.line,
         comments=e.raw.comments,
         dispatch=tuple(sorted(dispatch.items())) if len(dispatch) > 1 else tuple(dispatch.items()),
-        composite=_composite(dispatch, implicit),
+        composite=dense_composite(keys),
         structured=e.structured,
         structured_delegate=e.structured_delegate,
         tags=e.tags,
@@ -77,4 +68,6 @@ def make_operator(e: Entry, by_name: Mapping[str, Entry], path: str) -> Operator
         variants=e.variants,
         category_override=e.category_override,
         unknown_keys=e.unknown_keys,
+        kernels=kernel_sources(keys, delegated=dispatch.keys() - e.dispatch.keys()),
+        const_ref_mutable=e.const_ref_mutable,
     )

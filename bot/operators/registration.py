@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from bot.errors import SourceError
 from bot.model import Operator, OperatorSet, SourceFiles, SourceMeta
+from bot.operators.kernels import CIA, kernel_sources
 from bot.schema.grammar import parse_schema
 
 UNKNOWN_BACKEND = "UnknownBackend"
@@ -91,7 +92,7 @@ def _record(comment: str, display: str, number: int) -> Registration:
 def _composite(record: Registration) -> tuple[str | None, tuple[tuple[str, str], ...]]:
     """(composite kind, dispatch keys) as far as the two flags tell; kernel names are unknown."""
     if not record.dispatch:
-        return "CompositeImplicitAutograd", ()
+        return CIA, ()
     if record.default:
         return "CompositeExplicitAutograd", (("CompositeExplicitAutograd", ""),)
     return None, ((UNKNOWN_BACKEND, ""),)
@@ -120,6 +121,7 @@ def operators_from_registrations(
             line=record.line,
             dispatch=dispatch,
             composite=composite,
+            kernels=kernel_sources(k for k, _ in dispatch) if dispatch else ((CIA, CIA),),
         )
     return OperatorSet(
         meta=meta,

@@ -14,12 +14,12 @@ from typing import NamedTuple
 
 from bot.errors import EntryError
 from bot.model import RawEntry
+from bot.operators.kernels import CIA
 from bot.schema.grammar import parse_schema
 from bot.schema.model import FunctionSchema
 
 # The keys a ufunc_inner_loop fills in.
 UFUNC_KEYS = ("CPU", "CUDA")
-CIA = "CompositeImplicitAutograd"
 
 # The value type each known key must have (object: checked by its own rule below).
 _KEY_TYPES: dict[str, type] = {
@@ -64,6 +64,7 @@ class Entry(NamedTuple):
     python_module: str | None
     category_override: str | None
     manual_cpp_binding: bool
+    const_ref_mutable: bool  # use_const_ref_for_mutable_tensors
     unknown_keys: tuple[tuple[str, str], ...]
     warnings: tuple[str, ...]
     implicit: bool  # torchgen's has_composite_implicit_autograd_kernel
@@ -105,7 +106,7 @@ def validate_entry(raw: RawEntry, path: str, known_tags: frozenset[str] | None) 
 
     variants: tuple[str, ...] = ("function",)
     dispatch: dict[str, str] = {}
-    has_dispatch_table = structured = manual_cpp_binding = False
+    has_dispatch_table = structured = manual_cpp_binding = const_ref = False
     delegate: str | None = None
     python_module: str | None = None
     category_override: str | None = None
@@ -126,6 +127,8 @@ def validate_entry(raw: RawEntry, path: str, known_tags: frozenset[str] | None) 
                 structured = value
             elif key == "manual_cpp_binding":
                 manual_cpp_binding = value
+            elif key == "use_const_ref_for_mutable_tensors":
+                const_ref = value
             continue
         if expected is str and not isinstance(value, str):
             raise fail(f"`{key}:` must be a string, got {short_repr(value)}")
@@ -192,6 +195,7 @@ def validate_entry(raw: RawEntry, path: str, known_tags: frozenset[str] | None) 
         python_module,
         category_override,
         manual_cpp_binding,
+        const_ref,
         tuple(unknown),
         warnings,
         # explicit, or by omitting the table (structured ops get kernels elsewhere)

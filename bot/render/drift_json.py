@@ -11,6 +11,7 @@ import json
 
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
 from bot.drift.changes import Change, Drift
+from bot.operators.kernels import PROFILES
 from bot.render.context import ReportContext
 from bot.render.view import build_view
 from bot.snapshot import meta_json
@@ -33,6 +34,8 @@ def _change_json(c: Change, acks: Acknowledgements) -> dict[str, object]:
         "new_core": c.new_core,
         "now_decomposes": c.now_decomposes,
         "kernel": c.kernel,
+        "profiles": list(c.profiles),
+        "needs_kernel_for": list(c.needs_kernel_for),
         "dispatch": list(rec.facets.dispatch),
         "tags": list(rec.facets.tags),
         "acknowledged": None
@@ -73,6 +76,8 @@ def to_json(drift: Drift, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> dict[
                 for key in ("breaking", "needs_kernel", "new_core", "now_decomposes", "kernel_breaking")
             },
             "acknowledged": len(view.acknowledged),
+            # changes each backend profile must act on (`profiles` of each item)
+            "profiles": {p: sum(1 for c in drift.changes if p in c.profiles) for p in PROFILES},
             "operators": {"before": drift.base_operators, "after": drift.head_operators},
             "entries": {"before": drift.base_entries, "after": drift.head_entries},
         },

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.model import Facets, Snapshot
+from bot.operators.kernels import CIA, DELEGATE, OWN, PROFILE_KEY, PROFILES, profile_kernel, table_of
 from bot.taxonomy.classify import resolve_op
 from bot.taxonomy.rules import RULES_BY_ID
 from bot.text import one_line
@@ -54,6 +55,33 @@ def _derivative_text(facets: Facets, kind: str) -> str:
     return "no"
 
 
+def _kernel_lines(facets: Facets) -> tuple[str, ...]:
+    """Which backend keys have a kernel and whose it is, then what a backend of each profile that
+    registers nothing gets."""
+    table = table_of(facets)
+    keys = [(key, source) for key, source in sorted(table.items()) if source in (OWN, DELEGATE)]
+    own = [key for key, source in keys if source == OWN]
+    delegated = [key for key, source in keys if source == DELEGATE]
+    parts = []
+    if own:
+        parts.append(f"{', '.join(own)} (own)")
+    if delegated:
+        parts.append(f"{', '.join(delegated)} (from {facets.structured_delegate})")
+    served = []
+    for profile in PROFILES:
+        kernel = profile_kernel(table, profile)
+        where = "an exported graph" if profile == "export" else PROFILE_KEY[profile]
+        if kernel == CIA:
+            served.append(f"{profile} ({where}): decomposes")
+        elif kernel is not None:
+            served.append(f"{profile} ({where}): {kernel} kernel")
+        else:
+            served.append(
+                f"{profile} ({where}): {'needs a lowering' if profile == 'export' else 'needs a kernel'}"
+            )
+    return (f"backend kernels: {'; '.join(parts) or '-'}", f"without its own: {'; '.join(served)}")
+
+
 def _facet_lines(facets: Facets, kind: str) -> tuple[str, ...]:
     def yes_no(value: bool | None) -> str:
         return "unknown" if value is None else ("yes" if value else "no")
@@ -61,6 +89,7 @@ def _facet_lines(facets: Facets, kind: str) -> tuple[str, ...]:
     return (
         f"composite: {facets.composite or 'no (backend kernels only)'}",
         f"dispatch: {', '.join(facets.dispatch) or '-'}",
+        *_kernel_lines(facets),
         f"tags: {', '.join(facets.tags) or '-'}",
         f"python_module: {facets.python_module or '-'}",
         f"structured: {yes_no(facets.structured)}"

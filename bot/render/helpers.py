@@ -104,24 +104,28 @@ class Helpers:
         return Safe(f"{n} change{'s' if n != 1 else ''}")
 
     def kernel_reason(self, c: Change) -> Safe:
+        who = f" · for {', '.join(c.needs_kernel_for)}" if c.needs_kernel_for else ""
+        return Safe(self._kernel_why(c) + who)
+
+    def _kernel_why(self, c: Change) -> str:
         rec = c.record
         if c.kind == "added":
-            return Safe(f"new op; {_kernel_state(rec, self.q)}")
+            return f"new op; {_kernel_state(rec, self.q)}"
         if c.kind == "renamed":
-            return Safe(f"renamed from {self.q(c.old_name or '')}; {_kernel_state(rec, self.q)}")
+            return f"renamed from {self.q(c.old_name or '')}; {_kernel_state(rec, self.q)}"
         before = c.before.facets if c.before is not None else None
         if before is not None and before.structured_delegate and not rec.facets.structured_delegate:
             # It ran its delegate's (out=) kernel; now each backend registers one for it directly.
-            return Safe(
-                f"no longer runs the kernel of {self.q(before.structured_delegate)}; now {_kernel_state(rec, self.q)}"
-            )
+            return f"no longer runs the kernel of {self.q(before.structured_delegate)}; now {_kernel_state(rec, self.q)}"
+        after = rec.facets.composite
+        if before is not None and before.composite not in (None, IMPLICIT) and after not in (None, IMPLICIT):
+            # One default kernel for another: CompositeExplicitAutograd → NonFunctional keeps serving
+            # eager backends but no longer XLA or Lazy.
+            return f"its default kernel is now {self.q(after or '')} (was {self.q(before.composite or '')})"
         if before is not None and before.composite is not None and before.composite != IMPLICIT:
             # A CompositeExplicitAutograd kernel (often autogen's) served every backend; it is gone.
-            return Safe(
-                f"lost its {self.q(before.composite)} kernel, which served every backend; "
-                f"now {_kernel_state(rec, self.q)}"
-            )
-        return Safe(f"stopped decomposing; now {_kernel_state(rec, self.q)}")
+            return f"lost its {self.q(before.composite)} kernel; now {_kernel_state(rec, self.q)}"
+        return f"stopped decomposing; now {_kernel_state(rec, self.q)}"
 
     def lead(self, key: str, c: Change) -> Safe:
         """Why the change is in lead section `key`, in one line."""

@@ -60,9 +60,9 @@ def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
             "needs_kernel",
             "Needs a kernel",
             "⚠️",
-            "new operators, or ones that lost the kernel that served every backend (a decomposition or a "
-            "CompositeExplicitAutograd kernel)",
-            tuple(c for c in live if c.needs_kernel),
+            "new operators, or ones that lost the decomposition or default kernel PyTorch gave a kind of "
+            "backend; each line says which: eager, functional (XLA, Lazy), export (exported graphs)",
+            tuple(c for c in live if c.needs_kernel_for),
         ),
         Section(
             "breaking",

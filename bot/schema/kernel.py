@@ -15,9 +15,9 @@ register that form, so both are compared.
 The mapping is torchgen's ``cpp.argumenttype_type`` / ``returntype_type``, with its two switches: an
 operator that is part of a structured group takes its tensor lists as ``const at::ITensorListRef &``
 (torchgen's ``use_ilistref_for_tensor_lists``), and returns always keep the SymInt form (the dispatcher
-converts only parameters for an int64_t kernel). One input of torchgen's is not in a snapshot:
-``use_const_ref_for_mutable_tensors``, which makes a mutable Tensor argument ``const at::Tensor &``;
-such operators are read as if the key were absent.
+converts only parameters for an int64_t kernel). An entry's ``use_const_ref_for_mutable_tensors`` makes
+a mutable Tensor argument or return ``const at::Tensor &``, so adding or dropping that key breaks the
+kernels too, with no schema change.
 """
 
 from __future__ import annotations
@@ -72,8 +72,12 @@ def _value_type(t: Type, form: KernelForm) -> str | None:
     return None
 
 
-def argument_type(t: Type, *, mutable: bool, form: KernelForm, ilistref: bool = False) -> str:
-    """The C++ parameter type of one schema argument (torchgen's argumenttype_type)."""
+def argument_type(
+    t: Type, *, mutable: bool, form: KernelForm, ilistref: bool = False, const_ref: bool = False
+) -> str:
+    """The C++ parameter type of one schema argument (torchgen's argumenttype_type). `const_ref`: the
+    entry's use_const_ref_for_mutable_tensors, which takes a mutable tensor as a const reference."""
+    mutable = mutable and not const_ref
     by_value = _value_type(t, form)
     if by_value is not None:
         return by_value
@@ -111,19 +115,21 @@ def argument_type(t: Type, *, mutable: bool, form: KernelForm, ilistref: bool = 
     raise TypeError(f"not a schema type: {t!r}")
 
 
-def _return_type(t: Type, *, mutable: bool) -> str:
+def _return_type(t: Type, *, mutable: bool, const_ref: bool = False) -> str:
     by_value = _value_type(t, "SymInt")  # torchgen: "symint is ALWAYS respected for return types"
     if by_value is not None:
         return by_value
     if isinstance(t, BaseType):
         if t.name == "Tensor":
-            return "at::Tensor &" if mutable else "at::Tensor"
+            if mutable:
+                return "const at::Tensor &" if const_ref else "at::Tensor &"
+            return "at::Tensor"
         return "at::Scalar"
     if isinstance(t, ListType):
         elem = "at::Tensor" if str(t.elem) == "Tensor" else _return_type(t.elem, mutable=False)
         return f"::std::vector<{elem}>"
     if isinstance(t, OptionalType):
-        return f"::std::optional<{_return_type(t.elem, mutable=mutable)}>"
+        return f"::std::optional<{_return_type(t.elem, mutable=mutable, const_ref=const_ref)}>"
     raise TypeError(f"not a schema type: {t!r}")
 
 
@@ -140,17 +146,18 @@ class KernelSignature:
 
 
 def kernel_signature(
-    schema: FunctionSchema, form: KernelForm, *, structured: bool = False
+    schema: FunctionSchema, form: KernelForm, *, structured: bool = False, const_ref: bool = False
 ) -> KernelSignature:
     """The dispatcher's C++ signature of SCHEMA: arguments in schema order, out arguments last.
 
     `structured`: the operator is part of a structured group (``structured`` or ``structured_delegate``),
-    which changes how it takes tensor lists."""
+    which changes how it takes tensor lists. `const_ref`: its entry sets
+    use_const_ref_for_mutable_tensors."""
     params = tuple(
-        argument_type(a.type, mutable=a.is_write, form=form, ilistref=structured)
+        argument_type(a.type, mutable=a.is_write, form=form, ilistref=structured, const_ref=const_ref)
         for a in schema.arguments.flat_all
     )
-    rets = [_return_type(r.type, mutable=r.is_write) for r in schema.returns]
+    rets = [_return_type(r.type, mutable=r.is_write, const_ref=const_ref) for r in schema.returns]
     returns = "void" if not rets else rets[0] if len(rets) == 1 else f"::std::tuple<{','.join(rets)}>"
     return KernelSignature(form, returns, params)
 
@@ -189,13 +196,16 @@ def kernel_changes(
     *,
     structured_before: bool = False,
     structured_after: bool = False,
+    const_ref_before: bool = False,
+    const_ref_after: bool = False,
 ) -> tuple[KernelChange, ...]:
     """The forms whose C++ signature the change from BEFORE to AFTER alters (empty: kernels still build).
-    `structured_*`: whether the operator is part of a structured group on that side."""
+    `structured_*`: whether the operator is part of a structured group on that side; `const_ref_*`:
+    whether its entry sets use_const_ref_for_mutable_tensors there."""
     found = []
     for form in KERNEL_FORMS:
-        old = kernel_signature(before, form, structured=structured_before)
-        new = kernel_signature(after, form, structured=structured_after)
+        old = kernel_signature(before, form, structured=structured_before, const_ref=const_ref_before)
+        new = kernel_signature(after, form, structured=structured_after, const_ref=const_ref_after)
         if old != new:
             found.append(KernelChange(form, old, new))
     return tuple(found)

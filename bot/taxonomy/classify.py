@@ -199,6 +199,8 @@ _FacetValues = tuple[
     bool,
     bool,
     tuple[str, ...],
+    tuple[tuple[str, str], ...],
+    bool,
 ]
 _facets_cache: dict[_FacetValues, Facets] = {}
 _FACETS_CACHE_LIMIT = 1 << 14
@@ -221,6 +223,8 @@ def facets_of(op: Operator, base: BaseOp, derivatives: frozenset[str] | None) ->
         op.base.startswith("_foreach_"),
         op.autogen_from is not None,
         op.variants,
+        op.kernels,
+        op.const_ref_mutable,
     )
     facets = _facets_cache.get(values)
     if facets is None:
@@ -242,6 +246,8 @@ def _make_facets(
     foreach: bool,
     autogen: bool,
     variants: tuple[str, ...],
+    kernels: tuple[tuple[str, str], ...],
+    const_ref_mutable: bool,
 ) -> Facets:
     return new_facets(
         composite=composite,
@@ -255,6 +261,8 @@ def _make_facets(
         foreach=foreach,
         autogen=autogen,
         variants=variants,
+        kernels=kernels,
+        const_ref_mutable=const_ref_mutable,
     )
 
 
