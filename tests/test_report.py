@@ -281,10 +281,7 @@ def test_needs_a_kernel_says_why_for_each_way_in() -> None:
     lead = text[text.index("Needs a kernel") : text.index("BC-breaking")]
     assert "sigmoid [misc] no longer runs the kernel of `sigmoid.out`; now in-tree kernels" in lead
     assert "hardswish [misc] stopped decomposing; now in-tree kernels" in lead
-    assert (
-        "qr.out [misc] lost its `CompositeExplicitAutograd` kernel; now in-tree kernels"
-        in lead
-    )
+    assert "qr.out [misc] lost its `CompositeExplicitAutograd` kernel; now in-tree kernels" in lead
     assert "pool_backward [misc] renamed from `mps_pool_backward`; in-tree kernels: `CPU` `MPS`" in lead
     # a renamed op is news for every backend, not a change in one backend's kernels only
     changes = text[text.index("CHANGES BY BUCKET") :]
