@@ -218,6 +218,49 @@ def test_op_plugin_comma_list_gates_as_ascends_file_writes_them(tmp_path: Path) 
         read_backend("op-plugin", str(path), torch_version="2.2")
 
 
+def test_op_plugin_quant_entries_are_aten_operators_too(tmp_path: Path) -> None:
+    """torchnpugen generates the `quant:` list with `official:` (ATen quantized ops such as int_repr),
+    gated the same way; `custom:` stays torch_npu's own."""
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_text(
+        "official:\n"
+        "  - func: abs(Tensor self) -> Tensor\n"
+        "    op_api: all_version\n"
+        "custom:\n"
+        "  - func: npu_format_cast(Tensor self, int acl_format) -> Tensor\n"
+        "    op_api: all_version\n"
+        "quant:\n"
+        "  - func: q_scale(Tensor self) -> float\n"
+        "    acl_op: v2.2\n"
+        "  - func: int_repr(Tensor self) -> Tensor\n"
+        "    acl_op: [v2.2, newest]\n"
+    )
+    at_22 = read_backend("op-plugin", str(path), torch_version="2.2")
+    assert _names(at_22) == ["abs", "q_scale", "int_repr"]
+    assert [(op.origin, op.line) for op in at_22.ops[1:]] == [("quant", 8), ("quant", 10)]
+    assert _names(read_backend("op-plugin", str(path), torch_version="2.5")) == ["abs", "int_repr"]
+    assert read_backend("op-plugin", str(path)).ungated == 3
+    path.write_text("official:\n  - func: abs(Tensor self) -> Tensor\nquant:\n")
+    assert _names(read_backend("op-plugin", str(path), torch_version="2.2")) == ["abs"]
+
+
+def test_op_plugin_sparse_gate_admits_an_entry_like_acl_op_and_op_api(tmp_path: Path) -> None:
+    """torchnpugen keeps an entry when its torch version is in acl_op, op_api or sparse: Ascend's
+    `_coalesce` has only a `sparse:` gate."""
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_text(
+        "official:\n"
+        "  - func: _coalesce(Tensor self) -> Tensor\n"
+        "    sparse: [v2.3, newest]\n"
+        "  - func: max(Tensor self) -> Tensor\n"
+        "    op_api: v2.1\n"
+        "    sparse: [v2.1, newest]\n"
+    )
+    assert _names(read_backend("op-plugin", str(path), torch_version="2.1")) == ["max"]
+    assert _names(read_backend("op-plugin", str(path), torch_version="2.4")) == ["_coalesce", "max"]
+    assert read_backend("op-plugin", str(path)).ungated == 2
+
+
 def test_cpp_registrations_in_comments_or_compiled_out_do_not_count(tmp_path: Path) -> None:
     path = tmp_path / "ops.cpp"
     path.write_text(

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import lzma
+import re
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from clirun import Opdrift
-from datafiles import DATA
+from datafiles import DATA, release_text
 
 from bot import pipeline
-from bot.coverage.backends import read_backend
+from bot.coverage.backends import BackendKind, BackendList, read_backend
 from bot.coverage.check import Coverage, compute_coverage
 from bot.operators.autogen import group_key
 from bot.schema.grammar import parse_schema
@@ -147,3 +149,365 @@ def test_a_subscription_to_the_real_dlprim_tree_says_what_its_reader_skipped(
     ).values()
     assert len(said) == 3 and all("a schema comment that is not" in s for s in said)
     assert lacking, "the tree still needs kernels for some 2.15.0 operators"
+
+
+# --- the three lists of issue 13, each against two releases ---------------------------------------
+#
+# Expected values come from the vendored files themselves, by a parse of their own here (a regex or
+# yaml.safe_load), not from the readers under test; ops named below were checked by hand in the files.
+
+
+def _real_text(name: str) -> str:
+    return lzma.decompress((REAL / name).read_bytes()).decode("utf-8")
+
+
+def _release_names(version: str) -> set[str]:
+    """Every operator a release's native_functions.yaml declares: its funcs and their autogen'd kin."""
+    text = release_text(version)
+    names = set(re.findall(r"^- func: ([\w.]+)\(", text, re.MULTILINE))
+    for line in re.findall(r"^  autogen: (.+)$", text, re.MULTILINE):
+        names |= {n.strip() for n in line.split(",")}
+    return names
+
+
+def _release_funcs(version: str) -> set[str]:
+    return set(re.findall(r"^- func: ([\w.]+)\(", release_text(version), re.MULTILINE))
+
+
+def _coverage_of(
+    kind: BackendKind, name: str, version: str, release_file: Callable[[str], Path], tmp: Path
+) -> tuple[BackendList, Coverage]:
+    minor = ".".join(version.split(".")[:2])
+    backend = read_backend(kind, _real(name, tmp), torch_version=minor if kind == "op-plugin" else None)
+    return backend, compute_coverage(pipeline.load_snapshot(str(release_file(version))), backend)
+
+
+def _rules(cov: Coverage) -> dict[str, str]:
+    return {o.name: o.rule for o in cov.ops}
+
+
+# torch-mlir: the file was generated against torch 2.14.0.dev20260719 (its pytorch-requirements.txt),
+# so 2.14.1 is the release it tracks and 2.15.0 the next one its maintainers move to.
+TORCH_MLIR = "torch-mlir.GeneratedTorchOps.td.xz"
+_TD_ATEN = re.compile(r"let summary = \"Generated op for `aten::(\S+) : (\([^`]*\)) -> \([^`]*\)`\";")
+
+
+@pytest.fixture(scope="module", params=["2.14.1", "2.15.0"])
+def torch_mlir_real(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    release_file: Callable[[str], Path],
+) -> tuple[str, BackendList, Coverage]:
+    version: str = request.param
+    return (
+        version,
+        *_coverage_of("torch-mlir", TORCH_MLIR, version, release_file, tmp_path_factory.mktemp("mlir")),
+    )
+
+
+def test_the_real_torch_mlir_file_reads_every_aten_op_and_only_those(
+    torch_mlir_real: tuple[str, BackendList, Coverage],
+) -> None:
+    """Of the file's `def Torch_...` records, those for aten:: ops are read (prim::, prims::, quantized::
+    and torchvision:: ones are torch-mlir's own), one op each, with its type signature."""
+    _, backend, _ = torch_mlir_real
+    text = _real_text(TORCH_MLIR)
+    aten = {m.group(1): m.group(2) for m in _TD_ATEN.finditer(text)}
+    assert len(aten) == 749 and text.count("\ndef Torch_") == 780
+    assert [op.name for op in backend.ops] == [n.removesuffix(".default") for n in aten]
+    assert backend.warnings == ()
+    by_name = {op.name: op for op in backend.ops}
+    assert by_name["convolution"].schema == aten["convolution"] + " -> (Tensor)"
+    assert by_name["sort"].schema == "(Tensor, int, bool) -> (Tensor, Tensor)"
+
+
+def test_the_real_torch_mlir_file_against_a_release(
+    torch_mlir_real: tuple[str, BackendList, Coverage],
+) -> None:
+    version, backend, cov = torch_mlir_real
+    rules = _rules(cov)
+    upstream = _release_names(version)
+    listed = {n for n in backend.names if n in upstream}
+    assert len(listed) == 642
+    assert {n for n, r in rules.items() if r == "listed"} == listed
+    for name in ("convolution", "relu", "relu_", "add.Tensor", "add_.Tensor", "native_layer_norm"):
+        assert rules[name] == "listed", name
+    # Lowered for one overload only: rsub.Scalar and __lshift__.Scalar are listed, not their .Tensor kin.
+    for name in ("rsub.Tensor", "__lshift__.Tensor", "_cdist_forward", "histc"):
+        assert name not in backend.names and rules[name] == "needs_kernel", name
+    # Stale: what the file lists that the release does not declare. None of it is a native function; it
+    # is torch-mlir's TorchScript built-ins (add.t, Int.Tensor, size) and hacked twins.
+    stale = {op.name for op in cov.stale}
+    assert stale == backend.names - upstream and len(stale) == 107
+    assert not stale & _release_funcs(version)
+    assert {"add.t", "Int.Tensor", "size", "index_put.hacked_twin", "__getitem__.t"} <= stale
+
+
+def test_the_real_torch_mlir_file_raises_no_schema_alert_at_the_releases_it_tracks(
+    torch_mlir_real: tuple[str, BackendList, Coverage],
+) -> None:
+    """The file was regenerated against a 2.14 nightly, and no listed op's signature changed by 2.15:
+    every listed native op has as many types as the release's schema has arguments (counted here from
+    the yaml), and coverage raises no alert."""
+    version, backend, cov = torch_mlir_real
+    schemas = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^- func: ([\w.]+)\((.*)\) -> ", release_text(version), re.MULTILINE)
+    }
+    compared = 0
+    for op in backend.ops:
+        if op.name in schemas and op.schema is not None:
+            theirs = op.schema.split(") -> (")[0].strip("(")
+            ours = [a for a in _top_level_commas(schemas[op.name]) if a.strip() != "*"]
+            assert len([t for t in theirs.split(",") if t.strip()]) == len(ours), op.name
+            compared += 1
+    assert compared > 600
+    assert cov.alerts == ()
+
+
+def _top_level_commas(args: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in args:
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [a for a in [*out, cur] if a.strip()]
+
+
+# op-plugin: its all_version runs to v2.15, and the file (2026-08-21) postdates 2.15.0, so 2.14.1 and
+# 2.15.0 are the two newest releases it builds for; their gates differ for a few entries.
+OP_PLUGIN = "op-plugin.op_plugin_functions.yaml.xz"
+
+
+def _torchnpugen_versions(gate: object, all_version: list[str]) -> list[str]:
+    """The torch versions a gate admits, as torchnpugen's get_version spells them (v2.14...)."""
+    if gate is None:
+        return []
+    if isinstance(gate, list):
+        start = all_version.index(gate[0].strip())
+        end = None if gate[1].strip() == "newest" else all_version.index(gate[1].strip()) + 1
+        return all_version[start:end]
+    if gate == "all_version":
+        return all_version
+    return [v.strip() for v in str(gate).split(",")]
+
+
+def _torchnpugen_aten_ops(version: str) -> list[str]:
+    """What torchnpugen generates for `version` from the official and quant lists, in file order."""
+    doc = yaml.safe_load(_real_text(OP_PLUGIN))
+    want = "v" + ".".join(version.split(".")[:2])
+    names = []
+    for key in ("official", "quant"):
+        for entry in doc[key]:
+            gates = (entry.get(g) for g in ("acl_op", "op_api", "sparse"))
+            if any(want in _torchnpugen_versions(g, doc["all_version"]) for g in gates):
+                names.append(entry["func"].split("(")[0])
+    return names
+
+
+@pytest.fixture(scope="module", params=["2.14.1", "2.15.0"])
+def op_plugin_real(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    release_file: Callable[[str], Path],
+) -> tuple[str, BackendList, Coverage]:
+    version: str = request.param
+    return (
+        version,
+        *_coverage_of("op-plugin", OP_PLUGIN, version, release_file, tmp_path_factory.mktemp("npu")),
+    )
+
+
+def test_the_real_op_plugin_file_reads_what_torchnpugen_generates_for_the_version(
+    op_plugin_real: tuple[str, BackendList, Coverage],
+) -> None:
+    version, backend, cov = op_plugin_real
+    expected = _torchnpugen_aten_ops(version)
+    assert len(expected) > 1000
+    assert [op.name for op in backend.ops] == [n.removesuffix(".default") for n in expected]
+    assert not {"npu_format_cast", "npu_fusion_attention"} & backend.names  # custom: torch_npu's own
+    # Two entries for _foreach_norm.Scalar: the v2.1-v2.3 one has no dtype; only the newer counts.
+    (norm,) = [op for op in backend.ops if op.name == "_foreach_norm.Scalar"]
+    assert norm.schema is not None and "ScalarType? dtype=None" in norm.schema
+    rules = _rules(cov)
+    # The quant: list holds ATen ops too; those gated [v2.2, newest] are listed, the v2.2-only ones not.
+    for name in ("int_repr", "dequantize.self", "_empty_affine_quantized"):
+        assert rules[name] == "listed", name
+    assert "q_scale" not in backend.names
+    assert cov.stale == ()  # every ATen entry the gates admit is an operator of the release
+
+
+def test_the_real_op_plugin_file_against_a_release(op_plugin_real: tuple[str, BackendList, Coverage]) -> None:
+    _, backend, cov = op_plugin_real
+    rules = _rules(cov)
+    for name in ("abs", "add.Tensor", "convolution", "_foreach_abs", "scaled_dot_product_attention"):
+        assert rules[name] == "listed", name
+    for name in ("geqrf", "i0", "igamma", "heaviside"):
+        assert name not in backend.names and rules[name] == "needs_kernel", name
+
+
+def test_the_real_op_plugin_file_carries_older_schemas_than_the_release(
+    op_plugin_real: tuple[str, BackendList, Coverage],
+) -> None:
+    """Alerts that are in the file: rrelu_with_noise still takes `Tensor noise`, which upstream marks
+    mutated (`Tensor(b!) noise`), and _upsample_nearest_exact1d writes `SymInt[3] output_size` for
+    upstream's `SymInt[1]`."""
+    version, backend, cov = op_plugin_real
+    text = _real_text(OP_PLUGIN)
+    alerts = {a.name: a for a in cov.alerts}
+    rrelu = alerts["rrelu_with_noise"]
+    assert "Tensor noise," in rrelu.backend_schema and "Tensor(b!) noise," in rrelu.upstream_schema
+    assert [(d.code, d.subject) for d in rrelu.details] == [("alias_annotation_changed", "noise")]
+    upsample = alerts["_upsample_nearest_exact1d"]
+    assert [(d.code, d.before, d.after) for d in upsample.details] == [
+        ("argument_retyped", "SymInt[3]", "SymInt[1]")
+    ]
+    for alert in (rrelu, upsample):
+        assert text.splitlines()[alert.line - 1].strip() == f"- func: {alert.backend_schema}"
+        assert alert.breaking
+    # An alert only where the file's text differs from the release's.
+    release = {
+        m.group(1): m.group(0)[len("- func: ") :]
+        for m in re.finditer(r"^- func: ([\w.]+)\(.*$", release_text(version), re.MULTILINE)
+    }
+    for alert in cov.alerts:
+        assert release[alert.name] != alert.backend_schema
+    same = [op for op in backend.ops if release.get(op.name) == op.schema]
+    assert len(same) > 800 and not {op.name for op in same} & set(alerts)
+
+
+# torch-xpu-ops: the list was last edited on 2024-11-07, in the torch 2.6 cycle (release/2.6 is the
+# first release branch holding that commit), so 2.5.0 is the release it built on and 2.6.0 the one it
+# was made for.
+XPU = "torch-xpu-ops.xpu_functions.yaml.xz"
+
+
+@pytest.fixture(scope="module", params=["2.5.0", "2.6.0"])
+def xpu_real(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    release_file: Callable[[str], Path],
+) -> tuple[str, BackendList, Coverage]:
+    version: str = request.param
+    return (version, *_coverage_of("xpu", XPU, version, release_file, tmp_path_factory.mktemp("xpu")))
+
+
+def test_the_real_xpu_list_against_a_release(xpu_real: tuple[str, BackendList, Coverage]) -> None:
+    version, backend, cov = xpu_real
+    supported = yaml.safe_load(_real_text(XPU))["supported"]
+    assert len(supported) == 741 and len(set(supported)) == 737  # _softmax and kin are listed twice
+    assert [op.name for op in backend.ops] == supported
+    assert "resize_as_" not in backend.names  # commented out: registered by hand
+    rules = _rules(cov)
+    upstream = _release_names(version)
+    assert {n for n, r in rules.items() if r == "listed"} == set(supported) & upstream
+    assert cov.stale == () and set(supported) <= upstream
+    for name in ("add.Tensor", "segment_reduce", "_segment_reduce_backward", "fractional_max_pool3d.output"):
+        assert rules[name] == "listed", name
+    # Listed as its out variant only, which the functional op is structured on.
+    assert (
+        "fractional_max_pool3d" not in backend.names
+        and rules["fractional_max_pool3d"] == "structured_delegate"
+    )
+    # Neither in the list nor among the XPU kernels of torch-xpu-ops' own native_functions.yaml then.
+    for name in ("cholesky", "geqrf", "i0", "igamma", "heaviside"):
+        assert name not in backend.names and rules[name] == "needs_kernel", name
+    assert cov.alerts == ()  # the list names operators only, no schemas
+
+
+def test_what_a_real_list_newly_lacks_at_the_next_release_is_new_in_it(
+    tmp_path: Path, release_file: Callable[[str], Path]
+) -> None:
+    """An op a list covers at one release stays covered at the next: what newly needs a kernel is what
+    the next release added."""
+    lists: list[tuple[BackendKind, str, str, str]] = [
+        ("torch-mlir", TORCH_MLIR, "2.14.1", "2.15.0"),
+        ("op-plugin", OP_PLUGIN, "2.14.1", "2.15.0"),
+        ("xpu", XPU, "2.5.0", "2.6.0"),
+    ]
+    for kind, name, before, after in lists:
+        lacking = [
+            {o.name for o in _coverage_of(kind, name, v, release_file, tmp_path)[1].ops if not o.covered}
+            for v in (before, after)
+        ]
+        new = lacking[1] - lacking[0]
+        assert new and not new & _release_names(before), kind
+        assert new <= _release_names(after) - _release_names(before), kind
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "version", "extra", "where", "said"),
+    [
+        # A TorchScript built-in is stale, at its record's line.
+        ("torch-mlir", TORCH_MLIR, "2.15.0", (), "Generated op for `aten::add.t :", "{at}: add.t"),
+        # op-plugin's rrelu_with_noise predates upstream's Tensor(b!) noise.
+        (
+            "op-plugin",
+            OP_PLUGIN,
+            "2.15.0",
+            ("--torch-version", "2.15"),
+            "- func: rrelu_with_noise(",
+            "{at}: you implement rrelu_with_noise; its signature changed upstream (BC-breaking)",
+        ),
+        ("xpu", XPU, "2.6.0", (), "- cholesky", ""),
+    ],
+)
+def test_opdrift_coverage_on_a_real_list(
+    kind: BackendKind,
+    name: str,
+    version: str,
+    extra: tuple[str, ...],
+    where: str,
+    said: str,
+    opdrift: Opdrift,
+    release_file: Callable[[str], Path],
+    tmp_path: Path,
+) -> None:
+    """The CLI as a backend's maintainer runs it: exit 0, nothing on stderr, the numbers of the
+    in-process coverage, and what it says of one op, with the line of the file that lists it."""
+    path = _real(name, tmp_path)
+    source = str(release_file(version))
+    run = opdrift("coverage", "--backend", f"{kind}={path}", *extra, source)
+    assert run.code == 0 and run.err == "", run.err
+    assert run.out.splitlines()[0].startswith(f"{kind} {path} against {source}")
+    _, cov = _coverage_of(kind, name, version, release_file, tmp_path)
+    covered = sum(o.covered for o in cov.ops)
+    assert f"covered {covered} of {len(cov.ops)} operators; {len(cov.ops) - covered} need a kernel" in run.out
+    lines = [k for k, line in enumerate(_real_text(name).splitlines(), start=1) if where in line]
+    if said:
+        (line,) = lines
+        assert said.format(at=f"{path}:{line}") in run.out
+    else:
+        assert lines == []  # the XPU list lacks it, and the report says it needs a kernel
+    as_json = json.loads(
+        opdrift("coverage", "--backend", f"{kind}={path}", *extra, "--format", "json", source).out
+    )
+    (report,) = as_json["backends"]
+    assert (report["covered"], len(report["stale"]), len(report["schema_alerts"])) == (
+        covered,
+        len(cov.stale),
+        len(cov.alerts),
+    )
+    if not said:
+        assert "cholesky" in {u["name"] for u in report["uncovered"]}
+
+
+def test_opdrift_says_the_real_op_plugin_gates_went_unchecked_without_a_torch_version(
+    opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    doc = yaml.safe_load(_real_text(OP_PLUGIN))
+    gated = sum(
+        any(g in entry for g in ("acl_op", "op_api", "sparse"))
+        for key in ("official", "quant")
+        for entry in doc[key]
+    )
+    assert gated == 1066
+    run = opdrift(
+        "coverage", "--backend", f"op-plugin={_real(OP_PLUGIN, tmp_path)}", str(release_file("2.15.0"))
+    )
+    assert run.code == 0
+    assert f"the version gates of {gated} op-plugin entries were not checked" in run.err

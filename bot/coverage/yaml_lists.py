@@ -123,24 +123,37 @@ def gate_applies(node: yaml.Node, version: tuple[int, ...], *, path: str) -> boo
     )
 
 
-# Keys of an op-plugin entry that gate it by torch version: the ACL-op and the aclnn implementations.
-_GATES = ("acl_op", "op_api")
+# Keys of an op-plugin entry that gate it by torch version, as torchnpugen reads them: the ACL-op and
+# aclnn implementations, and the sparse kernel (Ascend's `_coalesce` has only that gate).
+_GATES = ("acl_op", "op_api", "sparse")
+# The lists of ATen operators: torchnpugen generates `quant` (int_repr, dequantize.self...) with
+# `official`; `custom` holds torch_npu's own operators.
+_OP_PLUGIN_LISTS = ("official", "quant")
 _FUNC_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)?)\(")
 
 
+def _op_plugin_entries(top: dict[str, yaml.Node], path: str) -> Iterator[tuple[str, yaml.Node]]:
+    """(list name, entry) of every ATen entry, in file order within each list."""
+    for key in _OP_PLUGIN_LISTS:
+        entries = top.get(key)
+        if entries is None or (isinstance(entries, yaml.ScalarNode) and entries.value in ("", "~", "null")):
+            continue  # torchnpugen skips a missing or empty list too
+        if not isinstance(entries, yaml.SequenceNode):
+            raise ConfigError(f"'{key}' must be a list of entries", path=path, line=_line(entries))
+        for entry in entries.value:
+            yield key, entry
+
+
 def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendList:
-    """Ascend's op_plugin_functions.yaml. Only the ``official`` (ATen) entries whose gate admits the torch
-    version being compared count; ``custom`` ones are torch_npu's own operators."""
+    """Ascend's op_plugin_functions.yaml. Only the ATen entries (``official`` and ``quant``) whose gate
+    admits the torch version being compared count; ``custom`` ones are torch_npu's own operators."""
     top = _mapping(compose_yaml_document(text, path), path, "op_plugin_functions.yaml")
     if "official" not in top:
         raise ConfigError("no 'official:' list of ATen operators", path=path)
     version = None if torch_version is None else torch_version_key(torch_version)
-    entries = top["official"]
-    if not isinstance(entries, yaml.SequenceNode):
-        raise ConfigError("'official' must be a list of entries", path=path, line=_line(entries))
     ops: list[BackendOp] = []
     ungated = 0
-    for entry in entries.value:
+    for key, entry in _op_plugin_entries(top, path):
         fields = _mapping(entry, path, "an op-plugin entry")
         func = fields.get("func")
         if not isinstance(func, yaml.ScalarNode):
@@ -156,8 +169,6 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
         elif gates and not any(gate_applies(g, version, path=path) for g in gates):
             continue
         ops.append(
-            BackendOp(
-                normalise_name(m.group(1), path=path, line=line), line, path, "official", schema, "full"
-            )
+            BackendOp(normalise_name(m.group(1), path=path, line=line), line, path, key, schema, "full")
         )
     return BackendList("op-plugin", path, tuple(ops), ungated=ungated)
