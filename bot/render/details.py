@@ -19,6 +19,7 @@ _DETAIL_TEXT: dict[str, str] = {
     "default_removed": "default of {subject} removed (was {before})",
     "default_added": "default {after} added to {subject}",
     "default_changed": "default of {subject} changed {before} → {after}",
+    "default_respelled": "default of {subject} respelled {before} → {after} (the same value)",
     "argument_added": "new argument {subject}: {after}",
     "argument_added_with_default": "new argument {after}",
     "argument_added_required": "new required argument {after}",
