@@ -14,7 +14,7 @@ from datafiles import release_text, write_release
 from bot import pipeline
 from bot.coverage.backends import read_backend
 from bot.coverage.check import SchemaAlert, compare_coverage, compute_coverage, mlir_signature
-from bot.coverage.oplist import BackendList, BackendOp
+from bot.coverage.oplist import BackendList, BackendOp, SchemaKind
 from bot.coverage.profiles import Profile
 from bot.model import Snapshot
 from bot.schema.grammar import parse_schema
@@ -151,6 +151,58 @@ def test_schema_alerts_torch_mlir_types(head: Snapshot) -> None:
     assert "foo_bar" in {op.name for op in compute_coverage(head, backend).stale}
 
 
+def _alerts(head: Snapshot, kind: SchemaKind, *ops: tuple[str, str]) -> dict[str, SchemaAlert]:
+    """The alerts of a list whose entries (name, schema) record a signature of KIND ("full" or "types")."""
+    listed = tuple(
+        BackendOp(name, i + 1, "ops.txt", "list", schema, kind) for i, (name, schema) in enumerate(ops)
+    )
+    return {a.name: a for a in compute_coverage(head, BackendList("text", "ops.txt", listed)).alerts}
+
+
+def test_torch_mlir_types_follow_the_caller_rule_of_diff_and_get_a_kernel_verdict(head: Snapshot) -> None:
+    alerts = _alerts(
+        head,
+        "types",
+        ("std.correction", "(Tensor, int[]?, int?, bool) -> (Tensor)"),  # int? → Scalar? widens
+        ("add.Tensor", "(Tensor, Tensor, int) -> (Tensor)"),  # int → Scalar widens as well
+        ("mm", "(Tensor, Tensor?) -> (Tensor)"),  # Tensor? → Tensor narrows
+        ("view", "(Tensor, t) -> (Tensor)"),  # a type our grammar does not know: not provably wider
+    )
+    correction = alerts["std.correction"]
+    assert (correction.breaking, correction.kernel) == (False, "breaking")
+    assert [(d.code, d.subject) for d in correction.details] == [("argument_widened", "correction")]
+    (form, *_) = correction.kernel_changes
+    assert (
+        "parameter 3",
+        "::std::optional<int64_t>",
+        "const ::std::optional<at::Scalar> &",
+    ) in form.differences()
+    assert (alerts["add.Tensor"].breaking, alerts["add.Tensor"].kernel) == (False, "breaking")
+    mm = alerts["mm"]
+    assert (mm.breaking, mm.kernel) == (True, "breaking")
+    assert [(d.code, d.before, d.after) for d in mm.details] == [("argument_retyped", "Tensor?", "Tensor")]
+    view = alerts["view"]
+    assert (view.breaking, view.kernel, view.kernel_changes) == (True, "breaking", ())
+
+
+def test_types_that_print_alike_keep_upstreams_kernel_types(head: Snapshot) -> None:
+    """torch-mlir prints SymInt and the enums as int: where its types print as upstream's, upstream's
+    argument stands in, so the one real difference is the only kernel change."""
+    (alert,) = _alerts(
+        head, "types", ("layer_norm", "(Tensor, int[], Tensor?, Tensor?, float, int) -> (Tensor)")
+    ).values()
+    assert [(d.code, d.subject) for d in alert.details] == [("argument_retyped", "cudnn_enable")]
+    assert {k.differences() for k in alert.kernel_changes} == {(("parameter 6", "int64_t", "bool"),)}
+
+
+def test_a_schema_comment_that_only_respells_a_default_raises_no_alert(head: Snapshot) -> None:
+    respelled = head.operators["layer_norm"].schema.replace("eps=1e-05", "eps=1.0e-05")
+    widened = head.operators["std.correction"].schema.replace("Scalar? correction", "int? correction")
+    alerts = _alerts(head, "full", ("layer_norm", respelled), ("std.correction", widened))
+    assert set(alerts) == {"std.correction"}
+    assert (alerts["std.correction"].breaking, alerts["std.correction"].kernel) == (False, "breaking")
+
+
 def test_gap_since_base(tmp_path: Path, head: Snapshot) -> None:
     base = _snapshot(tmp_path, "2.13.0")
     backend = _listing("relu")
@@ -275,7 +327,14 @@ def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
 
     hostile = Detail("argument_renamed", "breaking", "*x*", "*x*", "<img src=x onerror=alert(1)> @org/team")
     alert = SchemaAlert(
-        "mm", "list.txt", 3, "mm(Tensor *x*) -> Tensor", "mm(Tensor y) -> Tensor", True, (hostile,)
+        "mm",
+        "list.txt",
+        3,
+        "mm(Tensor *x*) -> Tensor",
+        "mm(Tensor y) -> Tensor",
+        True,
+        (hostile,),
+        "compatible",
     )
     results = [(Coverage("text", "list.txt", "eager", (), (), (alert,)), None)]
     md = render(results, "markdown", head=head)
@@ -308,7 +367,9 @@ def test_long_lists_say_how_many_more_and_alerts_are_capped_in_markdown(head: Sn
     markdown = render([(cov, None)], "markdown", head=head)
     assert "- … and 5 more (`--format json` lists all)" in markdown
     alerts = tuple(
-        SchemaAlert(f"op{i}", "f.cpp", i, "op(Tensor a) -> Tensor", "op(Tensor b) -> Tensor", True, ())
+        SchemaAlert(
+            f"op{i}", "f.cpp", i, "op(Tensor a) -> Tensor", "op(Tensor b) -> Tensor", True, (), "compatible"
+        )
         for i in range(60)
     )
     markdown = render([(replace(cov, alerts=alerts), None)], "markdown", head=head)

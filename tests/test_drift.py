@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
+import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from datafiles import release_text
+from clirun import Opdrift
+from datafiles import RELEASES, release_text
 from driftcases import real_snapshot, realistic_pair, rec, snap
+from releasesnap import release_snapshot
 
 from bot.drift.changes import Change, Drift, compute_drift, fingerprint
 from bot.schema.compare import diff_schemas
@@ -75,6 +80,22 @@ def codes(before: str, after: str) -> list[tuple[str, str]]:
             "f(Tensor self, int dim) -> Tensor",
             "f(Tensor self, int dim=0) -> Tensor",
             [("default_added", "compatible")],
+        ),
+        # Defaults compare as the values PyTorch's parser reads: another spelling is only news.
+        (
+            "f(Tensor self, float eps=1e-05, SymInt[2] stride=1) -> Tensor",
+            "f(Tensor self, float eps=1.0e-05, SymInt[2] stride=[1, 1]) -> Tensor",
+            [("default_respelled", "info"), ("default_respelled", "info")],
+        ),
+        (
+            "f(Tensor self, float eps=1e-05) -> Tensor",
+            "f(Tensor self, float eps=1e-06) -> Tensor",
+            [("default_changed", "breaking")],
+        ),
+        (
+            "f(Tensor self, Scalar alpha=1) -> Tensor",
+            "f(Tensor self, Scalar alpha=1.0) -> Tensor",
+            [("default_changed", "breaking")],
         ),
         (
             "f(Tensor self) -> Tensor",
@@ -495,3 +516,112 @@ def test_real_edited_copy_each_change_kind(tmp_path: Path) -> None:
     assert removed["histc"].kind == "removed" and removed["histc"].breaking
     renamed = edited("renamed", entry.replace(head, head.replace("histc(", "histc.bins(")))
     assert renamed["histc.bins"].kind == "renamed" and renamed["histc.bins"].old_name == "histc"
+
+
+def _edit_entry(text: str, name: str, old: str, new: str) -> str:
+    """TEXT with OLD replaced by NEW on the `- func: NAME(` line (which must hold OLD)."""
+    lines = text.split("\n")
+    (at,) = [i for i, ln in enumerate(lines) if ln.startswith(f"- func: {name}(")]
+    assert old in lines[at], (name, lines[at])
+    lines[at] = lines[at].replace(old, new)
+    return "\n".join(lines)
+
+
+def _edited_release(tmp_path: Path, release: Path, edits: dict[str, tuple[str, str]]) -> Path:
+    """A copy of a vendored release's yaml files with EDITS (name → (old, new)) made to its entries."""
+    text = release.read_text(encoding="utf-8")
+    for name, (old, new) in edits.items():
+        text = _edit_entry(text, name, old, new)
+    tmp_path.mkdir()
+    for other in release.parent.iterdir():
+        (tmp_path / other.name).write_bytes(other.read_bytes())
+    (tmp_path / release.name).write_text(text, encoding="utf-8")
+    return tmp_path / release.name
+
+
+# Real 2.15.0 entries with their defaults spelled another way PyTorch's parser reads as the same value.
+RESPELLED = {
+    "layer_norm": ("float eps=1e-05", "float eps=1.0e-05"),
+    "conv2d": (
+        "SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1",
+        "SymInt[2] stride=[1,1], SymInt[2] padding=[0,0], SymInt[2] dilation=[1,1]",
+    ),
+    "conv1d.padding": ('str padding="valid"', "str padding='valid'"),
+    "mse_loss": ("int reduction=Mean", "int reduction=1"),  # at::Reduction::Mean is 1
+    "hinge_embedding_loss": ("float margin=1.0", "float margin=1"),
+}
+
+
+def test_real_defaults_respelled_are_no_bc_break(
+    opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """A default written another way (1e-05 → 1.0e-05, a broadcast scalar → its list, one quote → the
+    other) is the same value to PyTorch: diff says so, as news, and breaks neither callers nor kernels."""
+    base = release_file("2.15.0")
+    head = _edited_release(tmp_path / "respelled", base, RESPELLED)
+    run = opdrift("diff", str(base), str(head), "--format", "json")
+    assert run.code == 0, run.err
+    data = json.loads(run.out)
+    assert (data["summary"]["breaking"], data["summary"]["kernel_breaking"]) == (0, 0)
+    changed = {c["name"]: c for c in data["changed"]}
+    assert set(changed) == set(RESPELLED)
+    for name, c in changed.items():
+        assert (c["breaking"], c["kernel"]) == (False, "compatible"), name
+        assert {(d["code"], d["severity"]) for d in c["changes"]} == {("default_respelled", "info")}, name
+    assert [(d["subject"], d["before"], d["after"]) for d in changed["conv2d"]["changes"]] == [
+        ("stride", "1", "[1,1]"),
+        ("padding", "0", "[0,0]"),
+        ("dilation", "1", "[1,1]"),
+    ]
+    text = opdrift("diff", str(base), str(head)).out
+    assert "default of `eps` respelled `1e-05` → `1.0e-05` (the same value)" in text
+
+
+def test_real_default_values_changed_stay_bc_breaking(
+    opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """A default whose value changed still breaks callers, an int Scalar made a float one included
+    (PyTorch's IValues of 1 and 1.0 differ: the result's dtype can follow)."""
+    base = release_file("2.15.0")
+    edits = {
+        "group_norm": ("float eps=1e-05", "float eps=1e-06"),
+        "multi_margin_loss": ("Scalar p=1", "Scalar p=1.0"),
+    }
+    head = _edited_release(tmp_path / "changed", base, edits)
+    run = opdrift("diff", str(base), str(head), "--format", "json")
+    assert run.code == 1
+    changed = {c["name"]: c for c in json.loads(run.out)["changed"]}
+    assert set(changed) == set(edits)
+    assert [(d["code"], d["subject"], d["before"], d["after"]) for d in changed["group_norm"]["changes"]] == [
+        ("default_changed", "eps", "1e-05", "1e-06")
+    ]
+    assert [d["code"] for d in changed["multi_margin_loss"]["changes"]] == ["default_changed"]
+    assert all(c["breaking"] and c["kernel"] == "compatible" for c in changed.values())
+
+
+# Every default_changed detail between consecutive vendored releases (nanmean/nansum's `dim=[]` → None
+# with the type made optional, randint's dtype None → long): real changes of value, still reported.
+REAL_DEFAULT_CHANGES = {
+    ("1.12.0", "1.13.0"): {
+        ("nanmean", "dim", "[]", "None"),
+        ("nanmean.out", "dim", "[]", "None"),
+        ("nansum", "dim", "[]", "None"),
+        ("nansum.out", "dim", "[]", "None"),
+        ("randint", "dtype", "None", "long"),
+        ("randint.generator", "dtype", "None", "long"),
+        ("randint.low", "dtype", "None", "long"),
+        ("randint.low_generator", "dtype", "None", "long"),
+    },
+}
+
+
+def test_real_default_changes_across_every_release_pair_stay_reported() -> None:
+    found: dict[tuple[str, str], set[tuple[str, str, str, str]]] = {}
+    for base, head in itertools.pairwise(RELEASES):
+        for c in compute_drift(release_snapshot(base), release_snapshot(head)).changes:
+            for d in c.details:
+                assert d.code != "default_respelled", (base, head, c.name, d)
+                if d.code == "default_changed":
+                    assert c.breaking
+                    found.setdefault((base, head), set()).add((c.name, d.subject, d.before, d.after))
+    assert found == REAL_DEFAULT_CHANGES

@@ -13,6 +13,7 @@ from clirun import Opdrift
 from datafiles import DATA
 
 from bot import pipeline
+from bot.coverage.check import mlir_signature
 from bot.drift.changes import Change, compute_drift
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelForm, kernel_changes, kernel_signature
@@ -207,3 +208,39 @@ def test_fail_on_kernel_counts_a_changed_kernel_signature(release_file: Callable
     correction = next(c for c in drift.changes if c.name == "std.correction")
     assert not correction.breaking and not correction.needs_kernel
     assert correction in failing(drift, "kernel") and correction not in failing(drift, "breaking")
+
+
+def test_a_coverage_alert_gets_the_verdicts_diff_gives(
+    opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """torch-mlir lists types only. A list still carrying 2.0.0's std.correction (`int? correction`)
+    against 2.15.0 gets an alert with diff's two verdicts for the same change from 2.0.0 to 2.1.0:
+    callers compatible (int? widens to Scalar?), kernels breaking (parameter 3 changed type)."""
+    old = pipeline.load_snapshot(str(release_file("2.0.0"))).operators["std.correction"].schema
+    types = mlir_signature(parse_schema(old))
+    assert types == "(Tensor, int[]?, int?, bool) -> (Tensor)"
+    td = tmp_path / "GeneratedTorchOps.td"
+    td.write_text(f'  let summary = "Generated op for `aten::std.correction : {types}`";\n', encoding="utf-8")
+    head = str(release_file("2.15.0"))
+    run = opdrift("coverage", "--backend", f"torch-mlir={td}", head, "--format", "json")
+    assert run.code == 0, run.err
+    (alert,) = json.loads(run.out)["backends"][0]["schema_alerts"]
+    assert (alert["name"], alert["breaking"], alert["kernel"]) == ("std.correction", False, "breaking")
+    assert [(d["code"], d["severity"], d["before"], d["after"]) for d in alert["details"]] == [
+        ("argument_widened", "compatible", "int?", "Scalar?")
+    ]
+
+    diffed = _drift(release_file, "2.0.0", "2.1.0")["std.correction"]
+    assert (alert["breaking"], alert["kernel"]) == (diffed.breaking, diffed.kernel)
+    assert [(k["form"], k["before"], k["after"]) for k in alert["kernel_changes"]] == [
+        (k.form, str(k.before), str(k.after)) for k in diffed.kernel_changes
+    ]
+
+    text = opdrift("coverage", "--backend", f"torch-mlir={td}", head).out
+    assert "its signature changed upstream (callers: compatible; kernels: C++ signature changed)" in text
+    assert (
+        "      - kernel signature: SymInt and int64_t kernels: parameter 3 `::std::optional<int64_t>` → "
+        "`const ::std::optional<at::Scalar> &`\n"
+    ) in text
+    markdown = opdrift("coverage", "--backend", f"torch-mlir={td}", head, "--format", "markdown").out
+    assert "compatible for callers, 🔧 your kernel's C++ signature changed:" in markdown

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.errors import SchemaError
+from bot.schema.defaults import NONE, DefaultValue, read_default, same_default
 from bot.schema.grammar import parse_schema
 from bot.schema.model import (
     Annotation,
@@ -24,6 +25,7 @@ from bot.schema.model import (
     OperatorName,
     OptionalType,
     Return,
+    Type,
     make_function_schema,
     make_operator_name,
 )
@@ -299,3 +301,111 @@ def test_malformed_schema_is_a_schema_error(text: str) -> None:
 def test_non_string_is_a_schema_error() -> None:
     with pytest.raises(SchemaError, match="must be a string"):
         parse_schema(123, line=3)  # type: ignore[arg-type]
+
+
+# --- defaults read as values (bot.schema.defaults) -------------------------------------------------
+
+
+def _type(text: str) -> Type:
+    (arg,) = parse_schema(f"f({text} x) -> Tensor").arguments.positional
+    return arg.type
+
+
+def _value(text: str, typ: str) -> DefaultValue | None:
+    return read_default(text, _type(typ))
+
+
+def _ints(*xs: int) -> DefaultValue:
+    return DefaultValue("list", tuple(DefaultValue("int", x) for x in xs))
+
+
+@pytest.mark.parametrize(
+    ("typ", "text", "expected"),
+    [
+        # A number is a float for a float argument, or when the text has "." or "e"; else an int.
+        ("float", "1e-05", DefaultValue("float", 1e-05)),
+        ("float", "1.0e-05", DefaultValue("float", 1e-05)),
+        ("float", "1", DefaultValue("float", 1.0)),
+        ("Scalar", "1", DefaultValue("int", 1)),
+        ("Scalar", "1.0", DefaultValue("float", 1.0)),
+        ("Scalar", "-1", DefaultValue("int", -1)),
+        ("float?", "1", DefaultValue("int", 1)),  # the optional's kind, not float's, types the number
+        ("SymInt", "-100", DefaultValue("int", -100)),
+        ("Scalar", "2j", DefaultValue("complex", 2j)),
+        ("bool", "True", DefaultValue("bool", True)),
+        ("bool?", "False", DefaultValue("bool", False)),
+        ("Tensor?", "None", NONE),
+        ("int[1]?", "None", NONE),
+        # The enum names parseSingleConstant knows are their enum's int.
+        ("int", "Mean", DefaultValue("int", 1)),
+        ("ScalarType?", "long", DefaultValue("int", 4)),
+        ("MemoryFormat", "contiguous_format", DefaultValue("int", 0)),
+        # Either quote; parseStringLiteral's escapes.
+        ("str", "'fro'", DefaultValue("str", "fro")),
+        ("str", '"fro"', DefaultValue("str", "fro")),
+        ("str", r'"\"' + "'" + r'\\"', DefaultValue("str", "\"'\\")),
+        ("str", r"'\"\'\\'", DefaultValue("str", "\"'\\")),
+        ("str", r"'\101'", DefaultValue("str", "A")),
+        ("Device", '"cpu"', DefaultValue("device", "cpu")),
+        # Lists of ints, floats or bools; a fixed-size list broadcasts one constant to its size.
+        ("int[2]", "1", _ints(1, 1)),
+        ("SymInt[3]", "0", _ints(0, 0, 0)),
+        ("int[2]", "[1,1]", _ints(1, 1)),
+        ("int[2]", "[1, 1]", _ints(1, 1)),
+        ("int[1]", "[-2,-1]", _ints(-2, -1)),
+        ("int[]", "[]", _ints()),
+        ("int[]", "None", NONE),
+        (
+            "float[]",
+            "[1, 0.5]",
+            DefaultValue("list", (DefaultValue("float", 1.0), DefaultValue("float", 0.5))),
+        ),
+        (
+            "bool[3]",
+            "[True,False,True]",
+            DefaultValue("list", tuple(DefaultValue("bool", b) for b in (True, False, True))),
+        ),
+    ],
+)
+def test_a_default_reads_as_pytorch_reads_it(typ: str, text: str, expected: DefaultValue) -> None:
+    assert _value(text, typ) == expected
+
+
+@pytest.mark.parametrize(
+    ("typ", "text"),
+    [
+        ("float", "inf"),  # the lexer reads `inf` as a name, and no default of that name exists
+        ("float", "-inf"),
+        ("int", "+1"),
+        ("int", "1E5"),  # PyTorch's stoll would read the 1 alone: not modelled, so compared as text
+        ("int", "9223372036854775808"),  # past int64
+        ("float", "1e400"),  # past a double: std::stod throws
+        ("float", "1e-400"),
+        ("int", "dim"),
+        ("ScalarType?", "float32"),  # a dtype name PyTorch takes for ScalarType only: not modelled
+        ("str", r"'\r'"),  # not one of parseStringLiteral's escapes
+        ("int[1]?", "[1]"),  # an optional takes one constant, never a list
+        ("int[]", "1"),  # broadcasting needs a fixed size
+        ("int[2]", "[1,]"),
+        ("int[2]", "[1.0,1]"),  # an int list takes ints only
+        ("Tensor[]", "[]"),  # lists of int, float and bool only
+        ("Tensor", "0"),
+        ("Device", "cpu"),
+        ("Stream", "0"),
+    ],
+)
+def test_a_default_pytorch_rejects_or_that_is_not_modelled_reads_as_none(typ: str, text: str) -> None:
+    assert _value(text, typ) is None
+
+
+def test_defaults_compare_as_values_and_fall_back_to_text() -> None:
+    f, i2, s = _type("float"), _type("int[2]"), _type("Scalar")
+    assert same_default("1e-05", f, "1.0e-05", f)
+    assert same_default("1", i2, "[1,1]", i2)
+    assert not same_default("1e-05", f, "1e-06", f)
+    assert not same_default("1", s, "1.0", s)  # an int and a float are different IValues
+    assert not same_default("[1,1]", i2, "[1,1,1]", i2)
+    assert same_default("inf", f, "inf", f)  # unreadable on both sides: the same text
+    assert not same_default("inf", f, "1e400", f)
+    # Each side is read with its own argument's type: `int[2] stride=1` and `int[] stride=[1,1]`.
+    assert same_default("1", i2, "[1,1]", _type("int[]"))

@@ -39,9 +39,10 @@ from bot.operators.kernels import (
     profile_kernel,
     table_of,
 )
-from bot.schema.compare import Detail, diff_schemas
-from bot.schema.grammar import parse_schema
-from bot.schema.model import FunctionSchema, Type
+from bot.schema.compare import Detail, diff_schemas, widens
+from bot.schema.grammar import parse_schema, parse_type
+from bot.schema.kernel import KernelChange, KernelVerdict, kernel_changes
+from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
 from bot.text import did_you_mean
 
 RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen")
@@ -58,7 +59,12 @@ class OpCoverage:
 
 @dataclass(frozen=True)
 class SchemaAlert:
-    """The backend implements `name` with a signature that upstream no longer has."""
+    """The backend implements `name` with a signature that upstream no longer has.
+
+    Both verdicts of the drift model, from the backend's signature to upstream's: `breaking` for
+    callers (`bot.schema.compare`), `kernel` for the C++ signature its kernels are built against
+    (`bot.schema.kernel`; "compatible" when they still build, and `kernel_changes` empty).
+    """
 
     name: str
     path: str
@@ -67,6 +73,8 @@ class SchemaAlert:
     upstream_schema: str
     breaking: bool
     details: tuple[Detail, ...]
+    kernel: KernelVerdict
+    kernel_changes: tuple[KernelChange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -214,6 +222,68 @@ def _split_types(sig: str) -> tuple[list[str], str]:
     return items, rets.rstrip(")")
 
 
+def _widened(before: str, after: str) -> bool:
+    """The backend's type widens to upstream's, by the rule diff uses (int? → Scalar?)."""
+    try:
+        return widens(parse_type(before), parse_type(after))
+    except SchemaError:
+        return False  # a type the grammar does not know (torch-mlir's `t`, `Any`): not provably wider
+
+
+def _structured(rec: OpRecord) -> bool:
+    return rec.facets.structured or rec.facets.structured_delegate is not None
+
+
+def _kernel_verdict(
+    theirs: FunctionSchema | None, rec: OpRecord, schema: FunctionSchema
+) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
+    """The kernel verdict from the backend's schema to upstream's. The backend's side is taken to be in
+    upstream's structured group or not as upstream is: a list does not say. An unreadable backend side
+    is "breaking" with no signature, as the drift does for an unreadable schema."""
+    if theirs is None:
+        return "breaking", ()
+    structured = _structured(rec)
+    found = kernel_changes(theirs, schema, structured_before=structured, structured_after=structured)
+    return ("breaking" if found else "compatible"), found
+
+
+def _schema_from_types(
+    theirs: list[str], their_rets: str, ours: list[str], our_rets: str, schema: FunctionSchema
+) -> FunctionSchema | None:
+    """The backend's schema as far as torch-mlir's types tell it, for the kernel verdict.
+
+    torch-mlir prints TorchScript types, which cannot tell SymInt from int, an enum from int, or
+    ``int[1]`` from ``int[]``, and carry no names, alias annotations or keyword-only marker. So where
+    the backend's type prints as upstream's, upstream's argument stands for it; elsewhere the
+    backend's type is read, keeping upstream's annotation on a Tensor. None when a type does not read.
+    """
+    flat = schema.arguments.flat_all
+    try:
+        args = []
+        for i, text in enumerate(theirs):
+            up = flat[i] if i < len(flat) else None
+            if up is not None and i < len(ours) and ours[i] == text:
+                args.append(up)
+                continue
+            t = parse_type(text)
+            annotation = up.annotation if up is not None and t.is_tensor_like() else None
+            args.append(Argument(up.name if up is not None else f"arg{i}", t, None, annotation))
+        returns = schema.returns
+        if their_rets != our_rets:
+            texts = [r.strip() for r in their_rets.split(",") if r.strip()]
+            returns = tuple(
+                Return(None, t, r.annotation if r is not None and t.is_tensor_like() else None)
+                for t, r in ((parse_type(text), _at(schema.returns, i)) for i, text in enumerate(texts))
+            )
+    except SchemaError:
+        return None
+    return FunctionSchema(schema.name, Arguments(positional=tuple(args)), returns)
+
+
+def _at(returns: tuple[Return, ...], i: int) -> Return | None:
+    return returns[i] if i < len(returns) else None
+
+
 def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaAlert | None:
     backend_sig = " ".join((op.schema or "").split())
     upstream = mlir_signature(schema)
@@ -223,8 +293,7 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
     ours, our_rets = _split_types(upstream)
     flat = schema.arguments.flat_all
     details: list[Detail] = []
-    breaking = our_rets != their_rets
-    if breaking:
+    if our_rets != their_rets:
         details.append(Detail("return_changed", "breaking", "returns", their_rets, our_rets))
     for i in range(max(len(theirs), len(ours))):
         before = theirs[i] if i < len(theirs) else ""
@@ -234,11 +303,18 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
         arg = flat[i].name if i < len(flat) else f"#{i}"
         if not before and i < len(flat) and flat[i].default is not None:
             details.append(Detail("argument_added_with_default", "compatible", arg, "", after))
+        elif before and after and _widened(before, after):
+            details.append(Detail("argument_widened", "compatible", arg, before, after))
         else:
-            breaking = True
             code = "argument_removed" if not after else "argument_added" if not before else "argument_retyped"
             details.append(Detail(code, "breaking", arg, before, after))
-    return SchemaAlert(op.name, op.path, op.line, backend_sig, str(schema), breaking, tuple(details))
+    breaking = any(d.severity == "breaking" for d in details)
+    kernel, kernels = _kernel_verdict(
+        _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema
+    )
+    return SchemaAlert(
+        op.name, op.path, op.line, backend_sig, str(schema), breaking, tuple(details), kernel, kernels
+    )
 
 
 def _full_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaAlert | None:
@@ -250,12 +326,14 @@ def _full_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaA
     except SchemaError:
         # A schema comment the grammar rejects is the backend's typo, not an upstream change; the
         # alert still shows both texts so a maintainer can compare them.
-        return SchemaAlert(op.name, op.path, op.line, text, rec.schema, True, ())
+        return SchemaAlert(op.name, op.path, op.line, text, rec.schema, True, (), "breaking")
     details = diff_schemas(theirs, schema)
-    if not details:
+    kernel, kernels = _kernel_verdict(theirs, rec, schema)
+    # Nothing a caller or a kernel notices (a default respelled, `1e-05` for `1.0e-05`): no alert.
+    if kernel == "compatible" and all(d.severity == "info" for d in details):
         return None
     breaking = any(d.severity == "breaking" for d in details)
-    return SchemaAlert(op.name, op.path, op.line, text, rec.schema, breaking, details)
+    return SchemaAlert(op.name, op.path, op.line, text, rec.schema, breaking, details, kernel, kernels)
 
 
 def _alerts(snapshot: Snapshot, backend: BackendList) -> Iterable[SchemaAlert]:
@@ -311,6 +389,10 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
                 "backend_schema": a.backend_schema,
                 "upstream_schema": a.upstream_schema,
                 "breaking": a.breaking,
+                "kernel": a.kernel,
+                "kernel_changes": [
+                    {"form": k.form, "before": str(k.before), "after": str(k.after)} for k in a.kernel_changes
+                ],
                 "details": [
                     {
                         "code": d.code,

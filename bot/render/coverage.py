@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json
 from bot.model import Snapshot
-from bot.render.details import describe
+from bot.render.details import describe, describe_kernel
 from bot.schema.compare import Detail
 from bot.snapshot import meta_json
 from bot.text import Safe, code, terminal
@@ -90,9 +90,13 @@ def coverage_view(cov: Coverage, change: CoverageChange | None) -> CoverageView:
     )
 
 
+def _quote_text(s: str) -> str:
+    return f"`{terminal(s)}`"
+
+
 def _detail_text(d: Detail) -> Safe:
     """The drift report's sentence for `d`, each upstream or backend value in backticks."""
-    return Safe(describe(d, lambda s: f"`{terminal(s)}`"))
+    return Safe(describe(d, _quote_text))
 
 
 def _detail_markdown(d: Detail) -> Safe:
@@ -100,8 +104,22 @@ def _detail_markdown(d: Detail) -> Safe:
     return Safe(describe(d, code))
 
 
+def _kernel_text(a: SchemaAlert) -> Safe:
+    """The drift report's words for what the change does to the alert's kernel signature."""
+    return Safe(describe_kernel(a.kernel_changes, _quote_text))
+
+
+def _kernel_markdown(a: SchemaAlert) -> Safe:
+    return Safe(describe_kernel(a.kernel_changes, code))
+
+
 def _render(
-    name: str, kind: str, views: Sequence[CoverageView], detail: Callable[[Detail], Safe], **values: object
+    name: str,
+    kind: str,
+    views: Sequence[CoverageView],
+    detail: Callable[[Detail], Safe],
+    kernel: Callable[[SchemaAlert], Safe],
+    **values: object,
 ) -> str:
     from bot.render.jinja import render_template
 
@@ -110,6 +128,7 @@ def _render(
         "md" if kind == "md" else "text",
         views=views,
         detail=detail,
+        kernel=kernel,
         list_cap=LIST_CAP,
         alert_cap=ALERT_CAP,
         **values,
@@ -125,6 +144,8 @@ def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
     views = [coverage_view(cov, change) for cov, change in results]
     if fmt == "markdown":
-        return _render("coverage.md.j2", "md", views, _detail_markdown)
+        return _render("coverage.md.j2", "md", views, _detail_markdown, _kernel_markdown)
     # An empty run still prints one (empty) line, as every text output ends with a newline.
-    return _render("coverage.txt.j2", "text", views, _detail_text, source=head.meta.path) or "\n"
+    return (
+        _render("coverage.txt.j2", "text", views, _detail_text, _kernel_text, source=head.meta.path) or "\n"
+    )

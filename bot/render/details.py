@@ -1,4 +1,5 @@
-"""One sentence per schema `Detail` ("argument self retyped Tensor → Tensor?"), for every report.
+"""One sentence per schema `Detail` ("argument self retyped Tensor → Tensor?"), and one for what a
+change did to the kernels' C++ signature, for every report.
 
 The drift report and the coverage report both describe what changed in a signature with these words;
 each passes its own `quote` (a Markdown code span, or backticks around terminal-safe text).
@@ -6,9 +7,10 @@ each passes its own `quote` (a Markdown code span, or backticks around terminal-
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from bot.schema.compare import Detail
+from bot.schema.kernel import KernelChange
 
 _DETAIL_TEXT: dict[str, str] = {
     "argument_removed": "argument {subject} removed (was {before})",
@@ -19,6 +21,7 @@ _DETAIL_TEXT: dict[str, str] = {
     "default_removed": "default of {subject} removed (was {before})",
     "default_added": "default {after} added to {subject}",
     "default_changed": "default of {subject} changed {before} → {after}",
+    "default_respelled": "default of {subject} respelled {before} → {after} (the same value)",
     "argument_added": "new argument {subject}: {after}",
     "argument_added_with_default": "new argument {after}",
     "argument_added_required": "new required argument {after}",
@@ -69,3 +72,27 @@ def describe(d: Detail, quote: Callable[[str], str]) -> str:
         before=quote(d.before) if d.before else "none",
         after=quote(d.after) if d.after else "none",
     )
+
+
+def describe_kernel(changes: Sequence[KernelChange], quote: Callable[[str], str]) -> str:
+    """What changed in the kernel's C++ signature, once per set of forms it changed alike:
+    ``SymInt and int64_t kernels: parameter 3 `a` → `b```."""
+    by_parts: dict[tuple[tuple[str, str, str], ...], list[str]] = {}
+    for k in changes:
+        by_parts.setdefault(k.differences(), []).append(k.form)
+    if not by_parts:
+        return "a schema does not parse, so the signature cannot be compared"
+    phrases = []
+    for parts, forms in by_parts.items():
+        which = " and ".join(forms) + " kernels"
+        phrases.append(f"{which}: {', '.join(_signature_part(*part, quote) for part in parts)}")
+    return "; ".join(phrases)
+
+
+def _signature_part(where: str, before: str, after: str, quote: Callable[[str], str]) -> str:
+    """``parameter 3 `a` → `b```, or ``parameters added `x, y``` when one side is empty."""
+    if not before:
+        return f"{where} {quote(after)}"
+    if not after:
+        return f"{where} {quote(before)}"
+    return f"{where} {quote(before)} → {quote(after)}"

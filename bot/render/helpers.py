@@ -15,7 +15,7 @@ from bot.drift.warnings import SourceWarning
 from bot.errors import ConfigError
 from bot.model import OpRecord
 from bot.render.context import BackendGap, ReportContext
-from bot.render.details import describe
+from bot.render.details import describe, describe_kernel
 from bot.render.view import BucketSection
 from bot.text import Safe, code, link, md, one_line, shorten, terminal
 
@@ -150,24 +150,7 @@ class Helpers:
 
     def kernel_signature(self, c: Change) -> Safe:
         """What changed in the kernel's C++ signature, once per set of forms it changed alike."""
-        by_parts: dict[tuple[tuple[str, str, str], ...], list[str]] = {}
-        for k in c.kernel_changes:
-            by_parts.setdefault(k.differences(), []).append(k.form)
-        if not by_parts:
-            return Safe("a schema does not parse, so the signature cannot be compared")
-        phrases = []
-        for parts, forms in by_parts.items():
-            which = " and ".join(forms) + " kernels"
-            phrases.append(f"{which}: {', '.join(self._signature_part(*part) for part in parts)}")
-        return Safe("; ".join(phrases))
-
-    def _signature_part(self, where: str, before: str, after: str) -> str:
-        """``parameter 3 `a` → `b```, or ``parameters added `x, y``` when one side is empty."""
-        if not before:
-            return f"{where} {self.q(after)}"
-        if not after:
-            return f"{where} {self.q(before)}"
-        return f"{where} {self.q(before)} → {self.q(after)}"
+        return Safe(describe_kernel(c.kernel_changes, self.q))
 
     def kernels(self, c: Change) -> Safe:
         """``+XPU +SparseXPU -MPS`` (a real minus sign): in-tree kernel keys the change added and removed."""

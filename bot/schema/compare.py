@@ -3,7 +3,8 @@
 The rules follow what breaks a caller. Python and TorchScript callers pass arguments by name or by
 position; C++ callers (``at::foo``) pass every argument by position, keyword-only ones included. So:
 
-- BC-breaking: an argument removed, renamed or retyped; a default removed or changed; a new argument
+- BC-breaking: an argument removed, renamed or retyped; a default removed or changed (compared as
+  values, as PyTorch parses them: `bot.schema.defaults`; a respelled one is only `info`); a new argument
   without a default; positions shifted (an argument inserted before an old one, or old arguments
   reordered, keyword-only ones included); a positional argument made keyword-only; an alias
   annotation changed (mutation and aliasing are part of the contract that functionalization and
@@ -22,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.schema.defaults import same_default
 from bot.schema.model import Argument, BaseType, FunctionSchema, ListType, OptionalType, Type
 
 Severity = Literal["breaking", "compatible", "info"]
@@ -175,6 +177,9 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
                 details.append(Detail("default_removed", "breaking", name, oa.default or "", ""))
             elif oa.default is None:
                 details.append(Detail("default_added", "compatible", name, "", na.default))
+            elif same_default(oa.default, oa.type, na.default, na.type):
+                # Another spelling of the same value (1e-05 → 1.0e-05): no caller sees a difference.
+                details.append(Detail("default_respelled", "info", name, oa.default, na.default))
             else:
                 details.append(Detail("default_changed", "breaking", name, oa.default, na.default))
 

@@ -153,6 +153,19 @@ def _typed(m: re.Match[str], text: str, path: str | None, line: int | None) -> t
     return t, ann
 
 
+_TYPE_RE = re.compile(_TYPE)
+
+
+def parse_type(text: str) -> Type:
+    """One type without an alias annotation (``int[]?``, ``Tensor?[]``), as a schema would spell it;
+    other text (an unknown base type, an annotation) raises SchemaError quoting it."""
+    m = _TYPE_RE.fullmatch(text)
+    t = None if m is None or m.group("ann") is not None else _make_type(m.group("base"), m.group("suffix"))
+    if t is None:
+        raise SchemaError(f"malformed type {text!r}")
+    return t
+
+
 def parse_schema(text: str, *, path: str | None = None, line: int | None = None) -> FunctionSchema:
     """Parse one function schema; bad text raises SchemaError quoting it, with path and line."""
     if not isinstance(text, str):
