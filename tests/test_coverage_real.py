@@ -135,6 +135,25 @@ def test_the_real_dlprim_tree_reads_with_its_malformed_comments_as_warnings(
     assert "(profile: eager)" in run.out
 
 
+@pytest.mark.parametrize("version", ["2.14.1", "2.15.0"])
+def test_the_real_dlprim_tree_against_two_releases(
+    dlprim_src: Path, release_file: Callable[[str], Path], version: str
+) -> None:
+    """What dlprim registers is covered at both releases, what it lacks at 2.15.0 beyond 2.14.1 is new
+    in 2.15.0, and its dense default kernels serve it (no NestedTensor decomposition counted)."""
+    backend = read_backend("cpp", str(dlprim_src))
+    cov = compute_coverage(pipeline.load_snapshot(str(release_file(version))), backend)
+    rules = {o.name: o.rule for o in cov.ops}
+    assert {name for name in backend.names if name in rules} <= {n for n, r in rules.items() if r == "listed"}
+    for name in ("zeros_like", "randn_like", "randn_like.generator"):
+        assert rules[name] == "default_kernel", name
+    assert rules["mm.out"] == "listed" and rules["geqrf"] == rules["igamma"] == "needs_kernel"
+    if version == "2.15.0":
+        before = compute_coverage(pipeline.load_snapshot(str(release_file("2.14.1"))), backend)
+        new = {o.name for o in cov.uncovered} - {o.name for o in before.uncovered}
+        assert new and new <= _release_names("2.15.0") - _release_names("2.14.1")
+
+
 def test_a_subscription_to_the_real_dlprim_tree_says_what_its_reader_skipped(
     dlprim_src: Path, release_file: Callable[[str], Path]
 ) -> None:
@@ -428,6 +447,7 @@ def test_what_a_real_list_newly_lacks_at_the_next_release_is_new_in_it(
         ("torch-mlir", TORCH_MLIR, "2.14.1", "2.15.0"),
         ("op-plugin", OP_PLUGIN, "2.14.1", "2.15.0"),
         ("xpu", XPU, "2.5.0", "2.6.0"),
+        ("xla", "pytorch-xla.xla_native_functions.yaml.xz", "2.14.1", "2.15.0"),
     ]
     for kind, name, before, after in lists:
         lacking = [
