@@ -338,7 +338,7 @@ def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
     )
     results = [(Coverage("text", "list.txt", "eager", (), (), (alert,)), None)]
     md = render(results, "markdown", head=head)
-    assert f"  - argument {code('*x*')} renamed to {code(hostile.after)}\n" in md
+    assert f"): argument {code('*x*')} renamed to {code(hostile.after)}\n" in md  # folded: caller-only
     text = render(results, "text", head=head)
     assert f"      - argument `*x*` renamed to `{hostile.after}`\n" in text
 

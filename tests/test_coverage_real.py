@@ -471,7 +471,8 @@ def test_what_a_real_list_newly_lacks_at_the_next_release_is_new_in_it(
             "2.15.0",
             ("--torch-version", "2.15"),
             "- func: rrelu_with_noise(",
-            "{at}: you implement rrelu_with_noise; its signature changed upstream (BC-breaking)",
+            "{at}: you implement rrelu_with_noise; its signature changed upstream (callers: BC-breaking;"
+            " kernels: C++ signature changed)",
         ),
         ("xpu", XPU, "2.6.0", (), "- cholesky", ""),
     ],

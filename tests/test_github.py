@@ -930,3 +930,34 @@ def test_finding_the_weekly_issue_reads_pages_not_every_issue(fake: FakeGitHub) 
     publish_weekly_issue(client, title="Operator drift", body="b", window_key="2026-W48", dry_run=False)
     single = [r for r in fake.requests if r.method == "GET" and re.search(r"/issues/\d+$", r.path)]
     assert single == []
+
+
+def test_cli_comment_stays_quiet_for_a_pr_that_only_adds_an_in_tree_kernel(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    tmp_path: Path,
+    opdrift: Opdrift,
+) -> None:
+    """A PR that gives an op an XPU kernel asks nothing of another backend: the job summary says it,
+    no comment is posted, and `--dry-run` says it would post nothing. A config option turns it on."""
+    head = write_release("2.14.1", tmp_path / "head")
+    text = head.read_text()
+    entry = "- func: _add_relu.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n  variants: function\n  dispatch:\n"
+    assert entry in text
+    head.write_text(text.replace(entry, entry + "    XPU: add_relu_xpu\n", 1))
+    pr = fake.add_pull(REPO)
+    argv = ["comment", "--repo", REPO, "--pr", str(pr), releases["2.14.1"], str(head)]
+    dry = opdrift(*argv, "--dry-run")
+    assert dry.code == 0, dry.err
+    assert "only in-tree kernels changed" in dry.out + dry.err and "would post nothing" in dry.out + dry.err
+    run = opdrift(*argv)
+    assert run.code == 0, run.err
+    assert fake.comments(REPO, pr) == []
+    assert "`XPU`" in gh_env.read_text()  # the job summary still tells
+    config = tmp_path / "opdrift.yml"
+    config.write_text("comment_on_kernel_keys: true\n")
+    run = opdrift(*argv, "--config", str(config))
+    assert run.code == 0, run.err
+    (mine,) = bot_comments(fake, pr)
+    assert "`XPU`" in str(mine["body"])

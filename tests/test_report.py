@@ -197,12 +197,15 @@ def test_in_tree_kernel_changes_are_a_table_and_a_short_list(
             assert f"| {code(key, in_table=True)} | {count} |" in section
         # Capping the list is not a cut for size: a body that fits says nothing about the limit.
         assert "Long sections are cut" not in body
-    # A body squeezed below the kernel cap still says where the rest is.
-    small = render(drift, "pr-comment", context=ReportContext(limit=5_000))
-    assert len(small) <= 5_000
+    # A body squeezed below the kernel cap still says where the rest is; the lead sections, which
+    # are why the comment exists, are cut last.
+    small = render(drift, "pr-comment", context=ReportContext(limit=7_000))
+    assert len(small) <= 7_000
     kernels = small.split("<b>In-tree kernels only</b>")[1].split("</details>")[0]
     shown = len(re.findall(r"^- `", kernels, re.M))
     assert 0 < shown < MAX_KERNEL_OPS
+    lead = small.split("### Operators by bucket")[0]
+    assert "… and" not in lead
     assert f"\n- … and {n - shown} more: the JSON report lists them all\n" in kernels
     assert "Long sections are cut" in small
 
@@ -354,13 +357,40 @@ def test_real_drift_of_thousands_fits_and_every_bucket_shows(tmp_path: Path) -> 
 
 
 def test_fair_share_grows_to_fill_the_body() -> None:
-    """The cap is the largest that fits: one more item per section would overflow."""
+    """The cap is the largest that fits: one more item per section would overflow. Here the ⚠️ list
+    alone is over the limit, so it is what is cut (the bucket lists show nothing), and no further
+    than needed."""
     drift = compute_drift(*many_added(3_000, {"linalg": 2_000}))
     body = render(drift, "pr-comment", context=ReportContext())
+    assert len(body) > GITHUB_BODY_LIMIT * 0.8
+    lead = body.split("### Operators by bucket")[0]
+    assert len(re.findall(r"^- `\w+_op_\d+`", lead, re.M)) > 100
+    assert not re.search(r"`big_op_\d+`: new", body)  # no bucket item before the lead is whole
+
+
+def test_the_lead_is_whole_before_a_bucket_list_shows_an_item() -> None:
+    """Ops that need no kernel (a decomposition) fill the buckets; the few that need one are all in
+    the ⚠️ list, whatever the cap, and the buckets share the rest fairly."""
+    base, head = many_added(0)
+    extra = [
+        rec(
+            f"big_op_{i:05d}(Tensor self, int dim, bool keepdim=False) -> Tensor",
+            bucket="misc",
+            line=20000 + i,
+        )
+        for i in range(3_000)
+    ]
+    extra += [rec(f"linalg_op_{i}(Tensor self) -> Tensor", bucket="linalg", line=i + 1) for i in range(2_000)]
+    extra += [rec(f"needs_{i}(Tensor self) -> Tensor", dispatch=["CPU"], line=40000 + i) for i in range(40)]
+    head = snap([*head.operators.values(), *extra], version="2.14.1")
+    drift = compute_drift(base, head)
+    body = render(drift, "pr-comment", context=ReportContext())
+    assert len(body) <= GITHUB_BODY_LIMIT
+    lead = body.split("### Operators by bucket")[0]
+    assert len(re.findall(r"^- `needs_\d+`", lead, re.M)) == 40
     shown_big = len(re.findall(r"`big_op_\d+`: new", body))
     shown_linalg = len(re.findall(r"`linalg_op_\d+`: new", body))
     assert shown_big == shown_linalg > 10
-    assert len(body) > GITHUB_BODY_LIMIT * 0.8
 
 
 def test_limit_override_and_fallback() -> None:

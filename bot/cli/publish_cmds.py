@@ -82,16 +82,21 @@ def run_comment(args: argparse.Namespace) -> int:
         for line in annotation_lines(drift.changes):
             print(line)
     client, dry_run = _publish_client(args, setup.cfg)
+    # A PR that only adds or drops in-tree kernels (an XPU kernel) asks nothing of another backend:
+    # it gets the job summary, and a comment only when the config asks for one.
+    kernel_keys_only = bool(drift.changes) and all(c.kernels_only for c in drift.changes)
+    quiet = kernel_keys_only and not setup.cfg.comment_on_kernel_keys
     outcome = publish_pr_comment(
         client,
         args.pr,
         body,
         PR_COMMENT_MARKER,
         # A PR that only breaks the file's codegen (an unknown key, a family out of step) is news too.
-        has_drift=not drift.is_empty or bool(setup.warnings),
+        has_drift=(not drift.is_empty and not quiet) or bool(setup.warnings),
         clean_body=body,
         dry_run=dry_run,
         head_sha=args.head_sha,
+        quiet_reason="only in-tree kernels changed" if quiet and not setup.warnings else "",
     )
     _publish_report(outcome, summary)
     return EXIT_OK

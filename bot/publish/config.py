@@ -135,6 +135,9 @@ class BotConfig:
     overrides: str | None = None
     weekly: WeeklyConfig = field(default_factory=WeeklyConfig)
     bot_login: str | None = None  # the account the bot posts as; None: ask GET /user
+    # Comment on a PR whose only changes are which in-tree backends have kernels (else: the job
+    # summary only, since such a PR asks nothing of an out-of-tree backend).
+    comment_on_kernel_keys: bool = False
     path: str = ""
 
 
@@ -473,7 +476,15 @@ def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
     return WeeklyConfig(**kwargs)  # type: ignore[arg-type]
 
 
-_TOP_KEYS = ("subscriptions", "labels", "allowlist", "overrides", "weekly", "bot_login")
+_TOP_KEYS = (
+    "subscriptions",
+    "labels",
+    "allowlist",
+    "overrides",
+    "weekly",
+    "bot_login",
+    "comment_on_kernel_keys",
+)
 
 
 def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
@@ -503,6 +514,9 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
         node = keys["bot_login"][1]
         value = reader.string(node, "bot_login").strip().removeprefix("@")
         bot_login = _pattern(reader, _BOT_LOGIN, "GitHub login (e.g. github-actions[bot])")(node, value)
+    on_keys = "comment_on_kernel_keys" in keys and reader.boolean(
+        keys["comment_on_kernel_keys"][1], "comment_on_kernel_keys"
+    )
     return BotConfig(
         subscriptions=subs,
         labels=labels,
@@ -510,6 +524,7 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
         overrides=paths["overrides"],
         weekly=weekly,
         bot_login=bot_login,
+        comment_on_kernel_keys=on_keys,
         path=display,
     )
 

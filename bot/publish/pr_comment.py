@@ -28,6 +28,7 @@ def publish_pr_comment(
     clean_body: str,
     dry_run: bool,
     head_sha: str | None = None,
+    quiet_reason: str = "",
 ) -> Outcome:
     """Create or edit the one sticky comment on PR `pr`.
 
@@ -39,13 +40,19 @@ def publish_pr_comment(
     is still that commit. Runs for two quick pushes can finish in either order, and the posters are
     serialised but not ordered: without this check the report of the older push could overwrite the
     newer one. The check runs inside the retried step, right before the write.
+
+    `quiet_reason`: why a report with changes posts nothing new (said in the outcome); an earlier
+    comment is still flipped to `clean_body`.
     """
     text = with_marker(body if has_drift else clean_body, marker)
     check_size(text, "the PR comment")
     if client is None:
         if has_drift:
             return Outcome("dry-run", None, pr, f"would post or update the comment on PR #{pr}", text)
-        return Outcome("dry-run", None, pr, f"no drift: would only flip an earlier comment on PR #{pr}", text)
+        why = quiet_reason or "no drift"
+        return Outcome(
+            "dry-run", None, pr, f"{why}: would post nothing, only flip an earlier comment on PR #{pr}", text
+        )
     repo_name = client.repo_name
     # A create or an edit that "failed" may have landed: the retry then finds it done, and says so.
     tried_create = tried_edit = False
@@ -68,7 +75,11 @@ def publish_pr_comment(
         mine = find_comment(client, issue, marker)
         if mine is None:
             if not has_drift:
-                return Outcome("skipped", None, pr, f"no drift and no earlier comment on PR #{pr}")
+                why = quiet_reason or "no drift"
+                posted = "would post" if dry_run else "posted"
+                return Outcome(
+                    "skipped", None, pr, f"{why} and no earlier comment on PR #{pr}: {posted} nothing"
+                )
             if dry_run:
                 return Outcome("dry-run", None, pr, f"would create a comment on PR #{pr}", text)
             tried_create = True

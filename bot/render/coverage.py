@@ -9,6 +9,7 @@ The JSON is `bot.coverage.check.coverage_json`, and loads no Jinja2.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,8 +17,10 @@ from dataclasses import dataclass
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json
 from bot.model import Snapshot
 from bot.render.details import describe, describe_kernel
+from bot.render.rank import record_rank_key
 from bot.schema.compare import Detail
 from bot.snapshot import meta_json
+from bot.taxonomy.scope import GENERIC, scope_of
 from bot.text import Safe, code, terminal
 
 Result = tuple[Coverage, CoverageChange | None]
@@ -27,6 +30,8 @@ LIST_CAP = 200
 # Schema alerts take several lines each: three backends' worth came to 70,000 characters, over what a
 # GitHub comment holds, so Markdown shows the first ones.
 ALERT_CAP = 50
+# What a Markdown report must fit: a GitHub comment or issue body, with room for what a poster adds.
+MARKDOWN_LIMIT = 65_536 - 1_000
 
 # torch-mlir's list comes from the TorchScript registry, which holds built-ins that are not ATen
 # native functions (aten::size, aten::add.t, aten::Int.Tensor): those show up as stale too.
@@ -60,7 +65,15 @@ class CoverageView:
     alerts: tuple[SchemaAlert, ...]
     stale: tuple[tuple[str, str, int], ...]  # (name, path, line)
     stale_note: Safe  # "" unless the backend's list is known to hold names that are not operators
-    uncovered: tuple[tuple[str, Safe], ...]  # (name, bucket)
+    # (name, bucket) of the operators that need a kernel and that every backend needs, ranked (core
+    # first, then public, then private, then by bucket: `bot.render.rank`) ...
+    uncovered: tuple[tuple[str, Safe], ...]
+    # ... and of those only some backends need (`bot.taxonomy.scope`), with why, shown collapsed
+    uncovered_other: tuple[tuple[str, Safe, str], ...] = ()
+    # the alerts graded: the kernel's C++ signature changed; only callers break; neither
+    alerts_kernel: tuple[SchemaAlert, ...] = ()
+    alerts_caller: tuple[SchemaAlert, ...] = ()
+    alerts_cosmetic: tuple[SchemaAlert, ...] = ()
 
 
 def _change(change: CoverageChange | None) -> GapChange | None:
@@ -71,8 +84,27 @@ def _change(change: CoverageChange | None) -> GapChange | None:
     return GapChange(before, after, verb, change.new_uncovered, len(change.newly_covered))
 
 
-def coverage_view(cov: Coverage, change: CoverageChange | None) -> CoverageView:
+def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) -> CoverageView:
     uncovered = cov.uncovered
+    records = head.operators
+    ranked = sorted(
+        (o for o in uncovered if o.name in records), key=lambda o: record_rank_key(records[o.name])
+    )
+    ranked += [o for o in uncovered if o.name not in records]  # a view built on another snapshot
+    scopes = {o.name: scope_of(records[o.name]) if o.name in records else GENERIC for o in ranked}
+    gap = (
+        change
+        if change is None
+        else dataclasses.replace(
+            change,
+            new_uncovered=tuple(
+                sorted(
+                    change.new_uncovered,
+                    key=lambda n: record_rank_key(records[n]) if n in records else (3, 0, n),
+                )
+            ),
+        )
+    )
     return CoverageView(
         kind=cov.backend_kind,
         path=cov.backend_path,
@@ -82,11 +114,17 @@ def coverage_view(cov: Coverage, change: CoverageChange | None) -> CoverageView:
         gap=len(uncovered),
         by_rule=tuple(cov.by_rule().items()),
         by_bucket=tuple((Safe(b), c, n) for b, (c, n) in cov.by_bucket().items()),
-        change=_change(change),
+        change=_change(gap),
         alerts=cov.alerts,
         stale=tuple((op.name, op.path, op.line) for op in cov.stale),
         stale_note=_TORCH_MLIR_NOTE if cov.backend_kind == "torch-mlir" else Safe(""),
-        uncovered=tuple((o.name, Safe(o.bucket)) for o in uncovered),
+        uncovered=tuple((o.name, Safe(o.bucket)) for o in ranked if scopes[o.name].generic),
+        uncovered_other=tuple(
+            (o.name, Safe(o.bucket), scopes[o.name].reason) for o in ranked if not scopes[o.name].generic
+        ),
+        alerts_kernel=tuple(a for a in cov.alerts if a.kernel == "breaking"),
+        alerts_caller=tuple(a for a in cov.alerts if a.kernel != "breaking" and a.breaking),
+        alerts_cosmetic=tuple(a for a in cov.alerts if a.kernel != "breaking" and not a.breaking),
     )
 
 
@@ -113,6 +151,13 @@ def _kernel_markdown(a: SchemaAlert) -> Safe:
     return Safe(describe_kernel(a.kernel_changes, code))
 
 
+def _summary_markdown(a: SchemaAlert) -> Safe:
+    """A folded alert in one line: its details, or both schemas when there are none to give."""
+    if a.details:
+        return Safe("; ".join(describe(d, code) for d in a.details))
+    return Safe(f"yours: {code(a.backend_schema)}, upstream: {code(a.upstream_schema)}")
+
+
 def _render(
     name: str,
     kind: str,
@@ -129,10 +174,37 @@ def _render(
         views=views,
         detail=detail,
         kernel=kernel,
-        list_cap=LIST_CAP,
-        alert_cap=ALERT_CAP,
-        **values,
+        **{"list_cap": LIST_CAP, "alert_cap": ALERT_CAP, **values},
     )
+
+
+def _fitting_markdown(views: Sequence[CoverageView]) -> str:
+    """The Markdown report, its lists cut (each backend's alike) until it fits a GitHub comment."""
+
+    def at(cap: int) -> str:
+        return _render(
+            "coverage.md.j2",
+            "md",
+            views,
+            _detail_markdown,
+            _kernel_markdown,
+            summary=_summary_markdown,
+            list_cap=min(cap, LIST_CAP),
+            alert_cap=min(cap, ALERT_CAP),
+        )
+
+    full = at(LIST_CAP)
+    if len(full) <= MARKDOWN_LIMIT:
+        return full
+    lo, hi, best = 0, LIST_CAP - 1, at(0)
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        body = at(mid)
+        if len(body) <= MARKDOWN_LIMIT:
+            best, lo = body, mid + 1
+        else:
+            hi = mid - 1
+    return best
 
 
 def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
@@ -142,9 +214,9 @@ def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
             "backends": [coverage_json(cov, change) for cov, change in results],
         }
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    views = [coverage_view(cov, change) for cov, change in results]
+    views = [coverage_view(cov, change, head) for cov, change in results]
     if fmt == "markdown":
-        return _render("coverage.md.j2", "md", views, _detail_markdown, _kernel_markdown)
+        return _fitting_markdown(views)
     # An empty run still prints one (empty) line, as every text output ends with a newline.
     return (
         _render("coverage.txt.j2", "text", views, _detail_text, _kernel_text, source=head.meta.path) or "\n"

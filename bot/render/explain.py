@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.model import Facets, Snapshot
+from bot.model import Facets, OpRecord, Snapshot
 from bot.operators.kernels import CIA, DELEGATE, OWN, PROFILE_KEY, PROFILES, profile_kernel, table_of
 from bot.taxonomy.classify import resolve_op
 from bot.taxonomy.rules import RULES_BY_ID
+from bot.taxonomy.scope import scope_of
 from bot.text import one_line
 
 
@@ -82,6 +83,13 @@ def _kernel_lines(facets: Facets) -> tuple[str, ...]:
     return (f"backend kernels: {'; '.join(parts) or '-'}", f"without its own: {'; '.join(served)}")
 
 
+def _scope_line(rec: OpRecord) -> str:
+    found = scope_of(rec)
+    if found.generic:
+        return "scope: every backend (no scope rule applies)"
+    return f"scope: only some backends: {found.reason} ({found.rule})"
+
+
 def _facet_lines(facets: Facets, kind: str) -> tuple[str, ...]:
     def yes_no(value: bool | None) -> str:
         return "unknown" if value is None else ("yes" if value else "no")
@@ -118,7 +126,12 @@ def explain_view(snapshot: Snapshot, op: str) -> ExplainView:
         note=rule.note if rule is not None and rule.note else None,
         records=tuple(
             ExplainedRecord(
-                rec.name, rec.kind, where, rec.line, rec.schema, _facet_lines(rec.facets, rec.kind)
+                rec.name,
+                rec.kind,
+                where,
+                rec.line,
+                rec.schema,
+                (*_facet_lines(rec.facets, rec.kind), _scope_line(rec)),
             )
             for rec in records
         ),

@@ -1,9 +1,11 @@
 """Size: a PR comment or issue body must fit GitHub's 65,536 characters.
 
-Each bucket section shows at most `cap` items followed by "… and N more", each lead section three times
-`cap`; `cap` is the largest value for which the body fits, found by bisection. That is max-min fair:
-small sections show everything, and the big ones share what is left equally, so one bucket never crowds
-out the rest. The operators that only gained or lost in-tree kernels are listed at most MAX_KERNEL_OPS
+The lead sections (what a backend must do) are cut last: while any bucket list still shows an item,
+they show everything. A body's one `cap` is the largest value for which it fits, found by bisection, and
+`caps` reads it in two ranges: above the longest lead list, the lead lists are whole and every bucket
+section shows at most ``cap - that length`` items followed by "… and N more"; below it, the bucket
+lists are empty and the lead lists share `cap`. Within each range that is max-min fair: small sections
+show everything, and the big ones share what is left equally, so one bucket never crowds out the rest. The operators that only gained or lost in-tree kernels are listed at most MAX_KERNEL_OPS
 deep in every format but JSON, whatever the room: a release can add XPU kernels to a thousand of them.
 """
 
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.drift.changes import Change
 from bot.render.markers import Format
 from bot.render.view import View
 from bot.text import Safe, link
@@ -30,7 +31,6 @@ LIMITS: dict[Format, int | None] = {
 }
 # Detail lines shown under one change before "… and N more"; the JSON and text keep all of them.
 MAX_DETAILS = 8
-LEAD_WEIGHT = 3  # a lead section shows this many items per item of a bucket section
 MAX_GAP_OPS = 20  # operator names listed per backend subscriber before "… and N more"
 # Operators listed under "In-tree kernels only" in every format but JSON: a release adds XPU or MPS
 # kernels to a thousand ops at once, and the per-key table already says what happened.
@@ -41,16 +41,25 @@ MAX_WARNINGS = 10  # parse warnings a capped body lists; each is one line of at 
 UNCAPPED = 1 << 62
 
 
-def sections_of(view: View, cap: int | None) -> list[tuple[tuple[Change, ...], int]]:
-    """Every capped list of the view with its cap (None: the complete render's): the bisection's unit
-    of fairness.
+def _lead_length(view: View) -> int:
+    return max((len(x) for s in view.lead for x in (s.items, s.other)), default=0)
 
-    The lead lists (what a backend must do) get LEAD_WEIGHT times the cap of the bucket lists: they
-    are why the comment exists, and their items are one short line each. The in-tree-kernels list
-    never shows more than MAX_KERNEL_OPS, whatever the room.
-    """
-    c = UNCAPPED if cap is None else cap
-    lead = [(s.changes, c * LEAD_WEIGHT) for s in view.lead]
+
+def caps(view: View, cap: int | None) -> tuple[int, int]:
+    """(lead cap, bucket cap) of the body made at CAP (None: the complete render's)."""
+    if cap is None:
+        return UNCAPPED, UNCAPPED
+    longest = _lead_length(view)
+    return (UNCAPPED, cap - longest) if cap >= longest else (cap, 0)
+
+
+def sections_of(view: View, cap: int | None) -> list[tuple[tuple[object, ...], int]]:
+    """Every capped list of the view with its cap (None: the complete render's): the bisection's unit
+    of fairness. The in-tree-kernels list never shows more than MAX_KERNEL_OPS, whatever the room."""
+    lead_cap, c = caps(view, cap)
+    lead: list[tuple[tuple[object, ...], int]] = []
+    for s in view.lead:
+        lead += [(s.items, lead_cap), (s.other, lead_cap)]
     return (
         lead
         + [(b.changes, c) for b in view.buckets]
@@ -73,7 +82,7 @@ def largest_fitting(view: View, limit: int, render_at: Callable[[int], str]) -> 
 
     The body grows with the cap, so a bisection finds it.
     """
-    largest = max(len(x) for x, _ in sections_of(view, 1))
+    largest = _lead_length(view) + max(len(x) for x, _ in sections_of(view, None))
     lo, hi = 0, largest
     best: str | None = None
     while lo <= hi:

@@ -16,7 +16,9 @@ from bot.errors import ConfigError
 from bot.model import OpRecord
 from bot.render.context import BackendGap, ReportContext
 from bot.render.details import describe, describe_kernel
+from bot.render.rank import Item
 from bot.render.view import BucketSection
+from bot.taxonomy.scope import scope_of
 from bot.text import Safe, code, link, md, one_line, shorten, terminal
 
 MAX_SCHEMA = 1000  # characters of a schema shown inline; real ones reach about 450
@@ -28,6 +30,7 @@ _LOGIN = re.compile(r"@?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][A-Za-z
 _KIND_MARK = {"added": "\u2795", "removed": "\u2796", "renamed": "\U0001f500", "changed": "\u270f\ufe0f"}
 _KIND_TEXT = {"added": "+", "removed": "-", "renamed": ">", "changed": "~"}
 _SEVERITY_MARK = {"breaking": "❌ ", "compatible": "", "info": ""}
+FAMILY_SHOWN = 3  # names a family line shows before "and N others"
 _SEVERITY_TEXT = {"breaking": "x ", "compatible": "+ ", "info": ". "}
 
 
@@ -82,6 +85,34 @@ class Helpers:
         url_base = self.ctx.base_blob_url if c.after is None else self.ctx.head_blob_url
         url = None if url_base is None else f"{url_base}#L{c.line}"
         return link(code(c.name), url)
+
+    def any_core(self, changes: Sequence[Change]) -> bool:
+        return any("core" in c.record.facets.tags for c in changes)
+
+    def scope(self, c: Change) -> Safe:
+        """Why only some backends need the operator (`bot.taxonomy.scope`)."""
+        found = scope_of(c.record)
+        text = "needed by every backend" if found.generic else found.reason
+        return Safe(md(text) if self.markdown else terminal(text))
+
+    def family(self, key: str, item: Item) -> Safe:
+        """One line for a family of changes: how many, what they are, and the first few names."""
+        members = item.changes
+        kinds = {c.kind for c in members}
+        verb = {"added": "added", "removed": "removed", "renamed": "renamed", "changed": "changed"}
+        what = " and ".join(verb[k] for k in ("added", "removed", "renamed", "changed") if k in kinds)
+        shown = ", ".join(self.op(c) for c in members[:FAMILY_SHOWN])
+        rest = f" and {len(members) - FAMILY_SHOWN} others" if len(members) > FAMILY_SHOWN else ""
+        # Changed members that share one reason say it once (a removal's reason is only "removed").
+        shared = kinds == {"changed"} and len({self._reason_text(key, c) for c in members}) == 1
+        said = f" ({self.lead(key, members[0])})" if shared else ""
+        label = item.label.format(key=self.q(item.key))
+        strong = f"**{len(members)} {label}**" if self.markdown else f"{len(members)} {label}"
+        return Safe(f"{strong} {what}{said}: {shown}{rest}, each listed in its bucket below")
+
+    def _reason_text(self, key: str, c: Change) -> str:
+        # The lead sentence without the operator's own name, to see whether a family shares one.
+        return str(self.lead(key, c)).replace(c.name, "")
 
     def details(
         self, c: Change, severities: Sequence[str] = ("breaking", "compatible", "info")

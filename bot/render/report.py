@@ -14,13 +14,13 @@ from bot.drift.changes import IMPLICIT, Drift
 from bot.render.context import ReportContext
 from bot.render.drift_json import render_json
 from bot.render.fit import (
-    LEAD_WEIGHT,
     LIMITS,
     MAX_DETAILS,
     MAX_GAP_OPS,
     MAX_KERNEL_OPS,
     MAX_WARNINGS,
     UNCAPPED,
+    caps,
     fallback,
     largest_fitting,
     truncated,
@@ -47,15 +47,16 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
 
     markdown = fmt != "text"
     d = view.drift
+    lead_cap, bucket_cap = caps(view, cap)
     text = render_template(
         _TEMPLATES[fmt],
         "md" if markdown else "text",
         marker=marker_for(fmt, context.marker),
         d=d,
         view=view,
-        cap=cap if cap is not None else UNCAPPED,
-        lead_cap=cap * LEAD_WEIGHT if cap is not None else UNCAPPED,
-        kernel_cap=min(cap, MAX_KERNEL_OPS) if cap is not None else MAX_KERNEL_OPS,
+        cap=bucket_cap,
+        lead_cap=lead_cap,
+        kernel_cap=min(bucket_cap, MAX_KERNEL_OPS),
         max_details=MAX_DETAILS if cap is not None else UNCAPPED,
         title=context.title,
         base_label=source_label(d.base),
@@ -69,7 +70,7 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
         version=Safe(__version__),
         IMPLICIT=IMPLICIT,
         gaps=context.backend_gaps,
-        gap_cap=min(cap, MAX_GAP_OPS) if cap is not None else MAX_GAP_OPS,
+        gap_cap=min(bucket_cap, MAX_GAP_OPS),
         chart=Safe(context.chart),
         warnings=context.warnings,
         warning_cap=MAX_WARNINGS if cap is not None else UNCAPPED,

@@ -9,23 +9,33 @@ kernels are left out of the bucket lists, tallied per dispatch key and listed ap
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bot.drift.allowlist import Acknowledgements
 from bot.drift.changes import Change, Drift
 from bot.model import SourceMeta
+from bot.operators.kernels import PROFILES
+from bot.render.rank import Item, grouped, ranked
+from bot.taxonomy.scope import scope_of
 
 
 @dataclass(frozen=True)
 class Section:
-    """A titled list of changes, shown capped; `key` is stable for templates and JSON."""
+    """A titled list of changes, shown capped; `key` is stable for templates and JSON.
+
+    `changes` are all of them; `items` the ranked, family-grouped lines of those every backend needs
+    (`bot.render.rank`); `other` the changes only some backends need (`bot.taxonomy.scope`), which a
+    report lists collapsed, with a count.
+    """
 
     key: str
     title: str
     emoji: str
     hint: str
     changes: tuple[Change, ...]
+    items: tuple[Item, ...] = ()
+    other: tuple[Change, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,12 +61,28 @@ class View:
     # changes whose only details are in-tree kernels added/removed, and a per-key tally of them
     kernels_only: tuple[Change, ...] = ()
     kernel_keys: tuple[tuple[str, int, int], ...] = ()
+    # the backend profiles no unacknowledged change asks anything of (`Change.profiles`)
+    idle_profiles: tuple[str, ...] = ()
+
+
+# The sections whose news is work on a backend's kernels: there, an operator only some backends have
+# (a CUDA-only kernel, a sparse op) is listed apart. A caller's break or a new core op is everyone's.
+_SCOPED = frozenset({"needs_kernel", "kernel_breaking"})
+
+
+def _section(key: str, title: str, emoji: str, hint: str, changes: Iterable[Change]) -> Section:
+    every = ranked(changes)
+    if key not in _SCOPED:
+        return Section(key, title, emoji, hint, every, grouped(every))
+    generic = tuple(c for c in every if scope_of(c.record).generic)
+    other = tuple(c for c in every if not scope_of(c.record).generic)
+    return Section(key, title, emoji, hint, every, grouped(generic), other)
 
 
 def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
     live = [c for c in drift.changes if c not in acks]
     return (
-        Section(
+        _section(
             "needs_kernel",
             "Needs a kernel",
             "⚠️",
@@ -64,14 +90,14 @@ def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
             "backend; each line says which: eager, functional (XLA, Lazy), export (exported graphs)",
             tuple(c for c in live if c.needs_kernel_for),
         ),
-        Section(
+        _section(
             "breaking",
             "BC-breaking",
             "❌",
             "removals, renames and schema changes that break existing callers",
             tuple(c for c in live if c.breaking),
         ),
-        Section(
+        _section(
             "kernel_breaking",
             "Kernel signature changed",
             "🔧",
@@ -79,14 +105,14 @@ def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
             "are unaffected: update those kernels",
             tuple(c for c in live if c.kernel == "breaking"),
         ),
-        Section(
+        _section(
             "new_core",
             "New core ops",
             "⭐",
             "operators that joined the core ATen opset",
             tuple(c for c in live if c.new_core),
         ),
-        Section(
+        _section(
             "now_decomposes",
             "Now decompose",
             "♻️",
@@ -138,6 +164,9 @@ def build_view(drift: Drift, acks: Acknowledgements) -> View:
         buckets=tuple(sections),
         acknowledged=tuple(c for c in drift.changes if c in acks),
         counts={s.key: len(s.changes) for s in lead},
+        idle_profiles=tuple(
+            p for p in PROFILES if not any(p in c.profiles for c in drift.changes if c not in acks)
+        ),
     )
 
 

@@ -1,0 +1,180 @@
+"""Reports that put a backend's work first (issue: ranking, grouping, less noise), on real releases
+and the real backend lists in tests/data/backends/real."""
+
+from __future__ import annotations
+
+import lzma
+import re
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from clirun import Opdrift
+from datafiles import DATA
+
+from bot import pipeline
+from bot.drift.changes import compute_drift
+from bot.model import Snapshot
+from bot.render.context import ReportContext
+from bot.render.report import render
+from bot.render.view import build_view
+from bot.taxonomy.scope import scope_of
+
+REAL = DATA / "backends" / "real"
+GITHUB_LIMIT = 65_536
+
+
+def _load(release_file: Callable[[str], Path], version: str) -> Snapshot:
+    return pipeline.load_snapshot(str(release_file(version)))
+
+
+def _section(body: str, heading: str) -> str:
+    start = body.index(heading)
+    end = body.find("\n### ", start + 1)
+    return body[start : end if end >= 0 else len(body)]
+
+
+def test_needs_a_kernel_leads_with_what_every_backend_needs(release_file: Callable[[str], Path]) -> None:
+    """2.14.1 → 2.15.0: the cuDNN and CUDA-only ops leave the generic ⚠️ list for a collapsed group
+    with a count, and each says why."""
+    drift = compute_drift(_load(release_file, "2.14.1"), _load(release_file, "2.15.0"))
+    body = render(drift, "pr-comment", context=ReportContext())
+    section = _section(body, "### ⚠️ Needs a kernel")
+    generic, _, other = section.partition("<details>")
+    for name in ("_cudnn_attention_forward_no_dropout_inplace", "_scaled_addmm.out", "_scaled_addmm"):
+        assert f"`{name}`" not in generic, name
+        assert f"`{name}`" in other, name
+    assert other.startswith("<summary>3 only some backends need")
+    assert "its only kernel is for CUDA" in other and "its name contains cudnn" in other
+    assert "`_philox_randint_`" in generic
+    view = build_view(drift, ReportContext().acknowledgements)
+    (needs,) = [s for s in view.lead if s.key == "needs_kernel"]
+    assert all(scope_of(i.change.record).generic for i in needs.items)
+    assert len(needs.other) + sum(len(i.changes) for i in needs.items) == len(needs.changes)
+
+
+def test_the_weekly_issue_groups_a_family_and_fits(release_file: Callable[[str], Path]) -> None:
+    """2.12.0 → 2.15.0 removed 114 Dimname overloads: one line, and the ❌ section is whole."""
+    drift = compute_drift(_load(release_file, "2.12.0"), _load(release_file, "2.15.0"))
+    body = render(drift, "weekly-issue", context=ReportContext())
+    assert len(body) <= GITHUB_LIMIT
+    breaking = _section(body, "### ❌ BC-breaking")
+    assert "… and" not in breaking
+    (family,) = [line for line in breaking.splitlines() if "Dimname overloads" in line]
+    count = int(re.search(r"\*\*(\d+) Dimname overloads\*\* removed", family).group(1))  # type: ignore[union-attr]
+    removed_dimname = [c for c in drift.removed if "Dimname" in c.record.schema]
+    assert count == len(removed_dimname) > 100
+    # a caller-breaking report says how breaks are usually avoided
+    assert "BC allow-list" in breaking
+
+
+def test_ranking_puts_core_then_public_then_private(release_file: Callable[[str], Path]) -> None:
+    drift = compute_drift(_load(release_file, "2.0.0"), _load(release_file, "2.1.0"))
+    view = build_view(drift, ReportContext().acknowledgements)
+    for section in view.lead:
+        tiers = []
+        for item in section.items:
+            rec = item.change.record
+            tiers.append((0 if "core" in rec.facets.tags else 2) + rec.base.startswith("_"))
+        assert tiers == sorted(tiers), section.key
+
+
+@pytest.fixture(scope="module")
+def dlprim_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("dlprim")
+    with tarfile.open(REAL / "pytorch_dlprim.src.tar.xz") as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "src"
+
+
+def test_dlprim_coverage_leads_with_public_core_ops(
+    dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
+) -> None:
+    snapshot = _load(release_file, "2.15.0")
+    run = opdrift(
+        "coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")), "--format", "markdown"
+    )
+    assert run.code == 0, run.err
+    listed = _section(run.out, "### Operators that need a kernel").split("<details>")[0]
+    names = re.findall(r"^- `([^`]+)`", listed, re.MULTILINE)
+    first = names[:20]
+    assert first and all(
+        "core" in snapshot.operators[n].facets.tags and not n.startswith("_") for n in first
+    ), first
+    for name in ("acos", "argmin", "cumsum"):  # core ops dlprim lacks, no longer behind 200 `_` names
+        assert name in names, name
+    assert "_cudnn_rnn" not in names  # other backends' ops are behind the count
+    assert re.search(r"<summary>\d+ more only some backends need", run.out)
+
+
+def test_four_real_backends_fit_one_markdown_report(
+    dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    lists = {
+        "xla": "pytorch-xla.xla_native_functions.yaml.xz",
+        "torch-mlir": "torch-mlir.GeneratedTorchOps.td.xz",
+        "op-plugin": "op-plugin.op_plugin_functions.yaml.xz",
+    }
+    args = []
+    for kind, name in lists.items():
+        path = tmp_path / name.removesuffix(".xz")
+        path.write_bytes(lzma.decompress((REAL / name).read_bytes()))
+        args += ["--backend", f"{kind}={path}"]
+    args += ["--backend", f"cpp={dlprim_src}"]
+    run = opdrift(
+        "coverage", *args, str(release_file("2.15.0")), "--torch-version", "2.15", "--format", "markdown"
+    )
+    assert run.code == 0, run.err
+    assert len(run.out) <= GITHUB_LIMIT
+    assert run.out.count("## Coverage of ") == 4
+    for kind in ("xla", "torch-mlir", "op-plugin", "cpp"):
+        assert f"## Coverage of `{kind}`" in run.out
+    # op-plugin's alerts: kernel-breaking ones expanded, the rest folded with a count
+    plugin = run.out.split("## Coverage of `op-plugin`")[1].split("## Coverage of ")[0]
+    assert "### 🔧 Schema alerts: your kernel's C++ signature changed" in plugin
+    assert re.search(
+        r"<summary>Schema alerts, caller-only: callers break, your kernel still builds \(\d+\)", plugin
+    )
+
+
+def test_golden_coverage_of_the_real_backends(
+    dlprim_src: Path,
+    release_file: Callable[[str], Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    """The Markdown coverage report of the four real backends against 2.15.0, as a maintainer reads
+    it, kept as a golden file (refresh with --update-golden). Paths are as the user gave them."""
+    import os
+    import shutil
+
+    from bot.coverage.backends import read_backend
+    from bot.coverage.check import compute_coverage
+    from bot.render.coverage import render as render_coverage
+
+    lists = {
+        "xla": ("pytorch-xla.xla_native_functions.yaml.xz", "xla/xla_native_functions.yaml"),
+        "torch-mlir": ("torch-mlir.GeneratedTorchOps.td.xz", "torch-mlir/GeneratedTorchOps.td"),
+        "op-plugin": ("op-plugin.op_plugin_functions.yaml.xz", "op-plugin/op_plugin_functions.yaml"),
+    }
+    for name, where in lists.values():
+        (tmp_path / where).parent.mkdir(parents=True)
+        (tmp_path / where).write_bytes(lzma.decompress((REAL / name).read_bytes()))
+    shutil.copytree(dlprim_src, tmp_path / "dlprim" / "src")
+    snapshot = _load(release_file, "2.15.0")
+    monkeypatch.chdir(tmp_path)
+    results = []
+    for kind, (_, where) in [*lists.items(), ("cpp", ("", "dlprim/src"))]:
+        backend = read_backend(kind, where, torch_version="2.15" if kind == "op-plugin" else None)  # type: ignore[arg-type]
+        results.append((compute_coverage(snapshot, backend), None))
+    text = render_coverage(results, "markdown", head=snapshot)
+    assert len(text) <= GITHUB_LIMIT and str(tmp_path) not in text
+    golden = Path(__file__).parent / "golden" / "coverage-real-2.15.0.md"
+    if request.config.getoption("--update-golden") or os.environ.get("OPDRIFT_UPDATE_GOLDEN") == "1":
+        golden.write_text(text, encoding="utf-8")
+    assert golden.exists(), "coverage-real-2.15.0.md missing: run pytest --update-golden"
+    assert text == golden.read_text(encoding="utf-8"), (
+        "coverage-real-2.15.0.md differs: --update-golden and review"
+    )
