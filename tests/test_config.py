@@ -23,6 +23,7 @@ from bot.publish.config import (
     parse_config,
 )
 from bot.render.context import BackendGap
+from bot.taxonomy.scope import scope_of
 from bot.text import did_you_mean
 
 DOC = Path(__file__).parent.parent / "docs" / "config.md"
@@ -289,9 +290,8 @@ def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_
     changes = compute_drift(base, head).changes
     nothing = compute_coverage(head, read_backend("text", _write(tmp_path / "none.txt", "add.Tensor\n")))
     uncovered = {o.name for o in nothing.uncovered}
-    new_lacking = sorted(
-        c.name for c in changes if c.kind != "removed" and not c.kernels_only and c.name in uncovered
-    )
+    plain = BackendSpec("text", "none.txt", "none.txt")
+    new_lacking = sorted(c.name for c in changes if plain.concerns(c) and c.name in uncovered)
     assert new_lacking  # the release adds ops that need a kernel
     _write(tmp_path / "all.txt", "".join(f"{n}\n" for n in new_lacking))
     _write(tmp_path / "some.txt", "".join(f"{n}\n" for n in new_lacking[1:]))
@@ -327,7 +327,23 @@ def test_backend_concerns_new_and_changed_ops_not_removals() -> None:
     xla = BackendSpec("xla", "x.yaml", "x.yaml")
     xpu = BackendSpec("dispatch", "XPU", "XPU")
     assert not any(xla.concerns(c) for c in changes if c.kind == "removed")
-    assert all(xla.concerns(c) for c in changes if c.kind != "removed" and not c.kernels_only)
+    # new ops, kernel-signature changes and lost default kernels; not a tag or bucket change, nor an
+    # op only some backends need
+    concerned = {c.name for c in changes if xla.concerns(c)}
+    assert concerned == {
+        c.name
+        for c in changes
+        if c.kind != "removed"
+        and not c.kernels_only
+        and scope_of(c.record).generic
+        and (c.kind in ("added", "renamed") or c.kernel == "breaking" or c.needs_kernel)
+    }
+    assert "hardswish" in concerned and "_philox_key_fold_in.Tensor" in concerned
+    assert not any(
+        xla.concerns(c)
+        for c in changes
+        if c.details and all(d.code in ("tag_added", "tag_removed") for d in c.details)
+    )
     # abs, abs.out, _cdist_backward only gained XPU kernels: news for XPU, not for XLA.
     kernels_only = [c for c in changes if c.kernels_only]
     assert kernels_only

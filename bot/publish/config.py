@@ -32,6 +32,7 @@ from bot.render.context import BackendGap
 from bot.shapes import Kind, Reader, must_be
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
+from bot.taxonomy.scope import scope_of
 from bot.text import did_you_mean
 from bot.yamltext import compose_yaml_document, read_yaml_document
 
@@ -69,16 +70,21 @@ class BackendSpec:
     value_line: int = field(default=0, compare=False)  # where `value` is written (its `key:` or `path:`)
 
     def concerns(self, change: Change) -> bool:
-        """Whether a change can be one a backend lacks: a new or changed op (removed ones cannot be).
+        """Whether a change is work for a backend that lacks the op: a new (or renamed) op, one whose
+        kernel's C++ signature changed, or one that lost the kernel PyTorch gave some kind of backend.
 
-        A change that only moved in-tree kernels of *other* dispatch keys says nothing new to this
-        backend; for a ``dispatch`` backend, a change to its own key's kernel does.
+        A removed op cannot be lacked; a tag or bucket change asks nothing of a kernel; an op only
+        some backends need (a cuDNN or CUDA-only one: `bot.taxonomy.scope`) is not another backend's
+        gap. A change that only moved in-tree kernels of *other* dispatch keys says nothing new to
+        this backend; for a ``dispatch`` backend, a change to its own key's kernel does.
         """
         if change.kind == "removed":
             return False
         if change.kernels_only:
             return self.kind == "dispatch" and any(d.subject == self.value for d in change.details)
-        return True
+        if not scope_of(change.record).generic:
+            return False
+        return change.kind in ("added", "renamed") or change.kernel == "breaking" or change.needs_kernel
 
 
 @dataclass(frozen=True)
