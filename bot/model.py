@@ -20,6 +20,7 @@ OpKind = Literal["functional", "inplace", "out", "other"]
 NATIVE_PATH = "aten/src/ATen/native/native_functions.yaml"
 TAGS_PATH = "aten/src/ATen/native/tags.yaml"
 DERIVATIVES_PATH = "tools/autograd/derivatives.yaml"
+VERSION_PATH = "version.txt"  # the torch version a checkout builds; it selects the codegen's rules
 
 COMPOSITE_KEYS = (
     "CompositeImplicitAutograd",

@@ -2,6 +2,10 @@
 
 source files → entries (operators.entries) → operators (operators.native, or operators.registration for pre-1.12 wheels)
 → classified snapshot (taxonomy). A stored snapshot .json skips straight to the end.
+
+The codegen's rules (`bot.operators.codegen`) are those of the SOURCE's torch version (a wheel's
+metadata, a checkout's or revision's version.txt, a release tag), the newest when it has none, or
+the ones the caller names (`--codegen X.Y`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from bot import snapshot
 from bot.errors import SourceError
 from bot.model import OperatorSet, Snapshot, SourceFiles
 from bot.operators import native
+from bot.operators.codegen import CodegenRules, rules_for_version
 from bot.operators.entries import read_entries
 from bot.sources import read as sources
 from bot.taxonomy import classify as taxonomy
@@ -20,8 +25,14 @@ from bot.taxonomy.overrides import Overrides
 MAX_SHOWN_WARNINGS = 5  # parse warnings printed per source; the rest are counted in one line
 
 
-def operators_from_files(files: SourceFiles) -> OperatorSet:
-    """Parse one source's files into its registered operators (pure: no I/O)."""
+def codegen_of(files: SourceFiles, codegen: CodegenRules | None = None) -> CodegenRules:
+    """CODEGEN when given, else the rules of the source's torch version (the newest without one)."""
+    return codegen if codegen is not None else rules_for_version(files.meta.torch_version)
+
+
+def operators_from_files(files: SourceFiles, codegen: CodegenRules | None = None) -> OperatorSet:
+    """Parse one source's files into its registered operators (pure: no I/O), by CODEGEN's rules
+    or those of the source's version (`codegen_of`)."""
     if files.native_functions is not None:
         entries = read_entries(files.native_functions.text, files.native_functions.display)
         return native.build_operators(
@@ -30,6 +41,7 @@ def operators_from_files(files: SourceFiles) -> OperatorSet:
             native_display=files.native_functions.display,
             tags=files.tags,
             derivatives=files.derivatives,
+            codegen=codegen_of(files, codegen),
         )
     if files.registration_declarations is not None:
         # Imported here: only wheels older than 1.12 take this path, and it brings json along.
@@ -46,12 +58,15 @@ def load_snapshot(
     overrides: Overrides | None = None,
     *,
     warn: Callable[[str], None] | None = None,
+    codegen: CodegenRules | None = None,
 ) -> Snapshot:
     """Read SOURCE (any kind the CLI accepts) and return its classified snapshot.
 
     `warn` receives the first MAX_SHOWN_WARNINGS warnings of the parse (an unknown key kept, an
     undefined tag), one line each with file:line, and a count of the rest; then each override that
     matched nothing. The snapshot keeps all of the parse's warnings (`Snapshot.warnings`), for reports.
+    `codegen` overrides the rules of the source's version; a stored snapshot was built already and
+    keeps its operators.
     """
     files = sources.read_source(spec)
     if files.meta.kind == "snapshot":
@@ -59,7 +74,7 @@ def load_snapshot(
         # Overrides change buckets, so a stored snapshot is re-decided only when the user asks for it.
         result = stored if overrides is None else taxonomy.reclassify(stored, overrides)
     else:
-        opset = operators_from_files(files)
+        opset = operators_from_files(files, codegen)
         if warn is not None:
             # A key PyTorch starts using on every entry would print thousands of lines; the
             # snapshot keeps them all, and reports list them.

@@ -15,6 +15,7 @@ from bot.cli.options import (
     REPORT_FORMATS,
     SOURCE_HELP,
     STATS_FORMATS,
+    add_codegen,
     add_output,
     add_overrides,
     commit_sha,
@@ -32,6 +33,7 @@ def add_snapshot(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     add_output(p)
     add_overrides(p)
+    add_codegen(p)
 
 
 def add_stats(p: argparse.ArgumentParser) -> None:
@@ -49,6 +51,7 @@ def add_stats(p: argparse.ArgumentParser) -> None:
     )
     add_output(p)
     add_overrides(p)
+    add_codegen(p)
 
 
 def add_explain(p: argparse.ArgumentParser) -> None:
@@ -60,6 +63,7 @@ def add_explain(p: argparse.ArgumentParser) -> None:
     p.add_argument("op", metavar="OP", help="a registered name (add.out) or a base name (add)")
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     add_overrides(p)
+    add_codegen(p)
 
 
 def add_diff(p: argparse.ArgumentParser) -> None:
@@ -88,6 +92,7 @@ def add_diff(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--allowlist", metavar="FILE", help="acknowledged changes (see README)")
     add_overrides(p)
+    add_codegen(p)
     p.add_argument("--title", default="", help="a title for the Markdown formats")
 
 
@@ -229,6 +234,7 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
         "(XLA, Lazy) or export (compilers of exported graphs); default: the KIND's (torch-mlir: export, "
         "xla: functional, the others: eager)",
     )
+    add_codegen(p)
 
 
 def add_publish_args(p: argparse.ArgumentParser) -> None:
@@ -251,3 +257,4 @@ def add_publish_args(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="total time for retries (default 300)",
     )
+    add_codegen(p)

@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING
 from bot.text import one_line
 
 if TYPE_CHECKING:
+    import argparse
+
     from bot.drift.warnings import SourceWarning
     from bot.model import Snapshot
+    from bot.operators.codegen import CodegenRules
     from bot.taxonomy.overrides import Overrides
 
 EXIT_OK = 0
@@ -32,15 +35,25 @@ def note(message: str) -> None:
     print(f"opdrift: {message}", file=sys.stderr)
 
 
-def load(spec: str, overrides: Overrides | None = None) -> Snapshot:
+def codegen_rules(args: argparse.Namespace) -> CodegenRules | None:
+    """The rules --codegen names (None when not given); an unknown X.Y is a CodegenError."""
+    release = getattr(args, "codegen", None)
+    if release is None:
+        return None
+    from bot.operators.codegen import rules_for_release
+
+    return rules_for_release(release)
+
+
+def load(spec: str, overrides: Overrides | None = None, codegen: CodegenRules | None = None) -> Snapshot:
     """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr."""
     from bot import pipeline
 
-    return pipeline.load_snapshot(spec, overrides, warn=warn)
+    return pipeline.load_snapshot(spec, overrides, warn=warn, codegen=codegen)
 
 
 def load_pair(
-    base_spec: str, head_spec: str, overrides: Overrides | None
+    base_spec: str, head_spec: str, overrides: Overrides | None, codegen: CodegenRules | None = None
 ) -> tuple[Snapshot, Snapshot, tuple[SourceWarning, ...]]:
     """BASE and HEAD, and the parse warnings HEAD has and BASE had not: what a report lists.
 
@@ -49,8 +62,8 @@ def load_pair(
     """
     from bot.drift.warnings import new_warnings
 
-    base = load(base_spec, overrides)
-    head = load(head_spec, overrides)
+    base = load(base_spec, overrides, codegen)
+    head = load(head_spec, overrides, codegen)
     found = new_warnings(head.warnings, head.native_display, base.warnings, base.native_display)
     return base, head, found
 

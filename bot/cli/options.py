@@ -31,6 +31,17 @@ def add_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
 
 
+def add_codegen(p: argparse.ArgumentParser) -> None:
+    # The X.Y is checked when the command runs (bot.operators.codegen knows the releases), so that
+    # building the parser loads no stage and an unknown one is the usual one-line error.
+    p.add_argument(
+        "--codegen",
+        metavar="X.Y",
+        help="expand autogen by the codegen rules of torch release X.Y (default: those of each "
+        "SOURCE's torch version, the newest when it has none; see README)",
+    )
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.common import EXIT_OK, emit_outputs, github_token, note, warn
+from bot.cli.common import EXIT_OK, codegen_rules, emit_outputs, github_token, note, warn
 
 if TYPE_CHECKING:
     from bot.publish.config import BotConfig
@@ -24,7 +24,14 @@ def _setup(args: argparse.Namespace) -> PublishSetup:
     from bot.publish.setup import publish_setup
 
     return publish_setup(
-        args.repo, args.base, args.head, config=args.config, allowlist=args.allowlist, warn=warn, note=note
+        args.repo,
+        args.base,
+        args.head,
+        config=args.config,
+        allowlist=args.allowlist,
+        warn=warn,
+        note=note,
+        codegen=codegen_rules(args),
     )
 
 

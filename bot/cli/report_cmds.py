@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.common import EXIT_FINDING, EXIT_OK, load, load_pair, warn, write_output
+from bot.cli.common import EXIT_FINDING, EXIT_OK, codegen_rules, load, load_pair, warn, write_output
 
 if TYPE_CHECKING:
     from bot.coverage.backends import BackendList
@@ -28,7 +28,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
     allow = load_allowlist(args.allowlist) if args.allowlist else None
     overrides = load_overrides(args.overrides) if args.overrides else None
-    base, head, source_warnings = load_pair(args.base, args.head, overrides)
+    base, head, source_warnings = load_pair(args.base, args.head, overrides, codegen_rules(args))
     drift = compute_drift(base, head)
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
     for warning in acks.warnings:
@@ -57,8 +57,9 @@ def run_coverage(args: argparse.Namespace) -> int:
                 f"--torch-version {args.torch_version!r}: expected a version like 2.14, 2.14.1 or 2.15.0a0"
             ) from None
     specs = [backends.parse_backend_arg(arg) for arg in args.backend]
-    head = load(args.source)
-    base = load(args.base) if args.base else None
+    codegen = codegen_rules(args)
+    head = load(args.source, codegen=codegen)
+    base = load(args.base, codegen=codegen) if args.base else None
     for kind, value in specs:
         if kind == "dispatch":
             coverage.check_dispatch_key(head, value)

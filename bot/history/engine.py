@@ -7,8 +7,9 @@
    entries alone (`native.build_operators`).
 3. Only the base operators that can see the change are re-decided, by the taxonomy's own
    per-base-operator decision. A derivatives.yaml change re-decides the bases whose formula status
-   moved; a tags.yaml change, or anything the engine does not expect (a duplicate name, an
-   unparsable block), rebuilds cold from the whole file.
+   moved; a tags.yaml change, a change of the codegen's rules (version.txt crossed a release whose
+   codegen differs), or anything the engine does not expect (a duplicate name, an unparsable
+   block), rebuilds cold from the whole file.
 4. What changed comes back as the changed records, before and after; `figures.drift_of` turns
    them into the drift the whole snapshots would give.
 
@@ -40,8 +41,9 @@ from bot.model import (
     SourceMeta,
 )
 from bot.operators import native
+from bot.operators.codegen import NEWEST
 from bot.operators.entries import read_entries
-from bot.pipeline import operators_from_files
+from bot.pipeline import codegen_of, operators_from_files
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.overrides import Overrides
 
@@ -74,6 +76,7 @@ class Engine:
         self.meta = SourceMeta(kind="git", path="")
         self.display = ""
         self.tags_text: str | None = None
+        self.codegen = NEWEST  # the rules the state was built by: those of its version.txt
         self.derivatives_text: str | None = None
         self.derivatives: frozenset[str] | None = None
         self.aliases: Mapping[str, str] = {}
@@ -106,7 +109,8 @@ class Engine:
             raise SourceError(f"no {NATIVE_PATH}: not a PyTorch revision", path=files.meta.path)
         before = dict(self.records) if self._valid else {}
         tags_text = None if files.tags is None else files.tags.text
-        if not (self._valid and self._blocks_ok) or tags_text != self.tags_text:
+        stale = tags_text != self.tags_text or codegen_of(files) != self.codegen
+        if not (self._valid and self._blocks_ok) or stale:
             return self._cold(files, before)
         try:
             return self._step(files)
@@ -135,6 +139,7 @@ class Engine:
         self._valid = False
         self._reset()
         self.meta, self.display = files.meta, native_file.display
+        self.codegen = codegen_of(files)
         self.entry_map.text = native_file.text
         self.tags_text = None if files.tags is None else files.tags.text
         self.derivatives_text = None if files.derivatives is None else files.derivatives.text
@@ -246,7 +251,12 @@ class Engine:
         entries = tuple(self.entry_map.entry(nm) for nm in build)
         try:
             opset = native.build_operators(
-                entries, meta=files.meta, native_display=self.display, tags=files.tags, derivatives=None
+                entries,
+                meta=files.meta,
+                native_display=self.display,
+                tags=files.tags,
+                derivatives=None,
+                codegen=self.codegen,
             )
         except OpdriftError as err:
             raise Rebuild from err
@@ -361,7 +371,9 @@ class Engine:
         """
         entries = self.entry_map.definitions_of_added(cut, change)
         try:
-            native.build_operators(entries, meta=files.meta, native_display=self.display, tags=files.tags)
+            native.build_operators(
+                entries, meta=files.meta, native_display=self.display, tags=files.tags, codegen=self.codegen
+            )
         except OpdriftError:
             self.stats["duplicates"] += 1
             raise

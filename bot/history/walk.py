@@ -26,20 +26,29 @@ from bot.history.cache import (
 from bot.history.engine import Engine
 from bot.history.figures import Changes, Summary, drift_of, point_drift
 from bot.history.timeline import Point, PointDrift, Shard, Timeline
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, Snapshot, SourceFiles, SourceMeta, TextFile
+from bot.model import (
+    DERIVATIVES_PATH,
+    NATIVE_PATH,
+    TAGS_PATH,
+    VERSION_PATH,
+    Snapshot,
+    SourceFiles,
+    SourceMeta,
+    TextFile,
+)
 from bot.pipeline import operators_from_files
 from bot.sources.git import GitReader, is_ancestor
-from bot.sources.gitlog import OPERATOR_FILES, LogEntry, check_paths, list_commits, list_tags
-from bot.sources.read import MAX_FILE_BYTES, decode
+from bot.sources.gitlog import OPERATOR_FILES, TRACKED_FILES, LogEntry, check_paths, list_commits, list_tags
+from bot.sources.read import MAX_FILE_BYTES, decode, version_of
 from bot.taxonomy import buckets
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.overrides import Overrides
 
 DEFAULT_PATHS = OPERATOR_FILES
-_RELEASE_TAG = re.compile(r"v(\d+\.\d+\.\d+)")
 
-# The blob oids of native_functions.yaml, tags.yaml and derivatives.yaml (None: absent).
-Oids = tuple[str | None, str | None, str | None]
+# The blob oids of native_functions.yaml, tags.yaml, derivatives.yaml and version.txt (None: absent):
+# a point's figures depend on these four files alone.
+Oids = tuple[str | None, str | None, str | None, str | None]
 
 
 class HistoryError(OpdriftError):
@@ -111,7 +120,8 @@ class _Walker:
         native_oid = self.git.blob_id(sha, NATIVE_PATH)
         if native_oid is None:
             raise SourceError(f"no {NATIVE_PATH} at {sha}: not a PyTorch-shaped revision", path=self.repo)
-        return native_oid, self.git.blob_id(sha, TAGS_PATH), self.git.blob_id(sha, DERIVATIVES_PATH)
+        tags_oid, deriv_oid = self.git.blob_id(sha, TAGS_PATH), self.git.blob_id(sha, DERIVATIVES_PATH)
+        return native_oid, tags_oid, deriv_oid, self.git.blob_id(sha, VERSION_PATH)
 
     def _text(self, oid: str, display: str) -> str:
         text = self._texts.get(oid)
@@ -130,16 +140,16 @@ class _Walker:
             display = f"{ref.rev}:{path}"
             return TextFile(display=display, text=self._text(oid, display))
 
-        m = _RELEASE_TAG.fullmatch(ref.rev.removeprefix("refs/").removeprefix("tags/"))
+        native_oid, tags_oid, deriv_oid, version_oid = ref.key
+        version_txt = text_file(version_oid, VERSION_PATH)
         meta = SourceMeta(
             kind="git",
             path=f"{self.repo}@{ref.rev}",
             revision=ref.rev,
             commit=ref.sha,
             date=date,
-            torch_version=m.group(1) if m else None,
+            torch_version=version_of(ref.rev, None if version_txt is None else version_txt.text),
         )
-        native_oid, tags_oid, deriv_oid = ref.key
         return SourceFiles(
             meta=meta,
             native_functions=text_file(native_oid, NATIVE_PATH),
@@ -210,7 +220,7 @@ def _tag_visits(repo: str, git: GitReader, pattern: str) -> list[_Visit]:
 def _with_log_oids(
     git: GitReader, visits: Sequence[_Visit], listed: Sequence[LogEntry], start: int, end: int
 ) -> list[_Visit]:
-    """VISITS (the counted commits of LISTED) with the three files' oids filled in for [start, end).
+    """VISITS (the counted commits of LISTED) with the tracked files' oids filled in for [start, end).
 
     The oids are carried forward through every listed commit's changes (counted or not), from the
     first parent of the first visit: no tree lookup per commit.
@@ -218,7 +228,7 @@ def _with_log_oids(
     out = list(visits)
     if start >= end:
         return out
-    current = dict(zip(DEFAULT_PATHS, _oids_before(git, visits[start].sha), strict=True))
+    current = dict(zip(TRACKED_FILES, _oids_before(git, visits[start].sha), strict=True))
     k = next(i for i, e in enumerate(listed) if e.sha == visits[start].sha)
     for i in range(start, end):
         while True:
@@ -229,7 +239,8 @@ def _with_log_oids(
             if listed[k - 1].sha == visits[i].sha:
                 break
         out[i] = replace(
-            visits[i], oids=(current[NATIVE_PATH], current[TAGS_PATH], current[DERIVATIVES_PATH])
+            visits[i],
+            oids=(current[NATIVE_PATH], current[TAGS_PATH], current[DERIVATIVES_PATH], current[VERSION_PATH]),
         )
     return out
 
@@ -366,13 +377,13 @@ def _one_line(err: OpdriftError) -> str:
 
 
 def _oids_before(git: GitReader, sha: str) -> Oids:
-    """The three files' oids in the first parent of commit SHA (all None for a root commit)."""
+    """The tracked files' oids in the first parent of commit SHA (all None for a root commit)."""
     try:
         parent = git.resolve(f"{sha}^")
     except GitError:
-        return None, None, None
-    native_oid, tags_oid, deriv_oid = (git.blob_id(parent, p) for p in DEFAULT_PATHS)
-    return native_oid, tags_oid, deriv_oid
+        return None, None, None, None
+    native_oid, tags_oid, deriv_oid, version_oid = (git.blob_id(parent, p) for p in TRACKED_FILES)
+    return native_oid, tags_oid, deriv_oid, version_oid
 
 
 def cold_point(files: SourceFiles, overrides: Overrides | None = None) -> Snapshot:

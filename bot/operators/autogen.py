@@ -1,9 +1,11 @@
-"""``autogen`` expanded the way torchgen's ``add_generated_native_functions`` does it.
+"""``autogen`` expanded the way torchgen's ``add_generated_native_functions`` does it, by the rules of
+the release in question (`bot.operators.codegen`).
 
 torchgen does not read the names in ``autogen:``; it groups entries by their normalised signature and
 generates the missing out= and functional members of a group. ``autogen:`` matters only through one
 test ("does any listed name contain 'out'?"), and some groups get nothing at all: views, manual C++
-bindings, non-core CompositeImplicitAutograd groups, lone out= ops, ``polygamma_``.
+bindings, non-core CompositeImplicitAutograd groups, lone out= ops, ``polygamma_``. 1.12's codegen
+read none of it: it generated every missing out= and functional member it could.
 """
 
 from __future__ import annotations
@@ -14,14 +16,13 @@ from dataclasses import replace
 
 from bot.errors import SchemaError
 from bot.model import Operator, new_operator
+from bot.operators.codegen import NEWEST, CodegenRules
 from bot.operators.kernels import CEA
 from bot.operators.validate import Entry
 from bot.schema.model import Annotation, Argument, Arguments, BaseType, FunctionSchema, OperatorName, Return
 
 # torchgen's hand-kept exception: an in-place op whose schema cannot be grouped (pre-self argument).
 _UNGROUPABLE_INPLACE = frozenset({"polygamma_"})
-# Tags torchgen copies from an entry onto the operators generated from it.
-_INHERITED_TAGS = frozenset({"nondeterministic_seeded", "view_copy", "pt2_compliant_tag"})
 
 _TENSOR_OPTIONS = (
     ("dtype", "ScalarType"),
@@ -56,16 +57,17 @@ def _post_self(args: Arguments) -> tuple[Argument, ...]:
     return args.positional
 
 
-def _plain_base(name: OperatorName) -> str:
+def _plain_base(name: OperatorName, strip_functional: bool = True) -> str:
     """torchgen's BaseOperatorName.base: without the in-place marker (``add_`` → add, ``__iand__`` →
-    __and__) or the ``_functional`` suffix (``normal_functional`` is the functional member of
-    ``normal_``'s group, see torchgen's Note [Overload Ambiguity With Functional Variants])."""
+    __and__) or, with STRIP_FUNCTIONAL (1.13 on), the ``_functional`` suffix (``normal_functional``
+    is the functional member of ``normal_``'s group, see torchgen's Note [Overload Ambiguity With
+    Functional Variants])."""
     base = name.base
     if name.is_dunder:
         return f"__{base[3:]}" if name.is_inplace else base
     if base.endswith("_"):
         return base[:-1]
-    return base.removesuffix("_functional")
+    return base.removesuffix("_functional") if strip_functional else base
 
 
 def _strip(a: Argument) -> Argument:
@@ -110,7 +112,7 @@ def _mutated_not_returned(s: FunctionSchema) -> list[Argument]:
     return [a for a in written if a.annotation not in ret_annotations]
 
 
-def group_key(s: FunctionSchema) -> tuple[str, ...]:
+def group_key(s: FunctionSchema, *, strip_functional: bool = True) -> tuple[str, ...]:
     """The text of torchgen's signature() without building it, as one tuple per group.
 
     Arguments and returns are interned by the parser, so their texts are computed once per file.
@@ -119,7 +121,7 @@ def group_key(s: FunctionSchema) -> tuple[str, ...]:
     positional = _arg_signature(s).positional if s.name.name == "bernoulli.p" else args.positional
     kwargs = _drop_tensor_options(args.kwarg_only) if len(args.kwarg_only) >= 4 else args.kwarg_only
     return (
-        _plain_base(s.name),
+        _plain_base(s.name, strip_functional),
         *[a.plain() for a in positional],
         "*",
         *[a.plain() for a in kwargs],
@@ -141,7 +143,7 @@ def _out_overload(overload: str) -> str:
     return f"{overload}_out" if overload else "out"
 
 
-def _out_args(s: FunctionSchema) -> tuple[tuple[Return, ...], tuple[Argument, ...]]:
+def _out_args(s: FunctionSchema, rules: CodegenRules) -> tuple[tuple[Return, ...], tuple[Argument, ...]]:
     """torchgen's generate_out_args_from_schema: one out argument per tensor-like return."""
     used = {x for a in s.arguments.flat_all if a.annotation is not None for x in a.annotation.alias_set}
     free = [c for c in string.ascii_lowercase if c not in used] if used else string.ascii_lowercase
@@ -151,7 +153,10 @@ def _out_args(s: FunctionSchema) -> tuple[tuple[Return, ...], tuple[Argument, ..
     for i, r in enumerate(s.returns):
         if r.type.is_tensor_like():
             out = Argument(
-                "out" if len(s.returns) == 1 else f"out{i}", r.type, None, Annotation((free[i],), True, ())
+                "out" if len(s.returns) == 1 and rules.lone_out_named_out else f"out{i}",
+                r.type,
+                None,
+                Annotation((free[i],), True, ()),
             )
             outs.append(out)
             if all_tensors:
@@ -161,8 +166,9 @@ def _out_args(s: FunctionSchema) -> tuple[tuple[Return, ...], tuple[Argument, ..
     return tuple(returns), tuple(outs)
 
 
-def _out_schema(s: FunctionSchema, kind: _TgKind) -> FunctionSchema:
-    name = OperatorName(_plain_base(s.name), _out_overload(s.name.overload))
+def _out_schema(s: FunctionSchema, kind: _TgKind, rules: CodegenRules) -> FunctionSchema:
+    strip = rules.functional_naming == "base"
+    name = OperatorName(_plain_base(s.name, strip), _out_overload(s.name.overload))
     args = s.arguments
     if kind == "inplace":
         self_arg = args.self_arg
@@ -171,15 +177,21 @@ def _out_schema(s: FunctionSchema, kind: _TgKind) -> FunctionSchema:
         positional = tuple(_strip(a) if a is self_arg else a for a in args.positional)
         out = Argument("out", self_arg.type, None, self_arg.annotation)
         return FunctionSchema(name, Arguments(positional, args.kwarg_only, (out,)), s.returns)
-    returns, outs = _out_args(s)
+    returns, outs = _out_args(s, rules)
     if kind == "mutable":
         return FunctionSchema(name, Arguments(args.positional, args.kwarg_only, outs), returns)
     sig = _arg_signature(s)
     return FunctionSchema(name, Arguments(sig.positional, sig.kwarg_only, outs), returns)
 
 
-def _functional_schema(s: FunctionSchema, kind: _TgKind) -> FunctionSchema:
+def _functional_schema(s: FunctionSchema, kind: _TgKind, rules: CodegenRules) -> FunctionSchema:
     arguments, returns = _signature(s)
+    if rules.functional_naming == "overload":
+        overload = s.name.overload
+        name = OperatorName(
+            _plain_base(s.name, False), f"{overload}_functional" if overload else "functional"
+        )
+        return FunctionSchema(name, arguments, returns)
     base = _plain_base(s.name)
     if kind == "mutable":
         base += "_functional"  # torchgen's Note [Overload Ambiguity With Functional Variants]
@@ -201,13 +213,16 @@ def _is_view(e: Entry) -> bool:
     return False
 
 
-def generated_operators(entries: Sequence[Entry]) -> list[Operator]:
-    # A group makes something only when it has an `autogen:` request, or an out= member beside an
-    # in-place, mutable or scratch one (tests below). Its members share torchgen's plain base name,
-    # so a base name whose entries meet neither condition holds no such group, and its entries
-    # (over half the file) need no group key, the costly part.
+def generated_operators(entries: Sequence[Entry], rules: CodegenRules = NEWEST) -> list[Operator]:
+    """The operators the codegen of RULES' release adds to ENTRIES."""
+    # A group makes something only when it has an `autogen:` request (or, in 1.12, any in-place or
+    # mutable member), or an out= member beside an in-place, mutable or scratch one (tests below).
+    # Its members share torchgen's plain base name, so a base name whose entries meet neither
+    # condition holds no such group, and its entries (over half the file) need no group key, the
+    # costly part.
+    strip = rules.functional_naming == "base"
     kinds = [_tg_kind(e.schema) for e in entries]
-    bases = [_plain_base(e.schema.name) for e in entries]
+    bases = [_plain_base(e.schema.name, strip) for e in entries]
     requests: set[str] = set()
     outs: set[str] = set()
     others: set[str] = set()
@@ -218,11 +233,11 @@ def generated_operators(entries: Sequence[Entry]) -> list[Operator]:
             outs.add(plain)
         elif kind != "functional":
             others.add(plain)
-    candidates = requests | (outs & others)
+    candidates = requests | (outs & others) if rules.out_on_request else others
     groups: dict[tuple[str, ...], dict[_TgKind, Entry]] = {}
     for e, kind, plain in zip(entries, kinds, bases, strict=True):
         if plain in candidates:
-            groups.setdefault(group_key(e.schema), {})[kind] = e
+            groups.setdefault(group_key(e.schema, strip_functional=strip), {})[kind] = e
 
     made: list[Operator] = []
     for d in groups.values():
@@ -233,34 +248,51 @@ def generated_operators(entries: Sequence[Entry]) -> list[Operator]:
         if has_out:
             if len(d) == 1 or "functional" in d:
                 continue
-        elif not any(m.autogen for m in d.values()):
-            continue
+        elif rules.out_on_request:
+            if not any(m.autogen for m in d.values()):
+                continue  # nothing asked for
+        elif set(d) <= {"functional"}:
+            continue  # 1.12 generated from in-place and mutable members only
         members = list(d.values())
-        if all(m.implicit for m in members) and not any("core" in m.tags for m in members):
+        if all(m.implicit for m in members) and not (
+            rules.core_composite_generates and any("core" in m.tags for m in members)
+        ):
             continue
         if all(m.manual_cpp_binding for m in members):
             continue
-        if any(_is_view(m) and m.schema.name.base != "set_" for m in members):
+        if any(
+            _is_view(m) and not (rules.set_is_not_a_view and m.schema.name.base == "set_") for m in members
+        ):
             continue
         if "inplace" in d and d["inplace"].name in _UNGROUPABLE_INPLACE:
             continue
-        base_kind = next(k for k in ("mutable", "inplace", "out", "functional") if k in d)
+        order = _BASE_ORDER_MUTABLE_FIRST if rules.base_prefers_mutable else _BASE_ORDER_INPLACE_FIRST
+        base_kind = next(k for k in order if k in d)
         base = d[base_kind]
         valid = base_kind == "inplace" or any(r.type.is_tensor_like() for r in base.schema.returns)
-        gets_out = not has_out and valid and any("out" in a for a in base.autogen)
+        asked = not rules.out_on_request or any("out" in a for a in base.autogen)
+        gets_out = not has_out and valid and asked
         if gets_out:
-            made.append(_generated_operator(_out_schema(base.schema, base_kind), base, members))
+            made.append(_generated_operator(_out_schema(base.schema, base_kind, rules), base, members, rules))
         if "functional" not in d and (has_out or gets_out):
-            made.append(_generated_operator(_functional_schema(base.schema, base_kind), base, members))
+            functional = _functional_schema(base.schema, base_kind, rules)
+            made.append(_generated_operator(functional, base, members, rules))
     return made
 
 
-def _generated_operator(schema: FunctionSchema, base: Entry, members: Sequence[Entry]) -> Operator:
+# The member a group's generated operators are made from, by kind, first present wins.
+_BASE_ORDER_MUTABLE_FIRST = ("mutable", "inplace", "out", "functional")
+_BASE_ORDER_INPLACE_FIRST = ("inplace", "mutable", "out", "functional")
+
+
+def _generated_operator(
+    schema: FunctionSchema, base: Entry, members: Sequence[Entry], rules: CodegenRules
+) -> Operator:
     name = schema.name
     # The entry that asked for it: the group member whose autogen lists the name, else the one
     # torchgen generated it from.
     source = next((m for m in members if name.name in m.autogen), base)
-    tags = ("generated", *sorted(_INHERITED_TAGS.intersection(base.tags)))
+    tags = ("generated", *sorted(rules.inherited_tags.intersection(base.tags)))
     return new_operator(
         name=name.name,
         base=name.base,

@@ -26,6 +26,7 @@ from bot.gcpause import gc_paused
 from bot.model import Operator, OperatorSet, RawEntry, SourceMeta, TextFile
 from bot.operators import validate
 from bot.operators.autogen import generated_operators
+from bot.operators.codegen import NEWEST, CodegenRules
 from bot.operators.dispatch import make_operator
 from bot.operators.validate import Entry, short_repr, validate_entry
 from bot.schema.grammar import parse_schema
@@ -42,10 +43,12 @@ def build_operators(
     native_display: str,
     tags: TextFile | None = None,
     derivatives: TextFile | None = None,
+    codegen: CodegenRules = NEWEST,
 ) -> OperatorSet:
-    """The registered operators of one native_functions.yaml (entries plus what autogen adds)."""
+    """The registered operators of one native_functions.yaml (entries plus what the codegen of
+    CODEGEN's release adds)."""
     with gc_paused():
-        return _build_operators(entries, meta, native_display, tags, derivatives)
+        return _build_operators(entries, meta, native_display, tags, derivatives, codegen)
 
 
 def _build_operators(
@@ -54,6 +57,7 @@ def _build_operators(
     native_display: str,
     tags: TextFile | None,
     derivatives: TextFile | None,
+    codegen: CodegenRules,
 ) -> OperatorSet:
     known_tags = read_tags(tags) if tags is not None else None
     parsed = [validate_entry(raw, native_display, known_tags) for raw in entries]
@@ -71,7 +75,7 @@ def _build_operators(
     operators = [make_operator(e, by_name, native_display) for e in parsed]
     warnings = [w for e in parsed for w in e.warnings]
     clashes: list[tuple[Entry, Operator]] = []
-    for op in generated_operators(parsed):
+    for op in generated_operators(parsed, codegen):
         clash = by_name.get(op.name)
         if clash is None:
             operators.append(op)

@@ -22,6 +22,7 @@ from bot.drift.warnings import SourceWarning, new_warnings
 from bot.errors import ConfigError, OpdriftError
 from bot.history.attribution import Attribution, attribute_walk, check_slug
 from bot.model import Snapshot
+from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
 from bot.publish.config import (
     MAX_CHART_POINTS,
@@ -62,6 +63,7 @@ def publish_setup(
     allowlist: str | None,
     warn: Say,
     note: Say,
+    codegen: CodegenRules | None = None,
 ) -> PublishSetup:
     """Config, drift, acknowledgements, the handles to mention and the backend gaps: everything before
     rendering (backend lists are read and their coverage computed here, before any request).
@@ -74,8 +76,8 @@ def publish_setup(
     overrides = load_overrides(cfg.overrides) if cfg.overrides else None
     allow_path = allowlist or cfg.allowlist
     allow = load_allowlist(allow_path) if allow_path else None
-    base = pipeline.load_snapshot(base_spec, overrides, warn=warn)
-    head = pipeline.load_snapshot(head_spec, overrides, warn=warn)
+    base = pipeline.load_snapshot(base_spec, overrides, warn=warn, codegen=codegen)
+    head = pipeline.load_snapshot(head_spec, overrides, warn=warn, codegen=codegen)
     source_warnings = new_warnings(head.warnings, head.native_display, base.warnings, base.native_display)
     check_config_names(cfg, (base_spec, head_spec), base, head)
     drift = compute_drift(base, head)

@@ -12,11 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.errors import OpdriftError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
 from bot.sources.git import run_git
 
 # The three files a point is classified from; the log always lists their changes.
 OPERATOR_FILES = (NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH)
+# ...and the files whose versions a walk carries along: version.txt picks the codegen's rules. A
+# commit that changed only it is listed, not counted (unless --paths names it).
+TRACKED_FILES = (*OPERATOR_FILES, VERSION_PATH)
 _ZERO_OID = re.compile(r"0+")
 
 
@@ -70,7 +73,7 @@ def list_commits(repo: str, from_sha: str | None, to_sha: str, paths: Sequence[s
     or not.
     """
     rng = f"{from_sha}..{to_sha}" if from_sha else to_sha
-    spec = sorted(set(paths) | set(OPERATOR_FILES))
+    spec = sorted(set(paths) | set(TRACKED_FILES))
     lines = _lines(
         repo,
         # No config (the repository's, the user's, or the environment's: git -c sets it for everything

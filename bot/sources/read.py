@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.errors import GitError, OpdriftError, SourceError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, SourceFiles, SourceMeta, TextFile
+from bot.model import (
+    DERIVATIVES_PATH,
+    NATIVE_PATH,
+    TAGS_PATH,
+    VERSION_PATH,
+    SourceFiles,
+    SourceMeta,
+    TextFile,
+)
 
 if TYPE_CHECKING:
     import zipfile
@@ -172,7 +180,7 @@ def read_checkout(directory: str) -> SourceFiles:
     commit = date = None
     if _is_file(root / ".git", or_dir=True):
         commit, date = _head_commit(directory)
-    version_file = root / "version.txt"
+    version_file = root / VERSION_PATH
     torch_version = None
     if _is_file(version_file):
         torch_version = _read_text_file(version_file, str(version_file)).text.strip() or None
@@ -220,11 +228,8 @@ def read_revision(directory: str, rev: str, *, spec: str | None = None) -> Sourc
             raise SourceError(f"no {NATIVE_PATH} at {rev}: not a PyTorch revision", path=directory)
         tags = text_at(TAGS_PATH)
         derivatives = text_at(DERIVATIVES_PATH)
-        torch_version = _version_of_rev(rev)
-        if torch_version is None:
-            version_txt = text_at("version.txt")
-            if version_txt is not None:
-                torch_version = version_txt.text.strip() or None
+        version_txt = text_at(VERSION_PATH)
+        torch_version = version_of(rev, None if version_txt is None else version_txt.text)
     meta = SourceMeta(
         kind="git",
         path=spec if spec is not None else f"{directory}@{rev}",
@@ -236,10 +241,13 @@ def read_revision(directory: str, rev: str, *, spec: str | None = None) -> Sourc
     return SourceFiles(meta=meta, native_functions=native, tags=tags, derivatives=derivatives)
 
 
-def _version_of_rev(rev: str) -> str | None:
+def version_of(rev: str, version_txt: str | None) -> str | None:
+    """The torch version of revision REV: its release tag's, else its version.txt's (TEXT), if any."""
     # PyTorch tags its releases v2.14.1; refs/tags/v2.14.1 and tags/v2.14.1 name the same tag.
     m = _RELEASE_TAG.fullmatch(rev.removeprefix("refs/").removeprefix("tags/"))
-    return m.group(1) if m else None
+    if m:
+        return m.group(1)
+    return None if version_txt is None else version_txt.strip() or None
 
 
 # --- wheels -----------------------------------------------------------------------------------

@@ -1,0 +1,123 @@
+"""The codegen's rules per release: how each torchgen release named and chose the operators it generated.
+
+`bot.operators.autogen` follows torchgen's ``add_generated_native_functions``, but that function
+changed between releases, and a release's registered operators are what its own codegen made. Each
+row below is the first release whose rules differ from the row before; a version between two rows
+takes the earlier one. Checked against every release wheel's RegistrationDeclarations.h from 1.12.0
+to 2.15.0 (tests/test_codegen_rules.py, on lists vendored under tests/data/wheels/).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from bot.errors import OpdriftError
+
+_RELEASE = re.compile(r"\s*(\d+)\.(\d+)")
+
+
+class CodegenError(OpdriftError):
+    """--codegen names a release whose rules the bot does not know."""
+
+
+@dataclass(frozen=True)
+class CodegenRules:
+    """One release's rules for the operators its codegen adds to native_functions.yaml's entries."""
+
+    since: str  # "X.Y": the first release with these rules
+    # How a generated functional variant is named. "overload" (1.12): the in-place or mutable op's
+    # name with the overload "functional" (or "<overload>_functional"), as 1.12's `autogen:` lines
+    # spell it: `_foreach_abs.functional`. "base" (1.13 on): the plain base name, and for a mutable op
+    # the base plus "_functional" (`_fused_moving_avg_obs_fq_helper_functional`); the grouping then
+    # also strips that suffix (torchgen's Note [Overload Ambiguity With Functional Variants]).
+    functional_naming: str
+    # Whether a group gets its missing out= member only when an `autogen:` line asks for one (1.13
+    # on); 1.12 generated an out= member for every group that could have one, and read `autogen:`
+    # only to check it.
+    out_on_request: bool
+    # Whether a CompositeImplicitAutograd group tagged `core` still gets its generated operators
+    # (2.6 on: `upsample_bilinear2d.vec_out`, `avg_pool1d.out`); before, every CIA group got none.
+    core_composite_generates: bool
+    # Whether `set_` counts as an ordinary in-place op rather than a view (2.3 on).
+    set_is_not_a_view: bool
+    # Which member a group's generated operators are made from when it has both a mutable and an
+    # in-place one: the mutable (2.6 on) or the in-place (before).
+    base_prefers_mutable: bool
+    # Whether the out= argument made from a lone return is called `out` (1.13 on) or `out0`.
+    lone_out_named_out: bool
+    # The tags a generated operator copies from the entry it is generated from.
+    inherited_tags: frozenset[str]
+
+
+_ALL_TAGS = frozenset({"nondeterministic_seeded", "view_copy", "pt2_compliant_tag"})
+
+_V113 = CodegenRules(
+    since="1.13",
+    functional_naming="base",
+    out_on_request=True,
+    core_composite_generates=False,
+    set_is_not_a_view=False,
+    base_prefers_mutable=False,
+    lone_out_named_out=True,
+    inherited_tags=frozenset({"nondeterministic_seeded"}),
+)
+RULES: tuple[CodegenRules, ...] = (
+    replace(
+        _V113,
+        since="1.12",
+        functional_naming="overload",
+        out_on_request=False,
+        lone_out_named_out=False,
+        inherited_tags=frozenset(),
+    ),
+    _V113,
+    replace(_V113, since="2.0", inherited_tags=frozenset({"nondeterministic_seeded", "view_copy"})),
+    replace(_V113, since="2.2", inherited_tags=_ALL_TAGS),
+    replace(_V113, since="2.3", inherited_tags=_ALL_TAGS, set_is_not_a_view=True),
+    replace(
+        _V113,
+        since="2.6",
+        inherited_tags=_ALL_TAGS,
+        set_is_not_a_view=True,
+        core_composite_generates=True,
+        base_prefers_mutable=True,
+    ),
+)
+NEWEST = RULES[-1]
+
+# The releases whose registered operators were checked against their wheels; --codegen takes these.
+KNOWN_RELEASES: tuple[str, ...] = ("1.12", "1.13", *(f"2.{minor}" for minor in range(16)))
+
+
+def _key(release: str) -> tuple[int, int] | None:
+    m = _RELEASE.match(release)
+    return None if m is None else (int(m.group(1)), int(m.group(2)))
+
+
+def rules_for_version(version: str | None) -> CodegenRules:
+    """The rules of torch VERSION ("2.14.1", "2.6.0a0+git…"); the newest when it is unknown.
+
+    A version older than the oldest row (a pre-1.12 checkout) takes that row; a version newer than
+    the newest takes the newest, as does a text that is no version at all.
+    """
+    key = None if version is None else _key(version)
+    if key is None:
+        return NEWEST
+    chosen = RULES[0]
+    for rules in RULES:
+        since = _key(rules.since)
+        if since is not None and since <= key:
+            chosen = rules
+    return chosen
+
+
+def rules_for_release(release: str) -> CodegenRules:
+    """The rules `--codegen X.Y` names; an X.Y the bot has not checked is a CodegenError."""
+    text = release.strip()
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?", text)
+    if m is None or f"{int(m.group(1))}.{int(m.group(2))}" not in KNOWN_RELEASES:
+        raise CodegenError(
+            f"--codegen {release!r}: no rules for that release; known: {', '.join(KNOWN_RELEASES)}"
+        )
+    return rules_for_version(text)
