@@ -7,12 +7,14 @@ source files → entries (operators.entries) → operators (operators.native, or
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from bot import snapshot
 from bot.errors import SourceError
 from bot.model import OperatorSet, Snapshot, SourceFiles
 from bot.operators import native
 from bot.operators.entries import read_entries
+from bot.signals.choose import signals_for
 from bot.sources import read as sources
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.overrides import Overrides
@@ -21,7 +23,14 @@ MAX_SHOWN_WARNINGS = 5  # parse warnings printed per source; the rest are counte
 
 
 def operators_from_files(files: SourceFiles) -> OperatorSet:
-    """Parse one source's files into its registered operators (pure: no I/O)."""
+    """Parse one source's files into its registered operators, with the Python side's facts about them
+    (`bot.signals`: the source's own files, else the table shipped in the package)."""
+    opset = _parse_operators(files)
+    found, warnings = signals_for(files)
+    return replace(opset, signals=found, warnings=opset.warnings + warnings)
+
+
+def _parse_operators(files: SourceFiles) -> OperatorSet:
     if files.native_functions is not None:
         entries = read_entries(files.native_functions.text, files.native_functions.display)
         return native.build_operators(

@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.errors import GitError, OpdriftError, SourceError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, SourceFiles, SourceMeta, TextFile
+from bot.model import (
+    DERIVATIVES_PATH,
+    NATIVE_PATH,
+    SIGNAL_PATHS,
+    TAGS_PATH,
+    SourceFiles,
+    SourceMeta,
+    TextFile,
+)
 
 if TYPE_CHECKING:
     import zipfile
@@ -183,6 +191,11 @@ def read_checkout(directory: str) -> SourceFiles:
         native_functions=_read_text_file(native, os.path.join(directory, NATIVE_PATH)),
         tags=_optional_file(root / TAGS_PATH, os.path.join(directory, TAGS_PATH)),
         derivatives=_optional_file(root / DERIVATIVES_PATH, os.path.join(directory, DERIVATIVES_PATH)),
+        python_side=tuple(
+            (path, found)
+            for path in SIGNAL_PATHS
+            if (found := _optional_file(root / path, os.path.join(directory, path))) is not None
+        ),
     )
 
 
@@ -220,6 +233,7 @@ def read_revision(directory: str, rev: str, *, spec: str | None = None) -> Sourc
             raise SourceError(f"no {NATIVE_PATH} at {rev}: not a PyTorch revision", path=directory)
         tags = text_at(TAGS_PATH)
         derivatives = text_at(DERIVATIVES_PATH)
+        python_side = tuple((path, found) for path in SIGNAL_PATHS if (found := text_at(path)) is not None)
         torch_version = _version_of_rev(rev)
         if torch_version is None:
             version_txt = text_at("version.txt")
@@ -233,7 +247,9 @@ def read_revision(directory: str, rev: str, *, spec: str | None = None) -> Sourc
         date=date,
         torch_version=torch_version,
     )
-    return SourceFiles(meta=meta, native_functions=native, tags=tags, derivatives=derivatives)
+    return SourceFiles(
+        meta=meta, native_functions=native, tags=tags, derivatives=derivatives, python_side=python_side
+    )
 
 
 def _version_of_rev(rev: str) -> str | None:
@@ -259,16 +275,21 @@ def read_wheel(wheel: str) -> SourceFiles:
             version = _wheel_version(z, names, wheel)
             meta = SourceMeta(kind="wheel", path=wheel, torch_version=version)
             native = member(WHEEL_NATIVE)
+            # A wheel packages the Python side under the same in-tree paths (but not the .cpp).
+            python_side = tuple((path, found) for path in SIGNAL_PATHS if (found := member(path)) is not None)
             if native is not None:
                 return SourceFiles(
                     meta=meta,
                     native_functions=native,
                     tags=member(WHEEL_TAGS),
                     derivatives=member(WHEEL_DERIVATIVES),
+                    python_side=python_side,
                 )
             registrations = member(WHEEL_REGISTRATIONS)
             if registrations is not None:
-                return SourceFiles(meta=meta, registration_declarations=registrations)
+                return SourceFiles(
+                    meta=meta, registration_declarations=registrations, python_side=python_side
+                )
     except (
         zipfile.BadZipFile,
         zipfile.LargeZipFile,
