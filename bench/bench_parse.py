@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
@@ -42,10 +43,12 @@ import yaml  # noqa: E402
 from medians import report  # noqa: E402
 
 from bot import yamltext  # noqa: E402
-from bot.model import RawEntry, SourceMeta, TextFile  # noqa: E402
+from bot.model import RawEntry, SourceFiles, SourceMeta, TextFile  # noqa: E402
 from bot.operators import entries as entry_reader  # noqa: E402
 from bot.operators import native  # noqa: E402
 from bot.schema import grammar as schema  # noqa: E402
+from bot.signals import table as signal_table  # noqa: E402
+from bot.signals.choose import signals_for  # noqa: E402
 from bot.taxonomy import classify as taxonomy  # noqa: E402
 
 DEFAULT_RELEASE = ROOT / "tests" / "data" / "releases" / "2.14.1"
@@ -71,6 +74,7 @@ def _clear_caches() -> None:
     schema.clear_caches()
     native.clear_caches()
     taxonomy.clear_caches()
+    signal_table.clear_caches()
 
 
 def _pipelines(path: Path, text: str) -> tuple[Contender, Contender]:
@@ -83,7 +87,9 @@ def _pipelines(path: Path, text: str) -> tuple[Contender, Contender]:
         opset = native.build_operators(
             entries, meta=meta, native_display=str(path), tags=tags, derivatives=None
         )
-        return taxonomy.classify(opset)
+        # A bare yaml's Python-side facts come from the shipped table, as in the pipeline.
+        signals, _ = signals_for(SourceFiles(meta=meta))
+        return taxonomy.classify(replace(opset, signals=signals))
 
     def fast() -> object:
         return classified(entry_reader.read_entries(text, str(path)))

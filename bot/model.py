@@ -21,6 +21,20 @@ NATIVE_PATH = "aten/src/ATen/native/native_functions.yaml"
 TAGS_PATH = "aten/src/ATen/native/tags.yaml"
 DERIVATIVES_PATH = "tools/autograd/derivatives.yaml"
 VERSION_PATH = "version.txt"  # the torch version a checkout builds; it selects the codegen's rules
+# The files of PyTorch's Python side (and the JIT's alias map) that say how operators are built
+# (`bot.signals`). Checkouts, DIR@REV and wheels carry the Python ones; only a checkout has the .cpp.
+SIGNAL_PATHS = (
+    "torch/_prims/__init__.py",
+    "torch/_refs/__init__.py",
+    "torch/_refs/nn/functional/__init__.py",
+    "torch/_refs/special/__init__.py",
+    "torch/_refs/linalg/__init__.py",
+    "torch/_refs/fft.py",
+    "torch/_decomp/decompositions.py",
+    "torch/_torch_docs.py",
+    "torch/overrides.py",
+    "torch/csrc/jit/passes/normalize_ops.cpp",
+)
 
 COMPOSITE_KEYS = (
     "CompositeImplicitAutograd",
@@ -60,6 +74,8 @@ class SourceFiles:
     derivatives: TextFile | None = None
     # Wheels older than 1.12 ship no yaml; their RegistrationDeclarations.h lists every operator.
     registration_declarations: TextFile | None = None
+    # PyTorch's Python side (SIGNAL_PATHS): in-tree path → its text, for the sources that have it
+    python_side: tuple[tuple[str, TextFile], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,38 @@ class Operator:
 
 
 @dataclass(frozen=True)
+class OpSignal:
+    """What PyTorch's Python side says about how one base operator is built (facts, never a bucket)."""
+
+    # the operators (ATen base names, or ``prims.X``) its reference or decomposition is written in
+    # terms of, sorted; empty when the Python side has none
+    decomposes_to: tuple[str, ...] = ()
+    where: str = ""  # the in-tree file of that reference or decomposition
+    has_ref: bool = False  # torch/_refs has a reference implementation
+    # its reference or decomposition is built with an elementwise wrapper (a pointwise structure)
+    pointwise_ref: bool = False
+    prim: bool = False  # torch/_prims defines a primitive of this very name
+
+
+@dataclass(frozen=True)
+class AliasSignal:
+    """One name PyTorch calls an alias of another: the target base name and the files that say so."""
+
+    target: str
+    where: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Signals:
+    """The Python side's facts about one release (`bot.signals`), from the source or the shipped table."""
+
+    origin: str  # where the facts come from, for reasons: "torch-2.14.1.whl", "the shipped table (2.14.1)"
+    ops: Mapping[str, OpSignal] = field(default_factory=dict)  # base name → its facts
+    aliases: Mapping[str, AliasSignal] = field(default_factory=dict)  # alias base name → original
+    prims_file: str = "torch/_prims/__init__.py"
+
+
+@dataclass(frozen=True)
 class OperatorSet:
     """Everything the parse stage learned from one SOURCE."""
 
@@ -123,6 +171,7 @@ class OperatorSet:
     derivatives: frozenset[str] | None = None  # names with an autograd formula; None if unknown
     aliases: Mapping[str, str] = field(default_factory=dict)  # alias base name → original base name
     warnings: tuple[str, ...] = ()  # e.g. unknown keys, one line each with file:line
+    signals: Signals | None = None  # the Python side's facts (`bot.signals`); None when none are known
 
 
 @dataclass(frozen=True)
@@ -143,6 +192,10 @@ class Facets:
     kernels: tuple[tuple[str, str], ...] = ()  # Operator.kernels: dispatch key → source of its kernel
     # Operator.const_ref_mutable; None when unknown (read from a version-1 snapshot, which lacks it)
     const_ref_mutable: bool | None = None
+    # the Python side's decomposition of the base operator (OpSignal), and whether torch/_refs has a
+    # reference; None when no facts were known (a snapshot written before they were recorded)
+    decomposes_to: tuple[str, ...] = ()
+    has_ref: bool | None = None
 
 
 @dataclass(frozen=True)

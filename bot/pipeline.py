@@ -11,6 +11,7 @@ the ones the caller names (`--codegen X.Y`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from bot import snapshot
 from bot.errors import SourceError
@@ -18,6 +19,7 @@ from bot.model import OperatorSet, Snapshot, SourceFiles
 from bot.operators import native
 from bot.operators.codegen import CodegenRules, rules_for_version
 from bot.operators.entries import read_entries
+from bot.signals.choose import signals_for
 from bot.sources import read as sources
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.overrides import Overrides
@@ -32,7 +34,14 @@ def codegen_of(files: SourceFiles, codegen: CodegenRules | None = None) -> Codeg
 
 def operators_from_files(files: SourceFiles, codegen: CodegenRules | None = None) -> OperatorSet:
     """Parse one source's files into its registered operators (pure: no I/O), by CODEGEN's rules
-    or those of the source's version (`codegen_of`)."""
+    or those of the source's version (`codegen_of`), with the Python side's facts about them
+    (`bot.signals`: the source's own files, else the table shipped in the package)."""
+    opset = _parse_operators(files, codegen)
+    found, warnings = signals_for(files)
+    return replace(opset, signals=found, warnings=opset.warnings + warnings)
+
+
+def _parse_operators(files: SourceFiles, codegen: CodegenRules | None) -> OperatorSet:
     if files.native_functions is not None:
         entries = read_entries(files.native_functions.text, files.native_functions.display)
         return native.build_operators(

@@ -155,8 +155,11 @@ def test_decisions_say_why() -> None:
     assert decisions["conv2d"].reason == "name matches conv pattern 'conv(?!ert)'"
     assert decisions["add"].rule == "core.pointwise.primitive"
     assert decisions["add"].reason.startswith("tag pointwise (on add.")
-    assert "own kernels (" in decisions["add"].reason and "CPU" in decisions["add"].reason
-    assert decisions["arccos"].reason.startswith("alias of acos (comment above line ")
+    # add has kernels of its own, but PyTorch's Python side defines it as a primitive: that decides
+    assert "torch/_prims defines the primitive prims.add" in decisions["add"].reason
+    # the docs and the comment agree: both are named
+    assert decisions["arccos"].reason.startswith("alias of acos (torch/_torch_docs.py; ")
+    assert "comment above line " in decisions["arccos"].reason
     assert decisions["view"].reason == "view returns Tensor(a) aliasing input 'self'"
 
 
@@ -294,7 +297,7 @@ def test_explain_a_base_operator() -> None:
     text = explain(release_snapshot("2.14.1"), "arccos")
     assert "bucket:  alias" in text
     assert "rule:    core.alias" in text
-    assert "reason:  alias of acos (comment above line" in text
+    assert "reason:  alias of acos (torch/_torch_docs.py; " in text and "comment above line" in text
     assert "arccos.out  [out]" in text
     assert "alias_of: acos" in text
     # A composite has no formula of its own, and needs none: "no" alone would read as "not differentiable".

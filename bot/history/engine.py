@@ -36,6 +36,7 @@ from bot.model import (
     Operator,
     OperatorSet,
     OpRecord,
+    Signals,
     Snapshot,
     SourceFiles,
     SourceMeta,
@@ -44,6 +45,7 @@ from bot.operators import native
 from bot.operators.codegen import NEWEST
 from bot.operators.entries import read_entries
 from bot.pipeline import codegen_of, operators_from_files
+from bot.signals.table import pick_release
 from bot.taxonomy import classify as taxonomy
 from bot.taxonomy.overrides import Overrides
 
@@ -80,6 +82,8 @@ class Engine:
         self.derivatives_text: str | None = None
         self.derivatives: frozenset[str] | None = None
         self.aliases: Mapping[str, str] = {}
+        self.signals: Signals | None = None
+        self.signals_key: object = None
         self.entry_map = EntryMap()
         self.owned: dict[str, tuple[str, ...]] = {}  # entry name → the operators it makes
         # operators and their classification
@@ -109,7 +113,10 @@ class Engine:
             raise SourceError(f"no {NATIVE_PATH}: not a PyTorch revision", path=files.meta.path)
         before = dict(self.records) if self._valid else {}
         tags_text = None if files.tags is None else files.tags.text
-        stale = tags_text != self.tags_text or codegen_of(files) != self.codegen
+        # New codegen rules, or new Python-side facts (another version's table, or edited files), can
+        # move any decision.
+        fresh = _signals_key(files) != self.signals_key
+        stale = tags_text != self.tags_text or codegen_of(files) != self.codegen or fresh
         if not (self._valid and self._blocks_ok) or stale:
             return self._cold(files, before)
         try:
@@ -147,6 +154,7 @@ class Engine:
         if files.derivatives is not None:
             self._derivs[files.derivatives.text] = opset.derivatives
         self.aliases = opset.aliases
+        self.signals, self.signals_key = opset.signals, _signals_key(files)
         self.entries = opset.entries
         self.records = dict(snap.operators)
         self.decisions = dict(snap.decisions)
@@ -434,6 +442,7 @@ class Engine:
             kernels=MappingProxyType(taxonomy.resolved_kernels(subset)),
             aliases=self.aliases,
             source_tags=self.source_tags,
+            signals=self.signals,
         )
         decision = taxonomy.decide_base(bop, self.overrides)
         self.decisions[base] = decision
@@ -448,4 +457,10 @@ class Engine:
             native_display=self.display,
             derivatives=self.derivatives,
             aliases=self.aliases,
+            signals=self.signals,
         )
+
+
+def _signals_key(files: SourceFiles) -> object:
+    """What the Python-side facts of FILES depend on: their own files, else the table's release."""
+    return pick_release(files.meta.torch_version), tuple((p, f.text) for p, f in files.python_side)

@@ -76,6 +76,10 @@ def _kernel_lines(facets: Facets) -> tuple[str, ...]:
             served.append(f"{profile} ({where}): decomposes")
         elif kernel is not None:
             served.append(f"{profile} ({where}): {kernel} kernel")
+        elif profile == "export" and facets.decomposes_to:
+            served.append(
+                f"{profile} ({where}): needs a lowering, or a decomposition exists (see decomposes_to)"
+            )
         else:
             served.append(
                 f"{profile} ({where}): {'needs a lowering' if profile == 'export' else 'needs a kernel'}"
@@ -103,6 +107,8 @@ def _facet_lines(facets: Facets, kind: str) -> tuple[str, ...]:
         f"structured: {yes_no(facets.structured)}"
         + (f" (delegate {facets.structured_delegate})" if facets.structured_delegate else ""),
         f"alias_of: {facets.alias_of or '-'}",
+        f"decomposes_to: {', '.join(facets.decomposes_to) or '-'}",
+        f"has_ref (torch/_refs): {yes_no(facets.has_ref)}",
         f"has autograd formula: {_derivative_text(facets, kind)}",
         f"foreach: {yes_no(facets.foreach)}",
         f"autogen: {yes_no(facets.autogen)}",

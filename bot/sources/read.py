@@ -25,6 +25,7 @@ from bot.errors import GitError, OpdriftError, SourceError
 from bot.model import (
     DERIVATIVES_PATH,
     NATIVE_PATH,
+    SIGNAL_PATHS,
     TAGS_PATH,
     VERSION_PATH,
     SourceFiles,
@@ -191,6 +192,11 @@ def read_checkout(directory: str) -> SourceFiles:
         native_functions=_read_text_file(native, os.path.join(directory, NATIVE_PATH)),
         tags=_optional_file(root / TAGS_PATH, os.path.join(directory, TAGS_PATH)),
         derivatives=_optional_file(root / DERIVATIVES_PATH, os.path.join(directory, DERIVATIVES_PATH)),
+        python_side=tuple(
+            (path, found)
+            for path in SIGNAL_PATHS
+            if (found := _optional_file(root / path, os.path.join(directory, path))) is not None
+        ),
     )
 
 
@@ -228,6 +234,7 @@ def read_revision(directory: str, rev: str, *, spec: str | None = None) -> Sourc
             raise SourceError(f"no {NATIVE_PATH} at {rev}: not a PyTorch revision", path=directory)
         tags = text_at(TAGS_PATH)
         derivatives = text_at(DERIVATIVES_PATH)
+        python_side = tuple((path, found) for path in SIGNAL_PATHS if (found := text_at(path)) is not None)
         version_txt = text_at(VERSION_PATH)
         torch_version = version_of(rev, None if version_txt is None else version_txt.text)
     meta = SourceMeta(
@@ -238,7 +245,9 @@ def read_revision(directory: str, rev: str, *, spec: str | None = None) -> Sourc
         date=date,
         torch_version=torch_version,
     )
-    return SourceFiles(meta=meta, native_functions=native, tags=tags, derivatives=derivatives)
+    return SourceFiles(
+        meta=meta, native_functions=native, tags=tags, derivatives=derivatives, python_side=python_side
+    )
 
 
 def version_of(rev: str, version_txt: str | None) -> str | None:
@@ -267,16 +276,21 @@ def read_wheel(wheel: str) -> SourceFiles:
             version = _wheel_version(z, names, wheel)
             meta = SourceMeta(kind="wheel", path=wheel, torch_version=version)
             native = member(WHEEL_NATIVE)
+            # A wheel packages the Python side under the same in-tree paths (but not the .cpp).
+            python_side = tuple((path, found) for path in SIGNAL_PATHS if (found := member(path)) is not None)
             if native is not None:
                 return SourceFiles(
                     meta=meta,
                     native_functions=native,
                     tags=member(WHEEL_TAGS),
                     derivatives=member(WHEEL_DERIVATIVES),
+                    python_side=python_side,
                 )
             registrations = member(WHEEL_REGISTRATIONS)
             if registrations is not None:
-                return SourceFiles(meta=meta, registration_declarations=registrations)
+                return SourceFiles(
+                    meta=meta, registration_declarations=registrations, python_side=python_side
+                )
     except (
         zipfile.BadZipFile,
         zipfile.LargeZipFile,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.model import Operator, fast_constructor
+from bot.model import Operator, OpSignal, fast_constructor
 from bot.schema.grammar import parse_schema
 from bot.schema.model import FunctionSchema
 
@@ -35,6 +35,10 @@ class BaseOp:
     alias_of: str | None = None  # the original operator, when a comment or alias map announces one
     alias_evidence: str = ""  # where alias_of came from, for the reason sentence
     source_tags: frozenset[str] = frozenset()  # every tag any operator of the source carries
+    # what PyTorch's Python side says about how it is built (targets kept to the source's operators and
+    # prims), and where those facts come from; None when the source has no facts at all
+    signal: OpSignal | None = None
+    signal_origin: str = ""
 
     @property
     def schema(self) -> FunctionSchema:
@@ -57,11 +61,23 @@ def make_base_op(
     alias_of: str | None = None,
     alias_evidence: str = "",
     source_tags: frozenset[str] = frozenset(),
+    signal: OpSignal | None = None,
+    signal_origin: str = "",
 ) -> BaseOp:
     entries = tuple(op for op in overloads if op.autogen_from is None) or overloads
     rep = next((op for op in entries if op.overload == ""), None)
     if rep is None:
         rep = min(entries, key=lambda op: (op.line, op.name))
     return _new_base_op(
-        name, overloads, entries, rep, all_bases, kernels, alias_of, alias_evidence, source_tags
+        name,
+        overloads,
+        entries,
+        rep,
+        all_bases,
+        kernels,
+        alias_of,
+        alias_evidence,
+        source_tags,
+        signal,
+        signal_origin,
     )

@@ -23,6 +23,8 @@ from bot.model import (
     Operator,
     OperatorSet,
     OpRecord,
+    OpSignal,
+    Signals,
     Snapshot,
     new_decision,
     new_facets,
@@ -115,7 +117,13 @@ def base_operators(opset: OperatorSet) -> dict[str, BaseOp]:
     kernels = MappingProxyType(resolved_kernels(opset.operators))
     return {
         name: base_operator(
-            name, tuple(ops), bases=bases, kernels=kernels, aliases=opset.aliases, source_tags=source_tags
+            name,
+            tuple(ops),
+            bases=bases,
+            kernels=kernels,
+            aliases=opset.aliases,
+            source_tags=source_tags,
+            signals=opset.signals,
         )
         for name, ops in groups.items()
     }
@@ -129,22 +137,66 @@ def base_operator(
     kernels: Mapping[str, tuple[str, ...]],
     aliases: Mapping[str, str],
     source_tags: frozenset[str],
+    signals: Signals | None = None,
 ) -> BaseOp:
     """One base operator as the rules see it: OPS are its operators; BASES, KERNELS (`resolved_kernels`
-    of at least OPS and their delegates), ALIASES and SOURCE_TAGS are the whole source's views.
+    of at least OPS and their delegates), ALIASES, SOURCE_TAGS and SIGNALS are the whole source's views.
 
-    Its alias comes from the source's alias map, else from a comment above one of its entries.
+    Its alias comes from the source's alias map, else from what PyTorch's Python side says (docs,
+    overrides, _refs, the JIT's alias map) together with the comments above its entries: an alias whose
+    comment was deleted is still an alias while the docs say so.
     """
     alias_of: str | None = None
     evidence = ""
     mapped = aliases.get(name)
     if mapped is not None:
         alias_of, evidence = mapped, "the source's alias map"
-    elif any(op.comments for op in ops):
-        found = alias_from_comments(name, [o for o in ops if o.autogen_from is None], bases)
-        if found is not None:
+    else:
+        said = _signal_alias(name, ops, bases, kernels, signals)
+        found = None
+        if any(op.comments for op in ops):
+            found = alias_from_comments(name, [o for o in ops if o.autogen_from is None], bases)
+        if said is not None and (found is None or found[0] == said[0]):
+            alias_of, evidence = said
+            if found is not None:
+                evidence = f"{evidence}; {found[1]}"
+        elif found is not None:
             alias_of, evidence = found
-    return make_base_op(name, ops, bases, kernels, alias_of, evidence, source_tags)
+    signal = None if signals is None else _kept_signal(signals.ops.get(name), bases)
+    origin = "" if signals is None else signals.origin
+    return make_base_op(name, ops, bases, kernels, alias_of, evidence, source_tags, signal, origin)
+
+
+_NO_SIGNAL = OpSignal()
+
+
+def _kept_signal(signal: OpSignal | None, bases: frozenset[str]) -> OpSignal:
+    """SIGNAL with only the targets the source has (a source's own files name helpers and Python builtins)."""
+    if signal is None:
+        return _NO_SIGNAL
+    kept = tuple(t for t in signal.decomposes_to if t in bases or t.startswith("prims."))
+    return signal if kept == signal.decomposes_to else replace(signal, decomposes_to=kept)
+
+
+def _signal_alias(
+    name: str,
+    ops: tuple[Operator, ...],
+    bases: frozenset[str],
+    kernels: Mapping[str, tuple[str, ...]],
+    signals: Signals | None,
+) -> tuple[str, str] | None:
+    """(target, evidence) when the Python side calls NAME an alias of an operator the source has.
+
+    Only an operator built from others (CompositeImplicitAutograd, no kernels) is taken as the alias:
+    the docs call torch.erf an alias of torch.special.erf, but in ATen it is special_erf that calls erf.
+    """
+    said = None if signals is None else signals.aliases.get(name)
+    if said is None or said.target == name or said.target not in bases:
+        return None
+    for op in ops:
+        if op.autogen_from is None and (op.composite != "CompositeImplicitAutograd" or kernels.get(op.name)):
+            return None
+    return said.target, f"{', '.join(said.where)}; {signals.origin if signals else ''}"
 
 
 def decide(op: BaseOp, rules: tuple[Rule, ...] = RULES) -> Decision:
@@ -201,6 +253,8 @@ _FacetValues = tuple[
     tuple[str, ...],
     tuple[tuple[str, str], ...],
     bool,
+    tuple[str, ...],
+    bool | None,
 ]
 _facets_cache: dict[_FacetValues, Facets] = {}
 _FACETS_CACHE_LIMIT = 1 << 14
@@ -225,6 +279,8 @@ def facets_of(op: Operator, base: BaseOp, derivatives: frozenset[str] | None) ->
         op.variants,
         op.kernels,
         op.const_ref_mutable,
+        () if base.signal is None else base.signal.decomposes_to,
+        None if base.signal is None else base.signal.has_ref,
     )
     facets = _facets_cache.get(values)
     if facets is None:
@@ -248,6 +304,8 @@ def _make_facets(
     variants: tuple[str, ...],
     kernels: tuple[tuple[str, str], ...],
     const_ref_mutable: bool,
+    decomposes_to: tuple[str, ...],
+    has_ref: bool | None,
 ) -> Facets:
     return new_facets(
         composite=composite,
@@ -263,6 +321,8 @@ def _make_facets(
         variants=variants,
         kernels=kernels,
         const_ref_mutable=const_ref_mutable,
+        decomposes_to=decomposes_to,
+        has_ref=has_ref,
     )
 
 

@@ -96,6 +96,7 @@ class NameRegex(Matcher):
 
     label: str
     pattern: str
+    why: str = ""  # the reason to give instead of "name matches ...", when the pattern needs saying why
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -104,7 +105,7 @@ class NameRegex(Matcher):
     def reason(self, op: BaseOp) -> str | None:
         if self.compiled.search(op.name) is None:
             return None
-        return f"name matches {self.label} pattern '{self.pattern}'"
+        return self.why or f"name matches {self.label} pattern '{self.pattern}'"
 
     def describe(self) -> str:
         return f"name matches {self.label} pattern '{self.pattern}'"
@@ -386,3 +387,80 @@ class Always(Matcher):
 
     def describe(self) -> str:
         return "always"
+
+
+# --- PyTorch's Python side (`bot.signals`): how an operator is built --------------------------------
+
+
+def _from(op: BaseOp, where: str) -> str:
+    return f"{where}; {op.signal_origin}" if where else op.signal_origin
+
+
+@dataclass(frozen=True)
+class PointwiseRef(Matcher):
+    """Its reference or decomposition is built with an elementwise wrapper: a pointwise structure."""
+
+    def reason(self, op: BaseOp) -> str | None:
+        signal = op.signal
+        if signal is None or not signal.pointwise_ref:
+            return None
+        return f"its reference is elementwise ({signal.where})"
+
+    def describe(self) -> str:
+        return "its reference or decomposition is elementwise"
+
+
+@dataclass(frozen=True)
+class Primitive(Matcher):
+    """torch/_prims defines a primitive of this name, or its reference is one primitive (special_i1 is
+    prims.bessel_i1)."""
+
+    def reason(self, op: BaseOp) -> str | None:
+        signal = op.signal
+        if signal is None:
+            return None
+        if signal.prim:
+            return f"torch/_prims defines the primitive prims.{op.name} ({op.signal_origin})"
+        targets = signal.decomposes_to
+        if len(targets) == 1 and targets[0].startswith("prims."):
+            return f"its reference is the primitive {targets[0]} ({_from(op, signal.where)})"
+        return None
+
+    def describe(self) -> str:
+        return "a primitive of torch/_prims, or its reference is one"
+
+
+@dataclass(frozen=True)
+class BuiltFromOthers(Matcher):
+    """PyTorch writes it in terms of other operators: a decomposition or reference on the Python side, or
+    no kernels of its own (a composite kind, built from other operators in C++)."""
+
+    def reason(self, op: BaseOp) -> str | None:
+        signal = op.signal
+        if signal is not None:
+            targets = [t for t in signal.decomposes_to if t != op.name]
+            if targets:
+                shown = ", ".join(targets[:6]) + (", ..." if len(targets) > 6 else "")
+                return f"written in terms of {shown} ({_from(op, signal.where)})"
+        if any(op.backends_of(o) for o in op.entries):
+            return None
+        kinds = sorted({o.composite for o in op.entries if o.composite is not None})
+        return f"no kernels of its own: built from other operators ({', '.join(kinds) or 'composite'})"
+
+    def describe(self) -> str:
+        return "written in terms of other operators (a decomposition, a reference, or no kernels of its own)"
+
+
+@dataclass(frozen=True)
+class NoDecomposition(Matcher):
+    """Neither torch/_refs nor torch/_decomp writes it in terms of other operators."""
+
+    def reason(self, op: BaseOp) -> str | None:
+        if op.signal is None:
+            return "no facts about decompositions are known for this source"
+        if op.signal.decomposes_to:
+            return None
+        return f"no decomposition in torch/_refs or torch/_decomp ({op.signal_origin})"
+
+    def describe(self) -> str:
+        return "no decomposition anywhere"

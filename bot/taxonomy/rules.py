@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from bot.taxonomy.matchers import (
     AliasKnown,
     Always,
+    BuiltFromOthers,
     CategoryOverride,
     CompositeKind,
     DimnameArgs,
@@ -31,9 +32,12 @@ from bot.taxonomy.matchers import (
     Matcher,
     NamePrefix,
     NameRegex,
+    NoDecomposition,
     NoTensorInput,
     OnlyBackends,
     OwnKernels,
+    PointwiseRef,
+    Primitive,
     PythonModule,
     ReturnsNoTensor,
     StripsToExisting,
@@ -53,9 +57,11 @@ class Rule:
 
 
 _IMPLICIT = "CompositeImplicitAutograd"
-# The pointwise tag exists from 2.0; before it, an elementwise signature with an in-place twin
-# (add/add_, sigmoid/sigmoid_) is the best structural stand-in.
-_POINTWISE = HasTag("pointwise") | (TagUnused("pointwise") & InplaceTwin() & ElementwiseSignature())
+# Pointwise: the tag (from 2.0), or the structure of its reference on the Python side; before the
+# tag, an elementwise signature with an in-place twin (add/add_, sigmoid/sigmoid_) stands in too.
+_POINTWISE = (
+    HasTag("pointwise") | PointwiseRef() | (TagUnused("pointwise") & InplaceTwin() & ElementwiseSignature())
+)
 
 RULES: tuple[Rule, ...] = (
     # --- the post's top-level filters, in TAXONOMY.md's order --------------------------------------
@@ -81,10 +87,12 @@ RULES: tuple[Rule, ...] = (
         ReturnsNoTensor(),
         "the post filtered out ops whose schema returns no Tensor (size, is_*, item, q_scale...)",
     ),
+    Rule("weird.backend", "weird", NameRegex("backend-specific", "cudnn|miopen|mkldnn|thnn|^slow_")),
     Rule(
-        "weird.backend",
+        "weird.native",
         "weird",
-        NameRegex("backend-specific", "cudnn|miopen|mkldnn|^native_|thnn|^slow_"),
+        NameRegex("native", "native", why="name contains `native`: the post's backend-specific rule"),
+        "the post's script tested the word in the name; native_layer_norm is not backend-specific",
     ),
     # --- core: the post's hand-sorted sub-buckets, from data ----------------------------------------
     Rule("core.alias", "alias", AliasKnown()),
@@ -174,8 +182,21 @@ RULES: tuple[Rule, ...] = (
             r"|^(dot|vdot|inner|trace|embedding_bag|diff|trapz|trapezoid|count_nonzero)$",
         ),
     ),
-    Rule("core.pointwise.primitive", "primitive_pointwise", _POINTWISE & OwnKernels()),
-    Rule("core.pointwise.composite", "composite_pointwise", _POINTWISE),
+    # The post's distinction: composite pointwise is "implementable in terms of primitive pointwise ops",
+    # so PyTorch's own decompositions decide, and having kernels does not make an op primitive.
+    Rule(
+        "core.pointwise.primitive",
+        "primitive_pointwise",
+        _POINTWISE & Primitive(),
+        "PyTorch's own primitives (torch/_prims) are the post's primitive pointwise ops",
+    ),
+    Rule("core.pointwise.composite", "composite_pointwise", _POINTWISE & BuiltFromOthers()),
+    Rule(
+        "core.pointwise.kernels",
+        "primitive_pointwise",
+        _POINTWISE & OwnKernels() & NoDecomposition(),
+        "only its own kernels, and no decomposition anywhere",
+    ),
     Rule("core.misc", "misc", Always()),
 )
 
