@@ -36,8 +36,6 @@ WHEELS = DATA / "wheels"
 VENDORED = sorted(
     (p.parent.name for p in WHEELS.glob("*/operators.txt.xz")), key=lambda v: tuple(map(int, v.split(".")))
 )
-# No 2.15.0 wheel could be fetched where these lists were made (see tests/data/wheels/README.md).
-WITHOUT_WHEEL = {"2.15.0"}
 
 
 @cache
@@ -58,9 +56,9 @@ def built(version: str, release: str | None = None) -> OperatorSet:
     )
 
 
-def test_a_list_for_every_release_with_a_wheel() -> None:
-    assert set(VENDORED) == set(RELEASES) - WITHOUT_WHEEL
-    assert len(VENDORED) == 17
+def test_a_list_for_every_release() -> None:
+    assert set(VENDORED) == set(RELEASES)
+    assert len(VENDORED) == 18
     for version in VENDORED:
         names = wheel_names(version)
         assert names == sorted(set(names)) and len(names) > 2500
