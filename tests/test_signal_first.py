@@ -3,6 +3,7 @@ and the real backend lists in tests/data/backends/real."""
 
 from __future__ import annotations
 
+import json
 import lzma
 import re
 import tarfile
@@ -178,3 +179,49 @@ def test_golden_coverage_of_the_real_backends(
     assert text == golden.read_text(encoding="utf-8"), (
         "coverage-real-2.15.0.md differs: --update-golden and review"
     )
+
+
+def test_with_a_base_only_new_or_changed_alerts_are_shown(
+    opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """op-plugin's alerts against 2.15.0 were (nearly) all raised at 2.14.1 already: with `--base` the
+    report shows only what is news, and says how many it left out."""
+    from bot.coverage.backends import read_backend
+    from bot.coverage.check import alert_key, compare_coverage, compute_coverage
+
+    path = tmp_path / "op_plugin_functions.yaml"
+    path.write_bytes(lzma.decompress((REAL / "op-plugin.op_plugin_functions.yaml.xz").read_bytes()))
+    backend = read_backend("op-plugin", str(path), torch_version="2.15")
+    base = compute_coverage(_load(release_file, "2.14.1"), backend)
+    head = compute_coverage(_load(release_file, "2.15.0"), backend)
+    change = compare_coverage(base, head)
+    old = {alert_key(a) for a in base.alerts}
+    assert {alert_key(a) for a in change.new_alerts} == {alert_key(a) for a in head.alerts} - old
+    assert change.old_alerts == len(head.alerts) - len(change.new_alerts) > 50
+    argv = ["coverage", "--backend", f"op-plugin={path}", "--torch-version", "2.15", "--format", "markdown"]
+    full = opdrift(*argv, str(release_file("2.15.0")))
+    since = opdrift(*argv, "--base", str(release_file("2.14.1")), str(release_file("2.15.0")))
+    assert full.code == since.code == 0, since.err
+    assert f"{change.old_alerts} schema alerts the base already raised are not shown" in since.out
+    assert since.out.count("- you implement ") == sum(a.kernel == "breaking" for a in change.new_alerts)
+    assert full.out.count("- you implement ") > since.out.count("- you implement ")
+
+
+def test_a_boxed_fallback_is_found_and_said(
+    dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
+) -> None:
+    """pytorch_dlprim registers `m.fallback(...)` in `TORCH_LIBRARY_IMPL(_, PrivateUse1, m)`: what it
+    lacks runs there (on the CPU) meanwhile, and coverage says where."""
+    from bot.coverage.backends import read_backend
+
+    text = (dlprim_src / "tensor_ops.cpp").read_text()
+    (line,) = [i for i, row in enumerate(text.splitlines(), start=1) if "m.fallback(" in row]
+    backend = read_backend("cpp", str(dlprim_src))
+    assert backend.fallback == f"{dlprim_src / 'tensor_ops.cpp'}:{line} (PrivateUse1)"
+    run = opdrift(
+        "coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")), "--format", "json"
+    )
+    (report,) = json.loads(run.out)["backends"]
+    assert report["backend"]["fallback"] == backend.fallback
+    text_run = opdrift("coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")))
+    assert f"(until then they run on the boxed fallback at {backend.fallback})" in text_run.out

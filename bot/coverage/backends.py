@@ -88,13 +88,15 @@ def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = N
         files = _cpp_files(path) if path.is_dir() else [path]
         ops: list[BackendOp] = []
         warnings: list[str] = []
+        fallback: str | None = None
         for file in files:
             one = read_cpp(_read_cpp_source(file), str(file))
             ops.extend(one.ops)
             warnings.extend(one.warnings)
+            fallback = fallback or one.fallback
         if not ops:
             raise ConfigError("no m.impl(...) registrations inside TORCH_LIBRARY_IMPL(aten, ...)", path=value)
-        return BackendList("cpp", value, tuple(ops), warnings=tuple(warnings))
+        return BackendList("cpp", value, tuple(ops), warnings=tuple(warnings), fallback=fallback)
     text = _read_text(path)
     if kind == "torch-mlir":
         return read_torch_mlir(text, value)

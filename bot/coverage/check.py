@@ -85,6 +85,8 @@ class Coverage:
     ops: tuple[OpCoverage, ...]  # every registered operator, sorted by name
     stale: tuple[BackendOp, ...]  # listed, but not an operator upstream
     alerts: tuple[SchemaAlert, ...]
+    # the backend's boxed fallback ("path:line (KEY)"), where an op that needs a kernel runs meanwhile
+    fallback: str | None = None
 
     @property
     def uncovered(self) -> tuple[OpCoverage, ...]:
@@ -187,7 +189,15 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         if op.name not in records and op.name not in seen_stale:
             seen_stale.add(op.name)
             stale.append(op)
-    return Coverage(backend.kind, backend.path, profile, ops, tuple(stale), tuple(_alerts(snapshot, backend)))
+    return Coverage(
+        backend.kind,
+        backend.path,
+        profile,
+        ops,
+        tuple(stale),
+        tuple(_alerts(snapshot, backend)),
+        backend.fallback,
+    )
 
 
 # torch-mlir prints types as the TorchScript registry does: enums travel as int, SymInt as int.
@@ -355,6 +365,15 @@ class CoverageChange:
     newly_covered: tuple[str, ...]
     gap_before: int
     gap_after: int
+    # HEAD's schema alerts that BASE did not raise the same way (`alert_key`): what is news
+    new_alerts: tuple[SchemaAlert, ...] = ()
+    old_alerts: int = 0  # HEAD's alerts that BASE already raised
+
+
+def alert_key(a: SchemaAlert) -> tuple[str, str, str]:
+    """What makes two alerts the same news: the operator, the backend's text and upstream's schema
+    (not the line: an edit elsewhere in the backend's file moves it)."""
+    return (a.name, a.backend_schema, a.upstream_schema)
 
 
 def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:
@@ -362,18 +381,27 @@ def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:
     head_gap = {o.name for o in head.uncovered}
     # Closed means the backend now covers it; an op removed upstream left the gap by itself.
     at_head = {o.name for o in head.ops}
+    seen = {alert_key(a) for a in base.alerts}
+    new_alerts = tuple(a for a in head.alerts if alert_key(a) not in seen)
     return CoverageChange(
         new_uncovered=tuple(sorted(head_gap - base_gap)),
         newly_covered=tuple(sorted((base_gap - head_gap) & at_head)),
         gap_before=len(base_gap),
         gap_after=len(head_gap),
+        new_alerts=new_alerts,
+        old_alerts=len(head.alerts) - len(new_alerts),
     )
 
 
 def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mapping[str, object]:
     """The documented machine form of a coverage report (``--format json``)."""
     out: dict[str, object] = {
-        "backend": {"kind": cov.backend_kind, "path": cov.backend_path, "profile": cov.profile},
+        "backend": {
+            "kind": cov.backend_kind,
+            "path": cov.backend_path,
+            "profile": cov.profile,
+            "fallback": cov.fallback,
+        },
         "operators": len(cov.ops),
         "covered": sum(1 for o in cov.ops if o.covered),
         "needs_kernel": len(cov.uncovered),
@@ -413,5 +441,7 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
             "newly_covered": list(change.newly_covered),
             "gap_before": change.gap_before,
             "gap_after": change.gap_after,
+            "new_alerts": [a.name for a in change.new_alerts],
+            "old_alerts": change.old_alerts,
         }
     return out

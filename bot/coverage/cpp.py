@@ -7,6 +7,7 @@ mentioned is not counted.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from bot.coverage.oplist import BackendList, BackendOp, line_finder, normalise_name
 from bot.errors import ConfigError
@@ -19,6 +20,10 @@ _SCHEMA_IN_COMMENT = re.compile(r"\"schema\":[ \t]*\"aten::([^\"(\n]+)(\([^\"\n]
 _IF_ZERO = re.compile(r"[ \t]*#[ \t]*if[ \t]+0\b")
 _PP_IF = re.compile(r"[ \t]*#[ \t]*if(?:n?def)?\b")
 _PP_ELSE_END = re.compile(r"[ \t]*#[ \t]*(else|elif|endif)\b")
+# A catch-all block: `m.fallback(...)` in it is the backend's boxed fallback for every operator.
+_ANY_LIB_IMPL = re.compile(
+    r"TORCH_LIBRARY_IMPL\(\s*_\s*,\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
+)
 # Keys whose registrations are not a kernel that runs the op on the backend's device: an autograd
 # formula (AutogradPrivateUse1...) or a shape function (Meta) alone leaves the op unimplemented there.
 _NOT_A_KERNEL = re.compile(r"Autograd\w*|Meta")
@@ -149,7 +154,23 @@ def read_cpp(text: str, path: str) -> BackendList:
             ops.append(
                 BackendOp(name, line, path, "m.impl", schema, "full" if schema else None, dispatch_key=key)
             )
-    return BackendList("cpp", path, tuple(ops), warnings=tuple(warnings))
+    return BackendList(
+        "cpp", path, tuple(ops), warnings=tuple(warnings), fallback=_fallback(code, path, line_at)
+    )
+
+
+def _fallback(code: str, path: str, line_at: Callable[[int], int]) -> str | None:
+    """Where the first boxed fallback of a device key is registered, or None."""
+    for block in _ANY_LIB_IMPL.finditer(code):
+        key, var = block.group(1), block.group(2)
+        body_start = code.find("{", block.end())
+        body_end = _matching_brace(code, body_start) if body_start >= 0 else -1
+        if body_end < 0 or _NOT_A_KERNEL.fullmatch(key):
+            continue
+        call = re.compile(rf"\b{re.escape(var)}\s*\.\s*fallback\(").search(code, body_start, body_end)
+        if call is not None:
+            return f"{path}:{line_at(call.start())} ({key})"
+    return None
 
 
 def _matching_brace(code: str, start: int) -> int:

@@ -54,6 +54,9 @@ class BackendList:
     ungated: int = 0
     # what the reader skipped, one line each with path:line (a malformed schema comment, say)
     warnings: tuple[str, ...] = ()
+    # where the backend registers a boxed fallback (``m.fallback(...)`` in ``TORCH_LIBRARY_IMPL(_, KEY,
+    # m)``), "path:line (KEY)": an op it lacks then runs there (often on the CPU) instead of failing
+    fallback: str | None = None
 
     @property
     def names(self) -> frozenset[str]:

@@ -74,6 +74,8 @@ class CoverageView:
     alerts_kernel: tuple[SchemaAlert, ...] = ()
     alerts_caller: tuple[SchemaAlert, ...] = ()
     alerts_cosmetic: tuple[SchemaAlert, ...] = ()
+    old_alerts: int = 0  # with --base: alerts the base already raised, left out of the graded lists
+    fallback: str = ""  # where the backend's boxed fallback is registered, "" when it has none
 
 
 def _change(change: CoverageChange | None) -> GapChange | None:
@@ -87,6 +89,8 @@ def _change(change: CoverageChange | None) -> GapChange | None:
 def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) -> CoverageView:
     uncovered = cov.uncovered
     records = head.operators
+    # With a base, an alert the base already raised is not news: only new or changed ones are graded.
+    shown = cov.alerts if change is None else change.new_alerts
     ranked = sorted(
         (o for o in uncovered if o.name in records), key=lambda o: record_rank_key(records[o.name])
     )
@@ -122,9 +126,11 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         uncovered_other=tuple(
             (o.name, Safe(o.bucket), scopes[o.name].reason) for o in ranked if not scopes[o.name].generic
         ),
-        alerts_kernel=tuple(a for a in cov.alerts if a.kernel == "breaking"),
-        alerts_caller=tuple(a for a in cov.alerts if a.kernel != "breaking" and a.breaking),
-        alerts_cosmetic=tuple(a for a in cov.alerts if a.kernel != "breaking" and not a.breaking),
+        alerts_kernel=tuple(a for a in shown if a.kernel == "breaking"),
+        alerts_caller=tuple(a for a in shown if a.kernel != "breaking" and a.breaking),
+        alerts_cosmetic=tuple(a for a in shown if a.kernel != "breaking" and not a.breaking),
+        old_alerts=0 if change is None else change.old_alerts,
+        fallback=cov.fallback or "",
     )
 
 
