@@ -225,3 +225,50 @@ def test_a_boxed_fallback_is_found_and_said(
     assert report["backend"]["fallback"] == backend.fallback
     text_run = opdrift("coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")))
     assert f"(until then they run on the boxed fallback at {backend.fallback})" in text_run.out
+
+
+def test_one_backend_from_several_lists(
+    opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """torch_npu registers `empty.memory_format` and friends outside op-plugin's yaml: a second list
+    with the same NAME adds them to the one backend."""
+    plugin = tmp_path / "op_plugin_functions.yaml"
+    plugin.write_bytes(lzma.decompress((REAL / "op-plugin.op_plugin_functions.yaml.xz").read_bytes()))
+    more = tmp_path / "elsewhere.txt"
+    more.write_text("# registered by torch_npu itself\nempty.memory_format\nempty_strided\nas_strided\n")
+    source = str(release_file("2.15.0"))
+    alone = json.loads(
+        opdrift(
+            "coverage",
+            "--backend",
+            f"op-plugin={plugin}",
+            "--torch-version",
+            "2.15",
+            "--format",
+            "json",
+            source,
+        ).out
+    )["backends"][0]
+    run = opdrift(
+        "coverage",
+        "--backend",
+        f"NPU:op-plugin={plugin}",
+        "--backend",
+        f"NPU:text={more}",
+        "--torch-version",
+        "2.15",
+        "--format",
+        "json",
+        source,
+    )
+    assert run.code == 0, run.err
+    (both,) = json.loads(run.out)["backends"]
+    lacked = {u["name"] for u in alone["uncovered"]}
+    assert {"empty.memory_format", "empty_strided", "as_strided"} <= lacked
+    assert not {"empty.memory_format", "empty_strided", "as_strided"} & {u["name"] for u in both["uncovered"]}
+    assert both["backend"]["path"] == f"NPU ({plugin} + {more})" and both["backend"]["profile"] == "eager"
+    bad = opdrift("coverage", "--backend", f":text={more}", source)
+    assert (
+        bad.code == 2
+        and bad.err.strip() == f"opdrift: error: --backend ':text={more}': empty NAME before ':'"
+    )

@@ -213,10 +213,11 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
     p.epilog = SOURCE_HELP
     p.add_argument(
         "--backend",
-        metavar="KIND=PATH",
+        metavar="[NAME:]KIND=PATH",
         action="append",
         required=True,
-        help="a backend to check (repeatable; KIND and PATH as described above)",
+        help="a backend to check (repeatable; KIND and PATH as described above); lists given the same "
+        "NAME are one backend, e.g. NPU:op-plugin=op_plugin_functions.yaml NPU:text=more_ops.txt",
     )
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     p.add_argument("--base", metavar="BASE", help="also report what changed since BASE (a SOURCE)")

@@ -56,24 +56,31 @@ def run_coverage(args: argparse.Namespace) -> int:
             raise ConfigError(
                 f"--torch-version {args.torch_version!r}: expected a version like 2.14, 2.14.1 or 2.15.0a0"
             ) from None
-    specs = [backends.parse_backend_arg(arg) for arg in args.backend]
+    # Lists given one NAME are one backend, in the order their NAME first appears.
+    groups: dict[str, list[tuple[backends.BackendKind, str]]] = {}
+    for i, arg in enumerate(args.backend):
+        name, kind, value = backends.parse_named_backend_arg(arg)
+        groups.setdefault(name if name is not None else f"\0{i}", []).append((kind, value))
     codegen = codegen_rules(args)
     head = load(args.source, codegen=codegen)
     base = load(args.base, codegen=codegen) if args.base else None
-    for kind, value in specs:
-        if kind == "dispatch":
-            coverage.check_dispatch_key(head, value)
+    for specs in groups.values():
+        for kind, value in specs:
+            if kind == "dispatch":
+                coverage.check_dispatch_key(head, value)
+
+    def read(key: str, specs: list[tuple[backends.BackendKind, str]], version: str | None) -> BackendList:
+        lists = [backends.read_backend(kind, value, torch_version=version) for kind, value in specs]
+        return lists[0] if key.startswith("\0") else backends.merge_backends(key, lists)
+
     results = []
-    for kind, value in specs:
-        version = args.torch_version or head.meta.torch_version
-        backend = backends.read_backend(kind, value, torch_version=version)
+    for key, specs in groups.items():
+        backend = read(key, specs, args.torch_version or head.meta.torch_version)
         _warn_about(backend, "SOURCE")
         cov = coverage.compute_coverage(head, backend, args.profile)
         change = None
         if base is not None:
-            base_backend = backends.read_backend(
-                kind, value, torch_version=args.torch_version or base.meta.torch_version
-            )
+            base_backend = read(key, specs, args.torch_version or base.meta.torch_version)
             _warn_about(base_backend, "BASE")
             change = coverage.compare_coverage(
                 coverage.compute_coverage(base, base_backend, args.profile), cov

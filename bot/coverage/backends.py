@@ -24,7 +24,9 @@ __all__ = [
     "BackendKind",
     "BackendList",
     "BackendOp",
+    "merge_backends",
     "parse_backend_arg",
+    "parse_named_backend_arg",
     "read_backend",
     "read_text_list",
     "torch_version_key",
@@ -68,13 +70,44 @@ def _cpp_files(root: Path) -> Iterable[Path]:
 
 def parse_backend_arg(arg: str) -> tuple[BackendKind, str]:
     """``KIND=PATH`` of ``--backend``; for kind ``dispatch`` the value is a dispatch key such as MPS."""
-    kind, sep, value = arg.partition("=")
+    name, kind, value = parse_named_backend_arg(arg)
+    if name is not None:
+        raise ConfigError(f"--backend expects KIND=PATH here, got {arg!r}")
+    return kind, value
+
+
+def parse_named_backend_arg(arg: str) -> tuple[str | None, BackendKind, str]:
+    """``[NAME:]KIND=PATH`` of ``opdrift coverage --backend``: several lists with one NAME are one
+    backend (op-plugin's yaml plus a text list of the ops it implements elsewhere)."""
+    left, sep, value = arg.partition("=")
     if not sep or not value:
-        raise ConfigError(f"--backend expects KIND=PATH, got {arg!r} (kinds: {', '.join(BACKEND_KINDS)})")
+        raise ConfigError(
+            f"--backend expects [NAME:]KIND=PATH, got {arg!r} (kinds: {', '.join(BACKEND_KINDS)})"
+        )
+    name, colon, kind = left.rpartition(":")
+    if colon and not name:
+        raise ConfigError(f"--backend {arg!r}: empty NAME before ':'")
     for known in BACKEND_KINDS:
         if kind == known:
-            return known, value
+            return (name or None), known, value
     raise ConfigError(f"unknown backend kind {kind!r} (kinds: {', '.join(BACKEND_KINDS)})")
+
+
+def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
+    """One backend from several of its lists: every op any of them names, the first list's kind (which
+    picks the profile, `--profile` overrides), and every list's warnings and fallback."""
+    if any(b.kind == "dispatch" for b in lists) and len(lists) > 1:
+        raise ConfigError(f"backend {name!r}: a dispatch key cannot be combined with other lists")
+    first = lists[0]
+    return BackendList(
+        first.kind,
+        f"{name} ({' + '.join(b.path for b in lists)})",
+        tuple(op for b in lists for op in b.ops),
+        dispatch_key=first.dispatch_key,
+        ungated=sum(b.ungated for b in lists),
+        warnings=tuple(w for b in lists for w in b.warnings),
+        fallback=next((b.fallback for b in lists if b.fallback), None),
+    )
 
 
 def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = None) -> BackendList:
