@@ -272,3 +272,41 @@ def test_one_backend_from_several_lists(
         bad.code == 2
         and bad.err.strip() == f"opdrift: error: --backend ':text={more}': empty NAME before ':'"
     )
+
+
+def test_stale_entries_say_whether_upstream_removed_them(
+    release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """torch-mlir's 107 stale names are TorchScript built-ins no release registered: folded as noise.
+    XLA still lists `cholesky` and `qr`, which 2.14 removed: those are registrations to delete."""
+    from bot.coverage.backends import read_backend
+    from bot.coverage.check import compute_coverage
+    from bot.coverage.names import last_registered, table_releases
+    from bot.render.coverage import coverage_view
+
+    snapshot = _load(release_file, "2.15.0")
+    views = {}
+    for kind, name in (
+        ("torch-mlir", "torch-mlir.GeneratedTorchOps.td.xz"),
+        ("xla", "pytorch-xla.xla_native_functions.yaml.xz"),
+    ):
+        path = tmp_path / name.removesuffix(".xz")
+        path.write_bytes(lzma.decompress((REAL / name).read_bytes()))
+        views[kind] = coverage_view(compute_coverage(snapshot, read_backend(kind, str(path))), None, snapshot)  # type: ignore[arg-type]
+    mlir = views["torch-mlir"]
+    assert (len(mlir.stale_never), len(mlir.stale_removed)) == (107, 0)
+    assert {"add.t", "Int.Tensor", "size"} <= {n for n, _, _ in mlir.stale_never}
+    assert [(n, last) for n, _, _, last in views["xla"].stale_removed] == [
+        ("cholesky", "2.13.0"),
+        ("qr", "2.13.0"),
+    ]
+    # The shipped table is the vendored wheel lists' (scripts/name_table.py): every release, every name.
+    wheels = Path(__file__).parent / "data" / "wheels"
+    releases = table_releases()
+    assert len(releases) == 18 and releases[0] == "1.12.0" and releases[-1] == "2.15.0"
+    last: dict[str, str] = {}
+    for version in releases:
+        for name in lzma.decompress((wheels / version / "operators.txt.xz").read_bytes()).decode().split():
+            last[name] = version
+    assert all(last_registered(n) == v for n, v in last.items())
+    assert last_registered("add.t") is None

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.profiles import PROFILE_OF_KIND
 from bot.errors import ConfigError, SchemaError
@@ -408,7 +409,11 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
         "by_rule": cov.by_rule(),
         "by_bucket": {b: {"covered": c, "needs_kernel": n} for b, (c, n) in cov.by_bucket().items()},
         "uncovered": [{"name": o.name, "bucket": o.bucket} for o in cov.uncovered],
-        "stale": [{"name": o.name, "path": o.path, "line": o.line} for o in cov.stale],
+        # last_registered: the last release (1.12.0 on) that had it; null for a name none ever did
+        "stale": [
+            {"name": o.name, "path": o.path, "line": o.line, "last_registered": last_registered(o.name)}
+            for o in cov.stale
+        ],
         "schema_alerts": [
             {
                 "name": a.name,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json
+from bot.coverage.names import last_registered
 from bot.model import Snapshot
 from bot.render.details import describe, describe_kernel
 from bot.render.rank import record_rank_key
@@ -76,6 +77,10 @@ class CoverageView:
     alerts_cosmetic: tuple[SchemaAlert, ...] = ()
     old_alerts: int = 0  # with --base: alerts the base already raised, left out of the graded lists
     fallback: str = ""  # where the backend's boxed fallback is registered, "" when it has none
+    # the stale entries split: upstream removed them (name, path, line, the last release that had
+    # them), or no release from 1.12 on ever registered them (a TorchScript built-in, a typo)
+    stale_removed: tuple[tuple[str, str, int, str], ...] = ()
+    stale_never: tuple[tuple[str, str, int], ...] = ()
 
 
 def _change(change: CoverageChange | None) -> GapChange | None:
@@ -131,6 +136,14 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         alerts_cosmetic=tuple(a for a in shown if a.kernel != "breaking" and not a.breaking),
         old_alerts=0 if change is None else change.old_alerts,
         fallback=cov.fallback or "",
+        stale_removed=tuple(
+            (op.name, op.path, op.line, last)
+            for op in cov.stale
+            if (last := last_registered(op.name)) is not None
+        ),
+        stale_never=tuple(
+            (op.name, op.path, op.line) for op in cov.stale if last_registered(op.name) is None
+        ),
     )
 
 
