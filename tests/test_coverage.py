@@ -243,7 +243,9 @@ def test_coverage_command_json_and_markdown(
     assert report["backend"]["kind"] == "xla"
     assert report["covered"] + report["needs_kernel"] == report["operators"] == 3103
     assert "since_base" in report
-    assert report["stale"] == [{"name": "not_an_op_anymore", "path": str(xla), "line": 23}]
+    assert report["stale"] == [
+        {"name": "not_an_op_anymore", "path": str(xla), "line": 23, "last_registered": None}
+    ]
 
     run = opdrift("coverage", "--backend", f"xla={xla}", str(head_path), "--format", "markdown")
     assert run.code == 0
