@@ -633,17 +633,26 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
 
 
 def test_the_chart_is_embedded_in_the_weekly_issue_only() -> None:
-    from bot.history.timeline import Point, Timeline
+    from bot.history.timeline import Point, PointDrift, Timeline
     from bot.render.timeline import chart_of_last
 
     drift = compute_drift(*realistic_pair())
     points = tuple(
-        Point(sha=str(i) * 40, date="", subject="s", operators=100 + i, base_operators=50, by_category=())
-        for i in range(5)
+        Point(
+            sha=str(i) * 40,
+            date="",
+            subject="s",
+            operators=100 + i,
+            base_operators=50,
+            by_category=(),
+            drift=PointDrift(base=str(i - 1) * 40, added=tuple(f"op{i}_{k}" for k in range(i))),
+        )
+        for i in range(1, 6)
     )
     chart = chart_of_last(Timeline(repo="r", to_rev="HEAD", to_sha="f" * 40, points=points), 3)
     issue = render(drift, "weekly-issue", context=context_for(drift, chart=chart))
     assert "### 📈 Operators over the week's last commits" in issue
-    assert "```mermaid" in issue and '"2222222"' in issue and '"1111111"' not in issue
+    assert "```mermaid" in issue and '"3333333"' in issue and '"2222222"' not in issue
+    assert "  bar [3, 4, 5]" in issue and "last 3 commits" in issue
     comment = render(drift, "pr-comment", context=context_for(drift, chart=chart))
     assert "mermaid" not in comment

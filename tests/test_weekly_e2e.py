@@ -122,7 +122,9 @@ def test_weekly_issue_attributes_the_added_op_and_mentions_only_the_backend_that
         in body
     )
     assert "```mermaid" in body
-    assert f'"{added.sha[:7]}"' in body  # a point of the chart
+    x_axis = next(line for line in body.splitlines() if "x-axis" in line)
+    assert f'_{added.sha[:7]}"' in x_axis  # a point of the chart, labelled by its date and sha
+    assert "  bar [" in body  # operators added per commit
 
     # A re-run edits the same issue and gives the same body (nothing depends on the clock).
     assert opdrift(*argv, "--history", str(history.path)).code == 0

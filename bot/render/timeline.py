@@ -141,6 +141,8 @@ class ChartView:
     series: tuple[tuple[int, ...], ...]  # one line per CHART_SERIES entry
     top: int  # the y axis' end
     palette: Safe
+    kinds: tuple[str, ...] = ()  # "line" or "bar" per series; all lines when empty
+    bottom: int = 0  # the y axis' start
 
 
 def chart_view(points: Sequence[Point], *, title: str = "ATen operators over time") -> ChartView | None:
@@ -182,10 +184,51 @@ def chart_legend() -> str:
     return "Lines — " + "; ".join(parts) + "."
 
 
+# Below this many commits with a drift, a chart shows nothing a table would not say better.
+MIN_CHART_POINTS = 3
+
+
+def _short_label(p: Point) -> str:
+    """The tag, else the commit's date (MM-DD) and short sha, else the short sha."""
+    if p.tag:
+        return point_label(p)
+    raw = f"{p.date[5:10]} {p.sha[:7]}" if len(p.date) >= 10 else p.sha[:7]
+    return _LABEL_UNSAFE.sub("_", raw.replace(" ", "_"))[:24]
+
+
 def chart_of_last(t: Timeline, n: int, *, title: str | None = None) -> str:
-    """The chart and its legend for the last N points, for the weekly issue to embed ('' if none)."""
-    chart = mermaid_chart(t.points[-n:] if n > 0 else (), title=title or f"ATen operators, last {n} points")
-    return f"{chart}\n{chart_legend()}\n" if chart else ""
+    """What moved over the last N points, for the weekly issue to embed ('' if none): operators added
+    (bars) and removed (line) per commit, on a y axis fitted to them. The registered total hardly moves
+    in a week, so a line of it would be flat; with fewer than MIN_CHART_POINTS commits that changed
+    anything, a small table says it instead."""
+    good = [p for p in (t.points[-n:] if n > 0 else ()) if not p.broken and p.drift is not None]
+    if not good:
+        return ""
+    good = _sample(good, CHART_MAX_POINTS)
+    added = tuple(len(p.drift.added) + len(p.drift.renamed) for p in good if p.drift is not None)
+    removed = tuple(len(p.drift.removed) + len(p.drift.renamed) for p in good if p.drift is not None)
+    moved = [i for i, (a, r) in enumerate(zip(added, removed, strict=True)) if a or r]
+    if len(moved) < MIN_CHART_POINTS:
+        if not moved:
+            return f"No operator was added or removed in the last {len(good)} commits.\n"
+        rows = "".join(f"| `{_short_label(good[i])}` | {added[i]} | {removed[i]} |\n" for i in moved)
+        return f"| commit | operators added | removed |\n|---|--:|--:|\n{rows}"
+    shown = title or f"Operators added (bars) and removed (line) per commit, last {len(good)} commits"
+    view = ChartView(
+        title=Safe(_LABEL_UNSAFE.sub(" ", shown).strip()),
+        labels=tuple(Safe(_short_label(p)) for p in good),
+        series=(added, removed),
+        top=max(2, max(*added, *removed) + 1),
+        palette=Safe(", ".join(CHART_COLORS[:2])),
+        kinds=("bar", "line"),
+    )
+    from bot.render.jinja import render_template
+
+    chart = render_template("chart.md.j2", "md", chart=view)
+    legend = (
+        "Bars: operators added (or renamed in) by each commit; line: operators removed (or renamed away)."
+    )
+    return f"{chart}\n{legend}\n"
 
 
 @dataclass(frozen=True)
