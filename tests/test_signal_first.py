@@ -310,3 +310,22 @@ def test_stale_entries_say_whether_upstream_removed_them(
             last[name] = version
     assert all(last_registered(n) == v for n, v in last.items())
     assert last_registered("add.t") is None
+
+
+def test_coverage_links_each_op_to_its_line_and_shows_paths_as_given(
+    dlprim_src: Path, opdrift: Opdrift
+) -> None:
+    """Against a release snapshot, every op needing a kernel links to its entry at that release's tag;
+    the backend's files are named relative to the tree the user gave."""
+    from bot.snapshot import load_snapshot
+
+    shipped = Path(__file__).resolve().parent.parent / "snapshots" / "v2.15.0.json"
+    head = load_snapshot(str(shipped))
+    run = opdrift("coverage", "--backend", f"cpp={dlprim_src}", str(shipped), "--format", "markdown")
+    assert run.code == 0, run.err
+    line = head.operators["avg_pool3d"].line
+    url = (
+        f"https://github.com/pytorch/pytorch/blob/v2.15.0/aten/src/ATen/native/native_functions.yaml#L{line}"
+    )
+    assert f"- [`avg_pool3d`]({url}) (pooling)" in run.out
+    assert "(loss\\_ops.cpp:" in run.out and str(dlprim_src) + "/" not in run.out

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json
 from bot.coverage.names import last_registered
-from bot.model import Snapshot
+from bot.model import NATIVE_PATH, Snapshot
+from bot.render.context import blob_url
 from bot.render.details import describe, describe_kernel
 from bot.render.rank import record_rank_key
 from bot.schema.compare import Detail
 from bot.snapshot import meta_json
 from bot.taxonomy.scope import GENERIC, scope_of
-from bot.text import Safe, code, terminal
+from bot.text import Safe, code, link, md, terminal
 
 Result = tuple[Coverage, CoverageChange | None]
 
@@ -197,7 +200,40 @@ def _render(
     )
 
 
-def _fitting_markdown(views: Sequence[CoverageView]) -> str:
+_RELEASE = re.compile(r"\d+\.\d+\.\d+")
+
+
+def native_url(head: Snapshot) -> str | None:
+    """native_functions.yaml of HEAD on GitHub, pinned: at its commit, else at its release tag."""
+    url = blob_url(head.meta.commit)
+    if url is None and head.meta.torch_version and _RELEASE.fullmatch(head.meta.torch_version):
+        url = f"https://github.com/pytorch/pytorch/blob/v{head.meta.torch_version}/{NATIVE_PATH}"
+    return url
+
+
+def _linker(head: Snapshot) -> Callable[[str], Safe]:
+    """An operator name as a code span, linked to its entry's line at HEAD when HEAD is pinned."""
+    base = native_url(head)
+
+    def op(name: str) -> Safe:
+        rec = head.operators.get(name)
+        return link(code(name), None if base is None or rec is None else f"{base}#L{rec.line}")
+
+    return op
+
+
+def _relative() -> Callable[[str, str], Safe]:
+    """A path in a backend's list as the reader knows it: relative to the directory or file given."""
+
+    def rel(path: str, root: str) -> Safe:
+        if path.startswith(root.rstrip("/") + "/"):
+            return md(path[len(root.rstrip("/")) + 1 :])
+        return md(os.path.basename(path) if path == root else path)
+
+    return rel
+
+
+def _fitting_markdown(views: Sequence[CoverageView], head: Snapshot) -> str:
     """The Markdown report, its lists cut (each backend's alike) until it fits a GitHub comment."""
 
     def at(cap: int) -> str:
@@ -208,6 +244,8 @@ def _fitting_markdown(views: Sequence[CoverageView]) -> str:
             _detail_markdown,
             _kernel_markdown,
             summary=_summary_markdown,
+            op=_linker(head),
+            rel=_relative(),
             list_cap=min(cap, LIST_CAP),
             alert_cap=min(cap, ALERT_CAP),
         )
@@ -235,7 +273,7 @@ def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
     views = [coverage_view(cov, change, head) for cov, change in results]
     if fmt == "markdown":
-        return _fitting_markdown(views)
+        return _fitting_markdown(views, head)
     # An empty run still prints one (empty) line, as every text output ends with a newline.
     return (
         _render("coverage.txt.j2", "text", views, _detail_text, _kernel_text, source=head.meta.path) or "\n"
