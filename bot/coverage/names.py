@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import lzma
 from functools import cache
-from importlib import resources
+from pathlib import Path
 
 from bot.errors import OpdriftError
 
@@ -25,7 +25,13 @@ class NameTableError(OpdriftError):
 @cache
 def _table() -> tuple[tuple[str, ...], dict[str, str]]:
     """(the releases, name → the last release that registered it)."""
-    data = lzma.decompress(resources.files("bot.coverage").joinpath(TABLE).read_bytes()).decode("utf-8")
+    # Beside this module, as the package ships it (importlib.resources would import zipfile and tempfile).
+    try:
+        data = lzma.decompress((Path(__file__).parent / TABLE).read_bytes()).decode("utf-8")
+    except (OSError, lzma.LZMAError, UnicodeDecodeError) as err:
+        raise NameTableError(
+            f"cannot read opdrift's name table: {err}", path=f"bot/coverage/{TABLE}"
+        ) from None
     releases: list[str] = []
     last: dict[str, str] = {}
     for number, line in enumerate(data.splitlines(), start=1):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 
 from bot.errors import OpdriftError
 from bot.model import AliasSignal, OpSignal, Signals
@@ -99,7 +99,9 @@ def write_table(releases: Sequence[tuple[Release, Signals]], header: Iterable[st
 
 def _lines() -> list[str]:
     try:
-        return resources.files("bot.signals").joinpath(TABLE).read_text("utf-8").splitlines()
+        # Beside this module, as the package ships it; importlib.resources would cost every command a
+        # tempfile and a zipfile import for a file that is never inside a zip.
+        return (Path(__file__).parent / TABLE).read_text("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
         raise SignalTableError(
             f"cannot read opdrift's signal table: {err}", path=f"bot/signals/{TABLE}"
