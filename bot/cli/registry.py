@@ -112,6 +112,12 @@ COMMANDS: tuple[Command, ...] = (
         f"{_WORKFLOW}:run_pr_number",
     ),
     Command(
+        "fetch-commits",
+        "fetch two commits and their history, no trees or blobs, into a partial clone (the PR job)",
+        workflow_arguments.add_fetch_commits,
+        f"{_WORKFLOW}:run_fetch_commits",
+    ),
+    Command(
         "prepare-history",
         "make a PyTorch checkout hold the commits from BASE to HEAD, for issue --history",
         workflow_arguments.add_prepare_history,

@@ -1,5 +1,5 @@
 """Runners of the workflow plumbing commands: verify-artifact, resolve-sources, pr-number,
-prepare-history, commit-snapshot, push-snapshot.
+fetch-commits, prepare-history, commit-snapshot, push-snapshot.
 
 The decisions the GitHub workflows and action.yml make, as commands so that no YAML holds logic.
 Their results go to stdout as NAME=VALUE lines and to $GITHUB_OUTPUT (bot.cli.common.emit_outputs).
@@ -18,11 +18,19 @@ def run_verify_artifact(args: argparse.Namespace) -> int:
     from bot.publish import artifact
 
     limit = artifact.DEFAULT_MAX_BYTES if args.max_bytes is None else args.max_bytes
+    if args.missing_ok and artifact.is_missing(args.directory):
+        # The PR run failed or was cancelled before its upload step: nothing to post, and no error,
+        # since the PR run's own failure is already what the author sees.
+        print("::notice title=opdrift::no report from the PR run: nothing to post")
+        emit_outputs({"verified": "false"}, echo=False)
+        return EXIT_OK
     files = artifact.verify_artifact(
         args.directory, required=args.require, optional=args.allow, max_bytes=limit
     )
     listed = ", ".join(f"{f.name} ({f.size} B)" for f in files)
     print(f"{args.directory}: ok, {len(files)} file(s): {listed}")
+    if args.missing_ok:
+        emit_outputs({"verified": "true"}, echo=False)
     return EXIT_OK
 
 
@@ -95,6 +103,15 @@ def run_pr_number(args: argparse.Namespace) -> int:
         head = f"{args.head_repo}@{args.head_sha[:12]}"
         print(f"::notice::no open pull request has head {head}; nothing to post")
     emit_outputs({"number": "" if number is None else str(number)})
+    return EXIT_OK
+
+
+def run_fetch_commits(args: argparse.Namespace) -> int:
+    from bot.sources.fetch import fetch_commits
+
+    done = fetch_commits(args.into, args.remote, args.base, args.head)
+    print(f"opdrift: {done.note}", file=sys.stderr)
+    emit_outputs({"dir": done.directory, "merge-base": done.merge_base})
     return EXIT_OK
 
 
