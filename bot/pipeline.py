@@ -46,14 +46,17 @@ def load_snapshot(
     overrides: Overrides | None = None,
     *,
     warn: Callable[[str], None] | None = None,
+    read: Callable[[str], SourceFiles] = sources.read_source,
 ) -> Snapshot:
     """Read SOURCE (any kind the CLI accepts) and return its classified snapshot.
 
     `warn` receives the first MAX_SHOWN_WARNINGS warnings of the parse (an unknown key kept, an
     undefined tag), one line each with file:line, and a count of the rest; then each override that
     matched nothing. The snapshot keeps all of the parse's warnings (`Snapshot.warnings`), for reports.
+    `read` turns SPEC into files: bot.sources' reader by default; the CLI passes one that also reads
+    ``gh:`` specs over the network (bot.publish.ghsource), which this stage may not import.
     """
-    files = sources.read_source(spec)
+    files = read(spec)
     if files.meta.kind == "snapshot":
         stored = snapshot.load_snapshot(files.meta.path)
         # Overrides change buckets, so a stored snapshot is re-decided only when the user asks for it.

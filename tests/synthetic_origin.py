@@ -62,16 +62,20 @@ def _deep(rng: random.Random, name: str) -> str:
     return "/".join(f"d{rng.randrange(3)}" for _ in range(5)) + f"/{name}"
 
 
-def build_origin(dest: Path, *, main_commits: int, branches: int, branch_commits: int, seed: int = 0) -> Origin:
+def build_origin(
+    dest: Path, *, main_commits: int, branches: int, branch_commits: int, seed: int = 0
+) -> Origin:
     rng = random.Random(seed)
     s = _Stream()
     files = {path: s.blob(release_text("2.14.1", name)) for path, name in FILES.items()}
     main = [s.commit("refs/heads/main", None, files, "initial")]
     for i in range(1, main_commits):
-        main.append(s.commit("refs/heads/main", main[-1], {_deep(rng, f"m{i}.py"): s.blob(f"{i}\n")}, f"main {i}"))
+        main.append(
+            s.commit("refs/heads/main", main[-1], {_deep(rng, f"m{i}.py"): s.blob(f"{i}\n")}, f"main {i}")
+        )
     fork_index = main_commits - 40
     new = {path: s.blob(release_text("2.15.0", name)) for path, name in FILES.items()}
-    pr = s.commit("refs/heads/pr", main[fork_index], new, "the operator change under review")
+    s.commit("refs/heads/pr", main[fork_index], new, "the operator change under review")
     for b in range(branches):
         tip = main[rng.randrange(main_commits)]
         for k in range(branch_commits):
@@ -81,12 +85,16 @@ def build_origin(dest: Path, *, main_commits: int, branches: int, branch_commits
         s.parts.append(b"reset refs/tags/v0.%d\nfrom :%d\n\n" % (t, main[t]))
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     subprocess.run(["git", "init", "--quiet", "--bare", str(dest)], check=True, env=env)
-    subprocess.run(["git", "-C", str(dest), "fast-import", "--quiet"], input=b"".join(s.parts), check=True, env=env)
+    subprocess.run(
+        ["git", "-C", str(dest), "fast-import", "--quiet"], input=b"".join(s.parts), check=True, env=env
+    )
     for key in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant"):
         subprocess.run(["git", "-C", str(dest), "config", key, "true"], check=True, env=env)
 
     def sha(rev: str) -> str:
-        done = subprocess.run(["git", "-C", str(dest), "rev-parse", rev], capture_output=True, text=True, env=env)
+        done = subprocess.run(
+            ["git", "-C", str(dest), "rev-parse", rev], capture_output=True, text=True, env=env
+        )
         return done.stdout.strip()
 
     return Origin(

@@ -20,7 +20,9 @@ from synthetic_origin import Origin, build_origin
 
 def _git(repo: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env).stdout
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
+    ).stdout
 
 
 def _held(repo: Path) -> tuple[int, int]:
@@ -31,7 +33,9 @@ def _held(repo: Path) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def origin(tmp_path_factory: pytest.TempPathFactory) -> Origin:
-    return build_origin(tmp_path_factory.mktemp("origin") / "pytorch.git", main_commits=600, branches=2000, branch_commits=10)
+    return build_origin(
+        tmp_path_factory.mktemp("origin") / "pytorch.git", main_commits=600, branches=2000, branch_commits=10
+    )
 
 
 def test_the_pr_fetch_costs_a_fiftieth_of_fetch_depth_0_for_the_same_report(
@@ -80,12 +84,62 @@ def test_fetch_commits_reuses_its_clone_and_refuses_another_origin(
     origin: Origin, tmp_path: Path, opdrift: Opdrift
 ) -> None:
     clone = tmp_path / "pytorch"
-    argv = ["fetch-commits", "--remote", f"file://{origin.path}", "--into", str(clone), origin.base, origin.head]
+    argv = [
+        "fetch-commits",
+        "--remote",
+        f"file://{origin.path}",
+        "--into",
+        str(clone),
+        origin.base,
+        origin.head,
+    ]
     assert opdrift(*argv).code == 0
     assert opdrift(*argv).code == 0
-    other = opdrift("fetch-commits", "--remote", "file:///elsewhere.git", "--into", str(clone), origin.base, origin.head)
+    other = opdrift(
+        "fetch-commits", "--remote", "file:///elsewhere.git", "--into", str(clone), origin.base, origin.head
+    )
     assert other.code == 2
     assert other.err.count("\n") == 1
     assert "not file:///elsewhere.git" in other.err
-    bad = opdrift("fetch-commits", "--remote", f"file://{origin.path}", "--into", str(clone), "--upload-pack=x", "y")
+    bad = opdrift(
+        "fetch-commits", "--remote", f"file://{origin.path}", "--into", str(clone), "--upload-pack=x", "y"
+    )
     assert bad.code == 2
+
+
+def test_the_fetch_token_reaches_git_in_its_environment_only(
+    origin: Origin, tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+
+    from bot.sources.git import git_env, run_git
+
+    token = "ghs_fetchtoken0000000000000000000000"
+    monkeypatch.setenv("OPDRIFT_GIT_TOKEN", token)
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://ghe.example")
+    env = git_env()
+    assert "OPDRIFT_GIT_TOKEN" not in env  # git and its children get the header, not the token
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    clone = tmp_path / "pytorch"
+    fetched = opdrift(
+        "fetch-commits", "--remote", f"file://{origin.path}", "--into", str(clone), origin.base, origin.head
+    )
+    assert fetched.code == 0, fetched.err
+    # git itself sees the header for that server (and only that one) ...
+    seen = run_git(clone, "config", "--get-urlmatch", "http.extraheader", "https://ghe.example/o/r.git").text
+    assert seen.strip() == f"AUTHORIZATION: basic {basic}"
+    other = run_git(
+        clone,
+        "config",
+        "--get-urlmatch",
+        "http.extraheader",
+        "https://elsewhere.example/o/r.git",
+        check=False,
+    )
+    assert other.text.strip() == ""
+    # ... and nothing of it is stored where a later step or an upload could read it.
+    stored = (clone / ".git" / "config").read_text(encoding="utf-8")
+    assert basic not in stored and token not in stored and "extraheader" not in stored
+    assert any(
+        v == f"AUTHORIZATION: basic {basic}" for k, v in env.items() if k.startswith("GIT_CONFIG_VALUE_")
+    )

@@ -523,7 +523,9 @@ def test_annotations_point_at_head_lines_most_urgent_first_and_stay_inert() -> N
     capped = annotation_lines(drift.changes, limit=2)
     assert len(capped) == 3
     assert capped[:2] == lines[:2]
-    assert capped[-1].startswith(f"::notice title=opdrift::{len(lines) - 2} more changed operators not annotated: ")
+    assert capped[-1].startswith(
+        f"::notice title=opdrift::{len(lines) - 2} more changed operators not annotated: "
+    )
     third = lines[2].split("::operator ")[1].split(" ")[0]
     assert f": {third}, " in capped[-1]
     assert "\n" not in capped[-1]
@@ -536,7 +538,8 @@ def test_at_most_ten_annotations_per_step_on_a_real_release_diff(
     from bot import pipeline
 
     drift = compute_drift(
-        pipeline.load_snapshot(str(release_file("2.13.0"))), pipeline.load_snapshot(str(release_file("2.14.1")))
+        pipeline.load_snapshot(str(release_file("2.13.0"))),
+        pipeline.load_snapshot(str(release_file("2.14.1"))),
     )
     every = annotation_lines(drift.changes, limit=1000)
     lines = annotation_lines(drift.changes)
@@ -544,7 +547,9 @@ def test_at_most_ten_annotations_per_step_on_a_real_release_diff(
     warnings = [line for line in lines if line.startswith("::warning ")]
     assert warnings == every[:10]
     (notice,) = lines[10:]
-    assert notice.startswith(f"::notice title=opdrift::{len(every) - 10} more changed operators not annotated: ")
+    assert notice.startswith(
+        f"::notice title=opdrift::{len(every) - 10} more changed operators not annotated: "
+    )
     for line in every[10:]:
         assert line.split("::operator ")[1].split(" ")[0] in notice
 

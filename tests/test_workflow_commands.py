@@ -115,7 +115,11 @@ def test_missing_ok_says_no_report_from_the_pr_run_in_one_line(
     for missing in (tmp_path / "absent", tmp_path / "empty"):
         (tmp_path / "empty").mkdir(exist_ok=True)
         run = opdrift("verify-artifact", str(missing), *argv)
-        assert (run.code, run.out, run.err) == (0, "::notice title=opdrift::no report from the PR run: nothing to post\n", "")
+        assert (run.code, run.out, run.err) == (
+            0,
+            "::notice title=opdrift::no report from the PR run: nothing to post\n",
+            "",
+        )
     assert outputs.read_text().count("verified=false") == 2
     d = _artifact(tmp_path)
     assert opdrift("verify-artifact", str(d), *argv).code == 0

@@ -15,7 +15,7 @@ from bot.text import one_line
 
 if TYPE_CHECKING:
     from bot.drift.warnings import SourceWarning
-    from bot.model import Snapshot
+    from bot.model import Snapshot, SourceFiles
     from bot.taxonomy.overrides import Overrides
 
 EXIT_OK = 0
@@ -32,11 +32,29 @@ def note(message: str) -> None:
     print(f"opdrift: {message}", file=sys.stderr)
 
 
+def read_any_source(spec: str) -> SourceFiles:
+    """SOURCE → files, ``gh:OWNER/NAME@REF`` included (read over GitHub's REST API, so its module and
+    requests are imported only for such a spec), with GITHUB_TOKEN, GITHUB_API_URL and XDG_CACHE_HOME."""
+    if not spec.startswith("gh:"):
+        from bot.sources.read import read_source
+
+        return read_source(spec)
+    from bot.publish.ghsource import ApiSettings, default_cache_dir, read_github_source
+    from bot.publish.github import DEFAULT_API_URL
+
+    settings = ApiSettings(
+        api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        token=github_token(),
+        cache_dir=default_cache_dir(os.environ),
+    )
+    return read_github_source(spec, settings)
+
+
 def load(spec: str, overrides: Overrides | None = None) -> Snapshot:
     """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr."""
     from bot import pipeline
 
-    return pipeline.load_snapshot(spec, overrides, warn=warn)
+    return pipeline.load_snapshot(spec, overrides, warn=warn, read=read_any_source)
 
 
 def load_pair(

@@ -7,12 +7,14 @@ import argparse
 import sys
 
 from bot import pipeline
-from bot.cli.common import EXIT_OK, warn
+from bot.cli.common import EXIT_OK, read_any_source, warn
 from bot.render.explain import explain
 from bot.taxonomy.overrides import load_overrides
 
 
 def run_explain(args: argparse.Namespace) -> int:
     overrides = load_overrides(args.overrides) if args.overrides else None
-    sys.stdout.write(explain(pipeline.load_snapshot(args.source, overrides, warn=warn), args.op))
+    sys.stdout.write(
+        explain(pipeline.load_snapshot(args.source, overrides, warn=warn, read=read_any_source), args.op)
+    )
     return EXIT_OK

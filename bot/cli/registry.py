@@ -94,6 +94,12 @@ COMMANDS: tuple[Command, ...] = (
         f"{_REPORTS}:run_coverage",
     ),
     Command(
+        "append-summary",
+        "append a Markdown file to the job summary, capped at GitHub's 1 MiB per step",
+        workflow_arguments.add_append_summary,
+        f"{_WORKFLOW}:run_append_summary",
+    ),
+    Command(
         "verify-artifact",
         "check that a downloaded artifact holds only the expected regular files",
         workflow_arguments.add_verify_artifact,

@@ -10,6 +10,14 @@ import argparse
 from bot.cli.options import SOURCE_HELP, positive_int
 
 
+def add_append_summary(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Append FILE to the job summary ($GITHUB_STEP_SUMMARY), cut on a line break with a note when "
+        "the step's summary would pass GitHub's 1 MiB limit (past it GitHub shows none of it)."
+    )
+    p.add_argument("file", metavar="FILE", help="the Markdown file to append")
+
+
 def add_verify_artifact(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Exit 2 unless DIR holds exactly the --require files (plus any --allow files), "
@@ -128,7 +136,9 @@ def add_fetch_commits(p: argparse.ArgumentParser) -> None:
         "$GITHUB_OUTPUT). For a private repository set OPDRIFT_GIT_TOKEN: it authenticates this fetch "
         "and the later on-demand ones, and is never written to the repository's config."
     )
-    p.add_argument("--remote", metavar="URL", required=True, help="the repository to fetch from (a URL or path)")
+    p.add_argument(
+        "--remote", metavar="URL", required=True, help="the repository to fetch from (a URL or path)"
+    )
     p.add_argument("--into", metavar="DIR", required=True, help="the directory of the partial clone")
     p.add_argument("base", metavar="BASE", help="the base commit (a pull request's base sha)")
     p.add_argument("head", metavar="HEAD", help="the head commit (a pull request's head sha)")

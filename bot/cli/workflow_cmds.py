@@ -1,5 +1,5 @@
 """Runners of the workflow plumbing commands: verify-artifact, resolve-sources, pr-number,
-fetch-commits, prepare-history, commit-snapshot, push-snapshot.
+fetch-commits, prepare-history, commit-snapshot, push-snapshot, append-summary.
 
 The decisions the GitHub workflows and action.yml make, as commands so that no YAML holds logic.
 Their results go to stdout as NAME=VALUE lines and to $GITHUB_OUTPUT (bot.cli.common.emit_outputs).
@@ -12,6 +12,23 @@ import os
 import sys
 
 from bot.cli.common import EXIT_OK, emit_outputs, github_token
+
+
+def run_append_summary(args: argparse.Namespace) -> int:
+    from bot.errors import WorkflowError
+    from bot.publish.actions import append_step_summary
+
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        raise WorkflowError("GITHUB_STEP_SUMMARY is not set (this runs inside a GitHub Actions step)")
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        raise WorkflowError(f"cannot read the summary: {reason}", path=args.file) from None
+    append_step_summary(target, text)
+    return EXIT_OK
 
 
 def run_verify_artifact(args: argparse.Namespace) -> int:

@@ -9,7 +9,6 @@ from bot.drift.changes import Change
 from bot.errors import PublishError
 from bot.model import NATIVE_PATH
 
-
 # GitHub rejects a step's summary file over 1 MiB (and then shows none of it), counted in bytes.
 STEP_SUMMARY_BYTES = 1024 * 1024
 _CUT_NOTE = "\n\n*… cut here: the job summary is limited to 1 MiB per step; the full report is in the log or artifact.*\n"
@@ -79,8 +78,12 @@ def annotation_lines(changes: Sequence[Change], *, limit: int = MAX_ANNOTATIONS)
         lines.append(workflow_command("warning", message, file=NATIVE_PATH, line=c.line, title="opdrift"))
     rest = [c.name for c in shown[limit:]]
     if rest:
-        named = ", ".join(rest[:MAX_NAMED]) + (f" and {len(rest) - MAX_NAMED} more" if len(rest) > MAX_NAMED else "")
+        named = ", ".join(rest[:MAX_NAMED]) + (
+            f" and {len(rest) - MAX_NAMED} more" if len(rest) > MAX_NAMED else ""
+        )
         lines.append(
-            workflow_command("notice", f"{len(rest)} more changed operators not annotated: {named}", title="opdrift")
+            workflow_command(
+                "notice", f"{len(rest)} more changed operators not annotated: {named}", title="opdrift"
+            )
         )
     return lines

@@ -50,8 +50,12 @@ def fetch_commits(directory: str | os.PathLike[str], remote: str, base: str, hea
         have = run_git(root, "remote", "get-url", "origin", check=False).text.strip()
         if have != remote:
             raise WorkflowError(f"its origin is {have or 'unset'}, not {remote}", path=str(root))
-    run_git(root, "fetch", "--quiet", "--no-tags", f"--filter={FILTER}", "origin", "--end-of-options", base, head)
+    run_git(
+        root, "fetch", "--quiet", "--no-tags", f"--filter={FILTER}", "origin", "--end-of-options", base, head
+    )
     # The fetch marks origin as a promisor remote with that filter: later reads of a tree or blob the
     # clone lacks fetch it from there.
     found = merge_base(root, base, head)
-    return Fetched(str(root), found, f"fetched {base[:12]} and {head[:12]} (commits only); merge base {found[:12]}")
+    return Fetched(
+        str(root), found, f"fetched {base[:12]} and {head[:12]} (commits only); merge base {found[:12]}"
+    )

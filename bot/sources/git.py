@@ -9,8 +9,8 @@ the process's stdin, so a revision starting with ``-`` cannot turn into an optio
 
 from __future__ import annotations
 
-import contextlib
 import base64
+import contextlib
 import os
 import re
 import subprocess
@@ -86,7 +86,7 @@ def git_env(config: Mapping[str, str] | None = None) -> dict[str, str]:
 # this variable and reaches git only as an http.extraheader in the environment of the git opdrift
 # starts (git's children, the lazy fetches, inherit it), never in .git/config, so no later step of the
 # job and no uploaded file can read it back, which `persist-credentials: true` would allow.
-FETCH_TOKEN_VAR = "OPDRIFT_GIT_TOKEN"
+FETCH_TOKEN_VAR = "OPDRIFT_GIT_TOKEN"  # noqa: S105 the name of a variable, not a secret
 DEFAULT_SERVER = "https://github.com"
 
 
