@@ -412,3 +412,24 @@ def test_action_passes_inputs_only_through_env() -> None:
             for value in step.get("env", {}).values():
                 # One plain reference per variable: no expression logic hides in env either.
                 assert re.fullmatch(r"\$\{\{ (inputs|steps)\.[a-z0-9.-]+ \}\}", value), (i, value)
+
+
+def test_backfill_clones_pytorch_once_and_every_shard_restores_that_clone() -> None:
+    data = load(WORKFLOW_DIR / "backfill-history.yml")
+    clones = [
+        (job_id, s)
+        for job_id, job in data["jobs"].items()
+        for s in job["steps"]
+        if "git clone" in s.get("run", "")
+    ]
+    assert [job_id for job_id, _ in clones] == ["clone"]
+    (saved,) = [
+        s for s in data["jobs"]["clone"]["steps"] if str(s.get("uses", "")).startswith("actions/cache/save@")
+    ]
+    shard = data["jobs"]["shard"]
+    assert shard["needs"] == "clone"
+    (restored,) = [s for s in shard["steps"] if str(s.get("uses", "")).startswith("actions/cache/restore@")]
+    assert restored["with"]["key"] == saved["with"]["key"]
+    assert "github.run_id" in saved["with"]["key"]
+    assert restored["with"]["fail-on-cache-miss"] is True
+    assert restored["with"]["path"] == saved["with"]["path"]
