@@ -62,6 +62,8 @@ def _pins(workflow: Path) -> dict[str, str]:
     local = {
         "actions/checkout": STAND_INS / "checkout",
         "actions/setup-python": STAND_INS / "setup-python",
+        "actions/upload-artifact": STAND_INS / "upload-artifact",
+        "actions/download-artifact": STAND_INS / "download-artifact",
         "OWNER/opdrift": ROOT,
     }
     found = {}
@@ -137,7 +139,9 @@ def site(github_server: FakeGitHub, tmp_path: Path) -> Site:
     return Site(work, origin, env, origins, history.tag_sha("2.14.1"))
 
 
-def run_act(site: Site, fake: FakeGitHub, event: str, workflow: str, payload: Mapping[str, object]) -> str:
+def run_act(
+    site: Site, fake: FakeGitHub, event: str, workflow: str, payload: Mapping[str, object], *, ok: bool = True
+) -> str:
     event_file = site.work.parent / f"{event}.json"
     event_file.write_text(json.dumps(payload), encoding="utf-8")
     path = site.work / ".github" / "workflows" / workflow
@@ -154,7 +158,7 @@ def run_act(site: Site, fake: FakeGitHub, event: str, workflow: str, payload: Ma
         argv, cwd=site.work, env=site.env, capture_output=True, text=True, timeout=600, check=False
     )
     log = done.stdout + done.stderr
-    assert done.returncode == 0, log[-6000:]
+    assert (done.returncode == 0) == ok, log[-6000:]
     return log
 
 
@@ -208,3 +212,131 @@ def test_act_resolves_every_pinned_action_of_the_examples_locally() -> None:
         assert uses <= known, (path.name, uses - known)
     assert yaml.safe_load((STAND_INS / "checkout" / "action.yml").read_text())["runs"]["using"] == "composite"
     assert dt.date.today()  # (the week the weekly test posts to is this one)
+
+
+# --- the fork-safe PR pair, in a PyTorch-shaped repository ------------------------------------------
+
+PYTORCH = "acme/pytorch"
+NEW_OPS = (
+    "\n- func: opdrift_act_first(Tensor self) -> Tensor\n  dispatch:\n    CPU: opdrift_act_first_cpu\n",
+    "\n- func: opdrift_act_second(Tensor self) -> Tensor\n  dispatch:\n    CPU: opdrift_act_second_cpu\n",
+)
+
+
+@dataclass(frozen=True)
+class PyTorchSite:
+    site: Site
+    base: str
+    heads: tuple[str, str]
+    artifacts: Path
+
+
+def _release_of_this_checkout(dest: Path) -> str:
+    """This checkout's files as one commit of a local repository: the "pinned release" pip installs."""
+    dest.mkdir()
+    _git(dest, "init", "-q")
+    for rel in _git(ROOT, "ls-files").splitlines():
+        if (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    _git(dest, "add", "-A")
+    _git(dest, "commit", "-q", "-m", "release")
+    return _git(dest, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def pytorch_site(site: Site, github_server: FakeGitHub, tmp_path: Path) -> PyTorchSite:
+    from pytorch_history import NATIVE
+
+    release = _release_of_this_checkout(tmp_path / "opdrift-release")
+    work = site.origins / "pytorch" / "pytorch"  # built by `site`: main is v2.14.1
+    base = _git(work, "rev-parse", "main")
+    _git(work, "checkout", "-q", "-b", "pr")
+    heads = []
+    for op in NEW_OPS:
+        path = work / NATIVE
+        path.write_text(path.read_text(encoding="utf-8") + op, encoding="utf-8")
+        _git(work, "commit", "-q", "-am", "add an operator")
+        heads.append(_git(work, "rev-parse", "HEAD"))
+    origin = site.origins / "acme" / "pytorch.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(origin)], check=True)
+    _git(origin, "update-ref", "refs/pull/1/head", heads[-1])
+    # What act runs in: a clone named like the repository, with the example workflows (pinned to the
+    # local release instead of the placeholder sha).
+    clone = tmp_path / "pytorch-work"
+    subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
+    _git(clone, "remote", "set-url", "origin", f"https://github.com/{PYTORCH}.git")
+    workflows = clone / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    for example in ("pr-drift.yml", "pr-drift-comment.yml"):
+        text = (ROOT / "examples" / "pytorch" / example).read_text(encoding="utf-8")
+        (workflows / example).write_text(text.replace("0" * 40, release), encoding="utf-8")
+    artifacts = tmp_path / "artifacts"
+    env = {
+        **site.env,
+        "ACT_ARTIFACTS": str(artifacts),
+        # `pip install git+https://github.com/OWNER/opdrift@SHA` reads the local release instead.
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"url.file://{tmp_path / 'opdrift-release'}.insteadOf",
+        "GIT_CONFIG_VALUE_0": "https://github.com/OWNER/opdrift",
+    }
+    github_server.add_repo(PYTORCH)
+    return PyTorchSite(
+        Site(clone, origin, env, site.origins, site.pytorch_head), base, (heads[0], heads[1]), artifacts
+    )
+
+
+def _pr_event(ps: PyTorchSite, head: str) -> dict[str, object]:
+    pull = {"number": 1, "head": {"sha": head, "ref": "pr"}, "base": {"sha": ps.base, "ref": "main"}}
+    return {"number": 1, "pull_request": pull}
+
+
+def _run_event(ps: PyTorchSite, run_id: str, head: str) -> dict[str, object]:
+    run = {
+        "id": int(run_id),
+        "event": "pull_request",
+        "conclusion": "success",
+        "head_sha": head,
+        "head_branch": "pr",
+        "head_repository": {"full_name": PYTORCH},
+        "pull_requests": [{"number": 1}],
+    }
+    return {"action": "completed", "workflow_run": run}
+
+
+def test_pytorch_pr_pair_two_pushes_give_one_sticky_comment(
+    github_server: FakeGitHub, pytorch_site: PyTorchSite
+) -> None:
+    ps = pytorch_site
+    number = github_server.add_pull(PYTORCH, sha=ps.heads[0], branch="pr")
+    assert number == 1
+    for push, head in enumerate(ps.heads):
+        github_server.push(PYTORCH, number, head)
+        known = set(os.listdir(ps.artifacts)) if ps.artifacts.exists() else set()
+        log = run_act(ps.site, github_server, "pull_request", "pr-drift.yml", _pr_event(ps, head))
+        assert "::warning" in log or "opdrift_act_first" in log
+        (run_id,) = set(os.listdir(ps.artifacts)) - known or set(os.listdir(ps.artifacts))
+        uploaded = sorted(os.listdir(ps.artifacts / run_id / "opdrift-report"))
+        assert uploaded == ["base.json", "head.json", "report.md"]
+        # Fetched as the PR job does: the two commits' history, the three files on demand.
+        assert "fetched" in log and "merge base" in log
+        run_act(ps.site, github_server, "workflow_run", "pr-drift-comment.yml", _run_event(ps, run_id, head))
+        shutil.rmtree(ps.artifacts / run_id)
+        comments = [
+            c for c in github_server.comments(PYTORCH, number) if c["user"]["login"] == "github-actions[bot]"
+        ]
+        assert len(comments) == 1, f"after push {push + 1}: {len(comments)} comments"
+    (comment,) = comments
+    assert "opdrift_act_second" in str(comment["body"])
+
+
+def test_pytorch_poster_without_an_artifact_says_no_report_in_one_line(
+    github_server: FakeGitHub, pytorch_site: PyTorchSite
+) -> None:
+    ps = pytorch_site
+    github_server.add_pull(PYTORCH, sha=ps.heads[1], branch="pr")
+    log = run_act(
+        ps.site, github_server, "workflow_run", "pr-drift-comment.yml", _run_event(ps, "4242", ps.heads[1])
+    )
+    assert log.count("no report from the PR run") >= 1
+    assert github_server.writes() == []
