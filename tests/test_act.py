@@ -340,3 +340,38 @@ def test_pytorch_poster_without_an_artifact_says_no_report_in_one_line(
     )
     assert log.count("no report from the PR run") >= 1
     assert github_server.writes() == []
+
+
+def test_pytorch_weekly_twice_gives_one_issue_and_one_commit_on_the_snapshot_branch(
+    github_server: FakeGitHub, pytorch_site: PyTorchSite, tmp_path: Path
+) -> None:
+    ps = pytorch_site
+    # The snapshot branch, seeded once from a commit (docs/workflows.md, "Seeding the snapshot").
+    seed = tmp_path / "seed"
+    subprocess.run(["git", "clone", "-q", str(ps.site.origin), str(seed)], check=True)
+    _git(seed, "checkout", "-q", "--orphan", "opdrift-snapshots")
+    _git(seed, "rm", "-q", "-rf", ".")
+    made = subprocess.run(
+        [sys.executable, "-m", "bot", "snapshot", f"{ps.site.origin}@v2.13.0", "-o", str(seed / "main.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    _git(seed, "add", "main.json")
+    _git(seed, "commit", "-q", "-m", "seed the snapshot from v2.13.0")
+    _git(seed, "push", "-q", "origin", "opdrift-snapshots")
+    work = ps.site.work
+    _git(work, "checkout", "-q", "main")
+    (work / ".github" / "workflows" / "weekly-drift.yml").write_text(
+        (ROOT / "examples" / "pytorch" / "weekly-drift.yml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    main_before = _git(ps.site.origin, "rev-parse", "main")
+    for _ in range(2):
+        run_act(ps.site, github_server, "schedule", "weekly-drift.yml", {"schedule": "17 6 * * 1"})
+    issues = [i for i in github_server.issues(PYTORCH) if "opdrift:weekly" in str(i.get("body", ""))]
+    assert len(issues) == 1
+    assert _git(ps.site.origin, "rev-list", "--count", "opdrift-snapshots") == "2"  # the seed and one refresh
+    refreshed = json.loads(_git(ps.site.origin, "show", "opdrift-snapshots:main.json"))
+    assert refreshed["source"]["commit"] == main_before
+    assert _git(ps.site.origin, "rev-parse", "main") == main_before, "the default branch gets no bot commit"
