@@ -68,6 +68,7 @@ def load_snapshot(
     *,
     warn: Callable[[str], None] | None = None,
     codegen: CodegenRules | None = None,
+    read: Callable[[str], SourceFiles] = sources.read_source,
 ) -> Snapshot:
     """Read SOURCE (any kind the CLI accepts) and return its classified snapshot.
 
@@ -76,8 +77,10 @@ def load_snapshot(
     matched nothing. The snapshot keeps all of the parse's warnings (`Snapshot.warnings`), for reports.
     `codegen` overrides the rules of the source's version; a stored snapshot was built already and
     keeps its operators.
+    `read` turns SPEC into files: bot.sources' reader by default; the CLI passes one that also reads
+    ``gh:`` specs over the network (bot.publish.ghsource), which this stage may not import.
     """
-    files = sources.read_source(spec)
+    files = read(spec)
     if files.meta.kind == "snapshot":
         stored = snapshot.load_snapshot(files.meta.path)
         # Overrides change buckets, so a stored snapshot is re-decided only when the user asks for it.

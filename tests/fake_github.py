@@ -11,6 +11,8 @@ client asks for, so tests exercise pagination with a handful of items.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import threading
@@ -70,7 +72,31 @@ class RepoState:
     labels: dict[str, Json] = field(default_factory=dict)  # lower-cased name → label
     # pull request number → its head: (repository full name, branch, commit sha)
     heads: dict[int, tuple[str, str, str]] = field(default_factory=dict)
+    bases: dict[int, str] = field(default_factory=dict)  # pull request number → its base commit
     next_number: int = 1
+    # The git side, for the contents, blobs, commits and compare endpoints.
+    commits: dict[str, FakeCommit] = field(default_factory=dict)  # sha → commit
+    refs: dict[str, str] = field(default_factory=dict)  # branch or tag name → commit sha
+
+
+@dataclass(frozen=True)
+class FakeCommit:
+    sha: str
+    date: str
+    files: Mapping[str, str]  # path → blob sha
+    parent: str | None
+
+
+@dataclass(frozen=True)
+class RawBytes:
+    """A response body sent as is (the raw media type), not as JSON."""
+
+    data: bytes
+
+
+def blob_sha(data: bytes) -> str:
+    """The git object id of a blob with DATA, as GitHub's APIs report it."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 class _Reply(Exception):
@@ -98,6 +124,7 @@ class FakeGitHub:
         self.repos: dict[str, RepoState] = {}
         self.requests: list[Recorded] = []
         self.faults: list[Fault] = []
+        self.blobs: dict[str, bytes] = {}  # blob sha → content, across repositories
         self._lock = threading.RLock()
         self._next_id = 1000
         self._server: ThreadingHTTPServer | None = None
@@ -194,6 +221,32 @@ class FakeGitHub:
                 sha or f"{number:040x}",
             )
         return number
+
+    def add_commit(
+        self,
+        full_name: str,
+        files: Mapping[str, bytes],
+        *,
+        refs: tuple[str, ...] = (),
+        date: str = "2026-01-05T12:00:00Z",
+        parent: str | None = None,
+    ) -> str:
+        """A commit holding FILES (path → bytes), named by REFS (branches or tags); returns its sha."""
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            tree = {path: blob_sha(data) for path, data in files.items()}
+            for data in files.values():
+                self.blobs[blob_sha(data)] = data
+            seed = json.dumps([sorted(tree.items()), date, parent]).encode()
+            sha = hashlib.sha1(b"commit " + seed).hexdigest()
+            repo.commits[sha] = FakeCommit(sha, date, tree, parent)
+            for ref in refs:
+                repo.refs[ref] = sha
+            return sha
+
+    def set_pull_base(self, full_name: str, number: int, sha: str) -> None:
+        with self._lock:
+            self.repos[full_name.lower()].bases[number] = sha
 
     def push(self, full_name: str, number: int, sha: str) -> None:
         """Move PR `number`'s head to commit `sha`, as a push to its branch does."""
@@ -511,6 +564,8 @@ class FakeGitHub:
             if int(mp.group(1)) not in repo.heads:
                 raise _error(404, "Not Found")
             return 200, self._pull_json(repo, int(mp.group(1))), {}
+        if method == "GET" and (git := self._git_route(repo, rest, query, headers)) is not None:
+            return git
         if ml := re.fullmatch(r"/labels/([^/]+)", rest):
             found = repo.labels.get(unquote(ml.group(1)).lower())
             if found is None:
@@ -518,6 +573,78 @@ class FakeGitHub:
             if method == "GET":
                 return 200, found, {}
         raise _error(404, "Not Found")
+
+    def _commit_of(self, repo: RepoState, ref: str) -> FakeCommit:
+        sha = repo.refs.get(ref, ref)
+        found = repo.commits.get(sha) or next(
+            (c for s, c in repo.commits.items() if len(ref) >= 7 and s.startswith(ref)), None
+        )
+        if found is None:
+            raise _error(404 if ref else 422, "No commit found for SHA: " + ref)
+        return found
+
+    def _git_route(
+        self, repo: RepoState, rest: str, query: dict[str, str], headers: Mapping[str, str]
+    ) -> tuple[int, object, dict[str, str]] | None:
+        """GET commits/REF, contents/PATH?ref=, git/blobs/SHA and compare/BASE...HEAD, as GitHub answers."""
+        raw = "raw" in headers.get("Accept", "")
+        if mc := re.fullmatch(r"/commits/([^/]+)", rest):
+            commit = self._commit_of(repo, unquote(mc.group(1)))
+            return 200, self._commit_json(repo, commit), {}
+        if mc := re.fullmatch(r"/contents/(.+)", rest):
+            commit = self._commit_of(repo, query.get("ref", "main"))
+            path = unquote(mc.group(1))
+            oid = commit.files.get(path)
+            if oid is None:
+                raise _error(404, "Not Found")
+            data = self.blobs[oid]
+            if raw:
+                return 200, RawBytes(data), {"Content-Type": "application/vnd.github.raw"}
+            # Over 1 MB the contents API leaves the content out ("encoding": "none"): use the blobs API.
+            small = len(data) <= 1_000_000
+            return 200, {
+                "type": "file", "path": path, "name": path.rsplit("/", 1)[-1], "sha": oid, "size": len(data),
+                "encoding": "base64" if small else "none",
+                "content": base64.b64encode(data).decode() if small else "",
+            }, {}  # fmt: skip
+        if mb := re.fullmatch(r"/git/blobs/([0-9a-f]{40})", rest):
+            data = self.blobs.get(mb.group(1))
+            if data is None:
+                raise _error(404, "Not Found")
+            if raw:
+                return 200, RawBytes(data), {"Content-Type": "application/vnd.github.raw"}
+            return 200, {"sha": mb.group(1), "size": len(data), "encoding": "base64",
+                         "content": base64.b64encode(data).decode()}, {}  # fmt: skip
+        if mc := re.fullmatch(r"/compare/([^/.]+)\.\.\.([^/.]+)", rest):
+            base, head = (
+                self._commit_of(repo, unquote(mc.group(1))),
+                self._commit_of(repo, unquote(mc.group(2))),
+            )
+            seen = set()
+            at: str | None = base.sha
+            while at is not None:
+                seen.add(at)
+                at = repo.commits[at].parent
+            at = head.sha
+            while at is not None and at not in seen:
+                at = repo.commits[at].parent
+            if at is None:
+                raise _error(404, "Not Found")
+            return 200, {
+                "base_commit": self._commit_json(repo, base),
+                "merge_base_commit": self._commit_json(repo, repo.commits[at]),
+                "status": "diverged",
+            }, {}  # fmt: skip
+        return None
+
+    def _commit_json(self, repo: RepoState, commit: FakeCommit) -> Json:
+        person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}
+        return {
+            "sha": commit.sha,
+            "url": f"{self.api_url}/repos/{repo.full_name}/commits/{commit.sha}",
+            "commit": {"author": person, "committer": person, "message": "a commit"},
+            "parents": [] if commit.parent is None else [{"sha": commit.parent}],
+        }
 
     def _pull_json(self, repo: RepoState, number: int) -> Json:
         issue = repo.issues[number]
@@ -536,7 +663,7 @@ class FakeGitHub:
                 "label": f"{head_repo.split('/')[0]}:{branch}",
                 "repo": self._repo_json(self.repos[head_repo.lower()]),
             },
-            "base": {"sha": "0" * 40, "ref": "main", "repo": self._repo_json(repo)},
+            "base": {"sha": repo.bases.get(number, "0" * 40), "ref": "main", "repo": self._repo_json(repo)},
         }
 
     def _list_issues(self, repo: RepoState, query: dict[str, str]) -> list[Json]:
@@ -634,9 +761,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length).decode() if length else ""
         headers = {k: v for k, v in self.headers.items()}
         status, payload, extra = self.server_fake.handle(self.command, self.path, headers, body)
-        data = json.dumps(payload).encode()
+        raw = isinstance(payload, RawBytes)
+        data = payload.data if isinstance(payload, RawBytes) else json.dumps(payload).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
+        if not raw:
+            self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("X-RateLimit-Limit", "5000")
         if not any(k.lower() == "x-ratelimit-remaining" for k in extra):

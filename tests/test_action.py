@@ -324,14 +324,14 @@ def test_artifact_of_the_pr_path_passes_the_comment_workflows_check(
         github={"repository": "o/r", "token": ""},
     )
     assert run.ok, run.log
-    workflow = yaml.safe_load((ROOT / ".github/workflows/pr-drift.yml").read_text(encoding="utf-8"))
+    workflow = yaml.safe_load((ROOT / "examples/pytorch/pr-drift.yml").read_text(encoding="utf-8"))
     upload = next(s for s in workflow["jobs"]["drift"]["steps"] if "upload-artifact" in s.get("uses", ""))
     artifact = tmp_path / "artifact"
     artifact.mkdir()
     for rel in upload["with"]["path"].split():
         src = tmp_path / rel
         (artifact / src.name).write_bytes(src.read_bytes())
-    comment_wf = yaml.safe_load((ROOT / ".github/workflows/pr-drift-comment.yml").read_text(encoding="utf-8"))
+    comment_wf = yaml.safe_load((ROOT / "examples/pytorch/pr-drift-comment.yml").read_text(encoding="utf-8"))
     verify = next(s for s in comment_wf["jobs"]["comment"]["steps"] if "verify-artifact" in s.get("run", ""))
     done = subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", verify["run"]],

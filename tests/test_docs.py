@@ -93,3 +93,23 @@ def test_readme_bucket_table_is_generated_from_the_bucket_table() -> None:
 if __name__ == "__main__":
     # Regenerates the README's bucket table in place; nothing else in README.md is touched.
     (ROOT / "README.md").write_text(_with_bucket_table(README), encoding="utf-8")
+
+
+_EXAMPLE = re.compile(r"<!-- example: (\S+) -->\n```yaml\n(.*?)```\n", re.DOTALL)
+
+
+def test_docs_include_every_example_workflow_verbatim() -> None:
+    page = (ROOT / "docs" / "workflows.md").read_text(encoding="utf-8")
+    included = {path: body for path, body in _EXAMPLE.findall(page)}
+    examples = {p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").glob("*/*.yml")}
+    assert examples, "no example workflows"
+    assert set(included) == examples
+    for path, body in included.items():
+        assert body == (ROOT / path).read_text(encoding="utf-8"), f"docs/workflows.md differs from {path}"
+
+
+def test_the_include_check_would_catch_a_drifted_copy() -> None:
+    page = "<!-- example: examples/x.yml -->\n```yaml\nname: a\n```\n"
+    ((path, body),) = _EXAMPLE.findall(page)
+    assert (path, body) == ("examples/x.yml", "name: a\n")
+    assert body != "name: b\n"

@@ -509,7 +509,7 @@ def test_annotations_point_at_head_lines_most_urgent_first_and_stay_inert() -> N
         "evil(Tensor self) -> Tensor", name="evil\n::error file=x::pwned%0A,x", bucket="misc", line=77
     )
     drift = compute_drift(base, snap([*head.operators.values(), hostile]))
-    lines = annotation_lines(drift.changes)
+    lines = annotation_lines(drift.changes, limit=1000)
     assert all(
         line.startswith("::warning file=aten/src/ATen/native/native_functions.yaml,line=") for line in lines
     )
@@ -522,7 +522,49 @@ def test_annotations_point_at_head_lines_most_urgent_first_and_stay_inert() -> N
     )
     capped = annotation_lines(drift.changes, limit=2)
     assert len(capped) == 3
-    assert capped[-1] == f"::notice::{len(lines) - 2} more changed operators not annotated"
+    assert capped[:2] == lines[:2]
+    assert capped[-1].startswith(
+        f"::notice title=opdrift::{len(lines) - 2} more changed operators not annotated: "
+    )
+    third = lines[2].split("::operator ")[1].split(" ")[0]
+    assert f": {third}, " in capped[-1]
+    assert "\n" not in capped[-1]
+
+
+def test_at_most_ten_annotations_per_step_on_a_real_release_diff(
+    release_file: Callable[[str], Path],
+) -> None:
+    # GitHub keeps 10 warnings per step and drops the rest without a word: 2.13.0 -> 2.14.1 has 14.
+    from bot import pipeline
+
+    drift = compute_drift(
+        pipeline.load_snapshot(str(release_file("2.13.0"))),
+        pipeline.load_snapshot(str(release_file("2.14.1"))),
+    )
+    every = annotation_lines(drift.changes, limit=1000)
+    lines = annotation_lines(drift.changes)
+    assert len(every) > 10
+    warnings = [line for line in lines if line.startswith("::warning ")]
+    assert warnings == every[:10]
+    (notice,) = lines[10:]
+    assert notice.startswith(
+        f"::notice title=opdrift::{len(every) - 10} more changed operators not annotated: "
+    )
+    for line in every[10:]:
+        assert line.split("::operator ")[1].split(" ")[0] in notice
+
+
+def test_step_summary_is_capped_at_one_mib_counting_what_the_step_wrote(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("x" * 1000 + "\n")
+    line = "é" * 99 + "\n"  # 199 bytes: a cap counted in characters would let the file pass 1 MiB
+    append_step_summary(str(summary), line * 10_000)
+    data = summary.read_bytes()
+    assert len(data) <= 1024 * 1024
+    assert len(data) > 1024 * 1024 - 400
+    assert data.decode("utf-8").rstrip().endswith("the full report is in the log or artifact.*")
+    append_step_summary(str(summary), "more\n" * 100)  # what is left of the step's 1 MiB, at most
+    assert len(summary.read_bytes()) <= 1024 * 1024
 
 
 def test_step_summary_appends(tmp_path: Path) -> None:

@@ -106,6 +106,30 @@ def test_verify_artifact_command_exit_codes(tmp_path: Path, opdrift: Opdrift) ->
     assert f"{d / 'x'}: unexpected file" in run.err
 
 
+def test_missing_ok_says_no_report_from_the_pr_run_in_one_line(
+    tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outputs = tmp_path / "out.txt"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    argv = ["--require", "base.json", "--require", "head.json", "--missing-ok"]
+    for missing in (tmp_path / "absent", tmp_path / "empty"):
+        (tmp_path / "empty").mkdir(exist_ok=True)
+        run = opdrift("verify-artifact", str(missing), *argv)
+        assert (run.code, run.out, run.err) == (
+            0,
+            "::notice title=opdrift::no report from the PR run: nothing to post\n",
+            "",
+        )
+    assert outputs.read_text().count("verified=false") == 2
+    d = _artifact(tmp_path)
+    assert opdrift("verify-artifact", str(d), *argv).code == 0
+    assert outputs.read_text().endswith("verified=true\n")
+    # A present but wrong artifact is still refused, --missing-ok or not; and without it, missing is an error.
+    (d / "head.json").unlink()
+    assert opdrift("verify-artifact", str(d), *argv).code == 2
+    assert opdrift("verify-artifact", str(tmp_path / "absent"), "--require", "base.json").code == 2
+
+
 # --- resolve-sources -------------------------------------------------------------------------------
 
 

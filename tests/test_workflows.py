@@ -23,10 +23,23 @@ from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW_DIR = ROOT / ".github" / "workflows"
-WORKFLOWS = sorted(WORKFLOW_DIR.glob("*.yml"))
+EXAMPLES_DIR = ROOT / "examples"
+OWN = sorted(WORKFLOW_DIR.glob("*.yml"))
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*/*.yml"))
+WORKFLOWS = [*OWN, *EXAMPLES]
 ACTION = ROOT / "action.yml"
 ALL_FILES = [*WORKFLOWS, ACTION]
-EXPECTED = {"ci.yml", "pr-drift.yml", "pr-drift-comment.yml", "weekly-drift.yml"}
+# .github/workflows holds this repository's CI and what really runs here; the rest are examples.
+EXPECTED_OWN = {"ci.yml", "weekly-drift.yml", "backfill-history.yml"}
+EXPECTED_EXAMPLES = {
+    "pytorch/pr-drift.yml",
+    "pytorch/pr-drift-comment.yml",
+    "pytorch/weekly-drift.yml",
+    "downstream/weekly-drift.yml",
+    "downstream/manual-drift.yml",
+}
+PR_WORKFLOW = EXAMPLES_DIR / "pytorch" / "pr-drift.yml"
+POSTER = EXAMPLES_DIR / "pytorch" / "pr-drift-comment.yml"
 PYTORCH_FILES = {NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH}
 
 # `run:` scripts that move bytes without deciding anything; everything else must call opdrift.
@@ -34,6 +47,9 @@ PLUMBING = (
     re.compile(r"bash \.ci/run"),
     re.compile(r'python -m pip install (--disable-pip-version-check --quiet )?(\.|"\$GITHUB_ACTION_PATH")'),
     re.compile(r"git clone --bare --quiet https://github\.com/[\w.-]+/[\w.-]+\.git [\w.-]+"),
+    re.compile(
+        r'python -m pip install --disable-pip-version-check --quiet "git\+https://github\.com/OWNER/opdrift@[0-9a-f]{40}"'
+    ),
 )
 PINNED = re.compile(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+(/[^@\s]+)?@[0-9a-f]{40}")
 VERSION_COMMENT = re.compile(r"#\s*v\d+\.\d+\.\d+\b")
@@ -77,7 +93,7 @@ def steps_of(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         return
     for job_id, job in data["jobs"].items():
         for i, step in enumerate(job.get("steps", [])):
-            yield f"{path.name} {job_id} step {i}", step
+            yield f"{path.relative_to(ROOT).as_posix()} {job_id} step {i}", step
 
 
 def run_scripts() -> Iterator[tuple[str, str]]:
@@ -88,8 +104,18 @@ def run_scripts() -> Iterator[tuple[str, str]]:
 
 
 def test_the_expected_files_exist() -> None:
-    assert {p.name for p in WORKFLOWS} >= EXPECTED
+    assert {p.name for p in OWN} == EXPECTED_OWN
+    assert {p.relative_to(EXAMPLES_DIR).as_posix() for p in EXAMPLES} == EXPECTED_EXAMPLES
     assert ACTION.is_file()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.relative_to(EXAMPLES_DIR).as_posix())
+def test_examples_install_opdrift_from_one_pinned_release_never_the_checkout(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert "uses: ./" not in text
+    assert not re.search(r"pip install[^\n]* \.(\s|$)", text), "in a PyTorch checkout that builds PyTorch"
+    pins = set(re.findall(r"OWNER/opdrift@([0-9a-f]{40})", text))
+    assert len(pins) == 1, f"one opdrift release throughout, not {pins}"
 
 
 # --- linters ---------------------------------------------------------------------------------------
@@ -150,8 +176,9 @@ def test_actionlint_and_shellcheck_find_nothing_in_the_action_steps() -> None:
 
 def test_actionlint_would_catch_a_broken_workflow(tmp_path: Path) -> None:
     """The lint test can fail: an input the action does not declare is reported."""
-    bad = WORKFLOW_DIR.joinpath("pr-drift.yml").read_text(encoding="utf-8")
-    bad = bad.replace('merge-base: "true"', 'merge-base: "true"\n          no-such-input: x')
+    bad = WORKFLOW_DIR.joinpath("weekly-drift.yml").read_text(encoding="utf-8")
+    assert "          mode: issue\n" in bad
+    bad = bad.replace("          mode: issue\n", "          mode: issue\n          no-such-input: x\n")
     target = tmp_path / ".github" / "workflows" / "bad.yml"
     target.parent.mkdir(parents=True)
     target.write_text(bad, encoding="utf-8")
@@ -167,6 +194,15 @@ def test_actionlint_would_catch_a_broken_workflow(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "no-such-input" in done.stdout
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.relative_to(EXAMPLES_DIR).as_posix())
+def test_examples_pass_only_inputs_the_action_declares(path: Path) -> None:
+    # actionlint checks `with:` only for `uses: ./`; the examples name the action by its release.
+    inputs = set(load(ACTION)["inputs"])
+    for where, step in steps_of(path):
+        if str(step.get("uses", "")).startswith("OWNER/opdrift@"):
+            assert set(step.get("with", {})) <= inputs, f"{where}: {set(step['with']) - inputs}"
 
 
 def test_zizmor_finds_nothing() -> None:
@@ -204,7 +240,7 @@ def test_zizmor_would_catch_an_injection(tmp_path: Path) -> None:
 # --- structure -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_job_declares_minimal_permissions(path: Path) -> None:
     data = load(path)
     assert data.get("permissions") == {}, "the workflow default must be no permissions at all"
@@ -212,7 +248,7 @@ def test_every_job_declares_minimal_permissions(path: Path) -> None:
         assert isinstance(job.get("permissions"), dict), f"{path.name}: job {job_id} has no permissions"
 
 
-@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_action_is_pinned_by_full_sha(path: Path) -> None:
     for where, step in steps_of(path):
         uses = step.get("uses")
@@ -224,7 +260,7 @@ def test_every_action_is_pinned_by_full_sha(path: Path) -> None:
             assert VERSION_COMMENT.search(line), f"{path.name}: say which release the sha is: {line.strip()}"
 
 
-@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_no_expression_inside_a_run_script(path: Path) -> None:
     for where, step in steps_of(path):
         if "run" in step:
@@ -250,7 +286,7 @@ def test_every_opdrift_command_the_workflows_call_exists() -> None:
     assert called <= known, f"workflows call unknown subcommands: {sorted(called - known)}"
 
 
-@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_checkouts_do_not_keep_credentials(path: Path) -> None:
     for where, step in steps_of(path):
         if str(step.get("uses", "")).startswith("actions/checkout@"):
@@ -258,27 +294,44 @@ def test_checkouts_do_not_keep_credentials(path: Path) -> None:
 
 
 def test_pr_workflow_is_read_only_and_watches_the_operator_files() -> None:
-    data = load(WORKFLOW_DIR / "pr-drift.yml")
+    data = load(PR_WORKFLOW)
     on = triggers(data)
     assert set(on) == {"pull_request"}
     assert set(on["pull_request"]["paths"]) == PYTORCH_FILES
     for job in data["jobs"].values():
         assert set(job["permissions"].values()) <= {"read", "none"}
-    text = (WORKFLOW_DIR / "pr-drift.yml").read_text(encoding="utf-8")
+    text = PR_WORKFLOW.read_text(encoding="utf-8")
     assert "secrets." not in text
+    # Two commits and their history, not every branch and tag (tests/test_fetch_cost.py measures it).
+    assert not any("fetch-depth" in s.get("with", {}) for s in data["jobs"]["drift"]["steps"])
+    (job,) = data["jobs"].values()
+    scripts = [s.get("run", "") for s in job["steps"]]
+    fetch = next(i for i, r in enumerate(scripts) if r.startswith("opdrift fetch-commits"))
+    action = next(
+        i for i, s in enumerate(job["steps"]) if str(s.get("uses", "")).startswith("OWNER/opdrift@")
+    )
+    assert fetch < action
+    assert job["steps"][action]["with"]["pytorch"] in job["steps"][fetch]["run"]
     assert "pull_request.number" in data["concurrency"]["group"]
 
 
 def test_comment_workflow_trusts_only_the_event() -> None:
-    pr = load(WORKFLOW_DIR / "pr-drift.yml")
-    data = load(WORKFLOW_DIR / "pr-drift-comment.yml")
+    pr = load(PR_WORKFLOW)
+    data = load(POSTER)
     assert triggers(data)["workflow_run"]["workflows"] == [pr["name"]]
     (job,) = data["jobs"].values()
     assert job["permissions"]["pull-requests"] == "write"
     assert "concurrency" in job
     steps = job["steps"]
-    checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout@"))
-    assert "ref" not in checkout.get("with", {}), "the privileged job must run the default branch only"
+    assert not any(str(s.get("uses", "")).startswith("actions/checkout@") for s in steps), (
+        "the privileged job checks nothing out: no code of the PR can reach it"
+    )
+    download = next(s for s in steps if str(s.get("uses", "")).startswith("actions/download-artifact@"))
+    assert download["continue-on-error"] is True  # a missing artifact is "no report", one line
+    verify_step = next(s for s in steps if str(s.get("run", "")).startswith("opdrift verify-artifact"))
+    assert "--missing-ok" in verify_step["run"]
+    for later in steps[steps.index(verify_step) + 1 :]:
+        assert "steps.verify.outputs.verified == 'true'" in later["if"]
     scripts = [s.get("run", "") for s in steps]
     verify = next(i for i, s in enumerate(scripts) if s.startswith("opdrift verify-artifact"))
     comment = next(i for i, s in enumerate(scripts) if s.startswith("opdrift comment"))
@@ -290,6 +343,34 @@ def test_comment_workflow_trusts_only_the_event() -> None:
     post = next(s for s in steps if str(s.get("run", "")).startswith("opdrift comment"))
     assert post["env"]["HEAD_SHA"] == "${{ github.event.workflow_run.head_sha }}"
     assert '--head-sha "$HEAD_SHA"' in post["run"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [EXAMPLES_DIR / "pytorch" / "weekly-drift.yml", EXAMPLES_DIR / "downstream" / "weekly-drift.yml"],
+    ids=lambda p: p.relative_to(EXAMPLES_DIR).as_posix(),
+)
+def test_example_weekly_workflows_read_three_files_and_push_only_after_posting(path: Path) -> None:
+    data = load(path)
+    assert "schedule" in triggers(data)
+    (job,) = data["jobs"].values()
+    pytorch = next(s for s in job["steps"] if s.get("with", {}).get("path") == "pytorch")["with"]
+    assert (pytorch["filter"], pytorch["fetch-depth"], pytorch["sparse-checkout-cone-mode"]) == (
+        "blob:none",
+        1,
+        False,
+    )
+    assert set(pytorch["sparse-checkout"].split()) == PYTORCH_FILES
+    ids = [s.get("id") for s in job["steps"]]
+    push = next(i for i, s in enumerate(job["steps"]) if "opdrift push-snapshot" in s.get("run", ""))
+    assert ids.index("drift") < push
+    assert job["steps"][push]["if"] == "steps.drift.outputs.committed != ''"
+    drift = job["steps"][ids.index("drift")]["with"]
+    assert (drift["mode"], drift["attribute"], drift["refresh-snapshot"]) == (
+        "issue",
+        "true",
+        drift["base-source"],
+    )
 
 
 def test_weekly_workflow_reads_only_the_three_files() -> None:
@@ -331,3 +412,24 @@ def test_action_passes_inputs_only_through_env() -> None:
             for value in step.get("env", {}).values():
                 # One plain reference per variable: no expression logic hides in env either.
                 assert re.fullmatch(r"\$\{\{ (inputs|steps)\.[a-z0-9.-]+ \}\}", value), (i, value)
+
+
+def test_backfill_clones_pytorch_once_and_every_shard_restores_that_clone() -> None:
+    data = load(WORKFLOW_DIR / "backfill-history.yml")
+    clones = [
+        (job_id, s)
+        for job_id, job in data["jobs"].items()
+        for s in job["steps"]
+        if "git clone" in s.get("run", "")
+    ]
+    assert [job_id for job_id, _ in clones] == ["clone"]
+    (saved,) = [
+        s for s in data["jobs"]["clone"]["steps"] if str(s.get("uses", "")).startswith("actions/cache/save@")
+    ]
+    shard = data["jobs"]["shard"]
+    assert shard["needs"] == "clone"
+    (restored,) = [s for s in shard["steps"] if str(s.get("uses", "")).startswith("actions/cache/restore@")]
+    assert restored["with"]["key"] == saved["with"]["key"]
+    assert "github.run_id" in saved["with"]["key"]
+    assert restored["with"]["fail-on-cache-miss"] is True
+    assert restored["with"]["path"] == saved["with"]["path"]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import argparse
 
     from bot.drift.warnings import SourceWarning
-    from bot.model import Snapshot
+    from bot.model import Snapshot, SourceFiles
     from bot.operators.codegen import CodegenRules
     from bot.taxonomy.overrides import Overrides
 
@@ -45,11 +45,29 @@ def codegen_rules(args: argparse.Namespace) -> CodegenRules | None:
     return rules_for_release(release)
 
 
+def read_any_source(spec: str) -> SourceFiles:
+    """SOURCE → files, ``gh:OWNER/NAME@REF`` included (read over GitHub's REST API, so its module and
+    requests are imported only for such a spec), with GITHUB_TOKEN, GITHUB_API_URL and XDG_CACHE_HOME."""
+    if not spec.startswith("gh:"):
+        from bot.sources.read import read_source
+
+        return read_source(spec)
+    from bot.publish.ghsource import ApiSettings, default_cache_dir, read_github_source
+    from bot.publish.github import DEFAULT_API_URL
+
+    settings = ApiSettings(
+        api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        token=github_token(),
+        cache_dir=default_cache_dir(os.environ),
+    )
+    return read_github_source(spec, settings)
+
+
 def load(spec: str, overrides: Overrides | None = None, codegen: CodegenRules | None = None) -> Snapshot:
     """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr."""
     from bot import pipeline
 
-    return pipeline.load_snapshot(spec, overrides, warn=warn, codegen=codegen)
+    return pipeline.load_snapshot(spec, overrides, warn=warn, codegen=codegen, read=read_any_source)
 
 
 def load_pair(

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from bot import pipeline
-from bot.cli.common import EXIT_OK, codegen_rules, warn
+from bot.cli.common import EXIT_OK, codegen_rules, read_any_source, warn
 from bot.render.explain import explain
 from bot.taxonomy.overrides import load_overrides
 
@@ -16,7 +16,7 @@ def run_explain(args: argparse.Namespace) -> int:
     overrides = load_overrides(args.overrides) if args.overrides else None
     sys.stdout.write(
         explain(
-            pipeline.load_snapshot(args.source, overrides, warn=warn, codegen=codegen_rules(args)), args.op
+            pipeline.load_snapshot(args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source), args.op
         )
     )
     return EXIT_OK

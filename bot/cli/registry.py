@@ -94,6 +94,12 @@ COMMANDS: tuple[Command, ...] = (
         f"{_REPORTS}:run_coverage",
     ),
     Command(
+        "append-summary",
+        "append a Markdown file to the job summary, capped at GitHub's 1 MiB per step",
+        workflow_arguments.add_append_summary,
+        f"{_WORKFLOW}:run_append_summary",
+    ),
+    Command(
         "verify-artifact",
         "check that a downloaded artifact holds only the expected regular files",
         workflow_arguments.add_verify_artifact,
@@ -110,6 +116,12 @@ COMMANDS: tuple[Command, ...] = (
         "the pull request a workflow_run belongs to (number=, empty when there is none)",
         workflow_arguments.add_pr_number,
         f"{_WORKFLOW}:run_pr_number",
+    ),
+    Command(
+        "fetch-commits",
+        "fetch two commits and their history, no trees or blobs, into a partial clone (the PR job)",
+        workflow_arguments.add_fetch_commits,
+        f"{_WORKFLOW}:run_fetch_commits",
     ),
     Command(
         "prepare-history",

@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 
 from bot import pipeline, snapshot
-from bot.cli.common import EXIT_OK, codegen_rules, warn, write_output
+from bot.cli.common import EXIT_OK, codegen_rules, read_any_source, warn, write_output
 from bot.taxonomy.overrides import load_overrides
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
     overrides = load_overrides(args.overrides) if args.overrides else None
-    snap = pipeline.load_snapshot(args.source, overrides, warn=warn, codegen=codegen_rules(args))
+    snap = pipeline.load_snapshot(args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source)
     write_output(snapshot.to_json(snap), args.output)
     return EXIT_OK

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from bot import pipeline
-from bot.cli.common import EXIT_OK, codegen_rules, warn, write_output
+from bot.cli.common import EXIT_OK, codegen_rules, read_any_source, warn, write_output
 from bot.render.stats import RENDERERS
 from bot.taxonomy.overrides import load_overrides
 from bot.taxonomy.stats import compute_stats
@@ -14,7 +14,7 @@ from bot.taxonomy.stats import compute_stats
 def run_stats(args: argparse.Namespace) -> int:
     overrides = load_overrides(args.overrides) if args.overrides else None
     stats = compute_stats(
-        pipeline.load_snapshot(args.source, overrides, warn=warn, codegen=codegen_rules(args))
+        pipeline.load_snapshot(args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source)
     )
     write_output(RENDERERS[args.format](stats), args.output)
     return EXIT_OK

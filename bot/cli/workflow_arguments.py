@@ -10,6 +10,14 @@ import argparse
 from bot.cli.options import SOURCE_HELP, positive_int
 
 
+def add_append_summary(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Append FILE to the job summary ($GITHUB_STEP_SUMMARY), cut on a line break with a note when "
+        "the step's summary would pass GitHub's 1 MiB limit (past it GitHub shows none of it)."
+    )
+    p.add_argument("file", metavar="FILE", help="the Markdown file to append")
+
+
 def add_verify_artifact(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Exit 2 unless DIR holds exactly the --require files (plus any --allow files), "
@@ -28,6 +36,14 @@ def add_verify_artifact(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-bytes", type=positive_int, default=None, metavar="N", help="the largest file size allowed"
+    )
+    p.add_argument(
+        "--missing-ok",
+        action="store_true",
+        help=(
+            "a missing or empty DIR (the run failed before it uploaded) prints one notice "
+            "'no report from the PR run' and verified=false, exit 0; verified=true otherwise"
+        ),
     )
 
 
@@ -110,6 +126,22 @@ def add_prepare_history(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pytorch", metavar="DIR", required=True, help="the PyTorch checkout (a git repository)")
     p.add_argument("base", metavar="BASE", help="the SOURCE the report starts from (e.g. base.json)")
     p.add_argument("head", metavar="HEAD", help="the SOURCE the report ends at (e.g. head.json)")
+
+
+def add_fetch_commits(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Make DIR a partial clone of REMOTE holding the commits BASE and HEAD and their ancestors, "
+        "and no tree or blob (git fetch --no-tags --filter=tree:0 origin BASE HEAD): the three files "
+        "are fetched when opdrift reads them. Prints dir= and merge-base= (and appends them to "
+        "$GITHUB_OUTPUT). For a private repository set OPDRIFT_GIT_TOKEN: it authenticates this fetch "
+        "and the later on-demand ones, and is never written to the repository's config."
+    )
+    p.add_argument(
+        "--remote", metavar="URL", required=True, help="the repository to fetch from (a URL or path)"
+    )
+    p.add_argument("--into", metavar="DIR", required=True, help="the directory of the partial clone")
+    p.add_argument("base", metavar="BASE", help="the base commit (a pull request's base sha)")
+    p.add_argument("head", metavar="HEAD", help="the head commit (a pull request's head sha)")
 
 
 def add_commit_snapshot(p: argparse.ArgumentParser) -> None:

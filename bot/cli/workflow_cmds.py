@@ -1,5 +1,5 @@
 """Runners of the workflow plumbing commands: verify-artifact, resolve-sources, pr-number,
-prepare-history, commit-snapshot, push-snapshot.
+fetch-commits, prepare-history, commit-snapshot, push-snapshot, append-summary.
 
 The decisions the GitHub workflows and action.yml make, as commands so that no YAML holds logic.
 Their results go to stdout as NAME=VALUE lines and to $GITHUB_OUTPUT (bot.cli.common.emit_outputs).
@@ -14,15 +14,40 @@ import sys
 from bot.cli.common import EXIT_OK, emit_outputs, github_token
 
 
+def run_append_summary(args: argparse.Namespace) -> int:
+    from bot.errors import WorkflowError
+    from bot.publish.actions import append_step_summary
+
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        raise WorkflowError("GITHUB_STEP_SUMMARY is not set (this runs inside a GitHub Actions step)")
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        raise WorkflowError(f"cannot read the summary: {reason}", path=args.file) from None
+    append_step_summary(target, text)
+    return EXIT_OK
+
+
 def run_verify_artifact(args: argparse.Namespace) -> int:
     from bot.publish import artifact
 
     limit = artifact.DEFAULT_MAX_BYTES if args.max_bytes is None else args.max_bytes
+    if args.missing_ok and artifact.is_missing(args.directory):
+        # The PR run failed or was cancelled before its upload step: nothing to post, and no error,
+        # since the PR run's own failure is already what the author sees.
+        print("::notice title=opdrift::no report from the PR run: nothing to post")
+        emit_outputs({"verified": "false"}, echo=False)
+        return EXIT_OK
     files = artifact.verify_artifact(
         args.directory, required=args.require, optional=args.allow, max_bytes=limit
     )
     listed = ", ".join(f"{f.name} ({f.size} B)" for f in files)
     print(f"{args.directory}: ok, {len(files)} file(s): {listed}")
+    if args.missing_ok:
+        emit_outputs({"verified": "true"}, echo=False)
     return EXIT_OK
 
 
@@ -95,6 +120,15 @@ def run_pr_number(args: argparse.Namespace) -> int:
         head = f"{args.head_repo}@{args.head_sha[:12]}"
         print(f"::notice::no open pull request has head {head}; nothing to post")
     emit_outputs({"number": "" if number is None else str(number)})
+    return EXIT_OK
+
+
+def run_fetch_commits(args: argparse.Namespace) -> int:
+    from bot.sources.fetch import fetch_commits
+
+    done = fetch_commits(args.into, args.remote, args.base, args.head)
+    print(f"opdrift: {done.note}", file=sys.stderr)
+    emit_outputs({"dir": done.directory, "merge-base": done.merge_base})
     return EXIT_OK
 
 

@@ -32,6 +32,19 @@ class ArtifactFile:
     size: int
 
 
+def is_missing(directory: str | os.PathLike[str]) -> bool:
+    """Whether nothing was downloaded: no such path, or an empty real directory (never a link)."""
+    root = Path(directory)
+    try:
+        mode = root.lstat().st_mode
+    except FileNotFoundError:
+        return True
+    if not stat.S_ISDIR(mode):
+        return False
+    with os.scandir(root) as entries:
+        return next(entries, None) is None
+
+
 def verify_artifact(
     directory: str | os.PathLike[str],
     *,

@@ -9,6 +9,7 @@ the process's stdin, so a revision starting with ``-`` cannot turn into an optio
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import re
@@ -68,6 +69,9 @@ def git_env(config: Mapping[str, str] | None = None) -> dict[str, str]:
     # A prompt for credentials or a pager would hang a batch process that nobody watches.
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_PAGER"] = "cat"
+    token = env.pop(FETCH_TOKEN_VAR, "").strip()
+    if token:
+        config = {**fetch_auth(token, env.get("GITHUB_SERVER_URL") or DEFAULT_SERVER), **(config or {})}
     if config:
         start = _config_count(env.get("GIT_CONFIG_COUNT"))
         for i, (key, value) in enumerate(config.items(), start):
@@ -75,6 +79,21 @@ def git_env(config: Mapping[str, str] | None = None) -> dict[str, str]:
             env[f"GIT_CONFIG_VALUE_{i}"] = value
         env["GIT_CONFIG_COUNT"] = str(start + len(config))
     return env
+
+
+# A partial clone fetches blobs (and, filtered with tree:0, trees) on demand, long after the step that
+# cloned it; for a private repository each of those fetches needs the token. It is given to opdrift in
+# this variable and reaches git only as an http.extraheader in the environment of the git opdrift
+# starts (git's children, the lazy fetches, inherit it), never in .git/config, so no later step of the
+# job and no uploaded file can read it back, which `persist-credentials: true` would allow.
+FETCH_TOKEN_VAR = "OPDRIFT_GIT_TOKEN"  # noqa: S105 the name of a variable, not a secret
+DEFAULT_SERVER = "https://github.com"
+
+
+def fetch_auth(token: str, server: str) -> dict[str, str]:
+    """The git config that authenticates fetches from SERVER (and no other host) with TOKEN."""
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return {f"http.{server.rstrip('/')}/.extraheader": f"AUTHORIZATION: basic {basic}"}
 
 
 def _config_count(given: str | None) -> int:
