@@ -108,6 +108,10 @@ def test_the_coverage_counts_are_the_coverage_commands(built: Path) -> None:
     row = re.search(r'<tr data-bucket="convolution">(.*?)</tr>', page)
     assert row is not None
     assert f'data-backend="mine">{missing} of {len(conv)}<' in row.group(1)
+    total = re.search(r'<tr class="total" data-bucket="all">(.*?)</tr>', page)
+    assert total is not None
+    gap = sum(1 for op in cov.ops if not op.covered)
+    assert f'data-backend="mine">{gap} of {len(cov.ops)}<' in total.group(1)
     add = json.loads((built / "data/ops/add.json").read_text())
     assert add["coverage"]["mine"]["covered"] == sum(
         1 for o in add["overloads"] if o["coverage"]["mine"]["covered"]

@@ -30,8 +30,8 @@ if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()):
 
 from selenium import webdriver  # noqa: E402 - only once the browser is known to be there
 from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.chrome.webdriver import WebDriver  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
 

@@ -80,7 +80,7 @@ def _event(change: Change, release: Release) -> Event:
         kind=change.kind,
         name=change.name,
         old_name=change.old_name or "",
-        callers=("breaking" if change.breaking else "compatible") if has_schema_news else "",
+        callers=_callers(change) if has_schema_news else "",
         kernel=change.kernel,
         details=change.details,
         kernel_changes=change.kernel_changes,
@@ -89,6 +89,16 @@ def _event(change: Change, release: Release) -> Event:
         tags_gained=tuple(sorted(tags_after - tags_before)) if both else (),
         tags_lost=tuple(sorted(tags_before - tags_after)) if both else (),
         url=release.line_url(change.record.line),
+    )
+
+
+def _callers(change: Change) -> str:
+    """Does code calling the operator still work: said only when the schema or a call-visible fact
+    changed, not for a kernel key or a tag gained (details of severity info)."""
+    if change.breaking:
+        return "breaking"
+    return (
+        "compatible" if change.kind == "renamed" or any(d.severity != "info" for d in change.details) else ""
     )
 
 

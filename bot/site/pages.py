@@ -13,7 +13,7 @@ from bot.render.details import describe, describe_kernel
 from bot.site.export import index_json
 from bot.site.growth import GROUPS, chart
 from bot.site.html import Markup, el, escape, join, json_block, page
-from bot.site.model import BaseOp, Event, Overload, Site
+from bot.site.model import BaseOp, Event, Growth, Overload, Site
 from bot.taxonomy.buckets import BUCKETS, LABELS
 
 PROFILES = ("eager", "functional", "export")
@@ -183,6 +183,29 @@ def _facets(o: Overload) -> Markup:
     )
 
 
+def _schemas(overloads: tuple[Overload, ...]) -> Markup:
+    """Every overload's schema at a glance; the facets follow further down, one section each."""
+    return el(
+        "table",
+        {"class": "schemas"},
+        el(
+            "tbody",
+            {},
+            [
+                el(
+                    "tr",
+                    {},
+                    el("td", {}, el("a", {"href": f"#{o.overload or 'default'}"}, o.overload or "(default)")),
+                    el("td", {}, el("code", {"class": "schema"}, o.schema)),
+                    el("td", {}, o.kind),
+                    el("td", {}, el("a", {"href": o.url}, f"line {o.line}") if o.url else f"line {o.line}"),
+                )
+                for o in overloads
+            ],
+        ),
+    )
+
+
 def _overload_section(o: Overload) -> Markup:
     line = el("a", {"href": o.url}, f"native_functions.yaml line {o.line}") if o.url else f"line {o.line}"
     return el(
@@ -314,11 +337,13 @@ def op_page(site: Site, op: BaseOp) -> str:
         ),
         el("p", {}, el("a", {"href": f"../data/ops/{op.file}.json"}, "this page as JSON")),
         el("h2", {}, f"Overloads ({len(op.overloads)}, as of {op.last_release})"),
-        [_overload_section(o) for o in op.overloads],
+        _schemas(op.overloads),
         el("h2", {"id": "history"}, "History"),
         life,
         el("h2", {"id": "coverage"}, "Coverage"),
         coverage,
+        el("h2", {"id": "facets"}, "Facets of each overload"),
+        [_overload_section(o) for o in op.overloads],
     )
     return page(f"{op.name} — ATen operator", body, root="../", generated=_generated(site))
 
@@ -367,6 +392,20 @@ def coverage_page(site: Site) -> str:
                 for bucket in BUCKETS
                 if any((bucket, b.name) in gaps for b in site.backends)
             ],
+            el(
+                "tr",
+                {"class": "total", "data-bucket": "all"},
+                el("td", {}, "all buckets"),
+                [
+                    el(
+                        "td",
+                        {"class": "num", "data-backend": b.name},
+                        f"{sum(g.missing for g in site.gaps if g.backend == b.name)} of "
+                        f"{sum(g.total for g in site.gaps if g.backend == b.name)}",
+                    )
+                    for b in site.backends
+                ],
+            ),
         ),
     )
     present = sorted((op for op in site.ops if op.present), key=_core_first)
@@ -457,6 +496,7 @@ def growth_page(site: Site) -> str:
     )
     body = join(
         el("h1", {}, "Where the operators come from, over time"),
+        _growth_summary(points),
         el(
             "p",
             {},
@@ -467,3 +507,20 @@ def growth_page(site: Site) -> str:
         table,
     )
     return page("Growth of the ATen operator surface", body, root="", generated=_generated(site))
+
+
+def _growth_summary(points: tuple[Growth, ...]) -> Markup | None:
+    """One sentence: how many base operators the releases added, and which buckets they went to."""
+    releases = [p for p in points if not p.seed]
+    if len(releases) < 2:
+        return None
+    first, last = dict(releases[0].counts), dict(releases[-1].counts)
+    grown = sorted(((last.get(b, 0) - first.get(b, 0), b) for b in BUCKETS), reverse=True)
+    top = [f"{_label(b)} {delta:+d}" for delta, b in grown[:3] if delta > 0]
+    total = sum(last.values()) - sum(first.values())
+    return el(
+        "p",
+        {"class": "summary"},
+        f"From {releases[0].label} to {releases[-1].label}: {total:+d} base operators in all",
+        f"; the buckets that grew most: {', '.join(top)}." if top else ".",
+    )
