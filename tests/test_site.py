@@ -183,3 +183,37 @@ def test_a_directory_it_did_not_write_is_never_replaced(
     assert opdrift("site", "-o", str(other), str(SNAPSHOTS[-1])).code == 0
     assert opdrift("site", "-o", str(other), str(release_file("2.14.1")), str(SNAPSHOTS[-1])).code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "site"]
+
+
+@pytest.mark.slow
+def test_with_history_each_change_names_its_commit_and_pr(tmp_path: Path, opdrift: Opdrift) -> None:
+    from pytorch_history import build_history
+
+    repo = build_history(tmp_path / "pytorch", first="2.12.0", last="2.13.0", fine=True, cap=30)
+    out = tmp_path / "site"
+    run = opdrift(
+        "site", "-o", str(out), "--history", str(repo.path), f"{repo.path}@v2.12.0", f"{repo.path}@v2.13.0"
+    )
+    assert run.code == 0, run.err
+    # cap=30: 30 single-entry commits, then the release commit brings the rest of 2.13.0
+    by_sha = {c.sha: c for c in repo.commits if c.version == "2.13.0"}
+    checked = exact = 0
+    for path in sorted((out / "data" / "ops").glob("*.json")):
+        data = json.loads(path.read_text())
+        for event in data["history"]:
+            if event["commit"] is None:
+                continue
+            # a commit of the range (bot.history.attribution chose it), listed among the op's commits,
+            # linked with its PR
+            commit = by_sha[event["commit"]["sha"]]
+            assert commit.sha in [c["sha"] for c in data["commits"]]
+            page = (out / "ops" / f"{path.stem}.html").read_text()
+            assert f"https://github.com/pytorch/pytorch/commit/{commit.sha}" in page
+            if commit.changed is not None:
+                assert event["commit"]["pr"] == int(commit.subject.rsplit("(#", 1)[1].rstrip(")"))
+                assert f"https://github.com/pytorch/pytorch/pull/{event['commit']['pr']}" in page
+                exact += commit.changed.split(".", 1)[0] == data["name"]
+            checked += 1
+    assert checked >= 5 and exact >= 5
+    tags = opdrift("site", "-o", str(tmp_path / "tags"), "--tags", "v*", f"{repo.path}@v2.13.0")
+    assert tags.code == 2 and "--tags needs --history" in tags.err

@@ -255,6 +255,17 @@ def add_site(p: argparse.ArgumentParser) -> None:
         help="a backend column (repeatable): NAME as the site shows it, KIND and PATH as for `coverage` "
         "(e.g. xla:xla=xla_native_functions.yaml, mps:dispatch=MPS)",
     )
+    p.add_argument(
+        "--history",
+        metavar="REPO",
+        help="walk REPO (a PyTorch git repository) from the first SOURCE's commit to the last's, and name "
+        "the commit and PR behind every change of each operator's life",
+    )
+    p.add_argument(
+        "--tags",
+        metavar="GLOB",
+        help="with --history: walk the release tags matching GLOB (e.g. 'v2.*') instead of every commit",
+    )
 
 
 def add_publish_args(p: argparse.ArgumentParser) -> None:

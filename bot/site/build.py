@@ -12,8 +12,11 @@ from collections.abc import Mapping, Sequence
 from bot.coverage.check import Coverage
 from bot.drift.changes import Change, compute_drift
 from bot.drift.needs import ProfileNeeds
+from bot.history.attribution import Attribution
+from bot.history.timeline import Point
 from bot.model import COMPOSITE_KEYS, NATIVE_PATH, OpRecord, Snapshot
 from bot.render.view import source_label
+from bot.site.commits import Commits
 from bot.site.model import (
     BackendSpec,
     BackendSummary,
@@ -64,10 +67,12 @@ SEED_LABEL = "2021 post"
 def release_of(snapshot: Snapshot) -> Release:
     meta = snapshot.meta
     ref = meta.commit or (f"v{meta.torch_version}" if meta.torch_version else None)
-    return Release(source_label(meta, short=True), ref, NATIVE_PATH)
+    # The version or the revision the user named (v2.13.0 of DIR@v2.13.0) reads better than a sha.
+    label = meta.torch_version or meta.revision or source_label(meta, short=True)
+    return Release(label, ref, NATIVE_PATH)
 
 
-def _event(change: Change, release: Release) -> Event:
+def _event(change: Change, release: Release, commit: Attribution | None = None) -> Event:
     before, after = change.before, change.after
     keys_before = set(_backend_keys(before))
     keys_after = set(_backend_keys(after))
@@ -89,6 +94,7 @@ def _event(change: Change, release: Release) -> Event:
         tags_gained=tuple(sorted(tags_after - tags_before)) if both else (),
         tags_lost=tuple(sorted(tags_before - tags_after)) if both else (),
         url=release.line_url(change.record.line),
+        commit=commit,
     )
 
 
@@ -108,18 +114,20 @@ def _backend_keys(rec: OpRecord | None) -> tuple[str, ...]:
     return tuple(k for k in rec.facets.dispatch if k not in COMPOSITE_KEYS)
 
 
-def _events(snapshots: Sequence[Snapshot], releases: Sequence[Release]) -> dict[str, list[Event]]:
+def _events(
+    snapshots: Sequence[Snapshot], releases: Sequence[Release], commits: Commits | None
+) -> dict[str, list[Event]]:
     by_base: dict[str, list[Event]] = defaultdict(list)
     for i in range(1, len(snapshots)):
         drift = compute_drift(snapshots[i - 1], snapshots[i])
-        for change in (*drift.added, *drift.removed, *drift.renamed, *drift.changed):
-            by_base[change.record.base].append(_event(change, releases[i]))
-            if (
-                change.kind == "renamed"
-                and change.before is not None
-                and change.before.base != change.record.base
-            ):
-                by_base[change.before.base].append(_event(change, releases[i]))
+        changes = (*drift.added, *drift.removed, *drift.renamed, *drift.changed)
+        found = commits.attribute(changes, i) if commits is not None else {}
+        for change in changes:
+            event = _event(change, releases[i], found.get(change.fingerprint))
+            by_base[change.record.base].append(event)
+            before = change.before
+            if change.kind == "renamed" and before is not None and before.base != change.record.base:
+                by_base[before.base].append(event)
     return by_base
 
 
@@ -147,10 +155,17 @@ def _overload(
     )
 
 
-def build_site(snapshots: Sequence[Snapshot], coverages: Sequence[tuple[BackendSpec, Coverage]]) -> Site:
-    """The whole site's data. SNAPSHOTS are oldest first; COVERAGES are of the last one."""
+def build_site(
+    snapshots: Sequence[Snapshot],
+    coverages: Sequence[tuple[BackendSpec, Coverage]],
+    points: Sequence[Point] | None = None,
+) -> Site:
+    """The whole site's data. SNAPSHOTS are oldest first; COVERAGES are of the last one; POINTS, with
+    --history, are the per-commit walk over the SOURCEs' range."""
     releases = tuple(release_of(s) for s in snapshots)
-    events = _events(snapshots, releases)
+    commits = Commits(points, [s.meta for s in snapshots]) if points is not None else None
+    events = _events(snapshots, releases, commits)
+    touched_by = commits.by_base() if commits is not None else {}
     cells = _cells(coverages)
     backends = tuple(spec for spec, _ in coverages)
     # The newest snapshot that has each base operator is the one its page describes.
@@ -205,6 +220,7 @@ def build_site(snapshots: Sequence[Snapshot], coverages: Sequence[tuple[BackendS
                     p for p in ("eager", "functional", "export") if any(p in o.profiles for o in overloads)
                 ),
                 coverage=summary,
+                commits=touched_by.get(base, ()),
             )
         )
     growth = (
@@ -212,7 +228,13 @@ def build_site(snapshots: Sequence[Snapshot], coverages: Sequence[tuple[BackendS
         *(Growth(r.label, _counts(s)) for r, s in zip(releases, snapshots, strict=True)),
     )
     return Site(
-        releases, backends, tuple(ops), growth, _gaps(snapshots[-1], coverages), len(snapshots[-1].operators)
+        releases,
+        backends,
+        tuple(ops),
+        growth,
+        _gaps(snapshots[-1], coverages),
+        len(snapshots[-1].operators),
+        history=points is not None,
     )
 
 

@@ -98,6 +98,14 @@ def _event(e: Event) -> dict[str, object]:
         "tags_gained": list(e.tags_gained),
         "tags_lost": list(e.tags_lost),
         "url": e.url,
+        "commit": None
+        if e.commit is None
+        else {
+            "sha": e.commit.sha,
+            "subject": e.commit.subject,
+            "pr": e.commit.pr,
+            "url": e.commit.commit_url,
+        },
     }
 
 
@@ -114,4 +122,7 @@ def op_json(op: BaseOp) -> dict[str, object]:
         "overloads": [_overload(o) for o in op.overloads],
         "history": [_event(e) for e in op.events],
         "coverage": {s.backend: {"covered": s.covered, "overloads": s.total} for s in op.coverage},
+        "commits": [
+            {"sha": c.sha, "date": c.date, "subject": c.subject, "pr": c.pr, "tag": c.tag} for c in op.commits
+        ],
     }

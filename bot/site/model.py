@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.history.attribution import Attribution
 from bot.model import Facets
 from bot.schema.compare import Detail
 from bot.schema.kernel import KernelChange
+from bot.site.commits import CommitRef
 
 UPSTREAM = "https://github.com/pytorch/pytorch"
 
@@ -76,6 +78,7 @@ class Event:
     tags_gained: tuple[str, ...] = ()
     tags_lost: tuple[str, ...] = ()
     url: str | None = None
+    commit: Attribution | None = None  # with --history: the upstream commit that made the change
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class BaseOp:
     keys: tuple[str, ...]  # backend dispatch keys with a kernel in-tree
     profiles: tuple[str, ...]
     coverage: tuple[BackendSummary, ...]
+    commits: tuple[CommitRef, ...] = ()  # with --history: every commit that touched it, oldest first
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,7 @@ class Site:
     growth: tuple[Growth, ...]
     gaps: tuple[BucketGap, ...]
     registered: int  # registered operators of the last SOURCE
+    history: bool = False  # built with --history (per-commit attribution)
 
     @property
     def now(self) -> Release:

@@ -226,7 +226,47 @@ def _verdict(value: str) -> Markup:
 _SHOWN_APART = frozenset({"tag_added", "tag_removed", "kernel_added", "kernel_removed"})
 
 
-def _event_row(e: Event) -> Markup:
+def _commit_cell(e: Event) -> Markup:
+    c = e.commit
+    if c is None:
+        return el("td", {}, "")
+    return el(
+        "td",
+        {"class": "commit"},
+        el("a", {"href": c.commit_url, "title": c.subject}, c.sha[:10]),
+        join(" ", el("a", {"href": c.pr_url}, f"PR {c.pr}")) if c.pr_url else None,
+        el("div", {"class": "subject"}, c.subject),
+    )
+
+
+def _commits(op: BaseOp) -> Markup:
+    return el(
+        "table",
+        {"class": "commits"},
+        el(
+            "thead",
+            {},
+            el("tr", {}, [el("th", {}, h) for h in ("date", "commit", "pull request", "subject")]),
+        ),
+        el(
+            "tbody",
+            {},
+            [
+                el(
+                    "tr",
+                    {},
+                    el("td", {}, c.date[:10]),
+                    el("td", {}, el("a", {"href": c.url}, c.sha[:10]), f" ({c.tag})" if c.tag else ""),
+                    el("td", {}, el("a", {"href": c.pr_url}, f"#{c.pr}") if c.pr_url else ""),
+                    el("td", {}, c.subject),
+                )
+                for c in op.commits
+            ],
+        ),
+    )
+
+
+def _event_row(e: Event, history: bool = False) -> Markup:
     what: list[object] = [Markup(describe(d, _quote)) for d in e.details if d.code not in _SHOWN_APART]
     if e.kernel_changes:
         what.append(Markup("C++ signature: " + describe_kernel(e.kernel_changes, _quote)))
@@ -248,6 +288,7 @@ def _event_row(e: Event) -> Markup:
         el("td", {}, _verdict(e.kernel)),
         el("td", {}, el("ul", {}, [el("li", {}, w) for w in (*what, *gained_lost) if w is not None])),
         el("td", {}, el("a", {"href": e.url}, "yaml") if e.url else ""),
+        _commit_cell(e) if history else None,
     )
 
 
@@ -277,9 +318,10 @@ def op_page(site: Site, op: BaseOp) -> str:
                             el("th", {}, h)
                             for h in ("release", "operator", "change", "callers", "kernels", "what", "")
                         ],
+                        el("th", {}, "commit") if site.history else None,
                     ),
                 ),
-                el("tbody", {}, [_event_row(e) for e in op.events]),
+                el("tbody", {}, [_event_row(e, site.history) for e in op.events]),
             )
         )
     else:
@@ -340,6 +382,9 @@ def op_page(site: Site, op: BaseOp) -> str:
         _schemas(op.overloads),
         el("h2", {"id": "history"}, "History"),
         life,
+        [el("h2", {"id": "commits"}, f"Commits that touched it ({len(op.commits)})"), _commits(op)]
+        if op.commits
+        else None,
         el("h2", {"id": "coverage"}, "Coverage"),
         coverage,
         el("h2", {"id": "facets"}, "Facets of each overload"),
