@@ -238,6 +238,43 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
     add_codegen(p)
 
 
+def add_site(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Write a static site into DIR: an index of every base operator with search and filters, a page "
+        "per base operator (overloads, facets, bucket rule, its history across the SOURCEs, coverage), a "
+        "coverage matrix, a growth chart, and the same data as JSON. SOURCEs are oldest first; the last "
+        "is now. The site loads nothing from the network and needs no server."
+    )
+    p.epilog = SOURCE_HELP
+    p.add_argument("sources", metavar="SOURCE", nargs="+", help="releases or snapshots, oldest first")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        required=True,
+        help="the site's directory: written beside it and renamed into place; an existing DIR is replaced "
+        "only when an earlier `opdrift site` wrote it",
+    )
+    p.add_argument(
+        "--backend",
+        metavar="NAME:KIND=PATH",
+        action="append",
+        help="a backend column (repeatable): NAME as the site shows it, KIND and PATH as for `coverage` "
+        "(e.g. xla:xla=xla_native_functions.yaml, mps:dispatch=MPS)",
+    )
+    p.add_argument(
+        "--history",
+        metavar="REPO",
+        help="walk REPO (a PyTorch git repository) from the first SOURCE's commit to the last's, and name "
+        "the commit and PR behind every change of each operator's life",
+    )
+    p.add_argument(
+        "--tags",
+        metavar="GLOB",
+        help="with --history: walk the release tags matching GLOB (e.g. 'v2.*') instead of every commit",
+    )
+
+
 def add_publish_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("base", metavar="BASE", help="the SOURCE to compare from (e.g. a stored snapshot)")
     p.add_argument("head", metavar="HEAD", help="the SOURCE to compare to (e.g. DIR@REV of the PR head)")

@@ -16,7 +16,10 @@ def run_explain(args: argparse.Namespace) -> int:
     overrides = load_overrides(args.overrides) if args.overrides else None
     sys.stdout.write(
         explain(
-            pipeline.load_snapshot(args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source), args.op
+            pipeline.load_snapshot(
+                args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source
+            ),
+            args.op,
         )
     )
     return EXIT_OK

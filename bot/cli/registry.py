@@ -37,6 +37,7 @@ _REPORTS = "bot.cli.report_cmds"
 _PUBLISH = "bot.cli.publish_cmds"
 _HISTORY = "bot.cli.history_cmds"
 _WORKFLOW = "bot.cli.workflow_cmds"
+_SITE = "bot.cli.site_cmds"
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -92,6 +93,12 @@ COMMANDS: tuple[Command, ...] = (
         "what a downstream backend covers of SOURCE, what it lacks, and what went stale",
         arguments.add_coverage,
         f"{_REPORTS}:run_coverage",
+    ),
+    Command(
+        "site",
+        "a static site of every operator: its history across SOURCEs, coverage per backend, growth",
+        arguments.add_site,
+        f"{_SITE}:run_site",
     ),
     Command(
         "append-summary",

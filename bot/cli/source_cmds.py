@@ -17,6 +17,8 @@ from bot.taxonomy.overrides import load_overrides
 
 def run_snapshot(args: argparse.Namespace) -> int:
     overrides = load_overrides(args.overrides) if args.overrides else None
-    snap = pipeline.load_snapshot(args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source)
+    snap = pipeline.load_snapshot(
+        args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source
+    )
     write_output(snapshot.to_json(snap), args.output)
     return EXIT_OK

@@ -14,7 +14,9 @@ from bot.taxonomy.stats import compute_stats
 def run_stats(args: argparse.Namespace) -> int:
     overrides = load_overrides(args.overrides) if args.overrides else None
     stats = compute_stats(
-        pipeline.load_snapshot(args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source)
+        pipeline.load_snapshot(
+            args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source
+        )
     )
     write_output(RENDERERS[args.format](stats), args.output)
     return EXIT_OK

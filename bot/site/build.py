@@ -1,0 +1,256 @@
+"""Snapshots (oldest first) and each backend's coverage of the last → the `Site` (pure).
+
+The life of an operator is the drift between each pair of neighbouring SOURCEs, the same
+`compute_drift` the reports use, so a page's history says what `opdrift diff` would have said.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+from bot.coverage.check import Coverage
+from bot.drift.changes import Change, compute_drift
+from bot.drift.needs import ProfileNeeds
+from bot.history.attribution import Attribution
+from bot.history.timeline import Point
+from bot.model import COMPOSITE_KEYS, NATIVE_PATH, OpRecord, Snapshot
+from bot.render.view import source_label
+from bot.site.commits import Commits
+from bot.site.model import (
+    BackendSpec,
+    BackendSummary,
+    BaseOp,
+    BucketGap,
+    Cell,
+    Event,
+    Growth,
+    Overload,
+    Release,
+    Site,
+    file_name,
+)
+from bot.taxonomy.buckets import BUCKETS
+from bot.taxonomy.counts import count_by_bucket
+
+# The seed post's figures (PyTorch master, late 2021; TAXONOMY.md): base operators per bucket.
+SEED_2021: tuple[tuple[str, int], ...] = (
+    ("convolution", 67),
+    ("pooling", 42),
+    ("batch_norm", 15),
+    ("private", 233),
+    ("inplace", 183),
+    ("backward", 78),
+    ("weird", 40),
+    ("alias", 40),
+    ("composite_reduction", 78),
+    ("primitive_pointwise", 50),
+    ("composite_pointwise", 87),
+    ("composite_matmul", 13),
+    ("view", 70),
+    ("factory", 39),
+    ("named", 5),
+    ("complex", 8),
+    ("linalg", 31),
+    ("sparse", 13),
+    ("fft", 20),
+    ("rnn", 12),
+    ("quantization", 11),
+    ("scatter_gather", 15),
+    ("fbgemm", 7),
+    # The post gives core as 557 and names no "misc": the rest of core after its named sub-buckets.
+    ("misc", 58),
+)
+SEED_LABEL = "2021 post"
+
+
+def release_of(snapshot: Snapshot) -> Release:
+    meta = snapshot.meta
+    ref = meta.commit or (f"v{meta.torch_version}" if meta.torch_version else None)
+    # The version or the revision the user named (v2.13.0 of DIR@v2.13.0) reads better than a sha.
+    label = meta.torch_version or meta.revision or source_label(meta, short=True)
+    return Release(label, ref, NATIVE_PATH)
+
+
+def _event(change: Change, release: Release, commit: Attribution | None = None) -> Event:
+    before, after = change.before, change.after
+    keys_before = set(_backend_keys(before))
+    keys_after = set(_backend_keys(after))
+    tags_before = set(before.facets.tags) if before else set()
+    tags_after = set(after.facets.tags) if after else set()
+    both = before is not None and after is not None
+    has_schema_news = change.kind in ("changed", "renamed")
+    return Event(
+        release=release.label,
+        kind=change.kind,
+        name=change.name,
+        old_name=change.old_name or "",
+        callers=_callers(change) if has_schema_news else "",
+        kernel=change.kernel,
+        details=change.details,
+        kernel_changes=change.kernel_changes,
+        keys_gained=tuple(sorted(keys_after - keys_before)) if both else (),
+        keys_lost=tuple(sorted(keys_before - keys_after)) if both else (),
+        tags_gained=tuple(sorted(tags_after - tags_before)) if both else (),
+        tags_lost=tuple(sorted(tags_before - tags_after)) if both else (),
+        url=release.line_url(change.record.line),
+        commit=commit,
+    )
+
+
+def _callers(change: Change) -> str:
+    """Does code calling the operator still work: said only when the schema or a call-visible fact
+    changed, not for a kernel key or a tag gained (details of severity info)."""
+    if change.breaking:
+        return "breaking"
+    return (
+        "compatible" if change.kind == "renamed" or any(d.severity != "info" for d in change.details) else ""
+    )
+
+
+def _backend_keys(rec: OpRecord | None) -> tuple[str, ...]:
+    if rec is None:
+        return ()
+    return tuple(k for k in rec.facets.dispatch if k not in COMPOSITE_KEYS)
+
+
+def _events(
+    snapshots: Sequence[Snapshot], releases: Sequence[Release], commits: Commits | None
+) -> dict[str, list[Event]]:
+    by_base: dict[str, list[Event]] = defaultdict(list)
+    for i in range(1, len(snapshots)):
+        drift = compute_drift(snapshots[i - 1], snapshots[i])
+        changes = (*drift.added, *drift.removed, *drift.renamed, *drift.changed)
+        found = commits.attribute(changes, i) if commits is not None else {}
+        for change in changes:
+            event = _event(change, releases[i], found.get(change.fingerprint))
+            by_base[change.record.base].append(event)
+            before = change.before
+            if change.kind == "renamed" and before is not None and before.base != change.record.base:
+                by_base[before.base].append(event)
+    return by_base
+
+
+def _cells(coverages: Sequence[tuple[BackendSpec, Coverage]]) -> dict[str, tuple[Cell, ...]]:
+    cells: dict[str, list[Cell]] = defaultdict(list)
+    for spec, cov in coverages:
+        for op in cov.ops:
+            cells[op.name].append(Cell(spec.name, op.covered, op.rule, op.via))
+    return {name: tuple(found) for name, found in cells.items()}
+
+
+def _overload(
+    rec: OpRecord, release: Release, needs: ProfileNeeds, cells: Mapping[str, tuple[Cell, ...]]
+) -> Overload:
+    return Overload(
+        name=rec.name,
+        overload=rec.overload,
+        schema=rec.schema,
+        kind=rec.kind,
+        line=rec.line,
+        url=release.line_url(rec.line),
+        facets=rec.facets,
+        profiles=tuple(p for p in ("eager", "functional", "export") if p in needs(rec)),
+        coverage=cells.get(rec.name, ()),
+    )
+
+
+def build_site(
+    snapshots: Sequence[Snapshot],
+    coverages: Sequence[tuple[BackendSpec, Coverage]],
+    points: Sequence[Point] | None = None,
+) -> Site:
+    """The whole site's data. SNAPSHOTS are oldest first; COVERAGES are of the last one; POINTS, with
+    --history, are the per-commit walk over the SOURCEs' range."""
+    releases = tuple(release_of(s) for s in snapshots)
+    commits = Commits(points, [s.meta for s in snapshots]) if points is not None else None
+    events = _events(snapshots, releases, commits)
+    touched_by = commits.by_base() if commits is not None else {}
+    cells = _cells(coverages)
+    backends = tuple(spec for spec, _ in coverages)
+    # The newest snapshot that has each base operator is the one its page describes.
+    newest: dict[str, int] = {}
+    first: dict[str, int] = {}
+    records: list[dict[str, list[OpRecord]]] = []
+    for i, snap in enumerate(snapshots):
+        grouped: dict[str, list[OpRecord]] = defaultdict(list)
+        for rec in snap.operators.values():
+            grouped[rec.base].append(rec)
+        records.append(grouped)
+        for base in grouped:
+            first.setdefault(base, i)
+            newest[base] = i
+    needs = [ProfileNeeds(s.operators) for s in snapshots]
+    last = len(snapshots) - 1
+    ops: list[BaseOp] = []
+    for base in sorted(newest):
+        i = newest[base]
+        snap, release = snapshots[i], releases[i]
+        decision = snap.decisions[base]
+        recs = sorted(records[i][base], key=lambda r: r.name)
+        on_now = i == last
+        overloads = tuple(_overload(r, release, needs[i], cells if on_now else {}) for r in recs)
+        summary = tuple(
+            BackendSummary(
+                spec.name,
+                sum(1 for o in overloads for c in o.coverage if c.backend == spec.name and c.covered),
+                len(overloads),
+            )
+            for spec in backends
+            if on_now
+        )
+        ops.append(
+            BaseOp(
+                name=base,
+                file=file_name(base),
+                bucket=decision.bucket,
+                rule=decision.rule,
+                reason=decision.reason,
+                first_release=releases[first[base]].label,
+                last_release=release.label,
+                present=on_now,
+                overloads=overloads,
+                events=tuple(events.get(base, ())),
+                tags=tuple(sorted({t for o in overloads for t in o.facets.tags})),
+                composites=tuple(sorted({o.facets.composite for o in overloads if o.facets.composite})),
+                keys=tuple(
+                    sorted({k for o in overloads for k in o.facets.dispatch if k not in COMPOSITE_KEYS})
+                ),
+                profiles=tuple(
+                    p for p in ("eager", "functional", "export") if any(p in o.profiles for o in overloads)
+                ),
+                coverage=summary,
+                commits=touched_by.get(base, ()),
+            )
+        )
+    growth = (
+        Growth(SEED_LABEL, SEED_2021, seed=True),
+        *(Growth(r.label, _counts(s)) for r, s in zip(releases, snapshots, strict=True)),
+    )
+    return Site(
+        releases,
+        backends,
+        tuple(ops),
+        growth,
+        _gaps(snapshots[-1], coverages),
+        len(snapshots[-1].operators),
+        history=points is not None,
+    )
+
+
+def _counts(snapshot: Snapshot) -> tuple[tuple[str, int], ...]:
+    counted = count_by_bucket(d.bucket for d in snapshot.decisions.values())
+    return tuple((b, counted.get(b, 0)) for b in BUCKETS)
+
+
+def _gaps(now: Snapshot, coverages: Sequence[tuple[BackendSpec, Coverage]]) -> tuple[BucketGap, ...]:
+    out: list[BucketGap] = []
+    for spec, cov in coverages:
+        missing: dict[str, int] = defaultdict(int)
+        total: dict[str, int] = defaultdict(int)
+        for op in cov.ops:
+            total[op.bucket] += 1
+            if not op.covered:
+                missing[op.bucket] += 1
+        out.extend(BucketGap(b, spec.name, missing[b], total[b]) for b in BUCKETS if total[b])
+    return tuple(out)

@@ -1,0 +1,128 @@
+"""The JSON export at stable paths: ``data/ops.json`` (the index the search runs on) and
+``data/ops/NAME.json`` (one base operator, everything its page shows)."""
+
+from __future__ import annotations
+
+from bot.site.model import BaseOp, Event, Overload, Site
+
+FORMAT_VERSION = 1
+
+
+def index_row(op: BaseOp) -> dict[str, object]:
+    """One row of the index: short keys, since the index page carries ~1,600 of them."""
+    return {
+        "n": op.name,
+        "f": op.file,
+        "b": op.bucket,
+        "t": list(op.tags),
+        "c": list(op.composites),
+        "k": list(op.keys),
+        "p": list(op.profiles),
+        "o": len(op.overloads),
+        "g": 0 if op.present else 1,
+        "v": {s.backend: [s.covered, s.total] for s in op.coverage},
+    }
+
+
+def index_json(site: Site) -> dict[str, object]:
+    return {
+        "format_version": FORMAT_VERSION,
+        "releases": [r.label for r in site.releases],
+        "backends": [
+            {"name": b.name, "kind": b.kind, "list": b.label, "profile": b.profile} for b in site.backends
+        ],
+        "keys": {
+            "n": "name",
+            "f": "file",
+            "b": "bucket",
+            "t": "tags",
+            "c": "composite kinds",
+            "k": "backend dispatch keys",
+            "p": "profiles that must write a kernel",
+            "o": "overloads",
+            "g": "1 when gone from the last release",
+            "v": "backend → [covered, overloads]",
+        },
+        "ops": [index_row(op) for op in site.ops],
+    }
+
+
+def _overload(o: Overload) -> dict[str, object]:
+    f = o.facets
+    return {
+        "name": o.name,
+        "overload": o.overload,
+        "schema": o.schema,
+        "kind": o.kind,
+        "line": o.line,
+        "url": o.url,
+        "facets": {
+            "composite": f.composite,
+            "dispatch": list(f.dispatch),
+            "kernels": dict(f.kernels),
+            "tags": list(f.tags),
+            "python_module": f.python_module,
+            "structured": f.structured,
+            "structured_delegate": f.structured_delegate,
+            "alias_of": f.alias_of,
+            "has_derivative": f.has_derivative,
+            "foreach": f.foreach,
+            "autogen": f.autogen,
+            "variants": list(f.variants),
+        },
+        "profiles_needing_kernel": list(o.profiles),
+        "coverage": {c.backend: {"covered": c.covered, "rule": c.rule, "via": c.via} for c in o.coverage},
+    }
+
+
+def _event(e: Event) -> dict[str, object]:
+    return {
+        "release": e.release,
+        "kind": e.kind,
+        "name": e.name,
+        "old_name": e.old_name or None,
+        "callers": e.callers or None,
+        "kernel": e.kernel,
+        "details": [
+            {
+                "code": d.code,
+                "severity": d.severity,
+                "subject": d.subject,
+                "before": d.before,
+                "after": d.after,
+            }
+            for d in e.details
+        ],
+        "kernel_keys_gained": list(e.keys_gained),
+        "kernel_keys_lost": list(e.keys_lost),
+        "tags_gained": list(e.tags_gained),
+        "tags_lost": list(e.tags_lost),
+        "url": e.url,
+        "commit": None
+        if e.commit is None
+        else {
+            "sha": e.commit.sha,
+            "subject": e.commit.subject,
+            "pr": e.commit.pr,
+            "url": e.commit.commit_url,
+        },
+    }
+
+
+def op_json(op: BaseOp) -> dict[str, object]:
+    return {
+        "format_version": FORMAT_VERSION,
+        "name": op.name,
+        "bucket": op.bucket,
+        "rule": op.rule,
+        "reason": op.reason,
+        "first_release": op.first_release,
+        "last_release": op.last_release,
+        "present": op.present,
+        "overloads": [_overload(o) for o in op.overloads],
+        "history": [_event(e) for e in op.events],
+        "coverage": {s.backend: {"covered": s.covered, "overloads": s.total} for s in op.coverage},
+        "commits": [
+            {"sha": c.sha, "date": c.date, "subject": c.subject, "pr": c.pr, "tag": c.tag} for c in op.commits
+        ],
+    }

@@ -1,0 +1,159 @@
+"""The site's records: what the pages and the JSON export are built from (frozen, pure data)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bot.history.attribution import Attribution
+from bot.model import Facets
+from bot.schema.compare import Detail
+from bot.schema.kernel import KernelChange
+from bot.site.commits import CommitRef
+
+UPSTREAM = "https://github.com/pytorch/pytorch"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One SOURCE, oldest first: its label, and the git ref its native_functions.yaml links to."""
+
+    label: str
+    ref: str | None  # a commit, or the release tag vX.Y.Z; None for a bare yaml of unknown origin
+    native_path: str  # the path of native_functions.yaml inside the repository
+
+    def line_url(self, line: int) -> str | None:
+        if self.ref is None or line <= 0:
+            return None
+        return f"{UPSTREAM}/blob/{self.ref}/{self.native_path}#L{line}"
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """One ``--backend NAME:KIND=PATH``; PATH is shown by its last part only (no machine paths)."""
+
+    name: str
+    kind: str
+    label: str
+    profile: str
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One registered operator against one backend."""
+
+    backend: str
+    covered: bool
+    rule: str  # coverage.check RULES, or needs_kernel
+    via: str = ""
+
+
+@dataclass(frozen=True)
+class Overload:
+    name: str
+    overload: str
+    schema: str
+    kind: str
+    line: int
+    url: str | None
+    facets: Facets
+    profiles: tuple[str, ...]  # the backend profiles that must write a kernel for it
+    coverage: tuple[Cell, ...]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened to one registered operator of the base between two releases."""
+
+    release: str  # the label of the release where it is first seen
+    kind: str  # added, removed, renamed, changed
+    name: str
+    old_name: str = ""
+    callers: str = ""  # breaking / compatible: does code calling the operator still work
+    kernel: str = "none"  # breaking / compatible / none: does an out-of-tree kernel still build
+    details: tuple[Detail, ...] = ()
+    kernel_changes: tuple[KernelChange, ...] = ()
+    keys_gained: tuple[str, ...] = ()
+    keys_lost: tuple[str, ...] = ()
+    tags_gained: tuple[str, ...] = ()
+    tags_lost: tuple[str, ...] = ()
+    url: str | None = None
+    commit: Attribution | None = None  # with --history: the upstream commit that made the change
+
+
+@dataclass(frozen=True)
+class BackendSummary:
+    """One base operator against one backend: covered overloads of how many."""
+
+    backend: str
+    covered: int
+    total: int
+
+    @property
+    def missing(self) -> bool:
+        return self.covered < self.total
+
+
+@dataclass(frozen=True)
+class BaseOp:
+    name: str
+    file: str  # the page's and the JSON's file name (without extension)
+    bucket: str
+    rule: str
+    reason: str
+    first_release: str
+    last_release: str  # the newest release that has it (the last SOURCE's label while it exists)
+    present: bool  # in the last SOURCE
+    overloads: tuple[Overload, ...]  # of the newest release that has it
+    events: tuple[Event, ...]
+    tags: tuple[str, ...]
+    composites: tuple[str, ...]
+    keys: tuple[str, ...]  # backend dispatch keys with a kernel in-tree
+    profiles: tuple[str, ...]
+    coverage: tuple[BackendSummary, ...]
+    commits: tuple[CommitRef, ...] = ()  # with --history: every commit that touched it, oldest first
+
+
+@dataclass(frozen=True)
+class Growth:
+    """Base operators per bucket in one release (or in the seed post's 2021 figures)."""
+
+    label: str
+    counts: tuple[tuple[str, int], ...]
+    seed: bool = False
+
+
+@dataclass(frozen=True)
+class BucketGap:
+    """One bucket against one backend: registered operators missing of how many."""
+
+    bucket: str
+    backend: str
+    missing: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Site:
+    releases: tuple[Release, ...]
+    backends: tuple[BackendSpec, ...]
+    ops: tuple[BaseOp, ...]  # sorted by name; those gone from the last SOURCE too
+    growth: tuple[Growth, ...]
+    gaps: tuple[BucketGap, ...]
+    registered: int  # registered operators of the last SOURCE
+    history: bool = False  # built with --history (per-commit attribution)
+
+    @property
+    def now(self) -> Release:
+        return self.releases[-1]
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_]+")
+
+
+def file_name(base: str) -> str:
+    """A base name as a file name: ATen names are identifiers and stay as they are (stable paths);
+    anything else a hostile source might hold is spelled out, so it cannot leave ``ops/``."""
+    if _PLAIN.fullmatch(base):
+        return base
+    return "".join(c if _PLAIN.fullmatch(c) else f"~{ord(c):x}" for c in base)
