@@ -30,7 +30,7 @@ def _key(version: str) -> tuple[int, ...]:
 def _ranges(indices: list[int]) -> str:
     out: list[str] = []
     start = prev = indices[0]
-    for i in indices[1:] + [-2]:
+    for i in [*indices[1:], -2]:
         if i == prev + 1:
             prev = i
             continue

@@ -608,13 +608,13 @@ class FakeGitHub:
                 "content": base64.b64encode(data).decode() if small else "",
             }, {}  # fmt: skip
         if mb := re.fullmatch(r"/git/blobs/([0-9a-f]{40})", rest):
-            data = self.blobs.get(mb.group(1))
-            if data is None:
+            blob = self.blobs.get(mb.group(1))
+            if blob is None:
                 raise _error(404, "Not Found")
             if raw:
-                return 200, RawBytes(data), {"Content-Type": "application/vnd.github.raw"}
-            return 200, {"sha": mb.group(1), "size": len(data), "encoding": "base64",
-                         "content": base64.b64encode(data).decode()}, {}  # fmt: skip
+                return 200, RawBytes(blob), {"Content-Type": "application/vnd.github.raw"}
+            return 200, {"sha": mb.group(1), "size": len(blob), "encoding": "base64",
+                         "content": base64.b64encode(blob).decode()}, {}  # fmt: skip
         if mc := re.fullmatch(r"/compare/([^/.]+)\.\.\.([^/.]+)", rest):
             base, head = (
                 self._commit_of(repo, unquote(mc.group(1))),

@@ -30,7 +30,7 @@ from bot.operators.codegen import (
 )
 from bot.operators.entries import read_entries
 from bot.operators.native import build_operators
-from bot.sources.read import read_revision
+from bot.sources.read import read_revision, read_source
 
 WHEELS = DATA / "wheels"
 VENDORED = sorted(
@@ -131,9 +131,7 @@ def _checkout(dest: Path, version: str, version_txt: str | None) -> Path:
 
 
 def test_a_checkouts_version_txt_selects_its_rules(tmp_path: Path) -> None:
-    ops = pipeline.operators_from_files(
-        pipeline.sources.read_source(str(_checkout(tmp_path, "1.12.0", "1.12.0\n")))
-    )
+    ops = pipeline.operators_from_files(read_source(str(_checkout(tmp_path, "1.12.0", "1.12.0\n"))))
     assert [op.name for op in ops.operators] == wheel_names("1.12.0")
 
 

@@ -15,8 +15,8 @@ from bot import pipeline
 from bot.coverage.backends import read_backend
 from bot.coverage.check import SchemaAlert, compare_coverage, compute_coverage, mlir_signature
 from bot.coverage.oplist import BackendList, BackendOp, SchemaKind
-from bot.coverage.profiles import Profile
 from bot.model import Snapshot
+from bot.operators.kernels import Profile
 from bot.schema.grammar import parse_schema
 
 FIXTURES = Path(__file__).parent / "data" / "backends"
