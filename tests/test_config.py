@@ -409,3 +409,25 @@ def test_a_tab_after_a_value_reads_as_the_first_pass_read_it() -> None:
     """The file was composed a second time with the pure-Python loader, which refuses a tab that
     libyaml accepts: an uncaught ScannerError, exit 1."""
     assert parse_config("labels: [x]\t# note\n", "c.yml").labels == ("x",)
+
+
+def test_the_weekly_issue_links_the_operator_catalogue(tmp_path: Path) -> None:
+    """`weekly.site_url` (the site `opdrift site` builds, on GitHub Pages) is linked from the issue; a
+    URL that is not https or could leave its Markdown link is refused with its line."""
+    from bot.render.context import context_for
+    from bot.render.report import render
+
+    cfg = load_config(
+        _write(tmp_path / "opdrift.yml", "weekly:\n  site_url: https://acme.github.io/opdrift/\n")
+    )
+    assert cfg.weekly.site_url == "https://acme.github.io/opdrift/"
+    drift = compute_drift(*realistic_pair())
+    body = render(drift, "weekly-issue", context=context_for(drift, site_url=cfg.weekly.site_url))
+    assert (
+        "📚 Every operator, its history and its coverage per backend: [the operator catalogue](https://acme.github.io/opdrift/)."
+        in body
+    )
+    for bad in ("http://acme.github.io/", "https://x.io/a)(javascript:alert(1)", "https://x.io/<b>"):
+        with pytest.raises(ConfigError) as err:
+            load_config(_write(tmp_path / "bad.yml", f"weekly:\n  site_url: '{bad}'\n"))
+        assert err.value.line == 2 and "is not a valid https:// URL" in str(err.value)

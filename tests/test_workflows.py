@@ -384,7 +384,8 @@ def test_weekly_workflow_reads_only_the_three_files() -> None:
         "target-repository",
         "dry-run",
     }
-    (job,) = data["jobs"].values()
+    assert list(data["jobs"]) == ["weekly", "site", "deploy-site"]
+    job = data["jobs"]["weekly"]
     pytorch = next(s for s in job["steps"] if s.get("with", {}).get("path") == "pytorch")["with"]
     assert pytorch["filter"] == "blob:none"
     assert pytorch["sparse-checkout-cone-mode"] is False
@@ -433,3 +434,22 @@ def test_backfill_clones_pytorch_once_and_every_shard_restores_that_clone() -> N
     assert "github.run_id" in saved["with"]["key"]
     assert restored["with"]["fail-on-cache-miss"] is True
     assert restored["with"]["path"] == saved["with"]["path"]
+
+
+def test_the_site_is_built_from_the_pushed_snapshots_and_only_its_deploy_job_may_publish() -> None:
+    """The Pages pair: the build job reads (contents: read) the branch as the weekly job pushed it
+    and uploads the site; only the deploy job gets pages: write and id-token: write, and every
+    action is pinned by commit sha."""
+    jobs = load(WORKFLOW_DIR / "weekly-drift.yml")["jobs"]
+    site, deploy = jobs["site"], jobs["deploy-site"]
+    assert site["needs"] == "weekly" and site["permissions"] == {"contents": "read"}
+    assert deploy["needs"] == "site" and deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert jobs["weekly"]["permissions"].keys().isdisjoint({"pages", "id-token"})
+    checkout = site["steps"][0]
+    assert checkout["with"]["ref"] == "${{ github.ref_name }}"
+    build = next(s for s in site["steps"] if "opdrift site" in s.get("run", ""))
+    assert "-o _site" in build["run"] and "snapshots/main.json" in build["run"]
+    uses = [s["uses"] for job in (site, deploy) for s in job["steps"] if "uses" in s]
+    assert any(u.startswith("actions/upload-pages-artifact@") for u in uses)
+    assert any(u.startswith("actions/deploy-pages@") for u in uses)
+    assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in uses), uses

@@ -152,6 +152,7 @@ def run_issue(args: argparse.Namespace) -> int:
         warnings=setup.warnings,
         head_blob_url=walked.head_blob_url,
         base_blob_url=walked.base_blob_url,
+        site_url=setup.cfg.weekly.site_url,
     )
     body = render(drift, "weekly-issue", context=context)
     summary = render(

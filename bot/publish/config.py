@@ -48,6 +48,8 @@ _TAG = re.compile(r"[a-z][a-z0-9_]*")
 _LABEL_MAX = 50  # GitHub's limit on a label name
 
 _SLUG = re.compile(rf"{_USER}/[A-Za-z0-9._-]{{1,100}}")
+# The issue links to it: an https URL of characters that cannot leave a Markdown link.
+_SITE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]{1,300}")
 _BOT_LOGIN = re.compile(rf"{_USER}(?:\[bot\])?")  # a user, or an app's bot account ("github-actions[bot]")
 DEFAULT_UPSTREAM = "pytorch/pytorch"
 MAX_CHART_POINTS = 100  # timeline.CHART_MAX_POINTS: more would be sampled anyway
@@ -128,6 +130,7 @@ class WeeklyConfig:
     title_format: str = DEFAULT_TITLE
     upstream: str = DEFAULT_UPSTREAM  # where attributed commits and PRs link to
     chart: int = 0  # embed the Mermaid chart of the last N history points (0: no chart)
+    site_url: str | None = None  # the operator catalogue (`opdrift site`, on GitHub Pages) to link to
 
     def title(self, *, week: str, base: str, head: str) -> str:
         return self.title_format.format(week=week, base=base, head=head)
@@ -465,7 +468,7 @@ def _chart(reader: _Reader, node: yaml.Node) -> int:
 
 def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
     keys = reader.mapping(
-        node, "weekly", ("close_previous", "link_previous", "title_format", "upstream", "chart")
+        node, "weekly", ("close_previous", "link_previous", "title_format", "upstream", "chart", "site_url")
     )
     kwargs: dict[str, object] = {}
     for key in ("close_previous", "link_previous"):
@@ -479,6 +482,10 @@ def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
         )
     if "chart" in keys:
         kwargs["chart"] = _chart(reader, keys["chart"][1])
+    if "site_url" in keys:
+        kwargs["site_url"] = _pattern(reader, _SITE_URL, "https:// URL without spaces or markup")(
+            keys["site_url"][1], reader.string(keys["site_url"][1], "weekly: site_url")
+        )
     return WeeklyConfig(**kwargs)  # type: ignore[arg-type]
 
 

@@ -48,6 +48,7 @@ class ReportContext:
     limit: int | None = None
     full_report_url: str | None = None
     previous_url: str | None = None  # the previous weekly issue, linked from the new one
+    site_url: str | None = None  # the operator catalogue (`opdrift site`), linked from the weekly issue
     generated: dt.date | None = None  # shown in the footer when given (keeps renders reproducible)
     marker: str | None = None  # replaces the format's marker, e.g. the weekly issue's per-window one
     # per backend subscription: the new or changed ops its backend lacks (bot.publish.config.backend_gaps)
@@ -80,6 +81,7 @@ def context_for(
     limit: int | None = None,
     full_report_url: str | None = None,
     previous_url: str | None = None,
+    site_url: str | None = None,
     generated: dt.date | None = None,
     marker: str | None = None,
     backend_gaps: tuple[BackendGap, ...] = (),
@@ -100,6 +102,7 @@ def context_for(
         limit=limit,
         full_report_url=full_report_url,
         previous_url=previous_url,
+        site_url=site_url,
         generated=generated,
         marker=marker,
         backend_gaps=backend_gaps,

@@ -66,6 +66,7 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
         mentions=mentions(context.mentions),
         full_report_url=link(Safe("full report"), context.full_report_url) if context.full_report_url else "",
         previous_url=link(Safe("previous report"), context.previous_url) if context.previous_url else "",
+        site_url=link(Safe("the operator catalogue"), context.site_url) if context.site_url else "",
         generated=context.generated.isoformat() if context.generated else "",
         version=Safe(__version__),
         IMPLICIT=IMPLICIT,
