@@ -427,7 +427,12 @@ def test_the_weekly_issue_links_the_operator_catalogue(tmp_path: Path) -> None:
         "📚 Every operator, its history and its coverage per backend: [the operator catalogue](https://acme.github.io/opdrift/)."
         in body
     )
-    for bad in ("http://acme.github.io/", "https://x.io/a)(javascript:alert(1)", "https://x.io/<b>"):
+    for bad in (
+        "http://acme.github.io/",
+        "https://x.io/a)(javascript:alert(1)",
+        "https://x.io/<b>",
+        "https://x.io/index.html?x=1",  # a query `link` would not link: refused, not silently unlinked
+    ):
         with pytest.raises(ConfigError) as err:
             load_config(_write(tmp_path / "bad.yml", f"weekly:\n  site_url: '{bad}'\n"))
         assert err.value.line == 2 and "is not a valid https:// URL" in str(err.value)

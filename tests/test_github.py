@@ -1003,3 +1003,28 @@ def test_cli_comment_stays_quiet_for_a_pr_that_only_adds_an_in_tree_kernel(
     assert run.code == 0, run.err
     (mine,) = bot_comments(fake, pr)
     assert "`XPU`" in str(mine["body"])
+
+
+def test_cli_comment_is_not_quiet_when_a_dispatch_subscriber_lost_a_kernel(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    tmp_path: Path,
+    opdrift: Opdrift,
+) -> None:
+    """Only in-tree kernel keys changed, but `histc` lost its XPU kernel: the XPU subscriber's backend
+    now lacks it, so the comment is posted and mentions them."""
+    head = write_release("2.14.1", tmp_path / "head")
+    text = head.read_text()
+    kernel = "    XPU: _histc_xpu\n"
+    assert text.count(kernel) == 1
+    head.write_text(text.replace(kernel, "", 1))
+    config = tmp_path / "opdrift.yml"
+    config.write_text("subscriptions:\n  - who: ['@xpu-team']\n    backend: {kind: dispatch, key: XPU}\n")
+    pr = fake.add_pull(REPO)
+    run = opdrift(
+        "comment", "--repo", REPO, "--pr", str(pr), "--config", str(config), releases["2.14.1"], str(head)
+    )
+    assert run.code == 0, run.err
+    (mine,) = bot_comments(fake, pr)
+    assert "@xpu-team" in str(mine["body"]) and "`histc`" in str(mine["body"])

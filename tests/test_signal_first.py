@@ -267,6 +267,14 @@ def test_one_backend_from_several_lists(
     assert {"empty.memory_format", "empty_strided", "as_strided"} <= lacked
     assert not {"empty.memory_format", "empty_strided", "as_strided"} & {u["name"] for u in both["uncovered"]}
     assert both["backend"]["path"] == f"NPU ({plugin} + {more})" and both["backend"]["profile"] == "eager"
+    # the files of a combined backend are named relative to the list they came from, as for one list
+    markdown = opdrift(
+        "coverage", "--backend", f"NPU:op-plugin={plugin}", "--backend", f"NPU:text={more}",
+        "--torch-version", "2.15", "--format", "markdown", source,
+    ).out  # fmt: skip
+    assert "(op\\_plugin\\_functions.yaml:" in markdown
+    heading = markdown.splitlines()[0]
+    assert markdown.count(str(tmp_path)) == heading.count(str(tmp_path)) == 2  # as the user gave them
     bad = opdrift("coverage", "--backend", f":text={more}", source)
     assert (
         bad.code == 2
@@ -329,3 +337,25 @@ def test_coverage_links_each_op_to_its_line_and_shows_paths_as_given(
     )
     assert f"- [`avg_pool3d`]({url}) (pooling)" in run.out
     assert "(loss\\_ops.cpp:" in run.out and str(dlprim_src) + "/" not in run.out
+
+
+def test_an_op_with_a_default_kernel_is_every_backends_whatever_its_other_kernels(
+    release_file: Callable[[str], Path],
+) -> None:
+    """`sum` and `clone` have sparse or nested kernels of their own, and a CompositeExplicitAutograd
+    one for everything else: every backend needs them (a review found them folded away)."""
+    snapshot = _load(release_file, "2.15.0")
+    for name in ("sum", "clone", "abs", "matmul", "empty_like"):
+        assert scope_of(snapshot.operators[name]).generic, name
+    assert not scope_of(snapshot.operators["_coalesce"]).generic  # SparseCPU/SparseCUDA only
+
+
+def test_a_fallthrough_or_an_autocast_fallback_is_no_boxed_fallback() -> None:
+    from bot.coverage.cpp import read_cpp
+
+    impl = 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("add.Tensor", &f); }\n'
+    autocast = "TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }\n"
+    through = "TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }\n"
+    boxed = "TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {\n  m.fallback(torch::CppFunction::makeFromBoxedFunction<&fb>());\n}\n"
+    assert read_cpp(impl + autocast + through, "b.cpp").fallback is None
+    assert read_cpp(impl + autocast + through + boxed, "b.cpp").fallback == "b.cpp:5 (PrivateUse1)"

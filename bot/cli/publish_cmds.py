@@ -92,7 +92,10 @@ def run_comment(args: argparse.Namespace) -> int:
     # A PR that only adds or drops in-tree kernels (an XPU kernel) asks nothing of another backend:
     # it gets the job summary, and a comment only when the config asks for one.
     kernel_keys_only = bool(drift.changes) and all(c.kernels_only for c in drift.changes)
-    quiet = kernel_keys_only and not setup.cfg.comment_on_kernel_keys
+    # ... unless a subscription matched (a `dispatch` backend whose own key lost a kernel).
+    quiet = (
+        kernel_keys_only and not setup.cfg.comment_on_kernel_keys and not setup.mentions and not setup.gaps
+    )
     outcome = publish_pr_comment(
         client,
         args.pr,

@@ -107,6 +107,7 @@ def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
         ungated=sum(b.ungated for b in lists),
         warnings=tuple(w for b in lists for w in b.warnings),
         fallback=next((b.fallback for b in lists if b.fallback), None),
+        roots=tuple(b.path for b in lists),
     )
 
 

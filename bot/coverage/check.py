@@ -88,6 +88,7 @@ class Coverage:
     alerts: tuple[SchemaAlert, ...]
     # the backend's boxed fallback ("path:line (KEY)"), where an op that needs a kernel runs meanwhile
     fallback: str | None = None
+    roots: tuple[str, ...] = ()  # what the list was read from (BackendList.roots, else its path)
 
     @property
     def uncovered(self) -> tuple[OpCoverage, ...]:
@@ -198,6 +199,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         tuple(stale),
         tuple(_alerts(snapshot, backend)),
         backend.fallback,
+        backend.roots or (backend.path,),
     )
 
 

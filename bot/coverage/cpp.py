@@ -24,6 +24,12 @@ _PP_ELSE_END = re.compile(r"[ \t]*#[ \t]*(else|elif|endif)\b")
 _ANY_LIB_IMPL = re.compile(
     r"TORCH_LIBRARY_IMPL\(\s*_\s*,\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
 )
+# Keys whose fallback does not run an operator on the backend's device: autocast, functionalization,
+# tracing and the other wrappers around a kernel (their fallbacks are usually fallthroughs).
+_NOT_A_DEVICE_FALLBACK = re.compile(
+    r"Autograd\w*|Autocast\w*|Meta|Functionalize|ADInplaceOrView|Python\w*|BackendSelect|FuncTorch\w*|"
+    r"Tracer|Named|Conjugate|Negative|ZeroTensor|Batched\w*|VmapMode"
+)
 # Keys whose registrations are not a kernel that runs the op on the backend's device: an autograd
 # formula (AutogradPrivateUse1...) or a shape function (Meta) alone leaves the op unimplemented there.
 _NOT_A_KERNEL = re.compile(r"Autograd\w*|Meta")
@@ -165,11 +171,15 @@ def _fallback(code: str, path: str, line_at: Callable[[int], int]) -> str | None
         key, var = block.group(1), block.group(2)
         body_start = code.find("{", block.end())
         body_end = _matching_brace(code, body_start) if body_start >= 0 else -1
-        if body_end < 0 or _NOT_A_KERNEL.fullmatch(key):
+        if body_end < 0 or _NOT_A_DEVICE_FALLBACK.fullmatch(key):
             continue
-        call = re.compile(rf"\b{re.escape(var)}\s*\.\s*fallback\(").search(code, body_start, body_end)
-        if call is not None:
-            return f"{path}:{line_at(call.start())} ({key})"
+        calls = re.compile(rf"\b{re.escape(var)}\s*\.\s*fallback\(([^;]*)").finditer(
+            code, body_start, body_end
+        )
+        for call in calls:
+            # A fallthrough only skips the key; it runs nothing.
+            if "makeFallthrough" not in call.group(1):
+                return f"{path}:{line_at(call.start())} ({key})"
     return None
 
 

@@ -57,6 +57,9 @@ class BackendList:
     # where the backend registers a boxed fallback (``m.fallback(...)`` in ``TORCH_LIBRARY_IMPL(_, KEY,
     # m)``), "path:line (KEY)": an op it lacks then runs there (often on the CPU) instead of failing
     fallback: str | None = None
+    # the files or trees a list was read from, when it is several lists of one backend (their paths
+    # are shown relative to them); empty: `path` itself
+    roots: tuple[str, ...] = ()
 
     @property
     def names(self) -> frozenset[str]:

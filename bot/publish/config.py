@@ -48,8 +48,9 @@ _TAG = re.compile(r"[a-z][a-z0-9_]*")
 _LABEL_MAX = 50  # GitHub's limit on a label name
 
 _SLUG = re.compile(rf"{_USER}/[A-Za-z0-9._-]{{1,100}}")
-# The issue links to it: an https URL of characters that cannot leave a Markdown link.
-_SITE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]{1,300}")
+# The issue links to it: an https URL that `bot.text.link` links (host and path, no query), so what the
+# config accepts is what the issue shows.
+_SITE_URL = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%/+-]*)?")
 _BOT_LOGIN = re.compile(rf"{_USER}(?:\[bot\])?")  # a user, or an app's bot account ("github-actions[bot]")
 DEFAULT_UPSTREAM = "pytorch/pytorch"
 MAX_CHART_POINTS = 100  # timeline.CHART_MAX_POINTS: more would be sampled anyway
@@ -483,9 +484,9 @@ def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
     if "chart" in keys:
         kwargs["chart"] = _chart(reader, keys["chart"][1])
     if "site_url" in keys:
-        kwargs["site_url"] = _pattern(reader, _SITE_URL, "https:// URL without spaces or markup")(
-            keys["site_url"][1], reader.string(keys["site_url"][1], "weekly: site_url")
-        )
+        kwargs["site_url"] = _pattern(
+            reader, _SITE_URL, "https:// URL (a host and a path, no query or fragment)"
+        )(keys["site_url"][1], reader.string(keys["site_url"][1], "weekly: site_url"))
     return WeeklyConfig(**kwargs)  # type: ignore[arg-type]
 
 

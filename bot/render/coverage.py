@@ -80,6 +80,7 @@ class CoverageView:
     alerts_cosmetic: tuple[SchemaAlert, ...] = ()
     old_alerts: int = 0  # with --base: alerts the base already raised, left out of the graded lists
     fallback: str = ""  # where the backend's boxed fallback is registered, "" when it has none
+    roots: tuple[str, ...] = ()  # the files or trees the backend's lists were read from
     # the stale entries split: upstream removed them (name, path, line, the last release that had
     # them), or no release from 1.12 on ever registered them (a TorchScript built-in, a typo)
     stale_removed: tuple[tuple[str, str, int, str], ...] = ()
@@ -139,6 +140,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         alerts_cosmetic=tuple(a for a in shown if a.kernel != "breaking" and not a.breaking),
         old_alerts=0 if change is None else change.old_alerts,
         fallback=cov.fallback or "",
+        roots=cov.roots or (cov.backend_path,),
         stale_removed=tuple(
             (op.name, op.path, op.line, last)
             for op in cov.stale
@@ -225,10 +227,14 @@ def _linker(head: Snapshot) -> Callable[[str], Safe]:
 def _relative() -> Callable[[str, str], Safe]:
     """A path in a backend's list as the reader knows it: relative to the directory or file given."""
 
-    def rel(path: str, root: str) -> Safe:
-        if path.startswith(root.rstrip("/") + "/"):
-            return md(path[len(root.rstrip("/")) + 1 :])
-        return md(os.path.basename(path) if path == root else path)
+    def rel(path: str, roots: Sequence[str]) -> Safe:
+        # `path` may be followed by ":line (KEY)", as a fallback's place is
+        for root in roots:
+            if path.startswith(root.rstrip("/") + "/"):
+                return md(path[len(root.rstrip("/")) + 1 :])
+            if path == root or path.startswith(root + ":"):
+                return md(os.path.basename(root) + path[len(root) :])
+        return md(path)
 
     return rel
 

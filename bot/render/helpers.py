@@ -14,6 +14,7 @@ from bot.drift.changes import GENERIC_KEYS, IMPLICIT, Change, decomposes
 from bot.drift.warnings import SourceWarning
 from bot.errors import ConfigError
 from bot.model import OpRecord
+from bot.operators.kernels import PROFILES
 from bot.render.context import BackendGap, ReportContext
 from bot.render.details import describe, describe_kernel
 from bot.render.rank import Item
@@ -101,14 +102,24 @@ class Helpers:
         kinds = {c.kind for c in members}
         verb = {"added": "added", "removed": "removed", "renamed": "renamed", "changed": "changed"}
         what = " and ".join(verb[k] for k in ("added", "removed", "renamed", "changed") if k in kinds)
-        shown = ", ".join(self.op(c) for c in members[:FAMILY_SHOWN])
-        rest = f" and {len(members) - FAMILY_SHOWN} others" if len(members) > FAMILY_SHOWN else ""
         # Changed members that share one reason say it once (a removal's reason is only "removed").
         shared = kinds == {"changed"} and len({self._reason_text(key, c) for c in members}) == 1
         said = f" ({self.lead(key, members[0])})" if shared else ""
+        if key == "needs_kernel" and not shared:
+            # which kinds of backend must act, over the whole family (the section's promise per line)
+            who = {p for c in members for p in c.needs_kernel_for}
+            said += f" · for {', '.join(p for p in PROFILES if p in who)}" if who else ""
         label = item.label.format(key=self.q(item.key))
         strong = f"**{len(members)} {label}**" if self.markdown else f"{len(members)} {label}"
-        return Safe(f"{strong} {what}{said}: {shown}{rest}, each listed in its bucket below")
+        if not self.markdown or len(members) <= FAMILY_SHOWN:
+            return Safe(f"{strong} {what}{said}: {', '.join(self.op(c) for c in members)}")
+        # Every name stays in the line (folded): a capped body may show none of the bucket lists.
+        shown = ", ".join(self.op(c) for c in members[:FAMILY_SHOWN])
+        every = ", ".join(self.op(c) for c in members)
+        return Safe(
+            f"{strong} {what}{said}: {shown} and {len(members) - FAMILY_SHOWN} others "
+            f"<details><summary>all {len(members)}</summary>{every}</details>"
+        )
 
     def _reason_text(self, key: str, c: Change) -> str:
         # The lead sentence without the operator's own name, to see whether a family shares one.

@@ -56,6 +56,8 @@ def _own_keys(rec: OpRecord) -> list[str]:
 
 
 def _layout_only(rec: OpRecord) -> str | None:
+    if not table_of(rec.facets).keys().isdisjoint(_DEFAULTS):
+        return None  # a default kernel or a decomposition serves every dense backend (sum, clone)
     keys = _own_keys(rec)
     if keys and all(k.startswith(_LAYOUT_PREFIXES) for k in keys):
         return f"its only kernels are {', '.join(keys)}: for sparse, quantized, nested or mkldnn tensors"
