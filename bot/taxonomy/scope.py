@@ -8,7 +8,9 @@ holds names the reason `explain` and the reports show. An operator no rule claim
 - by name: the vendor libraries and backend-specific families PyTorch names its operators after
   (cudnn, miopen, mkldnn, mps, cuda, cufft, nested tensors, sparse, quantized, tests);
 - by kernels: every kernel it has of its own is under Sparse*, Quantized*, NestedTensor* or Mkldnn*
-  keys, or under one device that is not the CPU (only CUDA, only MPS, ...).
+  keys, or under one device that is not the CPU (only CUDA, only MPS, ...), and no default kernel or
+  decomposition serves the other backends (``sum`` has sparse kernels and a CompositeExplicitAutograd
+  one: every backend's).
 """
 
 from __future__ import annotations
