@@ -8,6 +8,7 @@ anything two of them share lives here or in one of those helpers.
 from __future__ import annotations
 
 import sys
+import tarfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -69,3 +70,15 @@ def github_server() -> Iterator[FakeGitHub]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def dlprim_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pytorch_dlprim's real `src/` tree (tests/data/backends/real, see SOURCES.md), unpacked once;
+    tests read it and never write into it."""
+    folder = tmp_path_factory.mktemp("dlprim")
+    with tarfile.open(
+        Path(__file__).parent / "data" / "backends" / "real" / "pytorch_dlprim.src.tar.xz"
+    ) as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "src"

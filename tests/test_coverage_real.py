@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import lzma
 import re
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -106,14 +105,6 @@ def test_coverage_says_the_profile_and_takes_another(
     assert "as a backend of the `export` profile" in markdown.out
     wrong = opdrift("coverage", "--backend", f"torch-mlir={td}", "--profile", "lazy", source)
     assert wrong.code == 2 and "invalid choice: 'lazy'" in wrong.err
-
-
-@pytest.fixture(scope="module")
-def dlprim_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("dlprim")
-    with tarfile.open(REAL / "pytorch_dlprim.src.tar.xz") as tar:
-        tar.extractall(folder, filter="data")
-    return folder / "src"
 
 
 def test_the_real_dlprim_tree_reads_with_its_malformed_comments_as_warnings(

@@ -4,13 +4,11 @@ snapshot records, what `explain`, `diff` and `coverage` read from it, and versio
 from __future__ import annotations
 
 import json
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from clirun import Opdrift
-from datafiles import DATA
 
 from bot import pipeline
 from bot.coverage.backends import read_backend
@@ -160,11 +158,9 @@ def test_diff_says_which_profiles_must_act(opdrift: Opdrift, release_file: Calla
 
 
 def test_the_real_dlprim_tree_needs_no_kernel_for_the_nested_composites(
-    tmp_path: Path, s215: Snapshot
+    dlprim_src: Path, s215: Snapshot
 ) -> None:
-    with tarfile.open(DATA / "backends" / "real" / "pytorch_dlprim.src.tar.xz") as tar:
-        tar.extractall(tmp_path, filter="data")
-    cov = compute_coverage(s215, read_backend("cpp", str(tmp_path / "src")))
+    cov = compute_coverage(s215, read_backend("cpp", str(dlprim_src)))
     by_name = {o.name: o for o in cov.ops}
     for name in NESTED_AND_EXPLICIT:
         assert (by_name[name].covered, by_name[name].rule) == (True, "default_kernel"), name

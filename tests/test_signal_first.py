@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import lzma
 import re
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -79,14 +78,6 @@ def test_ranking_puts_core_then_public_then_private(release_file: Callable[[str]
             rec = item.change.record
             tiers.append((0 if "core" in rec.facets.tags else 2) + rec.base.startswith("_"))
         assert tiers == sorted(tiers), section.key
-
-
-@pytest.fixture(scope="module")
-def dlprim_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("dlprim")
-    with tarfile.open(REAL / "pytorch_dlprim.src.tar.xz") as tar:
-        tar.extractall(folder, filter="data")
-    return folder / "src"
 
 
 def test_dlprim_coverage_leads_with_public_core_ops(

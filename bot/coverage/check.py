@@ -32,11 +32,9 @@ from bot.model import OpRecord, Snapshot
 from bot.operators.autogen import group_key
 from bot.operators.kernels import (
     CIA,
-    DELEGATE,
     FUNCTIONALIZED,
-    OWN,
     Profile,
-    kernel_for,
+    composite_for,
     profile_kernel,
     table_of,
 )
@@ -154,8 +152,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
     def serving(rec: OpRecord) -> str | None:
         table = table_of(rec.facets)
         if key is not None and profile != "export":
-            found = kernel_for(table, key)
-            return None if found in (OWN, DELEGATE) else found
+            return composite_for(table, key)
         return profile_kernel(table, profile)
 
     def decide(name: str, rec: OpRecord, seen: frozenset[str]) -> OpCoverage:

@@ -7,7 +7,7 @@ mentioned is not counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from bot.coverage.oplist import BackendList, BackendOp, line_finder, normalise_name
 from bot.errors import ConfigError
@@ -134,19 +134,11 @@ def read_cpp(text: str, path: str) -> BackendList:
     code = code_only(text)
     ops: list[BackendOp] = []
     seen: set[str] = set()
-    position = 0
-    while (block := _LIB_IMPL.search(code, position)) is not None:
-        key, var = block.group(1), block.group(2)
-        body_start = code.find("{", block.end())
-        if body_start < 0:
-            break
-        body_end = _matching_brace(code, body_start)
+    for block, key, var, body_start, body_end in _blocks(code, _LIB_IMPL):
         if body_end < 0:
             raise ConfigError(
                 "TORCH_LIBRARY_IMPL block is not closed", path=path, line=line_at(block.start())
             )
-        # TORCH_LIBRARY_IMPL is a namespace-level macro: the next one starts after this block.
-        position = body_end + 1
         if _NOT_A_KERNEL.fullmatch(key):
             continue
         impl = re.compile(rf"\b{re.escape(var)}\s*\.\s*impl\(\s*(?:TORCH_SELECTIVE_NAME\(\s*)?\"([^\"]+)\"")
@@ -165,12 +157,23 @@ def read_cpp(text: str, path: str) -> BackendList:
     )
 
 
+def _blocks(code: str, macro: re.Pattern[str]) -> Iterator[tuple[re.Match[str], str, str, int, int]]:
+    """Each MACRO block of comment-free CODE: (its match, KEY, the registrar's name, the index of its
+    ``{``, of its closing ``}``, or -1 when it is not closed)."""
+    position = 0
+    while (block := macro.search(code, position)) is not None:
+        body_start = code.find("{", block.end())
+        if body_start < 0:
+            return
+        body_end = _matching_brace(code, body_start)
+        yield block, block.group(1), block.group(2), body_start, body_end
+        # TORCH_LIBRARY_IMPL is a namespace-level macro: the next one starts after this block.
+        position = body_end + 1 if body_end >= 0 else block.end()
+
+
 def _fallback(code: str, path: str, line_at: Callable[[int], int]) -> str | None:
     """Where the first boxed fallback of a device key is registered, or None."""
-    for block in _ANY_LIB_IMPL.finditer(code):
-        key, var = block.group(1), block.group(2)
-        body_start = code.find("{", block.end())
-        body_end = _matching_brace(code, body_start) if body_start >= 0 else -1
+    for _, key, var, body_start, body_end in _blocks(code, _ANY_LIB_IMPL):
         if body_end < 0 or _NOT_A_DEVICE_FALLBACK.fullmatch(key):
             continue
         calls = re.compile(rf"\b{re.escape(var)}\s*\.\s*fallback\(([^;]*)").finditer(

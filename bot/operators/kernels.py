@@ -137,6 +137,13 @@ def kernel_for(table: KernelTable, key: str) -> str | None:
     return None
 
 
+def composite_for(table: KernelTable, key: str) -> str | None:
+    """The composite kind that serves dispatch key KEY, or None: when nothing does, and when KEY runs
+    a backend kernel of the table's (then it is no composite's doing)."""
+    found = kernel_for(table, key)
+    return None if found in (OWN, DELEGATE) else found
+
+
 def profile_kernel(table: KernelTable, profile: Profile) -> str | None:
     """The composite kind that serves a backend of PROFILE which registers nothing for the operator.
 
@@ -146,5 +153,4 @@ def profile_kernel(table: KernelTable, profile: Profile) -> str | None:
     """
     if profile == "export":
         return CIA if CIA in table else None
-    found = kernel_for(table, PROFILE_KEY[profile])
-    return None if found in (OWN, DELEGATE) else found
+    return composite_for(table, PROFILE_KEY[profile])

@@ -21,6 +21,7 @@ from bot.coverage.names import last_registered
 from bot.model import NATIVE_PATH, Snapshot
 from bot.render.context import blob_url
 from bot.render.details import describe, describe_kernel
+from bot.render.fit import largest_cap_fitting
 from bot.render.rank import record_rank_key
 from bot.schema.compare import Detail
 from bot.snapshot import meta_json
@@ -224,19 +225,15 @@ def _linker(head: Snapshot) -> Callable[[str], Safe]:
     return op
 
 
-def _relative() -> Callable[[str, str], Safe]:
-    """A path in a backend's list as the reader knows it: relative to the directory or file given."""
-
-    def rel(path: str, roots: Sequence[str]) -> Safe:
-        # `path` may be followed by ":line (KEY)", as a fallback's place is
-        for root in roots:
-            if path.startswith(root.rstrip("/") + "/"):
-                return md(path[len(root.rstrip("/")) + 1 :])
-            if path == root or path.startswith(root + ":"):
-                return md(os.path.basename(root) + path[len(root) :])
-        return md(path)
-
-    return rel
+def _relative(path: str, roots: Sequence[str]) -> Safe:
+    """A path in a backend's list as the reader knows it: relative to the directory or file given.
+    `path` may be followed by ":line (KEY)", as a fallback's place is."""
+    for root in roots:
+        if path.startswith(root.rstrip("/") + "/"):
+            return md(path[len(root.rstrip("/")) + 1 :])
+        if path == root or path.startswith(root + ":"):
+            return md(os.path.basename(root) + path[len(root) :])
+    return md(path)
 
 
 def _fitting_markdown(views: Sequence[CoverageView], head: Snapshot) -> str:
@@ -251,7 +248,7 @@ def _fitting_markdown(views: Sequence[CoverageView], head: Snapshot) -> str:
             _kernel_markdown,
             summary=_summary_markdown,
             op=_linker(head),
-            rel=_relative(),
+            rel=_relative,
             list_cap=min(cap, LIST_CAP),
             alert_cap=min(cap, ALERT_CAP),
         )
@@ -259,15 +256,8 @@ def _fitting_markdown(views: Sequence[CoverageView], head: Snapshot) -> str:
     full = at(LIST_CAP)
     if len(full) <= MARKDOWN_LIMIT:
         return full
-    lo, hi, best = 0, LIST_CAP - 1, at(0)
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        body = at(mid)
-        if len(body) <= MARKDOWN_LIMIT:
-            best, lo = body, mid + 1
-        else:
-            hi = mid - 1
-    return best
+    # Not even empty lists fit (hundreds of backends): the shortest report, over the limit.
+    return largest_cap_fitting(LIST_CAP - 1, MARKDOWN_LIMIT, at) or at(0)
 
 
 def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:

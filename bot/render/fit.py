@@ -83,6 +83,12 @@ def largest_fitting(view: View, limit: int, render_at: Callable[[int], str]) -> 
     The body grows with the cap, so a bisection finds it.
     """
     largest = _lead_length(view) + max(len(x) for x, _ in sections_of(view, None))
+    return largest_cap_fitting(largest, limit, render_at)
+
+
+def largest_cap_fitting(largest: int, limit: int, render_at: Callable[[int], str]) -> str | None:
+    """`render_at(cap)` for the largest cap in 0..LARGEST whose text fits `limit` characters, found by
+    bisection (the text must grow with the cap); None if not even cap 0 fits."""
     lo, hi = 0, largest
     best: str | None = None
     while lo <= hi:

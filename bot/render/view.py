@@ -74,8 +74,9 @@ def _section(key: str, title: str, emoji: str, hint: str, changes: Iterable[Chan
     every = ranked(changes)
     if key not in _SCOPED:
         return Section(key, title, emoji, hint, every, grouped(every))
-    generic = tuple(c for c in every if scope_of(c.record).generic)
-    other = tuple(c for c in every if not scope_of(c.record).generic)
+    scoped = [(c, scope_of(c.record).generic) for c in every]
+    generic = tuple(c for c, is_generic in scoped if is_generic)
+    other = tuple(c for c, is_generic in scoped if not is_generic)
     return Section(key, title, emoji, hint, every, grouped(generic), other)
 
 

@@ -57,9 +57,15 @@ def _own_keys(rec: OpRecord) -> list[str]:
     return sorted(k for k, source in table.items() if source in (OWN, DELEGATE) and k not in _NOT_A_DEVICE)
 
 
+def _served_by_default(rec: OpRecord) -> bool:
+    """A default kernel or a decomposition serves every backend without a kernel of its own (sum,
+    clone): whatever else the op has, it is every backend's."""
+    return not table_of(rec.facets).keys().isdisjoint(_DEFAULTS)
+
+
 def _layout_only(rec: OpRecord) -> str | None:
-    if not table_of(rec.facets).keys().isdisjoint(_DEFAULTS):
-        return None  # a default kernel or a decomposition serves every dense backend (sum, clone)
+    if _served_by_default(rec):
+        return None
     keys = _own_keys(rec)
     if keys and all(k.startswith(_LAYOUT_PREFIXES) for k in keys):
         return f"its only kernels are {', '.join(keys)}: for sparse, quantized, nested or mkldnn tensors"
@@ -67,8 +73,8 @@ def _layout_only(rec: OpRecord) -> str | None:
 
 
 def _one_device(rec: OpRecord) -> str | None:
-    if not table_of(rec.facets).keys().isdisjoint(_DEFAULTS):
-        return None  # a default kernel or a decomposition serves every other backend
+    if _served_by_default(rec):
+        return None
     keys = {k for k in _own_keys(rec) if not k.startswith(_LAYOUT_PREFIXES)}
     # A reference kernel on the CPU is how most generic ops start, so CPU alone does not count.
     if len(keys) == 1 and keys != {"CPU"}:
