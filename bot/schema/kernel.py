@@ -162,7 +162,12 @@ def kernel_signature(
     return KernelSignature(form, returns, params)
 
 
-KernelVerdict = Literal["breaking", "compatible", "none"]
+# What a schema change does to out-of-tree kernels, judged per form:
+# - "breaking": the plain (int64_t) form changed, so every out-of-tree kernel stops compiling;
+# - "symint": only the SymInt form changed, so only kernels written in the SymInt form break (the
+#   dispatcher unpacks SymInts for a kernel written with int64_t / IntArrayRef);
+# - "compatible": neither form changed; "none": the change is not about a schema.
+KernelVerdict = Literal["breaking", "symint", "compatible", "none"]
 
 
 @dataclass(frozen=True)
@@ -209,3 +214,17 @@ def kernel_changes(
         if old != new:
             found.append(KernelChange(form, old, new))
     return tuple(found)
+
+
+def verdict_of(changes: tuple[KernelChange, ...]) -> KernelVerdict:
+    """The verdict for every out-of-tree backend at once: "breaking" when the int64_t form changed,
+    "symint" when only the SymInt form did, "compatible" when neither did."""
+    forms = {c.form for c in changes}
+    if "int64_t" in forms:
+        return "breaking"
+    return "symint" if forms else "compatible"
+
+
+def breaks_form(changes: tuple[KernelChange, ...], form: KernelForm) -> bool:
+    """Whether a kernel written in FORM stops compiling (the verdict for one backend's own kernel)."""
+    return any(c.form == form for c in changes)
