@@ -13,7 +13,7 @@ from typing import Literal, ParamSpec, TypeVar
 # What a SOURCE argument named. "snapshot" sources skip parsing and classification.
 SourceKind = Literal["checkout", "git", "wheel", "yaml", "snapshot"]
 
-# The taxonomy's `kind` facet of a registered operator (TAXONOMY.md, "Facets").
+# The taxonomy's `kind` facet of a registered operator (docs/taxonomy.md, "Facets").
 OpKind = Literal["functional", "inplace", "out", "other"]
 
 # In-tree paths of the files the bot reads from a PyTorch checkout.
@@ -176,7 +176,7 @@ class OperatorSet:
 
 @dataclass(frozen=True)
 class Facets:
-    """What a backend needs to know about one registered operator (TAXONOMY.md, "Facets")."""
+    """What a backend needs to know about one registered operator (docs/taxonomy.md, "Facets")."""
 
     composite: str | None = None  # what a dense backend without a kernel runs (Operator.composite)
     dispatch: tuple[str, ...] = ()  # every dispatch key, sorted, composite kinds included

@@ -198,7 +198,7 @@ def test_snapshot_is_deterministic_to_file_and_stdout(
 
 
 def test_explain_prints_bucket_and_rule(release: Path, opdrift: Opdrift) -> None:
-    # TAXONOMY.md: conv operators of every kind are `convolution`; a pointwise op with its own kernels
+    # docs/taxonomy.md: conv operators of every kind are `convolution`; a pointwise op with its own kernels
     # is `primitive_pointwise`.
     for op, bucket in (("conv2d", "convolution"), ("add.Tensor", "primitive_pointwise")):
         run = opdrift("explain", op, str(release))
@@ -261,7 +261,7 @@ def test_pre_1_12_wheel_lands_near_the_posts_figures(tmp_path: Path, opdrift: Op
     data = stats_json(opdrift("stats", str(wheel), "--format", "json"))
     assert data["torch_version"] == "1.10.0"  # from the wheel's file name: this one has no METADATA
     assert data["operators"] == header.decode("utf-8").count(' // {"schema": ')
-    # TAXONOMY.md: late-2021 master had 2055 entries and 1215 base operators
+    # docs/taxonomy.md: late-2021 master had 2055 entries and 1215 base operators
     for key, post in (("entries", 2055), ("base_operators", 1215)):
         value = data[key]
         assert isinstance(value, int) and abs(value - post) / post < 0.1, key

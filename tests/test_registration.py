@@ -106,7 +106,7 @@ def test_operator_fields_follow_the_schema_and_flags(version: str) -> None:
 
 
 def test_1_10_wheel_lands_near_the_posts_figures() -> None:
-    """TAXONOMY.md: late 2021 master had 2055 entries and 1215 base operators; 1.10.0 is from then."""
+    """docs/taxonomy.md: late 2021 master had 2055 entries and 1215 base operators; 1.10.0 is from then."""
     ops = operators_from_registrations(
         parse_registrations(header("1.10.0"), "R.h"), wheel_meta("1.10.0"), "R.h"
     )

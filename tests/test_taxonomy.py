@@ -33,7 +33,7 @@ def bucket_counts(snapshot: Snapshot) -> dict[str, int]:
     return count_by_bucket(d.bucket for d in snapshot.decisions.values())
 
 
-# --- calibration against the post (TAXONOMY.md) --------------------------------------------------
+# --- calibration against the post (docs/taxonomy.md) --------------------------------------------------
 
 # The post's figures for late-2021 master (between 1.9 and 1.10).
 POST_TOP = {
@@ -54,7 +54,7 @@ def tolerance(expected: int) -> int:
 
     Tolerance rather than equality: the 1.10.0 wheel is not the post's exact master commit (it has
     ~3% more base operators), the post's own script applied its filters in a different order than
-    TAXONOMY.md, and it sorted core by hand. 15% absorbs those and still catches a rule that goes
+    docs/taxonomy.md, and it sorted core by hand. 15% absorbs those and still catches a rule that goes
     wrong (a broken conv or private pattern moves its bucket by far more); the floor of 3 keeps a
     two-operator difference on a 15-operator bucket from reading as a failure.
     """
@@ -325,7 +325,7 @@ def test_rule_table_is_well_formed() -> None:
     ids = [rule.id for rule in RULES]
     assert len(ids) == len(set(ids))
     assert all(rule.bucket in BUCKETS for rule in RULES)
-    # TAXONOMY.md's top-level order: every top-level rule comes before every core rule, in order.
+    # docs/taxonomy.md's top-level order: every top-level rule comes before every core rule, in order.
     top = [rule.bucket for rule in RULES if rule.bucket in TOP_BUCKETS]
     assert [b for i, b in enumerate(top) if i == 0 or top[i - 1] != b] == list(TOP_BUCKETS)
     first_core = next(i for i, rule in enumerate(RULES) if rule.bucket in CORE_BUCKETS)

@@ -33,7 +33,7 @@ from bot.site.model import (
 from bot.taxonomy.buckets import BUCKETS
 from bot.taxonomy.counts import count_by_bucket
 
-# The seed post's figures (PyTorch master, late 2021; TAXONOMY.md): base operators per bucket.
+# The seed post's figures (PyTorch master, late 2021; docs/taxonomy.md): base operators per bucket.
 SEED_2021: tuple[tuple[str, int], ...] = (
     ("convolution", 67),
     ("pooling", 42),

@@ -2,7 +2,7 @@
 
 A rule that looks at a schema looks at the base operator's *representative*: the default overload
 (``relu``) when there is one, else the first entry in file order (``add.Tensor``). The post
-(TAXONOMY.md) judged each base operator by its first entry; the default overload is preferred because
+(docs/taxonomy.md) judged each base operator by its first entry; the default overload is preferred because
 it is the operator's plain call and does not move when someone inserts an overload above it.
 
 It is a module of its own because both the matchers (`bot.taxonomy.matchers`) and the classifier

@@ -5,7 +5,7 @@ assigns (one of `bot.taxonomy.buckets`), and a predicate built from the named ma
 `bot.taxonomy.matchers` combined with ``&``, ``|`` and ``~``. What a rule sees is a `BaseOp`
 (`bot.taxonomy.baseop`): one base operator with all its registered overloads.
 
-The order and the vocabulary come from TAXONOMY.md (top-level buckets, strictly in its order) and
+The order and the vocabulary come from docs/taxonomy.md (top-level buckets, strictly in its order) and
 from the post it cites (the core sub-buckets, which the post sorted by hand). The core rules are
 ordered from the most specific signal to the most general one: an announced alias beats
 everything; domain vocabularies (named, fbgemm, rnn, quantization, fft, linalg, sparse, complex,
@@ -64,7 +64,7 @@ _POINTWISE = (
 )
 
 RULES: tuple[Rule, ...] = (
-    # --- the post's top-level filters, in TAXONOMY.md's order --------------------------------------
+    # --- the post's top-level filters, in docs/taxonomy.md's order --------------------------------------
     Rule(
         "conv",
         "convolution",

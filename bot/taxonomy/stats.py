@@ -1,7 +1,7 @@
 """The post's table for one snapshot: counts at every level, and base operators per bucket.
 
 `compute_stats` is pure; `bot.render.stats` shows a `Stats` as text, Markdown or JSON.
-The figures follow TAXONOMY.md's levels of counting and the post's TL;DR:
+The figures follow docs/taxonomy.md's levels of counting and the post's TL;DR:
 
 - entries: ``- func:`` items; operators: registered operators (entries plus autogen);
 - base_operators: names without the overload part (every bucket counts these, so they sum up);
