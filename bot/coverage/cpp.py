@@ -215,16 +215,16 @@ def _definitions(code: str, comments: list[tuple[int, str, str]]) -> dict[str, l
     ]
     starts = [start for start, _, _ in found]
     above: dict[int, tuple[str, str]] = {}
-    for offset, name, schema in comments:
+    for offset, op_name, schema in comments:
         line_end = code.find("\n", offset)
         after = len(code) if line_end < 0 else line_end
         k = bisect_right(starts, after)
         if k < len(found) and not any(c in code[after : found[k][0]] for c in ";{}"):
-            above[k] = (name, schema)  # a later comment, nearer the function, wins
+            above[k] = (op_name, schema)  # a later comment, nearer the function, wins
     out: dict[str, list[_Definition]] = {}
     for k, (start, name, form) in enumerate(found):
-        op, schema = above.get(k, (None, None))
-        out.setdefault(name, []).append(_Definition(name, start, form, op, schema))
+        named, text = above.get(k, (None, None))
+        out.setdefault(name, []).append(_Definition(name, start, form, named, text))
     return out
 
 

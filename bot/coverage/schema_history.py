@@ -84,3 +84,7 @@ def schema_since(name: str, schema: str, torch_version: str | None = None) -> st
             break
         found = releases[start] if text == schema else None
     return found
+
+
+def table_releases() -> tuple[str, ...]:
+    return _table()[0]
