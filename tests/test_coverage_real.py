@@ -672,3 +672,21 @@ def test_xla_and_xpu_kernel_forms_follow_their_yaml_symint_lists(tmp_path: Path)
     xpu = read_backend("xpu", _real(XPU, tmp_path))
     assert "symint" not in yaml.safe_load(_real_text(XPU))
     assert {op.kernel_form for op in xpu.ops} == {"int64_t"}
+
+
+@pytest.mark.parametrize(
+    ("version", "verdict", "form"), [("1.12.0", "breaking", "SymInt"), ("1.13.0", "symint", "int64_t")]
+)
+def test_kernels_are_judged_in_their_own_form_from_the_release_whose_dispatcher_unpacks_symints(
+    release_file: Callable[[str], Path], tmp_path: Path, version: str, verdict: str, form: str | None
+) -> None:
+    """1.13.0's KernelFunction::call first calls an int64_t kernel for a SymInt schema (unpackSymInt);
+    before it a kernel had to take its schema's own types, the SymInt form, so a snapshot of an
+    earlier release judges every kernel in that form."""
+    import dataclasses
+
+    snapshot = pipeline.load_snapshot(str(release_file("2.15.0")))
+    snapshot = dataclasses.replace(snapshot, meta=dataclasses.replace(snapshot.meta, torch_version=version))
+    backend = read_backend("op-plugin", _real(OP_PLUGIN, tmp_path))
+    (alert,) = [a for a in compute_coverage(snapshot, backend).alerts if a.name == "convolution"]
+    assert (alert.kernel, alert.form) == (verdict, form)

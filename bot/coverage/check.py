@@ -29,6 +29,7 @@ from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.profiles import PROFILE_OF_KIND
 from bot.coverage.schema_history import schema_since
+from bot.coverage.yaml_lists import torch_version_key
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.operators.autogen import group_key
@@ -388,11 +389,31 @@ def _full_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaA
     )
 
 
+# The first release whose dispatcher calls an int64_t kernel for a SymInt schema: 1.13.0's
+# KernelFunction::call unpacks SymInts (unpackSymInt) when a kernel has no SymInt form
+# (ATen/core/boxing/KernelFunction_impl.h in its wheel). Before it a kernel had to take its schema's
+# own types, which is the SymInt form, so every kernel is judged in that form.
+UNPACKS_SYMINT_SINCE = (1, 13)
+
+
+def _forms_count(torch_version: str | None) -> bool:
+    """Whether a snapshot of TORCH_VERSION (unknown: a recent one) judges kernels in their own form."""
+    if torch_version is None:
+        return True
+    try:
+        return torch_version_key(torch_version) >= UNPACKS_SYMINT_SINCE
+    except ConfigError:
+        return True
+
+
 def _alerts(snapshot: Snapshot, backend: BackendList) -> Iterable[SchemaAlert]:
+    own_form = _forms_count(snapshot.meta.torch_version)
     for op in backend.ops:
         rec = snapshot.operators.get(op.name)
         if rec is None or op.schema is None:
             continue
+        if not own_form and op.kernel_form is not None:
+            op = dataclasses.replace(op, kernel_form="SymInt")
         schema = parse_schema(rec.schema)
         alert = _types_alert(op, rec, schema) if op.schema_kind == "types" else _full_alert(op, rec, schema)
         if alert is not None:
