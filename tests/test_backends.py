@@ -313,6 +313,14 @@ def test_hostile_cpp_and_ods_files_are_read_in_linear_time(tmp_path: Path) -> No
     nested.write_text("TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n" * 5000 + "}\n" * 5000)
     with pytest.raises(ConfigError, match=r"no m\.impl"):
         read_backend("cpp", str(nested))
+    comments = tmp_path / "comments.cpp"
+    comments.write_text(
+        '// {"schema": "aten::relu(Tensor self) -> Tensor"}\n' * 20_000
+        + "Tensor relu_kernel(Tensor a) {}\n"
+        + _ONE_BLOCK
+    )
+    (relu,) = read_backend("cpp", str(comments)).ops
+    assert relu.schema == "relu(Tensor self) -> Tensor"
     loops = "for k in [\n" * 20_000 + 'emit("aten::tanh : (Tensor) -> (Tensor)")\n'
     assert _names(read_torch_mlir(loops, "torch_ods_gen.py")) == ["tanh"]
 

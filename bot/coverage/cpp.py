@@ -214,12 +214,15 @@ def _definitions(code: str, comments: list[tuple[int, str, str]]) -> dict[str, l
         if m.group(1) not in _STATEMENTS
     ]
     starts = [start for start, _, _ in found]
+    # Where statements and blocks end or open: a comment with one of these between it and the next
+    # definition is not that definition's (found by bisection, so many comments cost no rescans).
+    barriers = [m.start() for m in re.finditer(r"[;{}]", code)]
     above: dict[int, tuple[str, str]] = {}
     for offset, op_name, schema in comments:
         line_end = code.find("\n", offset)
         after = len(code) if line_end < 0 else line_end
         k = bisect_right(starts, after)
-        if k < len(found) and not any(c in code[after : found[k][0]] for c in ";{}"):
+        if k < len(found) and bisect_right(barriers, after) == bisect_right(barriers, found[k][0]):
             above[k] = (op_name, schema)  # a later comment, nearer the function, wins
     out: dict[str, list[_Definition]] = {}
     for k, (start, name, form) in enumerate(found):
