@@ -313,6 +313,14 @@ def test_hostile_cpp_and_ods_files_are_read_in_linear_time(tmp_path: Path) -> No
     nested.write_text("TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n" * 5000 + "}\n" * 5000)
     with pytest.raises(ConfigError, match=r"no m\.impl"):
         read_backend("cpp", str(nested))
+    comments = tmp_path / "comments.cpp"
+    comments.write_text(
+        '// {"schema": "aten::relu(Tensor self) -> Tensor"}\n' * 20_000
+        + "Tensor relu_kernel(Tensor a) {}\n"
+        + _ONE_BLOCK
+    )
+    (relu,) = read_backend("cpp", str(comments)).ops
+    assert relu.schema == "relu(Tensor self) -> Tensor"
     loops = "for k in [\n" * 20_000 + 'emit("aten::tanh : (Tensor) -> (Tensor)")\n'
     assert _names(read_torch_mlir(loops, "torch_ods_gen.py")) == ["tanh"]
 
@@ -331,3 +339,36 @@ def test_a_latin1_file_in_a_cpp_tree_is_read_and_a_fifo_refused(tmp_path: Path) 
         read_backend("cpp", str(fifo))
     with pytest.raises(ConfigError, match=r"cannot read the backend list: No such file"):
         read_backend("cpp", str(tmp_path / "absent.cpp"))
+
+
+def test_a_cpp_schema_comment_belongs_to_the_function_right_below_it() -> None:
+    """The comment above a definition is that function's; an op's schema and kernel form are those of
+    the function its m.impl names. A comment naming the op above another function (dlprim's
+    clamp_min_out), or above a mere declaration, says nothing about the registered kernel."""
+    text = (
+        '// {"schema": "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)"}\n'
+        "Tensor & clamp_out(const Tensor & self, const c10::optional<Scalar> & min,\n"
+        "                   const c10::optional<Scalar> & max, Tensor & out)\n"
+        "{ return out; }\n"
+        '// {"schema": "aten::clamp.out(Tensor self, Scalar min, Tensor(a!) out) -> Tensor(a!)"}\n'
+        "Tensor & clamp_min_out(const Tensor & self, const Scalar & min, Tensor & out) { return out; }\n"
+        '// {"schema": "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)"}\n'
+        "Tensor view(const Tensor & self, c10::SymIntArrayRef size);\n"
+        "Tensor view(const Tensor & self, c10::SymIntArrayRef size) { return self; }\n"
+        "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n"
+        '  m.impl("aten::clamp.out", &clamp_out);\n'
+        '  m.impl("aten::clamp_min.out", TORCH_FN(clamp_min_out));\n'
+        '  m.impl("aten::view", &ns::view);\n'
+        '  m.impl("aten::relu", &elsewhere);\n'
+        "}\n"
+    )
+    ops = {op.name: op for op in read_cpp(text, "ops.cpp").ops}
+    assert ops["clamp.out"].schema is not None and "Scalar? max=None" in ops["clamp.out"].schema
+    assert ops["clamp_min.out"].schema is None  # its comment names clamp.out
+    assert ops["view"].schema is None  # the comment sits above a declaration
+    assert [ops[n].kernel_form for n in ("clamp.out", "clamp_min.out", "view", "relu")] == [
+        "int64_t",
+        "int64_t",
+        "SymInt",
+        None,  # not defined in this file: its form is not known
+    ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import lzma
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -462,8 +464,8 @@ def test_what_a_real_list_newly_lacks_at_the_next_release_is_new_in_it(
             "2.15.0",
             ("--torch-version", "2.15"),
             "- func: rrelu_with_noise(",
-            "{at}: you implement rrelu_with_noise; its signature changed upstream (callers: BC-breaking;"
-            " kernels: C++ signature changed)",
+            "{at}: you implement rrelu_with_noise; its signature changed upstream in 2.6.0 (callers:"
+            " BC-breaking; your int64_t kernel's C++ signature changed)",
         ),
         ("xpu", XPU, "2.6.0", (), "- cholesky", ""),
     ],
@@ -523,3 +525,168 @@ def test_opdrift_says_the_real_op_plugin_gates_went_unchecked_without_a_torch_ve
     )
     assert run.code == 0
     assert f"the version gates of {gated} op-plugin entries were not checked" in run.err
+
+
+# --- issue 21: each backend's kernel form; a schema comment tied to its function; since when ---------
+
+
+def test_op_plugin_kernel_breaking_alerts_are_exactly_the_rrelu_with_noise_family(
+    op_plugin_real: tuple[str, BackendList, Coverage],
+) -> None:
+    """torchnpugen declares an op's kernel in the SymInt form only when its name is in the file's
+    `symint:` section (gen.py's SYMINT_SET), so `convolution`, `bincount` and `channel_shuffle` are
+    int64_t kernels, which still build after upstream's int → SymInt widenings. Only
+    rrelu_with_noise's `Tensor noise` → `Tensor(b!) noise` (a `const Tensor &` that became
+    `Tensor &`) breaks them."""
+    _, backend, cov = op_plugin_real
+    doc = yaml.safe_load(_real_text(OP_PLUGIN))
+    symint = {entry["func"].split("(")[0] for entry in doc["symint"]}
+    for op in backend.ops:
+        assert op.kernel_form == ("SymInt" if op.name in symint else "int64_t"), op.name
+    assert {"embedding", "zeros"} <= {op.name for op in backend.ops if op.kernel_form == "SymInt"}
+    alerts = {a.name: a for a in cov.alerts}
+    breaking = {a.name for a in cov.alerts if a.kernel == "breaking"}
+    assert breaking == {"rrelu_with_noise", "rrelu_with_noise.out", "rrelu_with_noise_"}
+    for name in breaking:
+        changed = {(k.form, part) for k in alerts[name].kernel_changes for part in k.differences()}
+        assert changed == {
+            (f, ("parameter 2", "const at::Tensor &", "at::Tensor &")) for f in ("SymInt", "int64_t")
+        }
+    for name in ("convolution", "bincount", "channel_shuffle"):
+        alert = alerts[name]
+        assert (alert.kernel, alert.form) == ("symint", "int64_t"), name
+        assert [k.form for k in alert.kernel_changes] == ["SymInt"]
+
+
+def test_dlprim_kernels_are_judged_in_their_own_form_and_by_the_function_registered(
+    dlprim_src: Path, release_file: Callable[[str], Path]
+) -> None:
+    """dlprim's `clamp.out` registers `clamp_out`, whose comment (pointwise_ops.cpp:1274) matches
+    upstream; the comment naming `clamp.out` at 1298 sits above `clamp_min_out` and says nothing of
+    it. Its kernels take int64_t / IntArrayRef (nll_loss_forward_out's `int64_t ignore_index`), so
+    upstream's SymInt widenings break none of them; the few written with SymIntArrayRef are SymInt."""
+    backend = read_backend("cpp", str(dlprim_src))
+    ops = {op.name: op for op in backend.ops}
+    source = (dlprim_src / "pointwise_ops.cpp").read_text().splitlines()
+    assert source[1274 - 1].strip().startswith('// {"schema": "aten::clamp.out(Tensor self, Scalar? min=None')
+    assert source[1275 - 1].strip().startswith("Tensor & clamp_out(")
+    assert (
+        ops["clamp.out"].schema
+        == "clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)"
+    )
+    assert ops["clamp.out"].kernel_form == "int64_t"
+    assert ops["native_layer_norm"].kernel_form == "SymInt"  # c10::SymIntArrayRef normalized_shape
+    assert ops["nll_loss_forward.output"].kernel_form == "int64_t"
+    cov = compute_coverage(pipeline.load_snapshot(str(release_file("2.15.0"))), backend)
+    assert not [a.name for a in cov.alerts if a.kernel == "breaking"]
+    assert "clamp.out" not in {a.name for a in cov.alerts}
+    assert {a.name: (a.kernel, a.form) for a in cov.alerts} == {
+        "nll_loss_forward.output": ("symint", "int64_t"),
+        "nll_loss_backward.grad_input": ("symint", "int64_t"),
+        "convolution_backward_overrideable": ("symint", "int64_t"),
+    }
+
+
+def test_an_alert_says_since_which_release_upstreams_schema_holds(
+    op_plugin_real: tuple[str, BackendList, Coverage],
+) -> None:
+    """convolution's strides became SymInt[] in 2.2.0 (2.1.0 still had int[] stride); rrelu_with_noise
+    took `Tensor(b!) noise` in 2.6.0. Checked against the vendored release files themselves."""
+    version, _, cov = op_plugin_real
+    alerts = {a.name: a for a in cov.alerts}
+    for name, since, before in (("convolution", "2.2.0", "2.1.0"), ("rrelu_with_noise", "2.6.0", "2.5.0")):
+        assert alerts[name].upstream_since == since
+        head = f"- func: {alerts[name].upstream_schema}\n"
+        assert head in release_text(since) and head in release_text(version)
+        assert head not in release_text(before)
+
+
+def test_the_shipped_schema_table_is_what_its_script_makes_of_the_vendored_releases(
+    release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """scripts/schema_table.py fed the release yamls by path regenerates bot/coverage/data/schemas.tsv.xz."""
+    from datafiles import RELEASES
+
+    out = tmp_path / "schemas.tsv.xz"
+    script = Path(__file__).parent.parent / "scripts" / "schema_table.py"
+    dirs = [str(release_file(v).parent) for v in RELEASES]
+    subprocess.run([sys.executable, str(script), *dirs, "-o", str(out)], check=True, capture_output=True)
+    shipped = Path(__file__).parent.parent / "bot" / "coverage" / "data" / "schemas.tsv.xz"
+    assert lzma.decompress(out.read_bytes()) == lzma.decompress(shipped.read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "broken", "still_build"),
+    [
+        # Tensor noise → Tensor(b!) noise: both forms change (const Tensor & → Tensor &).
+        ("2.5.0", "2.6.0", {"rrelu_with_noise", "rrelu_with_noise.out", "rrelu_with_noise_"}, set()),
+        # int → SymInt widenings: the SymInt kernels of op-plugin's `symint:` section break
+        # (repeat_interleave), its int64_t ones (convolution, channel_shuffle) still build.
+        (
+            "2.1.0",
+            "2.2.0",
+            {"repeat_interleave.self_int", "repeat_interleave.self_Tensor", "repeat_interleave.Tensor"},
+            {"convolution", "channel_shuffle", "_convolution"},
+        ),
+    ],
+)
+def test_a_backend_subscription_mentions_its_subscriber_when_a_kernel_it_implements_breaks(
+    release_file: Callable[[str], Path],
+    tmp_path: Path,
+    base: str,
+    head: str,
+    broken: set[str],
+    still_build: set[str],
+) -> None:
+    from bot.drift.changes import compute_drift
+    from bot.publish.config import backend_gaps, mentions_for, parse_config
+    from bot.publish.setup import backend_work
+
+    path = _real(OP_PLUGIN, tmp_path)
+    config = parse_config(
+        f'subscriptions:\n  - who: ["@ascend"]\n    backend: {{kind: op-plugin, path: "{path}"}}\n',
+        "opdrift.yml",
+    )
+    before = pipeline.load_snapshot(str(release_file(base)))
+    after = pipeline.load_snapshot(str(release_file(head)))
+    changes = compute_drift(before, after).changes
+    lacking, implemented = backend_work(config, after)
+    # what it lacks alone would not name the kernels it implements
+    assert not {g for gap in backend_gaps(config, changes, lacking) for g in gap.broken}
+    assert mentions_for(config, changes, lacking, implemented) == ("@ascend",)
+    (gap,) = backend_gaps(config, changes, lacking, implemented)
+    assert broken <= set(gap.broken) and not still_build & set(gap.broken)
+    assert not set(gap.broken) & set(gap.ops)
+    changed = {c.name for c in changes if c.kernel_changes}
+    assert still_build <= changed  # they did change, in the SymInt form only
+
+
+def test_xla_and_xpu_kernel_forms_follow_their_yaml_symint_lists(tmp_path: Path) -> None:
+    """torchgen's gen_backend_stubs gives an op of the yaml's `symint:` list a NAME_symint kernel in
+    the SymInt form and every other op an int64_t one; Intel's list has no `symint:` key."""
+    xla = read_backend("xla", _real("pytorch-xla.xla_native_functions.yaml.xz", tmp_path))
+    symint = set(yaml.safe_load(_real_text("pytorch-xla.xla_native_functions.yaml.xz"))["symint"])
+    assert {"view", "expand", "empty.memory_format"} <= symint
+    for op in xla.ops:
+        assert op.kernel_form == ("SymInt" if op.name in symint else "int64_t"), op.name
+    xpu = read_backend("xpu", _real(XPU, tmp_path))
+    assert "symint" not in yaml.safe_load(_real_text(XPU))
+    assert {op.kernel_form for op in xpu.ops} == {"int64_t"}
+
+
+@pytest.mark.parametrize(
+    ("version", "verdict", "form"), [("1.12.0", "breaking", "SymInt"), ("1.13.0", "symint", "int64_t")]
+)
+def test_kernels_are_judged_in_their_own_form_from_the_release_whose_dispatcher_unpacks_symints(
+    release_file: Callable[[str], Path], tmp_path: Path, version: str, verdict: str, form: str | None
+) -> None:
+    """1.13.0's KernelFunction::call first calls an int64_t kernel for a SymInt schema (unpackSymInt);
+    before it a kernel had to take its schema's own types, the SymInt form, so a snapshot of an
+    earlier release judges every kernel in that form."""
+    import dataclasses
+
+    snapshot = pipeline.load_snapshot(str(release_file("2.15.0")))
+    snapshot = dataclasses.replace(snapshot, meta=dataclasses.replace(snapshot.meta, torch_version=version))
+    backend = read_backend("op-plugin", _real(OP_PLUGIN, tmp_path))
+    (alert,) = [a for a in compute_coverage(snapshot, backend).alerts if a.name == "convolution"]
+    assert (alert.kernel, alert.form) == (verdict, form)

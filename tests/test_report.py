@@ -632,6 +632,25 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
         render(drift, "pr-comment", context=context_for(drift, backend_gaps=bad))
 
 
+def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_what_it_lacks() -> None:
+    from bot.render.context import BackendGap
+
+    drift = compute_drift(*realistic_pair())
+    gaps = (
+        BackendGap(("@ascend",), "op-plugin", "op_plugin_functions.yaml", (), ("rrelu_with_noise",)),
+        BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("hardswish",)),
+    )
+    body = render(drift, "pr-comment", context=context_for(drift, backend_gaps=gaps))
+    assert "### 🔌 Backends that lack new or changed ops, or whose kernels they break" in body
+    lines = [x for x in body.splitlines() if x.startswith("- @")]
+    assert lines[:2] == [
+        "- @ascend: 🔧 your backend (`op-plugin`, `op_plugin_functions.yaml`) implements **1** op whose kernel"
+        " no longer builds in the form you write it: `rrelu_with_noise`",
+        "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new or changed ops:"
+        " `hardswish`",
+    ]
+
+
 def test_the_chart_is_embedded_in_the_weekly_issue_only() -> None:
     from bot.history.timeline import Point, PointDrift, Timeline
     from bot.render.timeline import chart_of_last

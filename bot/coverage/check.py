@@ -21,12 +21,15 @@ Anything else needs a kernel. Listed names that no longer exist upstream are sta
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.profiles import PROFILE_OF_KIND
+from bot.coverage.schema_history import schema_since
+from bot.coverage.yaml_lists import torch_version_key
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.operators.autogen import group_key
@@ -40,7 +43,14 @@ from bot.operators.kernels import (
 )
 from bot.schema.compare import Detail, diff_schemas, widens
 from bot.schema.grammar import parse_schema, parse_type
-from bot.schema.kernel import KernelChange, KernelVerdict, kernel_changes
+from bot.schema.kernel import (
+    KernelChange,
+    KernelForm,
+    KernelVerdict,
+    breaks_form,
+    kernel_changes,
+    verdict_of,
+)
 from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
 from bot.text import did_you_mean
 
@@ -72,8 +82,12 @@ class SchemaAlert:
     upstream_schema: str
     breaking: bool
     details: tuple[Detail, ...]
-    kernel: KernelVerdict
+    kernel: KernelVerdict  # judged in `form`, the backend's own (`judge_in_form`)
     kernel_changes: tuple[KernelChange, ...] = ()
+    form: KernelForm | None = None  # the form the backend's kernel is written in; None: not known
+    # the first release of the run of releases, up to the snapshot's, whose schema is upstream's
+    # (`bot.coverage.schema_history`): how long the backend has been behind. None: in no release yet
+    upstream_since: str | None = None
 
 
 @dataclass(frozen=True)
@@ -245,16 +259,32 @@ def _structured(rec: OpRecord) -> bool:
 
 
 def _kernel_verdict(
-    theirs: FunctionSchema | None, rec: OpRecord, schema: FunctionSchema
+    theirs: FunctionSchema | None, rec: OpRecord, schema: FunctionSchema, form: KernelForm | None
 ) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
-    """The kernel verdict from the backend's schema to upstream's. The backend's side is taken to be in
-    upstream's structured group or not as upstream is: a list does not say. An unreadable backend side
-    is "breaking" with no signature, as the drift does for an unreadable schema."""
+    """The kernel verdict from the backend's schema to upstream's, for a kernel written in FORM.
+
+    The dispatcher accepts a kernel in the int64_t form for a SymInt schema and unpacks the SymInts
+    when it calls it (c10's KernelFunction::call; OperatorEntry checks a kernel against the signature
+    of its own form), so a change that alters only the SymInt form leaves an int64_t kernel building:
+    "symint", not "breaking". With no form known (torch-mlir lowers by types) the verdict is every
+    form's (`verdict_of`). The backend's side is taken to be in upstream's structured group or not as
+    upstream is: a list does not say. An unreadable backend side is "breaking" with no signature, as
+    the drift does for an unreadable schema."""
     if theirs is None:
         return "breaking", ()
     structured = _structured(rec)
     found = kernel_changes(theirs, schema, structured_before=structured, structured_after=structured)
-    return ("breaking" if found else "compatible"), found
+    return judge_in_form(found, form), found
+
+
+def judge_in_form(changes: tuple[KernelChange, ...], form: KernelForm | None) -> KernelVerdict:
+    """The verdict for a kernel written in FORM: "breaking" when that form's signature changed;
+    "symint" when only the SymInt form did and the kernel is int64_t; else "compatible"."""
+    if form is None:
+        return verdict_of(changes)
+    if breaks_form(changes, form):
+        return "breaking"
+    return "symint" if changes and form == "int64_t" else "compatible"
 
 
 def _schema_from_types(
@@ -320,10 +350,19 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
             details.append(Detail(code, "breaking", arg, before, after))
     breaking = any(d.severity == "breaking" for d in details)
     kernel, kernels = _kernel_verdict(
-        _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema
+        _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema, op.kernel_form
     )
     return SchemaAlert(
-        op.name, op.path, op.line, backend_sig, str(schema), breaking, tuple(details), kernel, kernels
+        op.name,
+        op.path,
+        op.line,
+        backend_sig,
+        str(schema),
+        breaking,
+        tuple(details),
+        kernel,
+        kernels,
+        op.kernel_form,
     )
 
 
@@ -336,25 +375,50 @@ def _full_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaA
     except SchemaError:
         # A schema comment the grammar rejects is the backend's typo, not an upstream change; the
         # alert still shows both texts so a maintainer can compare them.
-        return SchemaAlert(op.name, op.path, op.line, text, rec.schema, True, (), "breaking")
+        return SchemaAlert(
+            op.name, op.path, op.line, text, rec.schema, True, (), "breaking", (), op.kernel_form
+        )
     details = diff_schemas(theirs, schema)
-    kernel, kernels = _kernel_verdict(theirs, rec, schema)
+    kernel, kernels = _kernel_verdict(theirs, rec, schema, op.kernel_form)
     # Nothing a caller or a kernel notices (a default respelled, `1e-05` for `1.0e-05`): no alert.
-    if kernel == "compatible" and all(d.severity == "info" for d in details):
+    if not kernels and all(d.severity == "info" for d in details):
         return None
     breaking = any(d.severity == "breaking" for d in details)
-    return SchemaAlert(op.name, op.path, op.line, text, rec.schema, breaking, details, kernel, kernels)
+    return SchemaAlert(
+        op.name, op.path, op.line, text, rec.schema, breaking, details, kernel, kernels, op.kernel_form
+    )
+
+
+# The first release whose dispatcher calls an int64_t kernel for a SymInt schema: 1.13.0's
+# KernelFunction::call unpacks SymInts (unpackSymInt) when a kernel has no SymInt form
+# (ATen/core/boxing/KernelFunction_impl.h in its wheel). Before it a kernel had to take its schema's
+# own types, which is the SymInt form, so every kernel is judged in that form.
+UNPACKS_SYMINT_SINCE = (1, 13)
+
+
+def _forms_count(torch_version: str | None) -> bool:
+    """Whether a snapshot of TORCH_VERSION (unknown: a recent one) judges kernels in their own form."""
+    if torch_version is None:
+        return True
+    try:
+        return torch_version_key(torch_version) >= UNPACKS_SYMINT_SINCE
+    except ConfigError:
+        return True
 
 
 def _alerts(snapshot: Snapshot, backend: BackendList) -> Iterable[SchemaAlert]:
+    own_form = _forms_count(snapshot.meta.torch_version)
     for op in backend.ops:
         rec = snapshot.operators.get(op.name)
         if rec is None or op.schema is None:
             continue
+        if not own_form and op.kernel_form is not None:
+            op = dataclasses.replace(op, kernel_form="SymInt")
         schema = parse_schema(rec.schema)
         alert = _types_alert(op, rec, schema) if op.schema_kind == "types" else _full_alert(op, rec, schema)
         if alert is not None:
-            yield alert
+            since = schema_since(op.name, rec.schema, snapshot.meta.torch_version)
+            yield dataclasses.replace(alert, upstream_since=since)
 
 
 @dataclass(frozen=True)
@@ -422,6 +486,8 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
                 "upstream_schema": a.upstream_schema,
                 "breaking": a.breaking,
                 "kernel": a.kernel,
+                "form": a.form,
+                "upstream_since": a.upstream_since,
                 "kernel_changes": [
                     {"form": k.form, "before": str(k.before), "after": str(k.after)} for k in a.kernel_changes
                 ],

@@ -7,10 +7,13 @@ mentioned is not counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from bot.coverage.oplist import BackendList, BackendOp, line_finder, normalise_name
 from bot.errors import ConfigError
+from bot.schema.kernel import KernelForm
 
 _LIB_IMPL = re.compile(
     r"TORCH_LIBRARY_IMPL\(\s*aten\s*,\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
@@ -33,6 +36,32 @@ _NOT_A_DEVICE_FALLBACK = re.compile(
 # Keys whose registrations are not a kernel that runs the op on the backend's device: an autograd
 # formula (AutogradPrivateUse1...) or a shape function (Meta) alone leaves the op unimplemented there.
 _NOT_A_KERNEL = re.compile(r"Autograd\w*|Meta")
+# A function definition's head in comment-free code: NAME(PARAMETERS) [const|noexcept|override] {.
+# The parameters hold no braces or semicolons and at most one level of parentheses (a default such as
+# `c10::nullopt` or `std::vector<int64_t>()`), which keeps the scan linear on any file.
+_DEFINITION = re.compile(
+    r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(([^(){};]*(?:\([^(){};]*\)[^(){};]*)*)\)"
+    r"\s*(?:(?:const|noexcept|override|final)\b\s*)*\{"
+)
+# Words followed by `(...) {` that are statements, not functions.
+_STATEMENTS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"})
+# The second argument of m.impl: `&ns::fn`, `ns::fn` or `TORCH_FN(ns::fn)`; the function's own name.
+_IMPL_FUNCTION = re.compile(
+    r"\s*\)?\s*,\s*(?:TORCH_FN\(\s*)?&?\s*(?:[A-Za-z_][A-Za-z0-9_]*\s*::\s*)*([A-Za-z_][A-Za-z0-9_]*)"
+)
+# What makes a kernel's parameters the SymInt form (c10::SymInt, SymIntArrayRef, OptionalSymIntArrayRef).
+_SYMINT_PARAMETER = re.compile(r"\bSymInt|SymIntArrayRef\b")
+
+
+@dataclass(frozen=True)
+class _Definition:
+    """A C++ function defined in the file, and the schema comment right above it."""
+
+    name: str
+    start: int  # offset of its name
+    form: KernelForm  # the form its parameters are written in
+    schema_name: str | None = None  # the operator its schema comment names, normalised
+    schema: str | None = None  # that comment's schema text
 
 
 def code_only(text: str) -> str:
@@ -103,12 +132,16 @@ def _blank_if_zero(text: str) -> str:
 def read_cpp(text: str, path: str) -> BackendList:
     """``m.impl("aten::mul.out", ...)`` inside ``TORCH_LIBRARY_IMPL(aten, KEY, m) { ... }`` blocks.
 
-    A ``// {"schema": "aten::add.out(...) -> ..."}`` comment anywhere in the file (the style copied from
-    RegistrationDeclarations.h, as pytorch_dlprim does) records that kernel's schema. Registrations in
-    comments or under ``#if 0`` do not count, nor do ones under an Autograd or Meta key alone; an op
-    registered under several keys is listed once.
+    A ``// {"schema": "aten::add.out(...) -> ..."}`` comment (the style copied from
+    RegistrationDeclarations.h, as pytorch_dlprim does) records the schema of the function defined right
+    below it. An op's schema and kernel form are those of the function its ``m.impl`` names, when this
+    file defines it: the comment above that function, if it names the op, and the form of its
+    parameters (``c10::SymInt`` / ``SymIntArrayRef``: SymInt, else int64_t). A comment naming the op
+    above another function says nothing about the registered kernel. Registrations in comments or
+    under ``#if 0`` do not count, nor do ones under an Autograd or Meta key alone; an op registered
+    under several keys is listed once.
     """
-    schemas: dict[str, str] = {}
+    comments: list[tuple[int, str, str]] = []  # (offset, op name, schema text)
     warnings: list[str] = []
     line_at = line_finder(text)
     start = 0
@@ -130,8 +163,9 @@ def read_cpp(text: str, path: str) -> BackendList:
                 "line; its kernel's schema is not checked"
             )
             continue
-        schemas[name] = m.group(1) + m.group(2)
+        comments.append((found, name, m.group(1) + m.group(2)))
     code = code_only(text)
+    functions = _definitions(code, comments)
     ops: list[BackendOp] = []
     seen: set[str] = set()
     for block, key, var, body_start, body_end in _blocks(code, _LIB_IMPL):
@@ -148,13 +182,64 @@ def read_cpp(text: str, path: str) -> BackendList:
             if name in seen:
                 continue
             seen.add(name)
-            schema = schemas.get(name)
+            kernel = _IMPL_FUNCTION.match(code, m.end(), body_end)
+            found_def = None if kernel is None else _registered(functions.get(kernel.group(1), ()), name)
+            schema = None
+            if found_def is not None and found_def.schema_name == name:
+                schema = found_def.schema
             ops.append(
-                BackendOp(name, line, path, "m.impl", schema, "full" if schema else None, dispatch_key=key)
+                BackendOp(
+                    name,
+                    line,
+                    path,
+                    "m.impl",
+                    schema,
+                    "full" if schema else None,
+                    dispatch_key=key,
+                    kernel_form=None if found_def is None else found_def.form,
+                )
             )
     return BackendList(
         "cpp", path, tuple(ops), warnings=tuple(warnings), fallback=_fallback(code, path, line_at)
     )
+
+
+def _definitions(code: str, comments: list[tuple[int, str, str]]) -> dict[str, list[_Definition]]:
+    """Every function defined in comment-free CODE by name, each with the schema comment right above
+    it: the last one before its head with nothing but its return type between (no ``;``, ``{``, ``}``).
+    """
+    found = [
+        (m.start(), m.group(1), _form_of(m.group(2)))
+        for m in _DEFINITION.finditer(code)
+        if m.group(1) not in _STATEMENTS
+    ]
+    starts = [start for start, _, _ in found]
+    # Where statements and blocks end or open: a comment with one of these between it and the next
+    # definition is not that definition's (found by bisection, so many comments cost no rescans).
+    barriers = [m.start() for m in re.finditer(r"[;{}]", code)]
+    above: dict[int, tuple[str, str]] = {}
+    for offset, op_name, schema in comments:
+        line_end = code.find("\n", offset)
+        after = len(code) if line_end < 0 else line_end
+        k = bisect_right(starts, after)
+        if k < len(found) and bisect_right(barriers, after) == bisect_right(barriers, found[k][0]):
+            above[k] = (op_name, schema)  # a later comment, nearer the function, wins
+    out: dict[str, list[_Definition]] = {}
+    for k, (start, name, form) in enumerate(found):
+        named, text = above.get(k, (None, None))
+        out.setdefault(name, []).append(_Definition(name, start, form, named, text))
+    return out
+
+
+def _form_of(parameters: str) -> KernelForm:
+    return "SymInt" if _SYMINT_PARAMETER.search(parameters) else "int64_t"
+
+
+def _registered(candidates: Iterable[_Definition], op: str) -> _Definition | None:
+    """The definition a registration of OP names: of C++ overloads sharing the name, the one whose
+    schema comment names OP, else the first."""
+    listed = list(candidates)
+    return next((d for d in listed if d.schema_name == op), listed[0] if listed else None)
 
 
 def _blocks(code: str, macro: re.Pattern[str]) -> Iterator[tuple[re.Match[str], str, str, int, int]]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.errors import ConfigError
+from bot.schema.kernel import KernelForm
 
 BackendKind = Literal["torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text"]
 BACKEND_KINDS: tuple[BackendKind, ...] = ("torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text")
@@ -39,6 +40,10 @@ class BackendOp:
         None  # "full": a native schema; "types": torch-mlir's "(Tensor, int) -> (Tensor)"
     )
     dispatch_key: str | None = None  # for C++ registrations: the TORCH_LIBRARY_IMPL key
+    # the form the backend's C++ kernel for it is written in (`bot.schema.kernel`): a kernel is judged
+    # in its own form, since the dispatcher unpacks SymInts for an int64_t kernel. None: the backend
+    # writes no C++ kernel of this signature (torch-mlir lowers by types), or its reader cannot tell
+    kernel_form: KernelForm | None = None
 
 
 @dataclass(frozen=True)

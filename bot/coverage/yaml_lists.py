@@ -9,6 +9,7 @@ import yaml
 
 from bot.coverage.oplist import BackendList, BackendOp, normalise_name
 from bot.errors import ConfigError
+from bot.schema.kernel import KernelForm
 from bot.yamltext import compose_yaml_document
 
 
@@ -47,14 +48,34 @@ def read_xla(text: str, path: str) -> BackendList:
     """torch_xla's xla_native_functions.yaml. Its codegen runs under functionalization, so the out and
     in-place variants of a lowered functional op need no kernel of their own."""
     top = _mapping(compose_yaml_document(text, path), path, "xla_native_functions.yaml")
+    # torchgen's gen_backend_stubs names the kernel of an op in `symint:` NAME_symint, and a kernel
+    # whose name has `_symint` takes the SymInt form (BackendMetadata.supports_symint); every other
+    # kernel is declared in the int64_t form. The yaml says so too: `symint` "overloads operations to
+    # take SymInts rather than plain integers".
+    symint = _symint_names(top, path)
     ops: list[BackendOp] = []
     for key in _XLA_LISTS:
         if key in top:
             for raw, line in _scalar_items(top[key], path, key):
-                ops.append(BackendOp(normalise_name(raw, path=path, line=line), line, path, key))
+                name = normalise_name(raw, path=path, line=line)
+                ops.append(BackendOp(name, line, path, key, kernel_form=_form(name in symint)))
     if not ops:
         raise ConfigError(f"no operators in any of {', '.join(_XLA_LISTS)}", path=path)
     return BackendList("xla", path, tuple(ops))
+
+
+def _form(symint: bool) -> KernelForm:
+    return "SymInt" if symint else "int64_t"
+
+
+def _symint_names(top: dict[str, yaml.Node], path: str) -> frozenset[str]:
+    """The names in torchgen's backend-yaml `symint:` list (absent or empty: none)."""
+    if "symint" not in top:
+        return frozenset()
+    return frozenset(
+        normalise_name(raw, path=path, line=line)
+        for raw, line in _scalar_items(top["symint"], path, "symint")
+    )
 
 
 def read_xpu(text: str, path: str) -> BackendList:
@@ -62,9 +83,15 @@ def read_xpu(text: str, path: str) -> BackendList:
     top = _mapping(compose_yaml_document(text, path), path, "xpu_functions.yaml")
     if "supported" not in top:
         raise ConfigError("no 'supported:' list", path=path)
-    ops = [
-        BackendOp(normalise_name(raw, path=path, line=line), line, path, "supported")
+    # The file was gen_backend_stubs' input too, so an op in a `symint:` list would take the SymInt
+    # form; Intel's file has no such list, so every kernel is in the int64_t form.
+    symint = _symint_names(top, path)
+    names = [
+        (normalise_name(raw, path=path, line=line), line)
         for raw, line in _scalar_items(top["supported"], path, "supported")
+    ]
+    ops = [
+        BackendOp(name, line, path, "supported", kernel_form=_form(name in symint)) for name, line in names
     ]
     return BackendList("xpu", path, tuple(ops))
 
@@ -151,6 +178,7 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
     if "official" not in top:
         raise ConfigError("no 'official:' list of ATen operators", path=path)
     version = None if torch_version is None else torch_version_key(torch_version)
+    symint = _op_plugin_symint(top, path)
     ops: list[BackendOp] = []
     ungated = 0
     for key, entry in _op_plugin_entries(top, path):
@@ -168,7 +196,23 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
             ungated += bool(gates)
         elif gates and not any(gate_applies(g, version, path=path) for g in gates):
             continue
-        ops.append(
-            BackendOp(normalise_name(m.group(1), path=path, line=line), line, path, key, schema, "full")
-        )
+        form = _form(m.group(1) in symint)
+        name = normalise_name(m.group(1), path=path, line=line)
+        ops.append(BackendOp(name, line, path, key, schema, "full", kernel_form=form))
     return BackendList("op-plugin", path, tuple(ops), ungated=ungated)
+
+
+def _op_plugin_symint(top: dict[str, yaml.Node], path: str) -> frozenset[str]:
+    """The names of op-plugin's `symint:` entries, as torchnpugen reads them (gen.py's SYMINT_SET:
+    each entry's func up to its "(", ungated): it declares an op's kernel with
+    ``NativeSignature(symint=True)`` (NAME_symint) when its name is in that set, and in the int64_t
+    form otherwise."""
+    entries = top.get("symint")
+    if entries is None or not isinstance(entries, yaml.SequenceNode):
+        return frozenset()
+    names = set()
+    for entry in entries.value:
+        func = _mapping(entry, path, "an op-plugin entry").get("func")
+        if isinstance(func, yaml.ScalarNode):
+            names.add(str(func.value).split("(", 1)[0].strip())
+    return frozenset(names)

@@ -11,8 +11,10 @@ Matching: within one subscription, each given matcher kind must match (AND acros
 ``facets: [needs_kernel]`` means both.
 
 A subscription may also name its backend's op list (``backend: {kind: xla, path: ...}``). It then
-matches only new or changed operators that the backend lacks at HEAD, which the caller works out
-with `bot.coverage.check` and passes in as `lacking` (this module reads no backend list: it stays pure).
+matches only new or changed operators that the backend lacks at HEAD, and the operators it
+implements whose kernel no longer builds in the form the backend writes it (`BackendSpec.breaks`).
+The caller works those out with `bot.coverage.check` and passes them in as `lacking` and
+`implemented` (this module reads no backend list: it stays pure).
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from bot.coverage.check import judge_in_form
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.changes import Change
 from bot.errors import ConfigError
 from bot.render.context import BackendGap
+from bot.schema.kernel import KernelForm
 from bot.shapes import Kind, Reader, must_be
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
@@ -89,6 +93,17 @@ class BackendSpec:
             return False
         return change.kind in ("added", "renamed") or change.kernel == "breaking" or change.needs_kernel
 
+    def breaks(self, change: Change, form: KernelForm | None) -> bool:
+        """Whether a change breaks the build of the kernel this backend implements for the op, written
+        in FORM (None: not known, so judged as every form would be). A SymInt-only change leaves an
+        int64_t kernel building (`bot.coverage.check.judge_in_form`). An in-tree ``dispatch`` key's
+        kernels are changed by the same PR, and torch-mlir writes no C++ kernel (it lowers by types)."""
+        if self.kind in ("dispatch", "torch-mlir") or change.kind != "changed":
+            return False
+        if not change.kernel_changes:
+            return change.kernel == "breaking"  # a schema that does not parse: no signature to judge
+        return judge_in_form(change.kernel_changes, form) == "breaking"
+
 
 @dataclass(frozen=True)
 class Subscription:
@@ -105,13 +120,22 @@ class Subscription:
     # snapshots are loaded (`check_names`); where a value is written is not part of what it matches.
     value_lines: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
 
-    def matches(self, change: Change, lacking: frozenset[str] | None = None) -> bool:
+    def matches(
+        self,
+        change: Change,
+        lacking: frozenset[str] | None = None,
+        implemented: Mapping[str, KernelForm | None] | None = None,
+    ) -> bool:
         """`lacking`: the operators this subscription's backend needs a kernel for at HEAD (required
-        when it names a backend)."""
+        when it names a backend); `implemented`: the operators it lists, each with the form its kernel
+        is written in."""
         if self.backend is not None:
             if lacking is None:
                 raise ValueError(f"subscription at line {self.line} names a backend: pass what it lacks")
-            if not (self.backend.concerns(change) and change.name in lacking):
+            if not (
+                (self.backend.concerns(change) and change.name in lacking)
+                or self.breaks_kernel(change, implemented)
+            ):
                 return False
         records = [r for r in (change.before, change.after) if r is not None]
         if self.buckets and not ({change.category} | {r.bucket for r in records}) & set(self.buckets):
@@ -122,6 +146,12 @@ class Subscription:
             return False
         keys = {k for r in records for k in r.facets.dispatch}
         return not self.dispatch_keys or bool(keys & set(self.dispatch_keys))
+
+    def breaks_kernel(self, change: Change, implemented: Mapping[str, KernelForm | None] | None) -> bool:
+        """The subscription's backend implements the op, and the change breaks its kernel's build."""
+        if self.backend is None or implemented is None or change.name not in implemented:
+            return False
+        return self.backend.breaks(change, implemented[change.name])
 
 
 @dataclass(frozen=True)
@@ -152,6 +182,8 @@ class BotConfig:
 
 
 Lacking = Mapping[BackendSpec, frozenset[str]]
+# Each backend's listed operators → the form its kernel is written in (None: not known).
+Implemented = Mapping[BackendSpec, Mapping[str, KernelForm | None]]
 
 
 def backend_specs(config: BotConfig) -> tuple[BackendSpec, ...]:
@@ -167,34 +199,53 @@ def _lacking_for(sub: Subscription, lacking: Lacking | None) -> frozenset[str] |
     return lacking[sub.backend]
 
 
+def _implemented_for(sub: Subscription, implemented: Implemented | None) -> Mapping[str, KernelForm | None]:
+    if sub.backend is None or implemented is None:
+        return {}
+    return implemented.get(sub.backend, {})
+
+
 def mentions_for(
-    config: BotConfig, changes: Iterable[Change], lacking: Lacking | None = None
+    config: BotConfig,
+    changes: Iterable[Change],
+    lacking: Lacking | None = None,
+    implemented: Implemented | None = None,
 ) -> tuple[str, ...]:
     """The handles whose subscriptions matched at least one change, in config order, each once.
 
-    `lacking` maps each backend of `backend_specs(config)` to the operators it needs a kernel for at HEAD.
+    `lacking` maps each backend of `backend_specs(config)` to the operators it needs a kernel for at
+    HEAD; `implemented` to the operators it lists, with their kernel forms.
     """
     pending = list(changes)
     seen: dict[str, str] = {}  # GitHub handles are case-insensitive: lower-cased → as first written
     for sub in config.subscriptions:
         gap = _lacking_for(sub, lacking)
-        if any(sub.matches(c, gap) for c in pending):
+        listed = _implemented_for(sub, implemented)
+        if any(sub.matches(c, gap, listed) for c in pending):
             for handle in sub.who:
                 seen.setdefault(handle.lower(), handle)
     return tuple(seen.values())
 
 
-def backend_gaps(config: BotConfig, changes: Iterable[Change], lacking: Lacking) -> tuple[BackendGap, ...]:
-    """One gap per backend subscription that matched something, in config order."""
+def backend_gaps(
+    config: BotConfig, changes: Iterable[Change], lacking: Lacking, implemented: Implemented | None = None
+) -> tuple[BackendGap, ...]:
+    """One gap per backend subscription that matched something, in config order: the ops it lacks,
+    and apart the ops it implements whose kernel no longer builds in its form."""
     pending = list(changes)
     out = []
     for sub in config.subscriptions:
         if sub.backend is None:
             continue
         gap = _lacking_for(sub, lacking)
-        names = sorted({c.name for c in pending if sub.matches(c, gap)})
-        if names:
-            out.append(BackendGap(sub.who, sub.backend.kind, sub.backend.value, tuple(names)))
+        listed = _implemented_for(sub, implemented)
+        matched = [c for c in pending if sub.matches(c, gap, listed)]
+        broken = {c.name for c in matched if sub.breaks_kernel(c, listed)}
+        names = sorted({c.name for c in matched} - broken)
+        if names or broken:
+            out.append(
+                BackendGap(sub.who, sub.backend.kind, sub.backend.value, tuple(names), tuple(sorted(broken)))
+            )
     return tuple(out)
 
 

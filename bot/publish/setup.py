@@ -37,6 +37,7 @@ from bot.publish.config import (
 from bot.publish.github import check_repo_name
 from bot.render.context import BackendGap, blob_url
 from bot.render.timeline import chart_of_last
+from bot.schema.kernel import KernelForm
 from bot.sources import read as sources
 from bot.taxonomy.overrides import Overrides, load_overrides
 
@@ -85,13 +86,13 @@ def publish_setup(
     for warning in acks.warnings:
         note(str(warning))
     live = [c for c in drift.changes if c not in acks]
-    lacking = backend_lacking(cfg, head, warn=warn)
+    lacking, implemented = backend_work(cfg, head, warn=warn)
     return PublishSetup(
         cfg,
         drift,
         acks,
-        mentions_for(cfg, live, lacking),
-        backend_gaps(cfg, live, lacking),
+        mentions_for(cfg, live, lacking, implemented),
+        backend_gaps(cfg, live, lacking, implemented),
         overrides,
         source_warnings,
     )
@@ -102,7 +103,16 @@ def backend_lacking(
 ) -> dict[BackendSpec, frozenset[str]]:
     """Each backend list the subscriptions name → the operators it needs a kernel for at HEAD; what a
     list's reader skipped (a malformed schema comment) goes to `warn`."""
+    return backend_work(cfg, head, warn=warn)[0]
+
+
+def backend_work(
+    cfg: BotConfig, head: Snapshot, *, warn: Say | None = None
+) -> tuple[dict[BackendSpec, frozenset[str]], dict[BackendSpec, dict[str, KernelForm | None]]]:
+    """Each backend list the subscriptions name → (the operators it needs a kernel for at HEAD, the
+    operators it lists with the form of its kernel for each); each list is read once."""
     lacking = {}
+    implemented: dict[BackendSpec, dict[str, KernelForm | None]] = {}
     for spec in backend_specs(cfg):
         if spec.kind != "dispatch" and not os.path.exists(spec.resolved):
             raise ConfigError(f"backend list {spec.resolved}: no such file", path=cfg.path, line=spec.line)
@@ -112,7 +122,12 @@ def backend_lacking(
                 warn(message)
         cov = coverage.compute_coverage(head, backend)
         lacking[spec] = frozenset(o.name for o in cov.uncovered)
-    return lacking
+        forms: dict[str, KernelForm | None] = {}
+        for op in backend.ops:
+            # An op listed twice (XLA's `supported` and `symint`) keeps the form one of them knows.
+            forms[op.name] = forms.get(op.name) or op.kernel_form
+        implemented[spec] = forms
+    return lacking, implemented
 
 
 def check_config_names(cfg: BotConfig, specs: tuple[str, str], base: Snapshot, head: Snapshot) -> None:

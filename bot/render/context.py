@@ -22,12 +22,15 @@ _SHA = re.compile(r"[0-9a-f]{7,40}")
 
 @dataclass(frozen=True)
 class BackendGap:
-    """For one backend subscription: the new or changed operators its backend lacks."""
+    """For one backend subscription: the new or changed operators its backend lacks, and those it
+    implements whose kernel a change broke."""
 
     who: tuple[str, ...]
     kind: str
     where: str  # the path as written in the config, or the dispatch key
     ops: tuple[str, ...]  # sorted, each once
+    # the ops it implements whose kernel no longer builds in the form it is written in, sorted
+    broken: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json
 from bot.coverage.names import last_registered
+from bot.coverage.schema_history import table_releases
 from bot.model import NATIVE_PATH, Snapshot
 from bot.render.context import blob_url
 from bot.render.details import describe, describe_kernel
@@ -43,6 +44,12 @@ MARKDOWN_LIMIT = 65_536 - 1_000
 _TORCH_MLIR_NOTE = Safe(
     " (torch-mlir also lists TorchScript built-ins such as size, add.t or Int.Tensor, which are not native functions)"
 )
+
+
+# The alerts sorted by what they do to the backend's own kernel before callers are considered.
+_KERNEL_NEWS = ("breaking", "symint")
+# What a "symint" verdict means to a backend whose kernel is int64_t (`bot.coverage.check.judge_in_form`).
+SYMINT_ONLY = "your int64_t kernel still builds; only the SymInt form changed"
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,8 @@ class CoverageView:
     uncovered_other: tuple[tuple[str, Safe, str], ...] = ()
     # the alerts graded: the kernel's C++ signature changed; only callers break; neither
     alerts_kernel: tuple[SchemaAlert, ...] = ()
+    # only the SymInt form changed, and the backend's kernel is int64_t: it still builds
+    alerts_symint: tuple[SchemaAlert, ...] = ()
     alerts_caller: tuple[SchemaAlert, ...] = ()
     alerts_cosmetic: tuple[SchemaAlert, ...] = ()
     old_alerts: int = 0  # with --base: alerts the base already raised, left out of the graded lists
@@ -137,8 +146,9 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
             (o.name, Safe(o.bucket), scopes[o.name].reason) for o in ranked if not scopes[o.name].generic
         ),
         alerts_kernel=tuple(a for a in shown if a.kernel == "breaking"),
-        alerts_caller=tuple(a for a in shown if a.kernel != "breaking" and a.breaking),
-        alerts_cosmetic=tuple(a for a in shown if a.kernel != "breaking" and not a.breaking),
+        alerts_symint=tuple(a for a in shown if a.kernel == "symint"),
+        alerts_caller=tuple(a for a in shown if a.kernel not in _KERNEL_NEWS and a.breaking),
+        alerts_cosmetic=tuple(a for a in shown if a.kernel not in _KERNEL_NEWS and not a.breaking),
         old_alerts=0 if change is None else change.old_alerts,
         fallback=cov.fallback or "",
         roots=cov.roots or (cov.backend_path,),
@@ -177,10 +187,24 @@ def _kernel_markdown(a: SchemaAlert) -> Safe:
 
 
 def _summary_markdown(a: SchemaAlert) -> Safe:
-    """A folded alert in one line: its details, or both schemas when there are none to give."""
+    """A folded alert in one line: its details, or both schemas when there are none to give; then
+    since when upstream's schema holds."""
     if a.details:
-        return Safe("; ".join(describe(d, code) for d in a.details))
-    return Safe(f"yours: {code(a.backend_schema)}, upstream: {code(a.upstream_schema)}")
+        text = "; ".join(describe(d, code) for d in a.details)
+    else:
+        text = f"yours: {code(a.backend_schema)}, upstream: {code(a.upstream_schema)}"
+    when = since_words(a)
+    return Safe(f"{text} (upstream since {when})" if when else text)
+
+
+def since_words(a: SchemaAlert) -> Safe:
+    """The release upstream's schema dates from: ``2.2.0``, ``1.12.0 or earlier`` for the table's
+    first release, or "" when no release had it (a change not released yet). Safe: the release
+    names are the shipped table's, not another project's text."""
+    if not a.upstream_since:
+        return Safe("")
+    first = table_releases()[0]
+    return Safe(f"{a.upstream_since}{' or earlier' if a.upstream_since == first else ''}")
 
 
 def _render(
@@ -199,6 +223,8 @@ def _render(
         views=views,
         detail=detail,
         kernel=kernel,
+        since=since_words,
+        symint_only=SYMINT_ONLY,
         **{"list_cap": LIST_CAP, "alert_cap": ALERT_CAP, **values},
     )
 

@@ -249,9 +249,15 @@ class Helpers:
         return mentions(g.who)
 
     def gap_ops(self, g: BackendGap, cap: int) -> Safe:
-        shown = [self.q(n) for n in g.ops[:cap]]
-        if len(g.ops) > cap:
-            shown.append(f"… and {len(g.ops) - cap} more")
+        return self._names(g.ops, cap)
+
+    def broken_ops(self, g: BackendGap, cap: int) -> Safe:
+        return self._names(g.broken, cap)
+
+    def _names(self, names: Sequence[str], cap: int) -> Safe:
+        shown = [self.q(n) for n in names[:cap]]
+        if len(names) > cap:
+            shown.append(f"… and {len(names) - cap} more")
         return Safe(", ".join(shown))
 
 
