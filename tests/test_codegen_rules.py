@@ -33,8 +33,10 @@ from bot.operators.native import build_operators
 from bot.sources.read import read_revision, read_source
 
 WHEELS = DATA / "wheels"
+# The wheels whose release files are vendored too; the older lists (1.9.0-1.11.0) feed the name table only.
 VENDORED = sorted(
-    (p.parent.name for p in WHEELS.glob("*/operators.txt.xz")), key=lambda v: tuple(map(int, v.split(".")))
+    (p.parent.name for p in WHEELS.glob("*/operators.txt.xz") if p.parent.name in RELEASES),
+    key=lambda v: tuple(map(int, v.split("."))),
 )
 
 
