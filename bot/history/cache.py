@@ -39,7 +39,7 @@ def code_digest() -> str | None:
     """A digest of every file of the package that decides a point's figures or a drift, or None when
     the package's files cannot be read (an installation that is not plain files).
 
-    Computed once per process: about 100 files, 1 MB, a few milliseconds."""
+    Computed once per process: about 60 files, 0.5 MB, 15-80 ms on a loaded 2-core machine."""
     root = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     count = 0
