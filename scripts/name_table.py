@@ -6,8 +6,8 @@ Reads tests/data/wheels/<version>/operators.txt.xz (each release wheel's Registr
 names, made by tests/data/make_wheel_expected.py). One line per name, tab-separated, with the
 releases it was registered in as ranges of indices into the ``release`` lines:
 
-    release  1.12.0
-    op       add.Tensor  0-17
+    release  1.9.0
+    op       add.Tensor  0-20
 
 `opdrift coverage` reads it to tell a stale entry that upstream removed (and when) from one that was
 never a native function (a TorchScript built-in, a typo).

@@ -472,7 +472,7 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
         "by_rule": cov.by_rule(),
         "by_bucket": {b: {"covered": c, "needs_kernel": n} for b, (c, n) in cov.by_bucket().items()},
         "uncovered": [{"name": o.name, "bucket": o.bucket} for o in cov.uncovered],
-        # last_registered: the last release (1.12.0 on) that had it; null for a name none ever did
+        # last_registered: the last release (1.9.0 on) that had it; null for a name none ever did
         "stale": [
             {"name": o.name, "path": o.path, "line": o.line, "last_registered": last_registered(o.name)}
             for o in cov.stale

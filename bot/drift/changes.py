@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Literal
 from bot.drift.needs import ProfileNeeds
 from bot.errors import SchemaError
 from bot.model import OpRecord, Snapshot, SourceMeta
+from bot.operators.codegen import rules_for_version
 from bot.operators.kernels import PROFILES, Profile
 from bot.schema.compare import Detail, argument_types, diff_schemas
 from bot.schema.grammar import parse_schema
@@ -204,7 +206,7 @@ def _diff_schema(before: OpRecord, after: OpRecord) -> list[Detail]:
     return found
 
 
-def _diff_kernels(before: OpRecord, after: OpRecord) -> list[Detail]:
+def _diff_kernels(before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool]) -> list[Detail]:
     out: list[Detail] = []
     fb, fa = before.facets, after.facets
     was_dec, now_dec = decomposes(before), decomposes(after)
@@ -228,6 +230,11 @@ def _diff_kernels(before: OpRecord, after: OpRecord) -> list[Detail]:
         out.append(Detail("const_ref_changed", "info", "", str(const_before), str(const_after)))
     if fb.structured != fa.structured:
         out.append(Detail("structured_changed", "info", "", str(fb.structured), str(fa.structured)))
+    lists = _tensor_lists(before, after, ilistref)
+    if lists is not None and _in_structured_group(before) == _in_structured_group(after):
+        # The same group on both sides, but the releases' codegens take its tensor lists differently
+        # (1.12 → 1.13, `CodegenRules.ilistref_for_structured`): no schema or key changed.
+        out.append(Detail("tensor_lists_changed", "info", "", *lists))
     if fb.structured_delegate != fa.structured_delegate:
         out.append(
             Detail(
@@ -273,9 +280,15 @@ def _diff_rest(before: OpRecord, after: OpRecord) -> list[Detail]:
     return out
 
 
-def diff_records(before: OpRecord, after: OpRecord) -> tuple[Detail, ...]:
-    """Every classified difference between two records of (possibly renamed) operators."""
-    return tuple(_diff_schema(before, after) + _diff_kernels(before, after) + _diff_rest(before, after))
+def diff_records(
+    before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool] = (True, True)
+) -> tuple[Detail, ...]:
+    """Every classified difference between two records of (possibly renamed) operators. `ilistref`:
+    whether each side's release takes a structured group's tensor lists as ITensorListRef
+    (`ilistref_of`)."""
+    return tuple(
+        _diff_schema(before, after) + _diff_kernels(before, after, ilistref) + _diff_rest(before, after)
+    )
 
 
 # --- building changes -----------------------------------------------------------------------------
@@ -321,8 +334,9 @@ def _changed(
     kind: ChangeKind,
     needs_b: ProfileNeeds,
     needs_h: ProfileNeeds,
+    ilistref: tuple[bool, bool] = (True, True),
 ) -> Change | None:
-    details = diff_records(before, after)
+    details = diff_records(before, after, ilistref)
     if kind == "changed" and not details:
         return None
     need_before, need_after = needs_b(before), needs_h(after)
@@ -330,7 +344,7 @@ def _changed(
     if kind == "renamed":
         facts = [before.name, after.schema, facts]
     breaking = kind == "renamed" or any(d.severity == "breaking" for d in details)
-    verdict, kernels = _kernel_verdict(before, after)
+    verdict, kernels = _kernel_verdict(before, after, ilistref)
     # A renamed operator needs its kernels registered under the new name, whatever the old one had.
     newly = need_after if kind == "renamed" else need_after - need_before
     # One whose kernel no longer builds is work for everyone who writes it.
@@ -358,6 +372,28 @@ def _in_structured_group(rec: OpRecord) -> bool:
     return rec.facets.structured or rec.facets.structured_delegate is not None
 
 
+def ilistref_of(snap: Snapshot) -> bool:
+    """Whether the codegen of SNAP's release takes a structured group's tensor lists as ITensorListRef
+    (`CodegenRules.ilistref_for_structured`; the newest rules when the version is unknown)."""
+    return rules_for_version(snap.meta.torch_version).ilistref_for_structured
+
+
+def _takes_ilistref(rec: OpRecord, release_does: bool) -> bool:
+    return release_does and _in_structured_group(rec)
+
+
+_LIST_TYPES = {False: "at::TensorList", True: "const at::ITensorListRef &"}
+_TENSOR_LIST = re.compile(r"\bTensor(?:\([^)]*\))?\[\]")  # Tensor[], Tensor(a!)[]; not Tensor?[]
+
+
+def _tensor_lists(before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool]) -> tuple[str, str] | None:
+    """The C++ type of the tensor lists on each side, when it differs and the operator takes one."""
+    b, a = _takes_ilistref(before, ilistref[0]), _takes_ilistref(after, ilistref[1])
+    if b == a or not (_TENSOR_LIST.search(before.schema) or _TENSOR_LIST.search(after.schema)):
+        return None
+    return _LIST_TYPES[b], _LIST_TYPES[a]
+
+
 def _const_refs(before: OpRecord, after: OpRecord) -> tuple[bool, bool]:
     """use_const_ref_for_mutable_tensors on each side; unknown on one (a version-1 snapshot) reads as
     the other's, so an upgrade alone reports no change."""
@@ -367,25 +403,25 @@ def _const_refs(before: OpRecord, after: OpRecord) -> tuple[bool, bool]:
     return bool(b), bool(a)
 
 
-def _kernel_verdict(before: OpRecord, after: OpRecord) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
+def _kernel_verdict(
+    before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool] = (True, True)
+) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
     same_schema = before.schema == after.schema
     const_before, const_after = _const_refs(before, after)
-    if (
-        same_schema
-        and _in_structured_group(before) == _in_structured_group(after)
-        and const_before == const_after
-    ):
+    lists_before, lists_after = _takes_ilistref(before, ilistref[0]), _takes_ilistref(after, ilistref[1])
+    if same_schema and lists_before == lists_after and const_before == const_after:
         return "none", ()
     a, b = _parse(before.schema), _parse(after.schema)
     if a is None or b is None:
         return "breaking", ()  # unreadable: tell the backend, as `_diff_schema` does for callers
-    # Joining or leaving a structured group changes how tensor lists are taken, and the const-ref key
-    # how mutable tensors are, with the schema unchanged.
+    # Joining or leaving a structured group (at a release that takes its tensor lists as ITensorListRef)
+    # changes how tensor lists are taken, and the const-ref key how mutable tensors are, with the
+    # schema unchanged.
     found = kernel_changes(
         a,
         b,
-        structured_before=_in_structured_group(before),
-        structured_after=_in_structured_group(after),
+        structured_before=lists_before,
+        structured_after=lists_after,
         const_ref_before=const_before,
         const_ref_after=const_after,
     )
@@ -522,12 +558,17 @@ def compute_drift(
 
     need_b = ProfileNeeds(b_ops if base_all is None else base_all)
     need_h = ProfileNeeds(h_ops if head_all is None else head_all)
+    ilistref = (ilistref_of(base), ilistref_of(head))
     changed: list[Change] = []
     for name in sorted(set(b_ops) & set(h_ops)):
-        c = _changed(b_ops[name], h_ops[name], "changed", need_b, need_h)
+        c = _changed(b_ops[name], h_ops[name], "changed", need_b, need_h, ilistref)
         if c is not None:
             changed.append(c)
-    renamed = [c for old, new in renames if (c := _changed(old, new, "renamed", need_b, need_h)) is not None]
+    renamed = [
+        c
+        for old, new in renames
+        if (c := _changed(old, new, "renamed", need_b, need_h, ilistref)) is not None
+    ]
     return Drift(
         base=base.meta,
         head=head.meta,

@@ -17,8 +17,6 @@ from dataclasses import dataclass, replace
 from bot.errors import GitError, OpdriftError, SourceError
 from bot.history.cache import (
     DiskCache,
-    decode_drift,
-    decode_summary,
     encode_drift,
     encode_summary,
     overrides_digest,
@@ -177,11 +175,9 @@ class _Walker:
         summary: Summary | None = None
         pdrift: PointDrift | None = None
         if cache is not None:
-            raw = cache.get("summary", skey)
-            summary = None if raw is None else decode_summary(raw)
+            summary = cache.summary(skey)
             if base is not None:
-                rawd = cache.get("drift", dkey)
-                pdrift = None if rawd is None else decode_drift(rawd, base.sha)
+                pdrift = cache.drift(dkey, base.sha)
         if summary is not None and (base is None or pdrift is not None):
             return summary, pdrift
         if base is not None and self.engine_at != base.key:

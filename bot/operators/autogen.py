@@ -5,7 +5,8 @@ torchgen does not read the names in ``autogen:``; it groups entries by their nor
 generates the missing out= and functional members of a group. ``autogen:`` matters only through one
 test ("does any listed name contain 'out'?"), and some groups get nothing at all: views, manual C++
 bindings, non-core CompositeImplicitAutograd groups, lone out= ops, ``polygamma_``. 1.12's codegen
-read none of it: it generated every missing out= and functional member it could.
+read none of it: it generated every missing out= and functional member it could, and registered no
+kernel for the out= ones.
 """
 
 from __future__ import annotations
@@ -293,6 +294,12 @@ def _generated_operator(
     # torchgen generated it from.
     source = next((m for m in members if name.name in m.autogen), base)
     tags = ("generated", *sorted(rules.inherited_tags.intersection(base.tags)))
+    dispatch: tuple[tuple[str, str], ...] = ()
+    composite: str | None = None
+    kernels: tuple[tuple[str, str], ...] = ()  # a dispatcher entry with no kernel at any key
+    if rules.generated_out_has_kernel or not schema.arguments.out:
+        dispatch = ((CEA, _kernel_name(schema, base)),)
+        composite, kernels = CEA, _GENERATED_KERNELS
     return new_operator(
         name=name.name,
         base=name.base,
@@ -300,17 +307,18 @@ def _generated_operator(
         schema=str(schema),
         kind=schema.kind(),
         line=source.raw.line,
-        dispatch=((CEA, _kernel_name(schema, base)),),
-        composite=CEA,
+        dispatch=dispatch,
+        composite=composite,
         tags=tags,
         autogen_from=source.name,
-        kernels=_GENERATED_KERNELS,
+        kernels=kernels,
         # torchgen copies the key onto what it generates from the entry
         const_ref_mutable=base.const_ref_mutable,
     )
 
 
-# A generated operator has one kernel, torchgen's CompositeExplicitAutograd one.
+# A generated operator has one kernel, torchgen's CompositeExplicitAutograd one (but for 1.12's out=
+# operators, `CodegenRules.generated_out_has_kernel`).
 _GENERATED_KERNELS = ((CEA, CEA),)
 
 

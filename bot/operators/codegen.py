@@ -48,6 +48,17 @@ class CodegenRules:
     lone_out_named_out: bool
     # The tags a generated operator copies from the entry it is generated from.
     inherited_tags: frozenset[str]
+    # Whether the operators of a structured group (structured, or a structured_delegate) take a
+    # Tensor[] as `const at::ITensorListRef &` (1.13 on: torchgen's context.py sets
+    # use_ilistref_for_tensor_lists=f.part_of_structured_group). 1.12's torchgen had no such switch:
+    # its RegistrationDeclarations.h declares `cat(TensorList tensors, int64_t dim)`, 1.13's
+    # `cat(const ITensorListRef & tensors, int64_t dim)`, from the same yaml entry.
+    ilistref_for_structured: bool
+    # Whether a generated out= operator gets a CompositeExplicitAutograd kernel (1.13 on). 1.12's
+    # generate_function registered none for it ("we'll generate a dispatcher entry for them, but
+    # won't actually register any kernels"); its RegistrationDeclarations.h says "default": "False"
+    # for each of the 98, while the generated functional operators got theirs.
+    generated_out_has_kernel: bool
 
 
 _ALL_TAGS = frozenset({"nondeterministic_seeded", "view_copy", "pt2_compliant_tag"})
@@ -61,6 +72,8 @@ _V113 = CodegenRules(
     base_prefers_mutable=False,
     lone_out_named_out=True,
     inherited_tags=frozenset({"nondeterministic_seeded"}),
+    ilistref_for_structured=True,
+    generated_out_has_kernel=True,
 )
 RULES: tuple[CodegenRules, ...] = (
     replace(
@@ -70,6 +83,8 @@ RULES: tuple[CodegenRules, ...] = (
         out_on_request=False,
         lone_out_named_out=False,
         inherited_tags=frozenset(),
+        ilistref_for_structured=False,
+        generated_out_has_kernel=False,
     ),
     _V113,
     replace(_V113, since="2.0", inherited_tags=frozenset({"nondeterministic_seeded", "view_copy"})),

@@ -92,7 +92,7 @@ class CoverageView:
     fallback: str = ""  # where the backend's boxed fallback is registered, "" when it has none
     roots: tuple[str, ...] = ()  # the files or trees the backend's lists were read from
     # the stale entries split: upstream removed them (name, path, line, the last release that had
-    # them), or no release from 1.12 on ever registered them (a TorchScript built-in, a typo)
+    # them), or no release from 1.9 on ever registered them (a TorchScript built-in, a typo)
     stale_removed: tuple[tuple[str, str, int, str], ...] = ()
     stale_never: tuple[tuple[str, str, int], ...] = ()
 

@@ -41,6 +41,7 @@ _DETAIL_TEXT: dict[str, str] = {
     "kernel_removed": "kernel removed for {subject}",
     "structured_changed": "structured {before} → {after}",
     "const_ref_changed": "use_const_ref_for_mutable_tensors {before} → {after}",
+    "tensor_lists_changed": "the codegen takes its tensor lists as {after} (was {before})",
     "structured_delegate_changed": "structured_delegate {before} → {after}",
     "tag_added": "tag {subject} added",
     "tag_removed": "tag {subject} removed",

@@ -14,7 +14,8 @@ register that form, so both are compared.
 
 The mapping is torchgen's ``cpp.argumenttype_type`` / ``returntype_type``, with its two switches: an
 operator that is part of a structured group takes its tensor lists as ``const at::ITensorListRef &``
-(torchgen's ``use_ilistref_for_tensor_lists``), and returns always keep the SymInt form (the dispatcher
+(torchgen's ``use_ilistref_for_tensor_lists``, from 1.13 on: the caller passes `structured` only where
+its release's codegen does that, `CodegenRules.ilistref_for_structured`), and returns always keep the SymInt form (the dispatcher
 converts only parameters for an int64_t kernel). An entry's ``use_const_ref_for_mutable_tensors`` makes
 a mutable Tensor argument or return ``const at::Tensor &``, so adding or dropping that key breaks the
 kernels too, with no schema change.
@@ -150,8 +151,8 @@ def kernel_signature(
 ) -> KernelSignature:
     """The dispatcher's C++ signature of SCHEMA: arguments in schema order, out arguments last.
 
-    `structured`: the operator is part of a structured group (``structured`` or ``structured_delegate``),
-    which changes how it takes tensor lists. `const_ref`: its entry sets
+    `structured`: the operator is part of a structured group (``structured`` or ``structured_delegate``)
+    at a release whose codegen takes such a group's tensor lists as ITensorListRef (1.13 on). `const_ref`: its entry sets
     use_const_ref_for_mutable_tensors."""
     params = tuple(
         argument_type(a.type, mutable=a.is_write, form=form, ilistref=structured, const_ref=const_ref)
