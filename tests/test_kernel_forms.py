@@ -10,9 +10,11 @@ import datetime as dt
 import json
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
-from datafiles import DATA
+from clirun import Opdrift
+from datafiles import DATA, write_release
 from driftcases import rec, snap
 from releasesnap import release_snapshot
 
@@ -199,3 +201,39 @@ def test_the_site_names_the_symint_verdict() -> None:
     assert "SymInt form only" in str(_verdict("symint"))
     assert 'class="verdict symint"' in str(_verdict("symint"))
     assert ">breaking<" in str(_verdict("breaking"))
+
+
+def test_a_callers_break_says_int64_t_kernels_still_build() -> None:
+    """2.2.0 swapped `_efficient_attention_backward`'s max_seqlen_q and max_seqlen_k and made them
+    SymInts: callers by position break, the int64_t form is unchanged (both int64_t)."""
+    drift = _drift("2.1.0", "2.2.0")
+    change = _by_name(drift)["_efficient_attention_backward"]
+    assert (change.breaking, change.kernel) == (True, "symint")
+    lines = _render(drift, "text").splitlines()
+    (line,) = [ln for ln in lines if ln.strip().startswith("_efficient_attention_backward [private] ")]
+    assert "arguments reordered" in line
+    assert line.endswith("; C++ kernels written with int64_t still build  (line 14515)")
+
+
+def test_codegen_names_the_release_a_bare_yaml_is_judged_by(opdrift: Opdrift, tmp_path: Path) -> None:
+    """A bare yaml has no version and gets the newest rules; `diff --codegen 1.12` judges its
+    kernels by 1.12's dispatcher, which had only the SymInt form."""
+    base = write_release("1.12.0", tmp_path / "1.12.0")
+    widened = base.read_text(encoding="utf-8").replace(
+        "- func: narrow_copy(Tensor self, int dim, int start, int length) -> Tensor",
+        "- func: narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
+    )
+    head = tmp_path / "head" / "native_functions.yaml"
+    head.parent.mkdir()
+    head.write_text(widened, encoding="utf-8")
+
+    def kernel(*extra: str) -> str:
+        run = opdrift("diff", str(base), str(head), "--format", "json", "--fail-on", "never", *extra)
+        assert run.code == 0, run.err
+        (change,) = json.loads(run.out)["changed"]
+        assert change["name"] == "narrow_copy"
+        return str(change["kernel"])
+
+    assert kernel() == "symint"
+    assert kernel("--codegen", "1.12") == "breaking"
+    assert kernel("--codegen", "1.13") == "symint"

@@ -513,11 +513,14 @@ def compute_drift(
     *,
     base_all: Mapping[str, OpRecord] | None = None,
     head_all: Mapping[str, OpRecord] | None = None,
+    head_release: str | None = None,
 ) -> Drift:
     """Every operator-level difference from `base` to `head`.
 
     `base_all` / `head_all`: every operator of each side, when the snapshots hold only the records
     that changed (the history walk's), so that a variant's functional sibling is still found.
+    `head_release`: the torch release whose rules HEAD is read by (``--codegen X.Y``), in place of
+    HEAD's own version, for the kernel verdict.
     """
     b_ops, h_ops = base.operators, head.operators
     removed = {n: r for n, r in b_ops.items() if n not in h_ops}
@@ -530,7 +533,7 @@ def compute_drift(
     need_b = ProfileNeeds(b_ops if base_all is None else base_all)
     need_h = ProfileNeeds(h_ops if head_all is None else head_all)
     # The kernels are built against HEAD, so its dispatcher's rule for SymInt schemas applies.
-    version = head.meta.torch_version
+    version = head_release or head.meta.torch_version
     changed: list[Change] = []
     for name in sorted(set(b_ops) & set(h_ops)):
         c = _changed(b_ops[name], h_ops[name], "changed", need_b, need_h, version)
