@@ -7,6 +7,7 @@ run on a real torch kept as data (tests/data/observed/symint_kernels.py and .jso
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 from collections import Counter
 from dataclasses import replace
@@ -241,3 +242,13 @@ def test_codegen_names_the_release_a_bare_yaml_is_judged_by(opdrift: Opdrift, tm
     assert kernel() == "symint"
     assert kernel("--codegen", "1.12") == "breaking"
     assert kernel("--codegen", "1.13") == "symint"
+
+
+def test_every_consecutive_release_pair_counted() -> None:
+    """The README's figure: of the kernel-signature changes between consecutive releases 1.12.0 →
+    2.15.0, how many break every kernel and how many only the SymInt form."""
+    releases = ["1.12.0", "1.13.0", *(f"2.{m}.0" for m in range(14)), "2.14.1", "2.15.0"]
+    total: Counter[str] = Counter()
+    for base, head in itertools.pairwise(releases):
+        total += Counter(c.kernel for c in _drift(base, head).changes if c.kernel_changes)
+    assert total == {"symint": 484, "breaking": 147}
