@@ -202,7 +202,8 @@ class Helpers:
         ops = f"{n} operator changed only its" if n == 1 else f"{n} operators changed only their"
         if not self.markdown:
             return Safe(
-                f"{ops} SymInt form: kernels written with int64_t still build; those written with c10::SymInt must follow"
+                f"{ops} SymInt form: kernels written with int64_t still build; "
+                "those written with c10::SymInt must follow"
             )
         # HTML, not Markdown: the line is a <summary>, where GitHub renders no code spans.
         return Safe(

@@ -3,8 +3,9 @@ acknowledged changes and the in-tree-kernels tally, built once from a `Drift` fo
 
 Every format leads with what a backend must do (⚠️ needs a kernel, ❌ BC-breaking, 🔧 kernel signature
 changed, ⭐ new core ops, ♻️ now decomposes), then lists every change by bucket. A change to the SymInt
-form alone breaks only kernels written with SymInts; those are counted on one folded line under 🔧. The operators that only gained or lost in-tree
-kernels are left out of the bucket lists, tallied per dispatch key and listed apart.
+form alone breaks only kernels written with SymInts; those are counted on one folded line under 🔧.
+The operators that only gained or lost in-tree kernels are left out of the bucket lists, tallied per
+dispatch key and listed apart.
 """
 
 from __future__ import annotations
