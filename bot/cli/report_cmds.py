@@ -29,7 +29,7 @@ def run_diff(args: argparse.Namespace) -> int:
     allow = load_allowlist(args.allowlist) if args.allowlist else None
     overrides = load_overrides(args.overrides) if args.overrides else None
     base, head, source_warnings = load_pair(args.base, args.head, overrides, codegen_rules(args))
-    drift = compute_drift(base, head)
+    drift = compute_drift(base, head, head_release=args.codegen)
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
     for warning in acks.warnings:
         print(f"opdrift: {warning}", file=sys.stderr)

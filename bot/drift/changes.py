@@ -26,7 +26,7 @@ from bot.operators.codegen import rules_for_version
 from bot.operators.kernels import PROFILES, Profile
 from bot.schema.compare import Detail, argument_types, diff_schemas
 from bot.schema.grammar import parse_schema
-from bot.schema.kernel import KernelChange, KernelVerdict, kernel_changes
+from bot.schema.kernel import KernelChange, KernelVerdict, kernel_changes, verdict_at
 from bot.schema.model import FunctionSchema
 from bot.taxonomy.counts import count_by_bucket
 
@@ -68,8 +68,9 @@ class Change:
     new_core: bool = False
     now_decomposes: bool = False
     # The second axis: does an out-of-tree kernel still build? "none" when neither the schema nor the
-    # kernel's C++ signature changed (or the operator is new or gone), else "breaking" or "compatible"
-    # (`bot.schema.kernel`).
+    # kernel's C++ signature changed (or the operator is new or gone); "breaking" when the int64_t
+    # form changed (every kernel), "symint" when only the SymInt form did (only kernels written with
+    # c10::SymInt), "compatible" when neither did; judged by HEAD's release (`bot.schema.kernel`).
     kernel: KernelVerdict = "none"
     kernel_changes: tuple[KernelChange, ...] = ()
     # The backend profiles that must act (`bot.drift.needs`), in PROFILES order: for a new or renamed
@@ -334,6 +335,7 @@ def _changed(
     kind: ChangeKind,
     needs_b: ProfileNeeds,
     needs_h: ProfileNeeds,
+    head_version: str | None,
     ilistref: tuple[bool, bool] = (True, True),
 ) -> Change | None:
     details = diff_records(before, after, ilistref)
@@ -344,10 +346,11 @@ def _changed(
     if kind == "renamed":
         facts = [before.name, after.schema, facts]
     breaking = kind == "renamed" or any(d.severity == "breaking" for d in details)
-    verdict, kernels = _kernel_verdict(before, after, ilistref)
+    verdict, kernels = _kernel_verdict(before, after, head_version, ilistref)
     # A renamed operator needs its kernels registered under the new name, whatever the old one had.
     newly = need_after if kind == "renamed" else need_after - need_before
-    # One whose kernel no longer builds is work for everyone who writes it.
+    # One whose kernel no longer builds is work for everyone who writes it; a SymInt-only change is
+    # work only for the backends that write that operator's kernel with SymInts, which no profile says.
     profiles = need_after if verdict == "breaking" else newly
     return Change(
         kind=kind,
@@ -404,8 +407,14 @@ def _const_refs(before: OpRecord, after: OpRecord) -> tuple[bool, bool]:
 
 
 def _kernel_verdict(
-    before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool] = (True, True)
+    before: OpRecord,
+    after: OpRecord,
+    head_version: str | None,
+    ilistref: tuple[bool, bool] = (True, True),
 ) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
+    """The verdict for out-of-tree kernels built against HEAD, whose torch version (HEAD_VERSION)
+    decides whether a kernel written with int64_t serves a SymInt schema (`verdict_at`). ILISTREF:
+    whether each side's codegen takes a structured group's tensor lists as ITensorListRef."""
     same_schema = before.schema == after.schema
     const_before, const_after = _const_refs(before, after)
     lists_before, lists_after = _takes_ilistref(before, ilistref[0]), _takes_ilistref(after, ilistref[1])
@@ -426,7 +435,7 @@ def _kernel_verdict(
         const_ref_after=const_after,
     )
     if found:
-        return "breaking", found
+        return verdict_at(found, head_version), found
     return ("none" if same_schema else "compatible"), found
 
 
@@ -542,11 +551,14 @@ def compute_drift(
     *,
     base_all: Mapping[str, OpRecord] | None = None,
     head_all: Mapping[str, OpRecord] | None = None,
+    head_release: str | None = None,
 ) -> Drift:
     """Every operator-level difference from `base` to `head`.
 
     `base_all` / `head_all`: every operator of each side, when the snapshots hold only the records
     that changed (the history walk's), so that a variant's functional sibling is still found.
+    `head_release`: the torch release whose rules HEAD is read by (``--codegen X.Y``), in place of
+    HEAD's own version, for the kernel verdict.
     """
     b_ops, h_ops = base.operators, head.operators
     removed = {n: r for n, r in b_ops.items() if n not in h_ops}
@@ -559,15 +571,17 @@ def compute_drift(
     need_b = ProfileNeeds(b_ops if base_all is None else base_all)
     need_h = ProfileNeeds(h_ops if head_all is None else head_all)
     ilistref = (ilistref_of(base), ilistref_of(head))
+    # The kernels are built against HEAD, so its dispatcher's rule for SymInt schemas applies.
+    version = head_release or head.meta.torch_version
     changed: list[Change] = []
     for name in sorted(set(b_ops) & set(h_ops)):
-        c = _changed(b_ops[name], h_ops[name], "changed", need_b, need_h, ilistref)
+        c = _changed(b_ops[name], h_ops[name], "changed", need_b, need_h, version, ilistref)
         if c is not None:
             changed.append(c)
     renamed = [
         c
         for old, new in renames
-        if (c := _changed(old, new, "renamed", need_b, need_h, ilistref)) is not None
+        if (c := _changed(old, new, "renamed", need_b, need_h, version, ilistref)) is not None
     ]
     return Drift(
         base=base.meta,

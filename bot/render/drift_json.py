@@ -73,7 +73,14 @@ def to_json(drift: Drift, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> dict[
             "changed": len(drift.changed),
             **{
                 key: view.counts[key]
-                for key in ("breaking", "needs_kernel", "new_core", "now_decomposes", "kernel_breaking")
+                for key in (
+                    "breaking",
+                    "needs_kernel",
+                    "new_core",
+                    "now_decomposes",
+                    "kernel_breaking",
+                    "kernel_symint",
+                )
             },
             "acknowledged": len(view.acknowledged),
             # changes each backend profile must act on (`profiles` of each item)

@@ -63,7 +63,11 @@ def sections_of(view: View, cap: int | None) -> list[tuple[tuple[object, ...], i
     return (
         lead
         + [(b.changes, c) for b in view.buckets]
-        + [(view.kernels_only, min(c, MAX_KERNEL_OPS)), (view.acknowledged, c)]
+        + [
+            (view.kernels_only, min(c, MAX_KERNEL_OPS)),
+            (view.kernel_symint, min(c, MAX_KERNEL_OPS)),
+            (view.acknowledged, c),
+        ]
     )
 
 
@@ -103,7 +107,11 @@ def largest_cap_fitting(largest: int, limit: int, render_at: Callable[[int], str
 
 def fallback(marker: Safe, view: View, full_report_url: str | None, limit: int) -> str:
     """When not even one item per section fits: the headline numbers only."""
-    counts = ", ".join(f"{s.emoji} {s.title}: {len(s.changes)}" for s in view.lead)
+    symint = f" (and {len(view.kernel_symint)} SymInt form only)" if view.kernel_symint else ""
+    counts = ", ".join(
+        f"{s.emoji} {s.title}: {len(s.changes)}{symint if s.key == 'kernel_breaking' else ''}"
+        for s in view.lead
+    )
     d = view.drift
     text = (
         f"{marker}\n## Operator drift\n\n"

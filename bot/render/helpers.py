@@ -33,6 +33,11 @@ _KIND_TEXT = {"added": "+", "removed": "-", "renamed": ">", "changed": "~"}
 _SEVERITY_MARK = {"breaking": "❌ ", "compatible": "", "info": ""}
 FAMILY_SHOWN = 3  # names a family line shows before "and N others"
 _SEVERITY_TEXT = {"breaking": "x ", "compatible": "+ ", "info": ". "}
+# What a caller's break leaves of out-of-tree kernels, by kernel verdict (`bot.schema.kernel`).
+_KERNELS_STILL_BUILD = {
+    "compatible": "; C++ kernels still build",
+    "symint": "; C++ kernels written with int64_t still build",
+}
 
 
 def _kernel_state(rec: OpRecord, q: Callable[[str], str]) -> str:
@@ -178,7 +183,7 @@ class Helpers:
                 return self.summary(c)
             said = "; ".join(describe(d, self.q) for d in c.details if d.severity == "breaking")
             # Callers break, kernels do not (a rename, a new default): say so, it is half the news.
-            return Safe(said + ("; C++ kernels still build" if c.kernel == "compatible" else ""))
+            return Safe(said + _KERNELS_STILL_BUILD.get(c.kernel, ""))
         if key == "kernel_breaking":
             return self.kernel_signature(c)
         if key == "new_core":
@@ -189,6 +194,22 @@ class Helpers:
                 return Safe("now decomposes")
             return Safe("had " + " ".join(self.q(k) for k in before.dispatch))
         return self.summary(c)
+
+    def symint_only(self, n: int) -> Safe:
+        """The one line that folds the changes to the SymInt form alone: since 1.13 the dispatcher
+        unpacks SymInts for a kernel written with int64_t (`bot.schema.kernel`), so only kernels
+        written with c10::SymInt must follow."""
+        ops = f"{n} operator changed only its" if n == 1 else f"{n} operators changed only their"
+        if not self.markdown:
+            return Safe(
+                f"{ops} SymInt form: kernels written with int64_t still build; "
+                "those written with c10::SymInt must follow"
+            )
+        # HTML, not Markdown: the line is a <summary>, where GitHub renders no code spans.
+        return Safe(
+            f"🔧 <b>{ops} SymInt form</b>: kernels written with <code>int64_t</code> still build; "
+            "those written with <code>c10::SymInt</code> must follow"
+        )
 
     def kernel_signature(self, c: Change) -> Safe:
         """What changed in the kernel's C++ signature, once per set of forms it changed alike."""

@@ -1,9 +1,11 @@
 """The drift report's view model: the lead sections (what a backend must do), the bucket sections, the
 acknowledged changes and the in-tree-kernels tally, built once from a `Drift` for every format.
 
-Every format leads with what a backend must do (⚠️ needs a kernel, ❌ BC-breaking, ⭐ new core ops,
-♻️ now decomposes), then lists every change by bucket. The operators that only gained or lost in-tree
-kernels are left out of the bucket lists, tallied per dispatch key and listed apart.
+Every format leads with what a backend must do (⚠️ needs a kernel, ❌ BC-breaking, 🔧 kernel signature
+changed, ⭐ new core ops, ♻️ now decomposes), then lists every change by bucket. A change to the SymInt
+form alone breaks only kernels written with SymInts; those are counted on one folded line under 🔧.
+The operators that only gained or lost in-tree kernels are left out of the bucket lists, tallied per
+dispatch key and listed apart.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ class View:
     kernel_keys: tuple[tuple[str, int, int], ...] = ()
     # the backend profiles no unacknowledged change asks anything of (`Change.profiles`)
     idle_profiles: tuple[str, ...] = ()
+    # unacknowledged changes that altered only the SymInt form of a kernel's C++ signature: kernels
+    # written with int64_t still build, so the 🔧 section folds them into one line with a count
+    kernel_symint: tuple[Change, ...] = ()
 
 
 # The sections whose news is work on a backend's kernels: there, an operator only some backends have
@@ -102,8 +107,8 @@ def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
             "kernel_breaking",
             "Kernel signature changed",
             "🔧",
-            "the C++ signature that out-of-tree kernels are compiled against changed, even where callers "
-            "are unaffected: update those kernels",
+            "the C++ signature that every out-of-tree kernel is compiled against changed (its int64_t "
+            "form too), even where callers are unaffected: update those kernels",
             tuple(c for c in live if c.kernel == "breaking"),
         ),
         _section(
@@ -150,6 +155,7 @@ def build_view(drift: Drift, acks: Acknowledgements) -> View:
             )
         )
     lead = lead_sections(drift, acks)
+    symint = ranked(c for c in drift.changes if c.kernel == "symint" and c not in acks)
     kernels_only = tuple(c for c in drift.changes if c.kernels_only)
     gained: dict[str, int] = defaultdict(int)
     lost: dict[str, int] = defaultdict(int)
@@ -164,7 +170,8 @@ def build_view(drift: Drift, acks: Acknowledgements) -> View:
         lead=lead,
         buckets=tuple(sections),
         acknowledged=tuple(c for c in drift.changes if c in acks),
-        counts={s.key: len(s.changes) for s in lead},
+        counts={**{s.key: len(s.changes) for s in lead}, "kernel_symint": len(symint)},
+        kernel_symint=symint,
         idle_profiles=tuple(
             p for p in PROFILES if not any(p in c.profiles for c in drift.changes if c not in acks)
         ),

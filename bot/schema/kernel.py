@@ -23,6 +23,7 @@ kernels too, with no schema change.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -229,3 +230,41 @@ def verdict_of(changes: tuple[KernelChange, ...]) -> KernelVerdict:
 def breaks_form(changes: tuple[KernelChange, ...], form: KernelForm) -> bool:
     """Whether a kernel written in FORM stops compiling (the verdict for one backend's own kernel)."""
     return any(c.form == form for c in changes)
+
+
+# From which release the dispatcher accepts a kernel written in the plain form (int64_t, IntArrayRef)
+# for a schema with SymInts, and unpacks the SymInts when it calls it. Read in the release wheels'
+# c10 headers:
+# - 1.13.0 (and 2.0.0): ATen/core/boxing/KernelFunction.h adds `has_symint` / `remove_symint` and a
+#   second pointer, `sym_unboxed_kernel_func_`; KernelFunction_impl.h's `makeFromUnboxedFunctor`
+#   stores a kernel under the one its signature fits (`fn_has_symint`), and `KernelFunction::call`
+#   calls a plain kernel with `unpackSymInt<Args>(args)...` when no SymInt one is registered;
+#   dispatch/OperatorEntry.h keeps `cpp_signature_` and `sym_cpp_signature_` apart, and
+#   `assertSignatureIsCorrect(..., has_symint)` checks a caller against the one of its own form.
+# - 1.12.0: KernelFunction has one unboxed pointer, `call` forwards the caller's arguments unchanged,
+#   and OperatorEntry has one `cpp_signature_`, which every kernel must match: the SymInt form was
+#   the only form (its RegistrationDeclarations.h spells `expand.SymInt` with c10::SymIntArrayRef).
+# Observed on torch 2.13.0 (tests/data/observed/symint_kernels.py and .json): an int64_t kernel for
+# `(Tensor self, SymInt[] size, SymInt n) -> Tensor` registers and is called boxed and unboxed with
+# the right values; a SymInt kernel for the `int[]` / `int` schema is refused at registration
+# ("Inferred operator schema for a C++ kernel function doesn't match the expected function schema").
+PLAIN_KERNELS_FOR_SYMINT_SINCE = (1, 13)
+
+_RELEASE = re.compile(r"\s*(\d+)\.(\d+)")
+
+
+def plain_kernels_accepted(torch_version: str | None) -> bool:
+    """Whether the dispatcher of torch VERSION ("2.14.1", "1.13.0a0+git…") takes an int64_t kernel for
+    a SymInt schema (`PLAIN_KERNELS_FOR_SYMINT_SINCE`). An unknown version is a recent one."""
+    m = None if torch_version is None else _RELEASE.match(torch_version)
+    if m is None:
+        return True
+    return (int(m.group(1)), int(m.group(2))) >= PLAIN_KERNELS_FOR_SYMINT_SINCE
+
+
+def verdict_at(changes: tuple[KernelChange, ...], torch_version: str | None) -> KernelVerdict:
+    """`verdict_of` by the rule of the release the kernels are built against: before 1.13 a kernel had
+    one form, the SymInt one, so a change to either form breaks every out-of-tree kernel."""
+    if changes and not plain_kernels_accepted(torch_version):
+        return "breaking"
+    return verdict_of(changes)

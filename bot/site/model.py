@@ -70,7 +70,7 @@ class Event:
     name: str
     old_name: str = ""
     callers: str = ""  # breaking / compatible: does code calling the operator still work
-    kernel: str = "none"  # breaking / compatible / none: does an out-of-tree kernel still build
+    kernel: str = "none"  # breaking / symint / compatible / none: does an out-of-tree kernel still build
     details: tuple[Detail, ...] = ()
     kernel_changes: tuple[KernelChange, ...] = ()
     keys_gained: tuple[str, ...] = ()

@@ -218,8 +218,15 @@ def _overload_section(o: Overload) -> Markup:
     )
 
 
+# A verdict's words where the value alone would puzzle: "symint" breaks only kernels written with
+# c10::SymInt (bot.schema.kernel), so the page says which form.
+_VERDICT_WORDS = {"symint": "SymInt form only"}
+
+
 def _verdict(value: str) -> Markup:
-    return el("span", {"class": f"verdict {value}"}, value) if value and value != "none" else join("—")
+    if not value or value == "none":
+        return join("—")
+    return el("span", {"class": f"verdict {value}"}, _VERDICT_WORDS.get(value, value))
 
 
 # Kernel keys and tags gained or lost have their own lines in a history row.
