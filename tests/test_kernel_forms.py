@@ -108,9 +108,10 @@ def test_int64_t_form_changes_stay_breaking() -> None:
 def test_1_13_is_judged_by_its_own_rule_and_1_12_by_its_own() -> None:
     """1.13.0 widened 133 operators' ints to SymInts, and its dispatcher takes int64_t kernels for them:
     "symint". The same changes built against a 1.12 dispatcher, which had the SymInt signature only,
-    break every kernel."""
+    break every kernel. (`cat` and `cat.out` are among the breaking ones: 1.13's codegen took a structured
+    group's tensor lists as ITensorListRef, 1.12's did not.)"""
     by_113 = _drift("1.12.0", "1.13.0")
-    assert Counter(c.kernel for c in by_113.changes if c.kernel_changes) == {"symint": 133, "breaking": 30}
+    assert Counter(c.kernel for c in by_113.changes if c.kernel_changes) == {"symint": 133, "breaking": 32}
     head = release_snapshot("1.13.0")
     as_112 = compute_drift(
         release_snapshot("1.12.0"), replace(head, meta=replace(head.meta, torch_version="1.12.0"))
@@ -251,4 +252,4 @@ def test_every_consecutive_release_pair_counted() -> None:
     total: Counter[str] = Counter()
     for base, head in itertools.pairwise(releases):
         total += Counter(c.kernel for c in _drift(base, head).changes if c.kernel_changes)
-    assert total == {"symint": 484, "breaking": 147}
+    assert total == {"symint": 484, "breaking": 149}  # 147 schema changes, and 1.13's cat and cat.out
