@@ -207,7 +207,7 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Compare a backend's own op list with SOURCE's operators: coverage per bucket, "
         "the ops that need a kernel, stale entries, and schema alerts. "
-        "KIND is one of torch-mlir, xla, cpp, op-plugin, xpu, dispatch, text; for dispatch, "
+        "KIND is one of torch-mlir, xla, cpp, op-plugin, torch-npu, xpu, dispatch, text; for dispatch, "
         "PATH is a dispatch key of native_functions.yaml such as MPS."
     )
     p.epilog = SOURCE_HELP

@@ -30,9 +30,12 @@ _NOT_A_DEVICE_FALLBACK = re.compile(
     r"Autograd\w*|Autocast\w*|Meta|Functionalize|ADInplaceOrView|Python\w*|BackendSelect|FuncTorch\w*|"
     r"Tracer|Named|Conjugate|Negative|ZeroTensor|Batched\w*|VmapMode"
 )
-# Keys whose registrations are not a kernel that runs the op on the backend's device: an autograd
-# formula (AutogradPrivateUse1...) or a shape function (Meta) alone leaves the op unimplemented there.
-_NOT_A_KERNEL = re.compile(r"Autograd\w*|Meta")
+# Keys whose registrations are not a kernel that runs the op on the backend's device: a shape function
+# (Meta) or an autocast wrapper alone leaves the op unimplemented there. A registration at an Autograd
+# key (AutogradPrivateUse1) is the op's whole implementation on the backend, its forward and backward
+# (pytorch_dlprim's `relu`: a torch::autograd::Function whose forward runs dlprim's activation), so
+# it counts, with its key kept.
+_NOT_A_KERNEL = re.compile(r"Meta|Autocast\w*")
 
 
 def code_only(text: str) -> str:
@@ -105,7 +108,7 @@ def read_cpp(text: str, path: str) -> BackendList:
 
     A ``// {"schema": "aten::add.out(...) -> ..."}`` comment anywhere in the file (the style copied from
     RegistrationDeclarations.h, as pytorch_dlprim does) records that kernel's schema. Registrations in
-    comments or under ``#if 0`` do not count, nor do ones under an Autograd or Meta key alone; an op
+    comments or under ``#if 0`` do not count, nor do ones under a Meta or Autocast key alone; an op
     registered under several keys is listed once.
     """
     schemas: dict[str, str] = {}
