@@ -11,8 +11,8 @@ Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. The rules, in the o
    written in other operators, that a backend uses unless it overrides it; which of the two kinds
    serve a backend is its profile's (`bot.operators.kernels`, which also keeps a NestedTensor
    decomposition away from dense backends).
-4. ``structured_delegate``: it takes its kernel from an out variant that is itself covered (``eager``:
-   under functionalization the functional op itself reaches the backend, which must lower it).
+4. ``structured_delegate`` (eager profile only): it takes its kernel from an out variant that is itself
+   covered. Under functionalization the functional op itself reaches the backend, which must write it.
 5. ``backend_codegen``: functionalization derives it. A backend of the functional or export profile
    (XLA, an exported graph) sees only functional operators, so an out= or in-place variant is no work of
    its own: its functional op (`via`) carries the work, if any (none when that op is
