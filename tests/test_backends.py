@@ -261,7 +261,9 @@ def test_op_plugin_sparse_gate_admits_an_entry_like_acl_op_and_op_api(tmp_path: 
     assert read_backend("op-plugin", str(path)).ungated == 2
 
 
-def test_cpp_registrations_in_comments_or_compiled_out_do_not_count(tmp_path: Path) -> None:
+def test_cpp_registrations_in_comments_compiled_out_or_at_meta_do_not_count(tmp_path: Path) -> None:
+    """An Autograd-key registration is the op's implementation on the backend (forward and backward),
+    so it counts with its key; a Meta one is a shape function only."""
     path = tmp_path / "ops.cpp"
     path.write_text(
         "constexpr long big = 1'000'000'000;\n"
@@ -288,7 +290,11 @@ def test_cpp_registrations_in_comments_or_compiled_out_do_not_count(tmp_path: Pa
         "}\n"
     )
     backend = read_cpp(path.read_text(), str(path))
-    assert [(op.name, op.line) for op in backend.ops] == [("relu", 11), ("sigmoid", 14)]
+    assert [(op.name, op.line, op.dispatch_key) for op in backend.ops] == [
+        ("relu", 11, "PrivateUse1"),
+        ("sigmoid", 14, "PrivateUse1"),
+        ("tanh", 17, "AutogradPrivateUse1"),
+    ]
 
 
 def test_ods_emits_in_python_comments_do_not_count(tmp_path: Path) -> None:

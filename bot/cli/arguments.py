@@ -207,7 +207,7 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Compare a backend's own op list with SOURCE's operators: coverage per bucket, "
         "the ops that need a kernel, stale entries, and schema alerts. "
-        "KIND is one of torch-mlir, xla, cpp, op-plugin, xpu, dispatch, text; for dispatch, "
+        "KIND is one of torch-mlir, xla, cpp, op-plugin, torch-npu, xpu, dispatch, text; for dispatch, "
         "PATH is a dispatch key of native_functions.yaml such as MPS."
     )
     p.epilog = SOURCE_HELP
@@ -217,7 +217,7 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
         action="append",
         required=True,
         help="a backend to check (repeatable; KIND and PATH as described above); lists given the same "
-        "NAME are one backend, e.g. NPU:op-plugin=op_plugin_functions.yaml NPU:text=more_ops.txt",
+        "NAME are one backend, e.g. NPU:op-plugin=op_plugin_functions.yaml NPU:torch-npu=npu_native_functions.yaml",
     )
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
     p.add_argument("--base", metavar="BASE", help="also report what changed since BASE (a SOURCE)")

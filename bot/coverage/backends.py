@@ -14,7 +14,7 @@ from pathlib import Path
 from bot.coverage.cpp import read_cpp
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind, BackendList, BackendOp, normalise_name
 from bot.coverage.torch_mlir import read_torch_mlir
-from bot.coverage.yaml_lists import read_op_plugin, read_xla, read_xpu, torch_version_key
+from bot.coverage.yaml_lists import read_op_plugin, read_torch_npu, read_xla, read_xpu, torch_version_key
 from bot.errors import ConfigError, SourceError
 from bot.sources.read import read_capped, read_text
 
@@ -78,7 +78,7 @@ def parse_backend_arg(arg: str) -> tuple[BackendKind, str]:
 
 def parse_named_backend_arg(arg: str) -> tuple[str | None, BackendKind, str]:
     """``[NAME:]KIND=PATH`` of ``opdrift coverage --backend``: several lists with one NAME are one
-    backend (op-plugin's yaml plus a text list of the ops it implements elsewhere)."""
+    backend (op-plugin's yaml plus torch_npu's npu_native_functions.yaml, or a text list)."""
     left, sep, value = arg.partition("=")
     if not sep or not value:
         raise ConfigError(
@@ -140,4 +140,6 @@ def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = N
         return read_xpu(text, value)
     if kind == "op-plugin":
         return read_op_plugin(text, value, torch_version)
+    if kind == "torch-npu":
+        return read_torch_npu(text, value)
     return read_text_list(text, value)

@@ -11,10 +11,21 @@ Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. The rules, in the o
    written in other operators, that a backend uses unless it overrides it; which of the two kinds
    serve a backend is its profile's (`bot.operators.kernels`, which also keeps a NestedTensor
    decomposition away from dense backends).
-4. ``structured_delegate``: it takes its kernel from an out variant that is itself covered.
+4. ``structured_delegate`` (eager profile only): it takes its kernel from an out variant that is itself
+   covered. Under functionalization the functional op itself reaches the backend, which must write it.
 5. ``backend_codegen``: functionalization derives it. A backend of the functional or export profile
-   (XLA, an exported graph) sees only functional operators, so the out and in-place variants of one
-   it lists need no kernel of their own.
+   (XLA, an exported graph) sees only functional operators, so an out= or in-place variant is no work of
+   its own: its functional op (`via`) carries the work, if any (none when that op is
+   CompositeImplicitAutograd, `bot.operators.functionalize`).
+6. ``autograd_key``: the backend registers the forward op at its Autograd key (XLA's ``autograd:``
+   list, ``TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m)``), so autograd never calls that op's
+   ``_backward`` op for it (``native_layer_norm_backward`` under ``native_layer_norm``); not for the
+   backward ops other ops' derivative formulas call too (`SHARED_BACKWARDS`).
+
+For a functional backend, a CompositeExplicitAutograd default kernel that calls its own out= or
+in-place variant back (``complex`` → ``complex.out``) serves only when the backend lists that variant;
+otherwise the functional op needs a kernel, and `OpCoverage.alternative` names the variant that would
+do instead.
 
 Anything else needs a kernel. Listed names that no longer exist upstream are stale.
 """
@@ -32,7 +43,7 @@ from bot.coverage.schema_history import schema_since
 from bot.coverage.yaml_lists import torch_version_key
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
-from bot.operators.autogen import group_key
+from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import (
     CIA,
     FUNCTIONALIZED,
@@ -54,7 +65,24 @@ from bot.schema.kernel import (
 from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
 from bot.text import did_you_mean
 
-RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen")
+RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen", "autograd_key")
+
+# Backward ops that derivatives.yaml calls from the formulas of other ops than their own forward op (and
+# its in-place twin), so an Autograd-key registration of that forward op leaves them needed: every
+# such name in the 2.1.0 to 2.15.0 derivatives.yaml (`convolution_backward` from `_convolution`'s and
+# the backend convolutions', `threshold_backward` from `relu`'s...). tests/test_coverage_real.py reads
+# each vendored release's derivatives.yaml to check that none is missing.
+SHARED_BACKWARDS = frozenset(
+    {
+        "convolution_backward",
+        "elu_backward",
+        "fake_quantize_per_tensor_affine_cachemask_backward",
+        "leaky_relu_backward",
+        "native_batch_norm_backward",
+        "rrelu_with_noise_backward",
+        "threshold_backward",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +92,9 @@ class OpCoverage:
     covered: bool
     rule: str  # one of RULES, or "needs_kernel"
     via: str = ""  # the operator that covers it (delegate, or functional sibling), when not itself
+    # for one that needs a kernel: the variant whose kernel would serve it instead (a functional op whose
+    # default kernel calls it back: "complex.out" for "complex"), "" when there is none
+    alternative: str = ""
 
 
 @dataclass(frozen=True)
@@ -147,16 +178,9 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
     profile = profile or PROFILE_OF_KIND[backend.kind]
     listed = _listed(snapshot, backend)
     records = snapshot.operators
-    parsed = {name: parse_schema(rec.schema) for name, rec in records.items()}
-
-    # A functional op's group, by torchgen's signature() (the autogen stage's own key, so dtype, layout,
-    # device and pin_memory do not count: linspace.out is in linspace's group) → the listed op.
-    functional_listed: dict[tuple[str, ...], str] = {}
-    if profile in FUNCTIONALIZED:
-        for name in sorted(listed):
-            schema = parsed.get(name)
-            if schema is not None and schema.kind() == "functional":
-                functional_listed.setdefault(group_key(schema), name)
+    functionalized = profile in FUNCTIONALIZED
+    functionalization = Functionalization(records)
+    bypassed = _bypassed_backwards(backend, records)
 
     decided: dict[str, OpCoverage] = {}
     # A native dispatch key is judged as the dispatcher fills that key; any other list as a backend of
@@ -175,23 +199,32 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         facets = rec.facets
         result: OpCoverage
         kernel = None if name in listed else serving(rec)
+        # The same exception as drift/needs.py's: a default kernel that calls its variant back.
+        back = (
+            functionalization.calls_back(rec)
+            if profile == "functional" and kernel is not None and kernel != CIA
+            else None
+        )
         if name in listed:
             result = OpCoverage(name, rec.bucket, True, "listed")
         elif kernel == CIA:
             result = OpCoverage(name, rec.bucket, True, "decomposes")
-        elif kernel is not None:
-            result = OpCoverage(name, rec.bucket, True, "default_kernel")
+        elif kernel is not None and (back is None or back in listed):
+            result = OpCoverage(name, rec.bucket, True, "default_kernel", back or "")
         elif (
-            facets.structured_delegate
+            not functionalized
+            and facets.structured_delegate
             and facets.structured_delegate in records
             and facets.structured_delegate not in seen
             and decide(facets.structured_delegate, records[facets.structured_delegate], seen | {name}).covered
         ):
             result = OpCoverage(name, rec.bucket, True, "structured_delegate", facets.structured_delegate)
-        elif rec.kind in ("inplace", "out") and (via := functional_listed.get(group_key(parsed[name]))):
+        elif functionalized and (via := functionalization.functional_of(rec)):
             result = OpCoverage(name, rec.bucket, True, "backend_codegen", via)
+        elif forward := bypassed.get(rec.base):
+            result = OpCoverage(name, rec.bucket, True, "autograd_key", forward)
         else:
-            result = OpCoverage(name, rec.bucket, False, "needs_kernel")
+            result = OpCoverage(name, rec.bucket, False, "needs_kernel", alternative=back or "")
         decided[name] = result
         return result
 
@@ -212,6 +245,24 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         backend.fallback,
         backend.roots or (backend.path,),
     )
+
+
+def _at_autograd_key(op: BackendOp) -> bool:
+    return op.origin == "autograd" or (op.dispatch_key or "").startswith("Autograd")
+
+
+def _bypassed_backwards(backend: BackendList, records: Mapping[str, OpRecord]) -> dict[str, str]:
+    """base of a backward op → the forward op the backend registers at its Autograd key, whose own
+    derivative formula is that backward op's only caller (see `SHARED_BACKWARDS`)."""
+    out: dict[str, str] = {}
+    for op in backend.ops:
+        rec = records.get(op.name)
+        if rec is None or not _at_autograd_key(op) or rec.facets.has_derivative is not True:
+            continue
+        backward = f"{rec.base}_backward"
+        if backward not in SHARED_BACKWARDS:
+            out.setdefault(backward, op.name)
+    return out
 
 
 # torch-mlir prints types as the TorchScript registry does: enums travel as int, SymInt as int.
@@ -457,6 +508,12 @@ def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:
     )
 
 
+def falls_back(cov: Coverage) -> bool:
+    """What an op without a kernel does on this backend: run on its boxed CPU fallback (XLA's
+    aten_fallback.cpp, pytorch_dlprim's `m.fallback`), or fail."""
+    return cov.fallback is not None
+
+
 def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mapping[str, object]:
     """The documented machine form of a coverage report (``--format json``)."""
     out: dict[str, object] = {
@@ -469,9 +526,14 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
         "operators": len(cov.ops),
         "covered": sum(1 for o in cov.ops if o.covered),
         "needs_kernel": len(cov.uncovered),
+        # what those ops do meanwhile: "falls_back_to_cpu" on a backend with a boxed fallback, else "fails"
+        "uncovered_run": "falls_back_to_cpu" if falls_back(cov) else "fails",
         "by_rule": cov.by_rule(),
         "by_bucket": {b: {"covered": c, "needs_kernel": n} for b, (c, n) in cov.by_bucket().items()},
-        "uncovered": [{"name": o.name, "bucket": o.bucket} for o in cov.uncovered],
+        # alternative: the variant whose kernel would serve the op instead (`OpCoverage.alternative`), or null
+        "uncovered": [
+            {"name": o.name, "bucket": o.bucket, "alternative": o.alternative or None} for o in cov.uncovered
+        ],
         # last_registered: the last release (1.9.0 on) that had it; null for a name none ever did
         "stale": [
             {"name": o.name, "path": o.path, "line": o.line, "last_registered": last_registered(o.name)}

@@ -33,9 +33,12 @@ _NOT_A_DEVICE_FALLBACK = re.compile(
     r"Autograd\w*|Autocast\w*|Meta|Functionalize|ADInplaceOrView|Python\w*|BackendSelect|FuncTorch\w*|"
     r"Tracer|Named|Conjugate|Negative|ZeroTensor|Batched\w*|VmapMode"
 )
-# Keys whose registrations are not a kernel that runs the op on the backend's device: an autograd
-# formula (AutogradPrivateUse1...) or a shape function (Meta) alone leaves the op unimplemented there.
-_NOT_A_KERNEL = re.compile(r"Autograd\w*|Meta")
+# Keys whose registrations are not a kernel that runs the op on the backend's device: a shape function
+# (Meta) or an autocast wrapper alone leaves the op unimplemented there. A registration at an Autograd
+# key (AutogradPrivateUse1) is the op's whole implementation on the backend, its forward and backward
+# (pytorch_dlprim's `relu`: a torch::autograd::Function whose forward runs dlprim's activation), so
+# it counts, with its key kept.
+_NOT_A_KERNEL = re.compile(r"Meta|Autocast\w*")
 # A function definition's head in comment-free code: NAME(PARAMETERS) [const|noexcept|override] {.
 # The parameters hold no braces or semicolons and at most one level of parentheses (a default such as
 # `c10::nullopt` or `std::vector<int64_t>()`), which keeps the scan linear on any file.
@@ -138,7 +141,7 @@ def read_cpp(text: str, path: str) -> BackendList:
     file defines it: the comment above that function, if it names the op, and the form of its
     parameters (``c10::SymInt`` / ``SymIntArrayRef``: SymInt, else int64_t). A comment naming the op
     above another function says nothing about the registered kernel. Registrations in comments or
-    under ``#if 0`` do not count, nor do ones under an Autograd or Meta key alone; an op registered
+    under ``#if 0`` do not count, nor do ones under a Meta or Autocast key alone; an op registered
     under several keys is listed once.
     """
     comments: list[tuple[int, str, str]] = []  # (offset, op name, schema text)

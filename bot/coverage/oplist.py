@@ -15,8 +15,17 @@ from typing import Literal
 from bot.errors import ConfigError
 from bot.schema.kernel import KernelForm
 
-BackendKind = Literal["torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text"]
-BACKEND_KINDS: tuple[BackendKind, ...] = ("torch-mlir", "xla", "cpp", "op-plugin", "xpu", "dispatch", "text")
+BackendKind = Literal["torch-mlir", "xla", "cpp", "op-plugin", "torch-npu", "xpu", "dispatch", "text"]
+BACKEND_KINDS: tuple[BackendKind, ...] = (
+    "torch-mlir",
+    "xla",
+    "cpp",
+    "op-plugin",
+    "torch-npu",
+    "xpu",
+    "dispatch",
+    "text",
+)
 
 # What a backend recorded about an operator's signature, when it recorded one.
 SchemaKind = Literal["full", "types"]

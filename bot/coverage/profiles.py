@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from bot.coverage.oplist import BackendKind
 from bot.operators.kernels import Profile
 
-# C++ registrations, op-plugin, XPU and a native dispatch key are eager backends; torch-mlir compiles
+# C++ registrations, op-plugin and torch_npu's own list, XPU and a native dispatch key are eager backends; torch-mlir compiles
 # exported graphs; XLA runs under functionalization. A plain list could be anything, and eager is
 # the common case.
 PROFILE_OF_KIND: Mapping[BackendKind, Profile] = {
@@ -19,6 +19,7 @@ PROFILE_OF_KIND: Mapping[BackendKind, Profile] = {
     "xla": "functional",
     "cpp": "eager",
     "op-plugin": "eager",
+    "torch-npu": "eager",
     "xpu": "eager",
     "dispatch": "eager",
     "text": "eager",

@@ -40,28 +40,72 @@ def _scalar_items(node: yaml.Node, path: str, key: str) -> Iterator[tuple[str, i
         yield str(item.value), _line(item)
 
 
-# The lists of xla_native_functions.yaml that name ATen operators the backend implements.
-_XLA_LISTS = ("full_codegen", "ir_gen", "supported", "symint", "autograd")
+def _backend_items(node: yaml.Node, path: str, key: str) -> Iterator[tuple[str, int]]:
+    """The operator names of one list of torchgen's backend yaml: plain names, or entries with a
+    ``func:`` name and settings (torch_npu's ``- func: clone`` / ``op_api: True``)."""
+    if isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null"):
+        return
+    if not isinstance(node, yaml.SequenceNode):
+        raise ConfigError(f"'{key}' must be a list of operator names", path=path, line=_line(node))
+    for item in node.value:
+        if isinstance(item, yaml.MappingNode):
+            func = _mapping(item, path, f"a '{key}' entry").get("func")
+            if not isinstance(func, yaml.ScalarNode):
+                raise ConfigError(f"'{key}' entry without a 'func:' name", path=path, line=_line(item))
+            yield str(func.value), _line(func)
+        elif isinstance(item, yaml.ScalarNode):
+            yield str(item.value), _line(item)
+        else:
+            raise ConfigError(f"'{key}' items must be operator names", path=path, line=_line(item))
 
 
-def read_xla(text: str, path: str) -> BackendList:
-    """torch_xla's xla_native_functions.yaml. Its codegen runs under functionalization, so the out and
-    in-place variants of a lowered functional op need no kernel of their own."""
-    top = _mapping(compose_yaml_document(text, path), path, "xla_native_functions.yaml")
+def _read_backend_yaml(text: str, path: str, what: str, lists: tuple[str, ...]) -> list[BackendOp]:
+    """torchgen's backend yaml (``backend:``, ``cpp_namespace:``, then lists of ATen operator names):
+    every name of LISTS, in file order, with its list as origin (``symint:`` repeats names of
+    ``supported:``); ``autograd:`` names are registered at the backend's Autograd key."""
+    top = _mapping(compose_yaml_document(text, path), path, what)
     # torchgen's gen_backend_stubs names the kernel of an op in `symint:` NAME_symint, and a kernel
     # whose name has `_symint` takes the SymInt form (BackendMetadata.supports_symint); every other
     # kernel is declared in the int64_t form. The yaml says so too: `symint` "overloads operations to
     # take SymInts rather than plain integers".
     symint = _symint_names(top, path)
     ops: list[BackendOp] = []
-    for key in _XLA_LISTS:
+    for key in lists:
         if key in top:
-            for raw, line in _scalar_items(top[key], path, key):
+            for raw, line in _backend_items(top[key], path, key):
                 name = normalise_name(raw, path=path, line=line)
                 ops.append(BackendOp(name, line, path, key, kernel_form=_form(name in symint)))
     if not ops:
-        raise ConfigError(f"no operators in any of {', '.join(_XLA_LISTS)}", path=path)
-    return BackendList("xla", path, tuple(ops))
+        raise ConfigError(f"no operators in any of {', '.join(lists)}", path=path)
+    return ops
+
+
+# The lists of xla_native_functions.yaml that name ATen operators the backend implements.
+_XLA_LISTS = ("full_codegen", "ir_gen", "supported", "symint", "autograd")
+# torch_xla registers a boxed fallback for every operator at its key, which runs the op on the CPU:
+# `TORCH_LIBRARY_IMPL(_, XLA, m) { m.fallback(...&xla_fallback) }`, whose `xla_fallback` ends in
+# `at::native::cpu_fallback` (pytorch/xla, torch_xla/csrc/aten_fallback.cpp at 1815bb9, 2025-12-02).
+XLA_FALLBACK = "torch_xla/csrc/aten_fallback.cpp:68 (XLA)"
+
+
+def read_xla(text: str, path: str) -> BackendList:
+    """torch_xla's xla_native_functions.yaml. Its codegen runs under functionalization, so the out and
+    in-place variants of a lowered functional op need no kernel of their own; what it lacks runs on
+    its CPU fallback."""
+    ops = _read_backend_yaml(text, path, "xla_native_functions.yaml", _XLA_LISTS)
+    return BackendList("xla", path, tuple(ops), fallback=XLA_FALLBACK)
+
+
+# The lists of torch_npu's npu_native_functions.yaml that name ATen operators (`custom:` holds
+# torch_npu's own operators, such as npu_format_cast).
+_TORCH_NPU_LISTS = ("supported", "symint", "autograd")
+
+
+def read_torch_npu(text: str, path: str) -> BackendList:
+    """torch_npu's own npu_native_functions.yaml: the ATen operators it registers itself (``resize_``,
+    ``view``, ``empty.memory_format``...) beside op-plugin's list."""
+    ops = _read_backend_yaml(text, path, "npu_native_functions.yaml", _TORCH_NPU_LISTS)
+    return BackendList("torch-npu", path, tuple(ops))
 
 
 def _form(symint: bool) -> KernelForm:
@@ -74,7 +118,7 @@ def _symint_names(top: dict[str, yaml.Node], path: str) -> frozenset[str]:
         return frozenset()
     return frozenset(
         normalise_name(raw, path=path, line=line)
-        for raw, line in _scalar_items(top["symint"], path, "symint")
+        for raw, line in _backend_items(top["symint"], path, "symint")
     )
 
 

@@ -6,7 +6,13 @@ or the operator's kernel is written on another operator:
 
 - ``eager``: a structured_delegate operator runs its out= delegate's kernel, which is flagged itself;
 - ``functional`` and ``export``: under functionalization the out= and in-place variants of a functional
-  operator never reach the backend (its functional form covers them), grouped as torchgen groups them.
+  operator never reach the backend (its functional form covers them), grouped as torchgen groups them
+  (`bot.operators.functionalize`).
+
+One exception to the default kernel: for ``functional``, a functional operator whose
+CompositeExplicitAutograd kernel calls its out= or in-place variant back (``complex``, ``median.dim``,
+``cauchy``: `Functionalization.calls_back`) gets nothing from it, since that variant has no kernel at
+the backend's key: the backend must write one of the pair, and this is where it is flagged.
 
 These are the rules `opdrift coverage` applies to a backend without a list; here they judge the
 operators of a drift, for its per-change ``profiles``.
@@ -14,28 +20,11 @@ operators of a drift, for its per-change ``profiles``.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
 
-from bot.errors import SchemaError
 from bot.model import OpRecord
-from bot.operators.autogen import group_key
+from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import FUNCTIONALIZED, PROFILES, Profile, profile_kernel, table_of
-from bot.schema.grammar import parse_schema
-
-GroupKey = tuple[str, ...]
-
-
-def _group(rec: OpRecord) -> GroupKey | None:
-    try:
-        return group_key(parse_schema(rec.schema))
-    except SchemaError:
-        return None  # a loaded snapshot has only parsed schemas; a hand-built one may not
-
-
-def _functional_base(base: str) -> str:
-    # torchgen groups `add_.Tensor` and `add.out` with `add.Tensor`: an in-place base ends in "_".
-    return base[:-1] if base.endswith("_") and not base.endswith("__") else base
 
 
 class ProfileNeeds:
@@ -43,21 +32,7 @@ class ProfileNeeds:
     variant's functional sibling is looked for; the drift may judge only the records that changed."""
 
     def __init__(self, records: Mapping[str, OpRecord]) -> None:
-        self._records = records
-        self._by_base: dict[str, list[OpRecord]] | None = None
-        self._groups: dict[str, frozenset[GroupKey]] = {}
-
-    def _functional_groups(self, base: str) -> frozenset[GroupKey]:
-        found = self._groups.get(base)
-        if found is None:
-            if self._by_base is None:
-                self._by_base = defaultdict(list)
-                for rec in self._records.values():
-                    if rec.kind == "functional":
-                        self._by_base[rec.base].append(rec)
-            keys = (_group(rec) for rec in self._by_base.get(base, ()))
-            found = self._groups[base] = frozenset(k for k in keys if k is not None)
-        return found
+        self._functionalization = Functionalization(records)
 
     def __call__(self, rec: OpRecord) -> frozenset[Profile]:
         """The profiles whose backends must write REC themselves."""
@@ -65,15 +40,15 @@ class ProfileNeeds:
         out: list[Profile] = []
         derived: bool | None = None
         for profile in PROFILES:
-            if profile_kernel(table, profile) is not None:
+            if profile_kernel(table, profile) is not None and not (
+                profile == "functional" and self._functionalization.calls_back(rec) is not None
+            ):
                 continue
             if profile == "eager" and rec.facets.structured_delegate is not None:
                 continue
             if profile in FUNCTIONALIZED:
                 if derived is None:
-                    derived = rec.kind in ("inplace", "out") and _group(rec) in self._functional_groups(
-                        _functional_base(rec.base)
-                    )
+                    derived = self._functionalization.functional_of(rec) is not None
                 if derived:
                     continue
             out.append(profile)

@@ -13,10 +13,10 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json
+from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
 from bot.coverage.names import last_registered
 from bot.coverage.schema_history import table_releases
 from bot.model import NATIVE_PATH, Snapshot
@@ -95,6 +95,12 @@ class CoverageView:
     # them), or no release from 1.9 on ever registered them (a TorchScript built-in, a typo)
     stale_removed: tuple[tuple[str, str, int, str], ...] = ()
     stale_never: tuple[tuple[str, str, int], ...] = ()
+    # what an op without a kernel does, in the report's words: plural ("need a kernel", "fall back to
+    # CPU", after a count) and singular; a boxed CPU fallback turns a gap into slower ops, not failures
+    gap_words: str = "need a kernel"
+    gap_word: str = "needs a kernel"
+    # name → the variant whose kernel would serve it instead ("complex" → "complex.out")
+    alternatives: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _change(change: CoverageChange | None) -> GapChange | None:
@@ -160,6 +166,9 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         stale_never=tuple(
             (op.name, op.path, op.line) for op in cov.stale if last_registered(op.name) is None
         ),
+        gap_words="fall back to CPU" if falls_back(cov) else "need a kernel",
+        gap_word="falls back to CPU" if falls_back(cov) else "needs a kernel",
+        alternatives={o.name: o.alternative for o in uncovered if o.alternative},
     )
 
 

@@ -1,0 +1,119 @@
+"""What a backend that runs under functionalization (XLA, Lazy; an exported graph) receives instead of
+an out= or in-place call, and which functional ops' default kernels call such a variant back.
+
+Functionalization turns a mutable call into its functional op: for each group torchgen forms (a
+functional op with its in-place and out= variants, grouped by ``signature()``, the autogen stage's
+`group_key`), the Functionalize kernel of a variant calls the group's functional op and copies the
+result back (torchgen's ``gen_functionalization_type.py``). So a variant whose group has a functional
+op is no work of its own there: the work, if any, is the functional op's. When that functional op is
+CompositeImplicitAutograd (``adaptive_avg_pool2d`` for ``adaptive_avg_pool2d.out``), it is no work at all.
+
+The rule that runs the other way (`calls_back`): a functional op whose only dense kernel is
+CompositeExplicitAutograd while a variant of its group carries the device kernels (its own at CPU or
+CUDA) is a wrapper around that variant, so at a functional backend's key its default kernel calls the
+variant, which has no kernel there: the backend needs one of the pair. Two shapes, both in PyTorch's code:
+
+- a functional op that ``autogen:`` generated from an in-place or mutable entry (``cauchy`` from
+  ``cauchy_``): torchgen's ``gen_composite_functional_kernel`` (``native_function_generation.py``)
+  clones the inputs and calls the mutable op;
+- a hand-written CompositeExplicitAutograd functional op beside an out= or in-place op with CPU/CUDA
+  kernels: ``complex`` allocates its result and returns ``at::complex_out(result, real, imag)``
+  (``aten/src/ATen/native/TensorFactories.cpp``), ``median.dim`` calls ``at::median_out`` and
+  ``kthvalue`` ``at::kthvalue_out`` (``Sorting.cpp``), ``logical_and`` passes ``at::logical_and_out``
+  to ``comparison_op`` (``BinaryOps.cpp``), ``linspace`` ends in ``at::linspace_out``, ``polar`` in
+  ``at::polar_out``, ``frexp`` calls ``at::frexp_out`` (``UnaryOps.cpp``), ``huber_loss_backward`` and
+  ``smooth_l1_loss_backward`` their ``_out`` (``Loss.cpp``): read at the 2.x sources.
+
+`NOT_A_CALLBACK` holds the ops of that shape whose kernel does otherwise, read in the same sources.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+
+from bot.errors import SchemaError
+from bot.model import OpRecord
+from bot.operators.autogen import group_key
+from bot.operators.kernels import CEA, DELEGATE, OWN, kernel_for, table_of
+from bot.schema.grammar import parse_schema
+
+GroupKey = tuple[str, ...]
+
+# The keys whose kernels show where an op's real work is written: a variant with its own kernel here is
+# the one a wrapping default kernel calls.
+DEVICE_KEYS = ("CPU", "CUDA")
+
+# Functional ops of the wrapper shape whose default kernel calls something else (op → the variant it
+# does call, or None when it calls none), read in PyTorch's sources: `mvlgamma` computes with arange,
+# lgamma_ and sum itself (UnaryOps.cpp), and `bernoulli` fills `at::empty_like(self)` with
+# `bernoulli_(self, gen)`, the in-place op of the `bernoulli.Tensor` group (Distributions.cpp).
+NOT_A_CALLBACK: Mapping[str, str | None] = {
+    "mvlgamma": None,
+    "bernoulli": "bernoulli_.Tensor",
+}
+
+_VARIANTS = ("out", "inplace")
+
+
+def _group(rec: OpRecord) -> GroupKey | None:
+    try:
+        return group_key(parse_schema(rec.schema))
+    except SchemaError:
+        return None  # a loaded snapshot has only parsed schemas; a hand-built one may not
+
+
+def functional_base(base: str) -> str:
+    """torchgen groups `add_.Tensor` and `add.out` with `add.Tensor`: an in-place base ends in "_"."""
+    return base[:-1] if base.endswith("_") and not base.endswith("__") else base
+
+
+def _has_device_kernel(rec: OpRecord) -> bool:
+    table = table_of(rec.facets)
+    return any(kernel_for(table, key) in (OWN, DELEGATE) for key in DEVICE_KEYS)
+
+
+class Functionalization:
+    """The groups of one side's operators (RECORDS), built per base operator when first asked, so that a
+    drift judging a few changed records parses only their bases' schemas."""
+
+    def __init__(self, records: Mapping[str, OpRecord]) -> None:
+        self._records = records
+        self._by_base: dict[str, list[OpRecord]] | None = None
+        self._groups: dict[str, dict[GroupKey, list[OpRecord]]] = {}
+
+    def _members(self, base: str) -> dict[GroupKey, list[OpRecord]]:
+        found = self._groups.get(base)
+        if found is None:
+            if self._by_base is None:
+                self._by_base = defaultdict(list)
+                for rec in self._records.values():
+                    self._by_base[functional_base(rec.base)].append(rec)
+            found = {}
+            for rec in sorted(self._by_base.get(base, ()), key=lambda r: r.name):
+                key = _group(rec)
+                if key is not None:
+                    found.setdefault(key, []).append(rec)
+            self._groups[base] = found
+        return found
+
+    def functional_of(self, rec: OpRecord) -> str | None:
+        """The functional op an out= or in-place REC becomes under functionalization, or None."""
+        if rec.kind not in _VARIANTS:
+            return None
+        key = _group(rec)
+        members = self._members(functional_base(rec.base)).get(key, []) if key is not None else []
+        return next((m.name for m in members if m.kind == "functional"), None)
+
+    def calls_back(self, rec: OpRecord) -> str | None:
+        """The variant that functional REC's default kernel calls (see the module docstring), or None."""
+        if rec.kind != "functional" or CEA not in table_of(rec.facets) or _has_device_kernel(rec):
+            return None
+        if rec.name in NOT_A_CALLBACK:
+            return NOT_A_CALLBACK[rec.name]
+        key = _group(rec)
+        members = self._members(rec.base).get(key, []) if key is not None else []
+        variants = [m for m in members if m.kind in _VARIANTS and _has_device_kernel(m)]
+        # The one the kernel was generated from, or written beside: out= before in-place, by name.
+        variants.sort(key=lambda m: (m.facets.autogen, _VARIANTS.index(m.kind), m.name))
+        return variants[0].name if variants else None

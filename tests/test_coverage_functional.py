@@ -1,0 +1,269 @@
+"""What functional backends receive, registrations at other keys, and lists a backend keeps elsewhere
+(issue 21, items 5 to 7), on the real lists of tests/data/backends/real (SOURCES.md) and 2.15.0."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from clirun import Opdrift
+from datafiles import DATA, RELEASES, has_release_file, release_text
+
+from bot import pipeline
+from bot.coverage.backends import merge_backends, read_backend
+from bot.coverage.check import SHARED_BACKWARDS, Coverage, compute_coverage, coverage_json
+from bot.coverage.oplist import BackendList
+from bot.drift.needs import ProfileNeeds
+from bot.model import Snapshot
+from bot.operators.functionalize import Functionalization
+from bot.operators.kernels import Profile
+
+REAL = DATA / "backends" / "real"
+XLA = "pytorch-xla.xla_native_functions.yaml.xz"
+OP_PLUGIN = "op-plugin.op_plugin_functions.yaml.xz"
+TORCH_NPU = "torch_npu.npu_native_functions.yaml.xz"
+
+# Item 5: out= variants whose functional op is CompositeImplicitAutograd; item 6: the backward kernels
+# that XLA's `autograd:` registrations of native_layer_norm and native_group_norm bypass.
+DECOMPOSED_FUNCTIONAL = (
+    "adaptive_avg_pool2d.out",
+    "adaptive_avg_pool3d.out",
+    "conj_physical.out",
+    "linalg_eigvals.out",
+    "sspaddmm.out",
+)
+BYPASSED_BACKWARDS = ("native_layer_norm_backward", "native_group_norm_backward")
+# Item 7: what torch_npu registers in its own yaml, which op-plugin's list does not name.
+TORCH_NPU_OWN = ("resize_", "isnan", "as_strided", "view", "empty.memory_format")
+
+
+def _real(name: str, tmp: Path) -> str:
+    path = tmp / name.removesuffix(".xz")
+    path.write_bytes(lzma.decompress((REAL / name).read_bytes()))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def snap_215(release_file: Callable[[str], Path]) -> Snapshot:
+    return pipeline.load_snapshot(str(release_file("2.15.0")))
+
+
+@pytest.fixture(scope="module")
+def real_files(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], str]:
+    tmp = tmp_path_factory.mktemp("functional")
+    return lambda name: _real(name, tmp)
+
+
+@pytest.fixture(scope="module")
+def xla(snap_215: Snapshot, real_files: Callable[[str], str]) -> Coverage:
+    return compute_coverage(snap_215, read_backend("xla", real_files(XLA)))
+
+
+def _by_name(cov: Coverage) -> dict[str, tuple[bool, str, str, str]]:
+    return {o.name: (o.covered, o.rule, o.via, o.alternative) for o in cov.ops}
+
+
+# --- item 5: what a functional backend receives -----------------------------------------------------
+
+
+def test_xla_needs_no_out_variant_whose_functional_op_decomposes(xla: Coverage) -> None:
+    """Functionalization turns `adaptive_avg_pool2d.out` into `adaptive_avg_pool2d`, which is
+    CompositeImplicitAutograd: the variant is no work for XLA."""
+    ops = _by_name(xla)
+    for name in DECOMPOSED_FUNCTIONAL:
+        covered, rule, via, _ = ops[name]
+        assert (covered, rule) == (True, "backend_codegen"), name
+        assert ops[via][1] == "decomposes", (name, via)
+    assert not {o.name for o in xla.uncovered} & set(DECOMPOSED_FUNCTIONAL)
+
+
+def test_a_default_kernel_that_calls_its_variant_back_serves_a_functional_backend_only_with_it(
+    xla: Coverage, snap_215: Snapshot, real_files: Callable[[str], str]
+) -> None:
+    """`complex`'s CompositeExplicitAutograd kernel returns `at::complex_out(...)`, `median.dim`'s calls
+    `at::median_out`, and autogen's `cauchy` clones and calls `cauchy_`: at XLA's key the variant has no
+    kernel, so XLA needs one of the pair. The functional op is the need, and names the other; the
+    variant is functionalization's. An eager backend is unchanged: the default kernel serves it."""
+    ops = _by_name(xla)
+    for functional, variant in (
+        ("complex", "complex.out"),
+        ("median.dim", "median.dim_values"),
+        ("cauchy", "cauchy_"),
+    ):
+        assert ops[functional] == (False, "needs_kernel", "", variant), functional
+        assert ops[variant][:3] == (True, "backend_codegen", functional), variant
+    # Listing the variant is enough: the default kernel then reaches a kernel of XLA's.
+    extra = real_files(XLA).replace(".yaml", ".extra.txt")
+    Path(extra).write_text("complex.out\n")
+    both = merge_backends("XLA", [read_backend("xla", real_files(XLA)), read_backend("text", extra)])
+    assert _by_name(compute_coverage(snap_215, both))["complex"] == (
+        True,
+        "default_kernel",
+        "complex.out",
+        "",
+    )
+    eager = _by_name(compute_coverage(snap_215, read_backend("xla", real_files(XLA)), "eager"))
+    assert eager["complex"][:2] == (True, "default_kernel")
+    doc = coverage_json(xla)
+    uncovered = doc["uncovered"]
+    assert isinstance(uncovered, list)
+    assert {"name": "complex", "bucket": "complex", "alternative": "complex.out"} in uncovered
+
+
+def test_the_callback_rule_finds_the_wrappers_and_not_the_self_contained_kernels(snap_215: Snapshot) -> None:
+    """The structural rule (a CompositeExplicitAutograd functional op without device kernels beside a
+    variant with CPU/CUDA kernels) against 2.15.0: the wrappers read in PyTorch's sources are found;
+    `mvlgamma` (computes itself), `zeros` (its out= has sparse kernels only) and `digamma` (structured)
+    are not, and `bernoulli` names the in-place op its kernel really calls."""
+    f = Functionalization(snap_215.operators)
+    found = {n: f.calls_back(r) for n, r in snap_215.operators.items() if f.calls_back(r) is not None}
+    for name, variant in {
+        "complex": "complex.out",
+        "median.dim": "median.dim_values",
+        "kthvalue": "kthvalue.values",
+        "logical_and": "logical_and.out",
+        "linspace": "linspace.out",
+        "polar": "polar.out",
+        "frexp.Tensor": "frexp.Tensor_out",
+        "huber_loss_backward": "huber_loss_backward.out",
+        "smooth_l1_loss_backward": "smooth_l1_loss_backward.grad_input",
+        "cauchy": "cauchy_",
+        "bernoulli": "bernoulli_.Tensor",
+    }.items():
+        assert found.get(name) == variant, name
+    assert not {"mvlgamma", "zeros", "digamma", "adaptive_avg_pool2d"} & found.keys()
+
+
+@pytest.mark.parametrize("profile", ["functional", "export"])
+def test_coverage_of_an_empty_list_is_what_the_drift_says_the_profile_needs(
+    snap_215: Snapshot, profile: Profile
+) -> None:
+    """One rule for both: a backend that lists nothing needs exactly the ops drift/needs.py flags for
+    its profile (complex and the functional trio's functional op, never their variants)."""
+    cov = compute_coverage(snap_215, BackendList("text", "none", ()), profile)
+    needs = ProfileNeeds(snap_215.operators)
+    flagged = {name for name, rec in snap_215.operators.items() if profile in needs(rec)}
+    assert {o.name for o in cov.uncovered} == flagged
+    if profile == "functional":
+        assert "complex" in flagged and "complex.out" not in flagged
+        assert not set(DECOMPOSED_FUNCTIONAL) & flagged
+
+
+# --- item 6: registrations at other keys, and fallbacks ---------------------------------------------
+
+
+def test_xla_autograd_registrations_bypass_their_backward_kernels(xla: Coverage) -> None:
+    """XLA's `autograd:` list registers native_layer_norm and native_group_norm at AutogradXLA: their
+    backward ops, which only their own derivative formulas call, are no work."""
+    ops = _by_name(xla)
+    assert ops["native_layer_norm"][:2] == ops["native_group_norm"][:2] == (True, "listed")
+    for backward in BYPASSED_BACKWARDS:
+        assert ops[backward][:3] == (True, "autograd_key", backward.removesuffix("_backward")), backward
+    assert not {o.name for o in xla.uncovered} & set(BYPASSED_BACKWARDS)
+
+
+@pytest.mark.parametrize("version", [v for v in RELEASES if has_release_file(v, "derivatives.yaml")])
+def test_shared_backwards_hold_every_backward_another_formula_calls(version: str) -> None:
+    """An Autograd-key registration of F bypasses F_backward only when no other op's derivative formula
+    calls it (F's in-place twin counts as another op: a registration of F does not cover it)."""
+    entries = yaml.safe_load(release_text(version, "derivatives.yaml"))
+    # Formulas also call FunctionsManual helpers (as_strided_backward): only operators count.
+    operators = set(re.findall(r"^- func: (\w+)[.(]", release_text(version), re.MULTILINE))
+    with_formula = {e["name"].split("(")[0].split(".")[0] for e in entries}
+    callers: dict[str, set[str]] = {}
+    for e in entries:
+        name = e["name"].split("(")[0].split(".")[0]
+        body = json.dumps({k: v for k, v in e.items() if k != "name"})
+        for m in re.finditer(r"\b(\w+_backward)(?:_symint)?\(", body):
+            callers.setdefault(m.group(1), set()).add(name)
+    shared = {
+        backward
+        for backward, by in callers.items()
+        if backward in operators
+        and backward.removesuffix("_backward") in with_formula
+        and by - {backward, backward.removesuffix("_backward")}
+    }
+    assert shared <= SHARED_BACKWARDS, sorted(shared - SHARED_BACKWARDS)
+    if version == "2.15.0":
+        assert not set(BYPASSED_BACKWARDS) & shared
+
+
+def test_dlprim_relu_registered_at_its_autograd_key_is_covered(dlprim_src: Path, snap_215: Snapshot) -> None:
+    """pytorch_dlprim registers `relu` only at AutogradPrivateUse1 (pointwise_ops.cpp), with a
+    torch::autograd::Function whose forward runs dlprim's activation: covered. A Meta key alone is not."""
+    backend = read_backend("cpp", str(dlprim_src))
+    (relu,) = [op for op in backend.ops if op.name == "relu"]
+    assert relu.dispatch_key == "AutogradPrivateUse1"
+    assert _by_name(compute_coverage(snap_215, backend))["relu"][:2] == (True, "listed")
+
+
+def test_a_boxed_cpu_fallback_words_the_gap_as_falling_back(
+    xla: Coverage,
+    dlprim_src: Path,
+    opdrift: Opdrift,
+    release_file: Callable[[str], Path],
+    real_files: Callable[[str], str],
+) -> None:
+    """XLA (torch_xla/csrc/aten_fallback.cpp) and pytorch_dlprim (`m.fallback` in tensor_ops.cpp) run
+    what they lack on the CPU: the outputs say so; a list without a fallback still needs kernels."""
+    assert xla.fallback is not None and "aten_fallback.cpp" in xla.fallback
+    assert coverage_json(xla)["uncovered_run"] == "falls_back_to_cpu"
+    source = str(release_file("2.15.0"))
+    text = opdrift("coverage", "--backend", f"xla={real_files(XLA)}", source)
+    assert text.code == 0, text.err
+    assert re.search(r"\d+ fall back to CPU \(no kernel of their own: the boxed fallback at", text.out)
+    assert "\n  fall back to CPU (" in text.out and "need a kernel" not in text.out
+    md = opdrift("coverage", "--backend", f"cpp={dlprim_src}", "--format", "markdown", source)
+    assert "### Operators that fall back to CPU (" in md.out and "tensor\\_ops.cpp:440" in md.out
+    plain = opdrift("coverage", "--backend", f"op-plugin={real_files(OP_PLUGIN)}", "--format", "json", source)
+    assert json.loads(plain.out)["backends"][0]["uncovered_run"] == "fails"
+
+
+# --- item 7: torch_npu's own list -------------------------------------------------------------------
+
+
+def test_torch_npu_yaml_reads_its_aten_lists_and_not_its_custom_ops(real_files: Callable[[str], str]) -> None:
+    """Expected names by yaml.safe_load of the vendored file: `supported:` and `symint:` entries, plain
+    or `- func: NAME` with settings; `custom:` holds torch_npu's own operators."""
+    path = real_files(TORCH_NPU)
+    doc = yaml.safe_load(Path(path).read_text())
+    expected = [e["func"] if isinstance(e, dict) else e for key in ("supported", "symint") for e in doc[key]]
+    backend = read_backend("torch-npu", path)
+    assert [op.name for op in backend.ops] == expected
+    assert set(TORCH_NPU_OWN) <= backend.names and "npu_format_cast" not in backend.names
+    assert {op.origin for op in backend.ops} == {"supported", "symint"}
+
+
+def test_op_plugin_and_torch_npu_combined_no_longer_need_what_torch_npu_registers(
+    snap_215: Snapshot,
+    real_files: Callable[[str], str],
+    opdrift: Opdrift,
+    release_file: Callable[[str], Path],
+) -> None:
+    op_plugin = read_backend("op-plugin", real_files(OP_PLUGIN), torch_version="2.15")
+    alone = {o.name for o in compute_coverage(snap_215, op_plugin).uncovered}
+    assert set(TORCH_NPU_OWN) <= alone, "op-plugin's list alone lacks them"
+    npu = merge_backends("NPU", [op_plugin, read_backend("torch-npu", real_files(TORCH_NPU))])
+    both = compute_coverage(snap_215, npu)
+    assert both.profile == "eager"
+    assert not set(TORCH_NPU_OWN) & {o.name for o in both.uncovered}
+    run = opdrift(
+        "coverage",
+        "--backend",
+        f"NPU:op-plugin={real_files(OP_PLUGIN)}",
+        "--backend",
+        f"NPU:torch-npu={real_files(TORCH_NPU)}",
+        "--torch-version",
+        "2.15",
+        "--format",
+        "json",
+        str(release_file("2.15.0")),
+    )
+    assert run.code == 0, run.err
+    names = {o["name"] for o in json.loads(run.out)["backends"][0]["uncovered"]}
+    assert not set(TORCH_NPU_OWN) & names
