@@ -12,9 +12,16 @@ Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. The rules, in the o
    serve a backend is its profile's (`bot.operators.kernels`, which also keeps a NestedTensor
    decomposition away from dense backends).
 4. ``structured_delegate``: it takes its kernel from an out variant that is itself covered.
-5. ``backend_codegen``: functionalization derives it. A backend of the functional or export profile
-   (XLA, an exported graph) sees only functional operators, so the out and in-place variants of one
-   it lists need no kernel of their own.
+5. ``backend_codegen``: functionalization derives it. A backend of the functional profile (XLA) sees
+   only functional operators, so the out and in-place variants of one it lists need no kernel of
+   their own.
+
+A backend of the ``export`` profile is judged by what reaches an exported graph at the snapshot's
+release, with the backend's own decomposition table or PyTorch's Core-ATen table
+(`bot.operators.exported`, the path `bot.drift.needs.export_path_for` builds for drift reports too):
+an operator the table or export decomposes is ``decomposes``; an out=, in-place or mutable one, which
+export functionalizes, is ``backend_codegen``; one only a training graph holds is ``training_only``,
+reported apart and not a need.
 
 Anything else needs a kernel. Listed names that no longer exist upstream are stale.
 """
@@ -27,9 +34,11 @@ from dataclasses import dataclass
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.profiles import PROFILE_OF_KIND
+from bot.drift.needs import export_path_for
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.operators.autogen import group_key
+from bot.operators.exported import export_fate
 from bot.operators.kernels import (
     CIA,
     FUNCTIONALIZED,
@@ -45,6 +54,8 @@ from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
 from bot.text import did_you_mean
 
 RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen")
+# export only: in a training graph alone, so no need of the inference graph export gives by default
+TRAINING_ONLY = "training_only"
 
 
 @dataclass(frozen=True)
@@ -87,14 +98,21 @@ class Coverage:
     # the backend's boxed fallback ("path:line (KEY)"), where an op that needs a kernel runs meanwhile
     fallback: str | None = None
     roots: tuple[str, ...] = ()  # what the list was read from (BackendList.roots, else its path)
+    decompositions: str = ""  # export: the decomposition table judged by (its origin), else ""
 
     @property
     def uncovered(self) -> tuple[OpCoverage, ...]:
         return tuple(o for o in self.ops if not o.covered)
 
+    @property
+    def training_only(self) -> tuple[OpCoverage, ...]:
+        return tuple(o for o in self.ops if o.rule == TRAINING_ONLY)
+
     def by_rule(self) -> dict[str, int]:
-        """rule → operators it decided, every rule listed (zeros included), "needs_kernel" last."""
-        return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*RULES, "needs_kernel")}
+        """rule → operators it decided, every rule listed (zeros included; ``training_only`` for the
+        export profile), "needs_kernel" last."""
+        rules = (*RULES, TRAINING_ONLY) if self.profile == "export" else RULES
+        return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*rules, "needs_kernel")}
 
     def by_bucket(self) -> dict[str, tuple[int, int]]:
         """bucket → (covered, needs a kernel)."""
@@ -137,6 +155,11 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
 
     # A functional op's group, by torchgen's signature() (the autogen stage's own key, so dtype, layout,
     # device and pin_memory do not count: linspace.out is in linspace's group) → the listed op.
+    export = (
+        export_path_for(snapshot.meta.torch_version, backend.decompositions, backend.decompositions_path)
+        if profile == "export"
+        else None
+    )
     functional_listed: dict[tuple[str, ...], str] = {}
     if profile in FUNCTIONALIZED:
         for name in sorted(listed):
@@ -161,8 +184,12 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         facets = rec.facets
         result: OpCoverage
         kernel = None if name in listed else serving(rec)
+        fate = None if export is None or name in listed else export_fate(rec, export)
         if name in listed:
             result = OpCoverage(name, rec.bucket, True, "listed")
+        elif fate is not None:
+            sibling = functional_listed.get(group_key(parsed[name]), "") if fate == "functionalized" else ""
+            result = _exported(name, rec, fate, sibling)
         elif kernel == CIA:
             result = OpCoverage(name, rec.bucket, True, "decomposes")
         elif kernel is not None:
@@ -197,7 +224,19 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         tuple(_alerts(snapshot, backend)),
         backend.fallback,
         backend.roots or (backend.path,),
+        export.table.origin if export is not None else "",
     )
+
+
+def _exported(name: str, rec: OpRecord, fate: str, sibling: str) -> OpCoverage:
+    """An export backend's verdict on an operator it does not list, from its fate on the export path."""
+    if fate == "decomposed":
+        return OpCoverage(name, rec.bucket, True, "decomposes")
+    if fate == "functionalized":
+        return OpCoverage(name, rec.bucket, True, "backend_codegen", sibling)
+    if fate == TRAINING_ONLY:
+        return OpCoverage(name, rec.bucket, True, TRAINING_ONLY)
+    return OpCoverage(name, rec.bucket, False, "needs_kernel")
 
 
 # torch-mlir prints types as the TorchScript registry does: enums travel as int, SymInt as int.
@@ -401,6 +440,7 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
             "path": cov.backend_path,
             "profile": cov.profile,
             "fallback": cov.fallback,
+            **({"decompositions": cov.decompositions} if cov.profile == "export" else {}),
         },
         "operators": len(cov.ops),
         "covered": sum(1 for o in cov.ops if o.covered),
@@ -408,6 +448,11 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
         "by_rule": cov.by_rule(),
         "by_bucket": {b: {"covered": c, "needs_kernel": n} for b, (c, n) in cov.by_bucket().items()},
         "uncovered": [{"name": o.name, "bucket": o.bucket} for o in cov.uncovered],
+        **(
+            {"training_only": [{"name": o.name, "bucket": o.bucket} for o in cov.training_only]}
+            if cov.profile == "export"
+            else {}
+        ),
         # last_registered: the last release (1.12.0 on) that had it; null for a name none ever did
         "stale": [
             {"name": o.name, "path": o.path, "line": o.line, "last_registered": last_registered(o.name)}

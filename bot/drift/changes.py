@@ -520,8 +520,8 @@ def compute_drift(
         del removed[old.name]
         del added[new.name]
 
-    need_b = ProfileNeeds(b_ops if base_all is None else base_all)
-    need_h = ProfileNeeds(h_ops if head_all is None else head_all)
+    need_b = ProfileNeeds(b_ops if base_all is None else base_all, version=base.meta.torch_version)
+    need_h = ProfileNeeds(h_ops if head_all is None else head_all, version=head.meta.torch_version)
     changed: list[Change] = []
     for name in sorted(set(b_ops) & set(h_ops)):
         c = _changed(b_ops[name], h_ops[name], "changed", need_b, need_h)
