@@ -125,16 +125,29 @@ def test_export_keeps_the_functional_cia_operators_torch_says_it_may(snapshots: 
     registered in Python (py_impl) and which the yaml gives a backend kernel: they reach either way."""
     records = snapshots["2.13.0"].operators
     empty = export_path_for("2.13.0", frozenset())
-    kept = {
-        n
-        for n, r in records.items()
-        if CIA in table_of(r.facets) and export_fate(r, empty) in ("reaches", "training_only")
-    }
+    fates = {n: export_fate(r, empty) for n, r in records.items() if CIA in table_of(r.facets)}
+    kept = {n for n, fate in fates.items() if fate in ("reaches", "training_only")}
+    answered = {n for n, fate in fates.items() if fate == "evaluated"}
     # get_gradients is registered in the aten namespace outside native_functions.yaml
     observed = set(OBSERVED["preservable_cia"]) - {"get_gradients"}
     assert kept <= observed and len(kept) > 400
-    for name in observed - kept:
+    # ops answered while tracing reach no compiler either way; torch refuses is_contiguous to preserve
+    # (FunctionalTensor.metadata_fns)
+    assert answered - observed == {"is_contiguous", "is_contiguous.memory_format"}
+    for name in observed - kept - answered:
         assert CIA not in table_of(records[name].facets) and export_fate(records[name], empty) == "reaches"
+
+
+def test_what_export_answers_while_tracing_reaches_no_compiler(snapshots: dict[str, Snapshot]) -> None:
+    """is_same_size, result_type and can_cast were traced as dead nodes and gone after every
+    run_decompositions (observed); an op returning a number stays (item() is _local_scalar_dense)."""
+    graphs = OBSERVED["graphs"]["scalar_answers"]
+    answered = {"is_same_size", "result_type.Scalar", "can_cast"}
+    assert answered <= set(graphs["exported"]) and not answered & set(graphs["empty"])
+    records = snapshots["2.13.0"].operators
+    path = export_path_for("2.13.0", frozenset())
+    assert {export_fate(records[n], path) for n in answered} == {"evaluated"}
+    assert export_fate(records["_local_scalar_dense"], path) == "reaches"
 
 
 def test_backward_ops_appear_only_in_training_graphs(snapshots: dict[str, Snapshot]) -> None:

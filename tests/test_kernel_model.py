@@ -126,10 +126,12 @@ def test_diff_says_which_profiles_must_act(opdrift: Opdrift, release_file: Calla
             True,
         ), name
     std = items["std.correction"]
+    # A bare yaml names no torch version, so the export path is the newest shipped one, whose Core-ATen
+    # table decomposes std.correction (2.1's did not yet: bot/operators/data/core_aten.tsv).
     assert (std["breaking"], std["kernel"], std["profiles"], std["needs_kernel_for"]) == (
         False,
         "breaking",
-        ["eager", "functional", "export"],
+        ["eager", "functional"],
         [],
     )
     for name in ("zeros_like", "randn_like"):

@@ -19,7 +19,8 @@ Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. The rules, in the o
 A backend of the ``export`` profile is judged by what reaches an exported graph at the snapshot's
 release, with the backend's own decomposition table or PyTorch's Core-ATen table
 (`bot.operators.exported`, the path `bot.drift.needs.export_path_for` builds for drift reports too):
-an operator the table or export decomposes is ``decomposes``; an out=, in-place or mutable one, which
+an operator the table or export decomposes, or that export answers while tracing (a bool, a dtype), is
+``decomposes``; an out=, in-place or mutable one, which
 export functionalizes, is ``backend_codegen``; one only a training graph holds is ``training_only``,
 reported apart and not a need.
 
@@ -230,7 +231,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
 
 def _exported(name: str, rec: OpRecord, fate: str, sibling: str) -> OpCoverage:
     """An export backend's verdict on an operator it does not list, from its fate on the export path."""
-    if fate == "decomposed":
+    if fate in ("decomposed", "evaluated"):
         return OpCoverage(name, rec.bucket, True, "decomposes")
     if fate == "functionalized":
         return OpCoverage(name, rec.bucket, True, "backend_codegen", sibling)

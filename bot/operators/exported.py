@@ -26,10 +26,14 @@ in this order (`export_fate`), each backed by PyTorch's code or by a run of torc
    - PyTorch's default table from 2.6 (``CustomDecompTable.__init__``, torch/export/decomp_utils.py)
      names every functional CIA operator but ``PRESERVED_ATEN_CIA_OPS`` (observed: the default table
      turns ``cdist`` into ``_cdist_forward``).
-4. ``training_only``: a backward operator appears only in a training (joint) graph; export's graph is an
+4. ``evaluated``: an operator that returns only a bool or a dtype is answered while export traces
+   (observed: ``is_same_size``, ``result_type.Scalar`` and ``can_cast`` are dead nodes of the traced
+   graph and gone after ``run_decompositions``, the empty table included; ``torch.equal`` on data stops
+   export as data-dependent).
+5. ``training_only``: a backward operator appears only in a training (joint) graph; export's graph is an
    inference graph unless the compiler asks for the joint one (observed: ``gelu_backward`` and
    ``native_layer_norm_backward`` only in ``aot_export_module(..., trace_joint=True)``).
-5. ``reaches``: the compiler receives it and must lower it.
+6. ``reaches``: the compiler receives it and must lower it.
 """
 
 from __future__ import annotations
@@ -43,7 +47,12 @@ from bot.operators.export_table import core_aten_release, release_key
 from bot.operators.kernels import CIA, table_of
 from bot.schema.grammar import parse_schema
 
-ExportFate = Literal["reaches", "decomposed", "functionalized", "training_only"]
+ExportFate = Literal["reaches", "decomposed", "functionalized", "evaluated", "training_only"]
+
+# Return types export answers while tracing: an operator that returns only these (a bool, a dtype) is
+# a Python value in the traced program, not a node a compiler receives. A number or a SymInt is not
+# among them: `_local_scalar_dense` and `sym_size.int` are graph nodes that later tensor ops use.
+_TRACE_TIME_TYPES = frozenset({"bool", "ScalarType", "Layout", "MemoryFormat", "Device", "str"})
 
 # The first release whose run_decompositions keeps a functional CIA operator the table does not name.
 KEEPS_CIA_FROM = (2, 6)
@@ -123,22 +132,30 @@ def is_backward(rec: OpRecord) -> bool:
     return "backward" in rec.base
 
 
-def _annotations(rec: OpRecord) -> tuple[bool, bool]:
-    """(mutable, an argument carries an alias annotation), as c10's FunctionSchema says."""
+def _schema_facts(rec: OpRecord) -> tuple[bool, bool, bool]:
+    """(mutable, an argument carries an alias annotation, answered at trace time), as c10's
+    FunctionSchema says."""
     try:
         schema = parse_schema(rec.schema)
     except SchemaError:
         # a hand-built record; a loaded snapshot's schemas parse
-        return rec.kind in ("inplace", "out"), False
+        return rec.kind in ("inplace", "out"), False, False
     args = schema.arguments.flat_all
-    return rec.kind in ("inplace", "out") or schema.is_mutable(), any(a.annotation is not None for a in args)
+    answered = bool(schema.returns) and all(str(r.type) in _TRACE_TIME_TYPES for r in schema.returns)
+    return (
+        rec.kind in ("inplace", "out") or schema.is_mutable(),
+        any(a.annotation is not None for a in args),
+        answered,
+    )
 
 
 def export_fate(rec: OpRecord, path: ExportPath) -> ExportFate:
     """What becomes of REC on the export path (the module docstring's rules, in order)."""
-    mutable, aliasing = _annotations(rec)
+    mutable, aliasing, answered = _schema_facts(rec)
     if mutable:
         return "functionalized"
+    if answered:
+        return "evaluated"
     if path.table.names_op(rec):
         return "decomposed"
     if CIA in table_of(rec.facets):

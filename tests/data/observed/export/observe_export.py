@@ -104,6 +104,16 @@ class InPlace(nn.Module):
         return y
 
 
+class ScalarAnswers(nn.Module):
+    # Operators that answer with a bool or a dtype; torch.equal and torch.allclose on data stop export
+    # (DataDependentOutputException), so they are not here.
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        same = x.is_same_size(y)
+        dtype = torch.result_type(x, 2.0)
+        castable = torch.can_cast(x.dtype, torch.float64)
+        return (x * 2).to(dtype) + int(same) + int(castable) + int(torch.is_complex(x))
+
+
 class Train(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -129,6 +139,7 @@ def _cases() -> dict[str, tuple[nn.Module, tuple[torch.Tensor, ...]]]:
         "aliasing": (Aliasing(), (r(4, 4),)),
         "out_call": (OutCall(), (r(3, 4), r(3, 4))),
         "in_place": (InPlace(), (r(3, 4),)),
+        "scalar_answers": (ScalarAnswers(), (r(3), r(3))),
         "train": (Train(), (r(2, 4),)),
     }
 
