@@ -123,8 +123,13 @@ def _read_torch_mlir_checkout(root: Path, value: str) -> BackendList:
     found = read_torch_mlir(_read_text(td), str(td))
     fx = root / FX_DECOMP_PATH
     if not fx.is_file():
-        return found
-    return replace(found, decompositions=read_fx_decompositions(_read_text(fx), str(fx)), decompositions_path=str(fx))
+        return replace(found, roots=(value,))
+    return replace(
+        found,
+        roots=(value,),
+        decompositions=read_fx_decompositions(_read_text(fx), str(fx)),
+        decompositions_path=str(fx),
+    )
 
 
 def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = None) -> BackendList:
