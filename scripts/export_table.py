@@ -51,7 +51,9 @@ def release_table(wheel: Path) -> ExportRelease:
         if line.startswith("__version__")
     ).split("+")[0]
     functions = {
-        node.name: node for node in ast.walk(decomp) if isinstance(node, ast.FunctionDef) and node.name in FUNCTIONS
+        node.name: node
+        for node in ast.walk(decomp)
+        if isinstance(node, ast.FunctionDef) and node.name in FUNCTIONS
     }
     found = next((functions[name] for name in FUNCTIONS if name in functions), None)
     if found is None:

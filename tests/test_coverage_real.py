@@ -89,7 +89,11 @@ def test_an_export_backend_lowers_what_survives_decomposition(release_file: Call
     assert (export["_to_copy"].covered, export["_to_copy"].rule) == (False, "needs_kernel")
     assert eager["_to_copy"].rule == eager["new_zeros"].rule == "default_kernel"
     assert export["new_zeros"].rule == "decomposes"
-    for name in ("trace_backward", "matmul", "cdist"):  # CompositeImplicitAutograd: decomposes for every profile
+    for name in (
+        "trace_backward",
+        "matmul",
+        "cdist",
+    ):  # CompositeImplicitAutograd: decomposes for every profile
         assert export[name].rule == eager[name].rule == "decomposes"
     assert export["upsample_bilinear2d.vec"].rule == "needs_kernel"  # PRESERVED_ATEN_CIA_OPS
 

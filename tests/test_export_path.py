@@ -77,7 +77,9 @@ def test_a_torch_mlir_checkouts_needs(checkout: Path, snapshots: dict[str, Snaps
     assert cov.decompositions.endswith("fx_decomp_util.py")
 
 
-def test_a_bare_td_file_takes_pytorchs_core_aten_table(snapshots: dict[str, Snapshot], checkout: Path) -> None:
+def test_a_bare_td_file_takes_pytorchs_core_aten_table(
+    snapshots: dict[str, Snapshot], checkout: Path
+) -> None:
     td = checkout / "include" / "torch-mlir" / "Dialect" / "Torch" / "IR" / "GeneratedTorchOps.td"
     cov = compute_coverage(snapshots["2.15.0"], read_backend("torch-mlir", str(td)))
     rules = {o.name: o.rule for o in cov.ops}
@@ -217,11 +219,15 @@ def test_fx_decomp_util_is_read_as_text_and_bounded() -> None:
 def test_the_cli_reports_the_table_and_the_training_only_ops(
     opdrift: Opdrift, checkout: Path, release_file: Callable[[str], Path]
 ) -> None:
-    run = opdrift("coverage", "--backend", f"torch-mlir={checkout}", "--format", "json", str(release_file("2.15.0")))
+    run = opdrift(
+        "coverage", "--backend", f"torch-mlir={checkout}", "--format", "json", str(release_file("2.15.0"))
+    )
     assert run.code == 0, run.err
     found = json.loads(run.out)["backends"][0]
     assert found["backend"]["decompositions"].endswith("fx_decomp_util.py")
     assert "_cdist_backward" in {o["name"] for o in found["training_only"]}
     assert "cdist" in {o["name"] for o in found["uncovered"]}
-    missing = opdrift("coverage", "--backend", f"torch-mlir={checkout / 'python'}", str(release_file("2.15.0")))
+    missing = opdrift(
+        "coverage", "--backend", f"torch-mlir={checkout / 'python'}", str(release_file("2.15.0"))
+    )
     assert missing.code == 2 and "not a torch-mlir checkout" in missing.err and "Traceback" not in missing.err

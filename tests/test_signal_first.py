@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import lzma
-import tarfile
 import re
+import tarfile
 from collections.abc import Callable
 from pathlib import Path
 

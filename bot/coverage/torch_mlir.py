@@ -93,9 +93,15 @@ def read_torch_mlir(text: str, path: str) -> BackendList:
 def _extends_list(node: ast.AST) -> ast.AST | None:
     """The operand that NODE adds to DEFAULT_DECOMPOSITIONS: ``X = [...]``, ``X += [...]``,
     ``X.append(op)``, ``X.extend([...])`` (under any ``if hasattr(...)``), else None."""
-    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == _DECOMP_LIST for t in node.targets):
+    if isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == _DECOMP_LIST for t in node.targets
+    ):
         return node.value
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == _DECOMP_LIST:
+    if (
+        isinstance(node, ast.AugAssign)
+        and isinstance(node.target, ast.Name)
+        and node.target.id == _DECOMP_LIST
+    ):
         return node.value
     if (
         isinstance(node, ast.Call)
@@ -115,7 +121,9 @@ def read_fx_decompositions(text: str, path: str) -> frozenset[str]:
     ``base.*`` for a whole packet. Read as text with `ast`; a ``hasattr`` guard counts as true (the
     guarded operators exist in every release the checkout supports)."""
     if len(text) > _MAX_FX_DECOMP:
-        raise ConfigError(f"larger than {_MAX_FX_DECOMP} characters: not torch-mlir's fx_decomp_util.py", path=path)
+        raise ConfigError(
+            f"larger than {_MAX_FX_DECOMP} characters: not torch-mlir's fx_decomp_util.py", path=path
+        )
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:

@@ -54,9 +54,7 @@ def python_decomposed(version: str | None) -> frozenset[str] | None:
     )
 
 
-def export_path_for(
-    version: str | None, names: Iterable[str] | None = None, origin: str = ""
-) -> ExportPath:
+def export_path_for(version: str | None, names: Iterable[str] | None = None, origin: str = "") -> ExportPath:
     """The export path of torch VERSION: with the table NAMES (a compiler's own, such as torch-mlir's
     fx_decomp_util.py; "base.overload", "base" or "base.*"), else PyTorch's own Core-ATen table."""
     known = python_decomposed(version)
