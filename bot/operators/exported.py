@@ -13,9 +13,10 @@ in this order (`export_fate`), each backed by PyTorch's code or by a run of torc
    overload (``_add_op_to_registry``). torch-mlir names ``aten.squeeze.dims``, ``grid_sampler_2d`` and
    ``linspace.default`` (observed: gone from the graph with its table, kept with the empty one).
 3. ``decomposed`` as CompositeImplicitAutograd (CIA):
-   - up to 2.5, every CIA operator: export traced to ATen IR through the CIA kernels, and 2.5's
-     ``run_decompositions(decomp_table, _preserve_ops=())`` keeps only ``_preserve_ops``
-     (torch/export/exported_program.py);
+   - up to 2.5, every CIA operator a compiler's ``run_decompositions`` call meets: 2.5's
+     ``run_decompositions(decomp_table, _preserve_ops=())`` overrides the CIA kernel only of
+     ``_preserve_ops`` (``_override_composite_implicit_decomp``, torch/export/exported_program.py), and
+     lowering to ATen IR runs every other CIA kernel;
    - from 2.6, only an aliasing or mutating one, or one the table names:
      ``_split_decomp_table_to_cia_and_python_decomp`` (torch/export/exported_program.py) marks every
      functional CIA operator the table does not name ``_special_op_to_preserve_cia``, and
