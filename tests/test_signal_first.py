@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import lzma
 import re
+import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -149,17 +150,24 @@ def test_golden_coverage_of_the_real_backends(
 
     lists = {
         "xla": ("pytorch-xla.xla_native_functions.yaml.xz", "xla/xla_native_functions.yaml"),
-        "torch-mlir": ("torch-mlir.GeneratedTorchOps.td.xz", "torch-mlir/GeneratedTorchOps.td"),
         "op-plugin": ("op-plugin.op_plugin_functions.yaml.xz", "op-plugin/op_plugin_functions.yaml"),
     }
     for name, where in lists.values():
         (tmp_path / where).parent.mkdir(parents=True)
         (tmp_path / where).write_bytes(lzma.decompress((REAL / name).read_bytes()))
     shutil.copytree(dlprim_src, tmp_path / "dlprim" / "src")
+    # torch-mlir as a checkout: its list and the decomposition table its FX importer passes to export
+    with tarfile.open(REAL / "torch-mlir.checkout.tar.xz") as tar:
+        tar.extractall(tmp_path / "torch-mlir", filter="data")
     snapshot = _load(release_file, "2.15.0")
     monkeypatch.chdir(tmp_path)
     results = []
-    for kind, (_, where) in [*lists.items(), ("cpp", ("", "dlprim/src"))]:
+    for kind, (_, where) in [
+        ("xla", lists["xla"]),
+        ("torch-mlir", ("", "torch-mlir")),
+        ("op-plugin", lists["op-plugin"]),
+        ("cpp", ("", "dlprim/src")),
+    ]:
         backend = read_backend(kind, where, torch_version="2.15" if kind == "op-plugin" else None)  # type: ignore[arg-type]
         results.append((compute_coverage(snapshot, backend), None))
     text = render_coverage(results, "markdown", head=snapshot)

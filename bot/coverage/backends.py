@@ -9,11 +9,12 @@ snapshot. Reading files and walking source trees happens in `read_backend`, at t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from bot.coverage.cpp import read_cpp
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind, BackendList, BackendOp, normalise_name
-from bot.coverage.torch_mlir import read_torch_mlir
+from bot.coverage.torch_mlir import FX_DECOMP_PATH, TD_PATH, read_fx_decompositions, read_torch_mlir
 from bot.coverage.yaml_lists import read_op_plugin, read_torch_npu, read_xla, read_xpu, torch_version_key
 from bot.errors import ConfigError, SourceError
 from bot.sources.read import read_capped, read_text
@@ -108,6 +109,26 @@ def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
         warnings=tuple(w for b in lists for w in b.warnings),
         fallback=next((b.fallback for b in lists if b.fallback), None),
         roots=tuple(b.path for b in lists),
+        decompositions=next((b.decompositions for b in lists if b.decompositions is not None), None),
+        decompositions_path=next((b.decompositions_path for b in lists if b.decompositions_path), ""),
+    )
+
+
+def _read_torch_mlir_checkout(root: Path, value: str) -> BackendList:
+    """A torch-mlir checkout: its GeneratedTorchOps.td, and the decomposition table of its FX importer
+    (without fx_decomp_util.py, an older checkout, PyTorch's default Core-ATen table stands)."""
+    td = root / TD_PATH
+    if not td.is_file():
+        raise ConfigError(f"not a torch-mlir checkout: no {TD_PATH}", path=value)
+    found = read_torch_mlir(_read_text(td), str(td))
+    fx = root / FX_DECOMP_PATH
+    if not fx.is_file():
+        return replace(found, roots=(value,))
+    return replace(
+        found,
+        roots=(value,),
+        decompositions=read_fx_decompositions(_read_text(fx), str(fx)),
+        decompositions_path=str(fx),
     )
 
 
@@ -131,6 +152,8 @@ def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = N
         if not ops:
             raise ConfigError("no m.impl(...) registrations inside TORCH_LIBRARY_IMPL(aten, ...)", path=value)
         return BackendList("cpp", value, tuple(ops), warnings=tuple(warnings), fallback=fallback)
+    if kind == "torch-mlir" and path.is_dir():
+        return _read_torch_mlir_checkout(path, value)
     text = _read_text(path)
     if kind == "torch-mlir":
         return read_torch_mlir(text, value)

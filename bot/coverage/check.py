@@ -27,6 +27,13 @@ in-place variant back (``complex`` → ``complex.out``) serves only when the bac
 otherwise the functional op needs a kernel, and `OpCoverage.alternative` names the variant that would
 do instead.
 
+A backend of the ``export`` profile is judged by what reaches an exported graph at the snapshot's
+release, with the backend's own decomposition table or PyTorch's Core-ATen table
+(`bot.operators.exported`, the path `bot.drift.needs.export_path_for` builds for drift reports too):
+an operator the table or export decomposes, or that export answers while tracing (a bool, a dtype), is
+``decomposes``; an out=, in-place or mutable one, which export functionalizes, is ``backend_codegen``;
+one only a training graph holds is ``training_only``, reported apart and not a need.
+
 Anything else needs a kernel. Listed names that no longer exist upstream are stale.
 """
 
@@ -41,8 +48,10 @@ from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.profiles import PROFILE_OF_KIND
 from bot.coverage.schema_history import schema_since
 from bot.coverage.yaml_lists import torch_version_key
+from bot.drift.needs import export_path_for
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
+from bot.operators.exported import export_fate
 from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import (
     CIA,
@@ -66,6 +75,8 @@ from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
 from bot.text import did_you_mean
 
 RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen", "autograd_key")
+# export only: in a training graph alone, so no need of the inference graph export gives by default
+TRAINING_ONLY = "training_only"
 
 # Backward ops that derivatives.yaml calls from the formulas of other ops than their own forward op (and
 # its in-place twin), so an Autograd-key registration of that forward op leaves them needed: every
@@ -132,14 +143,21 @@ class Coverage:
     # the backend's boxed fallback ("path:line (KEY)"), where an op that needs a kernel runs meanwhile
     fallback: str | None = None
     roots: tuple[str, ...] = ()  # what the list was read from (BackendList.roots, else its path)
+    decompositions: str = ""  # export: the decomposition table judged by (its origin), else ""
 
     @property
     def uncovered(self) -> tuple[OpCoverage, ...]:
         return tuple(o for o in self.ops if not o.covered)
 
+    @property
+    def training_only(self) -> tuple[OpCoverage, ...]:
+        return tuple(o for o in self.ops if o.rule == TRAINING_ONLY)
+
     def by_rule(self) -> dict[str, int]:
-        """rule → operators it decided, every rule listed (zeros included), "needs_kernel" last."""
-        return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*RULES, "needs_kernel")}
+        """rule → operators it decided, every rule listed (zeros included; ``training_only`` for the
+        export profile), "needs_kernel" last."""
+        rules = (*RULES, TRAINING_ONLY) if self.profile == "export" else RULES
+        return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*rules, "needs_kernel")}
 
     def by_bucket(self) -> dict[str, tuple[int, int]]:
         """bucket → (covered, needs a kernel)."""
@@ -181,6 +199,11 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
     functionalized = profile in FUNCTIONALIZED
     functionalization = Functionalization(records)
     bypassed = _bypassed_backwards(backend, records)
+    export = (
+        export_path_for(snapshot.meta.torch_version, backend.decompositions, backend.decompositions_path)
+        if profile == "export"
+        else None
+    )
 
     decided: dict[str, OpCoverage] = {}
     # A native dispatch key is judged as the dispatcher fills that key; any other list as a backend of
@@ -205,8 +228,12 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
             if profile == "functional" and kernel is not None and kernel != CIA
             else None
         )
+        fate = None if export is None or name in listed else export_fate(rec, export)
         if name in listed:
             result = OpCoverage(name, rec.bucket, True, "listed")
+        elif fate is not None:
+            sibling = (functionalization.functional_of(rec) or "") if fate == "functionalized" else ""
+            result = _exported(name, rec, fate, sibling)
         elif kernel == CIA:
             result = OpCoverage(name, rec.bucket, True, "decomposes")
         elif kernel is not None and (back is None or back in listed):
@@ -244,6 +271,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         tuple(_alerts(snapshot, backend)),
         backend.fallback,
         backend.roots or (backend.path,),
+        export.table.origin if export is not None else "",
     )
 
 
@@ -263,6 +291,17 @@ def _bypassed_backwards(backend: BackendList, records: Mapping[str, OpRecord]) -
         if backward not in SHARED_BACKWARDS:
             out.setdefault(backward, op.name)
     return out
+
+
+def _exported(name: str, rec: OpRecord, fate: str, sibling: str) -> OpCoverage:
+    """An export backend's verdict on an operator it does not list, from its fate on the export path."""
+    if fate in ("decomposed", "evaluated"):
+        return OpCoverage(name, rec.bucket, True, "decomposes")
+    if fate == "functionalized":
+        return OpCoverage(name, rec.bucket, True, "backend_codegen", sibling)
+    if fate == TRAINING_ONLY:
+        return OpCoverage(name, rec.bucket, True, TRAINING_ONLY)
+    return OpCoverage(name, rec.bucket, False, "needs_kernel")
 
 
 # torch-mlir prints types as the TorchScript registry does: enums travel as int, SymInt as int.
@@ -522,6 +561,7 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
             "path": cov.backend_path,
             "profile": cov.profile,
             "fallback": cov.fallback,
+            **({"decompositions": cov.decompositions} if cov.profile == "export" else {}),
         },
         "operators": len(cov.ops),
         "covered": sum(1 for o in cov.ops if o.covered),
@@ -534,6 +574,11 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
         "uncovered": [
             {"name": o.name, "bucket": o.bucket, "alternative": o.alternative or None} for o in cov.uncovered
         ],
+        **(
+            {"training_only": [{"name": o.name, "bucket": o.bucket} for o in cov.training_only]}
+            if cov.profile == "export"
+            else {}
+        ),
         # last_registered: the last release (1.9.0 on) that had it; null for a name none ever did
         "stale": [
             {"name": o.name, "path": o.path, "line": o.line, "last_registered": last_registered(o.name)}

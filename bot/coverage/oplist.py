@@ -74,6 +74,10 @@ class BackendList:
     # the files or trees a list was read from, when it is several lists of one backend (their paths
     # are shown relative to them); empty: `path` itself
     roots: tuple[str, ...] = ()
+    # the decomposition table the backend's compiler passes to run_decompositions ("base.overload",
+    # "base" or "base.*"), and the file it was read from; None: PyTorch's default Core-ATen table
+    decompositions: frozenset[str] | None = None
+    decompositions_path: str = ""
 
     @property
     def names(self) -> frozenset[str]:

@@ -1,12 +1,22 @@
-"""torch-mlir's op list: ``GeneratedTorchOps.td`` or the ``torch_ods_gen.py`` that generates it."""
+"""torch-mlir's op list (``GeneratedTorchOps.td`` or the ``torch_ods_gen.py`` that generates it), and
+the decomposition table its FX importer passes to ``run_decompositions`` (``fx_decomp_util.py``)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from bisect import bisect_right
 
 from bot.coverage.oplist import BackendList, BackendOp, inplace_variant, line_finder, normalise_name
 from bot.errors import ConfigError
+from bot.operators.export_table import aten_names
+
+# Where a torch-mlir checkout keeps the two files (`bot.coverage.backends` finds them under a PATH).
+TD_PATH = "include/torch-mlir/Dialect/Torch/IR/GeneratedTorchOps.td"
+FX_DECOMP_PATH = "python/torch_mlir/extras/fx_decomp_util.py"
+_DECOMP_LIST = "DEFAULT_DECOMPOSITIONS"
+# fx_decomp_util.py is some 60 lines; a file far larger is not that file, and is not parsed.
+_MAX_FX_DECOMP = 1 << 20
 
 _TD_OP = re.compile(r"Generated op for `aten::([^ `]+) : (\([^`]*\) -> \([^`]*\))`")
 _ODS_EMIT = re.compile(r"\b(emit|emit_with_mutating_variants)\(\s*[\"']aten::([^ \"']+) : ([^\"']*)[\"']")
@@ -78,3 +88,52 @@ def read_torch_mlir(text: str, path: str) -> BackendList:
             path=path,
         )
     return BackendList("torch-mlir", path, tuple(ops))
+
+
+def _extends_list(node: ast.AST) -> ast.AST | None:
+    """The operand that NODE adds to DEFAULT_DECOMPOSITIONS: ``X = [...]``, ``X += [...]``,
+    ``X.append(op)``, ``X.extend([...])`` (under any ``if hasattr(...)``), else None."""
+    if isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == _DECOMP_LIST for t in node.targets
+    ):
+        return node.value
+    if (
+        isinstance(node, ast.AugAssign)
+        and isinstance(node.target, ast.Name)
+        and node.target.id == _DECOMP_LIST
+    ):
+        return node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("append", "extend")
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == _DECOMP_LIST
+        and node.args
+    ):
+        return node.args[0]
+    return None
+
+
+def read_fx_decompositions(text: str, path: str) -> frozenset[str]:
+    """The operators torch-mlir's ``fx_decomp_util.py`` puts in ``DEFAULT_DECOMPOSITIONS`` (the list its
+    ``get_decomposition_table()`` hands to ``get_decompositions``), as ``base.overload``, ``base`` or
+    ``base.*`` for a whole packet. Read as text with `ast`; a ``hasattr`` guard counts as true (the
+    guarded operators exist in every release the checkout supports)."""
+    if len(text) > _MAX_FX_DECOMP:
+        raise ConfigError(
+            f"larger than {_MAX_FX_DECOMP} characters: not torch-mlir's fx_decomp_util.py", path=path
+        )
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
+        line = getattr(err, "lineno", None)
+        raise ConfigError(f"not valid Python: {err.__class__.__name__}", path=path, line=line) from None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        operand = _extends_list(node)
+        if operand is not None:
+            names |= aten_names(operand)
+    if not names:
+        raise ConfigError(f"no {_DECOMP_LIST} list of aten operators", path=path)
+    return frozenset(names)

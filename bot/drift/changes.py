@@ -568,8 +568,8 @@ def compute_drift(
         del removed[old.name]
         del added[new.name]
 
-    need_b = ProfileNeeds(b_ops if base_all is None else base_all)
-    need_h = ProfileNeeds(h_ops if head_all is None else head_all)
+    need_b = ProfileNeeds(b_ops if base_all is None else base_all, version=base.meta.torch_version)
+    need_h = ProfileNeeds(h_ops if head_all is None else head_all, version=head.meta.torch_version)
     ilistref = (ilistref_of(base), ilistref_of(head))
     # The kernels are built against HEAD, so its dispatcher's rule for SymInt schemas applies.
     version = head_release or head.meta.torch_version

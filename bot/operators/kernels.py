@@ -147,9 +147,9 @@ def composite_for(table: KernelTable, key: str) -> str | None:
 def profile_kernel(table: KernelTable, profile: Profile) -> str | None:
     """The composite kind that serves a backend of PROFILE which registers nothing for the operator.
 
-    An exported graph is what survives decomposition: only CompositeImplicitAutograd is gone from it
-    (export runs the CompositeExplicitAutograd ops as they are, unless the compiler's own table
-    decomposes them), so for ``export`` nothing but CIA stands in.
+    For ``export`` this is only the kernel table's part (CIA may decompose, nothing else stands in);
+    what really reaches an exported graph depends on the release and the compiler's decomposition
+    table, which `bot.operators.exported.export_fate` judges.
     """
     if profile == "export":
         return CIA if CIA in table else None

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.drift.needs import export_path_for
 from bot.model import Facets, OpRecord, Snapshot
+from bot.operators.exported import ExportPath, export_fate
 from bot.operators.kernels import CIA, DELEGATE, OWN, PROFILE_KEY, PROFILES, profile_kernel, table_of
 from bot.taxonomy.classify import resolve_op
 from bot.taxonomy.rules import RULES_BY_ID
@@ -56,9 +58,29 @@ def _derivative_text(facets: Facets, kind: str) -> str:
     return "no"
 
 
-def _kernel_lines(facets: Facets) -> tuple[str, ...]:
+# An exported graph's fate (`bot.operators.exported`) in the words of the line below.
+_EXPORT_WORDS = {
+    "functionalized": "functionalized into its functional op",
+    "evaluated": "answered while export traces",
+    "training_only": "only in training graphs",
+}
+
+
+def _export_text(rec: OpRecord, export: ExportPath) -> str:
+    fate = export_fate(rec, export)
+    if fate == "decomposed":
+        return "decomposes" if CIA in table_of(rec.facets) else f"decomposed by {export.table.origin}"
+    if fate == "reaches":
+        if rec.facets.decomposes_to:
+            return "needs a lowering, or a decomposition exists (see decomposes_to)"
+        return "needs a lowering"
+    return _EXPORT_WORDS[fate]
+
+
+def _kernel_lines(rec: OpRecord, export: ExportPath) -> tuple[str, ...]:
     """Which backend keys have a kernel and whose it is, then what a backend of each profile that
-    registers nothing gets."""
+    registers nothing gets (for export, at the snapshot's release with PyTorch's Core-ATen table)."""
+    facets = rec.facets
     table = table_of(facets)
     keys = [(key, source) for key, source in sorted(table.items()) if source in (OWN, DELEGATE)]
     own = [key for key, source in keys if source == OWN]
@@ -70,20 +92,17 @@ def _kernel_lines(facets: Facets) -> tuple[str, ...]:
         parts.append(f"{', '.join(delegated)} (from {facets.structured_delegate})")
     served = []
     for profile in PROFILES:
+        if profile == "export":
+            served.append(f"{profile} (an exported graph): {_export_text(rec, export)}")
+            continue
         kernel = profile_kernel(table, profile)
-        where = "an exported graph" if profile == "export" else PROFILE_KEY[profile]
+        where = PROFILE_KEY[profile]
         if kernel == CIA:
             served.append(f"{profile} ({where}): decomposes")
         elif kernel is not None:
             served.append(f"{profile} ({where}): {kernel} kernel")
-        elif profile == "export" and facets.decomposes_to:
-            served.append(
-                f"{profile} ({where}): needs a lowering, or a decomposition exists (see decomposes_to)"
-            )
         else:
-            served.append(
-                f"{profile} ({where}): {'needs a lowering' if profile == 'export' else 'needs a kernel'}"
-            )
+            served.append(f"{profile} ({where}): needs a kernel")
     return (f"backend kernels: {'; '.join(parts) or '-'}", f"without its own: {'; '.join(served)}")
 
 
@@ -94,14 +113,16 @@ def _scope_line(rec: OpRecord) -> str:
     return f"scope: only some backends: {found.reason} ({found.rule})"
 
 
-def _facet_lines(facets: Facets, kind: str) -> tuple[str, ...]:
+def _facet_lines(rec: OpRecord, export: ExportPath) -> tuple[str, ...]:
+    facets, kind = rec.facets, rec.kind
+
     def yes_no(value: bool | None) -> str:
         return "unknown" if value is None else ("yes" if value else "no")
 
     return (
         f"composite: {facets.composite or 'no (backend kernels only)'}",
         f"dispatch: {', '.join(facets.dispatch) or '-'}",
-        *_kernel_lines(facets),
+        *_kernel_lines(rec, export),
         f"tags: {', '.join(facets.tags) or '-'}",
         f"python_module: {facets.python_module or '-'}",
         f"structured: {yes_no(facets.structured)}"
@@ -122,6 +143,7 @@ def explain_view(snapshot: Snapshot, op: str) -> ExplainView:
     decision = snapshot.decisions[base]
     rule = RULES_BY_ID.get(decision.rule)
     where = snapshot.native_display or snapshot.meta.path
+    export = export_path_for(snapshot.meta.torch_version)
     return ExplainView(
         op=op,
         base=base,
@@ -137,7 +159,7 @@ def explain_view(snapshot: Snapshot, op: str) -> ExplainView:
                 where,
                 rec.line,
                 rec.schema,
-                (*_facet_lines(rec.facets, rec.kind), _scope_line(rec)),
+                (*_facet_lines(rec, export), _scope_line(rec)),
             )
             for rec in records
         ),

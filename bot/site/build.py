@@ -180,7 +180,7 @@ def build_site(
         for base in grouped:
             first.setdefault(base, i)
             newest[base] = i
-    needs = [ProfileNeeds(s.operators) for s in snapshots]
+    needs = [ProfileNeeds(s.operators, version=s.meta.torch_version) for s in snapshots]
     last = len(snapshots) - 1
     ops: list[BaseOp] = []
     for base in sorted(newest):
