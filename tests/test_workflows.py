@@ -486,3 +486,18 @@ def test_the_site_is_built_from_the_pushed_snapshots_and_only_its_deploy_job_may
     assert any(u.startswith("actions/upload-pages-artifact@") for u in uses)
     assert any(u.startswith("actions/deploy-pages@") for u in uses)
     assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in uses), uses
+
+
+def test_the_manual_summary_run_holds_no_write_permission() -> None:
+    """Issue 22, 12c: one job with `issues: write` served both modes, so a summary run held it too."""
+    data = load(EXAMPLES_DIR / "downstream" / "manual-drift.yml")
+    modes = {}
+    for job in data["jobs"].values():
+        (action,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("OWNER/opdrift@")]
+        mode = action["with"]["mode"]
+        modes[mode] = job
+        writes = {k for k, v in job["permissions"].items() if v == "write"}
+        assert writes == ({"issues"} if mode == "issue" else set()), (mode, writes)
+    assert set(modes) == {"summary", "issue"}
+    assert modes["summary"]["if"] == "${{ !inputs.post-issue }}"
+    assert modes["issue"]["if"] == "${{ inputs.post-issue }}"
