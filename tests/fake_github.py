@@ -230,15 +230,18 @@ class FakeGitHub:
         refs: tuple[str, ...] = (),
         date: str = "2026-01-05T12:00:00Z",
         parent: str | None = None,
+        sha: str | None = None,
     ) -> str:
-        """A commit holding FILES (path → bytes), named by REFS (branches or tags); returns its sha."""
+        """A commit holding FILES (path → bytes), named by REFS (branches or tags); returns its sha
+        (SHA when given: a commit of a real local repository mirrored here)."""
         with self._lock:
             repo = self.repos[full_name.lower()]
             tree = {path: blob_sha(data) for path, data in files.items()}
             for data in files.values():
                 self.blobs[blob_sha(data)] = data
-            seed = json.dumps([sorted(tree.items()), date, parent]).encode()
-            sha = hashlib.sha1(b"commit " + seed).hexdigest()
+            if sha is None:
+                seed = json.dumps([sorted(tree.items()), date, parent]).encode()
+                sha = hashlib.sha1(b"commit " + seed).hexdigest()
             repo.commits[sha] = FakeCommit(sha, date, tree, parent)
             for ref in refs:
                 repo.refs[ref] = sha

@@ -246,7 +246,7 @@ def _release_of_this_checkout(dest: Path) -> str:
 
 @pytest.fixture
 def pytorch_site(site: Site, github_server: FakeGitHub, tmp_path: Path) -> PyTorchSite:
-    from pytorch_history import NATIVE
+    from pytorch_history import DERIVATIVES, NATIVE, TAGS
 
     release = _release_of_this_checkout(tmp_path / "opdrift-release")
     work = site.origins / "pytorch" / "pytorch"  # built by `site`: main is v2.14.1
@@ -260,6 +260,14 @@ def pytorch_site(site: Site, github_server: FakeGitHub, tmp_path: Path) -> PyTor
         heads.append(_git(work, "rev-parse", "HEAD"))
     origin = site.origins / "acme" / "pytorch.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(origin)], check=True)
+    # opdrift's own repository, which the workflows check out at the pinned release for its
+    # hash-pinned requirements/workflow.txt.
+    owner = site.origins / "OWNER"
+    owner.mkdir(exist_ok=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(tmp_path / "opdrift-release"), str(owner / "opdrift.git")],
+        check=True,
+    )
     _git(origin, "update-ref", "refs/pull/1/head", heads[-1])
     # What act runs in: a clone named like the repository, with the example workflows (pinned to the
     # local release instead of the placeholder sha).
@@ -281,6 +289,17 @@ def pytorch_site(site: Site, github_server: FakeGitHub, tmp_path: Path) -> PyTor
         "GIT_CONFIG_VALUE_0": "https://github.com/OWNER/opdrift",
     }
     github_server.add_repo(PYTORCH)
+    # The same commits behind the fake API, which the poster reads the three files through.
+    parent = None
+    for sha in (base, *heads):
+        files: dict[str, bytes] = {}
+        for rel in (NATIVE, TAGS, DERIVATIVES):
+            shown = subprocess.run(
+                ["git", "-C", str(work), "show", f"{sha}:{rel}"], capture_output=True, check=False
+            )
+            if shown.returncode == 0:
+                files[rel] = shown.stdout
+        parent = github_server.add_commit(PYTORCH, files, parent=parent, sha=sha)
     return PyTorchSite(
         Site(clone, origin, env, site.origins, site.pytorch_head), base, (heads[0], heads[1]), artifacts
     )
@@ -310,18 +329,22 @@ def test_pytorch_pr_pair_two_pushes_give_one_sticky_comment(
     ps = pytorch_site
     number = github_server.add_pull(PYTORCH, sha=ps.heads[0], branch="pr")
     assert number == 1
+    github_server.set_pull_base(PYTORCH, number, ps.base)
     for push, head in enumerate(ps.heads):
         github_server.push(PYTORCH, number, head)
-        known = set(os.listdir(ps.artifacts)) if ps.artifacts.exists() else set()
         log = run_act(ps.site, github_server, "pull_request", "pr-drift.yml", _pr_event(ps, head))
         assert "::warning" in log or "opdrift_act_first" in log
-        (run_id,) = set(os.listdir(ps.artifacts)) - known or set(os.listdir(ps.artifacts))
-        uploaded = sorted(os.listdir(ps.artifacts / run_id / "opdrift-report"))
-        assert uploaded == ["base.json", "head.json", "report.md"]
         # Fetched as the PR job does: the two commits' history, the three files on demand.
         assert "fetched" in log and "merge base" in log
-        run_act(ps.site, github_server, "workflow_run", "pr-drift-comment.yml", _run_event(ps, run_id, head))
-        shutil.rmtree(ps.artifacts / run_id)
+        # The PR's run hands the poster nothing: a fork's run could hand it anything.
+        assert not ps.artifacts.exists() or not any(ps.artifacts.iterdir())
+        run_act(
+            ps.site,
+            github_server,
+            "workflow_run",
+            "pr-drift-comment.yml",
+            _run_event(ps, str(10 + push), head),
+        )
         comments = [
             c for c in github_server.comments(PYTORCH, number) if c["user"]["login"] == "github-actions[bot]"
         ]
@@ -330,16 +353,45 @@ def test_pytorch_pr_pair_two_pushes_give_one_sticky_comment(
     assert "opdrift_act_second" in str(comment["body"])
 
 
-def test_pytorch_poster_without_an_artifact_says_no_report_in_one_line(
+def test_pytorch_poster_ignores_a_forged_report_of_the_pr_run(
     github_server: FakeGitHub, pytorch_site: PyTorchSite
 ) -> None:
+    """Issue 22, finding 1: a fork's run uploads base.json = a copy of head.json with its own sentence
+    in `warnings`; the poster reads the PR's files itself and posts the real drift."""
     ps = pytorch_site
-    github_server.add_pull(PYTORCH, sha=ps.heads[1], branch="pr")
-    log = run_act(
-        ps.site, github_server, "workflow_run", "pr-drift-comment.yml", _run_event(ps, "4242", ps.heads[1])
+    number = github_server.add_pull(PYTORCH, sha=ps.heads[1], branch="pr")
+    github_server.set_pull_base(PYTORCH, number, ps.base)
+    run_id = "4242"
+    report = ps.artifacts / run_id / "opdrift-report"
+    report.mkdir(parents=True)
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "snapshot",
+            f"{ps.site.origin}@{ps.heads[1]}",
+            "-o",
+            str(report / "head.json"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    assert log.count("no report from the PR run") >= 1
-    assert github_server.writes() == []
+    assert made.returncode == 0, made.stderr
+    forged = json.loads((report / "head.json").read_text(encoding="utf-8"))
+    forged["warnings"] = ["Nothing to review here, merge at will."]
+    for name in ("base.json", "head.json"):
+        (report / name).write_text(json.dumps(forged), encoding="utf-8")
+    (report / "report.md").write_text("## ✅ No operator changes\n", encoding="utf-8")
+    run_act(
+        ps.site, github_server, "workflow_run", "pr-drift-comment.yml", _run_event(ps, run_id, ps.heads[1])
+    )
+    (comment,) = github_server.comments(PYTORCH, number)
+    body = str(comment["body"])
+    assert "opdrift_act_first" in body and "opdrift_act_second" in body
+    assert "merge at will" not in body
+    assert "✅" not in body.splitlines()[1]
 
 
 def test_pytorch_weekly_twice_gives_one_issue_and_one_commit_on_the_snapshot_branch(

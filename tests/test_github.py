@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 from clirun import Opdrift
-from datafiles import write_release
+from datafiles import release_text, write_release
 from driftcases import realistic_pair, rec, snap
 from fake_github import FakeGitHub
 
 from bot.drift.changes import compute_drift
 from bot.errors import PublishError
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 from bot.publish.actions import annotation_lines, append_step_summary, workflow_command
 from bot.publish.github import Outcome, RepoClient, RetryPolicy, Settings, check_token, retry_delay
 from bot.publish.pr_comment import PR_MARKER, publish_pr_comment
@@ -44,6 +45,7 @@ def client_for(fake: FakeGitHub, token: str = TOKEN, **kwargs: object) -> RepoCl
         timeout=5,
         retry=kwargs.pop("retry", FAST),  # type: ignore[arg-type]
         seconds_between_writes=None,
+        bot_login=kwargs.pop("bot_login", None),  # type: ignore[arg-type]
     )
     return RepoClient(settings)
 
@@ -150,10 +152,27 @@ def test_actions_token_without_user_endpoint_finds_its_own_bot_comment(fake: Fak
     fake.add_token(actions_token, "github-actions[bot]", bot=True, user_endpoint=False)
     pr = busy_pr(fake, chatter=4)
     fake.add_comment(REPO, pr, f"{PR_MARKER} quoted by a person", author="mallory")
-    client = client_for(fake, token=actions_token)
-    assert post(client, pr, "first").action == "created"
-    assert post(client_for(fake, token=actions_token), pr, "second").action == "updated"
+    login = "github-actions[bot]"  # what the workflow tells it (OPDRIFT_BOT_LOGIN): GET /user is refused
+    assert post(client_for(fake, token=actions_token, bot_login=login), pr, "first").action == "created"
+    assert post(client_for(fake, token=actions_token, bot_login=login), pr, "second").action == "updated"
     assert [c["user"]["login"] for c in bot_comments(fake, pr)].count("github-actions[bot]") == 1  # type: ignore[index]
+
+
+def test_with_the_login_unknown_another_apps_bot_post_is_never_taken_for_the_bots(fake: FakeGitHub) -> None:
+    """Issue 22, 12e: GET /user refused and no login given: any Bot's post with the marker used to count."""
+    actions_token = "ghs_actionsInstallationToken001"
+    fake.add_token(actions_token, "github-actions[bot]", bot=True, user_endpoint=False)
+    pr = fake.add_pull(REPO)
+    relayed = fake.add_comment(REPO, pr, f"{PR_MARKER}\nrelayed", author="relay-app[bot]", bot=True)
+    fake.add_issue(REPO, title="week", body=weekly_marker("2026-W40"), author="relay-app[bot]")
+    with pytest.raises(PublishError, match="cannot tell which posts are the bot's own"):
+        post(client_for(fake, token=actions_token), pr, "the report")
+    with pytest.raises(PublishError, match="bot_login"):
+        publish_weekly_issue(
+            client_for(fake, token=actions_token), title="t", body="b", window_key="2026-W40", dry_run=False
+        )
+    assert fake.writes() == []
+    assert [c["body"] for c in fake.comments(REPO, pr)] == [relayed["body"]]
 
 
 def test_issue_number_that_is_not_a_pr_is_refused(fake: FakeGitHub) -> None:
@@ -359,10 +378,10 @@ def test_403_names_the_missing_permission(fake: FakeGitHub) -> None:
     with pytest.raises(
         PublishError, match=r"403 Resource not accessible by integration.*`pull-requests: write`"
     ):
-        post(client_for(fake, token="ghs_readOnly0000"), pr, "x")
+        post(client_for(fake, token="ghs_readOnly0000", bot_login="github-actions[bot]"), pr, "x")
     with pytest.raises(PublishError, match=r"`issues: write`"):
         publish_weekly_issue(
-            client_for(fake, token="ghs_readOnly0000"),
+            client_for(fake, token="ghs_readOnly0000", bot_login="github-actions[bot]"),
             title="t",
             body="b",
             window_key="2026-W48",
@@ -626,15 +645,27 @@ def test_cli_comment_three_heads_one_comment_then_flip(
 
 
 def test_cli_comment_with_head_sha_posts_only_for_the_current_head(
-    fake: FakeGitHub, gh_env: Path, releases: dict[str, str], opdrift: Opdrift
+    fake: FakeGitHub, gh_env: Path, opdrift: Opdrift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    names = {
+        NATIVE_PATH: "native_functions.yaml",
+        TAGS_PATH: "tags.yaml",
+        DERIVATIVES_PATH: "derivatives.yaml",
+    }
+    base, head = None, ""
+    for version in ("2.13.0", "2.14.1"):
+        files = {path: release_text(version, name).encode() for path, name in names.items()}
+        head = fake.add_commit(REPO, files, parent=base)
+        base = base or head
     pr = fake.add_pull(REPO, sha="a" * 40)
-    argv = ["comment", "--repo", REPO, "--pr", str(pr), releases["2.13.0"], releases["2.14.1"]]
-    run = opdrift(*argv, "--head-sha", "B" * 40)
+    argv = ["comment", "--repo", REPO, "--pr", str(pr), f"gh:{REPO}@{base}", f"gh:{REPO}@{head}"]
+    run = opdrift(*argv, "--head-sha", head)
     assert run.code == 0, run.err
     assert "has moved on to aaaaaaaaaaaa" in run.out
     assert bot_comments(fake, pr) == []
-    run = opdrift(*argv, "--head-sha", "A" * 40)  # GitHub reports shas lower-cased
+    fake.push(REPO, pr, head)
+    run = opdrift(*argv, "--head-sha", head.upper())  # GitHub reports shas lower-cased
     assert run.code == 0, run.err
     assert len(bot_comments(fake, pr)) == 1
     usage_error = opdrift(*argv, "--head-sha", "abc123")
@@ -676,6 +707,35 @@ def test_cli_bot_login_from_the_config_decides_whose_posts_are_the_bots(
         r.path for r in fake.requests if r.method == "GET" and r.path.startswith(f"/repos/{REPO}/issues?")
     ]
     assert listings and all("creator=github-actions" in p for p in listings)
+
+
+def test_cli_weekly_lookup_in_a_repository_of_20000_issues_lists_at_most_10_pages(
+    github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch, releases: dict[str, str], opdrift: Opdrift
+) -> None:
+    """Issue 22, finding 4: with the workflow token (GET /user refused) and no bot_login, the lookup
+    listed every issue: 200 pages for 20,000. The action tells opdrift the token's login instead."""
+    github_server.page_size = 100
+    actions_token = "ghs_actionsInstallationToken002"
+    github_server.add_token(actions_token, "github-actions[bot]", bot=True, user_endpoint=False)
+    github_server.add_repo(REPO)
+    github_server.add_issue(REPO, title="W39", body=weekly_marker("2026-W39"), author="github-actions[bot]")
+    for i in range(20_000):
+        github_server.add_issue(REPO, title=f"issue {i}", body="", author=f"user{i % 50}")
+    monkeypatch.setenv("GITHUB_API_URL", github_server.api_url)
+    monkeypatch.setenv("GITHUB_TOKEN", actions_token)
+    monkeypatch.setenv("OPDRIFT_BOT_LOGIN", "github-actions[bot]")
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    for _ in range(2):  # a re-run of the week edits; neither run scans
+        run = opdrift("issue", "--repo", REPO, "--week", "2026-W40", releases["2.13.0"], releases["2.14.1"])
+        assert run.code == 0, run.err
+    lists = [r for r in github_server.requests if r.method == "GET" and re.search(r"/issues\?", r.path)]
+    assert 0 < len(lists) <= 10, len(lists)
+    assert all("creator=github-actions" in r.path for r in lists)
+    (mine,) = [i for i in github_server.issues(REPO) if weekly_marker("2026-W40") in str(i["body"])]
+    assert "Previous drift issue: #1" in str(mine["body"])
+    monkeypatch.setenv("OPDRIFT_BOT_LOGIN", "not a login")
+    run = opdrift("issue", "--repo", REPO, "--week", "2026-W40", releases["2.13.0"], releases["2.14.1"])
+    assert run.code == 2 and "OPDRIFT_BOT_LOGIN must be a GitHub login" in run.err
 
 
 def test_cli_allowlist_flag_acknowledges_like_the_configs(
@@ -963,11 +1023,12 @@ def test_cli_comment_posts_for_a_pr_whose_only_news_is_a_parse_warning(
 
 
 def test_finding_the_weekly_issue_reads_pages_not_every_issue(fake: FakeGitHub) -> None:
-    """With the Actions token the bot's login is unknown (GET /user is 403), so every issue of the
-    repository is listed; reading `pull_request` first made PyGithub fetch each one again."""
+    """The bot's own issues are listed (``creator=``): reading `pull_request` first made PyGithub fetch
+    each one again."""
     for i in range(60):
-        fake.add_issue(REPO, title=f"bug {i}", body="a human's issue", author="alice")
-    fake.fail("GET", r"^/user$", 403, times=10, message="Resource not accessible by integration")
+        fake.add_issue(
+            REPO, title=f"bug {i}", body="an issue the bot opened for something else", author="opdrift-bot"
+        )
     client = client_for(fake)
     publish_weekly_issue(client, title="Operator drift", body="b", window_key="2026-W48", dry_run=False)
     single = [r for r in fake.requests if r.method == "GET" and re.search(r"/issues/\d+$", r.path)]

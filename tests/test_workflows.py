@@ -43,13 +43,17 @@ POSTER = EXAMPLES_DIR / "pytorch" / "pr-drift-comment.yml"
 PYTORCH_FILES = {NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH}
 
 # `run:` scripts that move bytes without deciding anything; everything else must call opdrift.
+PIP = "python -m pip install --disable-pip-version-check --quiet"
+# opdrift's checkout (`.` here, `./opdrift` in the examples, the action's own directory): first every
+# dependency by version and hash, then opdrift itself with no dependency and no build isolation.
+HASHED_INSTALL = re.compile(
+    rf'{PIP} --require-hashes --no-deps -r (opdrift/|"\$GITHUB_ACTION_PATH/)?requirements/workflow\.txt"?\n'
+    rf'{PIP} --no-deps --no-build-isolation (\.|\./opdrift|"\$GITHUB_ACTION_PATH")'
+)
 PLUMBING = (
     re.compile(r"bash \.ci/run"),
-    re.compile(r'python -m pip install (--disable-pip-version-check --quiet )?(\.|"\$GITHUB_ACTION_PATH")'),
+    HASHED_INSTALL,
     re.compile(r"git clone --bare --quiet https://github\.com/[\w.-]+/[\w.-]+\.git [\w.-]+"),
-    re.compile(
-        r'python -m pip install --disable-pip-version-check --quiet "git\+https://github\.com/OWNER/opdrift@[0-9a-f]{40}"'
-    ),
 )
 PINNED = re.compile(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+(/[^@\s]+)?@[0-9a-f]{40}")
 VERSION_COMMENT = re.compile(r"#\s*v\d+\.\d+\.\d+\b")
@@ -115,6 +119,9 @@ def test_examples_install_opdrift_from_one_pinned_release_never_the_checkout(pat
     assert "uses: ./" not in text
     assert not re.search(r"pip install[^\n]* \.(\s|$)", text), "in a PyTorch checkout that builds PyTorch"
     pins = set(re.findall(r"OWNER/opdrift@([0-9a-f]{40})", text))
+    for _, step in steps_of(path):
+        if step.get("with", {}).get("repository") == "OWNER/opdrift":  # a checkout of the release
+            pins.add(str(step["with"]["ref"]))
     assert len(pins) == 1, f"one opdrift release throughout, not {pins}"
 
 
@@ -320,29 +327,55 @@ def test_comment_workflow_trusts_only_the_event() -> None:
     data = load(POSTER)
     assert triggers(data)["workflow_run"]["workflows"] == [pr["name"]]
     (job,) = data["jobs"].values()
-    assert job["permissions"]["pull-requests"] == "write"
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
     assert "concurrency" in job
     steps = job["steps"]
-    assert not any(str(s.get("uses", "")).startswith("actions/checkout@") for s in steps), (
-        "the privileged job checks nothing out: no code of the PR can reach it"
-    )
-    download = next(s for s in steps if str(s.get("uses", "")).startswith("actions/download-artifact@"))
-    assert download["continue-on-error"] is True  # a missing artifact is "no report", one line
-    verify_step = next(s for s in steps if str(s.get("run", "")).startswith("opdrift verify-artifact"))
-    assert "--missing-ok" in verify_step["run"]
-    for later in steps[steps.index(verify_step) + 1 :]:
-        assert "steps.verify.outputs.verified == 'true'" in later["if"]
-    scripts = [s.get("run", "") for s in steps]
-    verify = next(i for i, s in enumerate(scripts) if s.startswith("opdrift verify-artifact"))
-    comment = next(i for i, s in enumerate(scripts) if s.startswith("opdrift comment"))
-    assert verify < comment
+    for step in steps:
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            # opdrift's own pinned release, for its hash-pinned requirements: never the PR's code
+            assert step["with"]["repository"] == "OWNER/opdrift", "the privileged job never checks out the PR"
+    # Nothing the PR's run made (for a fork, the fork's own workflow made it): tests/test_pr_trust.py.
+    assert not any("artifact" in str(s.get("uses", "")) + str(s.get("run", "")) for s in steps)
     pr_step = next(s for s in steps if s.get("id") == "pr")
     assert pr_step["env"]["EVENT_PRS"] == "${{ toJSON(github.event.workflow_run.pull_requests.*.number) }}"
     assert "--event-numbers" in pr_step["run"]
-    # The poster checks the PR's head right before writing: an older run never overwrites a newer report.
+    # The poster reads BASE and HEAD itself and checks the PR's head right before writing.
     post = next(s for s in steps if str(s.get("run", "")).startswith("opdrift comment"))
     assert post["env"]["HEAD_SHA"] == "${{ github.event.workflow_run.head_sha }}"
     assert '--head-sha "$HEAD_SHA"' in post["run"]
+    assert '"gh:$REPO#$PR:merge-base" "gh:$REPO@$HEAD_SHA"' in post["run"]
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_install_is_hash_pinned(path: Path) -> None:
+    """Issue 22, finding 10: a dependency installed by a lower bound runs whatever is published next."""
+    for where, step in steps_of(path):
+        script = step.get("run", "")
+        if "pip install" not in script:
+            continue
+        assert HASHED_INSTALL.fullmatch(script.strip()), f"{where}: install through requirements/workflow.txt"
+    text = path.read_text(encoding="utf-8")
+    assert "git+https://" not in text, "a VCS install cannot be hash-checked: check out the release instead"
+
+
+def test_the_workflow_requirements_pin_every_dependency_with_hashes() -> None:
+    text = (ROOT / "requirements" / "workflow.txt").read_text(encoding="utf-8")
+    entries = re.split(r"\n(?=[a-z])", text.split("\n", 6)[-1].strip())
+    pinned = {}
+    for entry in entries:
+        m = re.match(r"([a-z0-9._-]+)==([^\s\\]+) \\\n", entry)
+        assert m, entry[:80]
+        assert re.findall(r"--hash=sha256:[0-9a-f]{64}", entry), f"{m.group(1)} has no hash"
+        pinned[m.group(1)] = m.group(2)
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    block = re.search(r"^dependencies = \[(.*?)\]", pyproject, re.M | re.S)
+    build = re.search(r"^requires = \[(.*?)\]", pyproject, re.M | re.S)
+    assert block and build
+    wanted = re.findall(r'"([A-Za-z0-9._-]+)', block.group(1) + build.group(1))
+    assert {"PyGithub", "requests", "setuptools"} <= set(wanted)
+    for name in wanted:
+        assert name.lower() in pinned, f"{name} is not pinned"
+    assert "pip-compile" in text.splitlines()[4], "the command that made it is in its header"
 
 
 @pytest.mark.parametrize(
@@ -453,3 +486,18 @@ def test_the_site_is_built_from_the_pushed_snapshots_and_only_its_deploy_job_may
     assert any(u.startswith("actions/upload-pages-artifact@") for u in uses)
     assert any(u.startswith("actions/deploy-pages@") for u in uses)
     assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in uses), uses
+
+
+def test_the_manual_summary_run_holds_no_write_permission() -> None:
+    """Issue 22, 12c: one job with `issues: write` served both modes, so a summary run held it too."""
+    data = load(EXAMPLES_DIR / "downstream" / "manual-drift.yml")
+    modes = {}
+    for job in data["jobs"].values():
+        (action,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("OWNER/opdrift@")]
+        mode = action["with"]["mode"]
+        modes[mode] = job
+        writes = {k for k, v in job["permissions"].items() if v == "write"}
+        assert writes == ({"issues"} if mode == "issue" else set()), (mode, writes)
+    assert set(modes) == {"summary", "issue"}
+    assert modes["summary"]["if"] == "${{ !inputs.post-issue }}"
+    assert modes["issue"]["if"] == "${{ inputs.post-issue }}"

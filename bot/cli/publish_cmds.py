@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.common import EXIT_OK, codegen_rules, emit_outputs, github_token, note, warn
+from bot.cli.common import EXIT_OK, codegen_rules, emit_outputs, github_token, note, read_any_source, warn
 
 if TYPE_CHECKING:
     from bot.publish.config import BotConfig
@@ -32,7 +32,24 @@ def _setup(args: argparse.Namespace) -> PublishSetup:
         warn=warn,
         note=note,
         codegen=codegen_rules(args),
+        read=read_any_source,
     )
+
+
+def _env_login() -> str | None:
+    """OPDRIFT_BOT_LOGIN: the token's login when GitHub refuses it GET /user (the workflow's own token
+    posts as github-actions[bot]); GET /user's answer, and the config's bot_login, win over it."""
+    from bot.errors import PublishError
+    from bot.publish.config import BOT_LOGIN
+
+    value = os.environ.get("OPDRIFT_BOT_LOGIN", "").strip().removeprefix("@")
+    if not value:
+        return None
+    if not BOT_LOGIN.fullmatch(value):
+        raise PublishError(
+            f"OPDRIFT_BOT_LOGIN must be a GitHub login (e.g. github-actions[bot]), got {value!r}"
+        )
+    return value
 
 
 def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClient | None, bool]:
@@ -49,6 +66,7 @@ def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClien
         api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
         retry=RetryPolicy(total_seconds=args.retry_budget),
         bot_login=cfg.bot_login,
+        login_if_refused=_env_login(),
     )
     return RepoClient(settings), bool(args.dry_run)
 
@@ -67,6 +85,20 @@ def _publish_report(outcome: Outcome, summary: str) -> None:
         append_step_summary(target, summary)
 
 
+def _check_head_commit(commit: str | None, head_sha: str, spec: str) -> None:
+    """A report for --head-sha must be computed at that commit: a snapshot made anywhere else (an
+    artifact a pull request's own run uploaded could say anything) is refused, not posted."""
+    from bot.errors import PublishError
+
+    if (commit or "").lower() != head_sha.lower():
+        found = f"commit {commit[:12]}" if commit else "no commit"
+        raise PublishError(
+            f"HEAD records {found}, not --head-sha {head_sha[:12]}: this report is not for that commit, "
+            "so it is not posted",
+            path=spec,
+        )
+
+
 def run_comment(args: argparse.Namespace) -> int:
     from bot.publish.actions import annotation_lines
     from bot.publish.pr_comment import publish_pr_comment
@@ -76,6 +108,8 @@ def run_comment(args: argparse.Namespace) -> int:
 
     setup = _setup(args)
     drift = setup.drift
+    if args.head_sha:
+        _check_head_commit(drift.head.commit, args.head_sha, args.head)
     context = context_for(
         drift,
         acknowledgements=setup.acks,

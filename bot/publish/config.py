@@ -55,7 +55,7 @@ _SLUG = re.compile(rf"{_USER}/[A-Za-z0-9._-]{{1,100}}")
 # The issue links to it: an https URL that `bot.text.link` links (host and path, no query), so what the
 # config accepts is what the issue shows.
 _SITE_URL = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%/+-]*)?")
-_BOT_LOGIN = re.compile(rf"{_USER}(?:\[bot\])?")  # a user, or an app's bot account ("github-actions[bot]")
+BOT_LOGIN = re.compile(rf"{_USER}(?:\[bot\])?")  # a user, or an app's bot account ("github-actions[bot]")
 DEFAULT_UPSTREAM = "pytorch/pytorch"
 MAX_CHART_POINTS = 100  # timeline.CHART_MAX_POINTS: more would be sampled anyway
 
@@ -578,7 +578,7 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
     if "bot_login" in keys:
         node = keys["bot_login"][1]
         value = reader.string(node, "bot_login").strip().removeprefix("@")
-        bot_login = _pattern(reader, _BOT_LOGIN, "GitHub login (e.g. github-actions[bot])")(node, value)
+        bot_login = _pattern(reader, BOT_LOGIN, "GitHub login (e.g. github-actions[bot])")(node, value)
     on_keys = "comment_on_kernel_keys" in keys and reader.boolean(
         keys["comment_on_kernel_keys"][1], "comment_on_kernel_keys"
     )

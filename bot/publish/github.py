@@ -9,9 +9,9 @@ completely before anything is posted, so a failure never leaves a half-written c
 settings (token, API root): it never reads the environment itself.
 
 Finding its own posts (`RepoClient.is_mine`): every post carries a hidden HTML-comment marker, and the bot finds its comment or
-issue by that marker (never by title), preferring posts whose author is the bot. When the bot's login is
-unknown (``GITHUB_TOKEN`` in Actions cannot read ``GET /user``) only posts by a Bot account count, so a
-person quoting the marker cannot make the bot edit their comment.
+issue by that marker (never by title), and only among posts whose author is the bot's own login. When
+``GET /user`` is refused (``GITHUB_TOKEN`` in Actions cannot read it) the login must be given (config
+``bot_login``, or `Settings.login_if_refused`): any other app's bot, or a person, may quote the marker.
 
 Retries: PyGithub's own urllib3 retry is switched off, because it retries POST and so can duplicate a
 comment when a 500 arrives after GitHub already stored it. Instead each publish step (look up, then
@@ -83,6 +83,8 @@ class Settings:
     timeout: int = 30  # seconds per HTTP request
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     bot_login: str | None = None  # when None, asked from GET /user (which Actions tokens cannot read)
+    # The login when GET /user is refused (OPDRIFT_BOT_LOGIN: github-actions[bot] for the workflow token).
+    login_if_refused: str | None = None
     # GitHub asks integrations to leave a second between content-creating requests.
     seconds_between_writes: float | None = 1.0
     per_page: int = 100
@@ -283,16 +285,25 @@ class RepoClient:
             except GithubException as exc:
                 if exc.status not in (403, 404):
                     raise
-                self._login = None
+                self._login = self.settings.login_if_refused
             self._login_known = True
         return self._login
 
-    def is_mine(self, obj: Any) -> bool:
-        login, kind = _author(obj)
+    def own_login(self) -> str:
+        """The bot's login, or a PublishError: without it no post can be told to be the bot's own (any
+        other app's bot may carry the marker), so nothing is edited or created on a guess."""
         me = self.login()
-        if me is not None:
-            return login is not None and login.lower() == me.lower()
-        return kind == "Bot"
+        if me is None:
+            raise PublishError(
+                "cannot tell which posts are the bot's own: GitHub refuses GET /user to this token (an "
+                "Actions or App installation token); set bot_login in the config, or OPDRIFT_BOT_LOGIN "
+                "(github-actions[bot] for the workflow's own token)"
+            )
+        return me
+
+    def is_mine(self, obj: Any) -> bool:
+        login, _ = _author(obj)
+        return login is not None and login.lower() == self.own_login().lower()
 
     def run(self, step: Callable[[], T], *, what: str, permission: str, not_found: str) -> T:
         """Run `step` (a whole look-up-then-write step), retrying it as the policy allows."""

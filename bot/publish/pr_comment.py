@@ -59,6 +59,7 @@ def publish_pr_comment(
 
     def step() -> Outcome:
         nonlocal tried_create, tried_edit
+        client.own_login()  # whose comment is the bot's must be known before anything is read or written
         issue = client.repo.get_issue(pr)
         if issue.pull_request is None:
             raise PublishError(f"#{pr} in {repo_name} is an issue, not a pull request")

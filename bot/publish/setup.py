@@ -21,7 +21,7 @@ from bot.drift.changes import Drift, compute_drift
 from bot.drift.warnings import SourceWarning, new_warnings
 from bot.errors import ConfigError, OpdriftError
 from bot.history.attribution import Attribution, attribute_walk, check_slug
-from bot.model import Snapshot
+from bot.model import Snapshot, SourceFiles
 from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
 from bot.publish.config import (
@@ -65,22 +65,24 @@ def publish_setup(
     warn: Say,
     note: Say,
     codegen: CodegenRules | None = None,
+    read: Callable[[str], SourceFiles] = sources.read_source,
 ) -> PublishSetup:
     """Config, drift, acknowledgements, the handles to mention and the backend gaps: everything before
     rendering (backend lists are read and their coverage computed here, before any request).
 
     `allowlist` (the --allowlist option) wins over the config's; parse warnings go to `warn`, the
-    acknowledgements' notes to `note`.
+    acknowledgements' notes to `note`. `read` turns a SOURCE into files (the CLI's also reads ``gh:``
+    specs, so the privileged PR poster reads the PR's files itself instead of trusting an artifact).
     """
     check_repo_name(repo)
     cfg = load_config(config) if config else BotConfig()
     overrides = load_overrides(cfg.overrides) if cfg.overrides else None
     allow_path = allowlist or cfg.allowlist
     allow = load_allowlist(allow_path) if allow_path else None
-    base = pipeline.load_snapshot(base_spec, overrides, warn=warn, codegen=codegen)
-    head = pipeline.load_snapshot(head_spec, overrides, warn=warn, codegen=codegen)
+    base = pipeline.load_snapshot(base_spec, overrides, warn=warn, codegen=codegen, read=read)
+    head = pipeline.load_snapshot(head_spec, overrides, warn=warn, codegen=codegen, read=read)
     source_warnings = new_warnings(head.warnings, head.native_display, base.warnings, base.native_display)
-    check_config_names(cfg, (base_spec, head_spec), base, head)
+    check_config_names(cfg, (base_spec, head_spec), base, head, read=read)
     # --codegen names the release for the kernel verdict too; its row's first release decides that
     # rule as well as the asked one (the rule changed at 1.13, where a row starts).
     drift = compute_drift(base, head, head_release=None if codegen is None else codegen.since)
@@ -132,7 +134,14 @@ def backend_work(
     return lacking, implemented
 
 
-def check_config_names(cfg: BotConfig, specs: tuple[str, str], base: Snapshot, head: Snapshot) -> None:
+def check_config_names(
+    cfg: BotConfig,
+    specs: tuple[str, str],
+    base: Snapshot,
+    head: Snapshot,
+    *,
+    read: Callable[[str], SourceFiles] = sources.read_source,
+) -> None:
     """The subscriptions' dispatch keys and tags against what BASE and HEAD know (config.check_names).
 
     A tag may be defined in tags.yaml and used by no operator yet, so when a subscription names a tag
@@ -143,7 +152,7 @@ def check_config_names(cfg: BotConfig, specs: tuple[str, str], base: Snapshot, h
     tags = {t for snap in (base, head) for rec in snap.operators.values() for t in rec.facets.tags}
     if not {t for sub in cfg.subscriptions for t in sub.tags} <= tags:
         for spec in specs:
-            defined = sources.read_source(spec).tags
+            defined = read(spec).tags
             if defined is not None:
                 tags |= read_tags(defined)
     check_names(cfg, dispatch_keys=keys, tags=tags)

@@ -24,6 +24,12 @@ def weekly_marker(window_key: str) -> str:
     return f"<!-- opdrift:weekly window={window_key} -->"
 
 
+# The most of the bot's own issues one lookup reads (newest first): the current window's issue is
+# among the newest, and the previous window's is the first older one, so a bot that opened more than
+# this many issues since then gets no link rather than a scan of its whole history.
+MAX_SCANNED = 1000
+
+
 @dataclass(frozen=True)
 class _Found:
     current: Any | None
@@ -31,16 +37,21 @@ class _Found:
 
 
 def _find_weekly(client: RepoClient, window_key: str) -> _Found:
-    """One pass over the repository's issues (only the bot's, when its login is known)."""
-    login = client.login()
-    kwargs: dict[str, Any] = {"state": "all", "sort": "created", "direction": "desc"}
-    if login is not None:
-        kwargs["creator"] = login
+    """The bot's issues only (``creator=`` its login), newest first, until the previous window's.
+
+    Never a scan of every issue: pytorch/pytorch has over 100,000, and listing them all costs more
+    requests than a workflow token has in an hour. Only the bot's own posts count (a person or another
+    app's bot may quote the marker), so the login must be known (`RepoClient.own_login`).
+    """
+    login = client.own_login()
+    issues = client.repo.get_issues(state="all", sort="created", direction="desc", creator=login)
     current = None
     previous: tuple[str, Any] | None = None
-    for issue in client.repo.get_issues(**kwargs):
+    for scanned, issue in enumerate(issues, 1):
+        if scanned > MAX_SCANNED:
+            break
         # The marker and the author first: reading `pull_request` of a plain issue makes PyGithub
-        # fetch it again (the list leaves the field out), one request per issue of the repository.
+        # fetch it again (the list leaves the field out).
         match = _WEEKLY_MARKER_RE.search(issue.body or "")
         if match is None or not client.is_mine(issue) or issue.pull_request is not None:
             continue
@@ -48,8 +59,11 @@ def _find_weekly(client: RepoClient, window_key: str) -> _Found:
         if window == window_key:
             if current is None or issue.number < current.number:
                 current = issue
-        elif window < window_key and (previous is None or window > previous[0]):
+        elif window < window_key:
+            # Newest first: the first earlier window is the latest one; every issue of this window
+            # was opened after it, so none is left below.
             previous = (window, issue)
+            break
     return _Found(current, None if previous is None else previous[1])
 
 
