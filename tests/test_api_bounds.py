@@ -241,6 +241,21 @@ def test_a_link_to_another_host_is_never_followed(fake: FakeGitHub, evil: FakeGi
     assert evil.requests == []
 
 
+def test_a_malformed_link_header_is_one_named_error(fake: FakeGitHub) -> None:
+    pr = fake.add_pull(REPO)
+    fake.fail("GET", rf"/issues/{pr}/comments", 200, headers={"Link": f'<{fake.api_url}/x>;rel="next"'})
+    with pytest.raises(ApiLimitError, match="malformed Link header"):
+        post(client_for(fake), pr)  # PyGithub itself would fail with a bare ValueError
+
+
+def test_a_source_file_that_opens_like_json_is_not_read_as_an_answer(fake: FakeGitHub) -> None:
+    flow = b"[{func: 'opdrift_flow(Tensor self) -> Tensor'}]\n"
+    fake.add_commit(REPO, {NATIVE_PATH: flow}, refs=("flow",))
+    files = read_github_source(f"gh:{REPO}@flow", ApiSettings(api_url=fake.api_url, token=TOKEN))
+    assert files.native_functions is not None
+    assert files.native_functions.text == flow.decode()
+
+
 def test_a_redirect_off_the_root_is_not_followed_by_the_gh_source(fake: FakeGitHub, evil: FakeGitHub) -> None:
     fake.fail("GET", r"/commits/", 302, headers={"Location": f"{evil.api_url}/repos/{REPO}/commits/x"})
     settings = ApiSettings(api_url=fake.api_url, token=TOKEN)

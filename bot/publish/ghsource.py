@@ -204,7 +204,7 @@ class _Api:
         try:
             return self.guard.exchange(
                 self.session, "GET", url, headers={"Accept": accept}, timeout=self.settings.timeout,
-                limit=limit, what=f"for {urlsplit(url).path}",
+                limit=limit, what=f"for {urlsplit(url).path}", raw=accept == RAW,
             )  # fmt: skip
         except ApiLimitError as err:
             raise ApiLimitError(self._scrub(err.message), path=self.spec) from None
@@ -215,7 +215,7 @@ class _Api:
     def _message(self, answer: Answer) -> str:
         try:
             data = answer.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # an error's body in the raw media type is not checked
             return ""
         return self._scrub(str(data.get("message", ""))) if isinstance(data, dict) else ""
 

@@ -19,6 +19,7 @@ on the path can send it. Four bounds, each an `ApiLimitError` (one line, exit 2)
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -125,14 +126,18 @@ class Answer:
         return json.loads(self.body)
 
 
+# One part of GitHub's ``Link`` header, exactly as PyGithub splits it (on ", " then "; "): another
+# shape makes PyGithub's PaginatedList fail with a bare ValueError, or read a URL this check did not.
+_LINK_PART = re.compile(r'<([^<>\s]*)>; rel="([A-Za-z]+)"')
+
+
 def link_urls(value: str) -> Iterator[tuple[str, str]]:
     """(rel, url) for each part of a ``Link`` header: ``<url>; rel="next", <url>; rel="last"``."""
-    for part in value.split(","):
-        target, _, params = part.strip().partition(";")
-        target = target.strip()
-        if target.startswith("<") and target.endswith(">"):
-            rel = params.strip().removeprefix("rel=").strip('"')
-            yield rel, target[1:-1]
+    for part in value.split(", "):
+        m = _LINK_PART.fullmatch(part)
+        if m is None:
+            raise ApiLimitError(f"GitHub's answer has a malformed Link header part {part[:80]!r}")
+        yield m.group(2), m.group(1)
 
 
 def _followed_urls(data: Any) -> Iterator[str]:
@@ -195,8 +200,11 @@ class Guard:
         timeout: float,
         limit: int | None = None,
         what: str = "",
+        raw: bool = False,
     ) -> Answer:
-        """Send one request and read its whole answer, within every bound; check what it links to."""
+        """Send one request and read its whole answer, within every bound; check what it links to.
+
+        `raw`: the body is a file's content, not JSON (a yaml file may well start with ``[``)."""
         self.root.check(url, "a request")
         self.requests += 1
         if self.requests > self.max_requests:
@@ -211,10 +219,10 @@ class Guard:
         )
         if answer is None:
             raise self._late(what)
-        self._inspect(answer)
+        self._inspect(answer, raw=raw)
         return answer
 
-    def _inspect(self, answer: Answer) -> None:
+    def _inspect(self, answer: Answer, *, raw: bool = False) -> None:
         """Refuse an answer that links off the root, leads on past the page cap or nests without end."""
         link = answer.header("link")
         if link is not None:
@@ -232,7 +240,7 @@ class Guard:
         location = answer.header("location")
         if location is not None and 300 <= answer.status < 400:
             self.root.check(location, "a redirect")
-        if answer.body[:1] in (b"{", b"["):
+        if not raw and answer.body[:1] in (b"{", b"["):
             try:
                 data = answer.json()
             except RecursionError:
