@@ -244,7 +244,7 @@ def test_a_link_to_another_host_is_never_followed(fake: FakeGitHub, evil: FakeGi
 def test_a_malformed_link_header_is_one_named_error(fake: FakeGitHub) -> None:
     pr = fake.add_pull(REPO)
     fake.fail("GET", rf"/issues/{pr}/comments", 200, headers={"Link": f'<{fake.api_url}/x>;rel="next"'})
-    with pytest.raises(ApiLimitError, match="malformed Link header"):
+    with pytest.raises(ApiLimitError, match="Link header that is not"):
         post(client_for(fake), pr)  # PyGithub itself would fail with a bare ValueError
 
 
@@ -317,3 +317,11 @@ def test_github_com_root_holds_only_api_github_com() -> None:
     assert not root.holds("http://api.github.com/repos/a/b")
     with pytest.raises(SourceError):
         read_github_source("gh:a/b@main", ApiSettings(api_url="ftp://api.github.com"))
+
+
+def test_the_error_names_only_the_scheme_and_host_of_a_foreign_url() -> None:
+    root = ApiRoot.parse("https://api.github.com")
+    with pytest.raises(ApiLimitError) as caught:
+        root.check(f"https://{TOKEN}:x@evil.test/path/{TOKEN}?t={TOKEN}", "a URL in GitHub's answer")
+    assert "'https://evil.test'" in caught.value.message
+    assert TOKEN not in caught.value.message

@@ -40,7 +40,7 @@ import github
 import requests
 from github.GithubException import GithubException
 
-from bot.errors import PublishError
+from bot.errors import ApiLimitError, PublishError
 from bot.publish.limits import Answer, ApiRoot, Guard, new_session
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -336,6 +336,8 @@ class RepoClient:
                     delay = policy.backoff(attempt)
                     problem = scrub(type(exc).__name__, token)
                     rate_limited = False
+                except ApiLimitError as exc:
+                    raise ApiLimitError(scrub(exc.message, token)) from None  # a bound: never retried
                 except requests.RequestException as exc:
                     # Not the network and not GitHub: a request that cannot even be sent (a bad URL,
                     # a header requests refuses). Retrying cannot help; its text may quote the token.
@@ -372,8 +374,8 @@ def _route_through(requester: Any, guard: Guard, session: requests.Session, time
     for name in CONNECTION_HOOKS:
         if not hasattr(requester, name):
             raise PublishError(
-                f"this PyGithub has no {name.split('__')[-1]}: opdrift cannot bound "
-                "its requests; install the version in the pinned requirements"
+                f"this PyGithub has no {name.split('__')[-1]}, through which opdrift bounds its "
+                "requests: install PyGithub 2"
             )
     for name, scheme in zip(CONNECTION_HOOKS, (guard.root.scheme, "http", "https"), strict=True):
         setattr(requester, name, functools.partial(_Connection, guard, session, scheme, float(timeout)))

@@ -100,9 +100,10 @@ class ApiRoot:
 
     def check(self, url: str, what: str) -> None:
         if not self.holds(url):
-            # Only where it points, shortened: the rest of a URL from an answer is the sender's text.
+            # Only the scheme and host, shortened: the rest of a URL from an answer is the sender's
+            # text (user info, path, query), which may even echo the token back.
             parts = urlsplit(url)
-            where = f"{parts.scheme}://{parts.netloc}"[:80] if parts.netloc else url[:80]
+            where = f"{parts.scheme[:10]}://{(parts.hostname or '')[:60]}"
             raise ApiLimitError(
                 f"{what} points to {where!r}, outside the configured API root {self}; nothing was sent there"
             )
@@ -136,7 +137,7 @@ def link_urls(value: str) -> Iterator[tuple[str, str]]:
     for part in value.split(", "):
         m = _LINK_PART.fullmatch(part)
         if m is None:
-            raise ApiLimitError(f"GitHub's answer has a malformed Link header part {part[:80]!r}")
+            raise ApiLimitError('GitHub\'s answer has a Link header that is not <URL>; rel="NAME", ...')
         yield m.group(2), m.group(1)
 
 
