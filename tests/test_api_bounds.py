@@ -325,3 +325,19 @@ def test_the_error_names_only_the_scheme_and_host_of_a_foreign_url() -> None:
         root.check(f"https://{TOKEN}:x@evil.test/path/{TOKEN}?t={TOKEN}", "a URL in GitHub's answer")
     assert "'https://evil.test'" in caught.value.message
     assert TOKEN not in caught.value.message
+
+
+def test_one_exchange_has_its_own_deadline_within_the_call(fake: FakeGitHub) -> None:
+    """Past its own deadline an exchange is a timeout, which the caller's retry policy may retry."""
+    import requests
+
+    from bot.publish.limits import new_session
+
+    fake.misbehave("GET", rf"/repos/{REPO}$", Drip(0.1), times=1)
+    guard = Guard(ApiRoot.parse(fake.api_url), seconds=30.0, request_seconds=0.5)
+    session = new_session(TOKEN)
+    start = time.monotonic()
+    with pytest.raises(requests.Timeout, match=r"within 0.5s"):
+        guard.exchange(session, "GET", f"{fake.api_url}/repos/{REPO}", timeout=5)
+    assert time.monotonic() - start < 1.5
+    assert guard.exchange(session, "GET", f"{fake.api_url}/repos/{REPO}", timeout=5).status == 200

@@ -8,8 +8,9 @@ on the path can send it. Four bounds, each an `ApiLimitError` (one line, exit 2)
   configured API root (scheme, host, port, path prefix). PyGithub checks this with ``assert``, which
   ``python -O`` strips; the check here runs before the request is sent, whatever the flags.
 - how long: one deadline per call (a publish step with its retries, or reading a ``gh:`` SOURCE),
-  enforced around each whole exchange rather than per socket read, since a server that drips a byte
-  every few seconds never trips a socket timeout.
+  and one per exchange (`REQUEST_SECONDS`, a timeout the caller may retry), each enforced around the
+  whole exchange rather than per socket read, since a server that drips a byte every few seconds
+  never trips a socket timeout.
 - how much: every body is read as a stream and refused past a byte cap (`MAX_JSON_BYTES` for API
   answers), so memory stays bounded whatever Content-Length says or omits.
 - how many: requests per call (`MAX_REQUESTS`) and ``rel="next"`` pages per call (`MAX_PAGES`), so an
@@ -37,6 +38,9 @@ MAX_JSON_BYTES = 32 * 1024 * 1024
 # pages. A call that is sent more pages than that is being led on.
 MAX_PAGES = 50
 MAX_REQUESTS = 200  # per call, retries included: the Actions token has 1,000 an hour
+# The longest one exchange may take, status line to last byte, when the call has more time left:
+# a 10 MB file at 100 KB/s. Past it the exchange counts as a timeout, which the caller may retry.
+REQUEST_SECONDS = 120.0
 _CHUNK = 1 << 16
 _DEFAULT_PORT = {"http": 80, "https": 443}
 # The answer fields PyGithub turns into requests: every object's `url` (lazy completion, edit, and
@@ -167,9 +171,11 @@ class Guard:
         max_requests: int = MAX_REQUESTS,
         max_pages: int = MAX_PAGES,
         max_json_bytes: int = MAX_JSON_BYTES,
+        request_seconds: float = REQUEST_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.root = root
+        self.request_seconds = request_seconds
         self.max_requests = max_requests
         self.max_pages = max_pages
         self.max_json_bytes = max_json_bytes
@@ -215,10 +221,13 @@ class Guard:
         left = self.remaining()
         if left <= 0:
             raise self._late(what)
+        wait = min(left, self.request_seconds)
         answer = _bounded(
-            session, method, url, headers, data, min(timeout, left), left, limit or self.max_json_bytes
+            session, method, url, headers, data, min(timeout, wait), wait, limit or self.max_json_bytes
         )
         if answer is None:
+            if wait < left:  # this exchange's own deadline: the caller's retry policy decides
+                raise requests.Timeout(f"no complete answer {what} within {wait:g}s".replace("  ", " "))
             raise self._late(what)
         self._inspect(answer, raw=raw)
         return answer
