@@ -204,9 +204,9 @@ def test_a_flooded_listing_is_refused_by_the_publisher(fake: FakeGitHub) -> None
 def test_an_answer_nested_without_end_or_broken_json_is_one_named_error() -> None:
     guard = Guard(ApiRoot.parse("https://api.github.com"), seconds=5)
     with pytest.raises(ApiLimitError, match="nested too deeply"):
-        guard._inspect(Answer(200, "OK", {}, b"[" * 200_000))
+        guard._inspect(Answer("https://api.github.com/x", 200, "OK", {}, b"[" * 200_000))
     with pytest.raises(ApiLimitError, match="not valid JSON"):
-        guard._inspect(Answer(500, "", {}, b"{oops"))
+        guard._inspect(Answer("https://api.github.com/x", 500, "", {}, b"{oops"))
 
 
 # --- every URL followed stays on the configured API root (finding 9) --------------------------------
@@ -239,6 +239,13 @@ def test_a_link_to_another_host_is_never_followed(fake: FakeGitHub, evil: FakeGi
     with pytest.raises(ApiLimitError, match="Link 'next'"):
         post(client_for(fake), pr)
     assert evil.requests == []
+
+
+def test_a_relative_redirect_under_the_root_is_followed(fake: FakeGitHub) -> None:
+    sha = fake.repos[REPO].refs["v2.14.1"]
+    fake.fail("GET", r"/commits/old-name$", 301, headers={"Location": f"/api/v3/repos/{REPO}/commits/{sha}"})
+    files = read_github_source(f"gh:{REPO}@old-name", ApiSettings(api_url=fake.api_url, token=TOKEN))
+    assert files.meta.commit == sha
 
 
 def test_a_malformed_link_header_is_one_named_error(fake: FakeGitHub) -> None:

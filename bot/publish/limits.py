@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import requests
 
@@ -117,6 +117,7 @@ class ApiRoot:
 class Answer:
     """One complete HTTP answer, its body read within the bounds."""
 
+    url: str  # what was requested
     status: int
     reason: str
     headers: Mapping[str, str]  # as sent; look up with `header`
@@ -194,7 +195,7 @@ class Guard:
         return self.deadline - self._clock()
 
     def _late(self, what: str) -> ApiLimitError:
-        return ApiLimitError(f"no complete answer from GitHub {what} within the {self.seconds:.0f}s budget")
+        return ApiLimitError(f"no complete answer from GitHub {what} within the {self.seconds:g}s budget")
 
     def exchange(
         self,
@@ -215,9 +216,8 @@ class Guard:
         self.root.check(url, "a request")
         self.requests += 1
         if self.requests > self.max_requests:
-            raise ApiLimitError(
-                f"more than {self.max_requests} requests to GitHub in one call; stopped {what}".rstrip("; ")
-            )
+            stopped = f"; stopped before the one {what}" if what else ""
+            raise ApiLimitError(f"more than {self.max_requests} requests to GitHub in one call{stopped}")
         left = self.remaining()
         if left <= 0:
             raise self._late(what)
@@ -249,7 +249,7 @@ class Guard:
                     )
         location = answer.header("location")
         if location is not None and 300 <= answer.status < 400:
-            self.root.check(location, "a redirect")
+            self.root.check(urljoin(answer.url, location), "a redirect")
         if not raw and answer.body[:1] in (b"{", b"["):
             try:
                 data = answer.json()
@@ -332,7 +332,9 @@ def _read(
             if size > limit:
                 raise ApiLimitError(f"GitHub's answer to {path} is over the {limit}-byte limit")
             chunks.append(chunk)
-        return Answer(response.status_code, response.reason or "", dict(response.headers), b"".join(chunks))
+        return Answer(
+            url, response.status_code, response.reason or "", dict(response.headers), b"".join(chunks)
+        )
     finally:
         response.close()
 
