@@ -161,11 +161,18 @@ def test_a_dripping_answer_ends_a_publish_call_at_the_retry_budget(fake: FakeGit
 
 # --- a size cap on every JSON body, read streaming ----------------------------------------------------
 
+# The child's own peak: VmHWM counts only the memory of the program exec'd, where ru_maxrss also keeps
+# the peak of the test process it was forked from.
 PEAK_RSS = """
-import resource, sys
+import re, resource, sys
 from bot.cli import main
 code = main(sys.argv[1:])
-print(f"peak-rss-kib={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+try:
+    with open("/proc/self/status") as fh:
+        peak = int(re.search(r"VmHWM:\\s*([0-9]+) kB", fh.read()).group(1))
+except OSError:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(f"peak-rss-kib={peak}", file=sys.stderr)
 sys.exit(code)
 """
 
