@@ -890,7 +890,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
     def _drip(self, drip: Drip, status: int, payload: object, extra: Mapping[str, str]) -> None:
-        data = json.dumps(payload).encode()
+        data = payload.data if isinstance(payload, RawBytes) else json.dumps(payload).encode()
         lines = [f"HTTP/1.1 {status} OK", "Content-Type: application/json", f"Content-Length: {len(data)}"]
         lines += [f"{k}: {v}" for k, v in extra.items()]
         wire = ("\r\n".join(lines) + "\r\n\r\n").encode() + data
