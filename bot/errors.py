@@ -61,3 +61,8 @@ class PublishError(OpdriftError):
 
 class WorkflowError(OpdriftError):
     """A workflow step was given values it cannot act on (bad PR number, unknown revision, no repository)."""
+
+
+class ApiLimitError(OpdriftError):
+    """A GitHub API answer went past a bound: a URL off the configured API root, a body over the size
+    cap, more pages or requests than a call may make, or no complete answer before the deadline."""

@@ -2,7 +2,7 @@
 
 Operator names, schemas, comments and revisions are data written by other people. A rendered report
 must show them verbatim and must never let them act: no Markdown structure, no HTML, no links, no
-@mentions, no ``#123`` references, no terminal escape sequences. Each helper returns a `Safe` string,
+@mentions, no ``#123`` or ``GH-123`` references, no emoji shortcodes, no terminal escape sequences. Each helper returns a `Safe` string,
 and the report's Jinja2 environment escapes any plain `str` that reaches the output without one.
 """
 
@@ -64,11 +64,39 @@ def code(text: object, limit: int = MAX_INLINE, *, in_table: bool = False) -> Sa
     return Safe(f"{fence}{body}{fence}")
 
 
+# GitHub's filters run on the rendered text (after Markdown, so backslash escapes are gone by then;
+# `md` has already put them in, hence the backslashes in these classes). Each pattern is what one
+# filter would still recognise once ``@`` and ``#`` are broken:
+# - ``GH-123``, GitHub's other spelling of ``#123`` (any case);
+_GH_REF = re.compile(r"(?i)(gh-)(?=[0-9])")
+# - an emoji shortcode ``:white_check_mark:``, ``:+1:`` (a name of word characters, ``+`` and ``-``);
+_SHORTCODE = re.compile(r":(?=[\w+\\-]+:)")
+# - a commit sha: a word of 7 to 40 hex digits, linked when the repository has such a commit. Any
+#   longer run is cut too, so no 7-digit piece of it is left after the cut;
+_HEX_WORD = re.compile(r"(?<![\w])[0-9A-Fa-f]{7,}(?![\w])")
+_HEX_PIECE = 6
+# - a bare URL: ``http://``, ``https://``, ``ftp://`` … and ``www.``.
+_WWW = re.compile(r"(?i)\bwww\.")
+
+
+def _cut_hex(m: re.Match[str]) -> str:
+    word = m.group(0)
+    return ZWJ.join(word[i : i + _HEX_PIECE] for i in range(0, len(word), _HEX_PIECE))
+
+
 def _neutralize(text: str) -> str:
-    """Break GitHub's text filters: @mentions, #refs and bare-URL autolinks."""
+    """Break GitHub's text filters: @mentions (users, ``@org/team``), references (``#1``, ``GH-1``,
+    ``owner/repo#1``, ``user@sha``), commit shas, emoji shortcodes and bare-URL autolinks.
+
+    A zero-width joiner between the sigil and what follows: each filter's pattern no longer matches,
+    and the rendered text reads the same (the joiner has no width).
+    """
     text = text.replace("@", "@" + ZWJ).replace("#", "#" + ZWJ)
+    text = _GH_REF.sub(lambda m: m.group(1) + ZWJ, text)
+    text = _SHORTCODE.sub(":" + ZWJ, text)
+    text = _HEX_WORD.sub(_cut_hex, text)
     text = text.replace("://", ":" + ZWJ + "//")
-    return re.sub(r"(?i)\bwww\.", lambda m: m.group(0)[:3] + ZWJ + ".", text)
+    return _WWW.sub(lambda m: m.group(0)[:3] + ZWJ + ".", text)
 
 
 def md(text: object) -> Safe:

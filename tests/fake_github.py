@@ -5,7 +5,8 @@ labels, the authenticated user) with the JSON shapes PyGithub reads: absolute ``
 the same root (PyGithub refuses to follow URLs to another host or port), ``user.login``,
 ``html_url``, numeric ids, and ``Link`` headers for pagination. State lives in memory, every request
 is recorded with all its headers, and faults can be scripted ("the next 2 POSTs to .../comments
-answer 500", "403 with Retry-After: 1"). The server caps page sizes at `page_size` whatever the
+answer 500", "403 with Retry-After: 1"), and so can hostile answers (`misbehave`: a drip, a flood, an
+endless ``Link: next``, URLs to another host). The server caps page sizes at `page_size` whatever the
 client asks for, so tests exercise pagination with a handful of items.
 """
 
@@ -88,6 +89,52 @@ class FakeCommit:
 
 
 @dataclass(frozen=True)
+class Drip:
+    """Send the whole answer, status line and headers included, one byte every `interval` seconds."""
+
+    interval: float
+
+
+@dataclass(frozen=True)
+class Flood:
+    """Answer 200 with a JSON body of `size` bytes, streamed (with or without a Content-Length)."""
+
+    size: int
+    declare_length: bool = False
+
+
+@dataclass(frozen=True)
+class EndlessPages:
+    """Every answer announces one more page (``Link: <...page=N+1>; rel="next"``)."""
+
+
+@dataclass(frozen=True)
+class Misdirect:
+    """Every URL in the answer (``url`` fields, ``Link``, ``Location``) names `root` instead of the API's."""
+
+    root: str
+
+
+Misbehaviour = Drip | Flood | EndlessPages | Misdirect
+
+
+@dataclass
+class _Scripted:
+    method: str | None
+    pattern: re.Pattern[str]
+    behaviour: Misbehaviour
+    times: int
+
+
+@dataclass(frozen=True)
+class Wire:
+    """What `_serve` must send in its own way (a drip or a flood) instead of the encoded answer."""
+
+    behaviour: Drip | Flood
+    payload: object
+
+
+@dataclass(frozen=True)
 class RawBytes:
     """A response body sent as is (the raw media type), not as JSON."""
 
@@ -124,6 +171,8 @@ class FakeGitHub:
         self.repos: dict[str, RepoState] = {}
         self.requests: list[Recorded] = []
         self.faults: list[Fault] = []
+        self.misbehaviours: list[_Scripted] = []
+        self.stopping = threading.Event()
         self.blobs: dict[str, bytes] = {}  # blob sha → content, across repositories
         self._lock = threading.RLock()
         self._next_id = 1000
@@ -144,6 +193,7 @@ class FakeGitHub:
         self._thread.start()
 
     def stop(self) -> None:
+        self.stopping.set()  # ends drips and floods still being sent
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -299,6 +349,13 @@ class FakeGitHub:
                 )
             )
 
+    def misbehave(
+        self, method: str | None, path_regex: str, behaviour: Misbehaviour, *, times: int = 1_000_000
+    ) -> None:
+        """Answer the next `times` matching requests (path without the prefix) the hostile way."""
+        with self._lock:
+            self.misbehaviours.append(_Scripted(method, re.compile(path_regex), behaviour, times))
+
     # --- inspection -----------------------------------------------------------------------------
 
     def comments(self, full_name: str, number: int) -> list[Json]:
@@ -434,6 +491,10 @@ class FakeGitHub:
         query = dict(parse_qsl(split.query))
         with self._lock:
             fault = self._take_fault(method, path)
+            scripted = self._take_misbehaviour(method, path)
+            page = int(query.get("page", "1"))
+            if isinstance(scripted, EndlessPages):
+                query.pop("page", None)  # the same items on every page: a client cannot tell it ends
             try:
                 if fault is not None and not fault.after_apply:
                     raise _error(fault.status, fault.message)
@@ -445,7 +506,30 @@ class FakeGitHub:
             if fault is not None:
                 extra = {**extra, **fault.headers}
             self.requests.append(Recorded(method, shown, dict(headers), body, status))
-        return status, _public(payload), extra
+        payload = _public(payload)
+        if isinstance(scripted, EndlessPages):
+            extra = {
+                **extra,
+                "Link": f'<{self.api_url}{path}?{urlencode({**query, "page": page + 1})}>; rel="next"',
+            }
+        elif isinstance(scripted, Misdirect):
+            if not isinstance(payload, RawBytes):
+                payload = json.loads(
+                    json.dumps(payload).replace(json.dumps(self.api_url)[1:-1], scripted.root)
+                )
+            extra = {k: v.replace(self.api_url, scripted.root) for k, v in extra.items()}
+        elif isinstance(scripted, (Drip, Flood)):
+            if isinstance(scripted, Flood):
+                status = 200
+            payload = Wire(scripted, payload)
+        return status, payload, extra
+
+    def _take_misbehaviour(self, method: str, path: str) -> Misbehaviour | None:
+        for scripted in self.misbehaviours:
+            if scripted.times > 0 and scripted.method in (None, method) and scripted.pattern.search(path):
+                scripted.times -= 1
+                return scripted.behaviour
+        return None
 
     def _take_fault(self, method: str, path: str) -> Fault | None:
         for fault in self.faults:
@@ -764,6 +848,12 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length).decode() if length else ""
         headers = {k: v for k, v in self.headers.items()}
         status, payload, extra = self.server_fake.handle(self.command, self.path, headers, body)
+        if isinstance(payload, Wire):
+            if isinstance(payload.behaviour, Flood):
+                self._flood(payload.behaviour)
+            else:
+                self._drip(payload.behaviour, status, payload.payload, extra)
+            return
         raw = isinstance(payload, RawBytes)
         data = payload.data if isinstance(payload, RawBytes) else json.dumps(payload).encode()
         self.send_response(status)
@@ -778,6 +868,44 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _flood(self, flood: Flood) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        if flood.declare_length:
+            self.send_header("Content-Length", str(flood.size))
+        else:
+            self.send_header("Connection", "close")  # the body ends when the connection does
+            self.close_connection = True
+        self.end_headers()
+        head, tail = b'{"message": "', b'"}'
+        filler = b"a" * (1 << 20)
+        left = flood.size - len(head) - len(tail)
+        try:
+            self.wfile.write(head)
+            while left > 0 and not self.server_fake.stopping.is_set():
+                piece = filler[: min(left, len(filler))]
+                self.wfile.write(piece)
+                left -= len(piece)
+            self.wfile.write(tail)
+        except OSError:
+            pass  # the client stopped reading: what a capped client does
+        self.close_connection = True
+
+    def _drip(self, drip: Drip, status: int, payload: object, extra: Mapping[str, str]) -> None:
+        data = payload.data if isinstance(payload, RawBytes) else json.dumps(payload).encode()
+        lines = [f"HTTP/1.1 {status} OK", "Content-Type: application/json", f"Content-Length: {len(data)}"]
+        lines += [f"{k}: {v}" for k, v in extra.items()]
+        wire = ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+        self.close_connection = True
+        try:
+            for i in range(len(wire)):
+                if self.server_fake.stopping.wait(drip.interval):
+                    return
+                self.wfile.write(wire[i : i + 1])
+                self.wfile.flush()
+        except OSError:
+            pass
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 

@@ -293,6 +293,6 @@ def add_publish_args(p: argparse.ArgumentParser) -> None:
         type=seconds,
         default=300.0,
         metavar="SECONDS",
-        help="total time for retries (default 300)",
+        help="total time for the GitHub calls of one publish step, requests and retries included (default 300)",
     )
     add_codegen(p)

@@ -25,13 +25,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 import requests
 
-from bot.errors import SourceError
+from bot.errors import ApiLimitError, PublishError, SourceError
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, SourceFiles, SourceMeta, TextFile
 from bot.publish.github import DEFAULT_API_URL, RetryPolicy, retry_delay, scrub
+from bot.publish.limits import Answer, ApiRoot, Guard, new_session
 from bot.sources.read import MAX_FILE_BYTES, decode
 
 PREFIX = "gh:"
@@ -67,12 +68,16 @@ def is_github_spec(spec: str) -> bool:
     return spec.startswith(PREFIX)
 
 
+# Seconds for reading one gh: SOURCE, requests and retries included: its three files are a few MB.
+READ_BUDGET = 120.0
+
+
 @dataclass(frozen=True)
 class ApiSettings:
     api_url: str = DEFAULT_API_URL
     token: str | None = None
     timeout: float = 30.0
-    retry: RetryPolicy = field(default_factory=lambda: RetryPolicy(total_seconds=120.0))
+    retry: RetryPolicy = field(default_factory=lambda: RetryPolicy(total_seconds=READ_BUDGET))
     cache_dir: Path | None = None  # None: no cache
 
 
@@ -120,107 +125,112 @@ class BlobCache:
 
 
 class _Api:
-    """GET with the token, retries on 5xx, rate limits and dropped connections, and a size cap."""
+    """GET with the token, retries on 5xx, rate limits and dropped connections, within the bounds of
+    `bot.publish.limits`: the API root, one deadline for the whole SOURCE, a size cap per body."""
 
     def __init__(self, settings: ApiSettings, spec: str, sleep: Callable[[float], None] = time.sleep) -> None:
         self.settings = settings
         self.spec = spec
         self.sleep = sleep
-        self.session = requests.Session()
+        try:
+            root = ApiRoot.parse(settings.api_url)
+        except PublishError as err:  # GITHUB_API_URL is no URL: a problem with what was given, like SOURCE
+            raise SourceError(err.message, path=spec) from None
+        # The retry budget is the deadline of the whole read: a drip or a stall ends there too.
+        self.guard = Guard(root, seconds=settings.retry.total_seconds)
+        self.session = new_session(settings.token)
         self.session.headers["X-GitHub-Api-Version"] = "2022-11-28"
-        if settings.token:
-            self.session.headers["Authorization"] = f"Bearer {settings.token}"
 
     def close(self) -> None:
         self.session.close()
 
     def get(
-        self, path: str, *, accept: str = JSON, params: Mapping[str, str] | None = None
-    ) -> requests.Response | None:
-        """The response, or None for a 404; a SourceError for anything else that is not a 200."""
+        self,
+        path: str,
+        *,
+        accept: str = JSON,
+        params: Mapping[str, str] | None = None,
+        limit: int | None = None,
+    ) -> Answer | None:
+        """The answer, or None for a 404; a SourceError for anything else that is not a 200."""
         url = self.settings.api_url.rstrip("/") + path
-        policy, spent, attempt = self.settings.retry, 0.0, 0
+        if params:
+            url += "?" + urlencode(params)
+        policy, attempt, redirects = self.settings.retry, 0, 0
         while True:
             attempt += 1
             try:
-                response = self.session.get(
-                    url, headers={"Accept": accept}, params=params, timeout=self.settings.timeout, stream=True
-                )
+                answer = self._exchange(url, accept, limit)
             except requests.RequestException as err:
-                if attempt >= policy.max_attempts or spent >= policy.total_seconds:
+                if attempt >= policy.max_attempts or policy.backoff(attempt) >= self.guard.remaining():
                     raise SourceError(
                         f"cannot reach the GitHub API: {self._scrub(str(err))}", path=self.spec
                     ) from None
                 wait = policy.backoff(attempt)
             else:
-                if response.status_code == 200:
-                    return response
-                if response.status_code == 404:
-                    response.close()
+                if answer.status == 200:
+                    return answer
+                if answer.status == 404:
                     return None
-                message = self._message(response)
+                location = answer.header("location")
+                if answer.status in (301, 302, 307, 308) and location and redirects < 3:
+                    # A renamed repository answers 301 to /repositories/ID/...; `_exchange` checked it
+                    # is under the API root.
+                    redirects += 1
+                    url = urljoin(url, location)
+                    continue
+                message = self._message(answer)
                 wait_or_none = retry_delay(
-                    response.status_code, response.headers, message, attempt, policy, time.time()
+                    answer.status, answer.headers, message, attempt, policy, time.time()
                 )
                 if (
                     wait_or_none is None
                     or attempt >= policy.max_attempts
-                    or spent + wait_or_none > policy.total_seconds
+                    or wait_or_none >= self.guard.remaining()
                 ):
                     hint = (
                         " (set GITHUB_TOKEN)"
-                        if response.status_code in (401, 403) and not self.settings.token
+                        if answer.status in (401, 403) and not self.settings.token
                         else ""
                     )
                     raise SourceError(
-                        f"GitHub API {response.status_code} for {path}: {message or response.reason}{hint}",
+                        f"GitHub API {answer.status} for {path}: {message or answer.reason}{hint}",
                         path=self.spec,
                     )
                 wait = wait_or_none
-            spent += wait
             self.sleep(wait)
+
+    def _exchange(self, url: str, accept: str, limit: int | None) -> Answer:
+        try:
+            return self.guard.exchange(
+                self.session, "GET", url, headers={"Accept": accept}, timeout=self.settings.timeout,
+                limit=limit, what=f"for {urlsplit(url).path}", raw=accept == RAW,
+            )  # fmt: skip
+        except ApiLimitError as err:
+            raise ApiLimitError(self._scrub(err.message), path=self.spec) from None
 
     def _scrub(self, text: str) -> str:
         return scrub(text, self.settings.token)
 
-    def _message(self, response: requests.Response) -> str:
+    def _message(self, answer: Answer) -> str:
         try:
-            data = response.json()
-        except ValueError:
+            data = answer.json()
+        except (ValueError, RecursionError):  # an error's body in the raw media type is not checked
             return ""
-        finally:
-            response.close()
         return self._scrub(str(data.get("message", ""))) if isinstance(data, dict) else ""
 
     def json(self, path: str, *, params: Mapping[str, str] | None = None) -> Any:
-        response = self.get(path, params=params)
-        if response is None:
+        answer = self.get(path, params=params)
+        if answer is None:
             return None
         try:
-            return response.json()
+            return answer.json()
         except ValueError:
             raise SourceError(f"GitHub API sent no JSON for {path}", path=self.spec) from None
-        finally:
-            response.close()
 
     def raw(self, path: str, limit: int) -> bytes | None:
-        response = self.get(path, accept=RAW)
-        if response is None:
-            return None
-        try:
-            chunks, size = [], 0
-            for chunk in response.iter_content(1 << 16):
-                size += len(chunk)
-                if size > limit:
-                    raise SourceError(
-                        f"{path} is over the {limit}-byte limit for one source file", path=self.spec
-                    )
-                chunks.append(chunk)
-            return b"".join(chunks)
-        except requests.RequestException as err:
-            raise SourceError(f"reading {path} failed: {self._scrub(str(err))}", path=self.spec) from None
-        finally:
-            response.close()
+        answer = self.get(path, accept=RAW, limit=limit)
+        return None if answer is None else answer.body
 
 
 def _field(data: Any, *keys: str) -> Any:

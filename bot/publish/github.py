@@ -19,11 +19,15 @@ write) is retried as a whole: after a failure the bot lists the comments again b
 one, so a write that "failed" but landed is found instead of repeated. Waits grow exponentially for 5xx
 and network errors and follow ``Retry-After`` / ``x-ratelimit-reset`` for rate limits, and the total
 waiting is bounded by `RetryPolicy.total_seconds`: a rate limit that resets later than that fails at
-once with a message rather than sleeping past the budget.
+once with a message rather than sleeping past the budget. The same budget is the call's deadline, for
+the requests themselves too (`bot.publish.limits`: a server that drips its answer, or one that announces
+page after page, stops there), and every request PyGithub makes goes through `_Connection`, which
+sends it only under the configured API root and reads its answer within the size cap.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -36,7 +40,8 @@ import github
 import requests
 from github.GithubException import GithubException
 
-from bot.errors import PublishError
+from bot.errors import ApiLimitError, PublishError
+from bot.publish.limits import Answer, ApiRoot, Guard, new_session
 
 DEFAULT_API_URL = "https://api.github.com"
 MAX_BODY_CHARS = 65536  # GitHub rejects longer comment and issue bodies
@@ -252,10 +257,12 @@ class RepoClient:
             raise PublishError("the token has surrounding whitespace: strip it (check_token) first")
         self.settings = settings
         self.repo_name = check_repo_name(settings.repo)
-        if not re.match(r"https?://[^/\s]+", settings.api_url):
-            raise PublishError(f"GITHUB_API_URL must be an http(s) URL, got {settings.api_url!r}")
         self._sleep = sleep
         self._clock = clock
+        self._guard = Guard(
+            ApiRoot.parse(settings.api_url), seconds=settings.retry.total_seconds, clock=clock
+        )
+        self._session = new_session(None)  # PyGithub adds the token to each request itself
         self._gh = github.Github(
             auth=github.Auth.Token(settings.token),
             base_url=settings.api_url.rstrip("/"),
@@ -267,11 +274,18 @@ class RepoClient:
             user_agent="opdrift",
             lazy=True,
         )
+        _route_through(self._gh.requester, self._guard, self._session, settings.timeout)
         self._login: str | None = settings.bot_login
         self._login_known = settings.bot_login is not None
 
     def close(self) -> None:
         self._gh.close()
+        self._session.close()
+
+    @property
+    def requests_sent(self) -> int:
+        """Requests of the current (or last) call, as the guard counted them."""
+        return self._guard.requests
 
     @property
     def repo(self) -> Any:
@@ -310,6 +324,7 @@ class RepoClient:
         policy = self.settings.retry
         token = self.settings.token
         start = self._clock()
+        self._guard.restart(policy.total_seconds)
         attempt = 0
         with scrubbed_logs(token):
             while True:
@@ -332,6 +347,8 @@ class RepoClient:
                     delay = policy.backoff(attempt)
                     problem = scrub(type(exc).__name__, token)
                     rate_limited = False
+                except ApiLimitError as exc:
+                    raise ApiLimitError(scrub(exc.message, token)) from None  # a bound: never retried
                 except requests.RequestException as exc:
                     # Not the network and not GitHub: a request that cannot even be sent (a bad URL,
                     # a header requests refuses). Retrying cannot help; its text may quote the token.
@@ -350,6 +367,91 @@ class RepoClient:
                     ) from None
                 _log.warning("GitHub: %s while %s; retrying in %.1fs", problem, what, delay)
                 self._sleep(delay)
+
+
+# --- every request PyGithub sends --------------------------------------------------------------------
+
+# PyGithub's Requester builds its connections from these three attributes (`Requester.injectConnection
+# Classes` sets the class-wide ones, for every client in the process); set on the one requester, they
+# route this client's requests, its own and those to URLs taken from answers, through the guard.
+CONNECTION_HOOKS = (
+    "_Requester__connectionClass",
+    "_Requester__httpConnectionClass",
+    "_Requester__httpsConnectionClass",
+)
+
+
+def _route_through(requester: Any, guard: Guard, session: requests.Session, timeout: float) -> None:
+    for name in CONNECTION_HOOKS:
+        if not hasattr(requester, name):
+            raise PublishError(
+                f"this PyGithub has no {name.split('__')[-1]}, through which opdrift bounds its "
+                "requests: install PyGithub 2"
+            )
+    for name, scheme in zip(CONNECTION_HOOKS, (guard.root.scheme, "http", "https"), strict=True):
+        setattr(requester, name, functools.partial(_Connection, guard, session, scheme, float(timeout)))
+
+
+class _Connection:
+    """What PyGithub's Requester calls a connection (``request`` then ``getresponse``), sent through the
+    guard. PyGithub opens one for another host only after its own ``assert`` on the URL, which
+    ``python -O`` strips; here the host is checked whatever the flags."""
+
+    def __init__(
+        self,
+        guard: Guard,
+        session: requests.Session,
+        scheme: str,
+        seconds: float,
+        host: str,
+        port: int | None = None,
+        *args: Any,
+        **kwargs: Any,  # PyGithub's retry, pool size, timeout and verify: the session and guard decide
+    ) -> None:
+        self.guard, self.session, self.scheme, self.timeout = guard, session, scheme, seconds
+        self.host, self.port = host, port
+        self._sent: tuple[str, str, Any, dict[str, str]] | None = None
+
+    def request(self, verb: str, url: str, input: Any, headers: dict[str, str], stream: bool = False) -> None:
+        self._sent = (verb, url, input, headers)
+
+    def getresponse(self) -> _Response:
+        if self._sent is None:
+            raise PublishError("PyGithub asked for a response before sending a request")
+        verb, path, data, headers = self._sent
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        netloc = host if self.port is None else f"{host}:{self.port}"
+        answer = self.guard.exchange(
+            self.session, verb, f"{self.scheme}://{netloc}{path}", headers=headers, data=data,
+            timeout=self.timeout, what=f"for {verb} {path.partition('?')[0]}",
+        )  # fmt: skip
+        return _Response(answer)
+
+    def close(self) -> None:
+        """The session is the client's, closed with it."""
+
+
+class _Response:
+    """The part of an http.client response PyGithub reads, over a complete `Answer`."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.status = answer.status
+        self.headers = answer.headers
+        self._body = answer.body
+
+    def getheaders(self) -> Any:
+        return self.headers.items()
+
+    def read(self) -> str:
+        return self._body.decode("utf-8", "replace")
+
+    def iter_content(self, chunk_size: int | None = 1) -> Iterator[bytes]:
+        step = chunk_size or len(self._body) or 1
+        return (self._body[i : i + step] for i in range(0, len(self._body), step))
+
+    def raise_for_status(self) -> None:
+        if self.status >= 400:
+            raise requests.HTTPError(f"{self.status}")
 
 
 def _explain(
