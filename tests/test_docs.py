@@ -1,16 +1,29 @@
-"""The README is the user's manual: its commands must exist and its set-up must be what CI runs."""
+"""The README and the pages under docs/ are the user's manual: their commands must exist, their
+examples must be commands opdrift accepts, their tables must be generated from the code, and the
+README's set-up must be what CI runs."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import re
+import shlex
 from pathlib import Path
 
+import pytest
+
 from bot.cli.app import build_parser
+from bot.cli.registry import COMMANDS
 from bot.taxonomy.buckets import BUCKET_TABLE
 from bot.taxonomy.rules import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.glob("*.md"))
+COMMANDS_PAGE = DOCS / "commands.md"
+BUCKETS_PAGE = DOCS / "buckets.md"
 
 
 def _subcommands() -> list[str]:
@@ -61,9 +74,6 @@ def test_readme_first_command_names_shipped_snapshots() -> None:
 
 # --- the bucket table: generated from bot/taxonomy/buckets.py ------------------------------------
 
-_BUCKETS_BEGIN = re.compile(r"<!-- buckets:begin[^\n]*-->\n")
-_BUCKETS_END = "<!-- buckets:end -->"
-
 
 def bucket_table() -> str:
     """The README's bucket table, from `BUCKET_TABLE` and the rules that send operators to each bucket."""
@@ -75,24 +85,156 @@ def bucket_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def _with_bucket_table(readme: str) -> str:
-    begin = _BUCKETS_BEGIN.search(readme)
-    end = readme.find(_BUCKETS_END)
+def _with_generated(text: str, name: str, table: str) -> str:
+    """TEXT with the table between `<!-- NAME:begin ... -->` and `<!-- NAME:end -->` regenerated."""
+    begin = re.search(rf"<!-- {name}:begin[^\n]*-->\n", text)
+    end = text.find(f"<!-- {name}:end -->")
     if begin is None or end < begin.end():
-        raise LookupError("README.md has no <!-- buckets:begin ... --> / <!-- buckets:end --> markers")
-    return readme[: begin.end()] + bucket_table() + readme[end:]
+        raise LookupError(f"no <!-- {name}:begin ... --> / <!-- {name}:end --> markers")
+    return text[: begin.end()] + table + text[end:]
 
 
-def test_readme_bucket_table_is_generated_from_the_bucket_table() -> None:
-    assert _with_bucket_table(README) == README, (
-        "README.md's bucket table differs from bot/taxonomy/buckets.py and bot/taxonomy/rules.py: "
-        "run `python tests/test_docs.py` to regenerate it"
+def _with_bucket_table(text: str) -> str:
+    return _with_generated(text, "buckets", bucket_table())
+
+
+def _options(parser: argparse.ArgumentParser) -> str:
+    """A command's arguments as `--help` names them: positionals by metavar, options by their long flag."""
+    names = []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if action.option_strings:
+            names.append(f"`{max(action.option_strings, key=len)}`")
+        else:
+            names.append(f"`{action.metavar or action.dest}`")
+    return " ".join(names)
+
+
+def command_table() -> str:
+    """The commands page's table, from the CLI's registry: every command, its help line, its arguments."""
+    parsers = _subparsers()
+    rows = ["| command | what it does | arguments |", "|---|---|---|"]
+    for command in COMMANDS:
+        what = command.help.replace("|", "\\|")
+        rows.append(f"| `opdrift {command.name}` | {what} | {_options(parsers[command.name])} |")
+    return "\n".join(rows) + "\n"
+
+
+def _with_command_table(text: str) -> str:
+    return _with_generated(text, "commands", command_table())
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise LookupError("no subcommands")
+
+
+def _bucket_pages() -> list[Path]:
+    return [p for p in [ROOT / "README.md", *PAGES] if "<!-- buckets:begin" in p.read_text(encoding="utf-8")]
+
+
+def test_the_bucket_table_is_generated_from_the_bucket_table() -> None:
+    assert BUCKETS_PAGE in _bucket_pages()
+    for page in _bucket_pages():
+        text = page.read_text(encoding="utf-8")
+        assert _with_bucket_table(text) == text, (
+            f"{page.name}'s bucket table differs from bot/taxonomy/buckets.py and bot/taxonomy/rules.py: "
+            "run `python tests/test_docs.py` to regenerate it"
+        )
+
+
+def test_the_command_table_is_generated_from_the_registry() -> None:
+    text = COMMANDS_PAGE.read_text(encoding="utf-8")
+    assert _with_command_table(text) == text, (
+        "docs/commands.md's table differs from bot/cli/registry.py: run `python tests/test_docs.py` to regenerate it"
     )
 
 
-if __name__ == "__main__":
-    # Regenerates the README's bucket table in place; nothing else in README.md is touched.
-    (ROOT / "README.md").write_text(_with_bucket_table(README), encoding="utf-8")
+def test_the_table_check_would_catch_a_stale_table() -> None:
+    text = COMMANDS_PAGE.read_text(encoding="utf-8")
+    stale = text.replace(f"| `opdrift {COMMANDS[0].name}` |", "| `opdrift gone` |", 1)
+    assert stale != text
+    assert _with_command_table(stale) != stale
+
+
+def _regenerate() -> None:
+    """Rewrites the generated tables in place; nothing else in the files is touched."""
+    for page in _bucket_pages():
+        page.write_text(_with_bucket_table(page.read_text(encoding="utf-8")), encoding="utf-8")
+    COMMANDS_PAGE.write_text(_with_command_table(COMMANDS_PAGE.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+# --- every example command on every page is one opdrift accepts ------------------------------------
+
+_BLOCK = re.compile(r"^```(sh|console)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def examples(text: str) -> list[str]:
+    """The `opdrift ...` command lines of TEXT's sh and console blocks, continuation lines joined."""
+    found = []
+    for kind, body in _BLOCK.findall(text):
+        body = body.replace("\\\n", " ")
+        for line in body.splitlines():
+            if kind == "console":
+                if not line.startswith("$ "):
+                    continue  # output
+                line = line[2:]
+            for command in re.split(r"\s*(?:&&|;)\s*|\s(?:do|then)\s", line):
+                command = command.strip()
+                if command.startswith("opdrift "):
+                    found.append(command)
+    return found
+
+
+def _rejection(command: str) -> str | None:
+    """Why opdrift's parser refuses COMMAND, or None when it takes it."""
+    argv = shlex.split(command, comments=True)[1:]
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            build_parser().parse_args(argv)
+    except SystemExit:
+        return err.getvalue().strip().splitlines()[-1]
+    return None
+
+
+_DOCUMENTS = [ROOT / "README.md", *PAGES]
+
+
+@pytest.mark.parametrize("page", _DOCUMENTS, ids=lambda p: p.name)
+def test_every_example_command_is_accepted(page: Path) -> None:
+    commands = examples(page.read_text(encoding="utf-8"))
+    refused = {c: why for c in commands if (why := _rejection(c)) is not None}
+    assert refused == {}
+    for command in commands:
+        for path in re.findall(r"(?:snapshots|tests/data)/[^\s'\"]+", command):
+            if "*" not in path and "$" not in path:
+                assert (ROOT / path).exists(), f"{page.name}: {command} names {path}, which does not exist"
+
+
+def test_the_example_check_would_catch_a_wrong_option() -> None:
+    page = "```console\n$ opdrift diff a.json b.json --fail-on sometimes\n```\n"
+    (command,) = examples(page)
+    assert _rejection(command) is not None
+    assert _rejection("opdrift diff a.json b.json --fail-on never") is None
+
+
+def test_every_command_has_a_section_and_an_example_on_the_commands_page() -> None:
+    text = COMMANDS_PAGE.read_text(encoding="utf-8")
+    shown = {shlex.split(c)[1] for c in examples(text)}
+    assert [c.name for c in COMMANDS if c.name not in shown] == []
+    assert [
+        c.name for c in COMMANDS if f"`opdrift {c.name}" not in text.replace("`opdrift\n", "`opdrift ")
+    ] == []
+
+
+def test_every_page_is_in_the_site_navigation() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert [p.name for p in PAGES if f": {p.name}" not in nav] == []
 
 
 _EXAMPLE = re.compile(r"<!-- example: (\S+) -->\n```yaml\n(.*?)```\n", re.DOTALL)
@@ -113,3 +255,7 @@ def test_the_include_check_would_catch_a_drifted_copy() -> None:
     ((path, body),) = _EXAMPLE.findall(page)
     assert (path, body) == ("examples/x.yml", "name: a\n")
     assert body != "name: b\n"
+
+
+if __name__ == "__main__":
+    _regenerate()

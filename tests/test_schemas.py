@@ -14,13 +14,12 @@ import dataclasses
 import json
 import lzma
 import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 from bot.cli import main
@@ -47,7 +46,9 @@ def _schema(name: str) -> Json:
 
 def _validator(name: str) -> Draft202012Validator:
     """A validator for schemas/NAME.schema.json that resolves its references to the other schemas."""
-    resources = [(s["$id"], Resource.from_contents(s)) for s in map(_schema, ("snapshot", "drift", "coverage"))]
+    resources = [
+        (s["$id"], Resource.from_contents(s)) for s in map(_schema, ("snapshot", "drift", "coverage"))
+    ]
     registry: Registry[Any] = Registry().with_resources(resources)
     schema = _schema(name)
     Draft202012Validator.check_schema(schema)
@@ -56,8 +57,7 @@ def _validator(name: str) -> Draft202012Validator:
 
 def _errors(name: str, document: object) -> list[str]:
     return [
-        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-        for e in _validator(name).iter_errors(document)  # type: ignore[no-untyped-call]
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in _validator(name).iter_errors(document)
     ]
 
 
@@ -123,7 +123,7 @@ def drift_with_renames(tmp_path_factory: pytest.TempPathFactory, release_file: C
 
 
 @pytest.fixture(scope="module")
-def real_coverage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Json]:
+def real_coverage(tmp_path_factory: pytest.TempPathFactory) -> Json:
     """Every real backend list against 2.15.0, with 2.14.1 as the base (SOURCES.md names each commit)."""
     tmp = tmp_path_factory.mktemp("real")
     with tarfile.open(REAL / "pytorch_dlprim.src.tar.xz") as tar:
@@ -157,7 +157,8 @@ def real_coverage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Json]:
         "-o",
         str(out),
     )
-    yield json.loads(out.read_text(encoding="utf-8"))
+    loaded: Json = json.loads(out.read_text(encoding="utf-8"))
+    return loaded
 
 
 @pytest.mark.parametrize("path", SNAPSHOTS, ids=lambda p: p.name)
@@ -253,6 +254,8 @@ def test_the_schemas_enums_are_the_codes_tables() -> None:
 
 def test_the_snapshot_schema_names_every_field_the_code_writes() -> None:
     snapshot = _schema("snapshot")
-    assert sorted(_at(snapshot, "$defs/facets/properties")) == sorted(f.name for f in dataclasses.fields(Facets))
+    assert sorted(_at(snapshot, "$defs/facets/properties")) == sorted(
+        f.name for f in dataclasses.fields(Facets)
+    )
     assert _at(snapshot, "$defs/facets/required") == [f.name for f in dataclasses.fields(Facets)]
     assert _at(snapshot, "$defs/source/required") == [f.name for f in dataclasses.fields(SourceMeta)]
