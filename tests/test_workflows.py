@@ -50,9 +50,13 @@ HASHED_INSTALL = re.compile(
     rf'{PIP} --require-hashes --no-deps -r (opdrift/|"\$GITHUB_ACTION_PATH/)?requirements/workflow\.txt"?\n'
     rf'{PIP} --no-deps --no-build-isolation (\.|\./opdrift|"\$GITHUB_ACTION_PATH")'
 )
+# The documentation's build tools, from their own hash-pinned file (the Pages job).
+DOCS_INSTALL = re.compile(rf"{PIP} --require-hashes --no-deps -r requirements/docs\.txt")
 PLUMBING = (
     re.compile(r"bash \.ci/run"),
     HASHED_INSTALL,
+    DOCS_INSTALL,
+    re.compile(r"mkdocs build --strict --site-dir _site/docs"),
     re.compile(r"git clone --bare --quiet https://github\.com/[\w.-]+/[\w.-]+\.git [\w.-]+"),
 )
 PINNED = re.compile(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+(/[^@\s]+)?@[0-9a-f]{40}")
@@ -353,7 +357,9 @@ def test_every_install_is_hash_pinned(path: Path) -> None:
         script = step.get("run", "")
         if "pip install" not in script:
             continue
-        assert HASHED_INSTALL.fullmatch(script.strip()), f"{where}: install through requirements/workflow.txt"
+        assert HASHED_INSTALL.fullmatch(script.strip()) or DOCS_INSTALL.fullmatch(script.strip()), (
+            f"{where}: install through requirements/workflow.txt"
+        )
     text = path.read_text(encoding="utf-8")
     assert "git+https://" not in text, "a VCS install cannot be hash-checked: check out the release instead"
 
@@ -501,3 +507,23 @@ def test_the_manual_summary_run_holds_no_write_permission() -> None:
     assert set(modes) == {"summary", "issue"}
     assert modes["summary"]["if"] == "${{ !inputs.post-issue }}"
     assert modes["issue"]["if"] == "${{ inputs.post-issue }}"
+
+
+def _pins(name: str) -> dict[str, str]:
+    text = (ROOT / "requirements" / name).read_text(encoding="utf-8")
+    pins = {}
+    for entry in re.split(r"\n(?=[a-z])", text.split("\n", 6)[-1].strip()):
+        m = re.match(r"([a-z0-9._-]+)==([^\s\\]+) \\\n", entry)
+        assert m, entry[:80]
+        assert re.findall(r"--hash=sha256:[0-9a-f]{64}", entry), f"{name}: {m.group(1)} has no hash"
+        pins[m.group(1)] = m.group(2)
+    return pins
+
+
+def test_the_docs_requirements_pin_the_docs_extra_with_hashes_and_agree_with_the_workflows() -> None:
+    """The Pages job installs both files: what they share must be the same version."""
+    docs, workflow = _pins("docs.txt"), _pins("workflow.txt")
+    assert {"mkdocs", "mkdocs-material"} <= set(docs)
+    assert {name: docs[name] for name in docs.keys() & workflow.keys()} == {
+        name: workflow[name] for name in docs.keys() & workflow.keys()
+    }
