@@ -13,6 +13,8 @@ import copy
 import dataclasses
 import json
 import lzma
+import re
+import shutil
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Any, get_args
 
 import pytest
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 from bot.cli import main
@@ -259,3 +262,20 @@ def test_the_snapshot_schema_names_every_field_the_code_writes() -> None:
     )
     assert _at(snapshot, "$defs/facets/required") == [f.name for f in dataclasses.fields(Facets)]
     assert _at(snapshot, "$defs/source/required") == [f.name for f in dataclasses.fields(SourceMeta)]
+
+
+def test_the_docs_validation_example_runs(
+    drift_with_acknowledgement: Json, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/schemas.md shows how to validate a drift report; it must work as written, and reject a broken one."""
+    page = (ROOT / "docs" / "schemas.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```python\n(.*?)```", page, re.DOTALL)
+    shutil.copytree(SCHEMAS, tmp_path / "schemas")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "drift.json").write_text(json.dumps(drift_with_acknowledgement), encoding="utf-8")
+    exec(compile(example, "docs/schemas.md", "exec"), {})
+    broken = copy.deepcopy(drift_with_acknowledgement)
+    broken["summary"]["extra"] = 1
+    (tmp_path / "drift.json").write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(ValidationError):
+        exec(compile(example, "docs/schemas.md", "exec"), {})
