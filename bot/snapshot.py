@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Mapping
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from bot.errors import SchemaError, SnapshotError
-from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
+from bot.model import COMPOSITE_KEYS, Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
 from bot.operators.kernels import SOURCES, dense_composite, implied_sources
 from bot.schema.grammar import parse_schema
 from bot.shapes import (
@@ -50,6 +52,11 @@ FORMAT_VERSION = 2
 READS_VERSIONS = (1, 2)
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
+# No native_functions.yaml comes near this many lines (2.15.0 has about 16,000); a line past it is a
+# damaged or hand-made value, and the site and reports turn it into link anchors.
+MAX_LINE = 10_000_000
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 object names, as git prints them
+_VARIANTS = frozenset({"function", "method"})  # what validate accepts from native_functions.yaml
 _OP_KINDS = frozenset(get_args(OpKind))
 _SOURCE_KINDS = frozenset(get_args(SourceKind))
 _OP_FIELDS = ("base", "bucket", "facets", "kind", "line", "overload", "rule", "schema")
@@ -255,11 +262,13 @@ def from_json(text: str, display: str) -> Snapshot:
             **{k: r.read(STRING, d[k], f"{where}.{k}", base) for k in _DECISION_FIELDS}
         )
 
+    _check_source(r, meta)
     operators: dict[str, OpRecord] = {}
     members = r.read(OBJECT, top["operators"], "operators", "operators")
     r.section = "operators"
     for name, value in members.items():
         operators[name] = _op_record(r, name, value, decisions)
+    _check_references(r, operators, decisions)
     if version == 1:
         operators = _upgrade_v1(operators)
     return Snapshot(
@@ -290,7 +299,14 @@ def _op_record(r: _Reader, name: str, value: object, decisions: Mapping[str, Dec
             where, f"bucket {bucket!r} differs from its base's decision {decision.bucket!r}", name
         )
     line = r.read(COUNT, o["line"], f"{where}.line", name)
+    if line > MAX_LINE:
+        raise r.fail_at(f"{where}.line", f"{line} is past the end of any native_functions.yaml", name)
     facets = Facets(**r.dataclass_fields(Facets, o["facets"], f"{where}.facets", name))
+    if facets.composite is not None and facets.composite not in COMPOSITE_KEYS:
+        raise r.fail_at(f"{where}.facets.composite", f"unknown composite kind {facets.composite!r}", name)
+    unknown = [v for v in facets.variants if v not in _VARIANTS]
+    if unknown:
+        raise r.fail_at(f"{where}.facets.variants", f"unknown variant {unknown[0]!r}", name)
     schema = r.read(STRING, o["schema"], f"{where}.schema", name)
     # The drift compares schemas argument by argument: a hand-edited or damaged schema would otherwise
     # surface as a "BC-breaking change" in somebody's report instead of as the broken file it is.
@@ -313,6 +329,41 @@ def _op_record(r: _Reader, name: str, value: object, decisions: Mapping[str, Dec
         facets=facets,
         line=line,
     )
+
+
+def _check_source(r: _Reader, meta: SourceMeta) -> None:
+    """The source's commit goes into links (blob URLs, the site's pages) and its date into titles: a
+    value of another shape is a damaged or hand-made file, not something to print."""
+    if meta.commit is not None and not _SHA.fullmatch(meta.commit):
+        raise r.fail_at("source.commit", f"expected a full hex commit sha, got {meta.commit!r}", "source")
+    if meta.date:  # "" is what git's unreadable committer line gives (sources.git)
+        try:
+            dt.datetime.fromisoformat(meta.date)
+        except ValueError:
+            raise r.fail_at(
+                "source.date", f"expected an ISO 8601 date, got {meta.date!r}", "source"
+            ) from None
+
+
+def _check_references(
+    r: _Reader, operators: Mapping[str, OpRecord], decisions: Mapping[str, Decision]
+) -> None:
+    """What a facet names must be in the snapshot: the drift and the site follow these names."""
+    for name, rec in operators.items():
+        delegate = rec.facets.structured_delegate
+        if delegate is not None and delegate not in operators:
+            raise r.fail_at(
+                f"operators[{name!r}].facets.structured_delegate",
+                f"names no operator of the snapshot ({delegate!r})",
+                name,
+            )
+        alias = rec.facets.alias_of
+        if alias is not None and alias not in decisions:
+            raise r.fail_at(
+                f"operators[{name!r}].facets.alias_of",
+                f"names no base operator of the snapshot ({alias!r})",
+                name,
+            )
 
 
 def _upgrade_v1(operators: Mapping[str, OpRecord]) -> dict[str, OpRecord]:

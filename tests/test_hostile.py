@@ -3,19 +3,24 @@ one `opdrift: error:` line (exit 2) or a normal run with a warning, never a trac
 
 from __future__ import annotations
 
+import json
+import re
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from clirun import Opdrift, Run
 from datafiles import release_text
 
-from bot.errors import OpdriftError, SchemaError, YamlError
+from bot.errors import OpdriftError, SchemaError, SnapshotError, YamlError
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, TextFile
 from bot.operators.native import read_derivatives
 from bot.schema.grammar import parse_schema
 from bot.signals.pyside import read_python_side
+from bot.snapshot import from_json
 from bot.yamltext import check_unique_keys, value_error
 
 BUDGET = 2.0  # seconds: the bound for each hostile file on a 2-core machine
@@ -167,3 +172,58 @@ def test_python_side_too_deep_is_a_warning(opdrift: Opdrift, tmp_path: Path, pat
     assert run.code == 0 and "Traceback" not in run.err, run
     assert f"{path}:1: nested too deeply for this reader to parse; its facts are skipped" in run.err
     assert took < BUDGET
+
+
+# --- finding 12: a snapshot's values are checked before use --------------------------------------
+
+SHIPPED = Path(__file__).resolve().parent.parent / "snapshots" / "v2.15.0.json"
+
+
+def _edited_snapshot(edit: Callable[[dict[str, Any]], None]) -> str:
+    data = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    edit(data)
+    return json.dumps(data, indent=1)
+
+
+def _facet(name: str, key: str, value: object) -> Callable[[dict[str, Any]], None]:
+    return lambda d: d["operators"][name]["facets"].__setitem__(key, value)
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (_facet("abs", "structured_delegate", "nope.out"), "structured_delegate: names no operator"),
+        (_facet("abs", "alias_of", "nope"), "alias_of: names no base operator"),
+        (_facet("abs", "composite", "CompositeMagic"), "unknown composite kind 'CompositeMagic'"),
+        (_facet("abs", "variants", ["function", "operator"]), "unknown variant 'operator'"),
+        (lambda d: d["operators"]["abs"].__setitem__("line", 10**30), "is past the end"),
+        (lambda d: d["source"].__setitem__("date", "yesterday"), "expected an ISO 8601 date"),
+        (lambda d: d["source"].__setitem__("commit", "../../evil"), "expected a full hex commit sha"),
+    ],
+    ids=["delegate", "alias", "composite", "variant", "line", "date", "commit"],
+)
+def test_snapshot_refuses_inconsistent_values(
+    opdrift: Opdrift, tmp_path: Path, edit: Callable[[dict[str, Any]], None], needle: str
+) -> None:
+    path = tmp_path / "snap.json"
+    path.write_text(_edited_snapshot(edit), encoding="utf-8")
+    with pytest.raises(SnapshotError, match=re.escape(needle)):
+        from_json(path.read_text(encoding="utf-8"), str(path))
+    assert needle in one_error_line(opdrift("stats", str(path)))
+
+
+def test_snapshot_with_a_real_commit_and_date_loads() -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["source"].update(commit="a" * 40, date="2026-02-27T10:00:00+01:00")
+
+    snap = from_json(_edited_snapshot(edit), "snap.json")
+    assert snap.meta.commit == "a" * 40
+
+
+def test_snapshot_schema_nested_deep_is_one_error(opdrift: Opdrift, tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["operators"]["abs"]["schema"] = "abs(Tensor" + "?" * 1000 + " self) -> Tensor"
+
+    path = tmp_path / "snap.json"
+    path.write_text(_edited_snapshot(edit), encoding="utf-8")
+    assert "nested more than 16 deep" in one_error_line(opdrift("stats", str(path)))
