@@ -423,7 +423,8 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     directory = target.parent
     try:
         mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        remove_leftovers(directory, f".{target.name}.", (".tmp",))
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target.name), suffix=".tmp", dir=directory)
     except OSError as err:
         raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
     try:
@@ -432,6 +433,7 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        pause_point("snapshot-rename")
         os.replace(tmp, target)
     except BaseException as err:
         with contextlib.suppress(OSError):
@@ -440,6 +442,67 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
             raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
         raise
     _fsync_directory(directory)
+
+
+# --- kill-safe temporary names ----------------------------------------------------------------------
+#
+# A write goes to a temporary name beside its target and is renamed into place. A process killed before
+# the rename (SIGKILL, a cancelled CI job) cannot clean up, so each temporary name carries its writer's
+# pid, and the next write removes those whose writer is gone: never another live run's.
+
+PAUSE_ENV = "OPDRIFT_TEST_PAUSE"  # tests only: the name of a pause_point to stop at
+
+
+def temp_prefix(name: str) -> str:
+    """The prefix of this process's temporary names for a target called NAME: ``.NAME.PID.``."""
+    return f".{name}.{os.getpid()}."
+
+
+def _writer_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but not ours to signal
+        return True
+    return True
+
+
+def remove_leftovers(
+    directory: Path, prefix: str, suffixes: tuple[str, ...], keep: str | None = None
+) -> None:
+    """Remove PREFIX + PID + ... + SUFFIX entries of DIRECTORY whose writing process has ended (but not
+    the one named KEEP: what a link in use points at)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix) or not name.endswith(suffixes) or name == keep:
+            continue
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if not pid.isdigit() or _writer_alive(int(pid)):
+            continue
+        path = directory / name
+        if path.is_dir() and not path.is_symlink():
+            import shutil  # here: only a killed run's leftovers need it
+
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def pause_point(name: str) -> None:
+    """Tests kill a writer at its most fragile moment: with OPDRIFT_TEST_PAUSE=NAME the process says so
+    on stderr and waits there to be killed."""
+    if os.environ.get(PAUSE_ENV) == name:
+        import time
+
+        print(f"opdrift: paused at {name}", file=sys.stderr, flush=True)
+        time.sleep(600)
 
 
 def _write_into(path: str | os.PathLike[str], data: bytes) -> None:

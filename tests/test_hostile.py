@@ -4,7 +4,10 @@ one `opdrift: error:` line (exit 2) or a normal run with a warning, never a trac
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from clirun import Opdrift, Run
+from clirun import ROOT, Opdrift, Run, opdrift_process
 from datafiles import release_text
 
 from bot.errors import OpdriftError, SchemaError, SnapshotError, YamlError
@@ -20,7 +23,9 @@ from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, TextFile
 from bot.operators.native import read_derivatives
 from bot.schema.grammar import parse_schema
 from bot.signals.pyside import read_python_side
-from bot.snapshot import from_json
+from bot.site.model import file_name
+from bot.site.write import MARKER, write_site
+from bot.snapshot import PAUSE_ENV, from_json
 from bot.yamltext import check_unique_keys, value_error
 
 BUDGET = 2.0  # seconds: the issue's bound for each hostile file on a 2-core machine
@@ -227,3 +232,85 @@ def test_snapshot_schema_nested_deep_is_one_error(opdrift: Opdrift, tmp_path: Pa
     path = tmp_path / "snap.json"
     path.write_text(_edited_snapshot(edit), encoding="utf-8")
     assert "nested more than 16 deep" in one_error_line(opdrift("stats", str(path)))
+
+
+# --- finding 7: a kill at the worst moment leaves the old output or the new, and no lasting leftovers --
+
+
+def _killed_at(point: str, *argv: str) -> None:
+    """Run `opdrift ARGV` as a process, stopped at pause point POINT, and kill it there (SIGKILL)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
+    env |= {"PYTHONPATH": str(ROOT), PAUSE_ENV: point}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", *argv], stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert line == f"opdrift: paused at {point}\n", line
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def test_killed_site_builds_always_leave_a_site(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    old_release, new_release = str(SHIPPED.with_name("v2.14.1.json")), str(SHIPPED)
+    assert opdrift_process("site", "-o", str(out), old_release).code == 0
+    before = (out / "index.html").read_bytes()
+    for point in ("site-swap", "site-cleanup"):
+        _killed_at(point, "site", "-o", str(out), old_release, new_release)
+        assert (out / MARKER).is_file() and (out / "index.html").is_file()
+    # Killed after the swap: the new site is in place.
+    assert (out / "index.html").read_bytes() != before
+    run = opdrift_process("site", "-o", str(out), old_release)
+    assert run.code == 0, run.err
+    assert (out / "index.html").read_bytes() == before
+    beside = sorted(p.name for p in tmp_path.iterdir())
+    assert beside == sorted([os.readlink(out), "site"]), beside
+
+
+def test_a_site_from_an_older_opdrift_is_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / MARKER).write_text("old\n")
+    (out / "stale.html").write_text("old\n")
+    write_site(out, {"index.html": b"new"})
+    assert out.is_symlink() and (out / "index.html").read_bytes() == b"new"
+    assert not (out / "stale.html").exists() and len(list(tmp_path.iterdir())) == 2
+
+
+def test_killed_snapshot_write_leaves_the_old_file_and_no_lasting_temp(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    checkout(source, {})
+    target = tmp_path / "snap.json"
+    target.write_text("old\n")
+    _killed_at("snapshot-rename", "snapshot", str(source), "-o", str(target))
+    assert target.read_text() == "old\n"
+    assert len(list(tmp_path.glob(".snap.json.*.tmp"))) == 1  # what the kill left
+    assert opdrift_process("snapshot", str(source), "-o", str(target)).code == 0
+    assert json.loads(target.read_text())["format_version"] == 2
+    assert list(tmp_path.glob(".snap.json.*")) == []
+
+
+# --- finding 11: every operator name makes a file name ---------------------------------------------
+
+
+def test_site_with_a_300_character_name_and_a_case_collision(opdrift: Opdrift, tmp_path: Path) -> None:
+    long = "x" * 300
+    native = "".join(
+        f"- func: {name}(Tensor self) -> Tensor\n" for name in ("Foo", "foo", long, "_cast_Byte")
+    )
+    source = checkout(tmp_path / "src", {NATIVE_PATH: native})
+    out = tmp_path / "site"
+    run = opdrift("site", "-o", str(out), source)
+    assert run.code == 0, run.err
+    pages = [p.name for p in (out / "ops").iterdir()]
+    assert len(pages) == 4 and len({p.casefold() for p in pages}) == 4
+    assert max(len(p) for p in pages) <= 255
+    assert {"foo.html", "-foo.html", "_cast_-byte.html"} <= set(pages)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert all(f"ops/{p}" in index for p in pages)
+    assert file_name(long) == file_name(long) != file_name("x" * 299 + "y")
