@@ -17,6 +17,8 @@ import pytest
 import yaml
 from clirun import ROOT, Opdrift, Run, opdrift_process
 from datafiles import release_text
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bot.errors import OpdriftError, SchemaError, SnapshotError, YamlError
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, TextFile
@@ -314,3 +316,250 @@ def test_site_with_a_300_character_name_and_a_case_collision(opdrift: Opdrift, t
     index = (out / "index.html").read_text(encoding="utf-8")
     assert all(f"ops/{p}" in index for p in pages)
     assert file_name(long) == file_name(long) != file_name("x" * 299 + "y")
+
+
+# --- findings 2 and 3 in a history walk: each hostile commit is recorded, the walk goes on ----------
+
+
+def _history(dest: Path, texts: list[str]) -> list[str]:
+    """A repository whose native_functions.yaml goes through TEXTS, one commit each; their shas."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"}
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(dest), *args], check=True, capture_output=True, env=env, text=True
+        )
+        return done.stdout.strip()
+
+    (dest / NATIVE_PATH).parent.mkdir(parents=True)
+    git("init", "-q", "-b", "main")
+    shas = []
+    for i, text in enumerate(texts):
+        (dest / NATIVE_PATH).write_text(text, encoding="utf-8")
+        git("add", "-A")
+        env |= {
+            "GIT_AUTHOR_DATE": f"@{1700000000 + i} +0000",
+            "GIT_COMMITTER_DATE": f"@{1700000000 + i} +0000",
+        }
+        git("commit", "-qm", f"step {i}")
+        shas.append(git("rev-parse", "HEAD"))
+    return shas
+
+
+def test_history_keep_going_over_hostile_commits(opdrift: Opdrift, tmp_path: Path) -> None:
+    bomb = NATIVE + "- func: foo(Tensor self) -> Tensor\n" + _indented(BOMB) + "  when: 2026-02-30\n"
+    nested = NATIVE + "- func: foo(Tensor" + "?" * 1000 + " self) -> Tensor\n"
+    fixed = NATIVE + "- func: foo(Tensor self) -> Tensor\n"
+    shas = _history(tmp_path / "repo", [NATIVE, bomb, nested, fixed])
+    run, took = timed(opdrift, "history", str(tmp_path / "repo"), "--keep-going", "--format", "csv")
+    assert run.code == 0 and "Traceback" not in run.err, run
+    assert "2 broken commit" in run.err
+    rows = run.out.strip().splitlines()
+    assert len(rows) == 5  # the header and one row per commit
+    assert all(any(sha in row for row in rows) for sha in shas)
+    assert took < 4 * BUDGET
+
+
+# --- the general net: every reader, random and adversarial bytes ----------------------------------
+
+# What the readers meet in the worst case: each reproduction above, and their kin.
+ADVERSARIAL = [
+    BOMB,
+    "- func: foo(Tensor" + "?" * 1000 + " self) -> Tensor\n",
+    " " * 50_000 + "x",
+    "\n" * 60_000,
+    "x = " + "+".join(["1"] * 3000),
+    "x = " + "-" * 10_000,
+    "[" * 5000,
+    "{" * 5000,
+    "- " * 3000,
+    "1" * 5000,
+    '"' * 1000,
+    "&a [*a, *a]",
+    "<<: *a",
+    "\x00",
+    "\ufeff",
+    "\r",
+    "\t",
+    "#" * 100,
+    "torch.x: lambda" + "# " * 5000,
+]
+TOKENS = [
+    "- ",
+    ": ",
+    "func",
+    "name",
+    "tag",
+    "Tensor",
+    "(",
+    ")",
+    "->",
+    "?",
+    "[]",
+    "\n",
+    "  ",
+    "#",
+    "'",
+    '"',
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    "*",
+    "&",
+    "!",
+    "|",
+    ">",
+    "%",
+    "@",
+    "`",
+    "2026-02-30",
+    "null",
+    "1",
+    "-1",
+    "1e400",
+    "def ",
+    "import ",
+    "return ",
+    "torch.",
+    "aten.",
+    "lambda",
+    "alias for",
+    '{"',
+    '": ',
+    "true",
+    "\\u0000",
+]
+# A valid start for each reader, so that the bytes also land past the first line's checks.
+BASES = {
+    "native": NATIVE,
+    "tags": "- tag: core\n  desc: x\n",
+    "derivatives": "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n",
+    "python": "def f(a):\n    return torch.exp(a)\n",
+    "snapshot": "",  # filled from a real run (the fixture below)
+    "backend": "abs\nneg\n",
+    "config": "subscriptions: []\n",
+    "allowlist": "acknowledged: []\n",
+    "overrides": "abs: misc\n",
+    "cache": '{"operators": 1}',
+}
+BACKEND_FILES = {
+    "text": "ops.txt",
+    "xla": "xla_native_functions.yaml",
+    "xpu": "xpu_functions.yaml",
+    "op-plugin": "op_plugin_functions.yaml",
+    "torch-mlir": "GeneratedTorchOps.td",
+}
+
+
+def _content() -> st.SearchStrategy[bytes]:
+    text = st.one_of(
+        st.lists(st.sampled_from(TOKENS), max_size=60).map("".join),
+        st.sampled_from(ADVERSARIAL),
+        st.text(max_size=200),
+    )
+    return st.one_of(
+        st.binary(max_size=400),
+        text.map(lambda t: t.encode("utf-8", "surrogatepass")),
+        st.tuples(st.sampled_from(ADVERSARIAL), st.integers(0, 3)).map(
+            lambda p: p[0].encode("utf-8") * (1 + p[1])
+        ),
+    )
+
+
+def _run_reader(kind: str, data: bytes, root: Path, snapshot_text: str) -> int:
+    """Feed DATA to the reader of KIND (through the CLI where a command reads it); the exit code."""
+    from bot.cli import main
+    from bot.drift.allowlist import load_allowlist
+    from bot.history.cache import DiskCache, decode_summary
+    from bot.publish.config import load_config
+    from bot.taxonomy.overrides import load_overrides
+
+    base = (BASES[kind] if kind != "snapshot" else snapshot_text).encode("utf-8")
+    data = base[: len(data) % (len(base) + 1)] + data  # spliced into a valid file at some point
+    source = root / "src"
+    checkout(source, {})
+    path = root / "input"
+    if kind in ("native", "tags", "derivatives", "python"):
+        rel = {"native": NATIVE_PATH, "tags": TAGS_PATH, "derivatives": DERIVATIVES_PATH}.get(
+            kind, "torch/_refs/__init__.py"
+        )
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_bytes(data)
+        return main(["stats", str(source)])
+    if kind == "snapshot":
+        path = root / "snap.json"
+        path.write_bytes(data)
+        return main(["stats", str(path)])
+    if kind == "backend":
+        code = 0
+        for backend_kind, name in BACKEND_FILES.items():
+            (root / name).write_bytes(data)
+            code = max(code, main(["coverage", "--backend", f"{backend_kind}={root / name}", str(source)]))
+        return code
+    path.write_bytes(data)
+    if kind == "cache":
+        cache = DiskCache(root / "cache", warn=lambda _: None)
+        key = cache.key("x")
+        target = cache._path("point", key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        value = cache.get("point", key)
+        if value is not None:
+            decode_summary(value)
+        return 0
+    load = {"config": load_config, "allowlist": load_allowlist, "overrides": load_overrides}[kind]
+    try:
+        load(str(path))
+    except OpdriftError:
+        return 2
+    return 0
+
+
+@pytest.fixture(scope="module")
+def small_snapshot(tmp_path_factory: pytest.TempPathFactory) -> str:
+    root = tmp_path_factory.mktemp("snap")
+    out = root / "snap.json"
+    assert opdrift_process("snapshot", checkout(root / "src", {}), "-o", str(out)).code == 0
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(kind=st.sampled_from(sorted(BASES)), data=_content())
+def test_every_reader_ends_fast_in_0_1_or_2(
+    kind: str, data: bytes, small_snapshot: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp(kind)
+    start = time.perf_counter()
+    try:
+        code = _run_reader(kind, data, root, small_snapshot)
+    except SystemExit as exc:  # argparse
+        code = exc.code if isinstance(exc.code, int) else 1
+    took = time.perf_counter() - start
+    assert code in (0, 1, 2)
+    assert took < 5 * BUDGET, (kind, took)
+
+
+@pytest.mark.parametrize("kind", ["native", "snapshot", "allowlist", "history-merge"])
+def test_an_input_over_its_size_budget_is_one_error_line(opdrift: Opdrift, tmp_path: Path, kind: str) -> None:
+    big = tmp_path / ("snap.json" if kind == "snapshot" else "big.yaml")
+    with big.open("wb") as f:
+        f.truncate(64 * 1024 * 1024 + 1)  # sparse: the size is checked before anything is read
+    if kind == "native":
+        source = checkout(tmp_path / "src", {})
+        (tmp_path / "src" / NATIVE_PATH).unlink()
+        (tmp_path / "src" / NATIVE_PATH).symlink_to(big)
+        run = opdrift("stats", source)
+    elif kind == "snapshot":
+        run = opdrift("stats", str(big))
+    elif kind == "allowlist":
+        source = checkout(tmp_path / "src", {})
+        run = opdrift("diff", source, source, "--allow-list", str(big))
+    else:
+        run = opdrift("history-merge", str(big))
+    line = one_error_line(run)
+    assert "limit" in line or "over" in line, line
