@@ -55,6 +55,8 @@ MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 # No native_functions.yaml comes near this many lines (2.15.0 has about 16,000); a line past it is a
 # damaged or hand-made value, and the site and reports turn it into link anchors.
 MAX_LINE = 10_000_000
+# version.txt's spellings (2.14.1, 2.15.0a0, 2.15.0a0+git1234abc); it goes into release-tag links.
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+_-]{0,63}")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 object names, as git prints them
 _VARIANTS = frozenset({"function", "method"})  # what validate accepts from native_functions.yaml
 _OP_KINDS = frozenset(get_args(OpKind))
@@ -336,6 +338,10 @@ def _check_source(r: _Reader, meta: SourceMeta) -> None:
     value of another shape is a damaged or hand-made file, not something to print."""
     if meta.commit is not None and not _SHA.fullmatch(meta.commit):
         raise r.fail_at("source.commit", f"expected a full hex commit sha, got {meta.commit!r}", "source")
+    if meta.torch_version is not None and not _VERSION.fullmatch(meta.torch_version):
+        raise r.fail_at(
+            "source.torch_version", f"expected a version such as 2.14.1, got {meta.torch_version!r}", "source"
+        )
     if meta.date:  # "" is what git's unreadable committer line gives (sources.git)
         try:
             dt.datetime.fromisoformat(meta.date)

@@ -25,7 +25,7 @@ from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, TextFile
 from bot.operators.native import read_derivatives
 from bot.schema.grammar import parse_schema
 from bot.signals.pyside import read_python_side
-from bot.site.model import file_name
+from bot.site.model import Release, file_name
 from bot.site.write import MARKER, write_site
 from bot.snapshot import PAUSE_ENV, from_json
 from bot.yamltext import check_unique_keys, value_error
@@ -206,8 +206,9 @@ def _facet(name: str, key: str, value: object) -> Callable[[dict[str, Any]], Non
         (lambda d: d["operators"]["abs"].__setitem__("line", 10**30), "is past the end"),
         (lambda d: d["source"].__setitem__("date", "yesterday"), "expected an ISO 8601 date"),
         (lambda d: d["source"].__setitem__("commit", "../../evil"), "expected a full hex commit sha"),
+        (lambda d: d["source"].__setitem__("torch_version", "2/../../x"), "expected a version"),
     ],
-    ids=["delegate", "alias", "composite", "variant", "line", "date", "commit"],
+    ids=["delegate", "alias", "composite", "variant", "line", "date", "commit", "version"],
 )
 def test_snapshot_refuses_inconsistent_values(
     opdrift: Opdrift, tmp_path: Path, edit: Callable[[dict[str, Any]], None], needle: str
@@ -217,6 +218,14 @@ def test_snapshot_refuses_inconsistent_values(
     with pytest.raises(SnapshotError, match=re.escape(needle)):
         from_json(path.read_text(encoding="utf-8"), str(path))
     assert needle in one_error_line(opdrift("stats", str(path)))
+
+
+def test_site_links_only_a_sha_or_a_release_tag() -> None:
+    assert Release("x", "../../evil", NATIVE_PATH).line_url(3) is None
+    assert Release("x", "v2.14.1", NATIVE_PATH).line_url(3) == (
+        f"https://github.com/pytorch/pytorch/blob/v2.14.1/{NATIVE_PATH}#L3"
+    )
+    assert Release("x", "a" * 40, NATIVE_PATH).line_url(3) is not None
 
 
 def test_snapshot_with_a_real_commit_and_date_loads() -> None:
