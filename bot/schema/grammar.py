@@ -106,7 +106,16 @@ _ann_cache: dict[str, Annotation] = {}
 
 
 def _fail(text: str, pos: int, what: str, path: str | None, line: int | None) -> SchemaError:
-    return SchemaError(f"malformed schema {text!r}: {what} at column {pos + 1}", path=path, line=line)
+    return SchemaError(f"malformed schema {_quoted(text)}: {what} at column {pos + 1}", path=path, line=line)
+
+
+_QUOTE_LIMIT = 300  # a hostile schema may be 50 KB long; the error is one line a person reads
+
+
+def _quoted(text: str) -> str:
+    if len(text) <= _QUOTE_LIMIT:
+        return repr(text)
+    return f"{text[:_QUOTE_LIMIT]!r}... ({len(text)} characters)"
 
 
 def _make_type(base: str, suffix: str) -> Type | None:
@@ -177,7 +186,7 @@ def parse_type(text: str) -> Type:
         else _make_type(m.group("base"), m.group("suffix"))
     )
     if t is None:
-        raise SchemaError(f"malformed type {text!r}")
+        raise SchemaError(f"malformed type {_quoted(text)}")
     return t
 
 
