@@ -258,8 +258,10 @@ def _killed_at(point: str, *argv: str) -> None:
     )
     try:
         assert proc.stderr is not None
-        line = proc.stderr.readline()
-        assert line == f"opdrift: paused at {point}\n", line
+        seen = []  # a warning may come first; the pause line must come before the process ends
+        while (line := proc.stderr.readline()) not in ("", f"opdrift: paused at {point}\n"):
+            seen.append(line)
+        assert line, "".join(seen)
     finally:
         proc.kill()
         proc.wait(timeout=60)
