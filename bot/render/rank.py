@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.coverage.workitems import WorkItem
 from bot.drift.changes import Change
 from bot.model import OpRecord
 from bot.taxonomy.buckets import BUCKETS
@@ -30,6 +31,19 @@ def tier(rec: OpRecord) -> int:
 def record_rank_key(rec: OpRecord) -> tuple[int, int, str]:
     """Core first, then public, then private (`tier`); then in bucket order; then by name."""
     return (tier(rec), _BUCKET_RANK.get(rec.bucket, len(_BUCKET_RANK)), rec.name)
+
+
+def work_item_rank_key(item: WorkItem) -> tuple[int, int, int, int, str]:
+    """A coverage's work items: core first; then the ops most other ops decompose into (a kernel
+    for `mul` serves the 295 Python decompositions that call it); then public before private; then
+    in bucket order; then by name."""
+    return (
+        0 if item.core else 1,
+        -item.in_degree,
+        1 if item.private else 0,
+        _BUCKET_RANK.get(item.bucket, len(_BUCKET_RANK)),
+        item.name,
+    )
 
 
 def _severity(c: Change) -> int:
