@@ -150,7 +150,9 @@ def test_the_new_gaps_of_an_opencl_backend_fold_cuda_only_ops(
 def test_the_coverage_json_has_work_items_beside_the_flat_list(
     dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:
-    run = opdrift("coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")), "--format", "json")
+    run = opdrift(
+        "coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")), "--format", "json"
+    )
     (report,) = json.loads(run.out)["backends"]
     items = {i["name"]: i for i in report["work_items"]}
     acos = items["acos.out"]

@@ -115,9 +115,7 @@ def _why(o: OpCoverage, rec: OpRecord, cov: Coverage) -> str:
                 "it reaches the exported graph: export keeps a functional, non-aliasing "
                 "CompositeImplicitAutograd op unless the decomposition table names it, and this one does not"
             )
-        return (
-            "it reaches the exported graph: export does not decompose it (no CompositeImplicitAutograd), nor does the decomposition table"
-        )
+        return "it reaches the exported graph: export does not decompose it (no CompositeImplicitAutograd), nor does the decomposition table"
     keys = device_kernel_keys(rec)
     devices = [k for k in keys if not k.startswith(LAYOUT_PREFIXES)]
     only = (
