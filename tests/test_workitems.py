@@ -16,7 +16,7 @@ from datafiles import DATA
 from bot import pipeline
 from bot.coverage.backends import read_backend
 from bot.coverage.check import Coverage, compute_coverage
-from bot.coverage.workitems import WorkItem, decomposition_in_degree, work_items
+from bot.coverage.workitems import WorkItem, declaration, decomposition_in_degree, work_items
 from bot.model import Snapshot
 from bot.render.rank import work_item_rank_key
 
@@ -184,3 +184,23 @@ def test_coverage_text_puts_the_needs_before_alerts_and_folds_never_native_names
     assert line.startswith("  listed, but never a native function: 107 (torch-mlir also lists TorchScript")
     assert ": add.t" not in mlir and "Int.Tensor\n" not in mlir
     assert mlir.index("  work items: need a lowering (") < mlir.index(line)
+
+
+def test_before_1_13_the_declaration_is_in_the_symint_form(
+    dlprim: Coverage, snap_215: Snapshot, release_file: Callable[[str], Path], dlprim_src: Path
+) -> None:
+    """1.12.0's dispatcher took a kernel only in its schema's own types, the SymInt form
+    (`bot.schema.kernel.PLAIN_KERNELS_FOR_SYMINT_SINCE`): a work item against it is declared so."""
+    import dataclasses
+
+    old = pipeline.load_snapshot(str(release_file("1.12.0")))
+    old = dataclasses.replace(old, meta=dataclasses.replace(old.meta, torch_version="1.12.0"))
+    cov = compute_coverage(old, read_backend("cpp", str(dlprim_src)))
+    items = _items(cov, old)
+    assert {i.form for i in items.values()} == {"SymInt"}
+    assert {i.form for i in work_items(dlprim, snap_215)} == {"int64_t"}
+    # 1.12.0's RegistrationDeclarations.h declares expand.SymInt with c10::SymIntArrayRef
+    rec = old.operators["expand.SymInt"]
+    assert declaration(rec.name, rec.schema, "SymInt", structured=False, const_ref=False) == (
+        "at::Tensor expand_SymInt(const at::Tensor & self, c10::SymIntArrayRef size, bool implicit)"
+    )
