@@ -115,20 +115,26 @@ def _why(o: OpCoverage, rec: OpRecord, cov: Coverage) -> str:
                 "it reaches the exported graph: export keeps a functional, non-aliasing "
                 "CompositeImplicitAutograd op unless the decomposition table names it, and this one does not"
             )
-        return "it reaches the exported graph: export does not decompose it (no CompositeImplicitAutograd), nor does the decomposition table"
+        return (
+            "it reaches the exported graph: export does not decompose it (no CompositeImplicitAutograd), "
+            "nor does the decomposition table"
+        )
     keys = device_kernel_keys(rec)
     devices = [k for k in keys if not k.startswith(LAYOUT_PREFIXES)]
+    others = " and other layouts" if len(devices) < len(keys) else ""
     only = (
-        f"PyTorch's kernels are for {', '.join(devices)}{' and other layouts' if len(devices) < len(keys) else ''}"
+        f"PyTorch's kernels are for {', '.join(devices)}{others}"
         if devices
         else "PyTorch's kernels are for sparse, quantized or nested layouts"
         if keys
         else "PyTorch registers no kernel for it"
     )
     if o.alternative:
+        # check.py's exception to the default kernel: the variant it calls has no kernel at a
+        # functional backend's key unless the backend lists it
         return (
-            f"its default kernel calls {o.alternative} back, which functionalization turns into this op "
-            f"again: write it or {o.alternative}"
+            f"its default kernel calls {o.alternative}, which has no kernel at a functional backend's key "
+            f"unless the backend lists it: write this op or {o.alternative}"
         )
     if cov.profile == "functional" and CEA_NON_FUNCTIONAL in table:
         return (
