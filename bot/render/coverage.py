@@ -13,7 +13,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
@@ -81,11 +81,8 @@ class CoverageView:
     alerts: tuple[SchemaAlert, ...]
     stale: tuple[tuple[str, str, int], ...]  # (name, path, line)
     stale_note: Safe  # "" unless the backend's list is known to hold names that are not operators
-    # (name, bucket) of the operators that need a kernel and that every backend needs, ranked (core
-    # first, then public, then private, then by bucket: `bot.render.rank`) ...
-    uncovered: tuple[tuple[str, Safe], ...]
-    # ... and of those only some backends need (`bot.taxonomy.scope`), with why, shown collapsed
-    uncovered_other: tuple[tuple[str, Safe, str], ...] = ()
+    # how many of the operators that need a kernel only some backends need (`bot.taxonomy.scope`)
+    other_ops: int = 0
     # the alerts graded: the kernel's C++ signature changed; only callers break; neither
     alerts_kernel: tuple[SchemaAlert, ...] = ()
     # only the SymInt form changed, and the backend's kernel is int64_t: it still builds
@@ -103,8 +100,6 @@ class CoverageView:
     # CPU", after a count) and singular; a boxed CPU fallback turns a gap into slower ops, not failures
     gap_words: str = "need a kernel"
     gap_word: str = "needs a kernel"
-    # name → the variant whose kernel would serve it instead ("complex" → "complex.out")
-    alternatives: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # the needs as work items (`bot.coverage.workitems`), ranked (`work_item_rank_key`): those every
     # backend needs, and those only some do (folded, with the scope's reason)
     items: tuple[WorkItem, ...] = ()
@@ -131,11 +126,6 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
     records = head.operators
     # With a base, an alert the base already raised is not news: only new or changed ones are graded.
     shown = cov.alerts if change is None else change.new_alerts
-    ranked = sorted(
-        (o for o in uncovered if o.name in records), key=lambda o: record_rank_key(records[o.name])
-    )
-    ranked += [o for o in uncovered if o.name not in records]  # a view built on another snapshot
-    scopes = {o.name: scope_of(records[o.name]) if o.name in records else GENERIC for o in ranked}
     new_ranked = (
         ()
         if change is None
@@ -176,10 +166,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         alerts=cov.alerts,
         stale=tuple((op.name, op.path, op.line) for op in cov.stale),
         stale_note=_TORCH_MLIR_NOTE if cov.backend_kind == "torch-mlir" else Safe(""),
-        uncovered=tuple((o.name, Safe(o.bucket)) for o in ranked if scopes[o.name].generic),
-        uncovered_other=tuple(
-            (o.name, Safe(o.bucket), scopes[o.name].reason) for o in ranked if not scopes[o.name].generic
-        ),
+        other_ops=sum(1 for o in uncovered if o.name in records and not scope_of(records[o.name]).generic),
         alerts_kernel=tuple(a for a in shown if a.kernel == "breaking"),
         alerts_symint=tuple(a for a in shown if a.kernel == "symint"),
         alerts_caller=tuple(a for a in shown if a.kernel not in _KERNEL_NEWS and a.breaking),
@@ -197,7 +184,6 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         ),
         gap_words=gap_words,
         gap_word=gap_word,
-        alternatives={o.name: o.alternative for o in uncovered if o.alternative},
         items=tuple(i for i in items if i.scope.generic),
         items_other=tuple(i for i in items if not i.scope.generic),
         follow="by functionalization" if cov.profile in FUNCTIONALIZED else "by structured_delegate",
