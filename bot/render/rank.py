@@ -5,6 +5,7 @@ Ranking: core-tagged operators first (public before private), then public ones, 
 those that break only callers before the rest. Grouping: changes of one kind that belong to one family (the Dimname overloads a
 release removes together, a new ``_foreach_*`` family, many overloads of one base) become one item
 with a count, shown at the place of its highest-ranked member. Both rules are data (`FAMILY_RULES`).
+A coverage report's work items have their own order (`work_item_rank_key`).
 """
 
 from __future__ import annotations
