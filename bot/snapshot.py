@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Mapping
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from bot.errors import SchemaError, SnapshotError
-from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
+from bot.model import COMPOSITE_KEYS, Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
 from bot.operators.kernels import SOURCES, dense_composite, implied_sources
 from bot.schema.grammar import parse_schema
 from bot.shapes import (
@@ -50,6 +52,13 @@ FORMAT_VERSION = 2
 READS_VERSIONS = (1, 2)
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
+# No native_functions.yaml comes near this many lines (2.15.0 has about 16,000); a line past it is a
+# damaged or hand-made value, and the site and reports turn it into link anchors.
+MAX_LINE = 10_000_000
+# version.txt's spellings (2.14.1, 2.15.0a0, 2.15.0a0+git1234abc); it goes into release-tag links.
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+_-]{0,63}")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 object names, as git prints them
+_VARIANTS = frozenset({"function", "method"})  # what validate accepts from native_functions.yaml
 _OP_KINDS = frozenset(get_args(OpKind))
 _SOURCE_KINDS = frozenset(get_args(SourceKind))
 _OP_FIELDS = ("base", "bucket", "facets", "kind", "line", "overload", "rule", "schema")
@@ -255,11 +264,13 @@ def from_json(text: str, display: str) -> Snapshot:
             **{k: r.read(STRING, d[k], f"{where}.{k}", base) for k in _DECISION_FIELDS}
         )
 
+    _check_source(r, meta)
     operators: dict[str, OpRecord] = {}
     members = r.read(OBJECT, top["operators"], "operators", "operators")
     r.section = "operators"
     for name, value in members.items():
         operators[name] = _op_record(r, name, value, decisions)
+    _check_references(r, operators, decisions)
     if version == 1:
         operators = _upgrade_v1(operators)
     return Snapshot(
@@ -290,7 +301,14 @@ def _op_record(r: _Reader, name: str, value: object, decisions: Mapping[str, Dec
             where, f"bucket {bucket!r} differs from its base's decision {decision.bucket!r}", name
         )
     line = r.read(COUNT, o["line"], f"{where}.line", name)
+    if line > MAX_LINE:
+        raise r.fail_at(f"{where}.line", f"{line} is past the end of any native_functions.yaml", name)
     facets = Facets(**r.dataclass_fields(Facets, o["facets"], f"{where}.facets", name))
+    if facets.composite is not None and facets.composite not in COMPOSITE_KEYS:
+        raise r.fail_at(f"{where}.facets.composite", f"unknown composite kind {facets.composite!r}", name)
+    unknown = [v for v in facets.variants if v not in _VARIANTS]
+    if unknown:
+        raise r.fail_at(f"{where}.facets.variants", f"unknown variant {unknown[0]!r}", name)
     schema = r.read(STRING, o["schema"], f"{where}.schema", name)
     # The drift compares schemas argument by argument: a hand-edited or damaged schema would otherwise
     # surface as a "BC-breaking change" in somebody's report instead of as the broken file it is.
@@ -313,6 +331,45 @@ def _op_record(r: _Reader, name: str, value: object, decisions: Mapping[str, Dec
         facets=facets,
         line=line,
     )
+
+
+def _check_source(r: _Reader, meta: SourceMeta) -> None:
+    """The source's commit goes into links (blob URLs, the site's pages) and its date into titles: a
+    value of another shape is a damaged or hand-made file, not something to print."""
+    if meta.commit is not None and not _SHA.fullmatch(meta.commit):
+        raise r.fail_at("source.commit", f"expected a full hex commit sha, got {meta.commit!r}", "source")
+    if meta.torch_version is not None and not _VERSION.fullmatch(meta.torch_version):
+        raise r.fail_at(
+            "source.torch_version", f"expected a version such as 2.14.1, got {meta.torch_version!r}", "source"
+        )
+    if meta.date:  # "" is what git's unreadable committer line gives (sources.git)
+        try:
+            dt.datetime.fromisoformat(meta.date)
+        except ValueError:
+            raise r.fail_at(
+                "source.date", f"expected an ISO 8601 date, got {meta.date!r}", "source"
+            ) from None
+
+
+def _check_references(
+    r: _Reader, operators: Mapping[str, OpRecord], decisions: Mapping[str, Decision]
+) -> None:
+    """What a facet names must be in the snapshot: the drift and the site follow these names."""
+    for name, rec in operators.items():
+        delegate = rec.facets.structured_delegate
+        if delegate is not None and delegate not in operators:
+            raise r.fail_at(
+                f"operators[{name!r}].facets.structured_delegate",
+                f"names no operator of the snapshot ({delegate!r})",
+                name,
+            )
+        alias = rec.facets.alias_of
+        if alias is not None and alias not in decisions:
+            raise r.fail_at(
+                f"operators[{name!r}].facets.alias_of",
+                f"names no base operator of the snapshot ({alias!r})",
+                name,
+            )
 
 
 def _upgrade_v1(operators: Mapping[str, OpRecord]) -> dict[str, OpRecord]:
@@ -372,7 +429,8 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     directory = target.parent
     try:
         mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        remove_leftovers(directory, f".{target.name}.", (".tmp",))
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target.name), suffix=".tmp", dir=directory)
     except OSError as err:
         raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
     try:
@@ -381,6 +439,7 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        pause_point("snapshot-rename")
         os.replace(tmp, target)
     except BaseException as err:
         with contextlib.suppress(OSError):
@@ -389,6 +448,67 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
             raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
         raise
     _fsync_directory(directory)
+
+
+# --- kill-safe temporary names ----------------------------------------------------------------------
+#
+# A write goes to a temporary name beside its target and is renamed into place. A process killed before
+# the rename (SIGKILL, a cancelled CI job) cannot clean up, so each temporary name carries its writer's
+# pid, and the next write removes those whose writer is gone: never another live run's.
+
+PAUSE_ENV = "OPDRIFT_TEST_PAUSE"  # tests only: the name of a pause_point to stop at
+
+
+def temp_prefix(name: str) -> str:
+    """The prefix of this process's temporary names for a target called NAME: ``.NAME.PID.``."""
+    return f".{name}.{os.getpid()}."
+
+
+def _writer_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but not ours to signal
+        return True
+    return True
+
+
+def remove_leftovers(
+    directory: Path, prefix: str, suffixes: tuple[str, ...], keep: str | None = None
+) -> None:
+    """Remove PREFIX + PID + ... + SUFFIX entries of DIRECTORY whose writing process has ended (but not
+    the one named KEEP: what a link in use points at)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix) or not name.endswith(suffixes) or name == keep:
+            continue
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if not pid.isdigit() or _writer_alive(int(pid)):
+            continue
+        path = directory / name
+        if path.is_dir() and not path.is_symlink():
+            import shutil  # here: only a killed run's leftovers need it
+
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def pause_point(name: str) -> None:
+    """Tests kill a writer at its most fragile moment: with OPDRIFT_TEST_PAUSE=NAME the process says so
+    on stderr and waits there to be killed."""
+    if os.environ.get(PAUSE_ENV) == name:
+        import time
+
+        print(f"opdrift: paused at {name}", file=sys.stderr, flush=True)
+        time.sleep(600)
 
 
 def _write_into(path: str | os.PathLike[str], data: bytes) -> None:

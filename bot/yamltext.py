@@ -39,17 +39,16 @@ def value_error(err: Exception, text: str, display: str) -> YamlError:
     """A scalar YAML types but cannot build (``2026-02-30`` is a timestamp with no such day): its line.
 
     PyYAML raises these as plain ValueErrors without a mark, so the document's scalars are built one by
-    one until the failing one is found.
+    one until the failing one is found. Each node is visited once: through aliases a 500-byte document
+    reaches 10^9 nodes, but holds only a few dozen distinct ones.
     """
     line = None
     try:
         root = yaml.compose(text, Loader=Loader)
     except yaml.YAMLError:
         root = None
-    pending = [root] if root is not None else []
     constructor = yaml.constructor.SafeConstructor()
-    while pending and line is None:
-        node = pending.pop()
+    for node in _distinct_nodes(root):
         if isinstance(node, yaml.ScalarNode):
             build = constructor.yaml_constructors.get(node.tag)
             try:
@@ -57,43 +56,99 @@ def value_error(err: Exception, text: str, display: str) -> YamlError:
                     build(constructor, node)
             except BUILD_ERRORS:
                 line = node.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode):
-            pending.extend(reversed(node.value))
-        elif isinstance(node, yaml.MappingNode):
-            pending.extend(n for pair in reversed(node.value) for n in reversed(pair))
+                break
     what = (
         str(err) if isinstance(err, ValueError) else f"cannot build the tagged value ({type(err).__name__})"
     )
     return YamlError(f"invalid YAML value: {what}", path=display, line=line)
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def _distinct_nodes(root: yaml.Node | None) -> list[yaml.Node]:
+    """Every node of the tree once, in document order, however often aliases repeat it."""
+    seen: set[int] = set()
+    order: list[yaml.Node] = []
+    pending = [root] if root is not None else []
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        order.append(node)
+        pending.extend(reversed(_children(node)))
+    return order
+
+
+def refuse_aliases(root: yaml.Node | None, display: str) -> None:
+    """Refuse a document that uses a node twice (``&a`` then ``*a``, or a ``<<: *a`` merge).
+
+    None of the files opdrift reads has a use for aliases, and every walk of the constructed value
+    (validation, a message quoting it, a reader of nodes) would follow them: nine levels of
+    ``&a [*a, *a, ...]`` in 500 bytes make 10^9 nodes. The line is that of the key or list holding the
+    repeat (the composed tree keeps no mark for the alias itself).
+    """
+    seen: set[int] = set()
+    pending: list[tuple[yaml.Node, yaml.Node | None]] = [(root, None)] if root is not None else []
+    while pending:
+        node, holder = pending.pop()
+        if id(node) in seen:
+            where = holder if holder is not None else node
+            raise YamlError(
+                "YAML anchors and aliases are not allowed in this file "
+                f"(the value anchored at line {node.start_mark.line + 1} is used again)",
+                path=display,
+                line=where.start_mark.line + 1,
+            )
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            pending.extend((child, node) for child in reversed(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in reversed(node.value):
+                pending.append((value, key))
+                pending.append((key, node))
+
+
 def read_yaml_document(text: str, display: str) -> object:
-    """Load one small YAML document (tags.yaml, derivatives.yaml, configs); `YamlError` names path:line."""
+    """Load one small YAML document (tags.yaml, derivatives.yaml, configs); `YamlError` names path:line.
+    Aliases are refused (`refuse_aliases`)."""
+    loader = Loader(text)
     try:
-        return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+        root = loader.get_single_node()
+        refuse_aliases(root, display)
+        return None if root is None else loader.construct_document(root)
     except yaml.YAMLError as err:
         raise yaml_error(err, display) from None
     except BUILD_ERRORS as err:
         raise value_error(err, text, display) from None
+    finally:
+        loader.dispose()
 
 
 def compose_yaml_document(text: str, display: str) -> yaml.Node | None:
-    """The node tree of a small YAML document, for readers that report file:line per item."""
+    """The node tree of a small YAML document, for readers that report file:line per item. Aliases are
+    refused (`refuse_aliases`), so that a reader walking the tree visits each node once."""
     try:
-        return yaml.compose(text, Loader=Loader)
+        root = yaml.compose(text, Loader=Loader)
     except yaml.YAMLError as err:
         raise yaml_error(err, display) from None
+    refuse_aliases(root, display)
+    return root
 
 
 def check_unique_keys(node: yaml.Node | None, display: str) -> None:
     """Refuse a mapping that repeats a key. YAML keeps the last silently: an allow-list entry's second
     ``expires:`` would extend it unseen, an overrides file's second ``relu:`` replace the first."""
-    stack = [node] if node is not None else []
-    while stack:
-        current = stack.pop()
+    for current in _distinct_nodes(node):
         if isinstance(current, yaml.MappingNode):
             seen: dict[str, int] = {}
-            for key, value in current.value:
+            for key, _value in current.value:
                 if isinstance(key, yaml.ScalarNode):
                     line = key.start_mark.line + 1
                     if key.value in seen:
@@ -103,9 +158,6 @@ def check_unique_keys(node: yaml.Node | None, display: str) -> None:
                             line=line,
                         )
                     seen[key.value] = line
-                stack.append(value)
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend(current.value)
 
 
 def split_lines(text: str) -> list[str]:

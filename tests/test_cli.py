@@ -733,7 +733,19 @@ def test_usage_errors_exit_2_through_argparse(argv: list[str], opdrift: Opdrift)
     run = opdrift(*argv)
     assert run.code == 2
     assert run.out == "" and "Traceback" not in run.err
-    assert run.err.startswith("usage: opdrift") and "error: " in run.err
+    # One line, like every other error (issue 22): no usage block before it.
+    assert run.err.startswith("opdrift: error: ") and run.err.count("\n") == 1, run.err
+
+
+def test_usage_error_keeps_a_did_you_mean(opdrift: Opdrift) -> None:
+    run = opdrift("stat", "x.yaml")
+    assert run.code == 2
+    assert (
+        run.err
+        == "opdrift: error: argument COMMAND: invalid choice: 'stat'; did you mean stats? (see `opdrift --help`)\n"
+    )
+    run = opdrift("stats", "x.yaml", "--format", "xml")
+    assert run.err.startswith("opdrift: error: stats: argument --format: invalid choice: 'xml' (choose from ")
 
 
 # --- as a process: python -m bot, and python -O -m bot --------------------------------------------------
@@ -768,7 +780,9 @@ def test_errors_as_a_process_with_and_without_asserts(optimize: bool, tmp_path: 
         assert_one_line_error(run, *needles)
         assert not target.exists()
     usage = opdrift_process("explain", optimize=optimize)
-    assert usage.code == 2 and usage.err.startswith("usage: opdrift") and "Traceback" not in usage.err
+    assert (
+        usage.code == 2 and usage.err.startswith("opdrift: error: explain: ") and "Traceback" not in usage.err
+    )
 
 
 def test_every_option_and_argument_has_help() -> None:

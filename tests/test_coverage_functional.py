@@ -217,9 +217,9 @@ def test_a_boxed_cpu_fallback_words_the_gap_as_falling_back(
     text = opdrift("coverage", "--backend", f"xla={real_files(XLA)}", source)
     assert text.code == 0, text.err
     assert re.search(r"\d+ fall back to CPU \(no kernel of their own: the boxed fallback at", text.out)
-    assert "\n  fall back to CPU (" in text.out and "need a kernel" not in text.out
+    assert "\n  work items: fall back to CPU (" in text.out and "need a kernel" not in text.out
     md = opdrift("coverage", "--backend", f"cpp={dlprim_src}", "--format", "markdown", source)
-    assert "### Operators that fall back to CPU (" in md.out and "tensor\\_ops.cpp:440" in md.out
+    assert "### Work items: operators that fall back to CPU (" in md.out and "tensor\\_ops.cpp:440" in md.out
     plain = opdrift("coverage", "--backend", f"op-plugin={real_files(OP_PLUGIN)}", "--format", "json", source)
     assert json.loads(plain.out)["backends"][0]["uncovered_run"] == "fails"
 

@@ -237,7 +237,10 @@ def test_a_coverage_alert_gets_the_verdicts_diff_gives(
     ]
 
     text = opdrift("coverage", "--backend", f"torch-mlir={td}", head).out
-    assert "its signature changed upstream in 2.1.0 (callers: compatible; kernels: C++ signature changed)" in text
+    assert (
+        "its signature changed upstream in 2.1.0 (callers: compatible; kernels: C++ signature changed)"
+        in text
+    )
     assert (
         "      - kernel signature: SymInt and int64_t kernels: parameter 3 `::std::optional<int64_t>` → "
         "`const ::std::optional<at::Scalar> &`\n"

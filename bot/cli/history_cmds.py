@@ -35,16 +35,12 @@ def run_history(args: argparse.Namespace) -> int:
 def run_history_merge(args: argparse.Namespace) -> int:
     from bot.history import timeline
     from bot.render import timeline as timeline_render
+    from bot.sources.read import read_text
 
     parts = []
     for name in args.shards:
-        try:
-            with open(name, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as err:
-            raise timeline.TimelineError(f"cannot read: {err.strerror or err}", path=name) from err
-        except ValueError:
-            raise timeline.TimelineError("not UTF-8 text: not a history file", path=name) from None
+        # Size-capped and strict UTF-8, like every file a run reads (a shard may come from an artifact).
+        text = read_text(name, "history file", timeline.TimelineError)
         parts.append((name, timeline.parse_json(text, name)))
     write_output(timeline_render.render(timeline.merge(parts), args.format), args.output)
     return EXIT_OK

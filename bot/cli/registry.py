@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from bot import __version__
 from bot.cli import arguments, workflow_arguments
@@ -151,8 +153,31 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line like every other error (``opdrift: error: ...``, exit 2):
+    CI logs and scripts read errors by that prefix, and the usage block argparse prints hid it."""
+
+    def error(self, message: str) -> NoReturn:
+        m = _INVALID_CHOICE.search(message)
+        if m is not None:
+            from bot.text import did_you_mean
+
+            choices = [c.strip(" '") for c in m.group("choices").split(",")]
+            hint = did_you_mean(m.group("value"), choices)
+            if hint:  # the suggestion, instead of every choice
+                message = message[: m.end("value") + 1] + hint
+        command = self.prog.removeprefix("opdrift").strip()
+        where = f"{command}: " if command else ""
+        hint = f"opdrift {command} --help" if command else "opdrift --help"
+        line = " ".join(f"opdrift: error: {where}{message} (see `{hint}`)".split())
+        self.exit(2, line + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="opdrift",
         description="Track PyTorch's ATen operator surface: classify operators, diff two sources, "
         "and report what changed for downstream backends.",

@@ -28,7 +28,7 @@ import yaml
 from bot.errors import EntryError
 from bot.gcpause import gc_paused
 from bot.model import RawEntry, fast_constructor
-from bot.yamltext import BUILD_ERRORS, Loader, split_lines, value_error, yaml_error
+from bot.yamltext import BUILD_ERRORS, Loader, refuse_aliases, split_lines, value_error, yaml_error
 
 
 def _comment_text(stripped: str) -> str:
@@ -73,6 +73,7 @@ def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
                 path=display,
                 line=node.start_mark.line + 1,
             )
+        refuse_aliases(node, display)
         data = loader.construct_document(node)
     except yaml.YAMLError as err:
         raise yaml_error(err, display) from None

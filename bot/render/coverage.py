@@ -13,17 +13,19 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
 from bot.coverage.names import last_registered
 from bot.coverage.schema_history import table_releases
+from bot.coverage.workitems import WorkItem, work_items
 from bot.model import NATIVE_PATH, Snapshot
+from bot.operators.kernels import FUNCTIONALIZED
 from bot.render.context import blob_url
 from bot.render.details import describe, describe_kernel
 from bot.render.fit import largest_cap_fitting
-from bot.render.rank import record_rank_key
+from bot.render.rank import record_rank_key, work_item_rank_key
 from bot.schema.compare import Detail
 from bot.snapshot import meta_json
 from bot.taxonomy.scope import GENERIC, scope_of
@@ -36,6 +38,8 @@ LIST_CAP = 200
 # Schema alerts take several lines each: three backends' worth came to 70,000 characters, over what a
 # GitHub comment holds, so Markdown shows the first ones.
 ALERT_CAP = 50
+# Work items shown in full (why, C++ declaration, schema: four lines each); the rest one line each.
+ITEM_DETAIL_CAP = 12
 # What a Markdown report must fit: a GitHub comment or issue body, with room for what a poster adds.
 MARKDOWN_LIMIT = 65_536 - 1_000
 
@@ -77,11 +81,8 @@ class CoverageView:
     alerts: tuple[SchemaAlert, ...]
     stale: tuple[tuple[str, str, int], ...]  # (name, path, line)
     stale_note: Safe  # "" unless the backend's list is known to hold names that are not operators
-    # (name, bucket) of the operators that need a kernel and that every backend needs, ranked (core
-    # first, then public, then private, then by bucket: `bot.render.rank`) ...
-    uncovered: tuple[tuple[str, Safe], ...]
-    # ... and of those only some backends need (`bot.taxonomy.scope`), with why, shown collapsed
-    uncovered_other: tuple[tuple[str, Safe, str], ...] = ()
+    # how many of the operators that need a kernel only some backends need (`bot.taxonomy.scope`)
+    other_ops: int = 0
     # the alerts graded: the kernel's C++ signature changed; only callers break; neither
     alerts_kernel: tuple[SchemaAlert, ...] = ()
     # only the SymInt form changed, and the backend's kernel is int64_t: it still builds
@@ -99,8 +100,17 @@ class CoverageView:
     # CPU", after a count) and singular; a boxed CPU fallback turns a gap into slower ops, not failures
     gap_words: str = "need a kernel"
     gap_word: str = "needs a kernel"
-    # name → the variant whose kernel would serve it instead ("complex" → "complex.out")
-    alternatives: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # the needs as work items (`bot.coverage.workitems`), ranked (`work_item_rank_key`): those every
+    # backend needs, and those only some do (folded, with the scope's reason)
+    items: tuple[WorkItem, ...] = ()
+    items_other: tuple[WorkItem, ...] = ()
+    # how an item's members follow from it: "by structured_delegate" (eager) or "by functionalization"
+    follow: str = ""
+    # with --base: the new gaps only some backends need, (name, bucket, why), folded like the main list
+    new_other: tuple[tuple[str, Safe, str], ...] = ()
+    # export: the decomposition table judged by, and the ops only a training graph holds (name, bucket)
+    decompositions: str = ""
+    training_only: tuple[tuple[str, Safe], ...] = ()
 
 
 def _change(change: CoverageChange | None) -> GapChange | None:
@@ -116,23 +126,32 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
     records = head.operators
     # With a base, an alert the base already raised is not news: only new or changed ones are graded.
     shown = cov.alerts if change is None else change.new_alerts
-    ranked = sorted(
-        (o for o in uncovered if o.name in records), key=lambda o: record_rank_key(records[o.name])
+    new_ranked = (
+        ()
+        if change is None
+        else tuple(
+            sorted(
+                change.new_uncovered,
+                key=lambda n: record_rank_key(records[n]) if n in records else (3, 0, n),
+            )
+        )
     )
-    ranked += [o for o in uncovered if o.name not in records]  # a view built on another snapshot
-    scopes = {o.name: scope_of(records[o.name]) if o.name in records else GENERIC for o in ranked}
+    # Scope folds the new gaps as it folds the main list: a CUDA-only op does not lead an OpenCL
+    # backend's news either.
+    new_scopes = {n: scope_of(records[n]) if n in records else GENERIC for n in new_ranked}
     gap = (
         change
         if change is None
-        else dataclasses.replace(
-            change,
-            new_uncovered=tuple(
-                sorted(
-                    change.new_uncovered,
-                    key=lambda n: record_rank_key(records[n]) if n in records else (3, 0, n),
-                )
-            ),
-        )
+        else dataclasses.replace(change, new_uncovered=tuple(n for n in new_ranked if new_scopes[n].generic))
+    )
+    items = sorted(work_items(cov, head), key=work_item_rank_key)
+    export = cov.profile == "export"
+    gap_words, gap_word = (
+        ("fall back to CPU", "falls back to CPU")
+        if falls_back(cov)
+        else ("need a lowering", "needs a lowering")
+        if export
+        else ("need a kernel", "needs a kernel")
     )
     return CoverageView(
         kind=cov.backend_kind,
@@ -147,10 +166,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         alerts=cov.alerts,
         stale=tuple((op.name, op.path, op.line) for op in cov.stale),
         stale_note=_TORCH_MLIR_NOTE if cov.backend_kind == "torch-mlir" else Safe(""),
-        uncovered=tuple((o.name, Safe(o.bucket)) for o in ranked if scopes[o.name].generic),
-        uncovered_other=tuple(
-            (o.name, Safe(o.bucket), scopes[o.name].reason) for o in ranked if not scopes[o.name].generic
-        ),
+        other_ops=sum(1 for o in uncovered if o.name in records and not scope_of(records[o.name]).generic),
         alerts_kernel=tuple(a for a in shown if a.kernel == "breaking"),
         alerts_symint=tuple(a for a in shown if a.kernel == "symint"),
         alerts_caller=tuple(a for a in shown if a.kernel not in _KERNEL_NEWS and a.breaking),
@@ -166,10 +182,40 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         stale_never=tuple(
             (op.name, op.path, op.line) for op in cov.stale if last_registered(op.name) is None
         ),
-        gap_words="fall back to CPU" if falls_back(cov) else "need a kernel",
-        gap_word="falls back to CPU" if falls_back(cov) else "needs a kernel",
-        alternatives={o.name: o.alternative for o in uncovered if o.alternative},
+        gap_words=gap_words,
+        gap_word=gap_word,
+        items=tuple(i for i in items if i.scope.generic),
+        items_other=tuple(i for i in items if not i.scope.generic),
+        follow="by functionalization" if cov.profile in FUNCTIONALIZED else "by structured_delegate",
+        new_other=tuple(
+            (n, Safe(records[n].bucket), new_scopes[n].reason)
+            for n in new_ranked
+            if not new_scopes[n].generic
+        ),
+        decompositions=cov.decompositions,
+        training_only=tuple((o.name, Safe(o.bucket)) for o in cov.training_only) if export else (),
     )
+
+
+def work_items_json(cov: Coverage, head: Snapshot) -> list[dict[str, object]]:
+    """The coverage JSON's ``work_items``: every item, ranked as the reports show them (those only some
+    backends need included, with their scope); the flat ``uncovered`` list stays beside it."""
+    return [
+        {
+            "name": i.name,
+            "members": list(i.members),
+            "bucket": i.bucket,
+            "line": i.line,
+            "schema": i.schema,
+            "form": i.form,
+            "signature": i.signature or None,
+            "why": i.why,
+            "alternative": i.alternative or None,
+            "scope": None if i.scope.generic else {"rule": i.scope.rule, "reason": i.scope.reason},
+            "rank": {"core": i.core, "in_degree": i.in_degree, "private": i.private, "bucket": i.bucket},
+        }
+        for i in sorted(work_items(cov, head), key=work_item_rank_key)
+    ]
 
 
 def _quote_text(s: str) -> str:
@@ -234,7 +280,7 @@ def _render(
         kernel=kernel,
         since=since_words,
         symint_only=SYMINT_ONLY,
-        **{"list_cap": LIST_CAP, "alert_cap": ALERT_CAP, **values},
+        **{"list_cap": LIST_CAP, "alert_cap": ALERT_CAP, "item_cap": ITEM_DETAIL_CAP, **values},
     )
 
 
@@ -286,6 +332,7 @@ def _fitting_markdown(views: Sequence[CoverageView], head: Snapshot) -> str:
             rel=_relative,
             list_cap=min(cap, LIST_CAP),
             alert_cap=min(cap, ALERT_CAP),
+            item_cap=min(cap, ITEM_DETAIL_CAP),
         )
 
     full = at(LIST_CAP)
@@ -299,7 +346,10 @@ def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
     if fmt == "json":
         doc = {
             "source": meta_json(head.meta),
-            "backends": [coverage_json(cov, change) for cov, change in results],
+            "backends": [
+                {**coverage_json(cov, change), "work_items": work_items_json(cov, head)}
+                for cov, change in results
+            ],
         }
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
     views = [coverage_view(cov, change, head) for cov, change in results]

@@ -5,16 +5,21 @@ Ranking: core-tagged operators first (public before private), then public ones, 
 those that break only callers before the rest. Grouping: changes of one kind that belong to one family (the Dimname overloads a
 release removes together, a new ``_foreach_*`` family, many overloads of one base) become one item
 with a count, shown at the place of its highest-ranked member. Both rules are data (`FAMILY_RULES`).
+A coverage report's work items have their own order (`work_item_rank_key`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.drift.changes import Change
 from bot.model import OpRecord
 from bot.taxonomy.buckets import BUCKETS
+
+if TYPE_CHECKING:  # the drift report ranks with this module too, and needs no coverage code loaded
+    from bot.coverage.workitems import WorkItem
 
 _BUCKET_RANK = {b: i for i, b in enumerate(BUCKETS)}
 MIN_FAMILY = 3  # members before changes are shown as one family line
@@ -30,6 +35,19 @@ def tier(rec: OpRecord) -> int:
 def record_rank_key(rec: OpRecord) -> tuple[int, int, str]:
     """Core first, then public, then private (`tier`); then in bucket order; then by name."""
     return (tier(rec), _BUCKET_RANK.get(rec.bucket, len(_BUCKET_RANK)), rec.name)
+
+
+def work_item_rank_key(item: WorkItem) -> tuple[int, int, int, int, str]:
+    """A coverage's work items: core first; then the ops most other ops decompose into (a kernel
+    for `mul` serves the 131 base operators whose Python decomposition calls it, at 2.15.0); then public before private; then
+    in bucket order; then by name."""
+    return (
+        0 if item.core else 1,
+        -item.in_degree,
+        1 if item.private else 0,
+        _BUCKET_RANK.get(item.bucket, len(_BUCKET_RANK)),
+        item.name,
+    )
 
 
 def _severity(c: Change) -> int:

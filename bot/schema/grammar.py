@@ -94,6 +94,11 @@ _ANN_RE = re.compile(
 )
 
 
+# How many ``?`` and ``[]`` one type may stack. PyTorch's schemas use at most two (``Tensor?[]``,
+# ``int[]?``); the type objects nest one level per suffix and are walked recursively (printing, `base`),
+# so a thousand of them would end in a RecursionError rather than an error naming the line.
+MAX_TYPE_DEPTH = 16
+
 # --- parsing -----------------------------------------------------------------------------------
 
 _type_cache: dict[tuple[str, str], Type] = {}
@@ -101,7 +106,16 @@ _ann_cache: dict[str, Annotation] = {}
 
 
 def _fail(text: str, pos: int, what: str, path: str | None, line: int | None) -> SchemaError:
-    return SchemaError(f"malformed schema {text!r}: {what} at column {pos + 1}", path=path, line=line)
+    return SchemaError(f"malformed schema {_quoted(text)}: {what} at column {pos + 1}", path=path, line=line)
+
+
+_QUOTE_LIMIT = 300  # a hostile schema may be 50 KB long; the error is one line a person reads
+
+
+def _quoted(text: str) -> str:
+    if len(text) <= _QUOTE_LIMIT:
+        return repr(text)
+    return f"{text[:_QUOTE_LIMIT]!r}... ({len(text)} characters)"
 
 
 def _make_type(base: str, suffix: str) -> Type | None:
@@ -138,7 +152,13 @@ def _make_annotation(text: str) -> Annotation | None:
     return ann
 
 
+def _too_deep(suffix: str) -> bool:
+    return suffix.count("?") + suffix.count("[") > MAX_TYPE_DEPTH
+
+
 def _typed(m: re.Match[str], text: str, path: str | None, line: int | None) -> tuple[Type, Annotation | None]:
+    if _too_deep(m.group("suffix")):
+        raise _fail(text, m.start("suffix"), f"type nested more than {MAX_TYPE_DEPTH} deep", path, line)
     t = _make_type(m.group("base"), m.group("suffix"))
     if t is None:
         raise _fail(text, m.start("base"), f"unknown type {m.group('base')!r}", path, line)
@@ -160,9 +180,13 @@ def parse_type(text: str) -> Type:
     """One type without an alias annotation (``int[]?``, ``Tensor?[]``), as a schema would spell it;
     other text (an unknown base type, an annotation) raises SchemaError quoting it."""
     m = _TYPE_RE.fullmatch(text)
-    t = None if m is None or m.group("ann") is not None else _make_type(m.group("base"), m.group("suffix"))
+    t = (
+        None
+        if m is None or m.group("ann") is not None or _too_deep(m.group("suffix"))
+        else _make_type(m.group("base"), m.group("suffix"))
+    )
     if t is None:
-        raise SchemaError(f"malformed type {text!r}")
+        raise SchemaError(f"malformed type {_quoted(text)}")
     return t
 
 

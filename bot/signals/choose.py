@@ -21,10 +21,15 @@ def signals_for(files: SourceFiles) -> tuple[Signals | None, tuple[str, ...]]:
     table = shipped_signals(files.meta.torch_version)
     if not files.python_side:
         return table, ()
+    skipped: set[str] = set()
     own, warnings = read_python_side(
-        ((path, f.display, f.text) for path, f in files.python_side), origin=PurePath(files.meta.path).name
+        ((path, f.display, f.text) for path, f in files.python_side),
+        origin=PurePath(files.meta.path).name,
+        skipped=skipped,
     )
-    paths = {path for path, _ in files.python_side}
+    # A file that does not parse (or not within the reader's bounds) counts as absent: the table's
+    # facts stand in for how operators are built, rather than facts with that file's part missing.
+    paths = {path for path, _ in files.python_side} - skipped
     if all(path in paths for path in DECOMPOSITION_FILES) or table is None:
         return own, warnings
     # The source states aliases but not how operators are built: the table's facts, its aliases on top.

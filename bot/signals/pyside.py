@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from bot.model import AliasSignal, OpSignal, Signals
@@ -59,10 +59,10 @@ _OP_MODULES = frozenset(
 _NAMESPACES = {"special": "special_", "linalg": "linalg_", "fft": "fft_"}
 # Names that a decomposition calls as Python functions (max(dims)), never operators.
 _BUILTINS = frozenset(dir(builtins))
-_DOC_ALIAS = re.compile(r"^\s*Alias (?:for|of) :func:`torch\.([\w.]+)`", re.MULTILINE)
-_OVERRIDE_ALIAS = re.compile(
-    r"^\s*torch\.([\w.]+): lambda.*#\s*alias (?:for|of) torch\.([\w.]+)", re.I | re.M
-)
+# Matched against one line at a time, its indentation stripped first: ``^\s*`` under MULTILINE lets
+# every line start run over all the blank lines below it (60,000 newlines took 32 s).
+_DOC_ALIAS = re.compile(r"Alias (?:for|of) :func:`torch\.([\w.]+)`")
+_OVERRIDE_ALIAS = re.compile(r"torch\.([\w.]+): lambda.*#\s*alias (?:for|of) torch\.([\w.]+)", re.I)
 _JIT_ALIAS = re.compile(r"\{\s*aten::(\w+)\s*,\s*aten::(\w+)\s*\}")
 
 
@@ -102,29 +102,54 @@ class _Reading:
             known[1].add(where)
 
 
-def read_python_side(files: Iterable[tuple[str, str, str]], origin: str) -> tuple[Signals, tuple[str, ...]]:
+def read_python_side(
+    files: Iterable[tuple[str, str, str]], origin: str, skipped: set[str] | None = None
+) -> tuple[Signals, tuple[str, ...]]:
     """FILES as (in-tree path, display name, text) → the facts they state, and one warning per file that
-    does not parse."""
+    does not parse (its in-tree path is added to SKIPPED, when given)."""
     reading = _Reading()
     for path, display, text in files:
         try:
-            if path == PRIMS:
-                _read_prims(_parse(text, display), reading)
-            elif path in REFS:
-                _read_refs(_parse(text, display), path, REFS[path], reading)
-            elif path == DECOMPOSITIONS:
-                _read_decompositions(_parse(text, display), path, reading)
-            elif path == TORCH_DOCS:
-                _read_docs(_parse(text, display), path, reading)
-            elif path == OVERRIDES:
-                for m in _OVERRIDE_ALIAS.finditer(text):
-                    reading.alias(aten_name(m.group(1)), aten_name(m.group(2)), path)
-            elif path == NORMALIZE_OPS:
-                for m in _JIT_ALIAS.finditer(text):
-                    reading.alias(m.group(1), m.group(2), path)
+            _read_one(path, display, text, reading)
         except _Unparsable as err:
             reading.warnings.append(str(err))
+            if skipped is not None:
+                skipped.add(path)
+        except (RecursionError, MemoryError):
+            # CPython's parser and ast give up on deep nesting this way (``x = 1+1+...`` of 3,000 terms:
+            # RecursionError; 10,000 ``-`` in a row: MemoryError), and so does a reader walking such a
+            # tree. The file is skipped like one that does not parse.
+            reading.warnings.append(
+                f"{display}:1: nested too deeply for this reader to parse; its facts are skipped"
+            )
+            if skipped is not None:
+                skipped.add(path)
     return freeze(reading, origin), tuple(reading.warnings)
+
+
+def _read_one(path: str, display: str, text: str, reading: _Reading) -> None:
+    if path == PRIMS:
+        _read_prims(_parse(text, display), reading)
+    elif path in REFS:
+        _read_refs(_parse(text, display), path, REFS[path], reading)
+    elif path == DECOMPOSITIONS:
+        _read_decompositions(_parse(text, display), path, reading)
+    elif path == TORCH_DOCS:
+        _read_docs(_parse(text, display), path, reading)
+    elif path == OVERRIDES:
+        for m in _line_matches(_OVERRIDE_ALIAS, text):
+            reading.alias(aten_name(m.group(1)), aten_name(m.group(2)), path)
+    elif path == NORMALIZE_OPS:
+        for m in _JIT_ALIAS.finditer(text):
+            reading.alias(m.group(1), m.group(2), path)
+
+
+def _line_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """PATTERN matched at the start of each line of TEXT once its leading whitespace is stripped."""
+    for line in text.split("\n"):
+        m = pattern.match(line.lstrip())
+        if m is not None:
+            yield m
 
 
 def freeze(reading: _Reading, origin: str) -> Signals:
@@ -361,7 +386,7 @@ def _read_docs(module: ast.Module, path: str, reading: _Reading) -> None:
         text = _string_of(doc)
         if text is None or "lias" not in text:
             continue
-        m = _DOC_ALIAS.search(text)
+        m = next(_line_matches(_DOC_ALIAS, text), None)
         parts = _chain(node.args[0])
         if m is not None and parts[:1] == ["torch"]:
             reading.alias(aten_name(".".join(parts)), aten_name(m.group(1)), path)

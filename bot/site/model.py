@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from bot.schema.kernel import KernelChange
 from bot.site.commits import CommitRef
 
 UPSTREAM = "https://github.com/pytorch/pytorch"
+_LINK_REF = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}|v[0-9]+(?:\.[0-9]+){1,3}(?:[a-z]+[0-9]*)?")
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,8 @@ class Release:
     native_path: str  # the path of native_functions.yaml inside the repository
 
     def line_url(self, line: int) -> str | None:
-        if self.ref is None or line <= 0:
+        # The ref comes from a SOURCE or a stored snapshot: only a sha or a release tag goes into a link.
+        if self.ref is None or line <= 0 or not _LINK_REF.fullmatch(self.ref):
             return None
         return f"{UPSTREAM}/blob/{self.ref}/{self.native_path}#L{line}"
 
@@ -148,12 +151,34 @@ class Site:
         return self.releases[-1]
 
 
-_PLAIN = re.compile(r"[A-Za-z0-9_]+")
+_PLAIN = re.compile(r"[a-z0-9_]+")
+_LOWER_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+# File systems allow 255 bytes a name; with ``.html`` and room to spare, a longer name is cut and told
+# apart by a hash of the whole name.
+MAX_FILE_NAME = 200
 
 
 def file_name(base: str) -> str:
-    """A base name as a file name: ATen names are identifiers and stay as they are (stable paths);
-    anything else a hostile source might hold is spelled out, so it cannot leave ``ops/``."""
-    if _PLAIN.fullmatch(base):
+    """A base name as a file name: safe (it cannot leave ``ops/``), unique even where case does not count
+    (macOS, Windows: ``Foo`` and ``foo`` must not be one file), short enough for any file system, and
+    stable (a function of the name alone, so links keep working).
+
+    Lower-case ATen identifiers stay as they are. An upper-case letter is written as ``-`` and the
+    letter in lower case (``_cast_Byte`` → ``_cast_-byte``); any other character as ``~HEX~``. A result
+    over MAX_FILE_NAME characters keeps its start and ends with a hash of the whole name.
+    """
+    if len(base) <= MAX_FILE_NAME and _PLAIN.fullmatch(base):
         return base
-    return "".join(c if _PLAIN.fullmatch(c) else f"~{ord(c):x}" for c in base)
+    parts = []
+    for c in base:
+        if c in _LOWER_PLAIN:
+            parts.append(c)
+        elif "A" <= c <= "Z":
+            parts.append("-" + c.lower())
+        else:
+            parts.append(f"~{ord(c):x}~")
+    name = "".join(parts)
+    if len(name) <= MAX_FILE_NAME:
+        return name
+    digest = hashlib.sha256(base.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{name[: MAX_FILE_NAME - 18]}~~{digest}"

@@ -35,7 +35,7 @@ class Scope:
 GENERIC = Scope(True)
 
 # Keys that say how a tensor is stored or what a kernel wraps, not which hardware runs it.
-_LAYOUT_PREFIXES = ("Sparse", "SparseCsr", "Quantized", "NestedTensor", "Mkldnn")
+LAYOUT_PREFIXES = ("Sparse", "SparseCsr", "Quantized", "NestedTensor", "Mkldnn")
 # Keys that hold no hardware kernel: shape inference, tensor subclasses, tracing.
 _NOT_A_DEVICE = frozenset(
     {"Meta", "ZeroTensor", "Conjugate", "Negative", "FuncTorchBatched", "BackendSelect", "Python"}
@@ -52,7 +52,9 @@ def _name_rule(pattern: str, says: str) -> Callable[[OpRecord], str | None]:
     return test
 
 
-def _own_keys(rec: OpRecord) -> list[str]:
+def device_kernel_keys(rec: OpRecord) -> list[str]:
+    """The keys REC has a kernel of its own under (or its structured delegate's), devices and layouts
+    alike, but no key that holds no hardware kernel (Meta, ZeroTensor...)."""
     table = table_of(rec.facets)
     return sorted(k for k, source in table.items() if source in (OWN, DELEGATE) and k not in _NOT_A_DEVICE)
 
@@ -66,8 +68,8 @@ def _served_by_default(rec: OpRecord) -> bool:
 def _layout_only(rec: OpRecord) -> str | None:
     if _served_by_default(rec):
         return None
-    keys = _own_keys(rec)
-    if keys and all(k.startswith(_LAYOUT_PREFIXES) for k in keys):
+    keys = device_kernel_keys(rec)
+    if keys and all(k.startswith(LAYOUT_PREFIXES) for k in keys):
         return f"its only kernels are {', '.join(keys)}: for sparse, quantized, nested or mkldnn tensors"
     return None
 
@@ -75,7 +77,7 @@ def _layout_only(rec: OpRecord) -> str | None:
 def _one_device(rec: OpRecord) -> str | None:
     if _served_by_default(rec):
         return None
-    keys = {k for k in _own_keys(rec) if not k.startswith(_LAYOUT_PREFIXES)}
+    keys = {k for k in device_kernel_keys(rec) if not k.startswith(LAYOUT_PREFIXES)}
     # A reference kernel on the CPU is how most generic ops start, so CPU alone does not count.
     if len(keys) == 1 and keys != {"CPU"}:
         return f"its only kernel is for {next(iter(keys))}"

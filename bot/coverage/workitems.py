@@ -1,0 +1,204 @@
+"""A coverage's needs as work items: what a maintainer writes, and what follows from it.
+
+Pure: a `Coverage` and the `Snapshot` it was judged on in, `WorkItem`s out. A need is rarely one
+operator on its own:
+
+- in an eager backend, the functional and in-place members of a structured group take their kernel
+  from the group's out= op (``structured_delegate``): write ``acos.out`` and ``acos`` and ``acos_``
+  follow (the dispatcher runs the delegate's structured kernel for them, `bot.operators.kernels`);
+- under functionalization (the ``functional`` and ``export`` profiles) the out= and in-place variants
+  become their functional op (`OpCoverage.via`, rule ``backend_codegen``), so writing ``acos`` serves
+  the trio.
+
+Each item carries the C++ signature to write in the backend's form (torch-mlir lowers an op by its
+schema and writes no C++ kernel: no signature), the schema, why it is needed, and the keys it is
+ranked by (`bot.render.rank.work_item_rank_key`): core first, then the ops most other ops' Python
+decompositions call (the in-degree of the ``decomposes_to`` facet over the snapshot's base operators).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.coverage.check import Coverage, OpCoverage
+from bot.model import OpRecord, Snapshot
+from bot.operators.codegen import rules_for_version
+from bot.operators.kernels import (
+    CEA,
+    CEA_NON_FUNCTIONAL,
+    CIA,
+    CIA_NESTED,
+    FUNCTIONALIZED,
+    table_of,
+)
+from bot.schema.grammar import parse_schema
+from bot.schema.kernel import KernelForm, kernel_signature, plain_kernels_accepted
+from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys, scope_of
+
+# The form a backend of each kind writes a new kernel in, when it says nothing of that op. The yaml
+# backends (XLA, op-plugin, torch_npu, XPU) are torchgen's gen_backend_stubs inputs, which declare a
+# kernel in the int64_t form unless the op is in the file's `symint:` list (`bot.coverage.yaml_lists`);
+# hand-written C++ (pytorch_dlprim) and a native dispatch key are written plain too, which the
+# dispatcher accepts for a SymInt schema from 1.13 on (`bot.schema.kernel.plain_kernels_accepted`).
+# torch-mlir lowers ops by their schema in its own dialect: no C++ kernel, no form.
+DEFAULT_FORM: Mapping[str, KernelForm | None] = {
+    "torch-mlir": None,
+    "xla": "int64_t",
+    "cpp": "int64_t",
+    "op-plugin": "int64_t",
+    "torch-npu": "int64_t",
+    "xpu": "int64_t",
+    "dispatch": "int64_t",
+    "text": "int64_t",
+}
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One thing to write: `name`, and the `members` that follow from it."""
+
+    name: str  # the operator to write (for an eager structured group: its out= op)
+    members: tuple[str, ...]  # the operators writing `name` serves too, sorted
+    bucket: str
+    schema: str
+    line: int  # its entry's line in native_functions.yaml
+    form: KernelForm | None  # the form `signature` is in; None: the backend lowers, no C++ kernel
+    signature: str  # the dispatcher's C++ signature in `form`, "" when `form` is None
+    why: str  # one sentence: why the backend needs it
+    alternative: str  # a variant whose kernel would do instead ("complex.out" for "complex"), or ""
+    core: bool  # it or a member is tagged core
+    in_degree: int  # how many base operators' Python decompositions call its base
+    private: bool  # its base starts with "_"
+    scope: Scope  # whether every backend needs it (`bot.taxonomy.scope`)
+
+
+def decomposition_in_degree(snapshot: Snapshot) -> dict[str, int]:
+    """base operator → how many other base operators' decompositions (`Facets.decomposes_to`) call it.
+
+    Counted per base operator, not per overload, so that a base with many overloads does not count
+    many times."""
+    callers: dict[str, set[str]] = {}
+    for rec in snapshot.operators.values():
+        for target in rec.facets.decomposes_to:
+            if target != rec.base:
+                callers.setdefault(target, set()).add(rec.base)
+    return {target: len(bases) for target, bases in callers.items()}
+
+
+def declaration(name: str, schema: str, form: KernelForm, *, structured: bool, const_ref: bool) -> str:
+    """The C++ function to register for NAME: the dispatcher's signature in FORM
+    (`bot.schema.kernel.kernel_signature`), its parameters named as the schema names them, the
+    function named after the operator (``acos.out`` → ``acos_out``, as torchgen names out= kernels)."""
+    parsed = parse_schema(schema)
+    sig = kernel_signature(parsed, form, structured=structured, const_ref=const_ref)
+    params = ", ".join(
+        f"{t} {a.name}" for t, a in zip(sig.parameters, parsed.arguments.flat_all, strict=True)
+    )
+    return f"{sig.returns} {name.replace('.', '_')}({params})"
+
+
+def _form(cov: Coverage, torch_version: str | None) -> KernelForm | None:
+    form = DEFAULT_FORM.get(cov.backend_kind, "int64_t")
+    if form is not None and not plain_kernels_accepted(torch_version):
+        return "SymInt"  # before 1.13 a kernel had its schema's own types (`plain_kernels_accepted`)
+    return form
+
+
+def _why(o: OpCoverage, rec: OpRecord, cov: Coverage) -> str:
+    """Why the backend needs `o`, from its kernel table and the backend's profile (the reasons
+    `bot.coverage.check.compute_coverage` decides by, in words)."""
+    table = table_of(rec.facets)
+    if cov.profile == "export":
+        if CIA in table:
+            return (
+                "it reaches the exported graph: export keeps a functional, non-aliasing "
+                "CompositeImplicitAutograd op unless the decomposition table names it, and this one does not"
+            )
+        return (
+            "it reaches the exported graph: export does not decompose it (no CompositeImplicitAutograd), "
+            "nor does the decomposition table"
+        )
+    keys = device_kernel_keys(rec)
+    devices = [k for k in keys if not k.startswith(LAYOUT_PREFIXES)]
+    others = " and other layouts" if len(devices) < len(keys) else ""
+    only = (
+        f"PyTorch's kernels are for {', '.join(devices)}{others}"
+        if devices
+        else "PyTorch's kernels are for sparse, quantized or nested layouts"
+        if keys
+        else "PyTorch registers no kernel for it"
+    )
+    if o.alternative:
+        # check.py's exception to the default kernel: the variant it calls has no kernel at a
+        # functional backend's key unless the backend lists it
+        return (
+            f"its default kernel calls {o.alternative}, which has no kernel at a functional backend's key "
+            f"unless the backend lists it: write this op or {o.alternative}"
+        )
+    if cov.profile == "functional" and CEA_NON_FUNCTIONAL in table:
+        return (
+            "its only default kernel is CompositeExplicitAutogradNonFunctional, which the dispatcher "
+            "does not give functional backends"
+        )
+    if CIA_NESTED in table and CIA not in table and CEA not in table:
+        return f"its only decomposition is for nested tensors; {only}"
+    return f"no default kernel or decomposition serves it: {only}"
+
+
+def _lead_of(o: OpCoverage, rec: OpRecord, cov: Coverage, uncovered: Mapping[str, OpCoverage]) -> str:
+    """The item an operator's need belongs to: its own, or (eager) its structured delegate's."""
+    delegate = rec.facets.structured_delegate
+    if cov.profile not in FUNCTIONALIZED and delegate is not None and delegate in uncovered:
+        return delegate
+    return o.name
+
+
+def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
+    """COV's needs grouped into work items, in name order (rank them with `work_item_rank_key`)."""
+    records = snapshot.operators
+    uncovered = {o.name: o for o in cov.uncovered if o.name in records}
+    members: dict[str, set[str]] = {}
+    for o in uncovered.values():
+        lead = _lead_of(o, records[o.name], cov, uncovered)
+        members.setdefault(lead, set())
+        if lead != o.name:
+            members[lead].add(o.name)
+    if cov.profile in FUNCTIONALIZED:
+        for o in cov.ops:
+            if o.rule == "backend_codegen" and o.via in members:
+                members[o.via].add(o.name)
+    version = snapshot.meta.torch_version
+    form = _form(cov, version)
+    ilistref = rules_for_version(version).ilistref_for_structured
+    in_degree = decomposition_in_degree(snapshot)
+    items = []
+    for lead in sorted(members):
+        rec = records[lead]
+        group = sorted(members[lead])
+        structured = ilistref and (rec.facets.structured or rec.facets.structured_delegate is not None)
+        signature = (
+            ""
+            if form is None
+            else declaration(
+                lead, rec.schema, form, structured=structured, const_ref=bool(rec.facets.const_ref_mutable)
+            )
+        )
+        items.append(
+            WorkItem(
+                name=lead,
+                members=tuple(group),
+                bucket=rec.bucket,
+                schema=rec.schema,
+                line=rec.line,
+                form=form,
+                signature=signature,
+                why=_why(uncovered[lead], rec, cov),
+                alternative=uncovered[lead].alternative,
+                core=any("core" in records[n].facets.tags for n in (lead, *group)),
+                in_degree=in_degree.get(rec.base, 0),
+                private=rec.base.startswith("_"),
+                scope=scope_of(rec),
+            )
+        )
+    return tuple(items)
