@@ -28,6 +28,7 @@ from referencing import Registry, Resource
 from bot.cli import main
 from bot.coverage.check import RULES, TRAINING_ONLY
 from bot.coverage.oplist import BACKEND_KINDS
+from bot.coverage.workitems import WorkItem
 from bot.model import Facets, OpKind, SourceKind, SourceMeta
 from bot.operators.kernels import PROFILES, SOURCES
 from bot.schema.compare import Severity
@@ -187,6 +188,7 @@ def test_the_real_backends_coverage_follows_the_coverage_schema(real_coverage: J
     assert any(b["schema_alerts"] for b in real_coverage["backends"])
     assert any(b["backend"]["fallback"] for b in real_coverage["backends"])
     assert all("since_base" in b for b in real_coverage["backends"])
+    assert any(i["members"] and i["scope"] for b in real_coverage["backends"] for i in b["work_items"])
     assert _errors("coverage", real_coverage) == []
 
 
@@ -253,6 +255,9 @@ def test_the_schemas_enums_are_the_codes_tables() -> None:
     assert _at(coverage, "$defs/backend/properties/kind/enum") == list(BACKEND_KINDS)
     forms = list(get_args(KernelForm))
     assert _at(coverage, "$defs/alert/properties/form/enum") == [*forms, None]
+    assert _at(coverage, "$defs/work_item/properties/form/enum") == [*forms, None]
+    item_fields = {f.name for f in dataclasses.fields(WorkItem)} - {"core", "in_degree", "private"}
+    assert sorted(_at(coverage, "$defs/work_item/required")) == sorted([*item_fields, "rank"])
 
 
 def test_the_snapshot_schema_names_every_field_the_code_writes() -> None:
