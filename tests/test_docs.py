@@ -12,6 +12,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift
 
 from bot.cli.app import build_parser
 from bot.cli.registry import COMMANDS
@@ -255,6 +256,80 @@ def test_the_include_check_would_catch_a_drifted_copy() -> None:
     ((path, body),) = _EXAMPLE.findall(page)
     assert (path, body) == ("examples/x.yml", "name: a\n")
     assert body != "name: b\n"
+
+
+# --- shown output is what the command prints --------------------------------------------------------
+
+_CONSOLE = re.compile(r"^```console\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def shown_runs(text: str) -> list[tuple[str, list[str]]]:
+    """Each `$ opdrift ...` line of TEXT's console blocks that is followed by output, with that output."""
+    runs: list[tuple[str, list[str]]] = []
+    for body in _CONSOLE.findall(text):
+        for line in body.splitlines():
+            if line.startswith("$ "):
+                runs.append((line[2:], []))
+            elif runs:
+                runs[-1][1].append(line.rstrip())
+    return [(command, out) for command, out in runs if command.startswith("opdrift ") and out]
+
+
+def _matches(shown: list[str], printed: list[str]) -> str | None:
+    """None when every shown line is printed, in order; a line with `…` stands for what it leaves out."""
+    at = 0
+    for line in shown:
+        if line.strip() in ("…", "..."):
+            continue  # any number of lines left out
+        pieces = [p for p in line.split("…") if p.strip()]
+        while at < len(printed) and not (
+            printed[at] == line
+            if "…" not in line
+            else all(p.strip() in printed[at] for p in pieces)
+            and printed[at].startswith(line[: len(line) - len(line.lstrip())])
+        ):
+            at += 1
+        if at == len(printed):
+            return line
+        at += 1
+    return None
+
+
+def _runnable(command: str) -> bool:
+    paths = re.findall(r"(?:snapshots|tests/data)/[^\s'\"]+", command)
+    others = [
+        a for a in shlex.split(command)[2:] if "/" in a and not a.startswith(("snapshots/", "tests/data/"))
+    ]
+    return bool(paths) and not others and all((ROOT / p).exists() for p in paths)
+
+
+_SHOWN = [
+    (page, command, out)
+    for page in _DOCUMENTS
+    for command, out in shown_runs(page.read_text(encoding="utf-8"))
+    if _runnable(command)
+]
+
+
+@pytest.mark.parametrize(
+    ("page", "command", "shown"), _SHOWN, ids=[f"{p.name}:{c[:40]}" for p, c, _ in _SHOWN]
+)
+def test_shown_output_is_what_the_command_prints(
+    page: Path, command: str, shown: list[str], opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    run = opdrift(*shlex.split(command)[1:])
+    assert run.code in (0, 1), run.err
+    missing = _matches(shown, run.out.splitlines())
+    assert missing is None, f"{page.name}: `{command}` does not print {missing!r}"
+
+
+def test_the_output_check_would_catch_a_stale_line() -> None:
+    printed = ["opdrift: 2.14.1 -> 2.15.0", "  ⚠️ Needs a kernel: 5", "      _philox_randint [private] new op"]
+    assert _matches(["opdrift: 2.14.1 -> 2.15.0", "  ⚠️ Needs a kernel: 5"], printed) is None
+    assert _matches(["  ⚠️ Needs a kernel: 5", "  …", "      _philox_randint …"], printed) is None
+    assert _matches(["  ⚠️ Needs a kernel: 4"], printed) == "  ⚠️ Needs a kernel: 4"
+    assert _matches(["  ⚠️ Needs a kernel: 5", "opdrift: 2.14.1 -> 2.15.0"], printed) is not None
 
 
 if __name__ == "__main__":
