@@ -129,9 +129,9 @@ def test_the_real_dlprim_tree_reads_with_its_malformed_comments_as_warnings(
     backend = read_backend("cpp", str(dlprim_src))
     assert [w.split(": ", 1)[0].rsplit("/", 1)[-1] for w in backend.warnings] == [
         "loss_ops.cpp:246",
-        "pointwise_ops.cpp:735",
         "pointwise_ops.cpp:558",
         "pointwise_ops.cpp:606",
+        "pointwise_ops.cpp:735",
         "pointwise_ops.cpp:1298",
         "vision_ops.cpp:188",
     ]

@@ -147,7 +147,7 @@ def read_cpp(text: str, path: str) -> BackendList:
     under several keys is listed once.
     """
     comments: list[tuple[int, str, str]] = []  # (offset, op name, schema text)
-    warnings: list[str] = []
+    warnings: list[tuple[int, str]] = []  # (offset, message): said in the file's order
     line_at = line_finder(text)
     start = 0
     while (found := text.find('"schema":', start)) >= 0:
@@ -164,8 +164,11 @@ def read_cpp(text: str, path: str) -> BackendList:
         if m is None or name is None:
             # One hand-written comment in a large tree is not worth the whole run: say it, skip it.
             warnings.append(
-                f'{path}:{line}: a schema comment that is not `"schema": "aten::NAME(...) -> ..."` on one '
-                "line; its kernel's schema is not checked"
+                (
+                    found,
+                    f'{path}:{line}: a schema comment that is not `"schema": "aten::NAME(...) -> ..."` on'
+                    " one line; its kernel's schema is not checked",
+                )
             )
             continue
         comments.append((found, name, m.group(1) + m.group(2)))
@@ -208,7 +211,11 @@ def read_cpp(text: str, path: str) -> BackendList:
             )
     warnings.extend(_misplaced(comments, tied, registered, path, line_at))
     return BackendList(
-        "cpp", path, tuple(ops), warnings=tuple(warnings), fallback=_fallback(code, path, line_at)
+        "cpp",
+        path,
+        tuple(ops),
+        warnings=tuple(message for _, message in sorted(warnings)),
+        fallback=_fallback(code, path, line_at),
     )
 
 
@@ -258,7 +265,7 @@ def _misplaced(
     registered: dict[str, _Definition | None],
     path: str,
     line_at: Callable[[int], int],
-) -> Iterator[str]:
+) -> Iterator[tuple[int, str]]:
     """A warning for each schema comment that names an operator the file registers but is tied to no
     function, or to a function the file registers for another operator (pytorch_dlprim's comment
     naming ``clamp.out`` above ``clamp_min_out``): that op's kernel schema goes unchecked, silently
@@ -272,13 +279,16 @@ def _misplaced(
             continue
         where = f"{path}:{line_at(offset)}: the schema comment for {op}"
         if definition is None:
-            yield f"{where} is tied to no function definition; its kernel's schema is not checked"
+            yield offset, f"{where} is tied to no function definition; its kernel's schema is not checked"
             continue
         others = [o for o in users.get(definition.start, ()) if o != op]
         if others and op not in users.get(definition.start, ()):
             yield (
-                f"{where} sits on {definition.name}, which this file registers for {', '.join(others)};"
-                f" {op}'s kernel schema is not checked"
+                offset,
+                (
+                    f"{where} sits on {definition.name}, which this file registers for {', '.join(others)};"
+                    f" {op}'s kernel schema is not checked"
+                ),
             )
 
 
