@@ -6,8 +6,8 @@ Each RELEASE is one release's files: a torch wheel (its packaged native_function
 version), a directory named for the release (``2.15.0``) holding native_functions.yaml with tags.yaml and
 derivatives.yaml beside it, or such a native_functions.yaml itself. Each is read as a SOURCE with that
 release's codegen rules, so each schema is the one opdrift's snapshot of the release holds. Give every
-release a SOURCE can be, patch releases too: a release the table lacks takes the date of the one
-before it, and a change it made reads as the next one's. One line per operator and schema,
+release a SOURCE can be whose schemas may differ from the release before it: a release the table lacks
+reads as the one before it, and a change it made as the next one's. One line per operator and schema,
 tab-separated, giving the first release of a run of releases that had that schema (an index into the
 ``release`` lines); a ``-`` schema means the operator was gone from there:
 
@@ -19,10 +19,10 @@ tab-separated, giving the first release of a run of releases that had that schem
     op       convolution  2  convolution(..., int[] stride, SymInt[] padding, ..., int groups) -> Tensor
     op       convolution  4  convolution(..., SymInt[] stride, SymInt[] padding, ..., SymInt groups) -> Tensor
 
-(``convolution``'s padding became SymInt in 2.0.0, its stride and groups in 2.2.0.) The patch releases
-from 1.12.1 to 2.12.1 packaged the native_functions.yaml of their minor release's ``.0`` (1.12.1 and
-2.14.1 with other dispatch lines only), so they add no run, and the table leaves them out; 2.14.0 is
-in it, as SOURCEs of 2.14.0 exist.
+(``convolution``'s padding became SymInt in 2.0.0, its stride and groups in 2.2.0.) The table holds
+every ``.0`` release from 1.12.0, and 2.14.0 and 2.14.1 both (2.14.0's yaml from its wheel). The other
+patch releases (1.12.1, 1.13.1, 2.0.1 ... 2.12.1) packaged the schemas of their ``.0`` release, checked
+yaml against yaml (1.12.1 adds MPS dispatch lines only), so they would add no run and are left out.
 
 `opdrift coverage` reads it to say since which release upstream's schema is what it is now, so that
 an alert on a change made releases ago does not read as news.
