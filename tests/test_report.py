@@ -651,6 +651,19 @@ def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_wha
     ]
 
 
+def test_a_backend_gap_names_the_ops_it_implements_that_upstream_removed() -> None:
+    from bot.render.context import BackendGap
+
+    drift = compute_drift(*realistic_pair())
+    gaps = (BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", (), (), ("cholesky", "qr")),)
+    body = render(drift, "pr-comment", context=context_for(drift, backend_gaps=gaps))
+    assert "### 🔌 Backends that lack new or changed ops, or whose kernels they break" in body
+    assert [x for x in body.splitlines() if x.startswith("- @")] == [
+        "- @xla-team: 🗑️ your backend (`xla`, `xla_native_functions.yaml`) implements **2** ops upstream"
+        " removed, which your codegen then refuses by name: `cholesky`, `qr`",
+    ]
+
+
 def test_the_chart_is_embedded_in_the_weekly_issue_only() -> None:
     from bot.history.timeline import Point, PointDrift, Timeline
     from bot.render.timeline import chart_of_last

@@ -46,8 +46,7 @@ from dataclasses import dataclass
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.profiles import PROFILE_OF_KIND
-from bot.coverage.schema_history import schema_since
-from bot.coverage.yaml_lists import torch_version_key
+from bot.coverage.schema_history import SinceEvent, schema_since
 from bot.drift.needs import export_path_for
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
@@ -69,6 +68,7 @@ from bot.schema.kernel import (
     KernelVerdict,
     breaks_form,
     kernel_changes,
+    plain_kernels_accepted,
     verdict_of,
 )
 from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
@@ -124,12 +124,18 @@ class SchemaAlert:
     upstream_schema: str
     breaking: bool
     details: tuple[Detail, ...]
-    kernel: KernelVerdict  # judged in `form`, the backend's own (`judge_in_form`)
+    kernel: KernelVerdict  # judged in `judged_in` (`judge_in_form`)
     kernel_changes: tuple[KernelChange, ...] = ()
     form: KernelForm | None = None  # the form the backend's kernel is written in; None: not known
+    # the form the verdict judged it in: `form`, except before 1.13, whose dispatcher accepted only the
+    # SymInt form (`judged_form`)
+    judged_in: KernelForm | None = None
     # the first release of the run of releases, up to the snapshot's, whose schema is upstream's
     # (`bot.coverage.schema_history`): how long the backend has been behind. None: in no release yet
     upstream_since: str | None = None
+    # how that run began: "added" (the op came with that schema), "changed", or "earliest" (the run
+    # starts at the table's first release: unchanged since it or earlier); None with upstream_since
+    upstream_event: SinceEvent | None = None
 
 
 @dataclass(frozen=True)
@@ -414,7 +420,9 @@ def _at(returns: tuple[Return, ...], i: int) -> Return | None:
     return returns[i] if i < len(returns) else None
 
 
-def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaAlert | None:
+def _types_alert(
+    op: BackendOp, rec: OpRecord, schema: FunctionSchema, judged: KernelForm | None
+) -> SchemaAlert | None:
     backend_sig = " ".join((op.schema or "").split())
     upstream = mlir_signature(schema)
     if backend_sig == upstream:
@@ -440,7 +448,7 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
             details.append(Detail(code, "breaking", arg, before, after))
     breaking = any(d.severity == "breaking" for d in details)
     kernel, kernels = _kernel_verdict(
-        _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema, op.kernel_form
+        _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema, judged
     )
     return SchemaAlert(
         op.name,
@@ -453,10 +461,13 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
         kernel,
         kernels,
         op.kernel_form,
+        judged_in=judged,
     )
 
 
-def _full_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaAlert | None:
+def _full_alert(
+    op: BackendOp, rec: OpRecord, schema: FunctionSchema, judged: KernelForm | None
+) -> SchemaAlert | None:
     text = op.schema or ""
     if text == rec.schema:
         return None
@@ -466,49 +477,55 @@ def _full_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaA
         # A schema comment the grammar rejects is the backend's typo, not an upstream change; the
         # alert still shows both texts so a maintainer can compare them.
         return SchemaAlert(
-            op.name, op.path, op.line, text, rec.schema, True, (), "breaking", (), op.kernel_form
+            op.name, op.path, op.line, text, rec.schema, True, (), "breaking", (), op.kernel_form, judged
         )
     details = diff_schemas(theirs, schema)
-    kernel, kernels = _kernel_verdict(theirs, rec, schema, op.kernel_form)
+    kernel, kernels = _kernel_verdict(theirs, rec, schema, judged)
     # Nothing a caller or a kernel notices (a default respelled, `1e-05` for `1.0e-05`): no alert.
     if not kernels and all(d.severity == "info" for d in details):
         return None
     breaking = any(d.severity == "breaking" for d in details)
     return SchemaAlert(
-        op.name, op.path, op.line, text, rec.schema, breaking, details, kernel, kernels, op.kernel_form
+        op.name,
+        op.path,
+        op.line,
+        text,
+        rec.schema,
+        breaking,
+        details,
+        kernel,
+        kernels,
+        op.kernel_form,
+        judged,
     )
 
 
-# The first release whose dispatcher calls an int64_t kernel for a SymInt schema: 1.13.0's
-# KernelFunction::call unpacks SymInts (unpackSymInt) when a kernel has no SymInt form
-# (ATen/core/boxing/KernelFunction_impl.h in its wheel). Before it a kernel had to take its schema's
-# own types, which is the SymInt form, so every kernel is judged in that form.
-UNPACKS_SYMINT_SINCE = (1, 13)
-
-
-def _forms_count(torch_version: str | None) -> bool:
-    """Whether a snapshot of TORCH_VERSION (unknown: a recent one) judges kernels in their own form."""
-    if torch_version is None:
-        return True
-    try:
-        return torch_version_key(torch_version) >= UNPACKS_SYMINT_SINCE
-    except ConfigError:
-        return True
+def judged_form(form: KernelForm | None, torch_version: str | None) -> KernelForm | None:
+    """The form a kernel written in FORM (None: not known) is judged in against torch TORCH_VERSION:
+    its own, from the release whose dispatcher calls an int64_t kernel for a SymInt schema (1.13.0,
+    `bot.schema.kernel.plain_kernels_accepted`); before it a kernel had to take its schema's own types,
+    the SymInt form, whatever it was written in. Coverage alerts and subscriptions judge alike."""
+    return form if plain_kernels_accepted(torch_version) else "SymInt"
 
 
 def _alerts(snapshot: Snapshot, backend: BackendList) -> Iterable[SchemaAlert]:
-    own_form = _forms_count(snapshot.meta.torch_version)
+    version = snapshot.meta.torch_version
     for op in backend.ops:
         rec = snapshot.operators.get(op.name)
         if rec is None or op.schema is None:
             continue
-        if not own_form and op.kernel_form is not None:
-            op = dataclasses.replace(op, kernel_form="SymInt")
+        judged = judged_form(op.kernel_form, version)
         schema = parse_schema(rec.schema)
-        alert = _types_alert(op, rec, schema) if op.schema_kind == "types" else _full_alert(op, rec, schema)
+        alert = (
+            _types_alert(op, rec, schema, judged)
+            if op.schema_kind == "types"
+            else _full_alert(op, rec, schema, judged)
+        )
         if alert is not None:
-            since = schema_since(op.name, rec.schema, snapshot.meta.torch_version)
-            yield dataclasses.replace(alert, upstream_since=since)
+            since = schema_since(op.name, rec.schema, version)
+            if since is not None:
+                alert = dataclasses.replace(alert, upstream_since=since.release, upstream_event=since.event)
+            yield alert
 
 
 @dataclass(frozen=True)
@@ -594,7 +611,9 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
                 "breaking": a.breaking,
                 "kernel": a.kernel,
                 "form": a.form,
+                "judged_in": a.judged_in,
                 "upstream_since": a.upstream_since,
+                "upstream_since_event": a.upstream_event,
                 "kernel_changes": [
                     {"form": k.form, "before": str(k.before), "after": str(k.after)} for k in a.kernel_changes
                 ],

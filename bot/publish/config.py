@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.coverage.check import judge_in_form
+from bot.coverage.check import judge_in_form, judged_form
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.changes import Change
 from bot.errors import ConfigError
@@ -64,6 +64,16 @@ _INT = "tag:yaml.org,2002:int"
 _BOOL = "tag:yaml.org,2002:bool"
 
 
+# Kinds whose list feeds a codegen that refuses an operator name upstream no longer has, so an op
+# upstream removes breaks the build while the backend still lists it: torchgen's gen_backend_stubs
+# (`create_backend_index` raises "Found an invalid operator name", torchgen of 2.14.0), which builds
+# torch_xla's kernels from its yaml, and torch_npu's own codegen/gen_backend_stubs.py (the same
+# assert), which reads its npu_native_functions.yaml and op-plugin's yaml. A C++ `m.impl` of a name no
+# schema defines still compiles (the dispatcher takes an impl without a def), and torch-xpu-ops
+# generates its registrations from its own native_functions.yaml, not xpu_functions.yaml: not these.
+REMOVAL_BREAKS: frozenset[BackendKind] = frozenset({"xla", "op-plugin", "torch-npu"})
+
+
 @dataclass(frozen=True)
 class BackendSpec:
     """A subscription's backend op list: `kind` as `opdrift coverage --backend` takes it, and `value`
@@ -93,16 +103,35 @@ class BackendSpec:
             return False
         return change.kind in ("added", "renamed") or change.kernel == "breaking" or change.needs_kernel
 
-    def breaks(self, change: Change, form: KernelForm | None) -> bool:
+    def breaks(self, change: Change, form: KernelForm | None, torch_version: str | None) -> bool:
         """Whether a change breaks the build of the kernel this backend implements for the op, written
-        in FORM (None: not known, so judged as every form would be). A SymInt-only change leaves an
-        int64_t kernel building (`bot.coverage.check.judge_in_form`). An in-tree ``dispatch`` key's
-        kernels are changed by the same PR, and torch-mlir writes no C++ kernel (it lowers by types)."""
+        in FORM (None: not known, so judged as every form would be), against torch TORCH_VERSION
+        (HEAD's). A SymInt-only change leaves an int64_t kernel building from 1.13 on, and before it
+        every kernel is judged in the SymInt form (`bot.coverage.check.judged_form`, as coverage's
+        alerts are). An op upstream removes breaks the build of a backend whose codegen refuses the
+        name (`REMOVAL_BREAKS`). An in-tree ``dispatch`` key's kernels are changed by the same PR, and
+        torch-mlir writes no C++ kernel (it lowers by types)."""
+        if change.kind == "removed":
+            return self.kind in REMOVAL_BREAKS
         if self.kind in ("dispatch", "torch-mlir") or change.kind != "changed":
             return False
         if not change.kernel_changes:
             return change.kernel == "breaking"  # a schema that does not parse: no signature to judge
-        return judge_in_form(change.kernel_changes, form) == "breaking"
+        return judge_in_form(change.kernel_changes, judged_form(form, torch_version)) == "breaking"
+
+    def removes(self, change: Change) -> bool:
+        """A change removes an op this backend's build refuses to lose (see `breaks`)."""
+        return change.kind == "removed" and self.kind in REMOVAL_BREAKS
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """The operators a backend lists, each with the form its kernel is written in (None: not known),
+    and the torch version they are built against (HEAD's): before 1.13 that decides the form they are
+    judged in (`BackendSpec.breaks`)."""
+
+    forms: Mapping[str, KernelForm | None]
+    torch_version: str | None
 
 
 @dataclass(frozen=True)
@@ -124,11 +153,11 @@ class Subscription:
         self,
         change: Change,
         lacking: frozenset[str] | None = None,
-        implemented: Mapping[str, KernelForm | None] | None = None,
+        implemented: Kernels | None = None,
     ) -> bool:
         """`lacking`: the operators this subscription's backend needs a kernel for at HEAD (required
         when it names a backend); `implemented`: the operators it lists, each with the form its kernel
-        is written in."""
+        is written in, and HEAD's torch version."""
         if self.backend is not None:
             if lacking is None:
                 raise ValueError(f"subscription at line {self.line} names a backend: pass what it lacks")
@@ -147,11 +176,11 @@ class Subscription:
         keys = {k for r in records for k in r.facets.dispatch}
         return not self.dispatch_keys or bool(keys & set(self.dispatch_keys))
 
-    def breaks_kernel(self, change: Change, implemented: Mapping[str, KernelForm | None] | None) -> bool:
+    def breaks_kernel(self, change: Change, implemented: Kernels | None) -> bool:
         """The subscription's backend implements the op, and the change breaks its kernel's build."""
-        if self.backend is None or implemented is None or change.name not in implemented:
+        if self.backend is None or implemented is None or change.name not in implemented.forms:
             return False
-        return self.backend.breaks(change, implemented[change.name])
+        return self.backend.breaks(change, implemented.forms[change.name], implemented.torch_version)
 
 
 @dataclass(frozen=True)
@@ -182,8 +211,8 @@ class BotConfig:
 
 
 Lacking = Mapping[BackendSpec, frozenset[str]]
-# Each backend's listed operators → the form its kernel is written in (None: not known).
-Implemented = Mapping[BackendSpec, Mapping[str, KernelForm | None]]
+# Each backend → the operators it lists (`Kernels`).
+Implemented = Mapping[BackendSpec, "Kernels"]
 
 
 def backend_specs(config: BotConfig) -> tuple[BackendSpec, ...]:
@@ -199,10 +228,10 @@ def _lacking_for(sub: Subscription, lacking: Lacking | None) -> frozenset[str] |
     return lacking[sub.backend]
 
 
-def _implemented_for(sub: Subscription, implemented: Implemented | None) -> Mapping[str, KernelForm | None]:
+def _implemented_for(sub: Subscription, implemented: Implemented | None) -> Kernels | None:
     if sub.backend is None or implemented is None:
-        return {}
-    return implemented.get(sub.backend, {})
+        return None
+    return implemented.get(sub.backend)
 
 
 def mentions_for(
@@ -231,7 +260,8 @@ def backend_gaps(
     config: BotConfig, changes: Iterable[Change], lacking: Lacking, implemented: Implemented | None = None
 ) -> tuple[BackendGap, ...]:
     """One gap per backend subscription that matched something, in config order: the ops it lacks,
-    and apart the ops it implements whose kernel no longer builds in its form."""
+    and apart the ops it implements whose kernel no longer builds in its form, and those upstream
+    removed that its list still names (its codegen refuses them)."""
     pending = list(changes)
     out = []
     for sub in config.subscriptions:
@@ -241,10 +271,18 @@ def backend_gaps(
         listed = _implemented_for(sub, implemented)
         matched = [c for c in pending if sub.matches(c, gap, listed)]
         broken = {c.name for c in matched if sub.breaks_kernel(c, listed)}
+        removed = {c.name for c in matched if c.name in broken and sub.backend.removes(c)}
         names = sorted({c.name for c in matched} - broken)
         if names or broken:
             out.append(
-                BackendGap(sub.who, sub.backend.kind, sub.backend.value, tuple(names), tuple(sorted(broken)))
+                BackendGap(
+                    sub.who,
+                    sub.backend.kind,
+                    sub.backend.value,
+                    tuple(names),
+                    tuple(sorted(broken - removed)),
+                    tuple(sorted(removed)),
+                )
             )
     return tuple(out)
 

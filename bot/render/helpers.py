@@ -275,6 +275,9 @@ class Helpers:
     def broken_ops(self, g: BackendGap, cap: int) -> Safe:
         return self._names(g.broken, cap)
 
+    def removed_ops(self, g: BackendGap, cap: int) -> Safe:
+        return self._names(g.removed, cap)
+
     def _names(self, names: Sequence[str], cap: int) -> Safe:
         shown = [self.q(n) for n in names[:cap]]
         if len(names) > cap:
