@@ -182,7 +182,15 @@ def add_history(p: argparse.ArgumentParser) -> None:
     add_output(p)
     p.add_argument("--cache", metavar="DIR", help="keep per-commit results here, so reruns start warm")
     p.add_argument("--shard", metavar="I/N", help="walk only the I-th of N contiguous chunks (JSON to merge)")
-    p.add_argument("--keep-going", action="store_true", help="record a broken commit and go on")
+    policy = p.add_mutually_exclusive_group()
+    policy.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first commit whose operator files do not build (by default such a commit is "
+        "recorded as broken, the walk goes on, and stderr names the skipped commits)",
+    )
+    # The default since the walk goes on by itself; still accepted so that existing scripts run.
+    policy.add_argument("--keep-going", action="store_true", help="accepted for compatibility; the default")
     add_overrides(p)
 
 
