@@ -250,11 +250,13 @@ def add_site(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Write a static site into DIR: an index of every base operator with search and filters, a page "
         "per base operator (overloads, facets, bucket rule, its history across the SOURCEs, coverage), a "
-        "coverage matrix, a growth chart, and the same data as JSON. SOURCEs are oldest first; the last "
-        "is now. The site loads nothing from the network and needs no server."
+        "coverage matrix, a growth chart, and the same data as JSON. SOURCEs are put in order by their torch "
+        "version (ties by commit date), else by commit date, whatever order they are given in; the newest is "
+        "current, and an order that cannot be told is an error. The site loads nothing from the network and "
+        "needs no server."
     )
     p.epilog = SOURCE_HELP
-    p.add_argument("sources", metavar="SOURCE", nargs="+", help="releases or snapshots, oldest first")
+    p.add_argument("sources", metavar="SOURCE", nargs="+", help="releases or snapshots, in any order")
     p.add_argument(
         "-o",
         "--output",
