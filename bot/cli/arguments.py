@@ -39,7 +39,9 @@ def add_snapshot(p: argparse.ArgumentParser) -> None:
 def add_stats(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Count SOURCE's entries, registered operators, base operators, overloads and "
-        "composites, and how many base operators fall in each taxonomy bucket."
+        "composites, and how many base operators fall in each taxonomy bucket. An overload is a "
+        "registered operator with an overload name (add.Tensor, add.out; relu has none); the output "
+        "ends with what each row counts."
     )
     p.epilog = SOURCE_HELP
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
