@@ -310,7 +310,7 @@ def test_pr_path_posts_one_sticky_comment(
     stale = run_action({**inputs, "head-sha": pr_head}, workspace=tmp_path, env=env, github=github)
     assert stale.ok, stale.log
     posting = next(s for s in stale.steps if s.name.startswith("Post the sticky PR comment"))
-    assert "has moved on to ffffffffffff" in posting.stdout
+    assert "has moved on to ffffffffffff" in posting.stderr
     assert len(fake.writes()) == writes
 
 

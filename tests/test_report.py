@@ -157,6 +157,23 @@ def test_golden_real(
 # --- structure -------------------------------------------------------------------------------------
 
 
+def test_text_shows_only_the_buckets_that_moved(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """2.13.0 → 2.14.1 changes 321 operators and no bucket's count: the text says so in one line
+    instead of 23 unchanged rows; 2.14.1 → 2.15.0 moves one bucket, which is the one row shown."""
+    root = str(tmp_path_factory.getbasetemp() / "releases")
+
+    def bucket_rows(base: str, head: str) -> list[str]:
+        drift = compute_drift(real_snapshot(base, root), real_snapshot(head, root))
+        text = render(drift, "text", context=golden_context(drift))
+        return text.split("BASE OPERATORS BY BUCKET\n")[1].split("\n\n")[0].splitlines()
+
+    assert bucket_rows("2.13.0", "2.14.1") == ["  no bucket changed"]
+    assert [r.split() for r in bucket_rows("2.14.1", "2.15.0")] == [
+        ["private", "446", "->", "451", "+5"],
+        ["(22", "other", "buckets", "unchanged)"],
+    ]
+
+
 def test_in_tree_kernel_changes_are_a_table_and_a_short_list(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:

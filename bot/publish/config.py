@@ -30,7 +30,7 @@ import yaml
 from bot.coverage.check import judge_in_form, judged_form
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.changes import Change
-from bot.errors import ConfigError
+from bot.errors import ConfigError, YamlError
 from bot.render.context import BackendGap
 from bot.schema.kernel import KernelForm
 from bot.shapes import Kind, Reader, must_be
@@ -590,9 +590,40 @@ _TOP_KEYS = (
 )
 
 
+# `@` is a YAML indicator: a plain scalar cannot start with it, so `who: @team` stops the parser with
+# "found character that cannot start any token", which never says why. An unquoted handle is found on
+# the line the error names (outside quotes) and the error says what to write instead.
+_BARE_HANDLE = re.compile(r"(?:^|[\s\[{,:-])(@[^\s,\[\]{}#'\"]+)")
+
+
+def _bare_handle(text: str, line: int | None) -> str | None:
+    if line is None:
+        return None
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    row = lines[line - 1]
+    for m in _BARE_HANDLE.finditer(row):
+        before = row[: m.start(1)]
+        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0 and "#" not in before:
+            return m.group(1)
+    return None
+
+
+def _check_yaml(text: str, display: str) -> None:
+    """YAML syntax errors, with their line; an unquoted @handle said as such."""
+    try:
+        read_yaml_document(text, display)
+    except YamlError as err:
+        handle = _bare_handle(text, err.line)
+        if handle is None:
+            raise
+        raise ConfigError(f'quote handles: "{handle}"', path=display, line=err.line) from None
+
+
 def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
     """Parse and validate a config file's text; `allowlist`/`overrides` paths resolve against `base_dir`."""
-    read_yaml_document(text, display)  # YAML syntax errors, with their line
+    _check_yaml(text, display)
     node = compose_yaml_document(text, display)
     if node is None:
         return BotConfig(path=display)
