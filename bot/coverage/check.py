@@ -48,13 +48,13 @@ from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.profiles import PROFILE_OF_KIND
 from bot.coverage.schema_history import schema_since
 from bot.coverage.yaml_lists import torch_version_key
+from bot.dispatchkeys import CIA
 from bot.drift.needs import export_path_for
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.operators.exported import export_fate
 from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import (
-    CIA,
     FUNCTIONALIZED,
     Profile,
     composite_for,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from bot.dispatchkeys import CIA, GENERIC_KEYS
 from bot.drift.needs import ProfileNeeds
 from bot.errors import SchemaError
 from bot.model import OpRecord, Snapshot, SourceMeta
@@ -32,17 +33,6 @@ from bot.taxonomy.counts import count_by_bucket
 
 ChangeKind = Literal["added", "removed", "renamed", "changed"]
 
-# The dispatch key of "this operator decomposes into others": no kernel of its own anywhere.
-IMPLICIT = "CompositeImplicitAutograd"
-# Keys whose kernel runs on every backend, so no backend has to write one. Not
-# CompositeImplicitAutogradNestedTensor: that decomposition serves nested tensors only.
-GENERIC_KEYS = frozenset(
-    {
-        "CompositeImplicitAutograd",
-        "CompositeExplicitAutograd",
-        "CompositeExplicitAutogradNonFunctional",
-    }
-)
 FINGERPRINT_LEN = 12
 KERNEL_ONLY_CODES = frozenset({"kernel_added", "kernel_removed"})
 
@@ -159,7 +149,7 @@ def decomposes(rec: OpRecord) -> bool:
     The parse records that kind for every entry without a dispatch table, so an op with no kernels and
     no composite kind is an explicit ``dispatch: {}``: it has no decomposition either.
     """
-    return rec.facets.composite == IMPLICIT
+    return rec.facets.composite == CIA
 
 
 def _core(rec: OpRecord | None) -> bool:
@@ -213,9 +203,9 @@ def _diff_kernels(before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool]
     was_dec, now_dec = decomposes(before), decomposes(after)
     # before/after hold the composite kind; "" means kernels of its own (or a structured delegate).
     if was_dec and not now_dec:
-        out.append(Detail("stopped_decomposing", "info", "", IMPLICIT, fa.composite or ""))
+        out.append(Detail("stopped_decomposing", "info", "", CIA, fa.composite or ""))
     elif now_dec and not was_dec:
-        out.append(Detail("now_decomposes", "info", "", fb.composite or "", IMPLICIT))
+        out.append(Detail("now_decomposes", "info", "", fb.composite or "", CIA))
     elif fb.composite != fa.composite:
         out.append(Detail("composite_changed", "info", "", fb.composite or "", fa.composite or ""))
     keys_b, keys_a = set(fb.dispatch), set(fa.dispatch)

@@ -12,9 +12,9 @@ import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+from bot.dispatchkeys import CIA
 from bot.errors import EntryError
 from bot.model import RawEntry
-from bot.operators.kernels import CIA
 from bot.schema.grammar import parse_schema
 from bot.schema.model import FunctionSchema
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.dispatchkeys import CIA
 from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
 from bot.taxonomy.stats import Stats
 from bot.text import Safe, terminal
@@ -53,7 +54,7 @@ def _levels(stats: Stats) -> tuple[tuple[Safe, int], ...]:
         ("out overloads", stats.out_overloads),
         ("overloads named .out", stats.overloads_named_out),
         ("operators beyond one per base", stats.extra_overloads),
-        ("CompositeImplicitAutograd", stats.composite_implicit),
+        (CIA, stats.composite_implicit),
         ("after removing composite", stats.non_composite),
         ("... and in-place/out variants", stats.non_composite_functional),
         ("core with kernels of its own", stats.core_non_composite),

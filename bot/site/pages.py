@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from bot.dispatchkeys import SHORT_NAMES
 from bot.render.details import describe, describe_kernel
 from bot.site.export import index_json
 from bot.site.growth import GROUPS, chart
@@ -18,12 +19,7 @@ from bot.taxonomy.buckets import BUCKETS, LABELS
 
 PROFILES = ("eager", "functional", "export")
 # The index's column is narrow; the operator page spells the kinds out.
-SHORT_COMPOSITE = {
-    "CompositeImplicitAutograd": "implicit",
-    "CompositeImplicitAutogradNestedTensor": "implicit (nested)",
-    "CompositeExplicitAutograd": "explicit",
-    "CompositeExplicitAutogradNonFunctional": "explicit non-functional",
-}
+SHORT_COMPOSITE = SHORT_NAMES
 
 
 def _quote(text: str) -> str:
