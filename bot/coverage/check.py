@@ -61,7 +61,8 @@ from bot.operators.kernels import (
     profile_kernel,
     table_of,
 )
-from bot.schema.compare import Detail, diff_schemas, widens
+from bot.schema.codes import Code, Detail
+from bot.schema.compare import diff_schemas, widens
 from bot.schema.grammar import parse_schema, parse_type
 from bot.schema.kernel import (
     KernelChange,
@@ -424,7 +425,7 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
     flat = schema.arguments.flat_all
     details: list[Detail] = []
     if our_rets != their_rets:
-        details.append(Detail("return_changed", "breaking", "returns", their_rets, our_rets))
+        details.append(Code.RETURN_CHANGED("returns", their_rets, our_rets))
     for i in range(max(len(theirs), len(ours))):
         before = theirs[i] if i < len(theirs) else ""
         after = ours[i] if i < len(ours) else ""
@@ -432,12 +433,18 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
             continue
         arg = flat[i].name if i < len(flat) else f"#{i}"
         if not before and i < len(flat) and flat[i].default is not None:
-            details.append(Detail("argument_added_with_default", "compatible", arg, "", after))
+            details.append(Code.ARGUMENT_ADDED_WITH_DEFAULT(arg, "", after))
         elif before and after and _widened(before, after):
-            details.append(Detail("argument_widened", "compatible", arg, before, after))
+            details.append(Code.ARGUMENT_WIDENED(arg, before, after))
         else:
-            code = "argument_removed" if not after else "argument_added" if not before else "argument_retyped"
-            details.append(Detail(code, "breaking", arg, before, after))
+            code = (
+                Code.ARGUMENT_REMOVED
+                if not after
+                else Code.ARGUMENT_ADDED
+                if not before
+                else Code.ARGUMENT_RETYPED
+            )
+            details.append(code(arg, before, after))
     breaking = any(d.severity == "breaking" for d in details)
     kernel, kernels = _kernel_verdict(
         _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema, op.kernel_form

@@ -21,6 +21,7 @@ from bot.render.context import BackendGap, ReportContext
 from bot.render.details import describe, describe_kernel
 from bot.render.rank import Item
 from bot.render.view import BucketSection
+from bot.schema.codes import Code
 from bot.taxonomy.scope import scope_of
 from bot.text import Safe, code, link, md, one_line, shorten, terminal
 
@@ -219,7 +220,7 @@ class Helpers:
 
     def kernels(self, c: Change) -> Safe:
         """``+XPU +SparseXPU -MPS`` (a real minus sign): in-tree kernel keys the change added and removed."""
-        parts = [("+" if d.code == "kernel_added" else "\u2212") + self.q(d.subject) for d in c.details]
+        parts = [("+" if d.code == Code.KERNEL_ADDED.id else "\u2212") + self.q(d.subject) for d in c.details]
         return Safe(" ".join(parts))
 
     def badges(self, c: Change) -> Safe:

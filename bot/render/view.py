@@ -20,6 +20,7 @@ from bot.drift.flags import FLAG_TABLE, FLAGS, SECTIONS, Flag
 from bot.model import SourceMeta
 from bot.operators.kernels import PROFILES
 from bot.render.rank import Item, grouped, ranked
+from bot.schema.codes import Code
 from bot.taxonomy.scope import scope_of
 
 
@@ -121,7 +122,7 @@ def build_view(drift: Drift, acks: Acknowledgements) -> View:
     lost: dict[str, int] = defaultdict(int)
     for c in kernels_only:
         for d in c.details:
-            (gained if d.code == "kernel_added" else lost)[d.subject] += 1
+            (gained if d.code == Code.KERNEL_ADDED.id else lost)[d.subject] += 1
     keys = sorted(set(gained) | set(lost), key=lambda k: (-gained[k] - lost[k], k))
     return View(
         kernels_only=kernels_only,
