@@ -1,4 +1,5 @@
-"""The dispatch keys opdrift names: the one place a composite (alias) key and its sets are defined.
+"""The dispatch keys opdrift names: the one place a composite (alias) key and its sets are defined,
+with the backend-key sets torchgen defines beside its `DispatchKey` (structured, ufunc, functional).
 
 torchgen's `DispatchKey` enum is the model: one definition, spelled as native_functions.yaml spells
 it. The composite keys are alias keys: a kernel registered to one serves many backends, so which a
@@ -21,6 +22,12 @@ CIA_NESTED = "CompositeImplicitAutogradNestedTensor"
 CEA = "CompositeExplicitAutograd"
 CEA_NON_FUNCTIONAL = "CompositeExplicitAutogradNonFunctional"
 
+
+# Backend keys whose kernels a structured out= op shares with its functional/in-place delegators
+# (torchgen.model.STRUCTURED_DISPATCH_KEYS).
+STRUCTURED_KEYS = frozenset({"CPU", "CUDA", "MPS", "XPU", "MTIA"})
+# The keys a ufunc_inner_loop fills in (torchgen.model.UFUNC_DISPATCH_KEYS).
+UFUNC_KEYS = ("CPU", "CUDA")
 
 # Backends that use functionalization in eager mode, so the dispatcher keeps NonFunctional
 # composites away from them.

@@ -29,17 +29,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from bot.dispatchkeys import BY_PREFERENCE, CIA, COMPOSITE_KEYS, DENSE_COMPOSITES
+from bot.dispatchkeys import BY_PREFERENCE, CIA, COMPOSITE_KEYS, DENSE_COMPOSITES, STRUCTURED_KEYS
 from bot.model import Facets
 
 OWN = "own"
 DELEGATE = "structured_delegate"
 # Where a key's kernel comes from: the operator's own, its structured delegate's, or an alias key's.
 SOURCES = (OWN, DELEGATE, *COMPOSITE_KEYS)
-
-# Backend keys whose kernels a structured out= op shares with its functional/in-place delegators
-# (torchgen.model.STRUCTURED_DISPATCH_KEYS).
-STRUCTURED_KEYS = frozenset({"CPU", "CUDA", "MPS", "XPU", "MTIA"})
 
 Profile = Literal["eager", "functional", "export"]
 PROFILES: tuple[Profile, ...] = ("eager", "functional", "export")
