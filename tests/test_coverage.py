@@ -326,7 +326,7 @@ def test_schema_alert_details_read_as_the_drift_report_sentences(
 def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
     from bot.coverage.check import Coverage, SchemaAlert
     from bot.render.coverage import render
-    from bot.schema.compare import Detail
+    from bot.schema.codes import Detail
     from bot.text import code
 
     hostile = Detail("argument_renamed", "breaking", "*x*", "*x*", "<img src=x onerror=alert(1)> @org/team")

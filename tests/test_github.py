@@ -924,7 +924,7 @@ def test_cli_config_error_is_file_line_exit_2(
     assert run.code == 2
     assert (
         run.err
-        == f"opdrift: error: {config}:3: unknown facet 'needs-kernel' (expected one of: needs_kernel, breaking, new_core, now_decomposes)\n"
+        == f"opdrift: error: {config}:3: unknown facet 'needs-kernel' (expected one of: needs_kernel, breaking, kernel_breaking, new_core, now_decomposes, kernel_symint)\n"
     )
 
 

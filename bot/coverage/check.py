@@ -47,20 +47,21 @@ from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.profiles import PROFILE_OF_KIND
 from bot.coverage.schema_history import SinceEvent, schema_since
+from bot.dispatchkeys import CIA
 from bot.drift.needs import export_path_for
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
 from bot.operators.exported import export_fate
 from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import (
-    CIA,
     FUNCTIONALIZED,
     Profile,
     composite_for,
     profile_kernel,
     table_of,
 )
-from bot.schema.compare import Detail, diff_schemas, widens
+from bot.schema.codes import Code, Detail
+from bot.schema.compare import diff_schemas, widens
 from bot.schema.grammar import parse_schema, parse_type
 from bot.schema.kernel import (
     KernelChange,
@@ -432,7 +433,7 @@ def _types_alert(
     flat = schema.arguments.flat_all
     details: list[Detail] = []
     if our_rets != their_rets:
-        details.append(Detail("return_changed", "breaking", "returns", their_rets, our_rets))
+        details.append(Code.RETURN_CHANGED("returns", their_rets, our_rets))
     for i in range(max(len(theirs), len(ours))):
         before = theirs[i] if i < len(theirs) else ""
         after = ours[i] if i < len(ours) else ""
@@ -440,12 +441,18 @@ def _types_alert(
             continue
         arg = flat[i].name if i < len(flat) else f"#{i}"
         if not before and i < len(flat) and flat[i].default is not None:
-            details.append(Detail("argument_added_with_default", "compatible", arg, "", after))
+            details.append(Code.ARGUMENT_ADDED_WITH_DEFAULT(arg, "", after))
         elif before and after and _widened(before, after):
-            details.append(Detail("argument_widened", "compatible", arg, before, after))
+            details.append(Code.ARGUMENT_WIDENED(arg, before, after))
         else:
-            code = "argument_removed" if not after else "argument_added" if not before else "argument_retyped"
-            details.append(Detail(code, "breaking", arg, before, after))
+            code = (
+                Code.ARGUMENT_REMOVED
+                if not after
+                else Code.ARGUMENT_ADDED
+                if not before
+                else Code.ARGUMENT_RETYPED
+            )
+            details.append(code(arg, before, after))
     breaking = any(d.severity == "breaking" for d in details)
     kernel, kernels = _kernel_verdict(
         _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema, judged

@@ -22,16 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, OpCoverage
+from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
 from bot.model import OpRecord, Snapshot
 from bot.operators.codegen import rules_for_version
-from bot.operators.kernels import (
-    CEA,
-    CEA_NON_FUNCTIONAL,
-    CIA,
-    CIA_NESTED,
-    FUNCTIONALIZED,
-    table_of,
-)
+from bot.operators.kernels import FUNCTIONALIZED, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelForm, kernel_signature, plain_kernels_accepted
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys, scope_of

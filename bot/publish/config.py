@@ -30,6 +30,7 @@ import yaml
 from bot.coverage.check import judge_in_form, judged_form
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.changes import Change
+from bot.drift.flags import FACETS, FLAGS
 from bot.errors import ConfigError, YamlError
 from bot.render.context import BackendGap
 from bot.schema.kernel import KernelForm
@@ -40,7 +41,6 @@ from bot.taxonomy.scope import scope_of
 from bot.text import did_you_mean
 from bot.yamltext import compose_yaml_document, read_yaml_document
 
-FACETS = ("needs_kernel", "breaking", "new_core", "now_decomposes")
 TITLE_FIELDS = ("week", "base", "head")
 DEFAULT_TITLE = "Operator drift {week} ({base}..{head})"
 
@@ -169,7 +169,7 @@ class Subscription:
         records = [r for r in (change.before, change.after) if r is not None]
         if self.buckets and not ({change.category} | {r.bucket for r in records}) & set(self.buckets):
             return False
-        if self.facets and not any(getattr(change, f) for f in self.facets):
+        if self.facets and not any(FLAGS[f](change) for f in self.facets):
             return False
         if self.tags and not {t for r in records for t in r.facets.tags} & set(self.tags):
             return False

@@ -25,7 +25,7 @@ from bot.render.context import blob_url
 from bot.render.details import describe, describe_kernel
 from bot.render.fit import largest_cap_fitting
 from bot.render.rank import record_rank_key, work_item_rank_key
-from bot.schema.compare import Detail
+from bot.schema.codes import Detail
 from bot.snapshot import meta_json
 from bot.taxonomy.scope import GENERIC, scope_of
 from bot.text import Safe, code, link, md, terminal

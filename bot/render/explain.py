@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.dispatchkeys import CIA
 from bot.drift.needs import export_path_for
 from bot.model import Facets, OpRecord, Snapshot
 from bot.operators.exported import ExportPath, export_fate
-from bot.operators.kernels import CIA, DELEGATE, OWN, PROFILE_KEY, PROFILES, profile_kernel, table_of
+from bot.operators.kernels import DELEGATE, OWN, PROFILE_KEY, PROFILES, profile_kernel, table_of
 from bot.taxonomy.classify import resolve_op
 from bot.taxonomy.rules import RULES_BY_ID
 from bot.taxonomy.scope import scope_of
@@ -53,7 +54,7 @@ def _derivative_text(facets: Facets, kind: str) -> str:
         return "yes"
     if kind == "out":
         return "no (autograd does not differentiate out= calls)"
-    if facets.composite == "CompositeImplicitAutograd":
+    if facets.composite == CIA:
         return "no (none needed: autograd differentiates its decomposition)"
     return "no"
 

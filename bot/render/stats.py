@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.dispatchkeys import CIA
 from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
 from bot.taxonomy.stats import Stats
 from bot.text import Safe, terminal
@@ -72,7 +73,7 @@ LEVELS: tuple[tuple[str, str, str], ...] = (
     ),
     ("operators beyond one per base", "extra_overloads", "registered operators minus base operators"),
     (
-        "CompositeImplicitAutograd",
+        CIA,
         "composite_implicit",
         "registered operators built from others, no kernel of their own",
     ),

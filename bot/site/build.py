@@ -13,12 +13,13 @@ from datetime import datetime
 from itertools import pairwise
 
 from bot.coverage.check import Coverage
+from bot.dispatchkeys import COMPOSITE_KEYS
 from bot.drift.changes import Change, compute_drift
 from bot.drift.needs import ProfileNeeds
 from bot.errors import OpdriftError
 from bot.history.attribution import Attribution
 from bot.history.timeline import Point
-from bot.model import COMPOSITE_KEYS, NATIVE_PATH, OpRecord, Snapshot
+from bot.model import NATIVE_PATH, OpRecord, Snapshot
 from bot.render.view import source_label
 from bot.site.commits import Commits
 from bot.site.model import (
