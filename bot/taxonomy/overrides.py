@@ -8,7 +8,7 @@
         reason: gated linear unit is elementwise on two halves
 
 An override beats every rule; the snapshot records it as rule ``override`` with the reason. Bucket ids
-are those of `bot.taxonomy.rules.BUCKETS`. A malformed file is a `ConfigError` naming file:line.
+are those of `bot.taxonomy.buckets.BUCKETS`. A malformed file is a `ConfigError` naming file:line.
 """
 
 from __future__ import annotations
