@@ -512,7 +512,7 @@ def test_weekly_rerun_keeps_the_weeks_report(
     assert issue["body"] == before
 
 
-# --- the weekly window's base (bot/workflow.py, behind resolve-sources) ----------------------------
+# --- the weekly window's base (bot/publish/workflow.py, behind resolve-sources) ----------------------------
 
 
 def _commit_at(repo: Path, rel: str, text: str, when: str) -> str:

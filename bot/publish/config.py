@@ -34,12 +34,12 @@ from bot.drift.flags import FACETS, FLAGS
 from bot.errors import ConfigError, YamlError
 from bot.render.context import BackendGap
 from bot.schema.kernel import KernelForm
-from bot.shapes import Kind, Reader, must_be
+from bot.shapes import Kind
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
 from bot.taxonomy.scope import scope_of
 from bot.text import did_you_mean
-from bot.yamltext import compose_yaml_document, read_yaml_document
+from bot.yamltext import MAPPING, SEQUENCE, NodeReader, compose_yaml_document, read_yaml_document, tagged
 
 TITLE_FIELDS = ("week", "base", "head")
 DEFAULT_TITLE = "Operator drift {week} ({base}..{head})"
@@ -336,45 +336,34 @@ def check_names(config: BotConfig, *, dispatch_keys: Collection[str], tags: Coll
 # --- parsing ---------------------------------------------------------------------------------------
 
 
-def _scalar(tag: str) -> Callable[[object], bool]:
-    return lambda n: isinstance(n, yaml.ScalarNode) and n.tag == tag
-
-
 # What the config's values must be, as kinds over composed nodes (the node gives the error its line);
 # the tag, not the text, decides: `"1"` is a string, `1` an int, `yes` a bool.
-_MAPPING: Kind[list[tuple[yaml.Node, yaml.Node]]] = Kind(
-    "a mapping", lambda n: isinstance(n, yaml.MappingNode), lambda n: n.value
-)
-_LIST: Kind[list[yaml.Node]] = Kind("a list", lambda n: isinstance(n, yaml.SequenceNode), lambda n: n.value)
+_LIST = SEQUENCE
 _STRING: Kind[str] = Kind(
-    "a string (quote it if YAML reads it as another type)", _scalar(_STR), lambda n: str(n.value)
+    "a string (quote it if YAML reads it as another type)", tagged(_STR), lambda n: str(n.value)
 )
 _BOOLEAN: Kind[bool] = Kind(
-    "true or false", _scalar(_BOOL), lambda n: str(n.value).lower() in ("true", "yes", "on", "y")
+    "true or false", tagged(_BOOL), lambda n: str(n.value).lower() in ("true", "yes", "on", "y")
 )
 # YAML 1.1 ints include 0x10, 0o17, 1_000 and 1:30 (base 60): build it as YAML does
 _POINTS: Kind[int] = Kind(
     "a number of points (0 for no chart)",
-    _scalar(_INT),
+    tagged(_INT),
     lambda n: int(yaml.constructor.SafeConstructor().construct_yaml_int(n)),
 )
 
 
-class _Reader(Reader[yaml.Node]):
+class _Reader(NodeReader):
     """Typed access to composed YAML nodes, raising ConfigError at the node's line."""
 
     def __init__(self, display: str) -> None:
-        super().__init__(self.error, must_be)
-        self.display = display
-
-    def error(self, node: yaml.Node, message: str) -> ConfigError:
-        return ConfigError(message, path=self.display, line=node.start_mark.line + 1)
+        super().__init__(display, ConfigError)
 
     def mapping(
         self, node: yaml.Node, what: str, keys: tuple[str, ...]
     ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
         out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
-        for key_node, value_node in self.read(_MAPPING, node, what, node):
+        for key_node, value_node in self.read(MAPPING, node, what, node):
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR else None
             if key is None:
                 raise self.error(key_node, f"{what}: keys must be strings")
@@ -400,7 +389,7 @@ class _Reader(Reader[yaml.Node]):
         self, node: yaml.Node, what: str, check: Callable[[yaml.Node, str], str] | None = None
     ) -> tuple[str, ...]:
         out: list[str] = []
-        for item in self.read(_LIST, node, what, node):
+        for item in self.read(SEQUENCE, node, what, node):
             value = self.string(item, f"each item of {what}")
             out.append(check(item, value) if check else value)
         return tuple(dict.fromkeys(out))
