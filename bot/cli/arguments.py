@@ -204,11 +204,13 @@ def add_history_merge(p: argparse.ArgumentParser) -> None:
 
 
 def add_coverage(p: argparse.ArgumentParser) -> None:
+    # The kind table is the one list of kinds; its module imports nothing at run time.
+    from bot.coverage.kinds import kinds_help
+
     p.description = (
         "Compare a backend's own op list with SOURCE's operators: coverage per bucket, "
         "the ops that need a kernel, stale entries, and schema alerts. "
-        "KIND is one of torch-mlir, xla, cpp, op-plugin, torch-npu, xpu, dispatch, text; for dispatch, "
-        "PATH is a dispatch key of native_functions.yaml such as MPS."
+        f"KIND=PATH is one of: {kinds_help()}."
     )
     p.epilog = SOURCE_HELP
     p.add_argument(
