@@ -27,8 +27,8 @@ from bot.operators.kernels import PROFILES, Profile
 from bot.publish.config import parse_config
 from bot.publish.setup import backend_work
 from bot.render.explain import explain_view
-from bot.site.model import BackendSpec
 from bot.site.build import build_site
+from bot.site.model import BackendSpec
 
 REAL = DATA / "backends" / "real"
 
@@ -41,7 +41,9 @@ def head(release_file: Callable[[str], Path]) -> Snapshot:
 
 
 @pytest.fixture(scope="module")
-def lists(tmp_path_factory: pytest.TempPathFactory, dlprim_src: Path) -> dict[str, tuple[list[tuple[str, str]], BackendList]]:
+def lists(
+    tmp_path_factory: pytest.TempPathFactory, dlprim_src: Path
+) -> dict[str, tuple[list[tuple[str, str]], BackendList]]:
     """NAME → (its (kind, path) lists, the backend read from them)."""
     tmp = tmp_path_factory.mktemp("real")
 
@@ -117,8 +119,8 @@ def test_every_view_gives_one_answer_for_every_op_and_real_list(
         if backend.decompositions is not None:
             # torch-mlir's checkout passes its own table: the drift's export profile is PyTorch's
             # Core-ATen table's, so the same engine with that table is what the list is held to
-            path = export_path_for("2.15.0", backend.decompositions)
-            own = ProfileNeeds(head.operators, export=path)
+            table = export_path_for("2.15.0", backend.decompositions)
+            own = ProfileNeeds(head.operators, export=table)
             expected = {n for n, rec in head.operators.items() if "export" in own(rec)}
         assert lacking <= expected, (name, sorted(lacking - expected)[:10])
         assert lacking, name
@@ -127,7 +129,8 @@ def test_every_view_gives_one_answer_for_every_op_and_real_list(
         if len(kinds) == 1:
             kind, path = kinds[0]
             config = parse_config(
-                f'subscriptions:\n  - who: ["@x"]\n    backend: {{kind: {kind}, path: "{path}"}}\n', "opdrift.yml"
+                f'subscriptions:\n  - who: ["@x"]\n    backend: {{kind: {kind}, path: "{path}"}}\n',
+                "opdrift.yml",
             )
             (subscribed,) = backend_work(config, head)[0].values()
             assert subscribed == lacking, name

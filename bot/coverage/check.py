@@ -18,9 +18,9 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from bot.coverage.kinds import PROFILE_OF_KIND
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
-from bot.coverage.kinds import PROFILE_OF_KIND
 from bot.coverage.schema_history import schema_since
 from bot.coverage.yaml_lists import torch_version_key
 from bot.errors import ConfigError, SchemaError

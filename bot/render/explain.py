@@ -7,9 +7,8 @@ whose start-up the import would dominate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from bot.model import Facets, OpRecord, Snapshot
 from bot.operators.exported import export_fate
@@ -93,7 +92,9 @@ def _served_text(rec: OpRecord, engine: Engine) -> str:
         if rec.facets.decomposes_to:
             return "needs a lowering, or a decomposition exists (see decomposes_to)"
         return "needs a lowering"
-    return "needs a kernel" + (f" (or {v.alternative}, which its default kernel calls)" if v.alternative else "")
+    return "needs a kernel" + (
+        f" (or {v.alternative}, which its default kernel calls)" if v.alternative else ""
+    )
 
 
 def _kernel_lines(rec: OpRecord, engines: Mapping[Profile, Engine]) -> tuple[str, ...]:
