@@ -24,8 +24,10 @@ The rules, tried in order; the first that holds names the reason (`RULES`):
    (``structured_<op>_default_backend_functional`` / ``_inplace``, torchgen/dest/register_dispatch_key.py,
    "we generate CompositeExplicitAutogradNonFunctional implementations of functional and inplace based
    on the out implementation"; CompositeExplicitAutograd ones in 1.12.0), and that key serves every
-   backend but Sparse, XLA and Lazy. So a backend that writes ``add.out`` gets ``add.Tensor`` and
-   ``add_.Tensor``; one that writes neither has one work item, the out= op.
+   backend but Sparse, XLA and Lazy. The 2.13.0 wheel declares them: ``ATen/ops/
+   add_compositeexplicitautogradnonfunctional_dispatch.h`` holds ``add`` and ``add_``, never ``add_out``
+   (torchgen: "Never generate a default implementation for out"). So a backend that writes ``add.out``
+   gets ``add.Tensor`` and ``add_.Tensor``; one that writes neither has one work item, the out= op.
 6. ``backend_codegen`` (functional and export): functionalization turns an out= or in-place call into
    its functional op (`via`), which carries the work, if any.
 7. ``autograd_key``: the backend registers the forward op at its Autograd key, so autograd never calls
