@@ -38,6 +38,7 @@ def test_the_docs_name_the_tables_kinds_in_its_order(capsys: pytest.CaptureFixtu
     help_text = " ".join(capsys.readouterr().out.split())
     for kind in KIND_TABLE:
         assert f"{kind.id} ({' '.join(kind.path.split())})" in help_text
+    assert "default: the KIND's (torch-mlir: export, xla: functional, the others: eager)" in help_text
 
 
 def test_adding_a_kind_touches_only_the_kind_table(tmp_path: Path) -> None:
@@ -71,6 +72,7 @@ def test_adding_a_kind_touches_only_the_kind_table(tmp_path: Path) -> None:
     # judged as a functional backend: add.Tensor listed, add_.Tensor and add.out its variants
     uncovered = {o["name"] for o in report["uncovered"]}
     assert not {"add.Tensor", "add_.Tensor", "add.out", "relu", "relu_"} & uncovered
-    assert "lazy-text (a text file)" in " ".join(run("coverage", "--help")[1].split())
+    help_text = " ".join(run("coverage", "--help")[1].split())
+    assert "lazy-text (a text file)" in help_text and "lazy-text: functional" in help_text
     code, _, err = run("coverage", "--backend", f"nosuch={listing}", str(native))
     assert code == 2 and "lazy-text" in err

@@ -120,3 +120,14 @@ PROFILE_OF_KIND: Mapping[BackendKind, Profile] = {k.id: k.profile for k in KIND_
 def kinds_help() -> str:
     """The kinds for the CLI's help: "torch-mlir (a torch-mlir checkout, …), xla (…), …"."""
     return "; ".join(f"{k.id} ({k.path})" for k in KIND_TABLE)
+
+
+def profiles_help() -> str:
+    """The kinds' default profiles for the CLI's help: "torch-mlir: export, xla: functional, the
+    others: eager" (the most common profile is "the others")."""
+    counts: dict[str, int] = {}
+    for k in KIND_TABLE:
+        counts[k.profile] = counts.get(k.profile, 0) + 1
+    common = max(counts, key=lambda p: counts[p])
+    named = [f"{k.id}: {k.profile}" for k in KIND_TABLE if k.profile != common]
+    return ", ".join([*named, f"the others: {common}"])
