@@ -46,12 +46,14 @@ from bot.model import OpRecord
 from bot.operators.exported import DecompTable, ExportPath, core_aten_table, export_fate, keeps_cia
 from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import (
+    CEA_NON_FUNCTIONAL,
     CIA,
-    FUNCTIONAL_BACKEND_KEYS,
     FUNCTIONALIZED,
+    PROFILE_KEY,
     PROFILES,
     Profile,
     composite_for,
+    kernel_for,
     profile_kernel,
     table_of,
 )
@@ -150,6 +152,17 @@ class Engine:
         self._bypassed = _bypassed_backwards(backend.autograd, records)
 
     @property
+    def _gets_default_backend_kernels(self) -> bool:
+        """Whether torchgen's CompositeExplicitAutogradNonFunctional kernels of structured groups serve
+        the backend's key, as the dispatcher fills it (`bot.operators.kernels.kernel_for`): not for
+        XLA or Lazy (functionalized), Sparse or NestedTensor keys."""
+        b = self.backend
+        if b.profile in FUNCTIONALIZED:
+            return False
+        key = b.dispatch_key or PROFILE_KEY[b.profile]
+        return kernel_for({CEA_NON_FUNCTIONAL: CEA_NON_FUNCTIONAL}, key) == CEA_NON_FUNCTIONAL
+
+    @property
     def export(self) -> ExportPath:
         """The export path the backend is judged by (built when first asked)."""
         if self._export is None:
@@ -186,12 +199,7 @@ class Engine:
         if kernel is not None and (back is None or back in b.listed):
             return Verdict(True, "default_kernel", back or "")
         delegate = rec.facets.structured_delegate
-        if (
-            b.profile not in FUNCTIONALIZED
-            and b.dispatch_key not in FUNCTIONAL_BACKEND_KEYS
-            and delegate is not None
-            and delegate in self.records
-        ):
+        if delegate is not None and delegate in self.records and self._gets_default_backend_kernels:
             return Verdict(True, "structured_delegate", delegate)
         if b.profile in FUNCTIONALIZED and (via := fz.functional_of(rec)):
             return Verdict(True, "backend_codegen", via)
