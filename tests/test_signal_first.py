@@ -169,7 +169,7 @@ def test_golden_coverage_of_the_real_backends(
         ("op-plugin", lists["op-plugin"]),
         ("cpp", ("", "dlprim/src")),
     ]:
-        backend = read_backend(kind, where, torch_version="2.15" if kind == "op-plugin" else None)  # type: ignore[arg-type]
+        backend = read_backend(kind, where, torch_version="2.15" if kind == "op-plugin" else None)
         results.append((compute_coverage(snapshot, backend), None))
     text = render_coverage(results, "markdown", head=snapshot)
     assert len(text) <= GITHUB_LIMIT and str(tmp_path) not in text
@@ -304,7 +304,7 @@ def test_stale_entries_say_whether_upstream_removed_them(
     ):
         path = tmp_path / name.removesuffix(".xz")
         path.write_bytes(lzma.decompress((REAL / name).read_bytes()))
-        views[kind] = coverage_view(compute_coverage(snapshot, read_backend(kind, str(path))), None, snapshot)  # type: ignore[arg-type]
+        views[kind] = coverage_view(compute_coverage(snapshot, read_backend(kind, str(path))), None, snapshot)
     mlir = views["torch-mlir"]
     assert (len(mlir.stale_never), len(mlir.stale_removed)) == (107, 0)
     assert {"add.t", "Int.Tensor", "size"} <= {n for n, _, _ in mlir.stale_never}
