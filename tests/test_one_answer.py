@@ -32,8 +32,6 @@ from bot.site.model import BackendSpec
 
 REAL = DATA / "backends" / "real"
 
-pytestmark = pytest.mark.slow  # about a minute: five lists, every operator, five views
-
 
 @pytest.fixture(scope="module")
 def head(release_file: Callable[[str], Path]) -> Snapshot:
