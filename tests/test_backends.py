@@ -9,8 +9,8 @@ import pytest
 
 from bot.coverage.backends import parse_backend_arg, read_backend, read_text_list
 from bot.coverage.cpp import read_cpp
+from bot.coverage.kinds import PROFILE_OF_KIND
 from bot.coverage.oplist import BackendList, normalise_name
-from bot.coverage.profiles import PROFILE_OF_KIND
 from bot.coverage.torch_mlir import read_torch_mlir
 from bot.coverage.yaml_lists import read_op_plugin, read_xla, read_xpu
 from bot.errors import ConfigError, OpdriftError, SourceError, YamlError

@@ -214,11 +214,13 @@ def add_history_merge(p: argparse.ArgumentParser) -> None:
 
 
 def add_coverage(p: argparse.ArgumentParser) -> None:
+    # The kind table is the one list of kinds; its module imports nothing at run time.
+    from bot.coverage.kinds import kinds_help, profiles_help
+
     p.description = (
         "Compare a backend's own op list with SOURCE's operators: coverage per bucket, "
         "the ops that need a kernel, stale entries, and schema alerts. "
-        "KIND is one of torch-mlir, xla, cpp, op-plugin, torch-npu, xpu, dispatch, text; for dispatch, "
-        "PATH is a dispatch key of native_functions.yaml such as MPS."
+        f"KIND=PATH is one of: {kinds_help()}."
     )
     p.epilog = SOURCE_HELP
     p.add_argument(
@@ -242,8 +244,7 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
         "--profile",
         choices=PROFILES,
         help="judge every --backend as this kind of backend: eager (own dispatch key), functional "
-        "(XLA, Lazy) or export (compilers of exported graphs); default: the KIND's (torch-mlir: export, "
-        "xla: functional, the others: eager)",
+        f"(XLA, Lazy) or export (compilers of exported graphs); default: the KIND's ({profiles_help()})",
     )
     add_codegen(p)
 

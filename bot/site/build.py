@@ -20,6 +20,7 @@ from bot.errors import OpdriftError
 from bot.history.attribution import Attribution
 from bot.history.timeline import Point
 from bot.model import NATIVE_PATH, OpRecord, Snapshot
+from bot.operators.kernels import PROFILES
 from bot.render.view import source_label
 from bot.site.commits import Commits
 from bot.site.model import (
@@ -233,7 +234,7 @@ def _overload(
         line=rec.line,
         url=release.line_url(rec.line),
         facets=rec.facets,
-        profiles=tuple(p for p in ("eager", "functional", "export") if p in needs(rec)),
+        profiles=tuple(p for p in PROFILES if p in needs(rec)),
         coverage=cells.get(rec.name, ()),
     )
 
@@ -299,9 +300,7 @@ def build_site(
                 keys=tuple(
                     sorted({k for o in overloads for k in o.facets.dispatch if k not in COMPOSITE_KEYS})
                 ),
-                profiles=tuple(
-                    p for p in ("eager", "functional", "export") if any(p in o.profiles for o in overloads)
-                ),
+                profiles=tuple(p for p in PROFILES if any(p in o.profiles for o in overloads)),
                 coverage=summary,
                 commits=touched_by.get(base, ()),
             )
