@@ -42,10 +42,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from bot.dispatchkeys import CEA_NON_FUNCTIONAL, CIA
 from bot.model import OpRecord
 from bot.operators.exported import DecompTable, ExportPath, core_aten_table, export_fate, keeps_cia
 from bot.operators.functionalize import Functionalization
-from bot.dispatchkeys import CEA_NON_FUNCTIONAL, CIA
 from bot.operators.kernels import (
     FUNCTIONALIZED,
     PROFILE_KEY,
