@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         def tick(done: int, total: int) -> None:
             stamps.append(time.perf_counter())
 
-        t = walk(str(dest), WalkOptions(keep_going=True), progress=tick)
+        t = walk(str(dest), WalkOptions(), progress=tick)
         per = [b - a_ for a_, b in zip([start, *stamps[:-1]], stamps, strict=True)]
         broken = sum(p.broken for p in t.points)
         rest = per[1:]

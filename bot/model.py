@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Literal, ParamSpec, TypeVar
 
+from bot.dispatchkeys import COMPOSITE_KEYS
+
 # What a SOURCE argument named. "snapshot" sources skip parsing and classification.
 SourceKind = Literal["checkout", "git", "wheel", "yaml", "snapshot"]
 
@@ -34,13 +36,6 @@ SIGNAL_PATHS = (
     "torch/_torch_docs.py",
     "torch/overrides.py",
     "torch/csrc/jit/passes/normalize_ops.cpp",
-)
-
-COMPOSITE_KEYS = (
-    "CompositeImplicitAutograd",
-    "CompositeImplicitAutogradNestedTensor",
-    "CompositeExplicitAutograd",
-    "CompositeExplicitAutogradNonFunctional",
 )
 
 

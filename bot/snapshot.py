@@ -29,8 +29,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
+from bot.dispatchkeys import COMPOSITE_KEYS
 from bot.errors import SchemaError, SnapshotError
-from bot.model import COMPOSITE_KEYS, Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
+from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
 from bot.operators.kernels import SOURCES, dense_composite, implied_sources
 from bot.schema.grammar import parse_schema
 from bot.shapes import (

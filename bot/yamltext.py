@@ -7,10 +7,13 @@ the same objects). A line number here is the one YAML itself counts, so it agree
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 
-from bot.errors import YamlError
+from bot.errors import OpdriftError, YamlError
+from bot.shapes import Kind, Reader, must_be
 
 # libyaml is about ten times faster than the pure-Python loader; both give the same objects.
 Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -163,3 +166,68 @@ def check_unique_keys(node: yaml.Node | None, display: str) -> None:
 def split_lines(text: str) -> list[str]:
     """The text's lines as YAML counts them (``\\r\\n``, ``\\r``, NEL, LS and PS all end a line)."""
     return _LINE_BREAK.split(text)
+
+
+# --- reading a composed document's nodes ------------------------------------------------------------
+# The one way opdrift validates a hand-written YAML file (config, overrides, allow-list): compose it once
+# (`compose_yaml_document`), then read the node tree with a `NodeReader`, which raises the file's own
+# error at the offending node's line. A node's tag, not its text, says what YAML read: `"1"` is a
+# string, `1` an int, `yes` a bool, `2026-01-01` a date.
+
+STR_TAG = "tag:yaml.org,2002:str"
+NULL_TAG = "tag:yaml.org,2002:null"
+TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+MAPPING: Kind[list[tuple[yaml.Node, yaml.Node]]] = Kind(
+    "a mapping", lambda n: isinstance(n, yaml.MappingNode), lambda n: n.value
+)
+SEQUENCE: Kind[list[yaml.Node]] = Kind(
+    "a list", lambda n: isinstance(n, yaml.SequenceNode), lambda n: n.value
+)
+
+
+def tagged(tag: str) -> Callable[[object], bool]:
+    """A kind's test: a scalar node of TAG."""
+    return lambda n: isinstance(n, yaml.ScalarNode) and n.tag == tag
+
+
+NODE_STRING: Kind[str] = Kind("a string", tagged(STR_TAG), lambda n: str(n.value))
+
+
+def is_null(node: yaml.Node | None) -> bool:
+    """An empty document, or a value written as nothing, ``~`` or ``null``."""
+    return node is None or tagged(NULL_TAG)(node)
+
+
+def key_text(node: yaml.Node) -> str | None:
+    """A mapping key's text when YAML reads it as a string, else None (``1:``, ``null:``, ``[a]:``)."""
+    return str(node.value) if tagged(STR_TAG)(node) else None
+
+
+def build(node: yaml.Node) -> object:
+    """The value YAML builds from NODE, for a message that quotes it (``unknown bucket 1``); a scalar
+    it cannot build (``2026-02-30``) is quoted as written. Safe on any composed tree: aliases are
+    refused, so the tree is as small as its text."""
+    try:
+        return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+    except (yaml.YAMLError, *BUILD_ERRORS):
+        return node.value if isinstance(node, yaml.ScalarNode) else node.tag
+
+
+class NodeReader(Reader[yaml.Node]):
+    """`bot.shapes.Reader` over composed YAML nodes: a mismatch raises ``raises(message, path=display,
+    line=the node's line)``, worded by `message` (``must_be`` by default), or by the caller's own
+    sentence through `error`. Each file keeps its own error class and wording."""
+
+    def __init__(
+        self,
+        display: str,
+        raises: Callable[..., OpdriftError],
+        message: Callable[[str, Kind[Any], object], str] = must_be,
+    ) -> None:
+        super().__init__(self.error, message)
+        self.display = display
+        self.raises = raises
+
+    def error(self, node: yaml.Node, message: str) -> OpdriftError:
+        return self.raises(message, path=self.display, line=node.start_mark.line + 1)

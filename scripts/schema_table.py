@@ -1,16 +1,28 @@
 """Generate bot/coverage/data/schemas.tsv.xz: each operator's schema across the releases.
 
-    python scripts/schema_table.py RELEASE_DIR... [-o bot/coverage/data/schemas.tsv.xz]
+    python scripts/schema_table.py RELEASE... [-o bot/coverage/data/schemas.tsv.xz]
 
-Each RELEASE_DIR holds one release's native_functions.yaml (with tags.yaml and derivatives.yaml beside
-it) and is named for the release (``2.15.0``); they are read as bare-yaml SOURCEs with that release's
-codegen rules, so each schema is the one opdrift's snapshot of the release holds. One line per
-operator and schema, tab-separated, giving the first release of a run of releases that had that
-schema (an index into the ``release`` lines); a ``-`` schema means the operator was gone from there:
+Each RELEASE is one release's files: a torch wheel (its packaged native_functions.yaml, and its own
+version), a directory named for the release (``2.15.0``) holding native_functions.yaml with tags.yaml and
+derivatives.yaml beside it, or such a native_functions.yaml itself. Each is read as a SOURCE with that
+release's codegen rules, so each schema is the one opdrift's snapshot of the release holds. Give every
+release a SOURCE can be whose schemas may differ from the release before it: a release the table lacks
+reads as the one before it, and a change it made as the next one's. One line per operator and schema,
+tab-separated, giving the first release of a run of releases that had that schema (an index into the
+``release`` lines); a ``-`` schema means the operator was gone from there:
 
     release  1.12.0
-    op       convolution  0  convolution(Tensor input, ..., int[] stride, ...) -> Tensor
-    op       convolution  5  convolution(Tensor input, ..., SymInt[] stride, ...) -> Tensor
+    release  1.13.0
+    release  2.0.0
+    ...
+    op       convolution  0  convolution(..., int[] stride, int[] padding, ..., int groups) -> Tensor
+    op       convolution  2  convolution(..., int[] stride, SymInt[] padding, ..., int groups) -> Tensor
+    op       convolution  4  convolution(..., SymInt[] stride, SymInt[] padding, ..., SymInt groups) -> Tensor
+
+(``convolution``'s padding became SymInt in 2.0.0, its stride and groups in 2.2.0.) The table holds
+every ``.0`` release from 1.12.0, and 2.14.0 and 2.14.1 both (2.14.0's yaml from its wheel). The other
+patch releases (1.12.1, 1.13.1, 2.0.1 ... 2.12.1) packaged the schemas of their ``.0`` release, checked
+yaml against yaml (1.12.1 adds MPS dispatch lines only), so they would add no run and are left out.
 
 `opdrift coverage` reads it to say since which release upstream's schema is what it is now, so that
 an alert on a change made releases ago does not read as news.
@@ -28,24 +40,41 @@ sys.path.insert(0, str(ROOT))
 
 from bot import pipeline  # noqa: E402
 from bot.operators.codegen import rules_for_release  # noqa: E402
+from bot.sources.read import read_source  # noqa: E402
 
 
 def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
 
 
+def _release(arg: str) -> tuple[str, str]:
+    """(the release, the SOURCE to read) of one argument: a wheel names its own version (torch's
+    ``2.14.0`` or ``2.14.0+cpu``: the local label is not a release), a yaml its directory's name."""
+    path = Path(arg)
+    if path.suffix == ".whl":
+        version = read_source(arg).meta.torch_version
+        if version is None:
+            raise SystemExit(f"{arg}: the wheel names no torch version")
+        return version.split("+")[0], arg
+    if path.is_dir():
+        path = path / "native_functions.yaml"
+    return path.parent.name, str(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("releases", nargs="+", help="one directory per release, named for it")
+    parser.add_argument(
+        "releases", nargs="+", help="one per release: a wheel, or a native_functions.yaml or its directory"
+    )
     parser.add_argument("-o", default=str(ROOT / "bot" / "coverage" / "data" / "schemas.tsv.xz"))
     args = parser.parse_args()
-    dirs = sorted((Path(d) for d in args.releases), key=lambda d: _key(d.name))
-    versions = [d.name for d in dirs]
+    found = sorted((_release(a) for a in args.releases), key=lambda r: _key(r[0]))
+    versions = [v for v, _ in found]
+    if len(set(versions)) != len(versions):
+        raise SystemExit(f"a release given twice: {versions}")
     history: dict[str, list[tuple[int, str]]] = {}
-    for i, (version, folder) in enumerate(zip(versions, dirs, strict=True)):
-        snap = pipeline.load_snapshot(
-            str(folder / "native_functions.yaml"), codegen=rules_for_release(version)
-        )
+    for i, (version, source) in enumerate(found):
+        snap = pipeline.load_snapshot(source, codegen=rules_for_release(version))
         for name, rec in snap.operators.items():
             runs = history.setdefault(name, [])
             if i and not runs:
@@ -56,7 +85,9 @@ def main() -> None:
             if name not in snap.operators and runs[-1][1] != "-":
                 runs.append((i, "-"))
         print(f"{version}: {len(snap.operators)} operators", file=sys.stderr)
-    lines = ["# Generated by scripts/schema_table.py from each release's native_functions.yaml."]
+    lines = [
+        "# Generated by scripts/schema_table.py from each release's native_functions.yaml (wheels' included)."
+    ]
     lines += [f"release\t{v}" for v in versions]
     lines += [f"op\t{name}\t{start}\t{schema}" for name in sorted(history) for start, schema in history[name]]
     Path(args.o).write_bytes(lzma.compress(("\n".join(lines) + "\n").encode(), preset=9))

@@ -310,7 +310,7 @@ def test_pr_path_posts_one_sticky_comment(
     stale = run_action({**inputs, "head-sha": pr_head}, workspace=tmp_path, env=env, github=github)
     assert stale.ok, stale.log
     posting = next(s for s in stale.steps if s.name.startswith("Post the sticky PR comment"))
-    assert "has moved on to ffffffffffff" in posting.stdout
+    assert "has moved on to ffffffffffff" in posting.stderr
     assert len(fake.writes()) == writes
 
 
@@ -512,7 +512,7 @@ def test_weekly_rerun_keeps_the_weeks_report(
     assert issue["body"] == before
 
 
-# --- the weekly window's base (bot/workflow.py, behind resolve-sources) ----------------------------
+# --- the weekly window's base (bot/publish/workflow.py, behind resolve-sources) ----------------------------
 
 
 def _commit_at(repo: Path, rel: str, text: str, when: str) -> str:

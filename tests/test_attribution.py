@@ -1,4 +1,4 @@
-"""Attribution: each change of a report → the upstream commit that introduced it (bot/attribution.py)."""
+"""Attribution: each change of a report → the upstream commit that introduced it (bot/history/attribution.py)."""
 
 from __future__ import annotations
 

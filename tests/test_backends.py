@@ -9,8 +9,8 @@ import pytest
 
 from bot.coverage.backends import parse_backend_arg, read_backend, read_text_list
 from bot.coverage.cpp import read_cpp
+from bot.coverage.kinds import PROFILE_OF_KIND
 from bot.coverage.oplist import BackendList, normalise_name
-from bot.coverage.profiles import PROFILE_OF_KIND
 from bot.coverage.torch_mlir import read_torch_mlir
 from bot.coverage.yaml_lists import read_op_plugin, read_xla, read_xpu
 from bot.errors import ConfigError, OpdriftError, SourceError, YamlError
@@ -378,3 +378,34 @@ def test_a_cpp_schema_comment_belongs_to_the_function_right_below_it() -> None:
         "SymInt",
         None,  # not defined in this file: its form is not known
     ]
+    assert [w.split(": ", 1)[1] for w in read_cpp(text, "ops.cpp").warnings] == [
+        "the schema comment for clamp.out sits on clamp_min_out, which this file registers for"
+        " clamp_min.out; clamp.out's kernel schema is not checked",
+        "the schema comment for view is tied to no function definition; its kernel's schema is not checked",
+    ]
+
+
+def test_a_cpp_schema_comment_is_read_on_the_head_line_after_a_trailing_return_and_braced_default() -> None:
+    """A comment at the end of the head line (`{` on the next one), a head with a trailing return type
+    and one whose default argument is `{}` each keep their function's schema comment."""
+    text = (
+        'Tensor abs(const Tensor & self) // {"schema": "aten::abs(Tensor self) -> Tensor"}\n'
+        "{ return self; }\n"
+        '// {"schema": "aten::neg(Tensor self) -> Tensor"}\n'
+        "auto neg(const Tensor & self) -> Tensor { return self; }\n"
+        '// {"schema": "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"}\n'
+        "Tensor sum(const Tensor & self, at::OptionalIntArrayRef dim = {}, bool keepdim = false,\n"
+        "           std::optional<ScalarType> dtype = {}) { return self; }\n"
+        "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n"
+        '  m.impl("aten::abs", &abs);\n'
+        '  m.impl("aten::neg", &neg);\n'
+        '  m.impl("aten::sum.dim_IntList", &sum);\n'
+        "}\n"
+    )
+    backend = read_cpp(text, "ops.cpp")
+    ops = {op.name: op for op in backend.ops}
+    assert ops["abs"].schema == "abs(Tensor self) -> Tensor"
+    assert ops["neg"].schema == "neg(Tensor self) -> Tensor"
+    assert (ops["sum.dim_IntList"].schema or "").startswith("sum.dim_IntList(Tensor self, int[1]? dim")
+    assert {op.kernel_form for op in backend.ops} == {"int64_t"}
+    assert backend.warnings == ()

@@ -802,6 +802,29 @@ def test_every_option_and_argument_has_help() -> None:
     assert missing == []
 
 
+def test_every_source_help_names_the_gh_sources_once() -> None:
+    """Each command that takes a SOURCE reads gh: specs too (bot.cli.common.read_any_source): its help
+    says so, once, in the shared text."""
+    import argparse
+
+    from bot.cli.app import build_parser
+    from bot.cli.options import SOURCE_HELP
+
+    forms = ("gh:OWNER/NAME@REF", "gh:OWNER/NAME#PR ", "gh:OWNER/NAME#PR:merge-base")
+    with_help = set()
+    for action in build_parser()._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for command, sub in action.choices.items():
+            if sub.epilog != SOURCE_HELP:
+                continue
+            with_help.add(command)
+            text = " ".join(sub.format_help().split())
+            for form in forms:
+                assert text.count(form) == 1, (command, form)
+    assert {"snapshot", "stats", "explain", "diff", "comment", "issue", "coverage", "site"} <= with_help
+
+
 # --- parse warnings in reports ---------------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift
 from driftcases import real_snapshot, realistic_pair
 
 from bot.drift.changes import Change, compute_drift
@@ -25,6 +26,9 @@ from bot.publish.config import (
 from bot.render.context import BackendGap
 from bot.taxonomy.scope import scope_of
 from bot.text import did_you_mean
+from bot.yamltext import read_yaml_document
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DOC = Path(__file__).parent.parent / "docs" / "config.md"
 
@@ -130,6 +134,33 @@ def test_yaml_syntax_error_names_the_line() -> None:
     with pytest.raises(YamlError, match=r"month must be in 1\.\.12") as err:
         parse_config("labels: [ok]\nweekly:\n  title_format: 2026-13-01\n", "opdrift.yml")
     assert (err.value.path, err.value.line) == ("opdrift.yml", 3)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "handle"),
+    [
+        ("subscriptions:\n  - who: @team\n    buckets: [core]\n", 2, "@team"),
+        ('subscriptions:\n  - who: ["@a", @pytorch/xla-devs]\n    buckets: [core]\n', 2, "@pytorch/xla-devs"),
+        ("labels: [x]\nsubscriptions:\n  - who:\n      - @alice\n    buckets: [core]\n", 4, "@alice"),
+    ],
+)
+def test_an_unquoted_handle_is_told_to_be_quoted(text: str, line: int, handle: str) -> None:
+    """`@` cannot start a plain YAML scalar: the parser's own words ("found character that cannot
+    start any token") do not say why, the error does."""
+    with pytest.raises(ConfigError) as err:
+        parse_config(text, "opdrift.yml")
+    assert str(err.value) == f'opdrift.yml:{line}: quote handles: "{handle}"'
+    # quoted, the same file is valid YAML
+    read_yaml_document(text.replace(handle, f'"{handle}"'), "opdrift.yml")
+
+
+def test_an_unquoted_handle_from_the_cli_is_one_line(tmp_path: Path, opdrift: Opdrift) -> None:
+    config = tmp_path / "opdrift.yml"
+    config.write_text("subscriptions:\n  - who: @team\n    buckets: [core]\n", encoding="utf-8")
+    snap = str(ROOT / "snapshots" / "v2.14.1.json")
+    run = opdrift("comment", "--repo", "o/r", "--pr", "1", "--dry-run", "--config", str(config), snap, snap)
+    assert (run.code, run.out) == (2, "")
+    assert run.err == f'opdrift: error: {config}:2: quote handles: "@team"\n'
 
 
 def test_unreadable_config(tmp_path: Path) -> None:

@@ -74,9 +74,12 @@ def test_composite_explicit_has_a_default_kernel(head: Snapshot) -> None:
     assert _rule(head, _listing(), "new_empty") == ("default_kernel", "")
 
 
-def test_structured_delegate_to_a_covered_out_variant(tmp_path: Path, head: Snapshot) -> None:
+def test_structured_delegate_is_no_work_of_its_own(tmp_path: Path, head: Snapshot) -> None:
+    """torchgen's CompositeExplicitAutogradNonFunctional kernels of add.Tensor and add_.Tensor call the
+    backend's add.out: listed or not, the work is add.out's, one item, not three."""
     assert _rule(head, _listing("add.out"), "add.Tensor") == ("structured_delegate", "add.out")
-    assert _rule(head, _listing(), "add.Tensor") == ("needs_kernel", "")
+    assert _rule(head, _listing(), "add.Tensor") == ("structured_delegate", "add.out")
+    assert _rule(head, _listing(), "add.out") == ("needs_kernel", "")
     # Without its structured_delegate line, add.Tensor no longer rides on add.out.
     edited = _snapshot(
         tmp_path,
@@ -215,7 +218,11 @@ def test_gap_since_base(tmp_path: Path, head: Snapshot) -> None:
     # cholesky was removed in 2.14: it left the gap, but the backend closed nothing
     assert "cholesky" in {o.name for o in compute_coverage(base, backend).uncovered}
     assert "cholesky" not in head.operators and "cholesky" not in change.newly_covered
-    assert change.newly_covered == ()
+    # the backend closed nothing: what left the gap became a structured delegator in 2.14, its work
+    # moved to its out= op, which the backend lacks
+    moved = {"_scaled_grouped_mm_v2", "_scaled_mm_v2"}
+    assert set(change.newly_covered) == moved
+    assert {f"{name}.out" for name in moved} <= uncovered_now
 
 
 def test_coverage_command_json_and_markdown(
@@ -326,7 +333,7 @@ def test_schema_alert_details_read_as_the_drift_report_sentences(
 def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
     from bot.coverage.check import Coverage, SchemaAlert
     from bot.render.coverage import render
-    from bot.schema.compare import Detail
+    from bot.schema.codes import Detail
     from bot.text import code
 
     hostile = Detail("argument_renamed", "breaking", "*x*", "*x*", "<img src=x onerror=alert(1)> @org/team")
@@ -342,7 +349,10 @@ def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
     )
     results = [(Coverage("text", "list.txt", "eager", (), (), (alert,)), None)]
     md = render(results, "markdown", head=head)
-    assert f"): argument {code('*x*')} renamed to {code(hostile.after)}\n" in md  # folded: caller-only
+    # folded: caller-only; no release had upstream's schema (a made-up alert has no date)
+    assert (
+        f"): argument {code('*x*')} renamed to {code(hostile.after)} (upstream's schema is in no release yet)\n"
+    ) in md
     text = render(results, "text", head=head)
     assert f"      - argument `*x*` renamed to `{hostile.after}`\n" in text
 
@@ -396,3 +406,37 @@ def test_torch_mlir_stale_entries_say_that_torchscript_built_ins_are_among_them(
         )
     plain = compute_coverage(head, _listing("add.t"))
     assert "TorchScript" not in render([(plain, None)], "text", head=head)
+
+
+def test_a_symint_only_change_that_breaks_callers_is_graded_with_the_caller_breaking_alerts(
+    tmp_path: Path,
+) -> None:
+    """2.2.0 swapped `_efficient_attention_backward`'s max_seqlen_q and max_seqlen_k and made them
+    SymInt: an int64_t kernel still builds ("symint"), but callers by position break. The Markdown
+    grades it with the caller-breaking alerts, not under "SymInt form only", which says callers are
+    fine."""
+    from bot.render.coverage import coverage_view, render
+
+    old = next(
+        line.removeprefix("- func: ")
+        for line in release_text("2.1.0").splitlines()
+        if line.startswith("- func: _efficient_attention_backward(")
+    )
+    cpp = tmp_path / "attention.cpp"
+    cpp.write_text(
+        f'// {{"schema": "aten::{old}"}}\n'
+        "std::tuple<Tensor, Tensor, Tensor, Tensor> efficient_attention_backward(const Tensor & grad_out,"
+        " int64_t max_seqlen_k, int64_t max_seqlen_q) { return {}; }\n"
+        "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n"
+        '  m.impl("aten::_efficient_attention_backward", &efficient_attention_backward);\n'
+        "}\n"
+    )
+    head = _snapshot(tmp_path, "2.2.0")
+    cov = compute_coverage(head, read_backend("cpp", str(cpp)))
+    (alert,) = cov.alerts
+    assert (alert.kernel, alert.breaking, alert.form) == ("symint", True, "int64_t")
+    view = coverage_view(cov, None, head)
+    assert (view.alerts_symint, view.alerts_caller) == ((), (alert,))
+    md = render([(cov, None)], "markdown", head=head)
+    assert "Schema alerts, caller-only: callers break, your kernel still builds (1)" in md
+    assert "SymInt form only" not in md

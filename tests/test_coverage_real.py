@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 from clirun import Opdrift
-from datafiles import DATA, release_text
+from datafiles import DATA, RELEASES, _vkey, release_text
 
 from bot import pipeline
 from bot.coverage.backends import BackendKind, BackendList, read_backend
-from bot.coverage.check import Coverage, compute_coverage
+from bot.coverage.check import Coverage, compute_coverage, coverage_json
 from bot.operators.autogen import group_key
+from bot.publish.config import BotConfig, parse_config
 from bot.schema.grammar import parse_schema
 
 REAL = DATA / "backends" / "real"
@@ -121,13 +122,24 @@ def test_the_real_dlprim_tree_reads_with_its_malformed_comments_as_warnings(
     dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:
     """pytorch_dlprim's sources hold three `// {"schema": "aten::...` comments cut short on their line;
-    each is one warning naming its file and line, and the rest of the tree is read."""
+    each is one warning naming its file and line, and the rest of the tree is read. Three more name an
+    op the file registers but sit on the function registered for another (copied from the function
+    beside it): `hardtanh_`'s above `hardtanh`, `abs.out`'s above `abs`, `clamp.out`'s above
+    `clamp_min_out`; each is a warning too, as that op's kernel schema goes unchecked."""
     backend = read_backend("cpp", str(dlprim_src))
     assert [w.split(": ", 1)[0].rsplit("/", 1)[-1] for w in backend.warnings] == [
         "loss_ops.cpp:246",
+        "pointwise_ops.cpp:558",
+        "pointwise_ops.cpp:606",
         "pointwise_ops.cpp:735",
+        "pointwise_ops.cpp:1298",
         "vision_ops.cpp:188",
     ]
+    misplaced = [w.split(": ", 1)[1] for w in backend.warnings if "sits on" in w]
+    assert misplaced[2] == (
+        "the schema comment for clamp.out sits on clamp_min_out, which this file registers for"
+        " clamp_min.out; clamp.out's kernel schema is not checked"
+    )
     assert len(backend.ops) > 100
     assert any(op.schema for op in backend.ops), "the well-formed schema comments are still read"
     run = opdrift("coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")))
@@ -148,7 +160,9 @@ def test_the_real_dlprim_tree_against_two_releases(
     assert {name for name in backend.names if name in rules} <= {n for n, r in rules.items() if r == "listed"}
     for name in ("zeros_like", "randn_like", "randn_like.generator"):
         assert rules[name] == "default_kernel", name
-    assert rules["mm.out"] == "listed" and rules["geqrf"] == rules["igamma"] == "needs_kernel"
+    assert rules["mm.out"] == "listed" and rules["geqrf"] == rules["igamma.out"] == "needs_kernel"
+    # igamma's work is igamma.out's: torchgen's default_backend kernel of igamma calls it
+    assert rules["igamma"] == "structured_delegate"
     if version == "2.15.0":
         before = compute_coverage(pipeline.load_snapshot(str(release_file("2.14.1"))), backend)
         new = {o.name for o in cov.uncovered} - {o.name for o in before.uncovered}
@@ -167,7 +181,8 @@ def test_a_subscription_to_the_real_dlprim_tree_says_what_its_reader_skipped(
     (lacking,) = backend_lacking(
         config, pipeline.load_snapshot(str(release_file("2.15.0"))), warn=said.append
     ).values()
-    assert len(said) == 3 and all("a schema comment that is not" in s for s in said)
+    assert sum("a schema comment that is not" in s for s in said) == 3
+    assert sum("sits on" in s for s in said) == 3 and len(said) == 6
     assert lacking, "the tree still needs kernels for some 2.15.0 operators"
 
 
@@ -368,8 +383,11 @@ def test_the_real_op_plugin_file_against_a_release(op_plugin_real: tuple[str, Ba
     rules = _rules(cov)
     for name in ("abs", "add.Tensor", "convolution", "_foreach_abs", "scaled_dot_product_attention"):
         assert rules[name] == "listed", name
-    for name in ("geqrf", "i0", "igamma", "heaviside"):
+    for name in ("geqrf", "i0.out", "igamma.out", "heaviside.out"):
         assert name not in backend.names and rules[name] == "needs_kernel", name
+    # their functional ops are no work of their own: torchgen's default_backend kernels call the out= op
+    for name in ("i0", "igamma", "heaviside"):
+        assert name not in backend.names and rules[name] == "structured_delegate", name
 
 
 def test_the_real_op_plugin_file_carries_older_schemas_than_the_release(
@@ -436,8 +454,10 @@ def test_the_real_xpu_list_against_a_release(xpu_real: tuple[str, BackendList, C
         and rules["fractional_max_pool3d"] == "structured_delegate"
     )
     # Neither in the list nor among the XPU kernels of torch-xpu-ops' own native_functions.yaml then.
-    for name in ("cholesky", "geqrf", "i0", "igamma", "heaviside"):
+    for name in ("cholesky", "geqrf", "i0.out", "igamma.out", "heaviside.out"):
         assert name not in backend.names and rules[name] == "needs_kernel", name
+    for name in ("i0", "igamma", "heaviside"):
+        assert name not in backend.names and rules[name] == "structured_delegate", name
     assert cov.alerts == ()  # the list names operators only, no schemas
 
 
@@ -475,8 +495,8 @@ def test_what_a_real_list_newly_lacks_at_the_next_release_is_new_in_it(
             "2.15.0",
             ("--torch-version", "2.15"),
             "- func: rrelu_with_noise(",
-            "{at}: you implement rrelu_with_noise; its signature changed upstream in 2.6.0 (callers:"
-            " BC-breaking; your int64_t kernel's C++ signature changed)",
+            "{at}: you implement rrelu_with_noise, whose schema differs from upstream's; upstream's"
+            " schema dates from 2.6.0 (callers: BC-breaking; your int64_t kernel's C++ signature changed)",
         ),
         ("xpu", XPU, "2.6.0", (), "- cholesky", ""),
     ],
@@ -618,18 +638,74 @@ def test_an_alert_says_since_which_release_upstreams_schema_holds(
         assert head not in release_text(before)
 
 
+def test_an_alert_says_whether_upstream_added_the_op_or_changed_its_schema(
+    op_plugin_real: tuple[str, BackendList, Coverage],
+) -> None:
+    """`upstream_since` is the first release of the latest run of upstream's schema; an op that came in
+    that release was added, not changed (op-plugin's `addmm.dtype` 2.8.0, `_scaled_mm_v2` 2.10.0,
+    `_scaled_grouped_mm` 2.7.0), and a run from the table's first release says only "or earlier"."""
+    from bot.render.coverage import since_words
+
+    _, _, cov = op_plugin_real
+    alerts = {a.name: a for a in cov.alerts}
+    expected = {
+        "addmm.dtype": ("2.8.0", "added", "added upstream in 2.8.0"),
+        "_scaled_mm_v2": ("2.10.0", "added", "added upstream in 2.10.0"),
+        "_scaled_grouped_mm": ("2.7.0", "added", "added upstream in 2.7.0"),
+        "convolution": ("2.2.0", "changed", "upstream's schema dates from 2.2.0"),
+        "linalg_qr": ("1.12.0", "earliest", "upstream's schema unchanged since 1.12.0 or earlier"),
+    }
+    for name, (since, event, words) in expected.items():
+        a = alerts[name]
+        assert (a.upstream_since, a.upstream_event, str(since_words(a))) == (since, event, words), name
+        earlier = [v for v in RELEASES if _vkey(v) < _vkey(since)]
+        if event == "added":  # no earlier release had the op at all
+            assert not any(f"- func: {name}(" in release_text(v) for v in earlier), name
+        elif event == "changed":  # the release before had the op, with another schema
+            assert f"- func: {name}(" in release_text(earlier[-1]), name
+            assert f"- func: {a.upstream_schema}\n" not in release_text(earlier[-1]), name
+    doc = json.loads(json.dumps(coverage_json(cov)))
+    events = {x["name"]: (x["upstream_since"], x["upstream_since_event"]) for x in doc["schema_alerts"]}
+    assert {name: events[name] for name in expected} == {n: (s, e) for n, (s, e, _) in expected.items()}
+
+
 def test_the_shipped_schema_table_is_what_its_script_makes_of_the_vendored_releases(
     release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:
-    """scripts/schema_table.py fed the release yamls by path regenerates bot/coverage/data/schemas.tsv.xz."""
+    """scripts/schema_table.py fed the release yamls by path regenerates bot/coverage/data/schemas.tsv.xz,
+    2.14.0 included (tests/data/extra_releases, from its wheel): a table without it dated 2.14.0's
+    changes 2.14.1 and gave a 2.14.0 snapshot's alerts no date."""
     from datafiles import RELEASES
 
     out = tmp_path / "schemas.tsv.xz"
     script = Path(__file__).parent.parent / "scripts" / "schema_table.py"
-    dirs = [str(release_file(v).parent) for v in RELEASES]
+    extra = tmp_path / "2.14.0"
+    extra.mkdir()
+    for packed in (Path(__file__).parent / "data" / "extra_releases" / "2.14.0").glob("*.xz"):
+        (extra / packed.stem).write_bytes(lzma.decompress(packed.read_bytes()))
+    dirs = [str(release_file(v).parent) for v in RELEASES] + [str(extra / "native_functions.yaml")]
     subprocess.run([sys.executable, str(script), *dirs, "-o", str(out)], check=True, capture_output=True)
     shipped = Path(__file__).parent.parent / "bot" / "coverage" / "data" / "schemas.tsv.xz"
     assert lzma.decompress(out.read_bytes()) == lzma.decompress(shipped.read_bytes())
+    assert "release\t2.14.0\n" in lzma.decompress(shipped.read_bytes()).decode()
+
+
+def test_an_alert_on_a_change_of_2_14_0_dates_it_2_14_0(
+    release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """2.14.0 changed `_cdist_backward`'s schema (and 2.14.1 kept it): an alert dates it 2.14.0, not
+    2.14.1, and a 2.14.0 snapshot's alert gets that date too."""
+    from bot.coverage.schema_history import Since, schema_since
+
+    upstream = next(
+        line.removeprefix("- func: ")
+        for line in release_text("2.14.1").splitlines()
+        if line.startswith("- func: _cdist_backward(")
+    )
+    assert upstream not in release_text("2.13.0")
+    assert schema_since("_cdist_backward", upstream) == Since("2.14.0", "changed")
+    assert schema_since("_cdist_backward", upstream, "2.14.0") == Since("2.14.0", "changed")
+    assert schema_since("_cdist_backward", upstream, "2.14.0a0") is None  # before 2.14.0: no release had it
 
 
 @pytest.mark.parametrize(
@@ -638,11 +714,17 @@ def test_the_shipped_schema_table_is_what_its_script_makes_of_the_vendored_relea
         # Tensor noise → Tensor(b!) noise: both forms change (const Tensor & → Tensor &).
         ("2.5.0", "2.6.0", {"rrelu_with_noise", "rrelu_with_noise.out", "rrelu_with_noise_"}, set()),
         # int → SymInt widenings: the SymInt kernels of op-plugin's `symint:` section break
-        # (repeat_interleave), its int64_t ones (convolution, channel_shuffle) still build.
+        # (repeat_interleave), its int64_t ones (convolution, channel_shuffle) still build; _scaled_mm
+        # gained `Tensor? scale_result` and `bool use_fast_accum`, which every form's signature takes.
         (
             "2.1.0",
             "2.2.0",
-            {"repeat_interleave.self_int", "repeat_interleave.self_Tensor", "repeat_interleave.Tensor"},
+            {
+                "_scaled_mm",
+                "repeat_interleave.self_int",
+                "repeat_interleave.self_Tensor",
+                "repeat_interleave.Tensor",
+            },
             {"convolution", "channel_shuffle", "_convolution"},
         ),
     ],
@@ -672,10 +754,106 @@ def test_a_backend_subscription_mentions_its_subscriber_when_a_kernel_it_impleme
     assert not {g for gap in backend_gaps(config, changes, lacking) for g in gap.broken}
     assert mentions_for(config, changes, lacking, implemented) == ("@ascend",)
     (gap,) = backend_gaps(config, changes, lacking, implemented)
-    assert broken <= set(gap.broken) and not still_build & set(gap.broken)
+    assert set(gap.broken) == broken and not still_build & set(gap.broken)
     assert not set(gap.broken) & set(gap.ops)
     changed = {c.name for c in changes if c.kernel_changes}
     assert still_build <= changed  # they did change, in the SymInt form only
+
+
+def _subscribed(kind: BackendKind, name: str, tmp_path: Path) -> BotConfig:
+    path = _real(name, tmp_path)
+    return parse_config(
+        f'subscriptions:\n  - who: ["@{kind}"]\n    backend: {{kind: {kind}, path: "{path}"}}\n',
+        "opdrift.yml",
+    )
+
+
+def test_a_subscription_judges_kernels_before_1_13_in_the_symint_form_as_coverage_does(
+    release_file: Callable[[str], Path], dlprim_src: Path
+) -> None:
+    """2.1.0 → 2.2.0 widened `convolution_overrideable`'s stride to SymInt[], which leaves dlprim's
+    int64_t kernel building from 1.13 on. Were HEAD a release before 1.13, whose dispatcher accepted
+    only the SymInt form, the same change breaks it: the subscription says so, as coverage's alert
+    judges it (in the SymInt form, its written form kept)."""
+    import dataclasses
+
+    from bot.drift.changes import compute_drift
+    from bot.publish.config import backend_gaps
+    from bot.publish.setup import backend_work
+
+    text = f'subscriptions:\n  - who: ["@dlprim"]\n    backend: {{kind: cpp, path: "{dlprim_src}"}}\n'
+    config = parse_config(text, "opdrift.yml")
+    before = pipeline.load_snapshot(str(release_file("2.1.0")))
+    after = pipeline.load_snapshot(str(release_file("2.2.0")))
+    for version, broken in (("2.2.0", False), ("1.12.0", True)):
+        head = dataclasses.replace(after, meta=dataclasses.replace(after.meta, torch_version=version))
+        changes = compute_drift(before, head).changes
+        lacking, implemented = backend_work(config, head)
+        gaps = backend_gaps(config, changes, lacking, implemented)
+        said = {name for gap in gaps for name in gap.broken}
+        assert ("convolution_overrideable" in said) is broken, version
+        assert ("convolution_backward_overrideable" in said) is broken, version
+        (conv,) = [c for c in changes if c.name == "convolution_overrideable"]
+        assert conv.kernel == ("breaking" if broken else "symint")  # the drift's own verdict agrees
+
+
+def test_a_coverage_alert_before_1_13_keeps_the_written_form_and_says_why_it_is_judged_in_symint(
+    tmp_path: Path, dlprim_src: Path, opdrift: Opdrift
+) -> None:
+    """dlprim's `mean.out` kernel takes int64_t; against 1.12.0, whose dispatcher accepted only the
+    SymInt form, it is judged in that form, and the alert keeps `form` int64_t and says why."""
+    # A checkout of v1.12.0: its version.txt names the release the kernels are built against.
+    checkout = tmp_path / "pytorch"
+    native = checkout / "aten" / "src" / "ATen" / "native"
+    native.mkdir(parents=True)
+    for name in ("native_functions.yaml", "tags.yaml"):
+        (native / name).write_text(release_text("1.12.0", name))
+    (checkout / "version.txt").write_text("1.12.0\n")
+    source = str(checkout)
+    snapshot = pipeline.load_snapshot(source)
+    assert snapshot.meta.torch_version == "1.12.0"
+    cov = compute_coverage(snapshot, read_backend("cpp", str(dlprim_src)))
+    (alert,) = [a for a in cov.alerts if a.name == "mean.out"]
+    assert (alert.kernel, alert.form, alert.judged_in) == ("breaking", "int64_t", "SymInt")
+    run = opdrift("coverage", "--backend", f"cpp={dlprim_src}", source)
+    (line,) = [x for x in run.out.splitlines() if ": you implement mean.out," in x]
+    assert "your SymInt kernel" not in line
+    assert line.endswith(
+        "the SymInt form's C++ signature changed, and before 1.13 the dispatcher accepted only the SymInt"
+        " form, so your int64_t kernel had to take it)"
+    )
+    doc = json.loads(opdrift("coverage", "--backend", f"cpp={dlprim_src}", source, "--format", "json").out)
+    (entry,) = [a for a in doc["backends"][0]["schema_alerts"] if a["name"] == "mean.out"]
+    assert (entry["form"], entry["judged_in"]) == ("int64_t", "SymInt")
+
+
+def test_a_subscription_mentions_a_backend_whose_listed_op_upstream_removes(
+    release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """2.14.0 removed `cholesky` and `qr`, which XLA's yaml still lists: torchgen's gen_backend_stubs
+    refuses a name native_functions.yaml lacks ("Found an invalid operator name"), so XLA's build
+    breaks, and its subscriber is mentioned with them apart. A dlprim-like C++ list is not: an
+    `m.impl` of a name no schema defines still compiles."""
+    from bot.drift.changes import compute_drift
+    from bot.publish.config import backend_gaps, mentions_for
+    from bot.publish.setup import backend_work
+
+    config = _subscribed("xla", "pytorch-xla.xla_native_functions.yaml.xz", tmp_path)
+    before = pipeline.load_snapshot(str(release_file("2.13.0")))
+    after = pipeline.load_snapshot(str(release_file("2.14.1")))
+    changes = compute_drift(before, after).changes
+    removed = [c for c in changes if c.kind == "removed" and c.name in ("cholesky", "qr")]
+    assert len(removed) == 2
+    lacking, implemented = backend_work(config, after)
+    assert mentions_for(config, removed, lacking, implemented) == ("@xla",)
+    (gap,) = backend_gaps(config, changes, lacking, implemented)
+    assert (gap.removed, set(gap.broken) & {"cholesky", "qr"}) == (("cholesky", "qr"), set())
+    cpp = tmp_path / "ops.cpp"
+    cpp.write_text('TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("aten::qr", &qr);\n}\n')
+    text = f'subscriptions:\n  - who: ["@c"]\n    backend: {{kind: cpp, path: "{cpp}"}}\n'
+    cpp_config = parse_config(text, "opdrift.yml")
+    lacking, implemented = backend_work(cpp_config, after)
+    assert mentions_for(cpp_config, removed, lacking, implemented) == ()
 
 
 def test_xla_and_xpu_kernel_forms_follow_their_yaml_symint_lists(tmp_path: Path) -> None:
@@ -692,18 +870,18 @@ def test_xla_and_xpu_kernel_forms_follow_their_yaml_symint_lists(tmp_path: Path)
 
 
 @pytest.mark.parametrize(
-    ("version", "verdict", "form"), [("1.12.0", "breaking", "SymInt"), ("1.13.0", "symint", "int64_t")]
+    ("version", "verdict", "judged"), [("1.12.0", "breaking", "SymInt"), ("1.13.0", "symint", "int64_t")]
 )
 def test_kernels_are_judged_in_their_own_form_from_the_release_whose_dispatcher_unpacks_symints(
-    release_file: Callable[[str], Path], tmp_path: Path, version: str, verdict: str, form: str | None
+    release_file: Callable[[str], Path], tmp_path: Path, version: str, verdict: str, judged: str
 ) -> None:
     """1.13.0's KernelFunction::call first calls an int64_t kernel for a SymInt schema (unpackSymInt);
     before it a kernel had to take its schema's own types, the SymInt form, so a snapshot of an
-    earlier release judges every kernel in that form."""
+    earlier release judges every kernel in that form; `form` stays the one it is written in."""
     import dataclasses
 
     snapshot = pipeline.load_snapshot(str(release_file("2.15.0")))
     snapshot = dataclasses.replace(snapshot, meta=dataclasses.replace(snapshot.meta, torch_version=version))
     backend = read_backend("op-plugin", _real(OP_PLUGIN, tmp_path))
     (alert,) = [a for a in compute_coverage(snapshot, backend).alerts if a.name == "convolution"]
-    assert (alert.kernel, alert.form) == (verdict, form)
+    assert (alert.kernel, alert.form, alert.judged_in) == (verdict, "int64_t", judged)

@@ -662,7 +662,7 @@ def test_cli_comment_with_head_sha_posts_only_for_the_current_head(
     argv = ["comment", "--repo", REPO, "--pr", str(pr), f"gh:{REPO}@{base}", f"gh:{REPO}@{head}"]
     run = opdrift(*argv, "--head-sha", head)
     assert run.code == 0, run.err
-    assert "has moved on to aaaaaaaaaaaa" in run.out
+    assert "has moved on to aaaaaaaaaaaa" in run.err
     assert bot_comments(fake, pr) == []
     fake.push(REPO, pr, head)
     run = opdrift(*argv, "--head-sha", head.upper())  # GitHub reports shas lower-cased
@@ -819,6 +819,31 @@ def test_cli_weekly_issue_reruns_keep_one_issue(
     assert f"#{old['number']}" in new["body"]
 
 
+def test_cli_dry_run_prints_the_markdown_alone_and_no_body_when_it_would_post_nothing(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    opdrift: Opdrift,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`comment --dry-run > body.md` is the post: the status goes to stderr. A run that would post
+    nothing shows no body, with a token (it reads: no earlier comment) or without (it cannot read)."""
+    pr = fake.add_pull(REPO)
+    argv = ["comment", "--repo", REPO, "--pr", str(pr), "--dry-run"]
+    for token in (TOKEN, None):
+        if token is None:
+            monkeypatch.delenv("GITHUB_TOKEN")
+        run = opdrift(*argv, releases["2.13.0"], releases["2.14.1"])
+        assert run.code == 0, run.err
+        assert run.out.startswith(f"{PR_MARKER}\n") and "dry run" not in run.out
+        assert "opdrift: dry run: would " in run.err
+        same = opdrift(*argv, releases["2.14.1"], releases["2.14.1"])
+        assert same.code == 0, same.err
+        assert same.out == ""
+        assert "would post nothing" in same.err, same.err
+    assert fake.writes() == []
+
+
 def test_cli_without_token_is_a_dry_run_with_no_request(
     fake: FakeGitHub,
     gh_env: Path,
@@ -857,7 +882,7 @@ def test_cli_without_token_is_a_dry_run_with_no_request(
         "2026-W48",
     )
     assert run.code == 0, run.err
-    assert "would open the issue" in run.out
+    assert "would open the issue" in run.err
     assert fake.writes() == []
 
 
@@ -899,7 +924,7 @@ def test_cli_config_error_is_file_line_exit_2(
     assert run.code == 2
     assert (
         run.err
-        == f"opdrift: error: {config}:3: unknown facet 'needs-kernel' (expected one of: needs_kernel, breaking, new_core, now_decomposes)\n"
+        == f"opdrift: error: {config}:3: unknown facet 'needs-kernel' (expected one of: needs_kernel, breaking, kernel_breaking, new_core, now_decomposes, kernel_symint)\n"
     )
 
 

@@ -353,20 +353,83 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[History, str, str]
     return h, bad_sha, _git(repo, "rev-parse", "HEAD")
 
 
-def test_broken_commit_is_an_error_naming_it(broken: tuple[History, str, str], opdrift: Opdrift) -> None:
+def test_strict_stops_at_a_broken_commit_naming_it(
+    broken: tuple[History, str, str], opdrift: Opdrift
+) -> None:
     h, bad, _ = broken
-    run = opdrift("history", str(h.path))
+    run = opdrift("history", str(h.path), "--strict")
     assert run.code == 2
     assert run.out == ""
     assert run.err.startswith(f"opdrift: error: {bad}:{NATIVE}:")
+    assert "--strict stops at the first" in run.err
     assert len(run.err.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory: pytest.TempPathFactory) -> tuple[History, str]:
+    """2.12.0, 2.13.0, then a commit that moves `abs` the way upstream PRs sometimes do, adding the new
+    copy before removing the old one: the file defines `abs` twice, which torchgen refuses
+    (torchgen/native_function_generation.py, pre_group_native_functions: "Duplicate schema kind"), then
+    the commit that removes the old copy."""
+    h = build_history(tmp_path_factory.mktemp("refused") / "pytorch", first="2.12.0", last="2.13.0")
+    text = release_text("2.13.0")
+    start = text.index("- func: abs(Tensor self) -> Tensor\n")
+    end = text.index("- func:", start + 1)
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@localhost",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@localhost",
+    }
+    (h.path / NATIVE).write_text(text + "\n" + text[start:end], encoding="utf-8")
+    _git(h.path, "commit", "-qam", "Move abs (1/2)", env=env)
+    bad = _git(h.path, "rev-parse", "HEAD")
+    (h.path / NATIVE).write_text(text[:start] + text[end:] + "\n" + text[start:end], encoding="utf-8")
+    _git(h.path, "commit", "-qam", "Move abs (2/2)", env=env)
+    return h, bad
+
+
+def test_a_commit_codegen_refuses_is_skipped_by_default_and_summarized(
+    refused: tuple[History, str], opdrift: Opdrift
+) -> None:
+    h, bad = refused
+    run = opdrift("history", str(h.path), "--format", "csv")
+    assert run.code == 0, run.err
+    lines = run.err.splitlines()
+    assert "opdrift: skipped 1 commit(s) whose operator files do not build" in lines[-2]
+    assert "--strict stops at the first" in lines[-2]
+    assert lines[-1].startswith(f"opdrift:   {bad[:12]} {bad}:{NATIVE}:")
+    assert "duplicate operator 'abs'" in lines[-1]
+    rows = [r.split(",") for r in run.out.splitlines()[1:]]
+    assert [r[5] for r in rows] == ["ok", "ok", "broken", "ok"]
+    # the old spelling is a no-op alias of the default
+    assert opdrift("history", str(h.path), "--format", "csv", "--keep-going").out == run.out
+    strict = opdrift("history", str(h.path), "--strict")
+    assert strict.code == 2 and strict.out == ""
+    assert (
+        strict.err.startswith(f"opdrift: error: {bad}:{NATIVE}:") and "duplicate operator 'abs'" in strict.err
+    )
+    assert len(strict.err.splitlines()) == 1
+    assert opdrift("history", str(h.path), "--strict", "--keep-going").code == 2
+
+
+def test_the_skipped_summary_names_the_first_few() -> None:
+    points = [
+        timeline.Point(sha=f"{i:x}" * 40, date="", subject="", tag=None, error=f"e{i}") for i in range(5)
+    ]
+    points.insert(2, timeline.Point(sha="f" * 40, date="", subject="", tag=None, entries=1))
+    lines = history.skipped_summary(points)
+    assert lines[0].startswith("skipped 5 commit(s)")
+    assert lines[1:4] == [f"  {str(i) * 12} e{i}" for i in range(3)]
+    assert lines[4] == "  ... and 2 more: the timeline lists them all"
+    assert history.skipped_summary(points[2:3]) == []
 
 
 def test_keep_going_records_the_broken_commit(broken: tuple[History, str, str], opdrift: Opdrift) -> None:
     h, bad, fixed = broken
     run = opdrift("history", str(h.path), "--keep-going")
     assert run.code == 0
-    assert "1 broken commit" in run.err
+    assert "skipped 1 commit(s)" in run.err
     t = timeline.parse_json(run.out, "stdout")
     by_sha = {p.sha: p for p in t.points}
     error = by_sha[bad].error
@@ -617,9 +680,9 @@ def test_an_emptied_file_is_a_clear_error_not_a_traceback(tmp_path: Path, opdrif
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
     _small_history(repo, [text, ""])
-    run = opdrift("history", str(repo), "--format", "csv")
+    run = opdrift("history", str(repo), "--format", "csv", "--strict")
     assert run.code == 2 and run.err.count("\n") == 1 and "Traceback" not in run.err
-    run = opdrift("history", str(repo), "--format", "csv", "--keep-going")
+    run = opdrift("history", str(repo), "--format", "csv")
     assert run.code == 0 and run.out.splitlines()[-1].split(",")[5] == "broken"
 
 

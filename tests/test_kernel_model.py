@@ -13,16 +13,12 @@ from clirun import Opdrift
 from bot import pipeline
 from bot.coverage.backends import read_backend
 from bot.coverage.check import compute_coverage
+from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED, STRUCTURED_KEYS
 from bot.errors import SnapshotError
 from bot.model import Snapshot
 from bot.operators.kernels import (
-    CEA,
-    CEA_NON_FUNCTIONAL,
-    CIA,
-    CIA_NESTED,
     DELEGATE,
     OWN,
-    STRUCTURED_KEYS,
     kernel_for,
     profile_kernel,
 )

@@ -12,10 +12,10 @@ from functools import cache
 import pytest
 from datafiles import DATA, RELEASES, has_release_file, release_text
 
+from bot.dispatchkeys import COMPOSITE_KEYS, STRUCTURED_KEYS
 from bot.errors import EntryError, SchemaError, YamlError
-from bot.model import COMPOSITE_KEYS, OperatorSet, SourceMeta, TextFile
+from bot.model import OperatorSet, SourceMeta, TextFile
 from bot.operators.entries import read_entries
-from bot.operators.kernels import STRUCTURED_KEYS
 from bot.operators.native import build_operators, read_derivatives, read_tags
 
 TORCHGEN = DATA / "torchgen"

@@ -237,7 +237,7 @@ def test_crlf_gives_the_same_entries_as_lf() -> None:
 
 @contextmanager
 def count_lines_run() -> Iterator[list[int]]:
-    """Count the Python lines executed inside bot/nativeyaml.py: a measure of work that ignores the clock."""
+    """Count the Python lines executed inside bot/operators/entries.py: a measure of work that ignores the clock."""
     counter = [0]
 
     def tracer(frame: FrameType, event: str, arg: object) -> Any:

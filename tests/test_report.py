@@ -157,6 +157,23 @@ def test_golden_real(
 # --- structure -------------------------------------------------------------------------------------
 
 
+def test_text_shows_only_the_buckets_that_moved(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """2.13.0 → 2.14.1 changes 321 operators and no bucket's count: the text says so in one line
+    instead of 23 unchanged rows; 2.14.1 → 2.15.0 moves one bucket, which is the one row shown."""
+    root = str(tmp_path_factory.getbasetemp() / "releases")
+
+    def bucket_rows(base: str, head: str) -> list[str]:
+        drift = compute_drift(real_snapshot(base, root), real_snapshot(head, root))
+        text = render(drift, "text", context=golden_context(drift))
+        return text.split("BASE OPERATORS BY BUCKET\n")[1].split("\n\n")[0].splitlines()
+
+    assert bucket_rows("2.13.0", "2.14.1") == ["  no bucket changed"]
+    assert [r.split() for r in bucket_rows("2.14.1", "2.15.0")] == [
+        ["private", "446", "->", "451", "+5"],
+        ["(22", "other", "buckets", "unchanged)"],
+    ]
+
+
 def test_in_tree_kernel_changes_are_a_table_and_a_short_list(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
@@ -648,6 +665,19 @@ def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_wha
         " no longer builds in the form you write it: `rrelu_with_noise`",
         "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new or changed ops:"
         " `hardswish`",
+    ]
+
+
+def test_a_backend_gap_names_the_ops_it_implements_that_upstream_removed() -> None:
+    from bot.render.context import BackendGap
+
+    drift = compute_drift(*realistic_pair())
+    gaps = (BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", (), (), ("cholesky", "qr")),)
+    body = render(drift, "pr-comment", context=context_for(drift, backend_gaps=gaps))
+    assert "### 🔌 Backends that lack new or changed ops, or whose kernels they break" in body
+    assert [x for x in body.splitlines() if x.startswith("- @")] == [
+        "- @xla-team: 🗑️ your backend (`xla`, `xla_native_functions.yaml`) implements **2** ops upstream"
+        " removed, which your codegen then refuses by name: `cholesky`, `qr`",
     ]
 
 

@@ -26,14 +26,15 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 from bot.cli import main
-from bot.coverage.check import RULES, TRAINING_ONLY
-from bot.coverage.oplist import BACKEND_KINDS
+from bot.coverage.kinds import BACKEND_KINDS
+from bot.coverage.schema_history import SinceEvent
 from bot.coverage.workitems import WorkItem
 from bot.model import Facets, OpKind, SourceKind, SourceMeta
 from bot.operators.kernels import PROFILES, SOURCES
-from bot.schema.compare import Severity
+from bot.schema.codes import Severity
 from bot.schema.kernel import KernelForm, KernelVerdict
 from bot.taxonomy.buckets import BUCKET_TABLE
+from bot.work.engine import RULES, TRAINING_ONLY
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas"
@@ -256,6 +257,8 @@ def test_the_schemas_enums_are_the_codes_tables() -> None:
     forms = list(get_args(KernelForm))
     assert _at(coverage, "$defs/alert/properties/form/enum") == [*forms, None]
     assert _at(coverage, "$defs/work_item/properties/form/enum") == [*forms, None]
+    assert _at(coverage, "$defs/alert/properties/judged_in/enum") == [*forms, None]
+    assert _at(coverage, "$defs/alert/properties/upstream_since_event/enum") == [*get_args(SinceEvent), None]
     item_fields = {f.name for f in dataclasses.fields(WorkItem)} - {"core", "in_degree", "private"}
     assert sorted(_at(coverage, "$defs/work_item/required")) == sorted([*item_fields, "rank"])
 

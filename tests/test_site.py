@@ -6,6 +6,7 @@ import json
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ from sitebuild import BACKEND_LIST, SNAPSHOTS, hostile_source
 
 from bot.coverage.backends import read_text_list
 from bot.coverage.check import compute_coverage
+from bot.model import Snapshot
+from bot.site.build import SourceOrderError, order_sources
 from bot.site.html import CSP, el, join, safe_url
 from bot.site.model import file_name
 from bot.snapshot import load_snapshot
@@ -182,9 +185,89 @@ def test_a_directory_it_did_not_write_is_never_replaced(
     assert (out / "precious.txt").read_text() == "keep"
     other = tmp_path / "site"
     assert opdrift("site", "-o", str(other), str(SNAPSHOTS[-1])).code == 0
-    assert opdrift("site", "-o", str(other), str(release_file("2.14.1")), str(SNAPSHOTS[-1])).code == 0
+    assert opdrift("site", "-o", str(other), str(SNAPSHOTS[-2]), str(SNAPSHOTS[-1])).code == 0
     # The site is a link to the one complete build beside it; the previous build's directory is gone.
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", "site", os.readlink(other)])
+
+
+def test_sources_given_newest_first_build_the_same_site(tmp_path: Path, opdrift: Opdrift) -> None:
+    """The last SOURCE is "current": given newest first, the order is taken from the versions, not
+    from the command line (it used to call 2.14.1 current here)."""
+    pair = [str(SNAPSHOTS[-2]), str(SNAPSHOTS[-1])]
+    forward = opdrift("site", "-o", str(tmp_path / "forward"), *pair)
+    backward = opdrift("site", "-o", str(tmp_path / "backward"), *reversed(pair))
+    assert forward.code == backward.code == 0, backward.err
+    assert forward.err == ""
+    assert (
+        backward.err == f"opdrift: SOURCEs taken oldest first: {pair[0]}, {pair[1]} (the last is current)\n"
+    )
+    files = sorted(
+        p.relative_to(tmp_path / "forward") for p in (tmp_path / "forward").rglob("*") if p.is_file()
+    )
+    assert files
+    for name in files:
+        assert (tmp_path / "backward" / name).read_bytes() == (tmp_path / "forward" / name).read_bytes(), name
+
+
+def test_an_order_it_cannot_tell_is_refused(
+    tmp_path: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
+) -> None:
+    bare = str(release_file("2.14.1"))
+    run = opdrift("site", "-o", str(tmp_path / "a"), bare, str(SNAPSHOTS[-1]))
+    assert run.code == 2 and not (tmp_path / "a").exists()
+    assert run.err == (
+        f"opdrift: error: cannot tell the order of the SOURCEs: {bare} records neither a torch version "
+        "nor a commit date (a release, a wheel, DIR@REV or a snapshot of one does)\n"
+    )
+    # The weekly workflow's own list: the shipped main.json is v2.15.0.json byte for byte (no date, one
+    # version), and two SOURCEs with the same operators give the same site in either order.
+    main_json = str(SNAPSHOTS[-1].parent / "main.json")
+    run = opdrift("site", "-o", str(tmp_path / "b"), str(SNAPSHOTS[-2]), str(SNAPSHOTS[-1]), main_json)
+    assert (run.code, run.err) == (0, "")
+
+
+def test_order_sources_by_version_then_date() -> None:
+    snaps = {
+        v: load_snapshot(str(path))
+        for v, path in zip(("2.12.0", "2.13.0", "2.14.1", "2.15.0"), SNAPSHOTS, strict=True)
+    }
+
+    def at(v: str, version: str | None, date: str | None) -> tuple[str, Snapshot]:
+        snap = snaps[v]
+        return v, replace(snap, meta=replace(snap.meta, torch_version=version, date=date))
+
+    def names(pairs: list[tuple[str, Snapshot]]) -> list[str]:
+        return [n for n, _ in order_sources(pairs)]
+
+    # a pre-release (main's version.txt) sorts before its release, after the one before
+    assert names(
+        [at("2.15.0", "2.15.0", None), at("2.14.1", "2.15.0a0", None), at("2.13.0", "2.14.1", None)]
+    ) == [
+        "2.13.0",
+        "2.14.1",
+        "2.15.0",
+    ]
+    # one version, two commits: the date decides (time zones compared as instants)
+    assert names(
+        [
+            at("2.15.0", "2.15.0a0", "2026-01-02T00:30:00+01:00"),
+            at("2.14.1", "2.15.0a0", "2026-01-01T23:45:00+00:00"),
+        ]
+    ) == ["2.15.0", "2.14.1"]
+    # no versions at all: dates alone
+    assert names(
+        [at("2.15.0", None, "2026-03-01T00:00:00Z"), at("2.12.0", None, "2025-03-01T00:00:00Z")]
+    ) == [
+        "2.12.0",
+        "2.15.0",
+    ]
+    # one version, different operators, and not both dated: refused, naming both
+    with pytest.raises(SourceOrderError, match=re.escape("cannot tell which of 2.14.1 and 2.15.0 is newer")):
+        order_sources([at("2.14.1", "2.15.0", None), at("2.15.0", "2.15.0", "2026-01-01T00:00:00Z")])
+    with pytest.raises(
+        SourceOrderError, match=re.escape("2.12.0 records no torch version and 2.15.0 no commit date")
+    ):
+        order_sources([at("2.15.0", "2.15.0", None), at("2.12.0", None, "2025-03-01T00:00:00Z")])
 
 
 @pytest.mark.slow

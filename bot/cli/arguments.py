@@ -39,7 +39,9 @@ def add_snapshot(p: argparse.ArgumentParser) -> None:
 def add_stats(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Count SOURCE's entries, registered operators, base operators, overloads and "
-        "composites, and how many base operators fall in each taxonomy bucket."
+        "composites, and how many base operators fall in each taxonomy bucket. An overload is a "
+        "registered operator with an overload name (add.Tensor, add.out; relu has none); the output "
+        "ends with what each row counts."
     )
     p.epilog = SOURCE_HELP
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
@@ -182,7 +184,15 @@ def add_history(p: argparse.ArgumentParser) -> None:
     add_output(p)
     p.add_argument("--cache", metavar="DIR", help="keep per-commit results here, so reruns start warm")
     p.add_argument("--shard", metavar="I/N", help="walk only the I-th of N contiguous chunks (JSON to merge)")
-    p.add_argument("--keep-going", action="store_true", help="record a broken commit and go on")
+    policy = p.add_mutually_exclusive_group()
+    policy.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first commit whose operator files do not build (by default such a commit is "
+        "recorded as broken, the walk goes on, and stderr names the skipped commits)",
+    )
+    # The default since the walk goes on by itself; still accepted so that existing scripts run.
+    policy.add_argument("--keep-going", action="store_true", help="accepted for compatibility; the default")
     add_overrides(p)
 
 
@@ -204,11 +214,13 @@ def add_history_merge(p: argparse.ArgumentParser) -> None:
 
 
 def add_coverage(p: argparse.ArgumentParser) -> None:
+    # The kind table is the one list of kinds; its module imports nothing at run time.
+    from bot.coverage.kinds import kinds_help, profiles_help
+
     p.description = (
         "Compare a backend's own op list with SOURCE's operators: coverage per bucket, "
         "the ops that need a kernel, stale entries, and schema alerts. "
-        "KIND is one of torch-mlir, xla, cpp, op-plugin, torch-npu, xpu, dispatch, text; for dispatch, "
-        "PATH is a dispatch key of native_functions.yaml such as MPS."
+        f"KIND=PATH is one of: {kinds_help()}."
     )
     p.epilog = SOURCE_HELP
     p.add_argument(
@@ -232,8 +244,7 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
         "--profile",
         choices=PROFILES,
         help="judge every --backend as this kind of backend: eager (own dispatch key), functional "
-        "(XLA, Lazy) or export (compilers of exported graphs); default: the KIND's (torch-mlir: export, "
-        "xla: functional, the others: eager)",
+        f"(XLA, Lazy) or export (compilers of exported graphs); default: the KIND's ({profiles_help()})",
     )
     add_codegen(p)
 
@@ -242,11 +253,13 @@ def add_site(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Write a static site into DIR: an index of every base operator with search and filters, a page "
         "per base operator (overloads, facets, bucket rule, its history across the SOURCEs, coverage), a "
-        "coverage matrix, a growth chart, and the same data as JSON. SOURCEs are oldest first; the last "
-        "is now. The site loads nothing from the network and needs no server."
+        "coverage matrix, a growth chart, and the same data as JSON. SOURCEs are put in order by their torch "
+        "version (ties by commit date), else by commit date, whatever order they are given in; the newest is "
+        "current, and an order that cannot be told is an error. The site loads nothing from the network and "
+        "needs no server."
     )
     p.epilog = SOURCE_HELP
-    p.add_argument("sources", metavar="SOURCE", nargs="+", help="releases or snapshots, oldest first")
+    p.add_argument("sources", metavar="SOURCE", nargs="+", help="releases or snapshots, in any order")
     p.add_argument(
         "-o",
         "--output",

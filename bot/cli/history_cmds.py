@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot.cli.common import EXIT_OK, write_output
+from bot.cli.common import EXIT_OK, note, write_output
 
 
 def run_history(args: argparse.Namespace) -> int:
@@ -20,15 +20,14 @@ def run_history(args: argparse.Namespace) -> int:
         paths=tuple(args.paths) if args.paths else history.DEFAULT_PATHS,
         tags=args.tags,
         shard=history.parse_shard(args.shard) if args.shard else None,
-        keep_going=args.keep_going,
+        keep_going=not args.strict,
         cache_dir=args.cache,
         overrides=load_overrides(args.overrides) if args.overrides else None,
     )
     result = history.walk(args.repo, options, progress=timeline.Progress(sys.stderr))
     write_output(timeline_render.render(result, args.format), args.output)
-    broken = sum(p.broken for p in result.points)
-    if broken:
-        print(f"opdrift: {broken} broken commit(s) recorded in the timeline", file=sys.stderr)
+    for line in history.skipped_summary(result.points):
+        note(line)
     return EXIT_OK
 
 

@@ -12,7 +12,10 @@ import re
 
 SOURCE_HELP = (
     "SOURCE: a PyTorch checkout DIR, DIR@REV (a git revision, read without checkout), "
-    "a torch .whl, a native_functions.yaml (tags.yaml beside it is used), or a snapshot .json"
+    "a torch .whl, a native_functions.yaml (tags.yaml beside it is used), a snapshot .json, or "
+    "through GitHub's API with no clone (GITHUB_TOKEN when set): gh:OWNER/NAME@REF (a branch, tag or "
+    "sha), gh:OWNER/NAME#PR (a pull request's head) or gh:OWNER/NAME#PR:merge-base (the commit its "
+    "diff starts from)"
 )
 
 # bot.render.markers.FORMATS, bot.drift.policy.FAIL_ON and DEFAULT_FAIL_ON, bot.render.stats.RENDERERS' keys.

@@ -71,15 +71,17 @@ def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClien
     return RepoClient(settings), bool(args.dry_run)
 
 
-def _publish_report(outcome: Outcome, summary: str) -> None:
+def _publish_report(outcome: Outcome, summary: str, *, shows_body: bool = True) -> None:
+    """The status line on stderr; a dry run's body alone on stdout (so `> body.md` is the post), and
+    only when it `shows_body`: a run that would post nothing prints none."""
     from bot.publish.actions import append_step_summary
 
     if outcome.action == "dry-run":
-        print(f"opdrift: dry run: {outcome.detail}")
-        if outcome.text:
+        print(f"opdrift: dry run: {outcome.detail}", file=sys.stderr)
+        if outcome.text and shows_body:
             sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
     else:
-        print(f"opdrift: {outcome.detail}" + (f": {outcome.url}" if outcome.url else ""))
+        print(f"opdrift: {outcome.detail}" + (f": {outcome.url}" if outcome.url else ""), file=sys.stderr)
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
         append_step_summary(target, summary)
@@ -130,19 +132,23 @@ def run_comment(args: argparse.Namespace) -> int:
     quiet = (
         kernel_keys_only and not setup.cfg.comment_on_kernel_keys and not setup.mentions and not setup.gaps
     )
+    # A PR that only breaks the file's codegen (an unknown key, a family out of step) is news too.
+    has_drift = (not drift.is_empty and not quiet) or bool(setup.warnings)
     outcome = publish_pr_comment(
         client,
         args.pr,
         body,
         PR_COMMENT_MARKER,
-        # A PR that only breaks the file's codegen (an unknown key, a family out of step) is news too.
-        has_drift=(not drift.is_empty and not quiet) or bool(setup.warnings),
+        has_drift=has_drift,
         clean_body=body,
         dry_run=dry_run,
         head_sha=args.head_sha,
         quiet_reason="only in-tree kernels changed" if quiet and not setup.warnings else "",
     )
-    _publish_report(outcome, summary)
+    # Without a token nothing is read either: a report without drift would post nothing (an earlier
+    # comment, if any, is only flipped), so no body is shown. With a token a dry run knows, and shows
+    # the flip it would make.
+    _publish_report(outcome, summary, shows_body=has_drift or client is not None)
     return EXIT_OK
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from bot.cli.common import EXIT_OK, load, warn
+from bot.cli.common import EXIT_OK, load, note, warn
 
 if TYPE_CHECKING:
     from bot.history.timeline import Point
@@ -17,7 +17,7 @@ def run_site(args: argparse.Namespace) -> int:
     from bot.coverage import check as coverage
     from bot.errors import ConfigError
     from bot.site.backends import check_unique, parse_site_backend
-    from bot.site.build import build_site
+    from bot.site.build import build_site, order_sources
     from bot.site.files import site_files
     from bot.site.model import BackendSpec
     from bot.site.write import write_site
@@ -27,7 +27,11 @@ def run_site(args: argparse.Namespace) -> int:
         raise ConfigError("--tags needs --history REPO")
     specs = [parse_site_backend(arg) for arg in args.backend or ()]
     check_unique(specs)
-    snapshots = [load(spec) for spec in args.sources]
+    given = [(spec, load(spec)) for spec in args.sources]
+    ordered = order_sources(given)
+    if [spec for spec, _ in ordered] != list(args.sources):
+        note(f"SOURCEs taken oldest first: {', '.join(spec for spec, _ in ordered)} (the last is current)")
+    snapshots = [snap for _, snap in ordered]
     now = snapshots[-1]
     for spec in specs:
         if spec.kind == "dispatch":

@@ -1,19 +1,22 @@
 """Downstream backends' own operator lists → one normalised form.
 
 Each backend keeps the ATen operators it implements in a format of its own, maintained by hand.
-Every reader (one module per format: `torch_mlir`, `yaml_lists`, `cpp`, and plain text here) is pure (text in, records out) and normalises names to native_functions.yaml's
-``name.overload`` (the bare name for the default overload), so that coverage can compare them with a
-snapshot. Reading files and walking source trees happens in `read_backend`, at the edge.
+Every reader (one module per format: `torch_mlir`, `yaml_lists`, `cpp`, and plain text here) is pure
+(text in, records out) and normalises names to native_functions.yaml's ``name.overload`` (the bare name for the default overload), so that coverage can compare them with a
+snapshot. Reading files and walking source trees happens in the file readers below, at the edge;
+`read_backend` picks one by the kind table (`bot.coverage.kinds`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from importlib import import_module
 from pathlib import Path
 
 from bot.coverage.cpp import read_cpp
-from bot.coverage.oplist import BACKEND_KINDS, BackendKind, BackendList, BackendOp, normalise_name
+from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind
+from bot.coverage.oplist import BackendList, BackendOp, normalise_name
 from bot.coverage.torch_mlir import FX_DECOMP_PATH, TD_PATH, read_fx_decompositions, read_torch_mlir
 from bot.coverage.yaml_lists import read_op_plugin, read_torch_npu, read_xla, read_xpu, torch_version_key
 from bot.errors import ConfigError, SourceError
@@ -133,36 +136,70 @@ def _read_torch_mlir_checkout(root: Path, value: str) -> BackendList:
 
 
 def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = None) -> BackendList:
-    """Read one backend list from disk. ``dispatch`` lists are derived from the snapshot by coverage."""
-    if kind == "dispatch":
-        return BackendList("dispatch", value, (), dispatch_key=value)
+    """Read one backend list of KIND from VALUE (a path, or a dispatch key) with the reader the kind
+    table names (`bot.coverage.kinds`); the list is of KIND whatever format its reader shares, and an
+    operator whose reader could not tell its kernel form gets the kind's."""
+    row = KIND_BY_ID.get(kind)
+    if row is None:
+        raise ConfigError(f"unknown backend kind {kind!r} (kinds: {', '.join(BACKEND_KINDS)})")
+    module, _, function = row.reader.partition(":")
+    reader: Callable[[str, str | None], BackendList] = getattr(import_module(module), function)
+    found = reader(value, torch_version)
+    form = row.kernel_form
+    if form is not None and any(op.kernel_form is None for op in found.ops):
+        ops = tuple(op if op.kernel_form is not None else replace(op, kernel_form=form) for op in found.ops)
+        found = replace(found, ops=ops)
+    return found if found.kind == kind else replace(found, kind=kind)
+
+
+# The readers the kind table names: (PATH or key, torch version) → BackendList.
+
+
+def read_dispatch_key(value: str, torch_version: str | None) -> BackendList:
+    """A native dispatch key: its operators are derived from the snapshot by coverage."""
+    return BackendList("dispatch", value, (), dispatch_key=value)
+
+
+def read_cpp_tree(value: str, torch_version: str | None) -> BackendList:
     path = Path(value)
-    if kind == "cpp":
-        if path.exists() and not (path.is_dir() or path.is_file()):
-            raise ConfigError("not a regular file or directory (a FIFO would block the read)", path=value)
-        files = _cpp_files(path) if path.is_dir() else [path]
-        ops: list[BackendOp] = []
-        warnings: list[str] = []
-        fallback: str | None = None
-        for file in files:
-            one = read_cpp(_read_cpp_source(file), str(file))
-            ops.extend(one.ops)
-            warnings.extend(one.warnings)
-            fallback = fallback or one.fallback
-        if not ops:
-            raise ConfigError("no m.impl(...) registrations inside TORCH_LIBRARY_IMPL(aten, ...)", path=value)
-        return BackendList("cpp", value, tuple(ops), warnings=tuple(warnings), fallback=fallback)
-    if kind == "torch-mlir" and path.is_dir():
+    if path.exists() and not (path.is_dir() or path.is_file()):
+        raise ConfigError("not a regular file or directory (a FIFO would block the read)", path=value)
+    files = _cpp_files(path) if path.is_dir() else [path]
+    ops: list[BackendOp] = []
+    warnings: list[str] = []
+    fallback: str | None = None
+    for file in files:
+        one = read_cpp(_read_cpp_source(file), str(file))
+        ops.extend(one.ops)
+        warnings.extend(one.warnings)
+        fallback = fallback or one.fallback
+    if not ops:
+        raise ConfigError("no m.impl(...) registrations inside TORCH_LIBRARY_IMPL(aten, ...)", path=value)
+    return BackendList("cpp", value, tuple(ops), warnings=tuple(warnings), fallback=fallback)
+
+
+def read_torch_mlir_source(value: str, torch_version: str | None) -> BackendList:
+    path = Path(value)
+    if path.is_dir():
         return _read_torch_mlir_checkout(path, value)
-    text = _read_text(path)
-    if kind == "torch-mlir":
-        return read_torch_mlir(text, value)
-    if kind == "xla":
-        return read_xla(text, value)
-    if kind == "xpu":
-        return read_xpu(text, value)
-    if kind == "op-plugin":
-        return read_op_plugin(text, value, torch_version)
-    if kind == "torch-npu":
-        return read_torch_npu(text, value)
-    return read_text_list(text, value)
+    return read_torch_mlir(_read_text(path), value)
+
+
+def read_xla_file(value: str, torch_version: str | None) -> BackendList:
+    return read_xla(_read_text(Path(value)), value)
+
+
+def read_xpu_file(value: str, torch_version: str | None) -> BackendList:
+    return read_xpu(_read_text(Path(value)), value)
+
+
+def read_op_plugin_file(value: str, torch_version: str | None) -> BackendList:
+    return read_op_plugin(_read_text(Path(value)), value, torch_version)
+
+
+def read_torch_npu_file(value: str, torch_version: str | None) -> BackendList:
+    return read_torch_npu(_read_text(Path(value)), value)
+
+
+def read_text_file(value: str, torch_version: str | None) -> BackendList:
+    return read_text_list(_read_text(Path(value)), value)

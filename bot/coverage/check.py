@@ -1,38 +1,13 @@
 """A backend's op list against a snapshot → what it covers, what it lacks, what went stale.
 
-Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. The rules, in the order they are tried
-(the first that holds names the reason; the README documents them per backend kind):
+Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. Whether an operator is covered, and by
+which rule (``listed``, ``decomposes``, ``default_kernel``, ``structured_delegate``,
+``backend_codegen``, ``autograd_key``, export's ``training_only``), is the work engine's answer
+(`bot.work.engine`, which documents the rules): the engine the drift's per-change profiles,
+subscriptions, `explain` and the site ask too. The README documents the rules per backend kind.
 
-1. ``listed``: the backend lists the operator (for ``dispatch`` lists: the operator has a kernel
-   under that dispatch key in native_functions.yaml).
-2. ``decomposes``: it is CompositeImplicitAutograd, so it decomposes into other operators before it
-   reaches the backend.
-3. ``default_kernel``: it is CompositeExplicitAutograd(NonFunctional): PyTorch registers one kernel,
-   written in other operators, that a backend uses unless it overrides it; which of the two kinds
-   serve a backend is its profile's (`bot.operators.kernels`, which also keeps a NestedTensor
-   decomposition away from dense backends).
-4. ``structured_delegate`` (eager profile only): it takes its kernel from an out variant that is itself
-   covered. Under functionalization the functional op itself reaches the backend, which must write it.
-5. ``backend_codegen``: functionalization derives it. A backend of the functional or export profile
-   (XLA, an exported graph) sees only functional operators, so an out= or in-place variant is no work of
-   its own: its functional op (`via`) carries the work, if any (none when that op is
-   CompositeImplicitAutograd, `bot.operators.functionalize`).
-6. ``autograd_key``: the backend registers the forward op at its Autograd key (XLA's ``autograd:``
-   list, ``TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m)``), so autograd never calls that op's
-   ``_backward`` op for it (``native_layer_norm_backward`` under ``native_layer_norm``); not for the
-   backward ops other ops' derivative formulas call too (`SHARED_BACKWARDS`).
-
-For a functional backend, a CompositeExplicitAutograd default kernel that calls its own out= or
-in-place variant back (``complex`` → ``complex.out``) serves only when the backend lists that variant;
-otherwise the functional op needs a kernel, and `OpCoverage.alternative` names the variant that would
-do instead.
-
-A backend of the ``export`` profile is judged by what reaches an exported graph at the snapshot's
-release, with the backend's own decomposition table or PyTorch's Core-ATen table
-(`bot.operators.exported`, the path `bot.drift.needs.export_path_for` builds for drift reports too):
-an operator the table or export decomposes, or that export answers while tracing (a bool, a dtype), is
-``decomposes``; an out=, in-place or mutable one, which export functionalizes, is ``backend_codegen``;
-one only a training graph holds is ``training_only``, reported apart and not a need.
+A ``dispatch`` list is the operators with a kernel under that dispatch key in native_functions.yaml,
+judged as the dispatcher fills that key.
 
 Anything else needs a kernel. Listed names that no longer exist upstream are stale.
 """
@@ -43,25 +18,15 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from bot.coverage.kinds import PROFILE_OF_KIND
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
-from bot.coverage.profiles import PROFILE_OF_KIND
-from bot.coverage.schema_history import schema_since
-from bot.coverage.yaml_lists import torch_version_key
-from bot.drift.needs import export_path_for
+from bot.coverage.schema_history import SinceEvent, schema_since
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
-from bot.operators.exported import export_fate
-from bot.operators.functionalize import Functionalization
-from bot.operators.kernels import (
-    CIA,
-    FUNCTIONALIZED,
-    Profile,
-    composite_for,
-    profile_kernel,
-    table_of,
-)
-from bot.schema.compare import Detail, diff_schemas, widens
+from bot.operators.kernels import Profile
+from bot.schema.codes import Code, Detail
+from bot.schema.compare import diff_schemas, widens
 from bot.schema.grammar import parse_schema, parse_type
 from bot.schema.kernel import (
     KernelChange,
@@ -69,31 +34,15 @@ from bot.schema.kernel import (
     KernelVerdict,
     breaks_form,
     kernel_changes,
+    plain_kernels_accepted,
     verdict_of,
 )
 from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
 from bot.text import did_you_mean
+from bot.work.engine import RULES, SHARED_BACKWARDS, TRAINING_ONLY, Backend, Engine
 
-RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen", "autograd_key")
-# export only: in a training graph alone, so no need of the inference graph export gives by default
-TRAINING_ONLY = "training_only"
-
-# Backward ops that derivatives.yaml calls from the formulas of other ops than their own forward op (and
-# its in-place twin), so an Autograd-key registration of that forward op leaves them needed: every
-# such name in the 2.1.0 to 2.15.0 derivatives.yaml (`convolution_backward` from `_convolution`'s and
-# the backend convolutions', `threshold_backward` from `relu`'s...). tests/test_coverage_real.py reads
-# each vendored release's derivatives.yaml to check that none is missing.
-SHARED_BACKWARDS = frozenset(
-    {
-        "convolution_backward",
-        "elu_backward",
-        "fake_quantize_per_tensor_affine_cachemask_backward",
-        "leaky_relu_backward",
-        "native_batch_norm_backward",
-        "rrelu_with_noise_backward",
-        "threshold_backward",
-    }
-)
+# The engine's vocabulary, which coverage reports use as they are.
+__all__ = ["RULES", "SHARED_BACKWARDS", "TRAINING_ONLY"]
 
 
 @dataclass(frozen=True)
@@ -124,12 +73,18 @@ class SchemaAlert:
     upstream_schema: str
     breaking: bool
     details: tuple[Detail, ...]
-    kernel: KernelVerdict  # judged in `form`, the backend's own (`judge_in_form`)
+    kernel: KernelVerdict  # judged in `judged_in` (`judge_in_form`)
     kernel_changes: tuple[KernelChange, ...] = ()
     form: KernelForm | None = None  # the form the backend's kernel is written in; None: not known
+    # the form the verdict judged it in: `form`, except before 1.13, whose dispatcher accepted only the
+    # SymInt form (`judged_form`)
+    judged_in: KernelForm | None = None
     # the first release of the run of releases, up to the snapshot's, whose schema is upstream's
     # (`bot.coverage.schema_history`): how long the backend has been behind. None: in no release yet
     upstream_since: str | None = None
+    # how that run began: "added" (the op came with that schema), "changed", or "earliest" (the run
+    # starts at the table's first release: unchanged since it or earlier); None with upstream_since
+    upstream_event: SinceEvent | None = None
 
 
 @dataclass(frozen=True)
@@ -191,71 +146,32 @@ def _listed(snapshot: Snapshot, backend: BackendList) -> frozenset[str]:
     return backend.names
 
 
-def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile | None = None) -> Coverage:
-    """Every operator of SNAPSHOT judged for BACKEND, as a backend of PROFILE (default: its kind's)."""
+def engine_backend(snapshot: Snapshot, backend: BackendList, profile: Profile | None = None) -> Backend:
+    """BACKEND as the work engine sees it, as a backend of PROFILE (default: its kind's). A native
+    dispatch key is judged as the dispatcher fills that key; any other list as a backend of its profile
+    that is not in the yaml at all."""
     profile = profile or PROFILE_OF_KIND[backend.kind]
-    listed = _listed(snapshot, backend)
-    records = snapshot.operators
-    functionalized = profile in FUNCTIONALIZED
-    functionalization = Functionalization(records)
-    bypassed = _bypassed_backwards(backend, records)
-    export = (
-        export_path_for(snapshot.meta.torch_version, backend.decompositions, backend.decompositions_path)
-        if profile == "export"
-        else None
+    return Backend(
+        profile,
+        _listed(snapshot, backend),
+        frozenset(op.name for op in backend.ops if _at_autograd_key(op)),
+        backend.dispatch_key if backend.kind == "dispatch" and profile != "export" else None,
+        backend.decompositions,
+        backend.decompositions_path,
     )
 
-    decided: dict[str, OpCoverage] = {}
-    # A native dispatch key is judged as the dispatcher fills that key; any other list as a backend of
-    # its profile that is not in the yaml at all.
-    key = backend.dispatch_key if backend.kind == "dispatch" else None
 
-    def serving(rec: OpRecord) -> str | None:
-        table = table_of(rec.facets)
-        if key is not None and profile != "export":
-            return composite_for(table, key)
-        return profile_kernel(table, profile)
-
-    def decide(name: str, rec: OpRecord, seen: frozenset[str]) -> OpCoverage:
-        if name in decided:
-            return decided[name]
-        facets = rec.facets
-        result: OpCoverage
-        kernel = None if name in listed else serving(rec)
-        # The same exception as drift/needs.py's: a default kernel that calls its variant back.
-        back = (
-            functionalization.calls_back(rec)
-            if profile == "functional" and kernel is not None and kernel != CIA
-            else None
-        )
-        fate = None if export is None or name in listed else export_fate(rec, export)
-        if name in listed:
-            result = OpCoverage(name, rec.bucket, True, "listed")
-        elif fate is not None:
-            sibling = (functionalization.functional_of(rec) or "") if fate == "functionalized" else ""
-            result = _exported(name, rec, fate, sibling)
-        elif kernel == CIA:
-            result = OpCoverage(name, rec.bucket, True, "decomposes")
-        elif kernel is not None and (back is None or back in listed):
-            result = OpCoverage(name, rec.bucket, True, "default_kernel", back or "")
-        elif (
-            not functionalized
-            and facets.structured_delegate
-            and facets.structured_delegate in records
-            and facets.structured_delegate not in seen
-            and decide(facets.structured_delegate, records[facets.structured_delegate], seen | {name}).covered
-        ):
-            result = OpCoverage(name, rec.bucket, True, "structured_delegate", facets.structured_delegate)
-        elif functionalized and (via := functionalization.functional_of(rec)):
-            result = OpCoverage(name, rec.bucket, True, "backend_codegen", via)
-        elif forward := bypassed.get(rec.base):
-            result = OpCoverage(name, rec.bucket, True, "autograd_key", forward)
-        else:
-            result = OpCoverage(name, rec.bucket, False, "needs_kernel", alternative=back or "")
-        decided[name] = result
-        return result
-
-    ops = tuple(decide(name, records[name], frozenset()) for name in sorted(records))
+def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile | None = None) -> Coverage:
+    """Every operator of SNAPSHOT judged for BACKEND, as a backend of PROFILE (default: its kind's), by
+    the work engine (`bot.work.engine`), the one that decides the drift's per-change profiles too."""
+    model = engine_backend(snapshot, backend, profile)
+    engine = Engine(snapshot.operators, model, version=snapshot.meta.torch_version)
+    records = snapshot.operators
+    ops = []
+    for name in sorted(records):
+        rec = records[name]
+        v = engine.judge(rec)
+        ops.append(OpCoverage(name, rec.bucket, v.covered, v.rule, v.via, v.alternative))
     seen_stale: set[str] = set()
     stale = []
     for op in backend.ops:
@@ -265,43 +181,18 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
     return Coverage(
         backend.kind,
         backend.path,
-        profile,
-        ops,
+        model.profile,
+        tuple(ops),
         tuple(stale),
         tuple(_alerts(snapshot, backend)),
         backend.fallback,
         backend.roots or (backend.path,),
-        export.table.origin if export is not None else "",
+        engine.export.table.origin if model.profile == "export" else "",
     )
 
 
 def _at_autograd_key(op: BackendOp) -> bool:
     return op.origin == "autograd" or (op.dispatch_key or "").startswith("Autograd")
-
-
-def _bypassed_backwards(backend: BackendList, records: Mapping[str, OpRecord]) -> dict[str, str]:
-    """base of a backward op → the forward op the backend registers at its Autograd key, whose own
-    derivative formula is that backward op's only caller (see `SHARED_BACKWARDS`)."""
-    out: dict[str, str] = {}
-    for op in backend.ops:
-        rec = records.get(op.name)
-        if rec is None or not _at_autograd_key(op) or rec.facets.has_derivative is not True:
-            continue
-        backward = f"{rec.base}_backward"
-        if backward not in SHARED_BACKWARDS:
-            out.setdefault(backward, op.name)
-    return out
-
-
-def _exported(name: str, rec: OpRecord, fate: str, sibling: str) -> OpCoverage:
-    """An export backend's verdict on an operator it does not list, from its fate on the export path."""
-    if fate in ("decomposed", "evaluated"):
-        return OpCoverage(name, rec.bucket, True, "decomposes")
-    if fate == "functionalized":
-        return OpCoverage(name, rec.bucket, True, "backend_codegen", sibling)
-    if fate == TRAINING_ONLY:
-        return OpCoverage(name, rec.bucket, True, TRAINING_ONLY)
-    return OpCoverage(name, rec.bucket, False, "needs_kernel")
 
 
 # torch-mlir prints types as the TorchScript registry does: enums travel as int, SymInt as int.
@@ -414,7 +305,9 @@ def _at(returns: tuple[Return, ...], i: int) -> Return | None:
     return returns[i] if i < len(returns) else None
 
 
-def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaAlert | None:
+def _types_alert(
+    op: BackendOp, rec: OpRecord, schema: FunctionSchema, judged: KernelForm | None
+) -> SchemaAlert | None:
     backend_sig = " ".join((op.schema or "").split())
     upstream = mlir_signature(schema)
     if backend_sig == upstream:
@@ -424,7 +317,7 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
     flat = schema.arguments.flat_all
     details: list[Detail] = []
     if our_rets != their_rets:
-        details.append(Detail("return_changed", "breaking", "returns", their_rets, our_rets))
+        details.append(Code.RETURN_CHANGED("returns", their_rets, our_rets))
     for i in range(max(len(theirs), len(ours))):
         before = theirs[i] if i < len(theirs) else ""
         after = ours[i] if i < len(ours) else ""
@@ -432,15 +325,21 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
             continue
         arg = flat[i].name if i < len(flat) else f"#{i}"
         if not before and i < len(flat) and flat[i].default is not None:
-            details.append(Detail("argument_added_with_default", "compatible", arg, "", after))
+            details.append(Code.ARGUMENT_ADDED_WITH_DEFAULT(arg, "", after))
         elif before and after and _widened(before, after):
-            details.append(Detail("argument_widened", "compatible", arg, before, after))
+            details.append(Code.ARGUMENT_WIDENED(arg, before, after))
         else:
-            code = "argument_removed" if not after else "argument_added" if not before else "argument_retyped"
-            details.append(Detail(code, "breaking", arg, before, after))
+            code = (
+                Code.ARGUMENT_REMOVED
+                if not after
+                else Code.ARGUMENT_ADDED
+                if not before
+                else Code.ARGUMENT_RETYPED
+            )
+            details.append(code(arg, before, after))
     breaking = any(d.severity == "breaking" for d in details)
     kernel, kernels = _kernel_verdict(
-        _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema, op.kernel_form
+        _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema, judged
     )
     return SchemaAlert(
         op.name,
@@ -453,10 +352,13 @@ def _types_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> Schema
         kernel,
         kernels,
         op.kernel_form,
+        judged_in=judged,
     )
 
 
-def _full_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaAlert | None:
+def _full_alert(
+    op: BackendOp, rec: OpRecord, schema: FunctionSchema, judged: KernelForm | None
+) -> SchemaAlert | None:
     text = op.schema or ""
     if text == rec.schema:
         return None
@@ -466,49 +368,55 @@ def _full_alert(op: BackendOp, rec: OpRecord, schema: FunctionSchema) -> SchemaA
         # A schema comment the grammar rejects is the backend's typo, not an upstream change; the
         # alert still shows both texts so a maintainer can compare them.
         return SchemaAlert(
-            op.name, op.path, op.line, text, rec.schema, True, (), "breaking", (), op.kernel_form
+            op.name, op.path, op.line, text, rec.schema, True, (), "breaking", (), op.kernel_form, judged
         )
     details = diff_schemas(theirs, schema)
-    kernel, kernels = _kernel_verdict(theirs, rec, schema, op.kernel_form)
+    kernel, kernels = _kernel_verdict(theirs, rec, schema, judged)
     # Nothing a caller or a kernel notices (a default respelled, `1e-05` for `1.0e-05`): no alert.
     if not kernels and all(d.severity == "info" for d in details):
         return None
     breaking = any(d.severity == "breaking" for d in details)
     return SchemaAlert(
-        op.name, op.path, op.line, text, rec.schema, breaking, details, kernel, kernels, op.kernel_form
+        op.name,
+        op.path,
+        op.line,
+        text,
+        rec.schema,
+        breaking,
+        details,
+        kernel,
+        kernels,
+        op.kernel_form,
+        judged,
     )
 
 
-# The first release whose dispatcher calls an int64_t kernel for a SymInt schema: 1.13.0's
-# KernelFunction::call unpacks SymInts (unpackSymInt) when a kernel has no SymInt form
-# (ATen/core/boxing/KernelFunction_impl.h in its wheel). Before it a kernel had to take its schema's
-# own types, which is the SymInt form, so every kernel is judged in that form.
-UNPACKS_SYMINT_SINCE = (1, 13)
-
-
-def _forms_count(torch_version: str | None) -> bool:
-    """Whether a snapshot of TORCH_VERSION (unknown: a recent one) judges kernels in their own form."""
-    if torch_version is None:
-        return True
-    try:
-        return torch_version_key(torch_version) >= UNPACKS_SYMINT_SINCE
-    except ConfigError:
-        return True
+def judged_form(form: KernelForm | None, torch_version: str | None) -> KernelForm | None:
+    """The form a kernel written in FORM (None: not known) is judged in against torch TORCH_VERSION:
+    its own, from the release whose dispatcher calls an int64_t kernel for a SymInt schema (1.13.0,
+    `bot.schema.kernel.plain_kernels_accepted`); before it a kernel had to take its schema's own types,
+    the SymInt form, whatever it was written in. Coverage alerts and subscriptions judge alike."""
+    return form if plain_kernels_accepted(torch_version) else "SymInt"
 
 
 def _alerts(snapshot: Snapshot, backend: BackendList) -> Iterable[SchemaAlert]:
-    own_form = _forms_count(snapshot.meta.torch_version)
+    version = snapshot.meta.torch_version
     for op in backend.ops:
         rec = snapshot.operators.get(op.name)
         if rec is None or op.schema is None:
             continue
-        if not own_form and op.kernel_form is not None:
-            op = dataclasses.replace(op, kernel_form="SymInt")
+        judged = judged_form(op.kernel_form, version)
         schema = parse_schema(rec.schema)
-        alert = _types_alert(op, rec, schema) if op.schema_kind == "types" else _full_alert(op, rec, schema)
+        alert = (
+            _types_alert(op, rec, schema, judged)
+            if op.schema_kind == "types"
+            else _full_alert(op, rec, schema, judged)
+        )
         if alert is not None:
-            since = schema_since(op.name, rec.schema, snapshot.meta.torch_version)
-            yield dataclasses.replace(alert, upstream_since=since)
+            since = schema_since(op.name, rec.schema, version)
+            if since is not None:
+                alert = dataclasses.replace(alert, upstream_since=since.release, upstream_event=since.event)
+            yield alert
 
 
 @dataclass(frozen=True)
@@ -594,7 +502,9 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
                 "breaking": a.breaking,
                 "kernel": a.kernel,
                 "form": a.form,
+                "judged_in": a.judged_in,
                 "upstream_since": a.upstream_since,
+                "upstream_since_event": a.upstream_event,
                 "kernel_changes": [
                     {"form": k.form, "before": str(k.before), "after": str(k.after)} for k in a.kernel_changes
                 ],

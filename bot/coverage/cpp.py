@@ -39,12 +39,13 @@ _NOT_A_DEVICE_FALLBACK = re.compile(
 # (pytorch_dlprim's `relu`: a torch::autograd::Function whose forward runs dlprim's activation), so
 # it counts, with its key kept.
 _NOT_A_KERNEL = re.compile(r"Meta|Autocast\w*")
-# A function definition's head in comment-free code: NAME(PARAMETERS) [const|noexcept|override] {.
-# The parameters hold no braces or semicolons and at most one level of parentheses (a default such as
-# `c10::nullopt` or `std::vector<int64_t>()`), which keeps the scan linear on any file.
+# A function definition's head in comment-free code: NAME(PARAMETERS) [const|noexcept|override]
+# [-> RETURN TYPE] {. The parameters hold no semicolons and at most one level of parentheses or braces
+# (a default such as `c10::nullopt`, `std::vector<int64_t>()` or `{}`), which keeps the scan linear on
+# any file; a trailing return type (`auto f(...) -> Tensor {`) holds no parentheses or braces.
 _DEFINITION = re.compile(
-    r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(([^(){};]*(?:\([^(){};]*\)[^(){};]*)*)\)"
-    r"\s*(?:(?:const|noexcept|override|final)\b\s*)*\{"
+    r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(([^(){};]*(?:(?:\([^(){};]*\)|\{[^(){};]*\})[^(){};]*)*)\)"
+    r"\s*(?:(?:const|noexcept|override|final)\b\s*)*(?:->[^(){};]*)?\{"
 )
 # Words followed by `(...) {` that are statements, not functions.
 _STATEMENTS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"})
@@ -63,6 +64,7 @@ class _Definition:
     name: str
     start: int  # offset of its name
     form: KernelForm  # the form its parameters are written in
+    head_end: int = 0  # offset of the `{` that opens its body
     schema_name: str | None = None  # the operator its schema comment names, normalised
     schema: str | None = None  # that comment's schema text
 
@@ -145,7 +147,7 @@ def read_cpp(text: str, path: str) -> BackendList:
     under several keys is listed once.
     """
     comments: list[tuple[int, str, str]] = []  # (offset, op name, schema text)
-    warnings: list[str] = []
+    warnings: list[tuple[int, str]] = []  # (offset, message): said in the file's order
     line_at = line_finder(text)
     start = 0
     while (found := text.find('"schema":', start)) >= 0:
@@ -162,13 +164,17 @@ def read_cpp(text: str, path: str) -> BackendList:
         if m is None or name is None:
             # One hand-written comment in a large tree is not worth the whole run: say it, skip it.
             warnings.append(
-                f'{path}:{line}: a schema comment that is not `"schema": "aten::NAME(...) -> ..."` on one '
-                "line; its kernel's schema is not checked"
+                (
+                    found,
+                    f'{path}:{line}: a schema comment that is not `"schema": "aten::NAME(...) -> ..."` on'
+                    " one line; its kernel's schema is not checked",
+                )
             )
             continue
         comments.append((found, name, m.group(1) + m.group(2)))
     code = code_only(text)
-    functions = _definitions(code, comments)
+    functions, tied = _definitions(code, comments)
+    registered: dict[str, _Definition | None] = {}
     ops: list[BackendOp] = []
     seen: set[str] = set()
     for block, key, var, body_start, body_end in _blocks(code, _LIB_IMPL):
@@ -187,6 +193,7 @@ def read_cpp(text: str, path: str) -> BackendList:
             seen.add(name)
             kernel = _IMPL_FUNCTION.match(code, m.end(), body_end)
             found_def = None if kernel is None else _registered(functions.get(kernel.group(1), ()), name)
+            registered[name] = found_def
             schema = None
             if found_def is not None and found_def.schema_name == name:
                 schema = found_def.schema
@@ -202,36 +209,87 @@ def read_cpp(text: str, path: str) -> BackendList:
                     kernel_form=None if found_def is None else found_def.form,
                 )
             )
+    warnings.extend(_misplaced(comments, tied, registered, path, line_at))
     return BackendList(
-        "cpp", path, tuple(ops), warnings=tuple(warnings), fallback=_fallback(code, path, line_at)
+        "cpp",
+        path,
+        tuple(ops),
+        warnings=tuple(message for _, message in sorted(warnings)),
+        fallback=_fallback(code, path, line_at),
     )
 
 
-def _definitions(code: str, comments: list[tuple[int, str, str]]) -> dict[str, list[_Definition]]:
-    """Every function defined in comment-free CODE by name, each with the schema comment right above
-    it: the last one before its head with nothing but its return type between (no ``;``, ``{``, ``}``).
+def _definitions(
+    code: str, comments: list[tuple[int, str, str]]
+) -> tuple[dict[str, list[_Definition]], list[_Definition | None]]:
+    """Every function defined in comment-free CODE by name, each with its schema comment; and for each
+    of COMMENTS the definition it ended up with (None: none). A function's comment is one at the end
+    of its head (before the ``{``), else the last one before its head with nothing but its return type
+    between (no ``;``, ``{``, ``}``).
     """
     found = [
-        (m.start(), m.group(1), _form_of(m.group(2)))
+        (m.start(), m.end() - 1, m.group(1), _form_of(m.group(2)))
         for m in _DEFINITION.finditer(code)
         if m.group(1) not in _STATEMENTS
     ]
-    starts = [start for start, _, _ in found]
+    starts = [start for start, _, _, _ in found]
     # Where statements and blocks end or open: a comment with one of these between it and the next
     # definition is not that definition's (found by bisection, so many comments cost no rescans).
     barriers = [m.start() for m in re.finditer(r"[;{}]", code)]
-    above: dict[int, tuple[str, str]] = {}
-    for offset, op_name, schema in comments:
+    above: dict[int, int] = {}  # definition → the comment it takes
+    for c, (offset, _, _) in enumerate(comments):
+        k = bisect_right(starts, offset) - 1
+        if k >= 0 and offset < found[k][1]:
+            above[k] = c  # on the head's own line, after the parameters: the function's, whichever else
+            continue
         line_end = code.find("\n", offset)
         after = len(code) if line_end < 0 else line_end
         k = bisect_right(starts, after)
         if k < len(found) and bisect_right(barriers, after) == bisect_right(barriers, found[k][0]):
-            above[k] = (op_name, schema)  # a later comment, nearer the function, wins
+            above[k] = c  # a later comment, nearer the function, wins (comments come in order)
     out: dict[str, list[_Definition]] = {}
-    for k, (start, name, form) in enumerate(found):
-        named, text = above.get(k, (None, None))
-        out.setdefault(name, []).append(_Definition(name, start, form, named, text))
-    return out
+    tied: list[_Definition | None] = [None] * len(comments)
+    for k, (start, head_end, name, form) in enumerate(found):
+        taken = above.get(k)
+        named, text = (None, None) if taken is None else comments[taken][1:]
+        definition = _Definition(name, start, form, head_end, named, text)
+        out.setdefault(name, []).append(definition)
+        if taken is not None:
+            tied[taken] = definition
+    return out, tied
+
+
+def _misplaced(
+    comments: list[tuple[int, str, str]],
+    tied: list[_Definition | None],
+    registered: dict[str, _Definition | None],
+    path: str,
+    line_at: Callable[[int], int],
+) -> Iterator[tuple[int, str]]:
+    """A warning for each schema comment that names an operator the file registers but is tied to no
+    function, or to a function the file registers for another operator (pytorch_dlprim's comment
+    naming ``clamp.out`` above ``clamp_min_out``): that op's kernel schema goes unchecked, silently
+    otherwise."""
+    users: dict[int, list[str]] = {}
+    for op, definition in registered.items():
+        if definition is not None:
+            users.setdefault(definition.start, []).append(op)
+    for (offset, op, _), definition in zip(comments, tied, strict=True):
+        if op not in registered:
+            continue
+        where = f"{path}:{line_at(offset)}: the schema comment for {op}"
+        if definition is None:
+            yield offset, f"{where} is tied to no function definition; its kernel's schema is not checked"
+            continue
+        others = [o for o in users.get(definition.start, ()) if o != op]
+        if others and op not in users.get(definition.start, ()):
+            yield (
+                offset,
+                (
+                    f"{where} sits on {definition.name}, which this file registers for {', '.join(others)};"
+                    f" {op}'s kernel schema is not checked"
+                ),
+            )
 
 
 def _form_of(parameters: str) -> KernelForm:

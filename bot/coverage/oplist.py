@@ -12,20 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.coverage.kinds import BACKEND_KINDS, BackendKind
 from bot.errors import ConfigError
 from bot.schema.kernel import KernelForm
 
-BackendKind = Literal["torch-mlir", "xla", "cpp", "op-plugin", "torch-npu", "xpu", "dispatch", "text"]
-BACKEND_KINDS: tuple[BackendKind, ...] = (
-    "torch-mlir",
-    "xla",
-    "cpp",
-    "op-plugin",
-    "torch-npu",
-    "xpu",
-    "dispatch",
-    "text",
-)
+# The kinds are `bot.coverage.kinds`' table; readers and the config name them from here too.
+__all__ = ["BACKEND_KINDS", "BackendKind", "BackendList", "BackendOp", "SchemaKind"]
 
 # What a backend recorded about an operator's signature, when it recorded one.
 SchemaKind = Literal["full", "types"]
@@ -58,7 +50,7 @@ class BackendOp:
 @dataclass(frozen=True)
 class BackendList:
     """A backend's list, normalised. Whether its backend derives the out and in-place variants of the
-    functional ops it lists is its profile's matter (`bot.coverage.profiles`), not the list's."""
+    functional ops it lists is its profile's matter (`bot.coverage.kinds`), not the list's."""
 
     kind: BackendKind
     path: str

@@ -22,16 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, OpCoverage
+from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
 from bot.model import OpRecord, Snapshot
 from bot.operators.codegen import rules_for_version
-from bot.operators.kernels import (
-    CEA,
-    CEA_NON_FUNCTIONAL,
-    CIA,
-    CIA_NESTED,
-    FUNCTIONALIZED,
-    table_of,
-)
+from bot.operators.kernels import FUNCTIONALIZED, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelForm, kernel_signature, plain_kernels_accepted
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys, scope_of
@@ -164,10 +158,11 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
         members.setdefault(lead, set())
         if lead != o.name:
             members[lead].add(o.name)
-    if cov.profile in FUNCTIONALIZED:
-        for o in cov.ops:
-            if o.rule == "backend_codegen" and o.via in members:
-                members[o.via].add(o.name)
+    # The work engine calls a structured delegator (eager) or a functionalized variant no work of its
+    # own, whatever its carrier's state: it joins the item of the operator that carries it.
+    for o in cov.ops:
+        if o.rule in ("structured_delegate", "backend_codegen") and o.via in members:
+            members[o.via].add(o.name)
     version = snapshot.meta.torch_version
     form = _form(cov, version)
     ilistref = rules_for_version(version).ilistref_for_structured

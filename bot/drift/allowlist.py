@@ -28,7 +28,19 @@ import yaml
 from bot.drift.changes import FINGERPRINT_LEN, Change, Drift
 from bot.errors import ConfigError, YamlError
 from bot.sources.read import read_text
-from bot.yamltext import check_unique_keys, compose_yaml_document, read_yaml_document
+from bot.yamltext import (
+    BUILD_ERRORS,
+    MAPPING,
+    NODE_STRING,
+    SEQUENCE,
+    TIMESTAMP_TAG,
+    NodeReader,
+    build,
+    check_unique_keys,
+    compose_yaml_document,
+    is_null,
+    key_text,
+)
 
 _KEYS = frozenset({"name", "fingerprint", "reason", "expires"})
 _FINGERPRINT = re.compile(rf"[0-9a-f]{{{FINGERPRINT_LEN}}}")
@@ -95,97 +107,83 @@ class Acknowledgements:
 NO_ACKNOWLEDGEMENTS = Acknowledgements(by_fingerprint={})
 
 
-@dataclass(frozen=True)
-class _ItemMarks:
-    line: int
-    key_lines: Mapping[str, int]
-    raw: Mapping[str, str]  # scalar values as written: YAML would read 012345678901 as an octal int
-
-
-def _item_marks(text: str, display: str) -> list[_ItemMarks]:
-    """For each list item: its 1-based line, the line of each of its keys and their raw scalars."""
-    node = compose_yaml_document(text, display)
-    check_unique_keys(node, display)
-    out: list[_ItemMarks] = []
-    if isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            keys: dict[str, int] = {}
-            raw: dict[str, str] = {}
-            if isinstance(item, yaml.MappingNode):
-                for k, v in item.value:
-                    keys[str(k.value)] = k.start_mark.line + 1
-                    if isinstance(v, yaml.ScalarNode):
-                        raw[str(k.value)] = str(v.value)
-            out.append(_ItemMarks(item.start_mark.line + 1, keys, raw))
-    return out
-
-
 def parse_allowlist(text: str, display: str) -> AllowList:
-    """Parse an allow-list file's text; any problem raises ConfigError naming display:line."""
+    """Parse an allow-list file's text; any problem raises ConfigError naming display:line. The file is
+    composed once and read node by node: each error is at the line of the entry or key it is about."""
     try:
-        data = read_yaml_document(text, display)
+        root = compose_yaml_document(text, display)
+        check_unique_keys(root, display)
     except YamlError as err:
         raise ConfigError(err.message, path=err.path, line=err.line) from None
-    if data is None:
+    if root is None or is_null(root):
         return AllowList((), display)
-    if not isinstance(data, list):
-        raise ConfigError("an allow-list is a YAML list of entries", path=display, line=1)
-    try:
-        marks = _item_marks(text, display)
-    except YamlError as err:
-        raise ConfigError(err.message, path=err.path, line=err.line) from None
-    entries: list[AllowEntry] = []
-    for i, item in enumerate(data):
-        mark = marks[i] if i < len(marks) else _ItemMarks(0, {}, {})
-        line = mark.line
+    reader = NodeReader(display, ConfigError)
+    if not SEQUENCE.accepts(root):
+        raise reader.error(root, "an allow-list is a YAML list of entries")
+    return AllowList(tuple(_entry(reader, item) for item in SEQUENCE.convert(root)), display)
 
-        def fail(message: str, key: str | None = None, mark: _ItemMarks = mark) -> ConfigError:
-            return ConfigError(message, path=display, line=mark.key_lines.get(key or "", mark.line) or None)
 
-        if not isinstance(item, dict):
-            raise fail("an allow-list entry is a mapping with name/fingerprint, reason and expires")
-        unknown = sorted(str(k) for k in item if k not in _KEYS)
-        if unknown:
-            raise fail(
-                f"unknown key {unknown[0]!r} (expected name, fingerprint, reason, expires)", unknown[0]
+def _entry(reader: NodeReader, item: yaml.Node) -> AllowEntry:
+    if not MAPPING.accepts(item):
+        raise reader.error(item, "an allow-list entry is a mapping with name/fingerprint, reason and expires")
+    keys: dict[str, yaml.Node] = {}  # key → its key node (an error points at the key's line)
+    values: dict[str, yaml.Node] = {}  # key → its value; a null value counts as absent
+    for key, value in MAPPING.convert(item):
+        name = key_text(key)
+        if name not in _KEYS:
+            raise reader.error(
+                key, f"unknown key {build(key)!r} (expected name, fingerprint, reason, expires)"
             )
-        name, fp, reason, expires = (
-            item.get("name"),
-            item.get("fingerprint"),
-            item.get("reason"),
-            item.get("expires"),
-        )
-        if name is None and fp is None:
-            raise fail("an allow-list entry needs a name pattern or a fingerprint (or both)")
-        if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise fail("name must be a non-empty string (a glob such as 'aten::foo*')", "name")
-        if fp is not None:
-            fp = mark.raw.get("fingerprint", str(fp)).strip().lower()
-            if _FINGERPRINT.fullmatch(fp) is None:
-                raise fail(
-                    f"fingerprint must be {FINGERPRINT_LEN} hex digits, as reports print it", "fingerprint"
-                )
-        if not isinstance(reason, str) or not reason.strip():
-            raise fail("every allow-list entry needs a reason", "reason" if "reason" in item else None)
-        if isinstance(expires, dt.datetime):
-            expires = expires.date()
-        elif isinstance(expires, str):
-            try:
-                expires = dt.date.fromisoformat(expires.strip())
-            except ValueError:
-                raise fail(f"expires must be a date YYYY-MM-DD, got {expires!r}", "expires") from None
-        if not isinstance(expires, dt.date):
-            raise fail(
-                "every allow-list entry needs an expiry date 'expires: YYYY-MM-DD'",
-                "expires" if "expires" in item else None,
+        keys[name] = key
+        if not is_null(value):
+            values[name] = value
+
+    def at(key: str) -> yaml.Node:
+        return keys.get(key, item)
+
+    if "name" not in values and "fingerprint" not in values:
+        raise reader.error(item, "an allow-list entry needs a name pattern or a fingerprint (or both)")
+    pattern = None
+    if "name" in values:
+        written = values["name"]
+        if not NODE_STRING.accepts(written) or not str(written.value).strip():
+            raise reader.error(at("name"), "name must be a non-empty string (a glob such as 'aten::foo*')")
+        pattern = str(written.value).strip().removeprefix(_PREFIX)
+    fp = None
+    if "fingerprint" in values:
+        # as written: YAML would read 012345678901 as an octal int
+        node = values["fingerprint"]
+        fp = str(node.value).strip().lower() if isinstance(node, yaml.ScalarNode) else ""
+        if _FINGERPRINT.fullmatch(fp) is None:
+            raise reader.error(
+                at("fingerprint"), f"fingerprint must be {FINGERPRINT_LEN} hex digits, as reports print it"
             )
-        pattern = name.strip() if isinstance(name, str) else None
-        if pattern is not None and pattern.startswith(_PREFIX):
-            pattern = pattern[len(_PREFIX) :]
-        entries.append(
-            AllowEntry(reason=reason.strip(), expires=expires, name=pattern, fingerprint=fp, line=line)
-        )
-    return AllowList(tuple(entries), display)
+    reason = values.get("reason")
+    if reason is None or not NODE_STRING.accepts(reason) or not str(reason.value).strip():
+        raise reader.error(at("reason"), "every allow-list entry needs a reason")
+    return AllowEntry(
+        reason=str(reason.value).strip(),
+        expires=_expires(reader, values.get("expires"), at("expires")),
+        name=pattern,
+        fingerprint=fp,
+        line=item.start_mark.line + 1,
+    )
+
+
+def _expires(reader: NodeReader, node: yaml.Node | None, at: yaml.Node) -> dt.date:
+    """A date YAML read as one (``2026-12-31``, or with a time) or a quoted ``"2026-12-31"``."""
+    if isinstance(node, yaml.ScalarNode) and node.tag == TIMESTAMP_TAG:
+        try:
+            value = yaml.constructor.SafeConstructor().construct_yaml_timestamp(node)
+        except BUILD_ERRORS as err:  # 2026-02-30: a timestamp with no such day
+            raise reader.error(at, f"expires must be a date YYYY-MM-DD, got {node.value!r} ({err})") from None
+        return value.date() if isinstance(value, dt.datetime) else value
+    if node is not None and NODE_STRING.accepts(node):
+        try:
+            return dt.date.fromisoformat(str(node.value).strip())
+        except ValueError:
+            raise reader.error(at, f"expires must be a date YYYY-MM-DD, got {node.value!r}") from None
+    raise reader.error(at, "every allow-list entry needs an expiry date 'expires: YYYY-MM-DD'")
 
 
 def acknowledge(drift: Drift, allowlist: AllowList, *, today: dt.date) -> Acknowledgements:

@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from bot.dispatchkeys import CIA, GENERIC_KEYS
 from bot.drift.needs import ProfileNeeds
 from bot.errors import SchemaError
 from bot.model import OpRecord, Snapshot, SourceMeta
 from bot.operators.codegen import rules_for_version
 from bot.operators.kernels import PROFILES, Profile
-from bot.schema.compare import Detail, argument_types, diff_schemas
+from bot.schema.codes import Code, Detail
+from bot.schema.compare import argument_types, diff_schemas
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelChange, KernelVerdict, kernel_changes, verdict_at
 from bot.schema.model import FunctionSchema
@@ -32,19 +34,8 @@ from bot.taxonomy.counts import count_by_bucket
 
 ChangeKind = Literal["added", "removed", "renamed", "changed"]
 
-# The dispatch key of "this operator decomposes into others": no kernel of its own anywhere.
-IMPLICIT = "CompositeImplicitAutograd"
-# Keys whose kernel runs on every backend, so no backend has to write one. Not
-# CompositeImplicitAutogradNestedTensor: that decomposition serves nested tensors only.
-GENERIC_KEYS = frozenset(
-    {
-        "CompositeImplicitAutograd",
-        "CompositeExplicitAutograd",
-        "CompositeExplicitAutogradNonFunctional",
-    }
-)
 FINGERPRINT_LEN = 12
-KERNEL_ONLY_CODES = frozenset({"kernel_added", "kernel_removed"})
+KERNEL_ONLY_CODES = frozenset(c.id for c in Code if c.row.kernels_only)
 
 
 @dataclass(frozen=True)
@@ -159,7 +150,7 @@ def decomposes(rec: OpRecord) -> bool:
     The parse records that kind for every entry without a dispatch table, so an op with no kernels and
     no composite kind is an explicit ``dispatch: {}``: it has no decomposition either.
     """
-    return rec.facets.composite == IMPLICIT
+    return rec.facets.composite == CIA
 
 
 def _core(rec: OpRecord | None) -> bool:
@@ -197,13 +188,13 @@ def _diff_schema(before: OpRecord, after: OpRecord) -> list[Detail]:
         return []
     a, b = _parse(before.schema), _parse(after.schema)
     if a is None or b is None:
-        return [Detail("schema_changed", "breaking", "", before.schema, after.schema)]
+        return [Code.SCHEMA_CHANGED("", before.schema, after.schema)]
     found = list(diff_schemas(a, b))
     if not found and str(a.name) != str(b.name):
         return []
     if not found:
         # Printing differs but nothing the rules look at (e.g. spacing): still show it.
-        found = [Detail("schema_changed", "info", "", before.schema, after.schema)]
+        found = [Code.SCHEMA_CHANGED("", before.schema, after.schema, severity="info")]
     return found
 
 
@@ -213,34 +204,32 @@ def _diff_kernels(before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool]
     was_dec, now_dec = decomposes(before), decomposes(after)
     # before/after hold the composite kind; "" means kernels of its own (or a structured delegate).
     if was_dec and not now_dec:
-        out.append(Detail("stopped_decomposing", "info", "", IMPLICIT, fa.composite or ""))
+        out.append(Code.STOPPED_DECOMPOSING("", CIA, fa.composite or ""))
     elif now_dec and not was_dec:
-        out.append(Detail("now_decomposes", "info", "", fb.composite or "", IMPLICIT))
+        out.append(Code.NOW_DECOMPOSES("", fb.composite or "", CIA))
     elif fb.composite != fa.composite:
-        out.append(Detail("composite_changed", "info", "", fb.composite or "", fa.composite or ""))
+        out.append(Code.COMPOSITE_CHANGED("", fb.composite or "", fa.composite or ""))
     keys_b, keys_a = set(fb.dispatch), set(fa.dispatch)
     for key in sorted(keys_a - keys_b):
         if key not in GENERIC_KEYS:
-            out.append(Detail("kernel_added", "info", key, "", key))
+            out.append(Code.KERNEL_ADDED(key, "", key))
     for key in sorted(keys_b - keys_a):
         if key not in GENERIC_KEYS:
-            out.append(Detail("kernel_removed", "info", key, key, ""))
+            out.append(Code.KERNEL_REMOVED(key, key, ""))
     const_before, const_after = _const_refs(before, after)
     if const_before != const_after:
         # No caller sees it, but every kernel's mutable tensors change C++ type (the kernel verdict).
-        out.append(Detail("const_ref_changed", "info", "", str(const_before), str(const_after)))
+        out.append(Code.CONST_REF_CHANGED("", str(const_before), str(const_after)))
     if fb.structured != fa.structured:
-        out.append(Detail("structured_changed", "info", "", str(fb.structured), str(fa.structured)))
+        out.append(Code.STRUCTURED_CHANGED("", str(fb.structured), str(fa.structured)))
     lists = _tensor_lists(before, after, ilistref)
     if lists is not None and _in_structured_group(before) == _in_structured_group(after):
         # The same group on both sides, but the releases' codegens take its tensor lists differently
         # (1.12 → 1.13, `CodegenRules.ilistref_for_structured`): no schema or key changed.
-        out.append(Detail("tensor_lists_changed", "info", "", *lists))
+        out.append(Code.TENSOR_LISTS_CHANGED("", *lists))
     if fb.structured_delegate != fa.structured_delegate:
         out.append(
-            Detail(
-                "structured_delegate_changed",
-                "info",
+            Code.STRUCTURED_DELEGATE_CHANGED(
                 "",
                 fb.structured_delegate or "",
                 fa.structured_delegate or "",
@@ -254,30 +243,28 @@ def _diff_rest(before: OpRecord, after: OpRecord) -> list[Detail]:
     fb, fa = before.facets, after.facets
     tb, ta = set(fb.tags), set(fa.tags)
     for tag in sorted(ta - tb):
-        out.append(Detail("tag_added", "info", tag, "", tag))
+        out.append(Code.TAG_ADDED(tag, "", tag))
     for tag in sorted(tb - ta):
-        out.append(Detail("tag_removed", "info", tag, tag, ""))
+        out.append(Code.TAG_REMOVED(tag, tag, ""))
     if before.bucket != after.bucket:
-        out.append(Detail("bucket_changed", "info", "", before.bucket, after.bucket))
+        out.append(Code.BUCKET_CHANGED("", before.bucket, after.bucket))
     # Dropping the method or function variant removes `Tensor.foo` / `torch.foo` for Python callers.
     vb, va = set(fb.variants), set(fa.variants)
     for v in sorted(vb - va):
-        out.append(Detail("variant_removed", "breaking", v, v, ""))
+        out.append(Code.VARIANT_REMOVED(v, v, ""))
     for v in sorted(va - vb):
-        out.append(Detail("variant_added", "compatible", v, "", v))
+        out.append(Code.VARIANT_ADDED(v, "", v))
     if fb.python_module != fa.python_module:
-        out.append(
-            Detail("python_module_changed", "breaking", "", fb.python_module or "", fa.python_module or "")
-        )
+        out.append(Code.PYTHON_MODULE_CHANGED("", fb.python_module or "", fa.python_module or ""))
     if (
         fb.has_derivative is not None
         and fa.has_derivative is not None
         and fb.has_derivative != fa.has_derivative
     ):
-        code = "derivative_added" if fa.has_derivative else "derivative_removed"
-        out.append(Detail(code, "info", "", str(fb.has_derivative), str(fa.has_derivative)))
+        code = Code.DERIVATIVE_ADDED if fa.has_derivative else Code.DERIVATIVE_REMOVED
+        out.append(code("", str(fb.has_derivative), str(fa.has_derivative)))
     if fb.alias_of != fa.alias_of:
-        out.append(Detail("alias_of_changed", "info", "", fb.alias_of or "", fa.alias_of or ""))
+        out.append(Code.ALIAS_OF_CHANGED("", fb.alias_of or "", fa.alias_of or ""))
     return out
 
 

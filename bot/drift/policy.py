@@ -6,14 +6,11 @@ renderer or publisher may ask it.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
 from bot.drift.changes import Change, Drift
+from bot.drift.flags import DEFAULT_FAIL_ON, FAIL_ON, FLAG_TABLE, FailOn, fails
 
-FailOn = Literal["breaking", "kernel", "any", "never"]
-FAIL_ON: tuple[FailOn, ...] = ("breaking", "kernel", "any", "never")
-DEFAULT_FAIL_ON: FailOn = "breaking"
+__all__ = ["DEFAULT_FAIL_ON", "FAIL_ON", "FailOn", "failing"]
 
 
 def failing(drift: Drift, level: FailOn, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> tuple[Change, ...]:
@@ -23,15 +20,13 @@ def failing(drift: Drift, level: FailOn, acks: Acknowledgements = NO_ACKNOWLEDGE
     need a new kernel or whose kernel's C++ signature changed in its int64_t form, the kernel verdict
     "breaking") ⊂ ``any`` (every change); ``never`` fails on nothing.
 
-    A change to the SymInt form alone (verdict "symint") fails only ``any``. No level of its own: it
-    breaks only kernels written with c10::SymInt, and a run over PyTorch's yaml cannot know which
-    form a backend wrote (1.12 → 2.15 has 484 such changes).
+    Each flag's level is its row's `fail_on` (`bot.drift.flags`): a change to the SymInt form alone
+    (verdict "symint") fails only ``any``, since a run cannot know which form a backend wrote.
     """
     live = [c for c in drift.changes if c not in acks]
     if level == "never":
         return ()
-    if level == "breaking":
-        return tuple(c for c in live if c.breaking)
-    if level == "kernel":
-        return tuple(c for c in live if c.breaking or c.needs_kernel or c.kernel == "breaking")
-    return tuple(live)
+    if level == "any":
+        return tuple(live)
+    due = [f for f in FLAG_TABLE if fails(f, level)]
+    return tuple(c for c in live if any(f(c) for f in due))

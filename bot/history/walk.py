@@ -60,9 +60,40 @@ class WalkOptions:
     paths: tuple[str, ...] = DEFAULT_PATHS
     tags: str | None = None  # walk release tags matching this glob instead of commits
     shard: tuple[int, int] | None = None  # (I, N), 1-based
-    keep_going: bool = False
+    # A real history holds commits whose files upstream's codegen refuses (an entry moved by adding it
+    # before removing it defines an operator twice): by default such a commit is a broken point and the
+    # walk goes on; False (`history --strict`) stops at the first one.
+    keep_going: bool = True
     cache_dir: str | None = None
     overrides: Overrides | None = None
+
+
+class BrokenCommitError(HistoryError):
+    """Under `--strict`: a commit whose files do not build stopped the walk (the message says how to
+    go on); its path and line are the commit's file and line."""
+
+    def __init__(self, err: OpdriftError) -> None:
+        hint = "--strict stops at the first such commit; without it the walk records it and goes on"
+        super().__init__(f"{err.message} ({hint})", path=err.path, line=err.line)
+
+
+SKIPPED_SHOWN = 3  # how many skipped commits the summary names
+
+
+def skipped_summary(points: Sequence[Point], limit: int = SKIPPED_SHOWN) -> list[str]:
+    """The lines that tell how many commits the walk skipped (broken points), naming the first LIMIT
+    with their reason; no line when none was skipped."""
+    broken = [p for p in points if p.broken]
+    if not broken:
+        return []
+    lines = [
+        f"skipped {len(broken)} commit(s) whose operator files do not build (recorded as broken in the "
+        "timeline; --strict stops at the first):"
+    ]
+    lines.extend(f"  {p.tag or p.sha[:12]} {p.error}" for p in broken[:limit])
+    if len(broken) > limit:
+        lines.append(f"  ... and {len(broken) - limit} more: the timeline lists them all")
+    return lines
 
 
 def parse_shard(spec: str) -> tuple[int, int]:
@@ -247,9 +278,9 @@ def _first_base(walker: _Walker, candidates: Sequence[tuple[str, str]], keep_goi
         try:
             ref = _Ref(sha, rev, walker.oids(sha))
             walker.measure(ref, None)
-        except OpdriftError:
+        except OpdriftError as err:
             if not keep_going:
-                raise
+                raise BrokenCommitError(err) from err
             continue
         return ref
     return None
@@ -338,7 +369,7 @@ def _measure_visit(
     repo: str, walker: _Walker, visit: _Visit, base: _Ref | None, options: WalkOptions
 ) -> tuple[Point, _Ref | None]:
     """VISIT's point, and its ref when it is good (the next point's base); a broken commit is a
-    point with its error under --keep-going, and raises otherwise."""
+    point with its error by default, and `BrokenCommitError` under --strict."""
     sha, date, subject = visit.sha, visit.date, visit.subject
     tag = visit.rev if options.tags is not None else None
     try:
@@ -352,7 +383,7 @@ def _measure_visit(
         summary, pdrift = walker.measure(ref, base)
     except OpdriftError as err:
         if not options.keep_going:
-            raise
+            raise BrokenCommitError(err) from err
         return Point(sha=sha, date=date, subject=subject, tag=tag, error=_one_line(err)), None
     point = Point(
         sha=sha,

@@ -15,10 +15,10 @@ import string
 from collections.abc import Sequence
 from dataclasses import replace
 
+from bot.dispatchkeys import CEA
 from bot.errors import SchemaError
 from bot.model import Operator, new_operator
 from bot.operators.codegen import NEWEST, CodegenRules
-from bot.operators.kernels import CEA
 from bot.operators.validate import Entry
 from bot.schema.model import Annotation, Argument, Arguments, BaseType, FunctionSchema, OperatorName, Return
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from bot.dispatchkeys import CIA, STRUCTURED_KEYS
 from bot.errors import EntryError
 from bot.model import Operator, new_operator
-from bot.operators.kernels import CIA, STRUCTURED_KEYS, dense_composite, kernel_sources
+from bot.operators.kernels import dense_composite, kernel_sources
 from bot.operators.validate import Entry
 
 

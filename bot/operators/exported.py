@@ -42,10 +42,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.dispatchkeys import CIA
 from bot.errors import SchemaError
 from bot.model import OpRecord
 from bot.operators.export_table import core_aten_release, release_key
-from bot.operators.kernels import CIA, table_of
+from bot.operators.kernels import table_of
 from bot.schema.grammar import parse_schema
 
 ExportFate = Literal["reaches", "decomposed", "functionalized", "evaluated", "training_only"]

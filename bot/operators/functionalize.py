@@ -32,10 +32,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
+from bot.dispatchkeys import CEA
 from bot.errors import SchemaError
 from bot.model import OpRecord
 from bot.operators.autogen import group_key
-from bot.operators.kernels import CEA, DELEGATE, OWN, kernel_for, table_of
+from bot.operators.kernels import DELEGATE, OWN, kernel_for, table_of
 from bot.schema.grammar import parse_schema
 
 GroupKey = tuple[str, ...]

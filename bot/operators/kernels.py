@@ -29,29 +29,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from bot.dispatchkeys import BY_PREFERENCE, CIA, COMPOSITE_KEYS, DENSE_COMPOSITES, STRUCTURED_KEYS
 from bot.model import Facets
-
-CIA = "CompositeImplicitAutograd"
-CIA_NESTED = "CompositeImplicitAutogradNestedTensor"
-CEA = "CompositeExplicitAutograd"
-CEA_NON_FUNCTIONAL = "CompositeExplicitAutogradNonFunctional"
 
 OWN = "own"
 DELEGATE = "structured_delegate"
 # Where a key's kernel comes from: the operator's own, its structured delegate's, or an alias key's.
-SOURCES = (OWN, DELEGATE, CIA, CIA_NESTED, CEA, CEA_NON_FUNCTIONAL)
-
-# The composite kinds that stand in for a dense backend without a kernel of its own, in the
-# dispatcher's order of preference; torchgen allows only one of them per entry.
-DENSE_COMPOSITES = (CEA_NON_FUNCTIONAL, CEA, CIA)
-
-# Backend keys whose kernels a structured out= op shares with its functional/in-place delegators
-# (torchgen.model.STRUCTURED_DISPATCH_KEYS).
-STRUCTURED_KEYS = frozenset({"CPU", "CUDA", "MPS", "XPU", "MTIA"})
-
-# Backends that use functionalization in eager mode, so the dispatcher keeps NonFunctional
-# composites away from them.
-FUNCTIONAL_BACKEND_KEYS = frozenset({"XLA", "Lazy", "AutogradXLA", "AutogradLazy"})
+SOURCES = (OWN, DELEGATE, *COMPOSITE_KEYS)
 
 Profile = Literal["eager", "functional", "export"]
 PROFILES: tuple[Profile, ...] = ("eager", "functional", "export")
@@ -105,35 +89,16 @@ def dense_composite(keys: Iterable[str]) -> str | None:
     return next((kind for kind in DENSE_COMPOSITES if kind in present), None)
 
 
-def _is_nested(key: str) -> bool:
-    return key.startswith(("NestedTensor", "AutogradNestedTensor"))
-
-
-def _is_sparse(key: str) -> bool:
-    # The Sparse functionality (SparseCPU, SparseCUDA, ...); SparseCsr is a functionality of its own,
-    # which non_functional_backend_dispatch_keyset keeps.
-    return key.startswith("Sparse") and not key.startswith("SparseCsr")
-
-
 def kernel_for(table: KernelTable, key: str) -> str | None:
-    """Where the kernel that dispatch key KEY runs comes from, or None when it has none."""
+    """Where the kernel that dispatch key KEY runs comes from, or None when it has none: its own or
+    its delegate's, else the first alias key of the table that serves KEY, in the dispatcher's order
+    (`bot.dispatchkeys.BY_PREFERENCE`)."""
     source = table.get(key)
     if source is not None and source in (OWN, DELEGATE):
         return source
-    nested = _is_nested(key)
-    if (
-        CEA_NON_FUNCTIONAL in table
-        and not nested
-        and not _is_sparse(key)
-        and key not in FUNCTIONAL_BACKEND_KEYS
-    ):
-        return CEA_NON_FUNCTIONAL
-    if CEA in table and not nested:
-        return CEA
-    if nested and CIA_NESTED in table:
-        return CIA_NESTED
-    if CIA in table:
-        return CIA
+    for alias in BY_PREFERENCE:
+        if alias.key in table and alias.serves(key):
+            return alias.key
     return None
 
 

@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from bot.dispatchkeys import CEA, CIA
 from bot.errors import SourceError
 from bot.model import Operator, OperatorSet, SourceFiles, SourceMeta
-from bot.operators.kernels import CIA, kernel_sources
+from bot.operators.kernels import kernel_sources
 from bot.schema.grammar import parse_schema
 
 UNKNOWN_BACKEND = "UnknownBackend"
@@ -94,7 +95,7 @@ def _composite(record: Registration) -> tuple[str | None, tuple[tuple[str, str],
     if not record.dispatch:
         return CIA, ()
     if record.default:
-        return "CompositeExplicitAutograd", (("CompositeExplicitAutograd", ""),)
+        return CEA, ((CEA, ""),)
     return None, ((UNKNOWN_BACKEND, ""),)
 
 

@@ -12,14 +12,11 @@ import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+from bot.dispatchkeys import CIA, UFUNC_KEYS
 from bot.errors import EntryError
 from bot.model import RawEntry
-from bot.operators.kernels import CIA
 from bot.schema.grammar import parse_schema
 from bot.schema.model import FunctionSchema
-
-# The keys a ufunc_inner_loop fills in.
-UFUNC_KEYS = ("CPU", "CUDA")
 
 # The value type each known key must have (object: checked by its own rule below).
 _KEY_TYPES: dict[str, type] = {

@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 
 from bot.drift.changes import Change
+from bot.drift.flags import ANNOTATED
 from bot.errors import PublishError
 from bot.model import NATIVE_PATH
 
@@ -55,7 +56,6 @@ def workflow_command(command: str, message: str, **properties: str | int | None)
     return f"::{command}{' ' + props if props else ''}::{_escape_data(message)}"
 
 
-_FLAGS = ("needs_kernel", "breaking", "new_core", "now_decomposes")
 # GitHub keeps at most 10 annotations of each level per step and drops the rest silently, so the
 # most urgent ten are shown and one notice names the others.
 MAX_ANNOTATIONS = 10
@@ -64,16 +64,17 @@ MAX_NAMED = 40
 
 
 def annotation_lines(changes: Sequence[Change], *, limit: int = MAX_ANNOTATIONS) -> list[str]:
-    """``::warning`` lines at the head-side line of each new or changed operator, most urgent first.
+    """``::warning`` lines at the head-side line of each new or changed operator, most urgent first
+    (by the flags of `bot.drift.flags` that annotate, in the table's order), naming those flags.
 
     Changes that only touch which in-tree backends have kernels are left out (news for one backend,
     noise in everyone's diff view).
     """
     shown = [c for c in changes if c.after is not None and not c.kernels_only]
-    shown.sort(key=lambda c: tuple(not getattr(c, f) for f in _FLAGS))
+    shown.sort(key=lambda c: tuple(not f(c) for f in ANNOTATED))
     lines = []
     for c in shown[:limit]:
-        flags = "".join(f"; {f.replace('_', ' ')}" for f in _FLAGS if getattr(c, f))
+        flags = "".join(f"; {f.words}" for f in ANNOTATED if f(c))
         message = f"operator {c.name} {c.kind} ({c.category}){flags}"
         lines.append(workflow_command("warning", message, file=NATIVE_PATH, line=c.line, title="opdrift"))
     rest = [c.name for c in shown[limit:]]

@@ -27,20 +27,20 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.coverage.check import judge_in_form
+from bot.coverage.check import judge_in_form, judged_form
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.changes import Change
-from bot.errors import ConfigError
+from bot.drift.flags import FACETS, FLAGS
+from bot.errors import ConfigError, YamlError
 from bot.render.context import BackendGap
 from bot.schema.kernel import KernelForm
-from bot.shapes import Kind, Reader, must_be
+from bot.shapes import Kind
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
 from bot.taxonomy.scope import scope_of
 from bot.text import did_you_mean
-from bot.yamltext import compose_yaml_document, read_yaml_document
+from bot.yamltext import MAPPING, SEQUENCE, NodeReader, compose_yaml_document, read_yaml_document, tagged
 
-FACETS = ("needs_kernel", "breaking", "new_core", "now_decomposes")
 TITLE_FIELDS = ("week", "base", "head")
 DEFAULT_TITLE = "Operator drift {week} ({base}..{head})"
 
@@ -62,6 +62,16 @@ MAX_CHART_POINTS = 100  # timeline.CHART_MAX_POINTS: more would be sampled anywa
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
 _BOOL = "tag:yaml.org,2002:bool"
+
+
+# Kinds whose list feeds a codegen that refuses an operator name upstream no longer has, so an op
+# upstream removes breaks the build while the backend still lists it: torchgen's gen_backend_stubs
+# (`create_backend_index` raises "Found an invalid operator name", torchgen of 2.14.0), which builds
+# torch_xla's kernels from its yaml, and torch_npu's own codegen/gen_backend_stubs.py (the same
+# assert), which reads its npu_native_functions.yaml and op-plugin's yaml. A C++ `m.impl` of a name no
+# schema defines still compiles (the dispatcher takes an impl without a def), and torch-xpu-ops
+# generates its registrations from its own native_functions.yaml, not xpu_functions.yaml: not these.
+REMOVAL_BREAKS: frozenset[BackendKind] = frozenset({"xla", "op-plugin", "torch-npu"})
 
 
 @dataclass(frozen=True)
@@ -93,16 +103,35 @@ class BackendSpec:
             return False
         return change.kind in ("added", "renamed") or change.kernel == "breaking" or change.needs_kernel
 
-    def breaks(self, change: Change, form: KernelForm | None) -> bool:
+    def breaks(self, change: Change, form: KernelForm | None, torch_version: str | None) -> bool:
         """Whether a change breaks the build of the kernel this backend implements for the op, written
-        in FORM (None: not known, so judged as every form would be). A SymInt-only change leaves an
-        int64_t kernel building (`bot.coverage.check.judge_in_form`). An in-tree ``dispatch`` key's
-        kernels are changed by the same PR, and torch-mlir writes no C++ kernel (it lowers by types)."""
+        in FORM (None: not known, so judged as every form would be), against torch TORCH_VERSION
+        (HEAD's). A SymInt-only change leaves an int64_t kernel building from 1.13 on, and before it
+        every kernel is judged in the SymInt form (`bot.coverage.check.judged_form`, as coverage's
+        alerts are). An op upstream removes breaks the build of a backend whose codegen refuses the
+        name (`REMOVAL_BREAKS`). An in-tree ``dispatch`` key's kernels are changed by the same PR, and
+        torch-mlir writes no C++ kernel (it lowers by types)."""
+        if change.kind == "removed":
+            return self.kind in REMOVAL_BREAKS
         if self.kind in ("dispatch", "torch-mlir") or change.kind != "changed":
             return False
         if not change.kernel_changes:
             return change.kernel == "breaking"  # a schema that does not parse: no signature to judge
-        return judge_in_form(change.kernel_changes, form) == "breaking"
+        return judge_in_form(change.kernel_changes, judged_form(form, torch_version)) == "breaking"
+
+    def removes(self, change: Change) -> bool:
+        """A change removes an op this backend's build refuses to lose (see `breaks`)."""
+        return change.kind == "removed" and self.kind in REMOVAL_BREAKS
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """The operators a backend lists, each with the form its kernel is written in (None: not known),
+    and the torch version they are built against (HEAD's): before 1.13 that decides the form they are
+    judged in (`BackendSpec.breaks`)."""
+
+    forms: Mapping[str, KernelForm | None]
+    torch_version: str | None
 
 
 @dataclass(frozen=True)
@@ -124,11 +153,11 @@ class Subscription:
         self,
         change: Change,
         lacking: frozenset[str] | None = None,
-        implemented: Mapping[str, KernelForm | None] | None = None,
+        implemented: Kernels | None = None,
     ) -> bool:
         """`lacking`: the operators this subscription's backend needs a kernel for at HEAD (required
         when it names a backend); `implemented`: the operators it lists, each with the form its kernel
-        is written in."""
+        is written in, and HEAD's torch version."""
         if self.backend is not None:
             if lacking is None:
                 raise ValueError(f"subscription at line {self.line} names a backend: pass what it lacks")
@@ -140,18 +169,18 @@ class Subscription:
         records = [r for r in (change.before, change.after) if r is not None]
         if self.buckets and not ({change.category} | {r.bucket for r in records}) & set(self.buckets):
             return False
-        if self.facets and not any(getattr(change, f) for f in self.facets):
+        if self.facets and not any(FLAGS[f](change) for f in self.facets):
             return False
         if self.tags and not {t for r in records for t in r.facets.tags} & set(self.tags):
             return False
         keys = {k for r in records for k in r.facets.dispatch}
         return not self.dispatch_keys or bool(keys & set(self.dispatch_keys))
 
-    def breaks_kernel(self, change: Change, implemented: Mapping[str, KernelForm | None] | None) -> bool:
+    def breaks_kernel(self, change: Change, implemented: Kernels | None) -> bool:
         """The subscription's backend implements the op, and the change breaks its kernel's build."""
-        if self.backend is None or implemented is None or change.name not in implemented:
+        if self.backend is None or implemented is None or change.name not in implemented.forms:
             return False
-        return self.backend.breaks(change, implemented[change.name])
+        return self.backend.breaks(change, implemented.forms[change.name], implemented.torch_version)
 
 
 @dataclass(frozen=True)
@@ -182,8 +211,8 @@ class BotConfig:
 
 
 Lacking = Mapping[BackendSpec, frozenset[str]]
-# Each backend's listed operators → the form its kernel is written in (None: not known).
-Implemented = Mapping[BackendSpec, Mapping[str, KernelForm | None]]
+# Each backend → the operators it lists (`Kernels`).
+Implemented = Mapping[BackendSpec, "Kernels"]
 
 
 def backend_specs(config: BotConfig) -> tuple[BackendSpec, ...]:
@@ -199,10 +228,10 @@ def _lacking_for(sub: Subscription, lacking: Lacking | None) -> frozenset[str] |
     return lacking[sub.backend]
 
 
-def _implemented_for(sub: Subscription, implemented: Implemented | None) -> Mapping[str, KernelForm | None]:
+def _implemented_for(sub: Subscription, implemented: Implemented | None) -> Kernels | None:
     if sub.backend is None or implemented is None:
-        return {}
-    return implemented.get(sub.backend, {})
+        return None
+    return implemented.get(sub.backend)
 
 
 def mentions_for(
@@ -231,7 +260,8 @@ def backend_gaps(
     config: BotConfig, changes: Iterable[Change], lacking: Lacking, implemented: Implemented | None = None
 ) -> tuple[BackendGap, ...]:
     """One gap per backend subscription that matched something, in config order: the ops it lacks,
-    and apart the ops it implements whose kernel no longer builds in its form."""
+    and apart the ops it implements whose kernel no longer builds in its form, and those upstream
+    removed that its list still names (its codegen refuses them)."""
     pending = list(changes)
     out = []
     for sub in config.subscriptions:
@@ -241,10 +271,18 @@ def backend_gaps(
         listed = _implemented_for(sub, implemented)
         matched = [c for c in pending if sub.matches(c, gap, listed)]
         broken = {c.name for c in matched if sub.breaks_kernel(c, listed)}
+        removed = {c.name for c in matched if c.name in broken and sub.backend.removes(c)}
         names = sorted({c.name for c in matched} - broken)
         if names or broken:
             out.append(
-                BackendGap(sub.who, sub.backend.kind, sub.backend.value, tuple(names), tuple(sorted(broken)))
+                BackendGap(
+                    sub.who,
+                    sub.backend.kind,
+                    sub.backend.value,
+                    tuple(names),
+                    tuple(sorted(broken - removed)),
+                    tuple(sorted(removed)),
+                )
             )
     return tuple(out)
 
@@ -298,45 +336,34 @@ def check_names(config: BotConfig, *, dispatch_keys: Collection[str], tags: Coll
 # --- parsing ---------------------------------------------------------------------------------------
 
 
-def _scalar(tag: str) -> Callable[[object], bool]:
-    return lambda n: isinstance(n, yaml.ScalarNode) and n.tag == tag
-
-
 # What the config's values must be, as kinds over composed nodes (the node gives the error its line);
 # the tag, not the text, decides: `"1"` is a string, `1` an int, `yes` a bool.
-_MAPPING: Kind[list[tuple[yaml.Node, yaml.Node]]] = Kind(
-    "a mapping", lambda n: isinstance(n, yaml.MappingNode), lambda n: n.value
-)
-_LIST: Kind[list[yaml.Node]] = Kind("a list", lambda n: isinstance(n, yaml.SequenceNode), lambda n: n.value)
+_LIST = SEQUENCE
 _STRING: Kind[str] = Kind(
-    "a string (quote it if YAML reads it as another type)", _scalar(_STR), lambda n: str(n.value)
+    "a string (quote it if YAML reads it as another type)", tagged(_STR), lambda n: str(n.value)
 )
 _BOOLEAN: Kind[bool] = Kind(
-    "true or false", _scalar(_BOOL), lambda n: str(n.value).lower() in ("true", "yes", "on", "y")
+    "true or false", tagged(_BOOL), lambda n: str(n.value).lower() in ("true", "yes", "on", "y")
 )
 # YAML 1.1 ints include 0x10, 0o17, 1_000 and 1:30 (base 60): build it as YAML does
 _POINTS: Kind[int] = Kind(
     "a number of points (0 for no chart)",
-    _scalar(_INT),
+    tagged(_INT),
     lambda n: int(yaml.constructor.SafeConstructor().construct_yaml_int(n)),
 )
 
 
-class _Reader(Reader[yaml.Node]):
+class _Reader(NodeReader):
     """Typed access to composed YAML nodes, raising ConfigError at the node's line."""
 
     def __init__(self, display: str) -> None:
-        super().__init__(self.error, must_be)
-        self.display = display
-
-    def error(self, node: yaml.Node, message: str) -> ConfigError:
-        return ConfigError(message, path=self.display, line=node.start_mark.line + 1)
+        super().__init__(display, ConfigError)
 
     def mapping(
         self, node: yaml.Node, what: str, keys: tuple[str, ...]
     ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
         out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
-        for key_node, value_node in self.read(_MAPPING, node, what, node):
+        for key_node, value_node in self.read(MAPPING, node, what, node):
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR else None
             if key is None:
                 raise self.error(key_node, f"{what}: keys must be strings")
@@ -362,7 +389,7 @@ class _Reader(Reader[yaml.Node]):
         self, node: yaml.Node, what: str, check: Callable[[yaml.Node, str], str] | None = None
     ) -> tuple[str, ...]:
         out: list[str] = []
-        for item in self.read(_LIST, node, what, node):
+        for item in self.read(SEQUENCE, node, what, node):
             value = self.string(item, f"each item of {what}")
             out.append(check(item, value) if check else value)
         return tuple(dict.fromkeys(out))
@@ -552,9 +579,40 @@ _TOP_KEYS = (
 )
 
 
+# `@` is a YAML indicator: a plain scalar cannot start with it, so `who: @team` stops the parser with
+# "found character that cannot start any token", which never says why. An unquoted handle is found on
+# the line the error names (outside quotes) and the error says what to write instead.
+_BARE_HANDLE = re.compile(r"(?:^|[\s\[{,:-])(@[^\s,\[\]{}#'\"]+)")
+
+
+def _bare_handle(text: str, line: int | None) -> str | None:
+    if line is None:
+        return None
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    row = lines[line - 1]
+    for m in _BARE_HANDLE.finditer(row):
+        before = row[: m.start(1)]
+        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0 and "#" not in before:
+            return m.group(1)
+    return None
+
+
+def _check_yaml(text: str, display: str) -> None:
+    """YAML syntax errors, with their line; an unquoted @handle said as such."""
+    try:
+        read_yaml_document(text, display)
+    except YamlError as err:
+        handle = _bare_handle(text, err.line)
+        if handle is None:
+            raise
+        raise ConfigError(f'quote handles: "{handle}"', path=display, line=err.line) from None
+
+
 def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
     """Parse and validate a config file's text; `allowlist`/`overrides` paths resolve against `base_dir`."""
-    read_yaml_document(text, display)  # YAML syntax errors, with their line
+    _check_yaml(text, display)
     node = compose_yaml_document(text, display)
     if node is None:
         return BotConfig(path=display)

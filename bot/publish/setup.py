@@ -28,6 +28,7 @@ from bot.publish.config import (
     MAX_CHART_POINTS,
     BackendSpec,
     BotConfig,
+    Kernels,
     backend_gaps,
     backend_specs,
     check_names,
@@ -90,7 +91,8 @@ def publish_setup(
     for warning in acks.warnings:
         note(str(warning))
     live = [c for c in drift.changes if c not in acks]
-    lacking, implemented = backend_work(cfg, head, warn=warn)
+    release = None if codegen is None else codegen.since
+    lacking, implemented = backend_work(cfg, head, warn=warn, release=release)
     return PublishSetup(
         cfg,
         drift,
@@ -111,12 +113,13 @@ def backend_lacking(
 
 
 def backend_work(
-    cfg: BotConfig, head: Snapshot, *, warn: Say | None = None
-) -> tuple[dict[BackendSpec, frozenset[str]], dict[BackendSpec, dict[str, KernelForm | None]]]:
+    cfg: BotConfig, head: Snapshot, *, warn: Say | None = None, release: str | None = None
+) -> tuple[dict[BackendSpec, frozenset[str]], dict[BackendSpec, Kernels]]:
     """Each backend list the subscriptions name → (the operators it needs a kernel for at HEAD, the
-    operators it lists with the form of its kernel for each); each list is read once."""
+    operators it lists with the form of its kernel for each, built against HEAD's torch version, or
+    RELEASE when --codegen names it, as the drift's kernel verdicts take it); each list is read once."""
     lacking = {}
-    implemented: dict[BackendSpec, dict[str, KernelForm | None]] = {}
+    implemented: dict[BackendSpec, Kernels] = {}
     for spec in backend_specs(cfg):
         if spec.kind != "dispatch" and not os.path.exists(spec.resolved):
             raise ConfigError(f"backend list {spec.resolved}: no such file", path=cfg.path, line=spec.line)
@@ -130,7 +133,7 @@ def backend_work(
         for op in backend.ops:
             # An op listed twice (XLA's `supported` and `symint`) keeps the form one of them knows.
             forms[op.name] = forms.get(op.name) or op.kernel_form
-        implemented[spec] = forms
+        implemented[spec] = Kernels(forms, release or head.meta.torch_version)
     return lacking, implemented
 
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
 from bot.coverage.names import last_registered
-from bot.coverage.schema_history import table_releases
 from bot.coverage.workitems import WorkItem, work_items
 from bot.model import NATIVE_PATH, Snapshot
 from bot.operators.kernels import FUNCTIONALIZED
@@ -26,7 +25,7 @@ from bot.render.context import blob_url
 from bot.render.details import describe, describe_kernel
 from bot.render.fit import largest_cap_fitting
 from bot.render.rank import record_rank_key, work_item_rank_key
-from bot.schema.compare import Detail
+from bot.schema.codes import Detail
 from bot.snapshot import meta_json
 from bot.taxonomy.scope import GENERIC, scope_of
 from bot.text import Safe, code, link, md, terminal
@@ -85,8 +84,9 @@ class CoverageView:
     other_ops: int = 0
     # the alerts graded: the kernel's C++ signature changed; only callers break; neither
     alerts_kernel: tuple[SchemaAlert, ...] = ()
-    # only the SymInt form changed, and the backend's kernel is int64_t: it still builds
+    # only the SymInt form changed, and the backend's kernel is int64_t: it still builds; callers too
     alerts_symint: tuple[SchemaAlert, ...] = ()
+    # callers break, the kernel still builds (a SymInt-only change to an int64_t kernel among them)
     alerts_caller: tuple[SchemaAlert, ...] = ()
     alerts_cosmetic: tuple[SchemaAlert, ...] = ()
     old_alerts: int = 0  # with --base: alerts the base already raised, left out of the graded lists
@@ -168,8 +168,10 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         stale_note=_TORCH_MLIR_NOTE if cov.backend_kind == "torch-mlir" else Safe(""),
         other_ops=sum(1 for o in uncovered if o.name in records and not scope_of(records[o.name]).generic),
         alerts_kernel=tuple(a for a in shown if a.kernel == "breaking"),
-        alerts_symint=tuple(a for a in shown if a.kernel == "symint"),
-        alerts_caller=tuple(a for a in shown if a.kernel not in _KERNEL_NEWS and a.breaking),
+        # A SymInt-only change that breaks callers (`_efficient_attention_backward` 2.1.0 → 2.2.0
+        # reorders arguments) is caller news first: it goes with the caller-breaking ones.
+        alerts_symint=tuple(a for a in shown if a.kernel == "symint" and not a.breaking),
+        alerts_caller=tuple(a for a in shown if a.kernel != "breaking" and a.breaking),
         alerts_cosmetic=tuple(a for a in shown if a.kernel not in _KERNEL_NEWS and not a.breaking),
         old_alerts=0 if change is None else change.old_alerts,
         fallback=cov.fallback or "",
@@ -248,18 +250,41 @@ def _summary_markdown(a: SchemaAlert) -> Safe:
         text = "; ".join(describe(d, code) for d in a.details)
     else:
         text = f"yours: {code(a.backend_schema)}, upstream: {code(a.upstream_schema)}"
-    when = since_words(a)
-    return Safe(f"{text} (upstream since {when})" if when else text)
+    return Safe(f"{text} ({since_words(a)})")
 
 
 def since_words(a: SchemaAlert) -> Safe:
-    """The release upstream's schema dates from: ``2.2.0``, ``1.12.0 or earlier`` for the table's
-    first release, or "" when no release had it (a change not released yet). Safe: the release
-    names are the shipped table's, not another project's text."""
+    """Since when upstream's schema is what it is: "added upstream in 2.8.0" when the op came with it,
+    "upstream's schema dates from 2.2.0" when it changed to it, "upstream's schema unchanged since
+    1.12.0 or earlier" at the table's first release, "upstream's schema is in no release yet" without
+    one (a change not released yet). The alert only says the backend's schema differs: the change it
+    reports may be the op's arrival, not a change of its schema. Safe: the release names are the
+    shipped table's, not another project's text."""
     if not a.upstream_since:
-        return Safe("")
-    first = table_releases()[0]
-    return Safe(f"{a.upstream_since}{' or earlier' if a.upstream_since == first else ''}")
+        return Safe("upstream's schema is in no release yet")
+    if a.upstream_event == "added":
+        return Safe(f"added upstream in {a.upstream_since}")
+    if a.upstream_event == "earliest":
+        return Safe(f"upstream's schema unchanged since {a.upstream_since} or earlier")
+    return Safe(f"upstream's schema dates from {a.upstream_since}")
+
+
+def kernel_words(a: SchemaAlert) -> str:
+    """What the change does to the backend's kernel, in the form it is judged in. Before 1.13 the
+    dispatcher took a kernel only in the SymInt form (`bot.coverage.check.judged_form`), so a kernel
+    written in int64_t is judged in that form, and the words say so rather than blame its own form.
+    A plain str: the templates escape it."""
+    if a.kernel == "symint":
+        return SYMINT_ONLY
+    if a.kernel != "breaking":
+        return "kernels: still build"
+    if a.judged_in is not None and a.judged_in != a.form:
+        whose = f"your {a.form} kernel" if a.form else "every kernel"
+        return (
+            f"the {a.judged_in} form's C++ signature changed, and before 1.13 the dispatcher accepted"
+            f" only the SymInt form, so {whose} had to take it"
+        )
+    return f"your {a.form} kernel's C++ signature changed" if a.form else "kernels: C++ signature changed"
 
 
 def _render(
@@ -279,6 +304,7 @@ def _render(
         detail=detail,
         kernel=kernel,
         since=since_words,
+        kernel_words=kernel_words,
         symint_only=SYMINT_ONLY,
         **{"list_cap": LIST_CAP, "alert_cap": ALERT_CAP, "item_cap": ITEM_DETAIL_CAP, **values},
     )

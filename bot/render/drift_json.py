@@ -11,6 +11,7 @@ import json
 
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
 from bot.drift.changes import Change, Drift
+from bot.drift.flags import FLAG_TABLE, SUMMARY_ORDER
 from bot.operators.kernels import PROFILES
 from bot.render.context import ReportContext
 from bot.render.view import build_view
@@ -29,10 +30,7 @@ def _change_json(c: Change, acks: Acknowledgements) -> dict[str, object]:
         "fingerprint": c.fingerprint,
         "line": rec.line,
         "schema": rec.schema,
-        "needs_kernel": c.needs_kernel,
-        "breaking": c.breaking,
-        "new_core": c.new_core,
-        "now_decomposes": c.now_decomposes,
+        **{f.id: f(c) for f in FLAG_TABLE if f.per_change},
         "kernel": c.kernel,
         "profiles": list(c.profiles),
         "needs_kernel_for": list(c.needs_kernel_for),
@@ -71,17 +69,7 @@ def to_json(drift: Drift, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> dict[
             "removed": len(drift.removed),
             "renamed": len(drift.renamed),
             "changed": len(drift.changed),
-            **{
-                key: view.counts[key]
-                for key in (
-                    "breaking",
-                    "needs_kernel",
-                    "new_core",
-                    "now_decomposes",
-                    "kernel_breaking",
-                    "kernel_symint",
-                )
-            },
+            **{f.id: view.counts[f.id] for f in SUMMARY_ORDER},
             "acknowledged": len(view.acknowledged),
             # changes each backend profile must act on (`profiles` of each item)
             "profiles": {p: sum(1 for c in drift.changes if p in c.profiles) for p in PROFILES},

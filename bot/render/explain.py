@@ -7,16 +7,18 @@ whose start-up the import would dominate.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.drift.needs import export_path_for
+from bot.dispatchkeys import CIA
 from bot.model import Facets, OpRecord, Snapshot
-from bot.operators.exported import ExportPath, export_fate
-from bot.operators.kernels import CIA, DELEGATE, OWN, PROFILE_KEY, PROFILES, profile_kernel, table_of
+from bot.operators.exported import export_fate
+from bot.operators.kernels import DELEGATE, OWN, PROFILE_KEY, PROFILES, Profile, profile_kernel, table_of
 from bot.taxonomy.classify import resolve_op
 from bot.taxonomy.rules import RULES_BY_ID
 from bot.taxonomy.scope import scope_of
 from bot.text import one_line
+from bot.work.engine import TRAINING_ONLY, Engine, profile_engines
 
 
 @dataclass(frozen=True)
@@ -53,33 +55,53 @@ def _derivative_text(facets: Facets, kind: str) -> str:
         return "yes"
     if kind == "out":
         return "no (autograd does not differentiate out= calls)"
-    if facets.composite == "CompositeImplicitAutograd":
+    if facets.composite == CIA:
         return "no (none needed: autograd differentiates its decomposition)"
     return "no"
 
 
-# An exported graph's fate (`bot.operators.exported`) in the words of the line below.
-_EXPORT_WORDS = {
-    "functionalized": "functionalized into its functional op",
-    "evaluated": "answered while export traces",
-    "training_only": "only in training graphs",
+# The engine's rules (`bot.work.engine`) in the words of the "without its own" line.
+_RULE_WORDS = {
+    "decomposes": "decomposes",
+    "structured_delegate": "no work of its own: the out= kernel of {via} serves it",
+    "autograd_key": "no work of its own: {via} at the Autograd key",
+    TRAINING_ONLY: "only in training graphs",
 }
 
 
-def _export_text(rec: OpRecord, export: ExportPath) -> str:
-    fate = export_fate(rec, export)
-    if fate == "decomposed":
-        return "decomposes" if CIA in table_of(rec.facets) else f"decomposed by {export.table.origin}"
-    if fate == "reaches":
+def _served_text(rec: OpRecord, engine: Engine) -> str:
+    """What a backend of the engine's profile that lists nothing must do for REC, with the reason."""
+    v = engine.judge(rec)
+    profile = engine.backend.profile
+    if v.rule == "decomposes" and profile == "export":
+        if CIA in table_of(rec.facets):
+            return "decomposes"
+        fate = export_fate(rec, engine.export)
+        if fate == "evaluated":
+            return "answered while export traces"
+        return f"decomposed by {engine.export.table.origin}"
+    if v.rule == "default_kernel":
+        table = table_of(rec.facets)
+        kernel = profile_kernel(table, profile)
+        return f"{kernel} kernel" + (f" (calling {v.via})" if v.via else "")
+    if v.rule == "backend_codegen":
+        into = f" {v.via}" if v.via else ""
+        return f"no work of its own: functionalized into its functional op{into}"
+    if v.rule in _RULE_WORDS:
+        return _RULE_WORDS[v.rule].format(via=v.via)
+    if profile == "export":
         if rec.facets.decomposes_to:
             return "needs a lowering, or a decomposition exists (see decomposes_to)"
         return "needs a lowering"
-    return _EXPORT_WORDS[fate]
+    return "needs a kernel" + (
+        f" (or {v.alternative}, which its default kernel calls)" if v.alternative else ""
+    )
 
 
-def _kernel_lines(rec: OpRecord, export: ExportPath) -> tuple[str, ...]:
+def _kernel_lines(rec: OpRecord, engines: Mapping[Profile, Engine]) -> tuple[str, ...]:
     """Which backend keys have a kernel and whose it is, then what a backend of each profile that
-    registers nothing gets (for export, at the snapshot's release with PyTorch's Core-ATen table)."""
+    registers nothing must do (the work engine's verdict; for export, at the snapshot's release with
+    PyTorch's Core-ATen table)."""
     facets = rec.facets
     table = table_of(facets)
     keys = [(key, source) for key, source in sorted(table.items()) if source in (OWN, DELEGATE)]
@@ -92,17 +114,8 @@ def _kernel_lines(rec: OpRecord, export: ExportPath) -> tuple[str, ...]:
         parts.append(f"{', '.join(delegated)} (from {facets.structured_delegate})")
     served = []
     for profile in PROFILES:
-        if profile == "export":
-            served.append(f"{profile} (an exported graph): {_export_text(rec, export)}")
-            continue
-        kernel = profile_kernel(table, profile)
-        where = PROFILE_KEY[profile]
-        if kernel == CIA:
-            served.append(f"{profile} ({where}): decomposes")
-        elif kernel is not None:
-            served.append(f"{profile} ({where}): {kernel} kernel")
-        else:
-            served.append(f"{profile} ({where}): needs a kernel")
+        where = "an exported graph" if profile == "export" else PROFILE_KEY[profile]
+        served.append(f"{profile} ({where}): {_served_text(rec, engines[profile])}")
     return (f"backend kernels: {'; '.join(parts) or '-'}", f"without its own: {'; '.join(served)}")
 
 
@@ -113,7 +126,7 @@ def _scope_line(rec: OpRecord) -> str:
     return f"scope: only some backends: {found.reason} ({found.rule})"
 
 
-def _facet_lines(rec: OpRecord, export: ExportPath) -> tuple[str, ...]:
+def _facet_lines(rec: OpRecord, engines: Mapping[Profile, Engine]) -> tuple[str, ...]:
     facets, kind = rec.facets, rec.kind
 
     def yes_no(value: bool | None) -> str:
@@ -122,7 +135,7 @@ def _facet_lines(rec: OpRecord, export: ExportPath) -> tuple[str, ...]:
     return (
         f"composite: {facets.composite or 'no (backend kernels only)'}",
         f"dispatch: {', '.join(facets.dispatch) or '-'}",
-        *_kernel_lines(rec, export),
+        *_kernel_lines(rec, engines),
         f"tags: {', '.join(facets.tags) or '-'}",
         f"python_module: {facets.python_module or '-'}",
         f"structured: {yes_no(facets.structured)}"
@@ -143,7 +156,7 @@ def explain_view(snapshot: Snapshot, op: str) -> ExplainView:
     decision = snapshot.decisions[base]
     rule = RULES_BY_ID.get(decision.rule)
     where = snapshot.native_display or snapshot.meta.path
-    export = export_path_for(snapshot.meta.torch_version)
+    engines = profile_engines(snapshot.operators, version=snapshot.meta.torch_version)
     return ExplainView(
         op=op,
         base=base,
@@ -159,7 +172,7 @@ def explain_view(snapshot: Snapshot, op: str) -> ExplainView:
                 where,
                 rec.line,
                 rec.schema,
-                (*_facet_lines(rec, export), _scope_line(rec)),
+                (*_facet_lines(rec, engines), _scope_line(rec)),
             )
             for rec in records
         ),

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from bot.drift.changes import GENERIC_KEYS, IMPLICIT, Change, decomposes
+from bot.dispatchkeys import CIA, GENERIC_KEYS
+from bot.drift.changes import Change, decomposes
+from bot.drift.flags import FLAG_TABLE
 from bot.drift.warnings import SourceWarning
 from bot.errors import ConfigError
 from bot.model import OpRecord
@@ -19,6 +21,7 @@ from bot.render.context import BackendGap, ReportContext
 from bot.render.details import describe, describe_kernel
 from bot.render.rank import Item
 from bot.render.view import BucketSection
+from bot.schema.codes import Code
 from bot.taxonomy.scope import scope_of
 from bot.text import Safe, code, link, md, one_line, shorten, terminal
 
@@ -44,7 +47,7 @@ def _kernel_state(rec: OpRecord, q: Callable[[str], str]) -> str:
     """How the operator gets its kernels, in a few words; `q` quotes the source-derived parts."""
     f = rec.facets
     if decomposes(rec):
-        return f"decomposes ({q(IMPLICIT)})"
+        return f"decomposes ({q(CIA)})"
     if f.structured_delegate is not None:
         return f"kernel of {q(f.structured_delegate)}"
     generic = [k for k in f.dispatch if k in GENERIC_KEYS] or ([f.composite] if f.composite else [])
@@ -165,11 +168,11 @@ class Helpers:
             # It ran its delegate's (out=) kernel; now each backend registers one for it directly.
             return f"no longer runs the kernel of {self.q(before.structured_delegate)}; now {_kernel_state(rec, self.q)}"
         after = rec.facets.composite
-        if before is not None and before.composite not in (None, IMPLICIT) and after not in (None, IMPLICIT):
+        if before is not None and before.composite not in (None, CIA) and after not in (None, CIA):
             # One default kernel for another: CompositeExplicitAutograd → NonFunctional keeps serving
             # eager backends but no longer XLA or Lazy.
             return f"its default kernel is now {self.q(after or '')} (was {self.q(before.composite or '')})"
-        if before is not None and before.composite is not None and before.composite != IMPLICIT:
+        if before is not None and before.composite is not None and before.composite != CIA:
             # A CompositeExplicitAutograd kernel (often autogen's) served every backend; it is gone.
             return f"lost its {self.q(before.composite)} kernel; now {_kernel_state(rec, self.q)}"
         return f"stopped decomposing; now {_kernel_state(rec, self.q)}"
@@ -217,8 +220,16 @@ class Helpers:
 
     def kernels(self, c: Change) -> Safe:
         """``+XPU +SparseXPU -MPS`` (a real minus sign): in-tree kernel keys the change added and removed."""
-        parts = [("+" if d.code == "kernel_added" else "\u2212") + self.q(d.subject) for d in c.details]
+        parts = [("+" if d.code == Code.KERNEL_ADDED.id else "\u2212") + self.q(d.subject) for d in c.details]
         return Safe(" ".join(parts))
+
+    def badges(self, c: Change) -> Safe:
+        """The flags a bucket list's line shows after the change (`Flag.badge`, `Flag.text_badge`):
+        `` · ⚠️ needs a kernel (eager) · ❌ breaking``, or `` [needs kernel] [breaking]`` in text. Their
+        words are ours (flag names and profile names), never the source's."""
+        if self.markdown:
+            return Safe("".join(f" · {f.badge(c)}" for f in FLAG_TABLE if f.badge is not None and f(c)))
+        return Safe("".join(f" [{f.text_badge}]" for f in FLAG_TABLE if f.text_badge is not None and f(c)))
 
     def acked(self, c: Change) -> bool:
         return c in self.ctx.acknowledgements
@@ -274,6 +285,9 @@ class Helpers:
 
     def broken_ops(self, g: BackendGap, cap: int) -> Safe:
         return self._names(g.broken, cap)
+
+    def removed_ops(self, g: BackendGap, cap: int) -> Safe:
+        return self._names(g.removed, cap)
 
     def _names(self, names: Sequence[str], cap: int) -> Safe:
         shown = [self.q(n) for n in names[:cap]]

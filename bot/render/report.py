@@ -10,7 +10,8 @@ context a caller passes (`bot.render.context`). Rendering is pure: `render` retu
 from __future__ import annotations
 
 from bot import __version__
-from bot.drift.changes import IMPLICIT, Drift
+from bot.dispatchkeys import CIA
+from bot.drift.changes import Drift
 from bot.render.context import ReportContext
 from bot.render.drift_json import render_json
 from bot.render.fit import (
@@ -69,7 +70,7 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
         site_url=link(Safe("the operator catalogue"), context.site_url) if context.site_url else "",
         generated=context.generated.isoformat() if context.generated else "",
         version=Safe(__version__),
-        IMPLICIT=IMPLICIT,
+        CIA=CIA,
         gaps=context.backend_gaps,
         gap_cap=min(bucket_cap, MAX_GAP_OPS),
         chart=Safe(context.chart),

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.dispatchkeys import CIA
 from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
 from bot.taxonomy.stats import Stats
 from bot.text import Safe, terminal
@@ -33,6 +34,7 @@ class StatsView:
     title: str  # the source, its torch version and commit (source-derived)
     levels: tuple[tuple[Safe, int], ...]  # our labels, in the post's order of counting
     categories: tuple[CategoryRow, ...]
+    legend: tuple[tuple[Safe, Safe], ...] = ()  # (label, what the row counts)
 
 
 def _title(stats: Stats) -> str:
@@ -44,23 +46,59 @@ def _title(stats: Stats) -> str:
     return " · ".join(parts)
 
 
+# The rows of the level table: (label, Stats field, what it counts). The meanings are the legend of
+# the text and Markdown outputs; `opdrift stats --help` and the README say the same for overloads.
+LEVELS: tuple[tuple[str, str, str], ...] = (
+    ("entries", "entries", "`- func:` items of native_functions.yaml"),
+    ("registered operators", "operators", "entries plus the operators `autogen:` generates"),
+    (
+        "base operators",
+        "base_operators",
+        "names without the overload (`add.Tensor` is `add`; `relu_` is its own)",
+    ),
+    (
+        "overloads",
+        "overloads",
+        "registered operators with an overload name (`add.Tensor`, `add.out`; not `relu`)",
+    ),
+    (
+        "out overloads",
+        "out_overloads",
+        "overloads that write an out= argument (`.out`, `.grad_input`, `.values`...)",
+    ),
+    (
+        "overloads named .out",
+        "overloads_named_out",
+        "overloads named exactly `out` (how the 2021 post counted)",
+    ),
+    ("operators beyond one per base", "extra_overloads", "registered operators minus base operators"),
+    (
+        CIA,
+        "composite_implicit",
+        "registered operators built from others, no kernel of their own",
+    ),
+    ("after removing composite", "non_composite", "registered operators minus those"),
+    (
+        "... and in-place/out variants",
+        "non_composite_functional",
+        "of those, the functional ones (in-place and out= variants removed too)",
+    ),
+    (
+        "core with kernels of its own",
+        "core_non_composite",
+        "core base operators with an operator that is not CompositeImplicitAutograd",
+    ),
+    ("_foreach_ base operators", "foreach_base_operators", "base operators named `_foreach_*`"),
+    ("autogen operators", "autogen_operators", "registered operators that `autogen:` generates"),
+)
+
+
 def _levels(stats: Stats) -> tuple[tuple[Safe, int], ...]:
-    levels = (
-        ("entries", stats.entries),
-        ("registered operators", stats.operators),
-        ("base operators", stats.base_operators),
-        ("overloads", stats.overloads),
-        ("out overloads", stats.out_overloads),
-        ("overloads named .out", stats.overloads_named_out),
-        ("operators beyond one per base", stats.extra_overloads),
-        ("CompositeImplicitAutograd", stats.composite_implicit),
-        ("after removing composite", stats.non_composite),
-        ("... and in-place/out variants", stats.non_composite_functional),
-        ("core with kernels of its own", stats.core_non_composite),
-        ("_foreach_ base operators", stats.foreach_base_operators),
-        ("autogen operators", stats.autogen_operators),
-    )
-    return tuple((Safe(label), n) for label, n in levels)
+    return tuple((Safe(label), int(getattr(stats, field))) for label, field, _ in LEVELS)
+
+
+def _legend() -> tuple[tuple[Safe, Safe], ...]:
+    return tuple((Safe(label), Safe(meaning)) for label, _, meaning in LEVELS)
 
 
 def _categories(stats: Stats) -> tuple[CategoryRow, ...]:
@@ -80,7 +118,9 @@ def _categories(stats: Stats) -> tuple[CategoryRow, ...]:
 
 
 def stats_view(stats: Stats) -> StatsView:
-    return StatsView(title=_title(stats), levels=_levels(stats), categories=_categories(stats))
+    return StatsView(
+        title=_title(stats), levels=_levels(stats), categories=_categories(stats), legend=_legend()
+    )
 
 
 def render_text(stats: Stats) -> str:
@@ -92,6 +132,8 @@ def render_text(stats: Stats) -> str:
     for row in view.categories:
         indent = "  " if row.sub else ""
         lines.append(f"  {indent}{terminal(row.label):<{24 - len(indent)}}{row.count:>6}")
+    lines += ["", "what each row counts"]
+    lines.extend(f"  {label}: {meaning}" for label, meaning in view.legend)
     return "\n".join(lines) + "\n"
 
 

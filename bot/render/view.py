@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 from bot.drift.allowlist import Acknowledgements
 from bot.drift.changes import Change, Drift
+from bot.drift.flags import FLAG_TABLE, FLAGS, SECTIONS, Flag
 from bot.model import SourceMeta
 from bot.operators.kernels import PROFILES
 from bot.render.rank import Item, grouped, ranked
+from bot.schema.codes import Code
 from bot.taxonomy.scope import scope_of
 
 
@@ -70,62 +72,20 @@ class View:
     kernel_symint: tuple[Change, ...] = ()
 
 
-# The sections whose news is work on a backend's kernels: there, an operator only some backends have
-# (a CUDA-only kernel, a sparse op) is listed apart. A caller's break or a new core op is everyone's.
-_SCOPED = frozenset({"needs_kernel", "kernel_breaking"})
-
-
-def _section(key: str, title: str, emoji: str, hint: str, changes: Iterable[Change]) -> Section:
+def _section(flag: Flag, changes: Iterable[Change]) -> Section:
     every = ranked(changes)
-    if key not in _SCOPED:
-        return Section(key, title, emoji, hint, every, grouped(every))
+    if not flag.scoped:
+        return Section(flag.id, flag.title, flag.emoji, flag.hint, every, grouped(every))
     scoped = [(c, scope_of(c.record).generic) for c in every]
     generic = tuple(c for c, is_generic in scoped if is_generic)
     other = tuple(c for c, is_generic in scoped if not is_generic)
-    return Section(key, title, emoji, hint, every, grouped(generic), other)
+    return Section(flag.id, flag.title, flag.emoji, flag.hint, every, grouped(generic), other)
 
 
 def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
+    """One section per flag of `bot.drift.flags` that has one, in the table's order."""
     live = [c for c in drift.changes if c not in acks]
-    return (
-        _section(
-            "needs_kernel",
-            "Needs a kernel",
-            "⚠️",
-            "new operators, or ones that lost the decomposition or default kernel PyTorch gave a kind of "
-            "backend; each line says which: eager, functional (XLA, Lazy), export (exported graphs)",
-            tuple(c for c in live if c.needs_kernel_for),
-        ),
-        _section(
-            "breaking",
-            "BC-breaking",
-            "❌",
-            "removals, renames and schema changes that break existing callers",
-            tuple(c for c in live if c.breaking),
-        ),
-        _section(
-            "kernel_breaking",
-            "Kernel signature changed",
-            "🔧",
-            "the C++ signature that every out-of-tree kernel is compiled against changed (its int64_t "
-            "form too), even where callers are unaffected: update those kernels",
-            tuple(c for c in live if c.kernel == "breaking"),
-        ),
-        _section(
-            "new_core",
-            "New core ops",
-            "⭐",
-            "operators that joined the core ATen opset",
-            tuple(c for c in live if c.new_core),
-        ),
-        _section(
-            "now_decomposes",
-            "Now decompose",
-            "♻️",
-            "now CompositeImplicitAutograd: a backend kernel becomes optional",
-            tuple(c for c in live if c.now_decomposes),
-        ),
-    )
+    return tuple(_section(f, (c for c in live if f(c))) for f in SECTIONS)
 
 
 def build_view(drift: Drift, acks: Acknowledgements) -> View:
@@ -155,13 +115,14 @@ def build_view(drift: Drift, acks: Acknowledgements) -> View:
             )
         )
     lead = lead_sections(drift, acks)
-    symint = ranked(c for c in drift.changes if c.kernel == "symint" and c not in acks)
+    # the one flag folded into a section's line (`Flag.folded_into`): the SymInt form alone
+    symint = ranked(c for c in drift.changes if FLAGS["kernel_symint"](c) and c not in acks)
     kernels_only = tuple(c for c in drift.changes if c.kernels_only)
     gained: dict[str, int] = defaultdict(int)
     lost: dict[str, int] = defaultdict(int)
     for c in kernels_only:
         for d in c.details:
-            (gained if d.code == "kernel_added" else lost)[d.subject] += 1
+            (gained if d.code == Code.KERNEL_ADDED.id else lost)[d.subject] += 1
     keys = sorted(set(gained) | set(lost), key=lambda k: (-gained[k] - lost[k], k))
     return View(
         kernels_only=kernels_only,
@@ -170,7 +131,7 @@ def build_view(drift: Drift, acks: Acknowledgements) -> View:
         lead=lead,
         buckets=tuple(sections),
         acknowledged=tuple(c for c in drift.changes if c in acks),
-        counts={**{s.key: len(s.changes) for s in lead}, "kernel_symint": len(symint)},
+        counts={f.id: sum(1 for c in drift.changes if c not in acks and f(c)) for f in FLAG_TABLE},
         kernel_symint=symint,
         idle_profiles=tuple(
             p for p in PROFILES if not any(p in c.profiles for c in drift.changes if c not in acks)

@@ -20,30 +20,13 @@ since old call sites silently get a different value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from bot.schema.codes import Code, Detail
 from bot.schema.defaults import same_default
 from bot.schema.model import Argument, BaseType, FunctionSchema, ListType, OptionalType, Type
 
-Severity = Literal["breaking", "compatible", "info"]
 Section = Literal["positional", "kwarg_only", "out"]
-
-
-@dataclass(frozen=True)
-class Detail:
-    """One classified fact about a change: a stable `code`, its severity, and before/after values.
-
-    `subject` names what the fact is about (an argument, a dispatch key, a tag); `before`/`after` are
-    the values as text, "" when absent. Renderers build their sentence from these fields, so every
-    source-derived piece can be escaped on its own.
-    """
-
-    code: str
-    severity: Severity
-    subject: str = ""
-    before: str = ""
-    after: str = ""
 
 
 # Every value of the old type is a value of the new one, and the C++ API keeps an overload for it
@@ -131,10 +114,10 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
                 renamed[r] = a
                 break
     for r, a in renamed.items():
-        details.append(Detail("argument_renamed", "breaking", r, r, a))
+        details.append(Code.ARGUMENT_RENAMED(r, r, a))
     for r in removed:
         if r not in renamed:
-            details.append(Detail("argument_removed", "breaking", r, str(old[r][2]), ""))
+            details.append(Code.ARGUMENT_REMOVED(r, str(old[r][2]), ""))
     # C++ passes the non-out arguments by position, keyword-only ones included: one flat list.
     new_flat = [x.name for x in after.arguments.flat_non_out]
     old_flat = [x.name for x in before.arguments.flat_non_out]
@@ -146,13 +129,13 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
         at = new_flat.index(a) if section != "out" else -1
         appended = not any(n in old for n in new_flat[at + 1 :])
         if section == "out":
-            details.append(Detail("out_argument_added", "breaking", a, "", str(arg)))
+            details.append(Code.OUT_ARGUMENT_ADDED(a, "", str(arg)))
         elif arg.default is not None and appended:
-            details.append(Detail("argument_added_with_default", "compatible", a, "", str(arg)))
+            details.append(Code.ARGUMENT_ADDED_WITH_DEFAULT(a, "", str(arg)))
         elif arg.default is None:
-            details.append(Detail("argument_added_required", "breaking", a, "", str(arg)))
+            details.append(Code.ARGUMENT_ADDED_REQUIRED(a, "", str(arg)))
         else:
-            details.append(Detail("argument_inserted", "breaking", a, "", str(arg)))
+            details.append(Code.ARGUMENT_INSERTED(a, "", str(arg)))
 
     for name, (osec, _, oa) in old.items():
         if name not in new:
@@ -161,27 +144,27 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
         if osec != nsec:
             if osec == "kwarg_only" and nsec == "positional":
                 # Callers by keyword and by position both still work; a moved slot is caught below.
-                details.append(Detail("kwarg_only_made_positional", "compatible", name, osec, nsec))
+                details.append(Code.KWARG_ONLY_MADE_POSITIONAL(name, osec, nsec))
             else:
-                code = "positional_made_kwarg_only" if nsec == "kwarg_only" else "argument_moved"
-                details.append(Detail(code, "breaking", name, osec, nsec))
+                code = Code.POSITIONAL_MADE_KWARG_ONLY if nsec == "kwarg_only" else Code.ARGUMENT_MOVED
+                details.append(code(name, osec, nsec))
         if _typ(oa) != _typ(na):
             if widens(oa.type, na.type):
-                details.append(Detail("argument_widened", "compatible", name, _typ(oa), _typ(na)))
+                details.append(Code.ARGUMENT_WIDENED(name, _typ(oa), _typ(na)))
             else:
-                details.append(Detail("argument_retyped", "breaking", name, _typ(oa), _typ(na)))
+                details.append(Code.ARGUMENT_RETYPED(name, _typ(oa), _typ(na)))
         if _ann(oa) != _ann(na):
-            details.append(Detail("alias_annotation_changed", "breaking", name, _ann(oa), _ann(na)))
+            details.append(Code.ALIAS_ANNOTATION_CHANGED(name, _ann(oa), _ann(na)))
         if oa.default != na.default:
             if na.default is None:
-                details.append(Detail("default_removed", "breaking", name, oa.default or "", ""))
+                details.append(Code.DEFAULT_REMOVED(name, oa.default or "", ""))
             elif oa.default is None:
-                details.append(Detail("default_added", "compatible", name, "", na.default))
+                details.append(Code.DEFAULT_ADDED(name, "", na.default))
             elif same_default(oa.default, oa.type, na.default, na.type):
                 # Another spelling of the same value (1e-05 → 1.0e-05): no caller sees a difference.
-                details.append(Detail("default_respelled", "info", name, oa.default, na.default))
+                details.append(Code.DEFAULT_RESPELLED(name, oa.default, na.default))
             else:
-                details.append(Detail("default_changed", "breaking", name, oa.default, na.default))
+                details.append(Code.DEFAULT_CHANGED(name, oa.default, na.default))
 
     # Common arguments must keep their relative order: the non-out ones as one list, and the outs.
     for old_names, new_names in (
@@ -191,9 +174,7 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
         common_old = [n for n in old_names if n in new_names]
         common_new = [n for n in new_names if n in old_names]
         if common_old != common_new:
-            details.append(
-                Detail("arguments_reordered", "breaking", "", ", ".join(common_old), ", ".join(common_new))
-            )
+            details.append(Code.ARGUMENTS_REORDERED("", ", ".join(common_old), ", ".join(common_new)))
 
     ret_before = [str(r) for r in before.returns]
     ret_after = [str(r) for r in after.returns]
@@ -203,8 +184,8 @@ def diff_schemas(before: FunctionSchema, after: FunctionSchema) -> tuple[Detail,
         only_alias = before_types == after_types and [r.name for r in before.returns] == [
             r.name for r in after.returns
         ]
-        code = "return_alias_annotation_changed" if only_alias else "return_changed"
-        details.append(Detail(code, "breaking", "", _returns(before), _returns(after)))
+        code = Code.RETURN_ALIAS_ANNOTATION_CHANGED if only_alias else Code.RETURN_CHANGED
+        details.append(code("", _returns(before), _returns(after)))
     return tuple(details)
 
 

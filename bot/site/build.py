@@ -6,15 +6,21 @@ The life of an operator is the drift between each pair of neighbouring SOURCEs, 
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from datetime import datetime
+from itertools import pairwise
 
 from bot.coverage.check import Coverage
+from bot.dispatchkeys import COMPOSITE_KEYS
 from bot.drift.changes import Change, compute_drift
 from bot.drift.needs import ProfileNeeds
+from bot.errors import OpdriftError
 from bot.history.attribution import Attribution
 from bot.history.timeline import Point
-from bot.model import COMPOSITE_KEYS, NATIVE_PATH, OpRecord, Snapshot
+from bot.model import NATIVE_PATH, OpRecord, Snapshot
+from bot.operators.kernels import PROFILES
 from bot.render.view import source_label
 from bot.site.commits import Commits
 from bot.site.model import (
@@ -62,6 +68,84 @@ SEED_2021: tuple[tuple[str, int], ...] = (
     ("misc", 58),
 )
 SEED_LABEL = "2021 post"
+
+
+class SourceOrderError(OpdriftError):
+    """The SOURCEs of `site` cannot be put in order: a version or date is missing, or two tie."""
+
+
+# "2.14.1", "2.6.0a0" (main's version.txt), "2.15.0+cpu", "2.0.0.dev20230101": a pre-release sorts
+# before its release.
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?(\.?(?:a|b|rc|dev)\d*)?")
+
+
+def _version_key(version: str | None) -> tuple[int, int, int, int] | None:
+    m = _VERSION.match(version or "")
+    if m is None:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0), 0 if m.group(4) else 1
+
+
+def _date_key(date: str | None) -> float | None:
+    """A commit date as a timestamp; None when absent, unreadable, or without a time zone (a naive time
+    cannot be compared with the others)."""
+    if not date:
+        return None
+    try:
+        parsed = datetime.fromisoformat(date)
+    except ValueError:
+        return None
+    return parsed.timestamp() if parsed.tzinfo is not None else None
+
+
+def _same_operators(a: Snapshot, b: Snapshot) -> bool:
+    return a.entries == b.entries and a.operators == b.operators and a.decisions == b.decisions
+
+
+def order_sources(named: Sequence[tuple[str, Snapshot]]) -> list[tuple[str, Snapshot]]:
+    """(SOURCE, snapshot) pairs oldest first, whatever order they were given in: by torch version when
+    every SOURCE records one (ties broken by commit date), else by commit date when every SOURCE records
+    one. An order that cannot be told is a `SourceOrderError` naming the SOURCEs at fault.
+
+    The last is what the site calls current: a newest-first command line must not make the oldest
+    release "now", and the order given is not evidence of anything.
+    """
+    if len(named) < 2:
+        return list(named)
+    rows = [
+        (_version_key(snap.meta.torch_version), _date_key(snap.meta.date), name, snap) for name, snap in named
+    ]
+    for version, date, name, _ in rows:
+        if version is None and date is None:
+            raise SourceOrderError(
+                f"cannot tell the order of the SOURCEs: {name} records neither a torch version nor a "
+                "commit date (a release, a wheel, DIR@REV or a snapshot of one does)"
+            )
+    if all(version is not None for version, _, _, _ in rows):
+        rows.sort(key=lambda r: (r[0] or (), r[1] or 0.0))
+        for (v1, d1, a, snap), (v2, d2, b, other) in pairwise(rows):
+            # Two SOURCEs with the same operators (the shipped main.json, until the weekly run first
+            # refreshes it, is v2.15.0.json byte for byte) give the same site in either order.
+            if v1 == v2 and (d1 is None or d2 is None or d1 == d2) and not _same_operators(snap, other):
+                why = "and not both record a commit date" if d1 is None or d2 is None else "of the same date"
+                raise SourceOrderError(
+                    f"cannot tell which of {a} and {b} is newer: both are torch {snap.meta.torch_version}, {why}"
+                )
+    elif all(date is not None for _, date, _, _ in rows):
+        rows.sort(key=lambda r: r[1] or 0.0)
+        for (_, d1, a, snap), (_, d2, b, other) in pairwise(rows):
+            if d1 == d2 and not _same_operators(snap, other):
+                raise SourceOrderError(
+                    f"cannot tell which of {a} and {b} is newer: they record the same date"
+                )
+    else:
+        no_version = next(name for version, _, name, _ in rows if version is None)
+        no_date = next(name for _, date, name, _ in rows if date is None)
+        raise SourceOrderError(
+            f"cannot tell the order of the SOURCEs: {no_version} records no torch version and {no_date} "
+            "no commit date"
+        )
+    return [(name, snap) for _, _, name, snap in rows]
 
 
 def release_of(snapshot: Snapshot) -> Release:
@@ -150,7 +234,7 @@ def _overload(
         line=rec.line,
         url=release.line_url(rec.line),
         facets=rec.facets,
-        profiles=tuple(p for p in ("eager", "functional", "export") if p in needs(rec)),
+        profiles=tuple(p for p in PROFILES if p in needs(rec)),
         coverage=cells.get(rec.name, ()),
     )
 
@@ -216,9 +300,7 @@ def build_site(
                 keys=tuple(
                     sorted({k for o in overloads for k in o.facets.dispatch if k not in COMPOSITE_KEYS})
                 ),
-                profiles=tuple(
-                    p for p in ("eager", "functional", "export") if any(p in o.profiles for o in overloads)
-                ),
+                profiles=tuple(p for p in PROFILES if any(p in o.profiles for o in overloads)),
                 coverage=summary,
                 commits=touched_by.get(base, ()),
             )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from bot.history.attribution import Attribution
 from bot.model import Facets
-from bot.schema.compare import Detail
+from bot.schema.codes import Detail
 from bot.schema.kernel import KernelChange
 from bot.site.commits import CommitRef
 

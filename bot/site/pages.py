@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from bot.dispatchkeys import SHORT_NAMES
 from bot.render.details import describe, describe_kernel
+from bot.schema.codes import Code
 from bot.site.export import index_json
 from bot.site.growth import GROUPS, chart
 from bot.site.html import Markup, el, escape, join, json_block, page
@@ -18,12 +20,7 @@ from bot.taxonomy.buckets import BUCKETS, LABELS
 
 PROFILES = ("eager", "functional", "export")
 # The index's column is narrow; the operator page spells the kinds out.
-SHORT_COMPOSITE = {
-    "CompositeImplicitAutograd": "implicit",
-    "CompositeImplicitAutogradNestedTensor": "implicit (nested)",
-    "CompositeExplicitAutograd": "explicit",
-    "CompositeExplicitAutogradNonFunctional": "explicit non-functional",
-}
+SHORT_COMPOSITE = SHORT_NAMES
 
 
 def _quote(text: str) -> str:
@@ -230,7 +227,7 @@ def _verdict(value: str) -> Markup:
 
 
 # Kernel keys and tags gained or lost have their own lines in a history row.
-_SHOWN_APART = frozenset({"tag_added", "tag_removed", "kernel_added", "kernel_removed"})
+_SHOWN_APART = frozenset(c.id for c in Code if c.row.apart)
 
 
 def _commit_cell(e: Event) -> Markup:

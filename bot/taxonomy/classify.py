@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 
+from bot.dispatchkeys import CIA, COMPOSITE_KEYS
 from bot.errors import OpdriftError
 from bot.gcpause import gc_paused
 from bot.model import (
-    COMPOSITE_KEYS,
     Decision,
     Facets,
     Operator,
@@ -194,7 +194,7 @@ def _signal_alias(
     if said is None or said.target == name or said.target not in bases:
         return None
     for op in ops:
-        if op.autogen_from is None and (op.composite != "CompositeImplicitAutograd" or kernels.get(op.name)):
+        if op.autogen_from is None and (op.composite != CIA or kernels.get(op.name)):
             return None
     return said.target, f"{', '.join(said.where)}; {signals.origin if signals else ''}"
 

@@ -8,21 +8,31 @@
         reason: gated linear unit is elementwise on two halves
 
 An override beats every rule; the snapshot records it as rule ``override`` with the reason. Bucket ids
-are those of `bot.taxonomy.rules.BUCKETS`. A malformed file is a `ConfigError` naming file:line.
+are those of `bot.taxonomy.buckets.BUCKETS`. A malformed file is a `ConfigError` naming file:line.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+import yaml
 
 from bot.errors import ConfigError, YamlError
 from bot.model import Decision
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
-from bot.yamltext import check_unique_keys, compose_yaml_document, read_yaml_document, split_lines
+from bot.yamltext import (
+    MAPPING,
+    NODE_STRING,
+    NodeReader,
+    build,
+    check_unique_keys,
+    compose_yaml_document,
+    is_null,
+    key_text,
+)
 
 # The rule id an override records in place of the taxonomy rule it beats.
 OVERRIDE_RULE = "override"
@@ -73,89 +83,72 @@ class Overrides:
         return Decision(bucket=entry.bucket, rule=OVERRIDE_RULE, reason=f"{entry.reason}{where}")
 
 
-def _line_of(lines: list[str], key: str) -> int | None:
-    """1-based line where `key:` is written (top level or nested), for error messages."""
-    pattern = re.compile(rf"^\s*['\"]?{re.escape(key)}['\"]?\s*:")
-    for i, line in enumerate(lines):
-        if pattern.match(line):
-            return i + 1
-    return None
-
-
 def parse_overrides(text: str, display: str) -> Overrides:
-    """Read an overrides file's text (pure); `display` is the path used in errors."""
-    data = read_yaml_document(text, display)
+    """Read an overrides file's text (pure); `display` is the path used in errors, each at the line of
+    the node it is about (the file is composed once and read node by node)."""
+    root = compose_yaml_document(text, display)  # broken YAML stays a YamlError, as every reader's is
     try:
-        check_unique_keys(compose_yaml_document(text, display), display)
+        check_unique_keys(root, display)
     except YamlError as err:
         raise ConfigError(err.message, path=err.path, line=err.line) from None
-    lines = split_lines(text)
-    if data is None:
+    if root is None or is_null(root):
         return Overrides(display=display)
-    if not isinstance(data, dict):
-        raise ConfigError(
-            "an overrides file must be a mapping with an `overrides:` key", path=display, line=1
-        )
-    for key in data:
-        if key not in _TOP_KEYS:
-            raise ConfigError(
-                f"unknown key {key!r} (expected: overrides, reason)",
-                path=display,
-                line=_line_of(lines, str(key)),
-            )
-    default_reason = data.get("reason", DEFAULT_REASON)
-    if not isinstance(default_reason, str):
-        raise ConfigError("`reason:` must be a string", path=display, line=_line_of(lines, "reason"))
-    table = data.get("overrides")
-    if table is None:
+    reader = NodeReader(display, ConfigError)
+    if not MAPPING.accepts(root):
+        raise reader.error(root, "an overrides file must be a mapping with an `overrides:` key")
+    top: dict[str, yaml.Node] = {}
+    for key, value in reader.read(MAPPING, root, "the file", root):
+        name = key_text(key)
+        if name not in _TOP_KEYS:
+            raise reader.error(key, f"unknown key {build(key)!r} (expected: overrides, reason)")
+        top[name] = value
+    default_reason = DEFAULT_REASON
+    if "reason" in top:
+        default_reason = reader.read(NODE_STRING, top["reason"], "`reason:`", top["reason"])
+    table = top.get("overrides")
+    if table is None or is_null(table):
         return Overrides(display=display)
-    if not isinstance(table, dict):
-        raise ConfigError(
-            "`overrides:` must map base operator names to bucket ids",
-            path=display,
-            line=_line_of(lines, "overrides"),
-        )
+    if not MAPPING.accepts(table):
+        raise reader.error(table, "`overrides:` must map base operator names to bucket ids")
     entries: dict[str, Override] = {}
     name_lines: dict[str, int] = {}
-    for raw_name, value in table.items():
-        line = _line_of(lines, str(raw_name))
-        if not isinstance(raw_name, str) or not raw_name:
-            raise ConfigError(f"operator name must be a string, not {raw_name!r}", path=display, line=line)
+    for key, value in reader.read(MAPPING, table, "`overrides:`", table):
+        line = key.start_mark.line + 1
+        raw_name = key_text(key)
+        if not raw_name:
+            shown = build(key) if raw_name is None else raw_name
+            raise reader.error(key, f"operator name must be a string, not {shown!r}")
         name = raw_name.removeprefix("aten::")  # written as the allow-list and PyTorch spell it
         if not name:
-            raise ConfigError(f"operator name {raw_name!r} names no operator", path=display, line=line)
+            raise reader.error(key, f"operator name {raw_name!r} names no operator")
         if "." in name:
-            raise ConfigError(
-                f"{name!r}: overrides apply to base operators; write {name.split('.')[0]!r}",
-                path=display,
-                line=line,
+            raise reader.error(
+                key, f"{name!r}: overrides apply to base operators; write {name.split('.')[0]!r}"
             )
         reason = default_reason
-        if isinstance(value, dict):
-            extra = sorted(str(k) for k in value if k not in _ENTRY_KEYS)
-            if extra:
-                raise ConfigError(
-                    f"{name}: unknown key {extra[0]!r} (expected: bucket, reason)", path=display, line=line
-                )
-            bucket = value.get("bucket")
-            reason = value.get("reason", default_reason)
-            if not isinstance(reason, str):
-                raise ConfigError(f"{name}: `reason:` must be a string", path=display, line=line)
-        else:
-            bucket = value
+        bucket_node: yaml.Node | None = value
+        if MAPPING.accepts(value):
+            fields: dict[str, yaml.Node] = {}
+            for field_key, field_value in value.value:
+                field_name = key_text(field_key)
+                if field_name not in _ENTRY_KEYS:
+                    raise reader.error(
+                        field_key, f"{name}: unknown key {build(field_key)!r} (expected: bucket, reason)"
+                    )
+                fields[field_name] = field_value
+            bucket_node = fields.get("bucket")
+            if "reason" in fields:
+                reason = reader.read(NODE_STRING, fields["reason"], f"{name}: `reason:`", fields["reason"])
+        bucket = None if bucket_node is None else build(bucket_node)
         if not isinstance(bucket, str) or bucket not in BUCKETS:
-            raise ConfigError(
+            raise reader.error(
+                key if bucket_node is None else bucket_node,
                 f"{name}: unknown bucket {bucket!r} (expected one of: {', '.join(BUCKETS)})",
-                path=display,
-                line=line,
             )
         if name in entries:
-            first = name_lines.get(name)
-            where = f" (first at line {first})" if first is not None else ""
-            raise ConfigError(f"{name}: overridden twice{where}", path=display, line=line)
+            raise reader.error(key, f"{name}: overridden twice (first at line {name_lines[name]})")
         entries[name] = Override(bucket=bucket, reason=reason)
-        if line is not None:
-            name_lines[name] = line
+        name_lines[name] = line
     return Overrides(entries=MappingProxyType(entries), display=display, lines=MappingProxyType(name_lines))
 
 

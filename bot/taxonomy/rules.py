@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bot.dispatchkeys import CIA
 from bot.taxonomy.matchers import (
     AliasKnown,
     Always,
@@ -56,7 +57,6 @@ class Rule:
     note: str = ""  # why the rule is there, when its predicate does not say it
 
 
-_IMPLICIT = "CompositeImplicitAutograd"
 # Pointwise: the tag (from 2.0), or the structure of its reference on the Python side; before the
 # tag, an elementwise signature with an in-place twin (add/add_, sigmoid/sigmoid_) stands in too.
 _POINTWISE = (
@@ -99,7 +99,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "core.alias.special",
         "alias",
-        StripsToExisting("special_") & CompositeKind(_IMPLICIT),
+        StripsToExisting("special_") & CompositeKind(CIA),
         "torch.special re-exports: special_X built from an existing X (special_expm1 → expm1)",
     ),
     Rule("core.named", "named", DimnameArgs() | NameRegex("named-tensor", "^(align_|refine_names$|rename$)")),

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.dispatchkeys import GENERIC_KEYS
 from bot.model import OpRecord
 from bot.operators.kernels import DELEGATE, OWN, table_of
 
@@ -84,9 +85,7 @@ def _one_device(rec: OpRecord) -> str | None:
     return None
 
 
-_DEFAULTS = frozenset(
-    {"CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd"}
-)
+_DEFAULTS = GENERIC_KEYS
 
 # (rule id, test → the reason, or None). Names first: `_cudnn_rnn` is cuDNN's whatever its keys say.
 SCOPE_RULES: tuple[tuple[str, Callable[[OpRecord], str | None]], ...] = (

@@ -19,11 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from bot.dispatchkeys import CIA
 from bot.model import Snapshot
 from bot.taxonomy.buckets import CORE_BUCKETS
 from bot.taxonomy.counts import count_by_bucket
-
-IMPLICIT = "CompositeImplicitAutograd"
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ def compute_stats(snapshot: Snapshot) -> Stats:
                 out_overloads += 1
             if rec.overload == "out":
                 named_out += 1
-        if rec.facets.composite == IMPLICIT:
+        if rec.facets.composite == CIA:
             implicit += 1
         else:
             kernel_bases.add(rec.base)

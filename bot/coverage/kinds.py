@@ -1,0 +1,133 @@
+"""The kinds of backend list: the one place a kind is defined.
+
+Everything else derives from `KIND_TABLE`: `BACKEND_KINDS` (what ``--backend KIND=PATH`` and the
+config's ``kind:`` accept), `PROFILE_OF_KIND` (the profile a kind's backend is judged as, unless
+``--profile`` says otherwise), `read_backend`'s dispatch (`bot.coverage.backends`), the CLI's help and
+the README's table of kinds (a test checks it). Adding a kind means adding a row here and its reader.
+
+This module imports nothing at run time, so that building the CLI's parser can list the kinds
+without loading a stage: a reader is named as "module:function", taking (PATH, torch version) and
+returning a `BackendList`, and is imported only when a list of that kind is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.operators.kernels import Profile
+    from bot.schema.kernel import KernelForm
+
+BackendKind = str  # one of BACKEND_KINDS
+
+_READERS = "bot.coverage.backends"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of backend list."""
+
+    id: str  # what --backend KIND=PATH and the config's `kind:` say
+    # "module:function" reading PATH (and the torch version compared, for version gates) → BackendList
+    reader: str
+    # how operators reach a backend of this kind (`bot.operators.kernels`): C++ registrations,
+    # op-plugin and torch_npu's own list, XPU and a native dispatch key are eager backends; torch-mlir
+    # compiles exported graphs; XLA runs under functionalization; a plain list could be anything, and
+    # eager is the common case
+    profile: Profile
+    # the form its C++ kernels are written in where its list says nothing per operator (the
+    # dispatcher unpacks SymInts for an int64_t kernel, `bot.coverage.check`); None: judged in every
+    # form (torch-mlir lowers by types; a C++ tree's reader reads each function's own; a plain list)
+    kernel_form: KernelForm | None
+    path: str  # what PATH is, for the help
+    help: str  # what is read, one line
+
+
+KIND_TABLE: tuple[Kind, ...] = (
+    Kind(
+        "torch-mlir",
+        f"{_READERS}:read_torch_mlir_source",
+        "export",
+        None,
+        "a torch-mlir checkout, GeneratedTorchOps.td or torch_ods_gen.py",
+        "the ops it generates, and its FX importer's decomposition table",
+    ),
+    Kind(
+        "xla",
+        f"{_READERS}:read_xla_file",
+        "functional",
+        "int64_t",
+        "xla_native_functions.yaml",
+        "full_codegen, ir_gen, supported, symint and autograd lists",
+    ),
+    Kind(
+        "cpp",
+        f"{_READERS}:read_cpp_tree",
+        "eager",
+        None,
+        "a C++ source tree or file",
+        'm.impl("aten::…") inside TORCH_LIBRARY_IMPL(aten, KEY, m)',
+    ),
+    Kind(
+        "op-plugin",
+        f"{_READERS}:read_op_plugin_file",
+        "eager",
+        "int64_t",
+        "op_plugin_functions.yaml",
+        "official: and quant: entries whose version gate admits the torch version",
+    ),
+    Kind(
+        "torch-npu",
+        f"{_READERS}:read_torch_npu_file",
+        "eager",
+        "int64_t",
+        "torch_npu's npu_native_functions.yaml",
+        "the ATen ops torch_npu registers itself (supported, symint, autograd)",
+    ),
+    Kind(
+        "xpu",
+        f"{_READERS}:read_xpu_file",
+        "eager",
+        "int64_t",
+        "xpu_functions.yaml",
+        "the supported: list",
+    ),
+    Kind(
+        "dispatch",
+        f"{_READERS}:read_dispatch_key",
+        "eager",
+        None,
+        "a dispatch key of native_functions.yaml such as MPS",
+        "the ops with a kernel under that key in native_functions.yaml itself",
+    ),
+    Kind(
+        "text",
+        f"{_READERS}:read_text_file",
+        "eager",
+        None,
+        "a text file",
+        "one operator per line, # comments",
+    ),
+)
+
+BACKEND_KINDS: tuple[BackendKind, ...] = tuple(k.id for k in KIND_TABLE)
+KIND_BY_ID: Mapping[BackendKind, Kind] = {k.id: k for k in KIND_TABLE}
+PROFILE_OF_KIND: Mapping[BackendKind, Profile] = {k.id: k.profile for k in KIND_TABLE}
+
+
+def kinds_help() -> str:
+    """The kinds for the CLI's help: "torch-mlir (a torch-mlir checkout, …), xla (…), …"."""
+    return "; ".join(f"{k.id} ({k.path})" for k in KIND_TABLE)
+
+
+def profiles_help() -> str:
+    """The kinds' default profiles for the CLI's help: "torch-mlir: export, xla: functional, the
+    others: eager" (the most common profile is "the others")."""
+    counts: dict[str, int] = {}
+    for k in KIND_TABLE:
+        counts[k.profile] = counts.get(k.profile, 0) + 1
+    common = max(counts, key=lambda p: counts[p])
+    named = [f"{k.id}: {k.profile}" for k in KIND_TABLE if k.profile != common]
+    return ", ".join([*named, f"the others: {common}"])
