@@ -22,7 +22,7 @@ def test_the_table_is_consistent_and_the_docs_list_every_facet() -> None:
     assert len(FLAGS) == len(FLAG_TABLE)
     assert POLICY_FAIL_ON == FAIL_ON
     assert all(f.folded_into in {s.id for s in SECTIONS} for f in FLAG_TABLE if f.folded_into)
-    # the published JSON summary's order (README, "JSON output")
+    # the published JSON summary's order (docs/drift.md, "The JSON report")
     assert [f.id for f in SUMMARY_ORDER] == [
         "breaking",
         "needs_kernel",

@@ -246,7 +246,7 @@ def test_codegen_names_the_release_a_bare_yaml_is_judged_by(opdrift: Opdrift, tm
 
 
 def test_every_consecutive_release_pair_counted() -> None:
-    """The README's figure: of the kernel-signature changes between consecutive releases 1.12.0 →
+    """docs/drift.md's figure: of the kernel-signature changes between consecutive releases 1.12.0 →
     2.15.0, how many break every kernel and how many only the SymInt form."""
     releases = ["1.12.0", "1.13.0", *(f"2.{m}.0" for m in range(14)), "2.14.1", "2.15.0"]
     total: Counter[str] = Counter()

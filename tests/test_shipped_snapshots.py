@@ -1,6 +1,6 @@
 """The snapshots in snapshots/ are the tool's own output on the release files, and stay so.
 
-When the taxonomy changes, these fail until the snapshots are regenerated (README, "Snapshots").
+When the taxonomy changes, these fail until the snapshots are regenerated (docs/commands.md, "The shipped snapshots").
 """
 
 from __future__ import annotations

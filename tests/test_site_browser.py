@@ -1,7 +1,7 @@
 """The site in a real browser: Debian's chromium, headless, driven by Selenium through chromium-driver.
 
 Skipped where no chromium is installed, except in CI (CI=true), where .ci/run installs it first and a
-missing browser is a failure. OPDRIFT_SCREENSHOTS=DIR saves the README's screenshots there.
+missing browser is a failure. OPDRIFT_SCREENSHOTS=DIR saves the docs' screenshots (docs/*.png) there.
 """
 
 from __future__ import annotations

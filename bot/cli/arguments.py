@@ -92,7 +92,9 @@ def add_diff(p: argparse.ArgumentParser) -> None:
         "the default), kernel (those plus ops that need a new kernel or whose kernel's C++ signature "
         "changed), any (any change), never",
     )
-    p.add_argument("--allowlist", metavar="FILE", help="acknowledged changes (see README)")
+    p.add_argument(
+        "--allowlist", metavar="FILE", help="acknowledged changes (see docs/drift.md, Acknowledgements)"
+    )
     add_overrides(p)
     add_codegen(p)
     p.add_argument("--title", default="", help="a title for the Markdown formats")

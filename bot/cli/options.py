@@ -31,7 +31,9 @@ def add_output(p: argparse.ArgumentParser) -> None:
 
 
 def add_overrides(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--overrides", metavar="FILE", help="bucket overrides file (see README)")
+    p.add_argument(
+        "--overrides", metavar="FILE", help="bucket overrides file (see docs/buckets.md, Overrides)"
+    )
 
 
 def add_codegen(p: argparse.ArgumentParser) -> None:
@@ -41,7 +43,7 @@ def add_codegen(p: argparse.ArgumentParser) -> None:
         "--codegen",
         metavar="X.Y",
         help="expand autogen by the codegen rules of torch release X.Y (default: those of each "
-        "SOURCE's torch version, the newest when it has none; see README)",
+        "SOURCE's torch version, the newest when it has none; see docs/commands.md)",
     )
 
 

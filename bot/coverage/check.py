@@ -4,7 +4,7 @@ Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. Whether an operator
 which rule (``listed``, ``decomposes``, ``default_kernel``, ``structured_delegate``,
 ``backend_codegen``, ``autograd_key``, export's ``training_only``), is the work engine's answer
 (`bot.work.engine`, which documents the rules): the engine the drift's per-change profiles,
-subscriptions, `explain` and the site ask too. The README documents the rules per backend kind.
+subscriptions, `explain` and the site ask too. docs/coverage.md documents the rules per backend kind.
 
 A ``dispatch`` list is the operators with a kernel under that dispatch key in native_functions.yaml,
 judged as the dispatcher fills that key.

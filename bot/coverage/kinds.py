@@ -3,7 +3,7 @@
 Everything else derives from `KIND_TABLE`: `BACKEND_KINDS` (what ``--backend KIND=PATH`` and the
 config's ``kind:`` accept), `PROFILE_OF_KIND` (the profile a kind's backend is judged as, unless
 ``--profile`` says otherwise), `read_backend`'s dispatch (`bot.coverage.backends`), the CLI's help and
-the README's table of kinds (a test checks it). Adding a kind means adding a row here and its reader.
+docs/coverage.md's table of kinds (a test checks it). Adding a kind means adding a row here and its reader.
 
 This module imports nothing at run time, so that building the CLI's parser can list the kinds
 without loading a stage: a reader is named as "module:function", taking (PATH, torch version) and

@@ -1,4 +1,4 @@
-"""Drift → the documented JSON report (README, "JSON output"): everything, never truncated.
+"""Drift → the documented JSON report (docs/drift.md, "The JSON report"): everything, never truncated.
 
 Built from the same view model as the Markdown and text reports (`bot.render.view`), so the figures a
 reader sees in the comment and the JSON a tool reads agree; no Jinja2 on the way, since
@@ -58,7 +58,7 @@ def _change_json(c: Change, acks: Acknowledgements) -> dict[str, object]:
 
 
 def to_json(drift: Drift, acks: Acknowledgements = NO_ACKNOWLEDGEMENTS) -> dict[str, object]:
-    """The documented JSON report (README, "JSON output"): everything, never truncated."""
+    """The documented JSON report (docs/drift.md, "The JSON report"): everything, never truncated."""
     view = build_view(drift, acks)
     return {
         "version": JSON_VERSION,

@@ -47,7 +47,7 @@ def _title(stats: Stats) -> str:
 
 
 # The rows of the level table: (label, Stats field, what it counts). The meanings are the legend of
-# the text and Markdown outputs; `opdrift stats --help` and the README say the same for overloads.
+# the text and Markdown outputs; `opdrift stats --help` and docs/buckets.md say the same for overloads.
 LEVELS: tuple[tuple[str, str, str], ...] = (
     ("entries", "entries", "`- func:` items of native_functions.yaml"),
     ("registered operators", "operators", "entries plus the operators `autogen:` generates"),

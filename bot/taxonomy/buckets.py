@@ -1,7 +1,7 @@
 """The buckets of the taxonomy: the one place a bucket is defined.
 
 Everything else (the rule table's targets, the overrides' and config's allowed values, the stats
-table's rows and labels, the README's table) is derived from `BUCKET_TABLE`, so adding a bucket means
+table's rows and labels, the table in docs/buckets.md) is derived from `BUCKET_TABLE`, so adding a bucket means
 adding a row here and a `Rule` that sends operators to it.
 """
 
