@@ -39,8 +39,8 @@ class ReportContext:
     """What the caller knows beyond the drift: links, a title, who to mention, acknowledgements.
 
     Built once by the command that renders (`linked` adds the drift's commit links) and passed whole:
-    the templates read it as ``ctx``. Every field is set by some caller in ``bot/``, so no template
-    branch on it is dead (`tests/test_render_context.py`).
+    the templates read it as ``ctx``. Every field a template or helper reads is set by some caller in
+    ``bot/``, so no branch on it is dead (`tests/test_render_plumbing.py`).
 
     `head_blob_url` / `base_blob_url` point at native_functions.yaml at one commit
     (``https://github.com/pytorch/pytorch/blob/<sha>/aten/src/ATen/native/native_functions.yaml``);

@@ -18,7 +18,7 @@ from bot.render.view import Tier, View, lists_of
 from bot.text import Safe
 
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
-# What the publisher may add around a body (a marker line, a link to last week's issue).
+# What the publisher may add around a body (its marker line; the previous issue's link is rendered).
 PUBLISHER_MARGIN = 1_000
 STEP_SUMMARY_LIMIT = 1_000_000  # GITHUB_STEP_SUMMARY accepts 1 MiB per step; keep a margin
 LIMITS: dict[Format, int | None] = {

@@ -10,7 +10,6 @@ context a caller passes (`bot.render.context`). Rendering is pure: `render` retu
 from __future__ import annotations
 
 from bot import __version__
-from bot.dispatchkeys import CIA
 from bot.drift.changes import Drift
 from bot.render.context import ReportContext
 from bot.render.drift_json import render_json
@@ -66,7 +65,6 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
         h=Helpers(context, markdown),
         truncated=truncated(view, cap, len(context.warnings)),
         version=Safe(__version__),
-        CIA=CIA,
         gap_cap=min(bucket_cap, MAX_GAP_OPS),
         warning_cap=MAX_WARNINGS if cap is not None else UNCAPPED,
     )
