@@ -30,7 +30,7 @@ from bench_parse import clear_torchgen_caches  # noqa: E402  # bench/ is sys.pat
 from bot import pipeline  # noqa: E402
 from bot.drift.changes import compute_drift  # noqa: E402
 from bot.operators import native  # noqa: E402
-from bot.render.context import context_for  # noqa: E402
+from bot.render.context import ReportContext  # noqa: E402
 from bot.render.report import render  # noqa: E402
 from bot.schema import grammar as schema  # noqa: E402
 from bot.taxonomy import classify as taxonomy  # noqa: E402
@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
 
         def opdrift_diff() -> None:
             drift = compute_drift(pipeline.load_snapshot(str(base)), pipeline.load_snapshot(str(head)))
-            render(drift, "pr-comment", context=context_for(drift))
-            render(drift, "markdown", context=context_for(drift))
+            render(drift, "pr-comment", context=ReportContext().linked(drift))
+            render(drift, "markdown", context=ReportContext().linked(drift))
 
         results = {"opdrift diff (parse both, drift, render)": _time(opdrift_diff, a.repeat)}
 

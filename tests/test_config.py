@@ -445,7 +445,7 @@ def test_a_tab_after_a_value_reads_as_the_first_pass_read_it() -> None:
 def test_the_weekly_issue_links_the_operator_catalogue(tmp_path: Path) -> None:
     """`weekly.site_url` (the site `opdrift site` builds, on GitHub Pages) is linked from the issue; a
     URL that is not https or could leave its Markdown link is refused with its line."""
-    from bot.render.context import context_for
+    from bot.render.context import ReportContext
     from bot.render.report import render
 
     cfg = load_config(
@@ -453,7 +453,7 @@ def test_the_weekly_issue_links_the_operator_catalogue(tmp_path: Path) -> None:
     )
     assert cfg.weekly.site_url == "https://acme.github.io/opdrift/"
     drift = compute_drift(*realistic_pair())
-    body = render(drift, "weekly-issue", context=context_for(drift, site_url=cfg.weekly.site_url))
+    body = render(drift, "weekly-issue", context=ReportContext(site_url=cfg.weekly.site_url).linked(drift))
     assert (
         "📚 Every operator, its history and its coverage per backend: [the operator catalogue](https://acme.github.io/opdrift/)."
         in body

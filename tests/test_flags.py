@@ -60,13 +60,13 @@ from bot.drift.changes import compute_drift
 from bot.drift.policy import failing
 from bot.publish.actions import annotation_lines
 from bot.publish.config import parse_config
-from bot.render.context import context_for
+from bot.render.context import ReportContext
 from bot.render.report import render
 
 drift = compute_drift(pipeline.load_snapshot(sys.argv[1]), pipeline.load_snapshot(sys.argv[2]))
 config = parse_config("subscriptions:\\n  - who: ['@tags']\\n    facets: [brand_new]\\n", "c.yml")
 tagged = [c.name for c in drift.changes if config.subscriptions[0].matches(c)]
-ctx = context_for(drift)
+ctx = ReportContext().linked(drift)
 print(json.dumps({
     "subscribed": tagged,
     "kernel": [c.name for c in failing(drift, "kernel")],

@@ -169,7 +169,11 @@ def test_with_the_login_unknown_another_apps_bot_post_is_never_taken_for_the_bot
         post(client_for(fake, token=actions_token), pr, "the report")
     with pytest.raises(PublishError, match="bot_login"):
         publish_weekly_issue(
-            client_for(fake, token=actions_token), title="t", body="b", window_key="2026-W40", dry_run=False
+            client_for(fake, token=actions_token),
+            title="t",
+            body=lambda _: "b",
+            window_key="2026-W40",
+            dry_run=False,
         )
     assert fake.writes() == []
     assert [c["body"] for c in fake.comments(REPO, pr)] == [relayed["body"]]
@@ -189,7 +193,7 @@ def test_over_long_body_is_never_sent(fake: FakeGitHub) -> None:
     assert fake.writes() == []
     with pytest.raises(PublishError, match="over GitHub's limit"):
         publish_weekly_issue(
-            client_for(fake), title="t", body="y" * 70_000, window_key="2026-W48", dry_run=False
+            client_for(fake), title="t", body=lambda _: "y" * 70_000, window_key="2026-W48", dry_run=False
         )
     assert fake.writes() == []
 
@@ -205,7 +209,12 @@ def test_dry_run_reads_but_never_writes(fake: FakeGitHub) -> None:
     assert "would create" in outcome.detail
     assert "the report" in outcome.text
     weekly = publish_weekly_issue(
-        client, title="Operator drift", body="b", window_key="2026-W48", labels=["drift"], dry_run=True
+        client,
+        title="Operator drift",
+        body=lambda _: "b",
+        window_key="2026-W48",
+        labels=["drift"],
+        dry_run=True,
     )
     assert weekly.action == "dry-run"
     assert fake.requests  # it did look
@@ -217,9 +226,9 @@ def test_without_a_token_nothing_is_requested_at_all(fake: FakeGitHub) -> None:
     outcome = post(None, pr, "the report")
     assert (outcome.action, outcome.number) == ("dry-run", pr)
     assert PR_MARKER in outcome.text
-    assert publish_weekly_issue(None, title="t", body="b", window_key="2026-W48", dry_run=False).action == (
-        "dry-run"
-    )
+    assert publish_weekly_issue(
+        None, title="t", body=lambda _: "b", window_key="2026-W48", dry_run=False
+    ).action == ("dry-run")
     assert fake.requests == []
 
 
@@ -253,7 +262,7 @@ def test_500_after_github_stored_the_comment_is_not_reposted(fake: FakeGitHub) -
 def test_weekly_issue_survives_a_500_after_create_without_duplicating(fake: FakeGitHub) -> None:
     fake.fail("POST", r"/issues$", 500, after_apply=True)
     outcome = publish_weekly_issue(
-        client_for(fake), title="t", body="b", window_key="2026-W48", dry_run=False
+        client_for(fake), title="t", body=lambda _: "b", window_key="2026-W48", dry_run=False
     )
     assert len(fake.issues(REPO)) == 1
     assert outcome.action == "created"  # found on the retry, but opened by this call, not "up to date"
@@ -383,7 +392,7 @@ def test_403_names_the_missing_permission(fake: FakeGitHub) -> None:
         publish_weekly_issue(
             client_for(fake, token="ghs_readOnly0000", bot_login="github-actions[bot]"),
             title="t",
-            body="b",
+            body=lambda _: "b",
             window_key="2026-W48",
             dry_run=False,
         )
@@ -408,7 +417,9 @@ def test_the_token_never_appears_in_logs_or_output(
     fake.fail("POST", rf"/issues/{pr}/comments$", 500)
     client = client_for(fake)
     post(client, pr, "the report")
-    publish_weekly_issue(client, title="t", body="b", window_key="2026-W48", labels=["drift"], dry_run=False)
+    publish_weekly_issue(
+        client, title="t", body=lambda _: "b", window_key="2026-W48", labels=["drift"], dry_run=False
+    )
     with pytest.raises(PublishError) as err:
         post(client_for(fake, token=TOKEN + "x"), pr, "x")
     out = capsys.readouterr()
@@ -430,7 +441,8 @@ def weekly(client: RepoClient, week: str, body: str, **kwargs: object) -> Outcom
     return publish_weekly_issue(
         client,
         title=f"Operator drift {week} (abc1234..def5678)",
-        body=body,
+        # the renderer's link is the template's (tests/test_report.py); here a stand-in shows it arrived
+        body=lambda previous: body if previous is None else f"{body}\nprevious #{previous}",
         window_key=week,
         labels=kwargs.pop("labels", ["operator-drift"]),  # type: ignore[arg-type]
         close_previous=bool(kwargs.pop("close_previous", False)),
@@ -468,7 +480,7 @@ def test_new_window_links_and_closes_the_previous_issue(fake: FakeGitHub) -> Non
     assert new.action == "created"
     assert new.number != old.number
     issues = {i["number"]: i for i in fake.issues(REPO)}
-    assert f"Previous drift issue: #{old.number}" in issues[new.number]["body"]
+    assert issues[new.number]["body"].endswith(f"this week\nprevious #{old.number}")
     assert issues[old.number]["state"] == "closed"
     assert issues[new.number]["state"] == "open"
     # Re-running the new week changes nothing and does not touch the old one again.
@@ -1055,7 +1067,9 @@ def test_finding_the_weekly_issue_reads_pages_not_every_issue(fake: FakeGitHub) 
             REPO, title=f"bug {i}", body="an issue the bot opened for something else", author="opdrift-bot"
         )
     client = client_for(fake)
-    publish_weekly_issue(client, title="Operator drift", body="b", window_key="2026-W48", dry_run=False)
+    publish_weekly_issue(
+        client, title="Operator drift", body=lambda _: "b", window_key="2026-W48", dry_run=False
+    )
     single = [r for r in fake.requests if r.method == "GET" and re.search(r"/issues/\d+$", r.path)]
     assert single == []
 

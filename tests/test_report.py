@@ -29,7 +29,7 @@ from bot.drift.changes import Drift, compute_drift
 from bot.drift.policy import FailOn, failing
 from bot.drift.warnings import SourceWarning
 from bot.errors import ConfigError
-from bot.render.context import ReportContext, context_for
+from bot.render.context import ReportContext
 from bot.render.drift_json import to_json
 from bot.render.fit import GITHUB_BODY_LIMIT, MAX_KERNEL_OPS
 from bot.render.jinja import templates_root
@@ -67,7 +67,7 @@ def check_golden(name: str, text: str, update: bool) -> None:
 
 
 def golden_context(drift: Drift) -> ReportContext:
-    return context_for(drift, title="golden", mentions=("torch-mlir-bot", "pytorch/xla-team"))
+    return ReportContext(title="golden", mentions=("torch-mlir-bot", "pytorch/xla-team")).linked(drift)
 
 
 # --- golden files ----------------------------------------------------------------------------------
@@ -310,7 +310,7 @@ def test_needs_a_kernel_says_why_for_each_way_in() -> None:
 
 def test_ops_link_to_their_line_at_the_commit() -> None:
     drift = compute_drift(*realistic_pair())
-    body = render(drift, "pr-comment", context=context_for(drift))
+    body = render(drift, "pr-comment", context=ReportContext().linked(drift))
     head = (
         "https://github.com/pytorch/pytorch/blob/" + "b" * 40 + "/aten/src/ATen/native/native_functions.yaml"
     )
@@ -451,7 +451,7 @@ def test_md_escapes_structure_links_html_and_mentions() -> None:
 @pytest.mark.parametrize("fmt", ["pr-comment", "weekly-issue", "job-summary", "markdown"])
 def test_hostile_names_render_inert(fmt: Format) -> None:
     drift = compute_drift(*hostile_pair())
-    body = render(drift, fmt, context=context_for(drift))
+    body = render(drift, fmt, context=ReportContext().linked(drift))
     outside = strip_code_spans(body)
     for bad in (
         "<script",
@@ -633,7 +633,7 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
         BackendGap(("@org/opencl", "@bob"), "cpp", "src/ops", many),
     )
     for fmt in ("pr-comment", "weekly-issue"):
-        body = render(drift, fmt, context=context_for(drift, backend_gaps=gaps))
+        body = render(drift, fmt, context=ReportContext(backend_gaps=gaps).linked(drift))
         assert "### 🔌 Backends that lack new or changed ops" in body
         assert (
             "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new or "
@@ -642,11 +642,11 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
         line = next(x for x in body.splitlines() if x.startswith("- @org/opencl @bob:"))
         assert f"lacks **{len(many)}** of" in line
         assert line.endswith(f"`op_{MAX_GAP_OPS - 1:03d}`, … and 5 more")
-    plain = render(drift, "weekly-issue", context=context_for(drift))
+    plain = render(drift, "weekly-issue", context=ReportContext().linked(drift))
     assert "Backends that lack" not in plain
     bad = (BackendGap(("@ev il",), "xla", "x.yaml", ("a",)),)
     with pytest.raises(ConfigError):
-        render(drift, "pr-comment", context=context_for(drift, backend_gaps=bad))
+        render(drift, "pr-comment", context=ReportContext(backend_gaps=bad).linked(drift))
 
 
 def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_what_it_lacks() -> None:
@@ -657,7 +657,7 @@ def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_wha
         BackendGap(("@ascend",), "op-plugin", "op_plugin_functions.yaml", (), ("rrelu_with_noise",)),
         BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("hardswish",)),
     )
-    body = render(drift, "pr-comment", context=context_for(drift, backend_gaps=gaps))
+    body = render(drift, "pr-comment", context=ReportContext(backend_gaps=gaps).linked(drift))
     assert "### 🔌 Backends that lack new or changed ops, or whose kernels they break" in body
     lines = [x for x in body.splitlines() if x.startswith("- @")]
     assert lines[:2] == [
@@ -673,7 +673,7 @@ def test_a_backend_gap_names_the_ops_it_implements_that_upstream_removed() -> No
 
     drift = compute_drift(*realistic_pair())
     gaps = (BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", (), (), ("cholesky", "qr")),)
-    body = render(drift, "pr-comment", context=context_for(drift, backend_gaps=gaps))
+    body = render(drift, "pr-comment", context=ReportContext(backend_gaps=gaps).linked(drift))
     assert "### 🔌 Backends that lack new or changed ops, or whose kernels they break" in body
     assert [x for x in body.splitlines() if x.startswith("- @")] == [
         "- @xla-team: 🗑️ your backend (`xla`, `xla_native_functions.yaml`) implements **2** ops upstream"
@@ -699,9 +699,9 @@ def test_the_chart_is_embedded_in_the_weekly_issue_only() -> None:
         for i in range(1, 6)
     )
     chart = chart_of_last(Timeline(repo="r", to_rev="HEAD", to_sha="f" * 40, points=points), 3)
-    issue = render(drift, "weekly-issue", context=context_for(drift, chart=chart))
+    issue = render(drift, "weekly-issue", context=ReportContext(chart=chart).linked(drift))
     assert "### 📈 Operators over the week's last commits" in issue
     assert "```mermaid" in issue and '"3333333"' in issue and '"2222222"' not in issue
     assert "  bar [3, 4, 5]" in issue and "last 3 commits" in issue
-    comment = render(drift, "pr-comment", context=context_for(drift, chart=chart))
+    comment = render(drift, "pr-comment", context=ReportContext(chart=chart).linked(drift))
     assert "mermaid" not in comment

@@ -104,7 +104,7 @@ def _check_head_commit(commit: str | None, head_sha: str, spec: str) -> None:
 def run_comment(args: argparse.Namespace) -> int:
     from bot.publish.actions import annotation_lines
     from bot.publish.pr_comment import publish_pr_comment
-    from bot.render.context import context_for
+    from bot.render.context import ReportContext
     from bot.render.markers import PR_COMMENT_MARKER
     from bot.render.report import render
 
@@ -112,13 +112,9 @@ def run_comment(args: argparse.Namespace) -> int:
     drift = setup.drift
     if args.head_sha:
         _check_head_commit(drift.head.commit, args.head_sha, args.head)
-    context = context_for(
-        drift,
-        acknowledgements=setup.acks,
-        mentions=setup.mentions,
-        backend_gaps=setup.gaps,
-        warnings=setup.warnings,
-    )
+    context = ReportContext(
+        acknowledgements=setup.acks, mentions=setup.mentions, backend_gaps=setup.gaps, warnings=setup.warnings
+    ).linked(drift)
     body = render(drift, "pr-comment", context=context)
     summary = render(drift, "job-summary", context=context)
     if args.annotations:
@@ -154,12 +150,13 @@ def run_comment(args: argparse.Namespace) -> int:
 
 def run_issue(args: argparse.Namespace) -> int:
     import datetime as dt
+    from dataclasses import replace
 
     from bot.errors import OpdriftError
     from bot.publish.setup import issue_attribution
     from bot.publish.weekly_issue import publish_weekly_issue, weekly_marker
     from bot.publish.workflow import iso_week, week_start
-    from bot.render.context import context_for
+    from bot.render.context import ReportContext
     from bot.render.report import render
     from bot.render.view import source_label
 
@@ -183,8 +180,7 @@ def run_issue(args: argparse.Namespace) -> int:
         warn=warn,
         note=note,
     )
-    context = context_for(
-        drift,
+    context = ReportContext(
         acknowledgements=acks,
         mentions=setup.mentions,
         title=args.week,
@@ -196,10 +192,15 @@ def run_issue(args: argparse.Namespace) -> int:
         head_blob_url=walked.head_blob_url,
         base_blob_url=walked.base_blob_url,
         site_url=setup.cfg.weekly.site_url,
-    )
-    body = render(drift, "weekly-issue", context=context)
+    ).linked(drift)
+
+    def body(previous_issue: int | None) -> str:
+        return render(drift, "weekly-issue", context=replace(context, previous_issue=previous_issue))
+
     summary = render(
-        drift, "job-summary", context=context_for(drift, acknowledgements=acks, warnings=setup.warnings)
+        drift,
+        "job-summary",
+        context=ReportContext(acknowledgements=acks, warnings=setup.warnings).linked(drift),
     )
     cfg = setup.cfg
     title = cfg.weekly.title(

@@ -22,7 +22,7 @@ def run_diff(args: argparse.Namespace) -> int:
     from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
     from bot.drift.changes import compute_drift
     from bot.drift.policy import failing
-    from bot.render.context import context_for
+    from bot.render.context import ReportContext
     from bot.render.report import render
     from bot.taxonomy.overrides import load_overrides
 
@@ -33,7 +33,7 @@ def run_diff(args: argparse.Namespace) -> int:
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
     for warning in acks.warnings:
         print(f"opdrift: {warning}", file=sys.stderr)
-    context = context_for(drift, title=args.title, acknowledgements=acks, warnings=source_warnings)
+    context = ReportContext(title=args.title, acknowledgements=acks, warnings=source_warnings).linked(drift)
     write_output(render(drift, args.format, context=context), args.output)
     found = failing(drift, args.fail_on, acks)
     if found:

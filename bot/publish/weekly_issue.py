@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,18 +83,20 @@ def _ensure_labels(client: RepoClient, names: Sequence[str]) -> None:
                 raise
 
 
-def weekly_body(body: str, marker: str, previous: Any | None) -> str:
-    text = with_marker(body, marker)
-    if previous is not None:
-        text += f"\n\n---\nPrevious drift issue: #{previous.number}\n"
-    return text
+# The issue's body, rendered for the previous window's issue number (None: no link), which only the
+# lookup inside the publishing step knows.
+BodyFor = Callable[[int | None], str]
+
+
+def weekly_body(body_for: BodyFor, marker: str, previous: Any | None) -> str:
+    return with_marker(body_for(None if previous is None else previous.number), marker)
 
 
 def publish_weekly_issue(
     client: RepoClient | None,
     *,
     title: str,
-    body: str,
+    body: BodyFor,
     window_key: str,
     labels: Sequence[str] = (),
     link_previous: bool = True,
@@ -102,14 +105,16 @@ def publish_weekly_issue(
 ) -> Outcome:
     """Open or update the drift issue of one window (e.g. ``2026-W48``), found by its hidden marker.
 
+    `body` renders the issue given the previous window's issue number, which it links (or None).
     Re-running for the same window edits the same issue. A new window's issue links the previous
     window's issue, and with `close_previous` closes it. Configured labels are created when missing
     and added (never removed: people may have added their own).
     """
     marker = weekly_marker(window_key)
-    check_size(weekly_body(body, marker, None), "the weekly issue")
+    render_for: BodyFor = functools.cache(body)  # a retried step renders each link once
+    check_size(weekly_body(render_for, marker, None), "the weekly issue")
     if client is None:
-        text = weekly_body(body, marker, None)
+        text = weekly_body(render_for, marker, None)
         return Outcome("dry-run", None, None, f"would open or update the issue {title!r}", text)
     repo_name = client.repo_name
     wanted_labels = list(dict.fromkeys(labels))
@@ -121,7 +126,7 @@ def publish_weekly_issue(
         nonlocal tried_create, tried_update
         found = _find_weekly(client, window_key)
         previous = found.previous if link_previous else None
-        text = weekly_body(body, marker, previous)
+        text = weekly_body(render_for, marker, previous)
         check_size(text, "the weekly issue")
         closing = found.previous if close_previous and found.previous is not None else None
         current = found.current

@@ -6,10 +6,9 @@ because the renderer shows it and must not import the publish stage above it.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
 from bot.drift.changes import Drift
@@ -39,6 +38,10 @@ class BackendGap:
 class ReportContext:
     """What the caller knows beyond the drift: links, a title, who to mention, acknowledgements.
 
+    Built once by the command that renders (`linked` adds the drift's commit links) and passed whole:
+    the templates read it as ``ctx``. Every field a template or helper reads is set by some caller in
+    ``bot/``, so no branch on it is dead (`tests/test_render_plumbing.py`).
+
     `head_blob_url` / `base_blob_url` point at native_functions.yaml at one commit
     (``https://github.com/pytorch/pytorch/blob/<sha>/aten/src/ATen/native/native_functions.yaml``);
     ops link to ``#L<line>`` there. `mentions` are GitHub logins or ``org/team`` slugs chosen by the
@@ -51,11 +54,10 @@ class ReportContext:
     mentions: tuple[str, ...] = ()
     acknowledgements: Acknowledgements = NO_ACKNOWLEDGEMENTS
     limit: int | None = None
-    full_report_url: str | None = None
-    previous_url: str | None = None  # the previous weekly issue, linked from the new one
     site_url: str | None = None  # the operator catalogue (`opdrift site`), linked from the weekly issue
-    generated: dt.date | None = None  # shown in the footer when given (keeps renders reproducible)
     marker: str | None = None  # replaces the format's marker, e.g. the weekly issue's per-window one
+    # the number of the previous window's weekly issue, which the new one links (bot.publish.weekly_issue)
+    previous_issue: int | None = None
     # per backend subscription: the new or changed ops its backend lacks (bot.publish.config.backend_gaps)
     backend_gaps: tuple[BackendGap, ...] = ()
     # change fingerprint → the upstream commit that introduced it (bot.history.attribution.attribute)
@@ -65,6 +67,15 @@ class ReportContext:
     # HEAD's parse warnings that BASE's parse did not give (bot.drift.warnings.new_warnings)
     warnings: tuple[SourceWarning, ...] = ()
 
+    def linked(self, drift: Drift) -> ReportContext:
+        """This context, linking to pytorch/pytorch at the drift's base and head commits where it names
+        no blob of its own and the commit is a known sha."""
+        return replace(
+            self,
+            head_blob_url=self.head_blob_url or blob_url(drift.head.commit),
+            base_blob_url=self.base_blob_url or blob_url(drift.base.commit),
+        )
+
 
 def blob_url(
     commit: str | None, repo_url: str = "https://github.com/pytorch/pytorch", path: str = NATIVE_PATH
@@ -73,45 +84,3 @@ def blob_url(
     if commit is None or _SHA.fullmatch(commit) is None:
         return None
     return f"{repo_url.rstrip('/')}/blob/{commit}/{path}"
-
-
-def context_for(
-    drift: Drift,
-    *,
-    title: str = "",
-    head_blob_url: str | None = None,
-    base_blob_url: str | None = None,
-    mentions: tuple[str, ...] = (),
-    acknowledgements: Acknowledgements = NO_ACKNOWLEDGEMENTS,
-    limit: int | None = None,
-    full_report_url: str | None = None,
-    previous_url: str | None = None,
-    site_url: str | None = None,
-    generated: dt.date | None = None,
-    marker: str | None = None,
-    backend_gaps: tuple[BackendGap, ...] = (),
-    attributions: Mapping[str, Attribution] | None = None,
-    chart: str = "",
-    warnings: tuple[SourceWarning, ...] = (),
-) -> ReportContext:
-    """A context linking to pytorch/pytorch at the drift's base and head commits, when known.
-
-    The parameters are `ReportContext`'s fields, spelled out so that the type checker sees every caller.
-    """
-    return ReportContext(
-        title=title,
-        head_blob_url=head_blob_url or blob_url(drift.head.commit),
-        base_blob_url=base_blob_url or blob_url(drift.base.commit),
-        mentions=mentions,
-        acknowledgements=acknowledgements,
-        limit=limit,
-        full_report_url=full_report_url,
-        previous_url=previous_url,
-        site_url=site_url,
-        generated=generated,
-        marker=marker,
-        backend_gaps=backend_gaps,
-        attributions={} if attributions is None else attributions,
-        chart=chart,
-        warnings=warnings,
-    )

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.render.markers import Format
-from bot.render.view import View
-from bot.text import Safe, link
+from bot.render.view import Tier, View, lists_of
+from bot.text import Safe
 
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
-# What the publisher may add around a body (a marker line, a link to last week's issue).
+# What the publisher may add around a body (its marker line; the previous issue's link is rendered).
 PUBLISHER_MARGIN = 1_000
 STEP_SUMMARY_LIMIT = 1_000_000  # GITHUB_STEP_SUMMARY accepts 1 MiB per step; keep a margin
 LIMITS: dict[Format, int | None] = {
@@ -42,33 +42,25 @@ UNCAPPED = 1 << 62
 
 
 def _lead_length(view: View) -> int:
-    return max((len(x) for s in view.lead for x in (s.items, s.other)), default=0)
+    return max((len(items) for items, tier in lists_of(view) if tier == "lead"), default=0)
 
 
-def caps(view: View, cap: int | None) -> tuple[int, int]:
-    """(lead cap, bucket cap) of the body made at CAP (None: the complete render's)."""
+def caps(view: View, cap: int | None) -> dict[Tier, int]:
+    """Each tier's cap in the body made at CAP (None: the complete render's). Every list of the view
+    declares its tier (`bot.render.view.lists_of`); kernel lists never show more than MAX_KERNEL_OPS."""
     if cap is None:
-        return UNCAPPED, UNCAPPED
-    longest = _lead_length(view)
-    return (UNCAPPED, cap - longest) if cap >= longest else (cap, 0)
+        lead, bucket = UNCAPPED, UNCAPPED
+    else:
+        longest = _lead_length(view)
+        lead, bucket = (UNCAPPED, cap - longest) if cap >= longest else (cap, 0)
+    return {"lead": lead, "bucket": bucket, "kernel": min(bucket, MAX_KERNEL_OPS)}
 
 
 def sections_of(view: View, cap: int | None) -> list[tuple[tuple[object, ...], int]]:
     """Every capped list of the view with its cap (None: the complete render's): the bisection's unit
-    of fairness. The in-tree-kernels list never shows more than MAX_KERNEL_OPS, whatever the room."""
-    lead_cap, c = caps(view, cap)
-    lead: list[tuple[tuple[object, ...], int]] = []
-    for s in view.lead:
-        lead += [(s.items, lead_cap), (s.other, lead_cap)]
-    return (
-        lead
-        + [(b.changes, c) for b in view.buckets]
-        + [
-            (view.kernels_only, min(c, MAX_KERNEL_OPS)),
-            (view.kernel_symint, min(c, MAX_KERNEL_OPS)),
-            (view.acknowledged, c),
-        ]
-    )
+    of fairness."""
+    by_tier = caps(view, cap)
+    return [(items, by_tier[tier]) for items, tier in lists_of(view)]
 
 
 def truncated(view: View, cap: int | None, warnings: int = 0) -> bool:
@@ -105,7 +97,7 @@ def largest_cap_fitting(largest: int, limit: int, render_at: Callable[[int], str
     return best
 
 
-def fallback(marker: Safe, view: View, full_report_url: str | None, limit: int) -> str:
+def fallback(marker: Safe, view: View, limit: int) -> str:
     """When not even one item per section fits: the headline numbers only."""
     symint = f" (and {len(view.kernel_symint)} SymInt form only)" if view.kernel_symint else ""
     counts = ", ".join(
@@ -116,6 +108,6 @@ def fallback(marker: Safe, view: View, full_report_url: str | None, limit: int) 
     text = (
         f"{marker}\n## Operator drift\n\n"
         f"{len(d.added)} added, {len(d.removed)} removed, {len(d.renamed)} renamed, {len(d.changed)} changed. "
-        f"{counts}.\n\nThe report is too large to show here; see the {link(Safe('full report'), full_report_url)}.\n"
+        f"{counts}.\n\nThe report is too large to show here; see the full report.\n"
     )
     return text[:limit]

@@ -66,6 +66,19 @@ class Helpers:
     def __init__(self, context: ReportContext, markdown: bool) -> None:
         self.ctx = context
         self.markdown = markdown
+        self._mentions = mentions(context.mentions)  # checked now: a bad handle fails every render
+
+    def mentions(self) -> Safe:
+        """The context's mentions as ``@login @org/team``."""
+        return self._mentions
+
+    def site_link(self) -> Safe:
+        """The operator catalogue, linked."""
+        return link(Safe("the operator catalogue"), self.ctx.site_url)
+
+    def chart(self) -> Safe:
+        """The Mermaid chart, sanitised where it was built (bot.render.timeline.chart_of_last)."""
+        return Safe(self.ctx.chart)
 
     def q(self, s: str) -> str:
         return code(s) if self.markdown else f"`{terminal(s)}`"

@@ -10,7 +10,6 @@ context a caller passes (`bot.render.context`). Rendering is pure: `render` retu
 from __future__ import annotations
 
 from bot import __version__
-from bot.dispatchkeys import CIA
 from bot.drift.changes import Drift
 from bot.render.context import ReportContext
 from bot.render.drift_json import render_json
@@ -18,7 +17,6 @@ from bot.render.fit import (
     LIMITS,
     MAX_DETAILS,
     MAX_GAP_OPS,
-    MAX_KERNEL_OPS,
     MAX_WARNINGS,
     UNCAPPED,
     caps,
@@ -26,13 +24,13 @@ from bot.render.fit import (
     largest_fitting,
     truncated,
 )
-from bot.render.helpers import Helpers, mentions
+from bot.render.helpers import Helpers
 from bot.render.markers import (
     Format,
     marker_for,
 )
 from bot.render.view import View, build_view, source_label
-from bot.text import Safe, link
+from bot.text import Safe
 
 _TEMPLATES: dict[Format, str] = {
     "pr-comment": "pr_comment.md.j2",
@@ -48,33 +46,26 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
 
     markdown = fmt != "text"
     d = view.drift
-    lead_cap, bucket_cap = caps(view, cap)
+    by_tier = caps(view, cap)
+    bucket_cap = by_tier["bucket"]
+    # The context goes whole as `ctx`; the rest is what this render derives: the view, its caps and labels.
     text = render_template(
         _TEMPLATES[fmt],
         "md" if markdown else "text",
+        ctx=context,
         marker=marker_for(fmt, context.marker),
         d=d,
         view=view,
         cap=bucket_cap,
-        lead_cap=lead_cap,
-        kernel_cap=min(bucket_cap, MAX_KERNEL_OPS),
+        lead_cap=by_tier["lead"],
+        kernel_cap=by_tier["kernel"],
         max_details=MAX_DETAILS if cap is not None else UNCAPPED,
-        title=context.title,
         base_label=source_label(d.base),
         head_label=source_label(d.head),
         h=Helpers(context, markdown),
         truncated=truncated(view, cap, len(context.warnings)),
-        mentions=mentions(context.mentions),
-        full_report_url=link(Safe("full report"), context.full_report_url) if context.full_report_url else "",
-        previous_url=link(Safe("previous report"), context.previous_url) if context.previous_url else "",
-        site_url=link(Safe("the operator catalogue"), context.site_url) if context.site_url else "",
-        generated=context.generated.isoformat() if context.generated else "",
         version=Safe(__version__),
-        CIA=CIA,
-        gaps=context.backend_gaps,
         gap_cap=min(bucket_cap, MAX_GAP_OPS),
-        chart=Safe(context.chart),
-        warnings=context.warnings,
         warning_cap=MAX_WARNINGS if cap is not None else UNCAPPED,
     )
     return squeeze(text)
@@ -94,4 +85,4 @@ def render(drift: Drift, fmt: Format, *, context: ReportContext) -> str:
     best = largest_fitting(view, limit, lambda cap: _render_template(fmt, view, context, cap))
     if best is not None:
         return best
-    return fallback(marker_for(fmt, context.marker), view, context.full_report_url, limit)
+    return fallback(marker_for(fmt, context.marker), view, limit)

@@ -11,8 +11,9 @@ dispatch key and listed apart.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Literal
 
 from bot.drift.allowlist import Acknowledgements
 from bot.drift.changes import Change, Drift
@@ -22,6 +23,23 @@ from bot.operators.kernels import PROFILES
 from bot.render.rank import Item, grouped, ranked
 from bot.schema.codes import Code
 from bot.taxonomy.scope import scope_of
+
+# Every tuple a view holds declares in its field's metadata how a capped body shows it, so a new list
+# is cut to fit (bot.render.fit) by construction: a tier (lead lists are cut last, kernel lists are
+# never longer than fit.MAX_KERNEL_OPS), "parts" (sections that declare their own lists) or "whole"
+# (a short table, shown whole). `lists_of` refuses a view class with an undeclared tuple.
+Tier = Literal["lead", "bucket", "kernel"]
+_TIER_OF: Mapping[str, Tier] = {"lead": "lead", "bucket": "bucket", "kernel": "kernel"}
+_CAPPED = "capped"
+LEAD: Mapping[str, object] = {_CAPPED: "lead"}
+BUCKET: Mapping[str, object] = {_CAPPED: "bucket"}
+KERNEL: Mapping[str, object] = {_CAPPED: "kernel"}
+WHOLE: Mapping[str, object] = {_CAPPED: "whole"}
+
+
+def parts(of: type) -> Mapping[str, object]:
+    """The metadata of a tuple of sections of class `of`, each declaring its own lists."""
+    return {_CAPPED: "parts", "of": of}
 
 
 @dataclass(frozen=True)
@@ -37,9 +55,9 @@ class Section:
     title: str
     emoji: str
     hint: str
-    changes: tuple[Change, ...]
-    items: tuple[Item, ...] = ()
-    other: tuple[Change, ...] = ()
+    changes: tuple[Change, ...] = field(metadata=WHOLE)  # counted; its lines are `items` and `other`
+    items: tuple[Item, ...] = field(default=(), metadata=LEAD)
+    other: tuple[Change, ...] = field(default=(), metadata=LEAD)
 
 
 @dataclass(frozen=True)
@@ -47,7 +65,7 @@ class BucketSection:
     bucket: str
     before: int
     after: int
-    changes: tuple[Change, ...]
+    changes: tuple[Change, ...] = field(metadata=BUCKET)
     added: int = 0
     removed: int = 0
     renamed: int = 0
@@ -58,18 +76,51 @@ class BucketSection:
 @dataclass(frozen=True)
 class View:
     drift: Drift
-    lead: tuple[Section, ...]
-    buckets: tuple[BucketSection, ...]
-    acknowledged: tuple[Change, ...]
+    lead: tuple[Section, ...] = field(metadata=parts(Section))
+    buckets: tuple[BucketSection, ...] = field(metadata=parts(BucketSection))
+    acknowledged: tuple[Change, ...] = field(metadata=BUCKET)
     counts: Mapping[str, int] = field(default_factory=dict)
-    # changes whose only details are in-tree kernels added/removed, and a per-key tally of them
-    kernels_only: tuple[Change, ...] = ()
-    kernel_keys: tuple[tuple[str, int, int], ...] = ()
+    # changes whose only details are in-tree kernels added/removed, and a per-key tally of them (one
+    # row per dispatch key: a few dozen at most)
+    kernels_only: tuple[Change, ...] = field(default=(), metadata=KERNEL)
+    kernel_keys: tuple[tuple[str, int, int], ...] = field(default=(), metadata=WHOLE)
     # the backend profiles no unacknowledged change asks anything of (`Change.profiles`)
-    idle_profiles: tuple[str, ...] = ()
+    idle_profiles: tuple[str, ...] = field(default=(), metadata=WHOLE)
     # unacknowledged changes that altered only the SymInt form of a kernel's C++ signature: kernels
     # written with int64_t still build, so the 🔧 section folds them into one line with a count
-    kernel_symint: tuple[Change, ...] = ()
+    kernel_symint: tuple[Change, ...] = field(default=(), metadata=KERNEL)
+
+
+def _declared(cls: type) -> tuple[tuple[str, str, type | None], ...]:
+    """(field, how it is capped, the class of its parts) for every tuple field of `cls`, checked."""
+    out = []
+    for f in fields(cls):
+        how = f.metadata.get(_CAPPED)
+        if how is None:
+            # `from __future__ import annotations`: the type is its source text
+            if str(f.type).startswith("tuple["):
+                raise TypeError(
+                    f"{cls.__name__}.{f.name}: a list the view shows must declare how it is capped"
+                )
+            continue
+        of = f.metadata.get("of")
+        if how == "parts":
+            if not isinstance(of, type):
+                raise TypeError(f"{cls.__name__}.{f.name}: parts() names the class of its sections")
+            _declared(of)
+        out.append((f.name, str(how), of if isinstance(of, type) else None))
+    return tuple(out)
+
+
+def lists_of(view: object) -> Iterator[tuple[tuple[object, ...], Tier]]:
+    """Every capped list `view` (a View, or any dataclass declaring its lists alike) holds, with its tier."""
+    for name, how, _ in _declared(type(view)):
+        value = getattr(view, name)
+        if how == "parts":
+            for section in value:
+                yield from lists_of(section)
+        elif how != "whole":
+            yield value, _TIER_OF[how]
 
 
 def _section(flag: Flag, changes: Iterable[Change]) -> Section:
