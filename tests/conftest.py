@@ -7,12 +7,15 @@ anything two of them share lives here or in one of those helpers.
 
 from __future__ import annotations
 
+import itertools
+import os
 import sys
 import tarfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 # The helper modules sit beside the tests; make them importable whatever the rootdir.
 sys.path.insert(0, str(Path(__file__).parent))
@@ -22,11 +25,37 @@ from datafiles import write_release
 from fake_github import FakeGitHub
 
 
+# Hypothesis example counts per tier: `ci` (the full run, and the default) keeps the counts the property
+# tests were written with; `dev` is the edit-test loop. Pick one with HYPOTHESIS_PROFILE=dev or
+# Hypothesis's own `--hypothesis-profile=dev`. No deadline in either: on a shared 2-core machine a slow
+# example is load, not a regression.
+settings.register_profile("ci", max_examples=400, deadline=None)
+settings.register_profile("dev", max_examples=25, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     # Golden files (tests/golden) are rewritten from the current output instead of compared.
     parser.addoption(
         "--update-golden", action="store_true", help="refresh tests/golden/* (or OPDRIFT_UPDATE_GOLDEN=1)"
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The slow tests first: pytest-xdist hands tests out in this order, so the long ones start while
+    # the short ones can still fill the other worker, instead of one long test running alone at the end.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+_cache_homes = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test gets its own, not yet created, $XDG_CACHE_HOME: nothing writes the user's
+    ~/.cache, and no test sees blobs another test (or another xdist worker) cached."""
+    base = tmp_path_factory.getbasetemp() / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base / str(next(_cache_homes))))
 
 
 @pytest.fixture

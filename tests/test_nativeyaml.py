@@ -309,7 +309,8 @@ _entry = st.fixed_dictionaries(
 _comment = st.lists(st.text("abc #:-'\"é ", max_size=10), max_size=2)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+# Three quarters of the profile's count (300 in `ci`, tests/conftest.py): each example is a yaml document.
+@settings(max_examples=settings().max_examples * 3 // 4, suppress_health_check=[HealthCheck.too_slow])
 @given(
     entries=st.lists(st.tuples(_entry, _comment, st.booleans()), min_size=1, max_size=5),
     flow=st.sampled_from([False, None]),
