@@ -8,14 +8,12 @@ anything two of them share lives here or in one of those helpers.
 from __future__ import annotations
 
 import itertools
-import os
 import sys
 import tarfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
 
 # The helper modules sit beside the tests; make them importable whatever the rootdir.
 sys.path.insert(0, str(Path(__file__).parent))
@@ -25,20 +23,19 @@ from datafiles import write_release
 from fake_github import FakeGitHub
 
 
-# Hypothesis example counts per tier: `ci` (the full run, and the default) keeps the counts the property
-# tests were written with; `dev` is the edit-test loop. Pick one with HYPOTHESIS_PROFILE=dev or
-# Hypothesis's own `--hypothesis-profile=dev`. No deadline in either: on a shared 2-core machine a slow
-# example is load, not a regression.
-settings.register_profile("ci", max_examples=400, deadline=None)
-settings.register_profile("dev", max_examples=25, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     # Golden files (tests/golden) are rewritten from the current output instead of compared.
     parser.addoption(
         "--update-golden", action="store_true", help="refresh tests/golden/* (or OPDRIFT_UPDATE_GOLDEN=1)"
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # `--hypothesis-profile=dev` is loaded by Hypothesis's plugin right after this hook; the profiles
+    # must exist by then. Without the option they are registered when a property test imports them.
+    if config.getoption("hypothesis_profile", None):
+        import hypothesis_profiles  # noqa: F401
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

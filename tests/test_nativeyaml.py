@@ -9,6 +9,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import hypothesis_profiles  # noqa: F401 - the ci/dev example counts, before the decorators below
 import pytest
 import yaml
 from datafiles import RELEASES, release_text

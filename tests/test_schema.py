@@ -6,6 +6,7 @@ import json
 import lzma
 from functools import cache
 
+import hypothesis_profiles  # noqa: F401 - the ci/dev example counts, before the decorators below
 import pytest
 import yaml
 from datafiles import DATA, RELEASES, release_text
