@@ -611,6 +611,7 @@ def test_an_alert_says_since_which_release_upstreams_schema_holds(
         assert head not in release_text(before)
 
 
+@pytest.mark.slow
 def test_the_shipped_schema_table_is_what_its_script_makes_of_the_vendored_releases(
     release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:

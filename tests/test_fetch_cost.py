@@ -17,6 +17,9 @@ import pytest
 from clirun import Opdrift
 from synthetic_origin import Origin, build_origin
 
+# One worker runs this module, so the 20,000-commit origin (a module fixture) is built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("fetch-origin")
+
 
 def _git(repo: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -38,6 +41,7 @@ def origin(tmp_path_factory: pytest.TempPathFactory) -> Origin:
     )
 
 
+@pytest.mark.slow
 def test_the_pr_fetch_costs_a_fiftieth_of_fetch_depth_0_for_the_same_report(
     origin: Origin, tmp_path: Path, opdrift: Opdrift
 ) -> None:

@@ -154,6 +154,7 @@ def _drift(release_file: Callable[[str], Path], base: str, head: str) -> dict[st
     return {c.name: c for c in drift.changes}
 
 
+@pytest.mark.slow
 def test_real_releases_get_both_verdicts(release_file: Callable[[str], Path]) -> None:
     """2.1.0 turned `int? correction` into `Scalar? correction`: compatible for callers (PyTorch's rule:
     an int is a Scalar), but every std/var kernel's third parameter changed type."""
@@ -237,7 +238,10 @@ def test_a_coverage_alert_gets_the_verdicts_diff_gives(
     ]
 
     text = opdrift("coverage", "--backend", f"torch-mlir={td}", head).out
-    assert "its signature changed upstream in 2.1.0 (callers: compatible; kernels: C++ signature changed)" in text
+    assert (
+        "its signature changed upstream in 2.1.0 (callers: compatible; kernels: C++ signature changed)"
+        in text
+    )
     assert (
         "      - kernel signature: SymInt and int64_t kernels: parameter 3 `::std::optional<int64_t>` → "
         "`const ::std::optional<at::Scalar> &`\n"

@@ -55,6 +55,7 @@ def outcome(read: Any, text: str) -> object:
 # ------------------------------------------------------------------------------------------ real data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", RELEASES)
 def test_fast_reader_equals_pyyaml_on_release(version: str) -> None:
     text = release_text(version)

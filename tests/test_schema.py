@@ -54,6 +54,7 @@ def registration_schemas() -> tuple[str, ...]:
 # --- real data -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", RELEASES)
 def test_every_release_schema_round_trips(version: str) -> None:
     funcs = release_funcs(version)
