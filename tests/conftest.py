@@ -39,9 +39,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The slow tests first: pytest-xdist hands tests out in this order, so the long ones start while
-    # the short ones can still fill the other worker, instead of one long test running alone at the end.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # The modules with slow tests first: pytest-xdist (--dist loadfile) hands modules out in this order,
+    # so the long ones start while the short ones can still fill the other worker, instead of one long
+    # module running alone at the end. Each module's tests stay together and in order, so its module
+    # fixtures are built once.
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_modules)
 
 
 _cache_homes = itertools.count()

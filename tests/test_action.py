@@ -28,9 +28,6 @@ from datafiles import release_text
 from fake_github import FakeGitHub
 from pytorch_history import NATIVE, build_history
 
-# One worker runs this module, so the installed action (a module fixture) is built once, not once per worker.
-pytestmark = pytest.mark.xdist_group("action")
-
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 STEPS: list[dict[str, Any]] = ACTION["runs"]["steps"]

@@ -17,9 +17,6 @@ import pytest
 from clirun import Opdrift
 from synthetic_origin import Origin, build_origin
 
-# One worker runs this module, so the 20,000-commit origin (a module fixture) is built once, not once per worker.
-pytestmark = pytest.mark.xdist_group("fetch-origin")
-
 
 def _git(repo: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

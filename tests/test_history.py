@@ -31,9 +31,6 @@ from bot.render import timeline as timeline_render
 from bot.sources.gitlog import check_paths
 from bot.sources.read import read_revision
 
-# One worker runs this module, so the fine-grained history (a module fixture) is built once, not once per worker.
-pytestmark = pytest.mark.xdist_group("history")
-
 # Two release steps of single-entry commits (2.12.0 → 2.13.0 removes many named-tensor overloads,
 # so the sample holds removals as well as additions and edits), capped to keep the test quick. The
 # history tool moves an entry by adding it before removing it, so a few commits define an operator

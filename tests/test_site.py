@@ -17,9 +17,6 @@ from bot.site.html import CSP, el, join, safe_url
 from bot.site.model import file_name
 from bot.snapshot import load_snapshot
 
-# One worker runs this module, so its built site (a module fixture) is built once, not once per worker.
-pytestmark = pytest.mark.xdist_group("site")
-
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -20,8 +20,7 @@ from bot.coverage.backends import read_text_list
 from bot.coverage.check import compute_coverage
 from bot.snapshot import load_snapshot
 
-# One worker runs the whole module, so the browser starts and the site is built once (module fixtures).
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
+pytestmark = pytest.mark.slow
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
