@@ -669,6 +669,7 @@ def test_an_alert_says_whether_upstream_added_the_op_or_changed_its_schema(
     assert {name: events[name] for name in expected} == {n: (s, e) for n, (s, e, _) in expected.items()}
 
 
+@pytest.mark.slow
 def test_the_shipped_schema_table_is_what_its_script_makes_of_the_vendored_releases(
     release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:

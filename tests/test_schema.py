@@ -6,6 +6,7 @@ import json
 import lzma
 from functools import cache
 
+import hypothesis_profiles  # noqa: F401 - the ci/dev example counts, before the decorators below
 import pytest
 import yaml
 from datafiles import DATA, RELEASES, release_text
@@ -53,6 +54,7 @@ def registration_schemas() -> tuple[str, ...]:
 # --- real data -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", RELEASES)
 def test_every_release_schema_round_trips(version: str) -> None:
     funcs = release_funcs(version)
@@ -210,7 +212,6 @@ def schemas(draw: st.DrawFn) -> FunctionSchema:
     return FunctionSchema(name, args, tuple(rets))
 
 
-@settings(max_examples=400, deadline=None)
 @given(schemas())
 def test_generated_schemas_round_trip(schema: FunctionSchema) -> None:
     text = str(schema)
@@ -227,7 +228,6 @@ def parse_or_error(text: str, path: str | None, line: int | None) -> FunctionSch
         return err
 
 
-@settings(max_examples=400, deadline=None)
 @given(st.text(max_size=80))
 def test_arbitrary_text_raises_only_schema_error(text: str) -> None:
     result = parse_or_error(text, None, None)
@@ -237,7 +237,8 @@ def test_arbitrary_text_raises_only_schema_error(text: str) -> None:
         assert str(result) == text
 
 
-@settings(max_examples=300, deadline=None)
+# Three quarters of the profile's count (300 in `ci`): each example parses a whole generated schema.
+@settings(max_examples=settings().max_examples * 3 // 4)
 @given(schemas(), st.integers(0, 200), st.text(min_size=1, max_size=3))
 def test_mutated_schemas_raise_only_schema_error(schema: FunctionSchema, at: int, junk: str) -> None:
     text = str(schema)
