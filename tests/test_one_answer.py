@@ -25,7 +25,7 @@ from bot.drift.needs import ProfileNeeds, export_path_for
 from bot.model import Snapshot
 from bot.operators.kernels import PROFILES, Profile
 from bot.publish.config import parse_config
-from bot.publish.setup import backend_work
+from bot.app.prepare import backend_work
 from bot.render.explain import explain_view
 from bot.site.build import build_site
 from bot.site.model import BackendSpec

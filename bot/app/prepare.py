@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot import pipeline
+from bot.app.subscriptions import Kernels, backend_gaps, backend_specs, mentions_for
 from bot.coverage import backends
 from bot.coverage import check as coverage
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
@@ -24,17 +25,7 @@ from bot.history.attribution import Attribution, attribute_walk, check_slug
 from bot.model import Snapshot, SourceFiles
 from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
-from bot.publish.config import (
-    MAX_CHART_POINTS,
-    BackendSpec,
-    BotConfig,
-    Kernels,
-    backend_gaps,
-    backend_specs,
-    check_names,
-    load_config,
-    mentions_for,
-)
+from bot.publish.config import MAX_CHART_POINTS, BackendSpec, BotConfig, check_names, load_config
 from bot.publish.github import check_repo_name
 from bot.render.context import BackendGap, blob_url
 from bot.render.timeline import chart_of_last
