@@ -122,15 +122,12 @@ def run_comment(args: argparse.Namespace) -> int:
 
 def run_issue(args: argparse.Namespace) -> int:
     import datetime as dt
-    from dataclasses import replace
 
+    from bot.app.issue import plan_issue
     from bot.app.prepare import issue_attribution
     from bot.errors import OpdriftError
-    from bot.publish.weekly_issue import publish_weekly_issue, weekly_marker
+    from bot.publish.weekly_issue import publish_weekly_issue
     from bot.publish.workflow import iso_week, week_start
-    from bot.render.context import ReportContext
-    from bot.render.report import render
-    from bot.render.view import source_label
 
     if args.week is None:
         # UTC, as resolve-sources takes it: a runner's local date may already be next week
@@ -140,8 +137,6 @@ def run_issue(args: argparse.Namespace) -> int:
     if args.history is None and (args.from_rev or args.to_rev or args.chart):
         raise OpdriftError("--from, --to and --chart need --history REPO")
     setup = _setup(args)
-    drift, acks = setup.drift, setup.acks
-    marker = weekly_marker(args.week)
     walked = issue_attribution(
         setup,
         history=args.history,
@@ -152,44 +147,20 @@ def run_issue(args: argparse.Namespace) -> int:
         warn=warn,
         note=note,
     )
-    context = ReportContext(
-        acknowledgements=acks,
-        mentions=setup.mentions,
-        title=args.week,
-        marker=marker,
-        backend_gaps=setup.gaps,
-        attributions=walked.attributions,
-        chart=walked.chart,
-        warnings=setup.warnings,
-        head_blob_url=walked.head_blob_url,
-        base_blob_url=walked.base_blob_url,
-        site_url=setup.cfg.weekly.site_url,
-    ).linked(drift)
-
-    def body(previous_issue: int | None) -> str:
-        return render(drift, "weekly-issue", context=replace(context, previous_issue=previous_issue))
-
-    summary = render(
-        drift,
-        "job-summary",
-        context=ReportContext(acknowledgements=acks, warnings=setup.warnings).linked(drift),
-    )
+    plan = plan_issue(setup, walked, args.week)
     cfg = setup.cfg
-    title = cfg.weekly.title(
-        week=args.week, base=source_label(drift.base, short=True), head=source_label(drift.head, short=True)
-    )
     client, dry_run = _publish_client(args, cfg)
     outcome = publish_weekly_issue(
         client,
-        title=title,
-        body=body,
+        title=plan.title,
+        body=plan.body,
         window_key=args.week,
         labels=cfg.labels,
         link_previous=cfg.weekly.link_previous,
         close_previous=cfg.weekly.close_previous,
         dry_run=dry_run,
     )
-    _publish_report(outcome, summary)
+    _publish_report(outcome, plan.summary)
     # For the action: the snapshot may advance only past a drift that is really in an issue now.
     published = outcome.action in ("created", "updated", "unchanged")
     emit_outputs({"published": "true" if published else "false"}, echo=False)
