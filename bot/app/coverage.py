@@ -70,6 +70,18 @@ def coverage_of(
     return CoverageRun(head, tuple(results))
 
 
+def read_and_cover(
+    snapshot: Snapshot, kind: backends.BackendKind, value: str, *, warn: Say | None
+) -> tuple[BackendList, coverage.Coverage]:
+    """One backend list read against SNAPSHOT's torch version, what its reader skipped told to `warn`,
+    and its coverage as a backend of its kind's profile (the site's columns, the subscriptions' lists)."""
+    listed = backends.read_backend(kind, value, torch_version=snapshot.meta.torch_version)
+    if warn is not None:
+        for message in listed.warnings:
+            warn(message)
+    return listed, coverage.compute_coverage(snapshot, listed)
+
+
 def _warn_about(backend: BackendList, which: str, warn: Say) -> None:
     # BASE reads the same file again: what the reader skipped is said once, for SOURCE.
     if which == "SOURCE":

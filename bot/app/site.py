@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from bot.coverage import backends as backend_lists
+from bot.app.coverage import read_and_cover
 from bot.coverage import check as coverage
 from bot.errors import ConfigError
 from bot.site.backends import check_unique, parse_site_backend
@@ -47,10 +47,7 @@ def site_of(
             coverage.check_dispatch_key(now, spec.value)
     coverages = []
     for spec in specs:
-        listed = backend_lists.read_backend(spec.kind, spec.value, torch_version=now.meta.torch_version)
-        for message in listed.warnings:
-            warn(message)
-        cov = coverage.compute_coverage(now, listed)
+        _, cov = read_and_cover(now, spec.kind, spec.value, warn=warn)
         coverages.append((BackendSpec(spec.name, spec.kind, spec.label, cov.profile), cov))
     points = _walk(history, tags, snapshots, warn=warn) if history else None
     return build_site(snapshots, coverages, points)
