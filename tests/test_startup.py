@@ -107,7 +107,7 @@ def test_building_the_parser_loads_no_stage() -> None:
         check=True,
     )
     loaded = set(json.loads(done.stdout))
-    allowed = {"bot", "bot.errors", "bot.gcpause", "bot.text"}
+    allowed = {"bot", "bot.errors", "bot.text"}
     assert sorted(m for m in loaded if m not in allowed and not m.startswith("bot.cli")) == []
     assert "bot.cli.report_cmds" not in loaded and "bot.cli.publish_cmds" not in loaded
 
