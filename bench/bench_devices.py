@@ -29,13 +29,15 @@ A switch imports its module first; for a module the command would not import (``
 
 Measured before the devices that did not pay were removed (off/on; 1.10 would be a tenth):
 
-    stats 2.14.1    gc-pause 1.025  exec-constructors 1.056  grammar-caches 1.379
-                    variants-cache 1.006  facets-cache 1.006
+    stats 2.14.1        gc-pause 1.025  exec-constructors 1.056  grammar-caches 1.379
+                        variants-cache 1.006  facets-cache 1.006
     diff 2.13.0→2.14.1  gc-pause 1.019  exec-constructors 1.040  slot-setters 1.006
-                    grammar-caches 1.745  parse-cache 1.001
+                        grammar-caches 1.745  facets-cache 1.008  parse-cache 1.001
+                        variants-cache 1.005  signals-cache 1.010
     history (3 commits a step, 2.13.0..2.14.1)  facets-cache 1.012
 
-After the removal, stats with every remaining device on: 1,822M instructions (1,936M before).
+With every device on, before → after the removal: stats 1,936M → 1,822M instructions, diff
+3,968M → 3,795M, history 5,561M → 5,187M.
 """
 
 from __future__ import annotations
