@@ -410,3 +410,19 @@ def test_defaults_compare_as_values_and_fall_back_to_text() -> None:
     assert not same_default("inf", f, "1e400", f)
     # Each side is read with its own argument's type: `int[2] stride=1` and `int[] stride=[1,1]`.
     assert same_default("1", i2, "[1,1]", _type("int[]"))
+
+
+def test_the_parse_memo_tables_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long history walk meets new schema, argument, type and annotation texts forever; every memo
+    table of the parse must stay within its bound (list sizes and alias names make types and
+    annotations as open-ended as schemas)."""
+    from bot.schema import grammar
+
+    monkeypatch.setattr(grammar, "_CACHE_LIMIT", 8)
+    grammar.clear_caches()
+    tables = {name: value for name, value in vars(grammar).items() if name.endswith("_cache")}
+    assert len(tables) == 6
+    for i in range(50):
+        parse_schema(f"f{i}(int[{i + 1}] x, Tensor(a{i}!) y) -> Tensor(a{i}!)")
+    assert {name: len(t) <= 8 for name, t in tables.items()} == dict.fromkeys(tables, True)
+    grammar.clear_caches()
