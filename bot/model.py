@@ -6,9 +6,9 @@ stage edits it. Collections inside records are tuples (or read-only mappings) fo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
-from typing import Literal, ParamSpec, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
 
 from bot.dispatchkeys import COMPOSITE_KEYS
 
@@ -228,50 +228,3 @@ class Snapshot:
     native_display: str = ""
     # the parse's warnings, "native_display:line: message" (OperatorSet.warnings), kept for reports
     warnings: tuple[str, ...] = ()
-
-
-# --- a cheaper constructor for the records the parse builds by the thousand ----------------------
-
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
-
-
-def fast_constructor(cls: Callable[_P, _T]) -> Callable[_P, _T]:
-    """A constructor for the frozen dataclass `cls`, with its signature, about twice as cheap.
-
-    A frozen dataclass's ``__init__`` must get past its own ``__setattr__`` guard, so it stores each
-    field with a call to ``object.__setattr__``: for ``Operator``'s 17 fields that is most of the
-    cost, and a cold parse builds ~3000 operators and as many snapshot records. The function made
-    here (generated like dataclasses generate ``__init__``: same parameters, same defaults) writes
-    the fields straight into the new instance's ``__dict__`` instead. The instance is the same
-    frozen type, equal to and hashing like the one ``cls(...)`` builds, and stays frozen.
-
-    Only for plain frozen dataclasses: no slots, ``__post_init__``, ``default_factory`` or
-    ``init=False`` fields, which the generated code would skip (those raise TypeError here).
-    """
-    frozen = getattr(getattr(cls, "__dataclass_params__", None), "frozen", False)
-    if not isinstance(cls, type) or not is_dataclass(cls) or not frozen:
-        raise TypeError(f"{cls!r} is not a frozen dataclass")
-    if hasattr(cls, "__slots__") or hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__} has __slots__ or __post_init__")
-    params: list[str] = []
-    namespace: dict[str, object] = {"_new": object.__new__, "_cls": cls}
-    for f in fields(cls):
-        if not f.init or f.default_factory is not MISSING:
-            raise TypeError(f"{cls.__name__}.{f.name} needs dataclass's own __init__")
-        if f.default is MISSING:
-            params.append(f.name)
-        else:
-            namespace[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-    lines = [f"def {cls.__name__}({', '.join(params)}):", "    obj = _new(_cls)", "    values = obj.__dict__"]
-    lines.extend(f"    values[{f.name!r}] = {f.name}" for f in fields(cls))
-    lines.append("    return obj")
-    exec("\n".join(lines), namespace)  # noqa: S102 - generated from the dataclass's own field names
-    return namespace[cls.__name__]  # type: ignore[return-value]
-
-
-new_operator = fast_constructor(Operator)
-new_op_record = fast_constructor(OpRecord)
-new_facets = fast_constructor(Facets)
-new_decision = fast_constructor(Decision)

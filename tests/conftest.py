@@ -7,6 +7,7 @@ anything two of them share lives here or in one of those helpers.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import tarfile
 from collections.abc import Callable, Iterator
@@ -27,6 +28,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden", action="store_true", help="refresh tests/golden/* (or OPDRIFT_UPDATE_GOLDEN=1)"
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # `--hypothesis-profile=dev` is loaded by Hypothesis's plugin right after this hook; the profiles
+    # must exist by then. Without the option they are registered when a property test imports them.
+    if config.getoption("hypothesis_profile", None):
+        import hypothesis_profiles  # noqa: F401
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The modules with slow tests first: pytest-xdist (--dist loadfile) hands modules out in this order,
+    # so the long ones start while the short ones can still fill the other worker, instead of one long
+    # module running alone at the end. Each module's tests stay together and in order, so its module
+    # fixtures are built once.
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_modules)
+
+
+_cache_homes = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test gets its own, not yet created, $XDG_CACHE_HOME: nothing writes the user's
+    ~/.cache, and no test sees blobs another test (or another xdist worker) cached."""
+    base = tmp_path_factory.getbasetemp() / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base / str(next(_cache_homes))))
 
 
 @pytest.fixture

@@ -166,6 +166,7 @@ def _weekly_issues(fake: FakeGitHub) -> list[dict[str, object]]:
     return [i for i in fake.issues(BACKEND) if "opdrift:weekly" in str(i.get("body", ""))]
 
 
+@pytest.mark.slow  # an act run
 def test_downstream_weekly_twice_gives_one_issue_and_one_snapshot_commit(
     github_server: FakeGitHub, site: Site
 ) -> None:
@@ -186,6 +187,7 @@ def test_downstream_weekly_twice_gives_one_issue_and_one_snapshot_commit(
     assert refreshed["source"]["commit"] == site.pytorch_head
 
 
+@pytest.mark.slow  # an act run
 def test_downstream_manual_dispatch_writes_the_summary_and_posts_nothing(
     github_server: FakeGitHub, site: Site
 ) -> None:
@@ -323,6 +325,7 @@ def _run_event(ps: PyTorchSite, run_id: str, head: str) -> dict[str, object]:
     return {"action": "completed", "workflow_run": run}
 
 
+@pytest.mark.slow  # an act run
 def test_pytorch_pr_pair_two_pushes_give_one_sticky_comment(
     github_server: FakeGitHub, pytorch_site: PyTorchSite
 ) -> None:
@@ -353,6 +356,7 @@ def test_pytorch_pr_pair_two_pushes_give_one_sticky_comment(
     assert "opdrift_act_second" in str(comment["body"])
 
 
+@pytest.mark.slow  # an act run
 def test_pytorch_poster_ignores_a_forged_report_of_the_pr_run(
     github_server: FakeGitHub, pytorch_site: PyTorchSite
 ) -> None:
@@ -394,6 +398,7 @@ def test_pytorch_poster_ignores_a_forged_report_of_the_pr_run(
     assert "✅" not in body.splitlines()[1]
 
 
+@pytest.mark.slow  # an act run
 def test_pytorch_weekly_twice_gives_one_issue_and_one_commit_on_the_snapshot_branch(
     github_server: FakeGitHub, pytorch_site: PyTorchSite, tmp_path: Path
 ) -> None:

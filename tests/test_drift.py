@@ -616,6 +616,7 @@ REAL_DEFAULT_CHANGES = {
 }
 
 
+@pytest.mark.slow
 def test_real_default_changes_across_every_release_pair_stay_reported() -> None:
     found: dict[tuple[str, str], set[tuple[str, str, str, str]]] = {}
     for base, head in itertools.pairwise(RELEASES):

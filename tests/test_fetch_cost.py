@@ -38,6 +38,7 @@ def origin(tmp_path_factory: pytest.TempPathFactory) -> Origin:
     )
 
 
+@pytest.mark.slow
 def test_the_pr_fetch_costs_a_fiftieth_of_fetch_depth_0_for_the_same_report(
     origin: Origin, tmp_path: Path, opdrift: Opdrift
 ) -> None:

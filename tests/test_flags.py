@@ -59,13 +59,14 @@ from bot import pipeline
 from bot.drift.changes import compute_drift
 from bot.drift.policy import failing
 from bot.publish.actions import annotation_lines
+from bot.app.subscriptions import matches
 from bot.publish.config import parse_config
 from bot.render.context import ReportContext
 from bot.render.report import render
 
 drift = compute_drift(pipeline.load_snapshot(sys.argv[1]), pipeline.load_snapshot(sys.argv[2]))
 config = parse_config("subscriptions:\\n  - who: ['@tags']\\n    facets: [brand_new]\\n", "c.yml")
-tagged = [c.name for c in drift.changes if config.subscriptions[0].matches(c)]
+tagged = [c.name for c in drift.changes if matches(config.subscriptions[0], c)]
 ctx = ReportContext().linked(drift)
 print(json.dumps({
     "subscribed": tagged,

@@ -721,6 +721,7 @@ def test_cli_bot_login_from_the_config_decides_whose_posts_are_the_bots(
     assert listings and all("creator=github-actions" in p for p in listings)
 
 
+@pytest.mark.slow
 def test_cli_weekly_lookup_in_a_repository_of_20000_issues_lists_at_most_10_pages(
     github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch, releases: dict[str, str], opdrift: Opdrift
 ) -> None:

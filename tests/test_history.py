@@ -104,6 +104,7 @@ def test_block_of_an_entry_takes_the_comments_above_it() -> None:
 # --- incremental = cold --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_history_walks_the_commits_that_touched_the_files(fine: History, walked: timeline.Timeline) -> None:
     assert [p.sha for p in walked.points] == [c.sha for c in fine.commits]
     assert [p.subject for p in walked.points] == [c.subject for c in fine.commits]
@@ -163,6 +164,7 @@ def test_an_entry_moved_past_its_siblings_re_decides_its_base(tmp_path: Path) ->
         history.cold_point(read_revision(str(tmp_path / "pytorch"), shas[2]))
 
 
+@pytest.mark.slow
 def test_every_point_equals_cold_classification(
     fine: History, walked: timeline.Timeline, cold: dict[str, Snapshot | str]
 ) -> None:
@@ -195,6 +197,7 @@ def test_fine_commits_change_what_they_say(walked: timeline.Timeline, fine: Hist
     assert sum(bool(d.changed) for d in drifts) >= 8
 
 
+@pytest.mark.slow
 def test_engine_state_is_the_cold_snapshot(fine: History, cold: dict[str, Snapshot | str]) -> None:
     engine = Engine()
     repo = str(fine.path)
@@ -220,6 +223,7 @@ def test_engine_state_is_the_cold_snapshot(fine: History, cold: dict[str, Snapsh
 # --- tags ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tag_walk_agrees_with_stats(fine: History, opdrift: Opdrift) -> None:
     repo = str(fine.path)
     run = opdrift("history", repo, "--tags", "v*", "--format", "json")
@@ -242,6 +246,7 @@ def test_tag_walk_agrees_with_stats(fine: History, opdrift: Opdrift) -> None:
 # --- shards ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", [1, 4])
 def test_shards_merge_into_the_single_run_bytes(
     fine: History, walked: timeline.Timeline, count: int, tmp_path: Path, opdrift: Opdrift
@@ -280,6 +285,7 @@ def test_merge_refuses_an_incomplete_set(fine: History, tmp_path: Path, opdrift:
         assert (run.code, len(run.err.strip().splitlines())) == (2, 1) and words in run.err
 
 
+@pytest.mark.slow
 def test_more_shards_than_commits(fine: History) -> None:
     # The last three commits, in five shards: two shards are empty and still merge.
     start = fine.commits[-4].sha
@@ -299,6 +305,7 @@ def test_more_shards_than_commits(fine: History) -> None:
 # --- cache -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_warm_cache_gives_the_same_timeline(fine: History, walked: timeline.Timeline, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     warnings: list[str] = []
@@ -320,6 +327,7 @@ def test_warm_cache_gives_the_same_timeline(fine: History, walked: timeline.Time
     assert all("ignoring corrupt cache file" in w for w in warnings)
 
 
+@pytest.mark.slow
 def test_partly_warm_cache(fine: History, walked: timeline.Timeline, tmp_path: Path) -> None:
     # A cache filled up to the middle (last week's run): the rest is computed from there.
     middle = fine.commits[len(fine.commits) // 2].sha
@@ -425,6 +433,7 @@ def test_the_skipped_summary_names_the_first_few() -> None:
     assert history.skipped_summary(points[2:3]) == []
 
 
+@pytest.mark.slow
 def test_keep_going_records_the_broken_commit(broken: tuple[History, str, str], opdrift: Opdrift) -> None:
     h, bad, fixed = broken
     run = opdrift("history", str(h.path), "--keep-going")
@@ -695,6 +704,7 @@ def test_csv_cells_never_start_a_formula(tmp_path: Path, opdrift: Opdrift) -> No
     assert run.code == 0 and ",'=cmd|' /C calc'!A0," in run.out
 
 
+@pytest.mark.slow
 def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
     """Two overloads whose comments announce different alias targets: a cold parse takes the first
     by name, so the walk must re-decide the base in name order; set order would move the answer

@@ -174,6 +174,7 @@ def _copy_with_another_rule(dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.slow
 def test_a_warm_cache_filled_by_other_code_gives_that_codes_figures(tmp_path: Path) -> None:
     """The same opdrift version with one rule changed (a copy of the package) walks a repository whose
     cache this code filled: its timeline is its own cold one, not the cached figures."""

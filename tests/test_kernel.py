@@ -154,6 +154,7 @@ def _drift(release_file: Callable[[str], Path], base: str, head: str) -> dict[st
     return {c.name: c for c in drift.changes}
 
 
+@pytest.mark.slow
 def test_real_releases_get_both_verdicts(release_file: Callable[[str], Path]) -> None:
     """2.1.0 turned `int? correction` into `Scalar? correction`: compatible for callers (PyTorch's rule:
     an int is a Scalar), but every std/var kernel's third parameter changed type."""

@@ -64,6 +64,7 @@ def test_every_release_from_2_0_has_torchgen_data() -> None:
     assert EXPECTED_RELEASES and set(wanted) <= set(EXPECTED_RELEASES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", EXPECTED_RELEASES)
 def test_registered_operators_equal_torchgen(version: str) -> None:
     want = expected(version)

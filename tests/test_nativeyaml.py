@@ -9,6 +9,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import hypothesis_profiles  # noqa: F401 - the ci/dev example counts, before the decorators below
 import pytest
 import yaml
 from datafiles import RELEASES, release_text
@@ -54,6 +55,7 @@ def outcome(read: Any, text: str) -> object:
 # ------------------------------------------------------------------------------------------ real data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", RELEASES)
 def test_fast_reader_equals_pyyaml_on_release(version: str) -> None:
     text = release_text(version)
@@ -309,7 +311,8 @@ _entry = st.fixed_dictionaries(
 _comment = st.lists(st.text("abc #:-'\"é ", max_size=10), max_size=2)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+# Three quarters of the profile's count (300 in `ci`, tests/conftest.py): each example is a yaml document.
+@settings(max_examples=settings().max_examples * 3 // 4, suppress_health_check=[HealthCheck.too_slow])
 @given(
     entries=st.lists(st.tuples(_entry, _comment, st.booleans()), min_size=1, max_size=5),
     flow=st.sampled_from([False, None]),

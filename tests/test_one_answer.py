@@ -16,6 +16,7 @@ import pytest
 from datafiles import DATA
 
 from bot import pipeline
+from bot.app.prepare import backend_work
 from bot.coverage.backends import merge_backends, read_backend
 from bot.coverage.check import compute_coverage, coverage_json
 from bot.coverage.kinds import PROFILE_OF_KIND
@@ -25,7 +26,6 @@ from bot.drift.needs import ProfileNeeds, export_path_for
 from bot.model import Snapshot
 from bot.operators.kernels import PROFILES, Profile
 from bot.publish.config import parse_config
-from bot.publish.setup import backend_work
 from bot.render.explain import explain_view
 from bot.site.build import build_site
 from bot.site.model import BackendSpec

@@ -335,6 +335,7 @@ def test_mentions_are_validated_and_the_only_at_signs() -> None:
 # --- limits ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ten_thousand_new_ops_fit_and_every_bucket_shows() -> None:
     drift = compute_drift(*many_added(10_000, {"fft": 3, "linalg": 40, "sparse": 700}))
     ctx = ReportContext()

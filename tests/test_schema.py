@@ -6,6 +6,7 @@ import json
 import lzma
 from functools import cache
 
+import hypothesis_profiles  # noqa: F401 - the ci/dev example counts, before the decorators below
 import pytest
 import yaml
 from datafiles import DATA, RELEASES, release_text
@@ -53,6 +54,7 @@ def registration_schemas() -> tuple[str, ...]:
 # --- real data -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", RELEASES)
 def test_every_release_schema_round_trips(version: str) -> None:
     funcs = release_funcs(version)
@@ -210,7 +212,6 @@ def schemas(draw: st.DrawFn) -> FunctionSchema:
     return FunctionSchema(name, args, tuple(rets))
 
 
-@settings(max_examples=400, deadline=None)
 @given(schemas())
 def test_generated_schemas_round_trip(schema: FunctionSchema) -> None:
     text = str(schema)
@@ -227,7 +228,6 @@ def parse_or_error(text: str, path: str | None, line: int | None) -> FunctionSch
         return err
 
 
-@settings(max_examples=400, deadline=None)
 @given(st.text(max_size=80))
 def test_arbitrary_text_raises_only_schema_error(text: str) -> None:
     result = parse_or_error(text, None, None)
@@ -237,7 +237,8 @@ def test_arbitrary_text_raises_only_schema_error(text: str) -> None:
         assert str(result) == text
 
 
-@settings(max_examples=300, deadline=None)
+# Three quarters of the profile's count (300 in `ci`): each example parses a whole generated schema.
+@settings(max_examples=settings().max_examples * 3 // 4)
 @given(schemas(), st.integers(0, 200), st.text(min_size=1, max_size=3))
 def test_mutated_schemas_raise_only_schema_error(schema: FunctionSchema, at: int, junk: str) -> None:
     text = str(schema)
@@ -409,3 +410,19 @@ def test_defaults_compare_as_values_and_fall_back_to_text() -> None:
     assert not same_default("inf", f, "1e400", f)
     # Each side is read with its own argument's type: `int[2] stride=1` and `int[] stride=[1,1]`.
     assert same_default("1", i2, "[1,1]", _type("int[]"))
+
+
+def test_the_parse_memo_tables_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long history walk meets new schema, argument, type and annotation texts forever; every memo
+    table of the parse must stay within its bound (list sizes and alias names make types and
+    annotations as open-ended as schemas)."""
+    from bot.schema import grammar
+
+    monkeypatch.setattr(grammar, "_CACHE_LIMIT", 8)
+    grammar.clear_caches()
+    tables = {name: value for name, value in vars(grammar).items() if name.endswith("_cache")}
+    assert len(tables) == 6
+    for i in range(50):
+        parse_schema(f"f{i}(int[{i + 1}] x, Tensor(a{i}!) y) -> Tensor(a{i}!)")
+    assert {name: len(t) <= 8 for name, t in tables.items()} == dict.fromkeys(tables, True)
+    grammar.clear_caches()

@@ -17,6 +17,7 @@ from bot.snapshot import load_snapshot, to_json
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["2.12.0", "2.13.0", "2.14.1", "2.15.0"])
 def test_shipped_snapshot_matches_the_release(tmp_path: Path, version: str) -> None:
     stored = load_snapshot(str(SNAPSHOTS / f"v{version}.json"))

@@ -46,6 +46,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_the_pages_and_the_json_sit_at_their_stable_paths(built: Path) -> None:
     for rel in (
         "index.html",
@@ -174,6 +175,7 @@ def test_usage_errors_are_one_line_and_leave_no_directory(tmp_path: Path, opdrif
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_directory_it_did_not_write_is_never_replaced(
     tmp_path: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:

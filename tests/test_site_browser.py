@@ -20,6 +20,8 @@ from bot.coverage.backends import read_text_list
 from bot.coverage.check import compute_coverage
 from bot.snapshot import load_snapshot
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 

@@ -108,7 +108,7 @@ def test_building_the_parser_loads_no_stage() -> None:
     )
     loaded = set(json.loads(done.stdout))
     # the kind table (bot.coverage.kinds) imports nothing at run time: --backend's help lists its kinds
-    allowed = {"bot", "bot.errors", "bot.gcpause", "bot.text", "bot.coverage", "bot.coverage.kinds"}
+    allowed = {"bot", "bot.errors", "bot.text", "bot.coverage", "bot.coverage.kinds"}
     assert sorted(m for m in loaded if m not in allowed and not m.startswith("bot.cli")) == []
     assert "bot.cli.report_cmds" not in loaded and "bot.cli.publish_cmds" not in loaded
 

@@ -66,6 +66,7 @@ def _the_week(history: History) -> tuple[HistoryCommit, HistoryCommit, HistoryCo
     return fine[i - 3], fine[i + 1], fine[i]
 
 
+@pytest.mark.slow
 def test_weekly_issue_attributes_the_added_op_and_mentions_only_the_backend_that_lacks_it(
     history: History, fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift
 ) -> None:

@@ -346,6 +346,7 @@ def _prepare(opdrift: Opdrift, checkout: Path, base: str, head: str) -> tuple[st
     return history.removeprefix("history="), run.out
 
 
+@pytest.mark.slow
 def test_prepare_history_deepens_a_depth_1_clone_to_the_base_commit(
     upstream: History, tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:

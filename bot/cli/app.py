@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from bot.cli.common import EXIT_ERROR, EXIT_FINDING, EXIT_OK
 from bot.cli.registry import build_parser, load_runner
 from bot.errors import OpdriftError
-from bot.gcpause import gc_paused
 from bot.text import one_line
 
 __all__ = ["EXIT_ERROR", "EXIT_FINDING", "EXIT_OK", "build_parser", "main"]
@@ -24,10 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        # A runner's module imports the stages its command uses; the objects an import makes (modules,
-        # classes, compiled patterns) all live on, so the cycle collector would walk them for nothing.
-        with gc_paused():
-            run = load_runner(args.runner)
+        run = load_runner(args.runner)
         return run(args)
     except OpdriftError as err:
         # One line whatever the message quotes: a value from the user's file may hold line breaks.

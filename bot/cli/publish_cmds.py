@@ -1,6 +1,6 @@
 """Runners of `comment` and `issue`, which publish a drift report to GitHub.
 
-The report is computed (bot.publish.setup) and rendered completely before the first request, so a
+The report is computed and rendered (bot.app) completely before the first request, so a
 failure never leaves a half-written post. The environment (GITHUB_TOKEN, GITHUB_API_URL,
 GITHUB_STEP_SUMMARY) is read here and passed on explicitly.
 """
@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 from bot.cli.common import EXIT_OK, codegen_rules, emit_outputs, github_token, note, read_any_source, warn
 
 if TYPE_CHECKING:
+    from bot.app.prepare import PublishSetup
     from bot.publish.config import BotConfig
     from bot.publish.github import Outcome, RepoClient
-    from bot.publish.setup import PublishSetup
 
 
 def _setup(args: argparse.Namespace) -> PublishSetup:
-    from bot.publish.setup import publish_setup
+    from bot.app.prepare import publish_setup
 
     return publish_setup(
         args.repo,
@@ -87,78 +87,47 @@ def _publish_report(outcome: Outcome, summary: str, *, shows_body: bool = True) 
         append_step_summary(target, summary)
 
 
-def _check_head_commit(commit: str | None, head_sha: str, spec: str) -> None:
-    """A report for --head-sha must be computed at that commit: a snapshot made anywhere else (an
-    artifact a pull request's own run uploaded could say anything) is refused, not posted."""
-    from bot.errors import PublishError
-
-    if (commit or "").lower() != head_sha.lower():
-        found = f"commit {commit[:12]}" if commit else "no commit"
-        raise PublishError(
-            f"HEAD records {found}, not --head-sha {head_sha[:12]}: this report is not for that commit, "
-            "so it is not posted",
-            path=spec,
-        )
-
-
 def run_comment(args: argparse.Namespace) -> int:
+    from bot.app.comment import check_head_commit, plan_comment
     from bot.publish.actions import annotation_lines
     from bot.publish.pr_comment import publish_pr_comment
-    from bot.render.context import ReportContext
     from bot.render.markers import PR_COMMENT_MARKER
-    from bot.render.report import render
 
     setup = _setup(args)
     drift = setup.drift
     if args.head_sha:
-        _check_head_commit(drift.head.commit, args.head_sha, args.head)
-    context = ReportContext(
-        acknowledgements=setup.acks, mentions=setup.mentions, backend_gaps=setup.gaps, warnings=setup.warnings
-    ).linked(drift)
-    body = render(drift, "pr-comment", context=context)
-    summary = render(drift, "job-summary", context=context)
+        check_head_commit(drift.head.commit, args.head_sha, args.head)
+    plan = plan_comment(setup)
     if args.annotations:
         for line in annotation_lines(drift.changes):
             print(line)
     client, dry_run = _publish_client(args, setup.cfg)
-    # A PR that only adds or drops in-tree kernels (an XPU kernel) asks nothing of another backend:
-    # it gets the job summary, and a comment only when the config asks for one.
-    kernel_keys_only = bool(drift.changes) and all(c.kernels_only for c in drift.changes)
-    # ... unless a subscription matched (a `dispatch` backend whose own key lost a kernel).
-    quiet = (
-        kernel_keys_only and not setup.cfg.comment_on_kernel_keys and not setup.mentions and not setup.gaps
-    )
-    # A PR that only breaks the file's codegen (an unknown key, a family out of step) is news too.
-    has_drift = (not drift.is_empty and not quiet) or bool(setup.warnings)
     outcome = publish_pr_comment(
         client,
         args.pr,
-        body,
+        plan.body,
         PR_COMMENT_MARKER,
-        has_drift=has_drift,
-        clean_body=body,
+        has_drift=plan.has_drift,
+        clean_body=plan.body,
         dry_run=dry_run,
         head_sha=args.head_sha,
-        quiet_reason="only in-tree kernels changed" if quiet and not setup.warnings else "",
+        quiet_reason=plan.quiet_reason,
     )
     # Without a token nothing is read either: a report without drift would post nothing (an earlier
     # comment, if any, is only flipped), so no body is shown. With a token a dry run knows, and shows
     # the flip it would make.
-    _publish_report(outcome, summary, shows_body=has_drift or client is not None)
+    _publish_report(outcome, plan.summary, shows_body=plan.has_drift or client is not None)
     return EXIT_OK
 
 
 def run_issue(args: argparse.Namespace) -> int:
     import datetime as dt
-    from dataclasses import replace
 
+    from bot.app.issue import plan_issue
+    from bot.app.prepare import issue_attribution
     from bot.errors import OpdriftError
-    from bot.publish.setup import issue_attribution
-    from bot.publish.weekly_issue import publish_weekly_issue, weekly_marker
+    from bot.publish.weekly_issue import publish_weekly_issue
     from bot.publish.workflow import iso_week, week_start
-    from bot.render.context import ReportContext
-    from bot.render.report import render
-    from bot.render.view import source_label
 
     if args.week is None:
         # UTC, as resolve-sources takes it: a runner's local date may already be next week
@@ -168,8 +137,6 @@ def run_issue(args: argparse.Namespace) -> int:
     if args.history is None and (args.from_rev or args.to_rev or args.chart):
         raise OpdriftError("--from, --to and --chart need --history REPO")
     setup = _setup(args)
-    drift, acks = setup.drift, setup.acks
-    marker = weekly_marker(args.week)
     walked = issue_attribution(
         setup,
         history=args.history,
@@ -180,44 +147,20 @@ def run_issue(args: argparse.Namespace) -> int:
         warn=warn,
         note=note,
     )
-    context = ReportContext(
-        acknowledgements=acks,
-        mentions=setup.mentions,
-        title=args.week,
-        marker=marker,
-        backend_gaps=setup.gaps,
-        attributions=walked.attributions,
-        chart=walked.chart,
-        warnings=setup.warnings,
-        head_blob_url=walked.head_blob_url,
-        base_blob_url=walked.base_blob_url,
-        site_url=setup.cfg.weekly.site_url,
-    ).linked(drift)
-
-    def body(previous_issue: int | None) -> str:
-        return render(drift, "weekly-issue", context=replace(context, previous_issue=previous_issue))
-
-    summary = render(
-        drift,
-        "job-summary",
-        context=ReportContext(acknowledgements=acks, warnings=setup.warnings).linked(drift),
-    )
+    plan = plan_issue(setup, walked, args.week)
     cfg = setup.cfg
-    title = cfg.weekly.title(
-        week=args.week, base=source_label(drift.base, short=True), head=source_label(drift.head, short=True)
-    )
     client, dry_run = _publish_client(args, cfg)
     outcome = publish_weekly_issue(
         client,
-        title=title,
-        body=body,
+        title=plan.title,
+        body=plan.body,
         window_key=args.week,
         labels=cfg.labels,
         link_previous=cfg.weekly.link_previous,
         close_previous=cfg.weekly.close_previous,
         dry_run=dry_run,
     )
-    _publish_report(outcome, summary)
+    _publish_report(outcome, plan.summary)
     # For the action: the snapshot may advance only past a drift that is really in an issue now.
     published = outcome.action in ("created", "updated", "unchanged")
     emit_outputs({"published": "true" if published else "false"}, echo=False)

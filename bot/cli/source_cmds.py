@@ -2,8 +2,7 @@
 
 Each command on one SOURCE has its own module (this, stats_cmds, explain_cmds), so that a command
 imports only the stages it uses. They are imported at the top, so that `main` imports them with the
-runner (while the cycle collector waits, see bot.cli.app), and nothing else: no renderer, no network
-client.
+runner, and nothing else: no renderer, no network client.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Literal
 
 from bot.dispatchkeys import CIA, GENERIC_KEYS
@@ -157,8 +156,8 @@ def _core(rec: OpRecord | None) -> bool:
     return rec is not None and "core" in rec.facets.tags
 
 
-@cache
 def _parse(schema: str) -> FunctionSchema | None:
+    # No memo here: parse_schema interns every schema it parsed (bounded, in bot.schema.grammar).
     try:
         return parse_schema(schema)
     except SchemaError:

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from bot.dispatchkeys import CEA
 from bot.errors import SchemaError
-from bot.model import Operator, new_operator
+from bot.model import Operator
 from bot.operators.codegen import NEWEST, CodegenRules
 from bot.operators.validate import Entry
 from bot.schema.model import Annotation, Argument, Arguments, BaseType, FunctionSchema, OperatorName, Return
@@ -300,7 +300,7 @@ def _generated_operator(
     if rules.generated_out_has_kernel or not schema.arguments.out:
         dispatch = ((CEA, _kernel_name(schema, base)),)
         composite, kernels = CEA, _GENERATED_KERNELS
-    return new_operator(
+    return Operator(
         name=name.name,
         base=name.base,
         overload=name.overload,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from bot.dispatchkeys import CIA, STRUCTURED_KEYS
 from bot.errors import EntryError
-from bot.model import Operator, new_operator
+from bot.model import Operator
 from bot.operators.kernels import dense_composite, kernel_sources
 from bot.operators.validate import Entry
 
@@ -52,7 +52,7 @@ def make_operator(e: Entry, by_name: Mapping[str, Entry], path: str) -> Operator
     dispatch = _resolve_delegate(e, by_name, path) if e.structured_delegate else e.dispatch
     keys = (*dispatch, CIA) if e.implicit else tuple(dispatch)
     name = e.schema.name
-    return new_operator(
+    return Operator(
         name=name.name,
         base=name.base,
         overload=name.overload,

@@ -26,8 +26,7 @@ from typing import Any
 import yaml
 
 from bot.errors import EntryError
-from bot.gcpause import gc_paused
-from bot.model import RawEntry, fast_constructor
+from bot.model import RawEntry
 from bot.yamltext import BUILD_ERRORS, Loader, refuse_aliases, split_lines, value_error, yaml_error
 
 
@@ -103,11 +102,10 @@ def read_entries(text: str, display: str) -> tuple[RawEntry, ...]:
     The result is the same as `load_entries_yaml`'s (data, lines and comments); errors come from the
     PyYAML path, because the fast reader declines every file it cannot read in full.
     """
-    with gc_paused():
-        try:
-            return _read_entries_fast(text)
-        except _Decline:
-            return load_entries_yaml(text, display)
+    try:
+        return _read_entries_fast(text)
+    except _Decline:
+        return load_entries_yaml(text, display)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -373,9 +371,6 @@ def _indented(line: str, cache: dict[str, object], keys: dict[str, object]) -> t
     return (code, key, parsed) if kind == _SCALAR else (code + 1, key, (kind, parsed))
 
 
-_new_raw_entry = fast_constructor(RawEntry)  # one per entry, ~3000 per file
-
-
 def _read_entries_fast(text: str) -> tuple[RawEntry, ...]:
     lines = _check_characters(text).split("\n")
     cache: dict[str, object] = {}  # plain scalar text → its value, for texts a resolver may type
@@ -458,7 +453,7 @@ def _read_entries_fast(text: str) -> tuple[RawEntry, ...]:
             while j >= 0 and not lines[j]:
                 j -= 1
             comments = comments_above(lines, index) if j >= 0 and lines[j].lstrip(" ")[:1] in "#" else ()
-            entries.append(_new_raw_entry(entry, index + 1, comments))
+            entries.append(RawEntry(entry, index + 1, comments))
         elif first != "#":
             raise _Decline
     if any("func" not in e.data for e in entries):

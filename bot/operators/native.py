@@ -22,9 +22,7 @@ import re
 from collections.abc import Sequence
 
 from bot.errors import EntryError, YamlError
-from bot.gcpause import gc_paused
 from bot.model import Operator, OperatorSet, RawEntry, SourceMeta, TextFile
-from bot.operators import validate
 from bot.operators.autogen import generated_operators
 from bot.operators.codegen import NEWEST, CodegenRules
 from bot.operators.dispatch import make_operator
@@ -47,18 +45,6 @@ def build_operators(
 ) -> OperatorSet:
     """The registered operators of one native_functions.yaml (entries plus what the codegen of
     CODEGEN's release adds)."""
-    with gc_paused():
-        return _build_operators(entries, meta, native_display, tags, derivatives, codegen)
-
-
-def _build_operators(
-    entries: Sequence[RawEntry],
-    meta: SourceMeta,
-    native_display: str,
-    tags: TextFile | None,
-    derivatives: TextFile | None,
-    codegen: CodegenRules,
-) -> OperatorSet:
     known_tags = read_tags(tags) if tags is not None else None
     parsed = [validate_entry(raw, native_display, known_tags) for raw in entries]
     by_name: dict[str, Entry] = {}
@@ -146,8 +132,3 @@ def read_derivatives(derivatives: TextFile) -> frozenset[str]:
     if not names and derivatives.text.strip():
         raise YamlError("no `- name:` items found", path=derivatives.display)
     return frozenset(names)
-
-
-def clear_caches() -> None:
-    """Forget the memo tables of entry validation (benchmarks time cold runs)."""
-    validate.clear_caches()

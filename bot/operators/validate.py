@@ -201,22 +201,13 @@ def validate_entry(raw: RawEntry, path: str, known_tags: frozenset[str] | None) 
 
 
 _Fail = Callable[[str], EntryError]
-_variants_cache: dict[str, tuple[str, ...]] = {}
-
-
-def clear_caches() -> None:
-    """Forget the interned `variants:` values (benchmarks time cold runs)."""
-    _variants_cache.clear()
 
 
 def _variants(value: str, fail: _Fail) -> tuple[str, ...]:
-    variants = _variants_cache.get(value)
-    if variants is None:
-        variants = tuple(v.strip() for v in value.split(","))
-        for v in variants:
-            if v not in _VARIANTS:
-                raise fail(f"unknown variant {v!r} in `variants: {value}`")
-        _variants_cache[value] = variants
+    variants = tuple(v.strip() for v in value.split(","))
+    for v in variants:
+        if v not in _VARIANTS:
+            raise fail(f"unknown variant {v!r} in `variants: {value}`")
     return variants
 
 

@@ -2,6 +2,6 @@
 
 `github` is the client (settings, retries, secrets); `pr_comment` and `weekly_issue` are the two
 posts; `actions` writes the job summary and annotation lines; `config` reads the bot's config file;
-`setup` settles what `comment` and `issue` need before rendering; `workflow` holds the CI steps'
-helpers and `artifact` checks downloaded artifacts.
+`workflow` holds the CI steps' helpers and `artifact` checks downloaded artifacts. What `comment` and
+`issue` settle before rendering, and subscription matching, are use cases: `bot.app`.
 """

@@ -5,16 +5,8 @@ buckets or facets, duplicate keys) and every error names ``file:line`` of the of
 file is read twice: once through `read_yaml_document` (which reports YAML syntax errors with their
 line) and once composed into nodes, whose marks give the lines.
 
-Matching: within one subscription, each given matcher kind must match (AND across `buckets`,
-`facets`, `tags`, `dispatch_keys`), and within a kind any listed value may match (OR). So
-``facets: [new_core, needs_kernel]`` means either, and ``buckets: [primitive_pointwise]`` plus
-``facets: [needs_kernel]`` means both.
-
-A subscription may also name its backend's op list (``backend: {kind: xla, path: ...}``). It then
-matches only new or changed operators that the backend lacks at HEAD, and the operators it
-implements whose kernel no longer builds in the form the backend writes it (`BackendSpec.breaks`).
-The caller works those out with `bot.coverage.check` and passes them in as `lacking` and
-`implemented` (this module reads no backend list: it stays pure).
+What a subscription matches, the handles to mention and the backend gaps are worked out by
+`bot.app.subscriptions`; this module only reads and checks the file (it reads no backend list).
 """
 
 from __future__ import annotations
@@ -22,22 +14,17 @@ from __future__ import annotations
 import os
 import re
 import string
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import yaml
 
-from bot.coverage.check import judge_in_form, judged_form
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
-from bot.drift.changes import Change
-from bot.drift.flags import FACETS, FLAGS
+from bot.drift.flags import FACETS
 from bot.errors import ConfigError, YamlError
-from bot.render.context import BackendGap
-from bot.schema.kernel import KernelForm
 from bot.shapes import Kind
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
-from bot.taxonomy.scope import scope_of
 from bot.text import did_you_mean
 from bot.yamltext import MAPPING, SEQUENCE, NodeReader, compose_yaml_document, read_yaml_document, tagged
 
@@ -64,16 +51,6 @@ _INT = "tag:yaml.org,2002:int"
 _BOOL = "tag:yaml.org,2002:bool"
 
 
-# Kinds whose list feeds a codegen that refuses an operator name upstream no longer has, so an op
-# upstream removes breaks the build while the backend still lists it: torchgen's gen_backend_stubs
-# (`create_backend_index` raises "Found an invalid operator name", torchgen of 2.14.0), which builds
-# torch_xla's kernels from its yaml, and torch_npu's own codegen/gen_backend_stubs.py (the same
-# assert), which reads its npu_native_functions.yaml and op-plugin's yaml. A C++ `m.impl` of a name no
-# schema defines still compiles (the dispatcher takes an impl without a def), and torch-xpu-ops
-# generates its registrations from its own native_functions.yaml, not xpu_functions.yaml: not these.
-REMOVAL_BREAKS: frozenset[BackendKind] = frozenset({"xla", "op-plugin", "torch-npu"})
-
-
 @dataclass(frozen=True)
 class BackendSpec:
     """A subscription's backend op list: `kind` as `opdrift coverage --backend` takes it, and `value`
@@ -85,53 +62,6 @@ class BackendSpec:
     resolved: str
     line: int = field(default=0, compare=False)  # the first subscription naming it; not its identity
     value_line: int = field(default=0, compare=False)  # where `value` is written (its `key:` or `path:`)
-
-    def concerns(self, change: Change) -> bool:
-        """Whether a change is work for a backend that lacks the op: a new (or renamed) op, one whose
-        kernel's C++ signature changed, or one that lost the kernel PyTorch gave some kind of backend.
-
-        A removed op cannot be lacked; a tag or bucket change asks nothing of a kernel; an op only
-        some backends need (a cuDNN or CUDA-only one: `bot.taxonomy.scope`) is not another backend's
-        gap. A change that only moved in-tree kernels of *other* dispatch keys says nothing new to
-        this backend; for a ``dispatch`` backend, a change to its own key's kernel does.
-        """
-        if change.kind == "removed":
-            return False
-        if change.kernels_only:
-            return self.kind == "dispatch" and any(d.subject == self.value for d in change.details)
-        if not scope_of(change.record).generic:
-            return False
-        return change.kind in ("added", "renamed") or change.kernel == "breaking" or change.needs_kernel
-
-    def breaks(self, change: Change, form: KernelForm | None, torch_version: str | None) -> bool:
-        """Whether a change breaks the build of the kernel this backend implements for the op, written
-        in FORM (None: not known, so judged as every form would be), against torch TORCH_VERSION
-        (HEAD's). A SymInt-only change leaves an int64_t kernel building from 1.13 on, and before it
-        every kernel is judged in the SymInt form (`bot.coverage.check.judged_form`, as coverage's
-        alerts are). An op upstream removes breaks the build of a backend whose codegen refuses the
-        name (`REMOVAL_BREAKS`). An in-tree ``dispatch`` key's kernels are changed by the same PR, and
-        torch-mlir writes no C++ kernel (it lowers by types)."""
-        if change.kind == "removed":
-            return self.kind in REMOVAL_BREAKS
-        if self.kind in ("dispatch", "torch-mlir") or change.kind != "changed":
-            return False
-        if not change.kernel_changes:
-            return change.kernel == "breaking"  # a schema that does not parse: no signature to judge
-        return judge_in_form(change.kernel_changes, judged_form(form, torch_version)) == "breaking"
-
-    def removes(self, change: Change) -> bool:
-        """A change removes an op this backend's build refuses to lose (see `breaks`)."""
-        return change.kind == "removed" and self.kind in REMOVAL_BREAKS
-
-
-@dataclass(frozen=True)
-class Kernels:
-    """The operators a backend lists, each with the form its kernel is written in (None: not known),
-    and the torch version they are built against (HEAD's): before 1.13 that decides the form they are
-    judged in (`BackendSpec.breaks`)."""
-
-    forms: Mapping[str, KernelForm | None]
-    torch_version: str | None
 
 
 @dataclass(frozen=True)
@@ -148,39 +78,6 @@ class Subscription:
     # (matcher, value, line) of each `tags` and `dispatch_keys` item, for errors found once the
     # snapshots are loaded (`check_names`); where a value is written is not part of what it matches.
     value_lines: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
-
-    def matches(
-        self,
-        change: Change,
-        lacking: frozenset[str] | None = None,
-        implemented: Kernels | None = None,
-    ) -> bool:
-        """`lacking`: the operators this subscription's backend needs a kernel for at HEAD (required
-        when it names a backend); `implemented`: the operators it lists, each with the form its kernel
-        is written in, and HEAD's torch version."""
-        if self.backend is not None:
-            if lacking is None:
-                raise ValueError(f"subscription at line {self.line} names a backend: pass what it lacks")
-            if not (
-                (self.backend.concerns(change) and change.name in lacking)
-                or self.breaks_kernel(change, implemented)
-            ):
-                return False
-        records = [r for r in (change.before, change.after) if r is not None]
-        if self.buckets and not ({change.category} | {r.bucket for r in records}) & set(self.buckets):
-            return False
-        if self.facets and not any(FLAGS[f](change) for f in self.facets):
-            return False
-        if self.tags and not {t for r in records for t in r.facets.tags} & set(self.tags):
-            return False
-        keys = {k for r in records for k in r.facets.dispatch}
-        return not self.dispatch_keys or bool(keys & set(self.dispatch_keys))
-
-    def breaks_kernel(self, change: Change, implemented: Kernels | None) -> bool:
-        """The subscription's backend implements the op, and the change breaks its kernel's build."""
-        if self.backend is None or implemented is None or change.name not in implemented.forms:
-            return False
-        return self.backend.breaks(change, implemented.forms[change.name], implemented.torch_version)
 
 
 @dataclass(frozen=True)
@@ -208,83 +105,6 @@ class BotConfig:
     # summary only, since such a PR asks nothing of an out-of-tree backend).
     comment_on_kernel_keys: bool = False
     path: str = ""
-
-
-Lacking = Mapping[BackendSpec, frozenset[str]]
-# Each backend → the operators it lists (`Kernels`).
-Implemented = Mapping[BackendSpec, "Kernels"]
-
-
-def backend_specs(config: BotConfig) -> tuple[BackendSpec, ...]:
-    """The distinct backend lists the subscriptions name, in config order (each read once)."""
-    return tuple(dict.fromkeys(s.backend for s in config.subscriptions if s.backend is not None))
-
-
-def _lacking_for(sub: Subscription, lacking: Lacking | None) -> frozenset[str] | None:
-    if sub.backend is None:
-        return None
-    if lacking is None or sub.backend not in lacking:
-        raise ValueError(f"no coverage given for the backend of the subscription at line {sub.line}")
-    return lacking[sub.backend]
-
-
-def _implemented_for(sub: Subscription, implemented: Implemented | None) -> Kernels | None:
-    if sub.backend is None or implemented is None:
-        return None
-    return implemented.get(sub.backend)
-
-
-def mentions_for(
-    config: BotConfig,
-    changes: Iterable[Change],
-    lacking: Lacking | None = None,
-    implemented: Implemented | None = None,
-) -> tuple[str, ...]:
-    """The handles whose subscriptions matched at least one change, in config order, each once.
-
-    `lacking` maps each backend of `backend_specs(config)` to the operators it needs a kernel for at
-    HEAD; `implemented` to the operators it lists, with their kernel forms.
-    """
-    pending = list(changes)
-    seen: dict[str, str] = {}  # GitHub handles are case-insensitive: lower-cased → as first written
-    for sub in config.subscriptions:
-        gap = _lacking_for(sub, lacking)
-        listed = _implemented_for(sub, implemented)
-        if any(sub.matches(c, gap, listed) for c in pending):
-            for handle in sub.who:
-                seen.setdefault(handle.lower(), handle)
-    return tuple(seen.values())
-
-
-def backend_gaps(
-    config: BotConfig, changes: Iterable[Change], lacking: Lacking, implemented: Implemented | None = None
-) -> tuple[BackendGap, ...]:
-    """One gap per backend subscription that matched something, in config order: the ops it lacks,
-    and apart the ops it implements whose kernel no longer builds in its form, and those upstream
-    removed that its list still names (its codegen refuses them)."""
-    pending = list(changes)
-    out = []
-    for sub in config.subscriptions:
-        if sub.backend is None:
-            continue
-        gap = _lacking_for(sub, lacking)
-        listed = _implemented_for(sub, implemented)
-        matched = [c for c in pending if sub.matches(c, gap, listed)]
-        broken = {c.name for c in matched if sub.breaks_kernel(c, listed)}
-        removed = {c.name for c in matched if c.name in broken and sub.backend.removes(c)}
-        names = sorted({c.name for c in matched} - broken)
-        if names or broken:
-            out.append(
-                BackendGap(
-                    sub.who,
-                    sub.backend.kind,
-                    sub.backend.value,
-                    tuple(names),
-                    tuple(sorted(broken - removed)),
-                    tuple(sorted(removed)),
-                )
-            )
-    return tuple(out)
 
 
 # --- names that only the snapshots can check -------------------------------------------------------

@@ -1,7 +1,7 @@
 """What a drift report is told beyond the drift itself: `ReportContext`, and the `BackendGap`s in it.
 
-`BackendGap` is defined here, not by the publisher that computes it (``bot.publish.config.backend_gaps``),
-because the renderer shows it and must not import the publish stage above it.
+Both are records the use cases (`bot.app`, above this stage) build and the renderer reads, so they are
+defined with the renderer's input: `bot.app.subscriptions.backend_gaps` makes the gaps.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class ReportContext:
     marker: str | None = None  # replaces the format's marker, e.g. the weekly issue's per-window one
     # the number of the previous window's weekly issue, which the new one links (bot.publish.weekly_issue)
     previous_issue: int | None = None
-    # per backend subscription: the new or changed ops its backend lacks (bot.publish.config.backend_gaps)
+    # per backend subscription: the new or changed ops its backend lacks (bot.app.subscriptions.backend_gaps)
     backend_gaps: tuple[BackendGap, ...] = ()
     # change fingerprint → the upstream commit that introduced it (bot.history.attribution.attribute)
     attributions: Mapping[str, Attribution] = field(default_factory=dict)

@@ -27,6 +27,7 @@ snapshot and benchmarks the whole parse.
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
 from bot.errors import SchemaError
 from bot.schema.model import (
@@ -101,8 +102,28 @@ MAX_TYPE_DEPTH = 16
 
 # --- parsing -----------------------------------------------------------------------------------
 
+# Memo tables of the parse: interning pays (bench/bench_devices.py: without them `opdrift stats`
+# runs 1.38x the instructions; a file repeats most argument lists, arguments and types, and a history
+# walk repeats whole schemas). A history walk meets new texts forever, so each table is bounded:
+# `_remember` empties a full table rather than track recency, which costs nothing on the hit path.
+_CACHE_LIMIT = 1 << 16
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _remember(cache: dict[_K, _V], key: _K, value: _V) -> _V:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
 _type_cache: dict[tuple[str, str], Type] = {}
 _ann_cache: dict[str, Annotation] = {}
+_schema_cache: dict[str, FunctionSchema] = {}
+_arg_cache: dict[str, Argument] = {}
+_arguments_cache: dict[str, Arguments] = {}
+_returns_cache: dict[str, tuple[Return, ...]] = {}
 
 
 def _fail(text: str, pos: int, what: str, path: str | None, line: int | None) -> SchemaError:
@@ -131,8 +152,7 @@ def _make_type(base: str, suffix: str) -> Type | None:
     for m in _SUFFIX_RE.finditer(suffix):
         size = m.group(1)
         t = OptionalType(t) if size is None else ListType(t, int(size) if size else None)
-    _type_cache[key] = t
-    return t
+    return _remember(_type_cache, key, t)
 
 
 def _make_annotation(text: str) -> Annotation | None:
@@ -148,8 +168,7 @@ def _make_annotation(text: str) -> Annotation | None:
         is_write=m.group("write") is not None,
         alias_set_after=tuple(after.split("|")) if after else (),
     )
-    _ann_cache[text] = ann
-    return ann
+    return _remember(_ann_cache, text, ann)
 
 
 def _too_deep(suffix: str) -> bool:
@@ -203,23 +222,13 @@ def parse_schema(text: str, *, path: str | None = None, line: int | None = None)
     # anything the fast path does not accept goes through the scanner, which owns the errors.
     fast = _parse_fast(text) if '"' not in text and "'" not in text else None
     schema = fast if fast is not None else _parse_scan(text, path, line)
-    if len(_schema_cache) >= _CACHE_LIMIT:
-        _schema_cache.clear()
-    _schema_cache[text] = schema
-    return schema
+    return _remember(_schema_cache, text, schema)
 
 
 def clear_caches() -> None:
     """Forget every interned schema, argument, return and type (benchmarks time cold parses)."""
     for cache in (_schema_cache, _arguments_cache, _arg_cache, _returns_cache, _type_cache, _ann_cache):
         cache.clear()
-
-
-_CACHE_LIMIT = 1 << 16  # a history walk meets new schema and argument texts forever; bound the memory
-_schema_cache: dict[str, FunctionSchema] = {}
-_arg_cache: dict[str, Argument] = {}
-_arguments_cache: dict[str, Arguments] = {}
-_returns_cache: dict[str, tuple[Return, ...]] = {}
 
 
 def _parse_fast(text: str) -> FunctionSchema | None:
@@ -237,9 +246,7 @@ def _parse_fast(text: str) -> FunctionSchema | None:
             returns = _parse_returns(rtext, 0, None, None)
         except SchemaError:
             return None
-        if len(_returns_cache) >= _CACHE_LIMIT:
-            _returns_cache.clear()
-        _returns_cache[rtext] = returns
+        _remember(_returns_cache, rtext, returns)
 
     # Half the schemas of a file repeat another's argument list (add.Tensor and sub.Tensor, the
     # out= overloads of a family), so whole argument lists are interned as well.
@@ -249,9 +256,7 @@ def _parse_fast(text: str) -> FunctionSchema | None:
         arguments = _parse_arguments(atext)
         if arguments is None:
             return None
-        if len(_arguments_cache) >= _CACHE_LIMIT:
-            _arguments_cache.clear()
-        _arguments_cache[atext] = arguments
+        _remember(_arguments_cache, atext, arguments)
     return make_function_schema(
         make_operator_name(m.group("base"), m.group("overload") or ""), arguments, returns
     )
@@ -280,9 +285,7 @@ def _parse_arguments(text: str) -> Arguments | None:
                 except SchemaError:
                     return None
                 arg = Argument(am.group("name"), typ, am.group("default"), ann)
-                if len(_arg_cache) >= _CACHE_LIMIT:
-                    _arg_cache.clear()
-                _arg_cache[piece] = arg
+                _remember(_arg_cache, piece, arg)
             if not seen_star:
                 positional.append(arg)
             elif arg.annotation is not None and arg.annotation.is_write:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.model import Operator, OpSignal, fast_constructor
+from bot.model import Operator, OpSignal
 from bot.schema.grammar import parse_schema
 from bot.schema.model import FunctionSchema
 
@@ -50,9 +50,6 @@ class BaseOp:
         return self.kernels.get(op.name, ())
 
 
-_new_base_op = fast_constructor(BaseOp)  # one per base operator of every classified source
-
-
 def make_base_op(
     name: str,
     overloads: tuple[Operator, ...],
@@ -68,7 +65,7 @@ def make_base_op(
     rep = next((op for op in entries if op.overload == ""), None)
     if rep is None:
         rep = min(entries, key=lambda op: (op.line, op.name))
-    return _new_base_op(
+    return BaseOp(
         name,
         overloads,
         entries,

@@ -16,7 +16,6 @@ from types import MappingProxyType
 
 from bot.dispatchkeys import CIA, COMPOSITE_KEYS
 from bot.errors import OpdriftError
-from bot.gcpause import gc_paused
 from bot.model import (
     Decision,
     Facets,
@@ -26,9 +25,6 @@ from bot.model import (
     OpSignal,
     Signals,
     Snapshot,
-    new_decision,
-    new_facets,
-    new_op_record,
 )
 from bot.taxonomy.baseop import BaseOp, make_base_op
 from bot.taxonomy.overrides import Overrides
@@ -204,7 +200,7 @@ def decide(op: BaseOp, rules: tuple[Rule, ...] = RULES) -> Decision:
     for rule in rules:
         why = rule.when.reason(op)
         if why is not None:
-            return new_decision(bucket=rule.bucket, rule=rule.id, reason=why)
+            return Decision(bucket=rule.bucket, rule=rule.id, reason=why)
     # The table ends with an always-matching rule; a table without one is a programming error.
     raise LookupError(f"no rule matched {op.name}; the rule table must end with a catch-all")
 
@@ -237,98 +233,28 @@ def _has_derivative(op: Operator, derivatives: frozenset[str] | None) -> bool | 
     return False
 
 
-# Facets are immutable and four operators in five share theirs with another (out= and in-place
-# siblings, autogen'd ops), so equal ones are made once. Bounded: a history walk meets new ones forever.
-_FacetValues = tuple[
-    str | None,
-    tuple[str, ...],
-    tuple[str, ...],
-    str | None,
-    bool,
-    str | None,
-    str | None,
-    bool | None,
-    bool,
-    bool,
-    tuple[str, ...],
-    tuple[tuple[str, str], ...],
-    bool,
-    tuple[str, ...],
-    bool | None,
-]
-_facets_cache: dict[_FacetValues, Facets] = {}
-_FACETS_CACHE_LIMIT = 1 << 14
-
-
 def facets_of(op: Operator, base: BaseOp, derivatives: frozenset[str] | None) -> Facets:
     keys = {k for k, _ in op.dispatch}
     keys.update(base.kernels.get(op.name, ()))
     if op.composite is not None:
         keys.add(op.composite)
-    values: _FacetValues = (
-        op.composite,
-        tuple(sorted(keys)),
-        op.tags,
-        op.python_module,
-        op.structured,
-        op.structured_delegate,
-        base.alias_of,
-        None if derivatives is None else _has_derivative(op, derivatives),
-        op.base.startswith("_foreach_"),
-        op.autogen_from is not None,
-        op.variants,
-        op.kernels,
-        op.const_ref_mutable,
-        () if base.signal is None else base.signal.decomposes_to,
-        None if base.signal is None else base.signal.has_ref,
+    return Facets(
+        composite=op.composite,
+        dispatch=tuple(sorted(keys)),
+        tags=op.tags,
+        python_module=op.python_module,
+        structured=op.structured,
+        structured_delegate=op.structured_delegate,
+        alias_of=base.alias_of,
+        has_derivative=None if derivatives is None else _has_derivative(op, derivatives),
+        foreach=op.base.startswith("_foreach_"),
+        autogen=op.autogen_from is not None,
+        variants=op.variants,
+        kernels=op.kernels,
+        const_ref_mutable=op.const_ref_mutable,
+        decomposes_to=() if base.signal is None else base.signal.decomposes_to,
+        has_ref=None if base.signal is None else base.signal.has_ref,
     )
-    facets = _facets_cache.get(values)
-    if facets is None:
-        if len(_facets_cache) >= _FACETS_CACHE_LIMIT:
-            _facets_cache.clear()
-        facets = _facets_cache[values] = _make_facets(*values)
-    return facets
-
-
-def _make_facets(
-    composite: str | None,
-    dispatch: tuple[str, ...],
-    tags: tuple[str, ...],
-    python_module: str | None,
-    structured: bool,
-    structured_delegate: str | None,
-    alias_of: str | None,
-    has_derivative: bool | None,
-    foreach: bool,
-    autogen: bool,
-    variants: tuple[str, ...],
-    kernels: tuple[tuple[str, str], ...],
-    const_ref_mutable: bool,
-    decomposes_to: tuple[str, ...],
-    has_ref: bool | None,
-) -> Facets:
-    return new_facets(
-        composite=composite,
-        dispatch=dispatch,
-        tags=tags,
-        python_module=python_module,
-        structured=structured,
-        structured_delegate=structured_delegate,
-        alias_of=alias_of,
-        has_derivative=has_derivative,
-        foreach=foreach,
-        autogen=autogen,
-        variants=variants,
-        kernels=kernels,
-        const_ref_mutable=const_ref_mutable,
-        decomposes_to=decomposes_to,
-        has_ref=has_ref,
-    )
-
-
-def clear_caches() -> None:
-    """Forget the interned facets (benchmarks time cold runs)."""
-    _facets_cache.clear()
 
 
 # --- the stage -----------------------------------------------------------------------------------
@@ -336,11 +262,6 @@ def clear_caches() -> None:
 
 def classify(opset: OperatorSet, overrides: Overrides | None = None) -> Snapshot:
     """Place every base operator in one bucket and attach facets to every registered operator."""
-    with gc_paused():
-        return _classify(opset, overrides)
-
-
-def _classify(opset: OperatorSet, overrides: Overrides | None) -> Snapshot:
     bases = base_operators(opset)
     decisions = {name: decide_base(base, overrides) for name, base in bases.items()}
     records: dict[str, OpRecord] = {}
@@ -359,7 +280,7 @@ def _classify(opset: OperatorSet, overrides: Overrides | None) -> Snapshot:
 def base_records(base: BaseOp, decision: Decision, derivatives: frozenset[str] | None) -> dict[str, OpRecord]:
     """The records of a base operator's registered operators, all in the bucket of its DECISION."""
     return {
-        op.name: new_op_record(
+        op.name: OpRecord(
             name=op.name,
             base=op.base,
             overload=op.overload,

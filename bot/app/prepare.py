@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot import pipeline
-from bot.coverage import backends
+from bot.app.coverage import read_and_cover
+from bot.app.subscriptions import Kernels, backend_gaps, backend_specs, mentions_for
 from bot.coverage import check as coverage
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
 from bot.drift.changes import Drift, compute_drift
@@ -24,17 +25,7 @@ from bot.history.attribution import Attribution, attribute_walk, check_slug
 from bot.model import Snapshot, SourceFiles
 from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
-from bot.publish.config import (
-    MAX_CHART_POINTS,
-    BackendSpec,
-    BotConfig,
-    Kernels,
-    backend_gaps,
-    backend_specs,
-    check_names,
-    load_config,
-    mentions_for,
-)
+from bot.publish.config import MAX_CHART_POINTS, BackendSpec, BotConfig, check_names, load_config
 from bot.publish.github import check_repo_name
 from bot.render.context import BackendGap, blob_url
 from bot.render.timeline import chart_of_last
@@ -123,11 +114,7 @@ def backend_work(
     for spec in backend_specs(cfg):
         if spec.kind != "dispatch" and not os.path.exists(spec.resolved):
             raise ConfigError(f"backend list {spec.resolved}: no such file", path=cfg.path, line=spec.line)
-        backend = backends.read_backend(spec.kind, spec.resolved, torch_version=head.meta.torch_version)
-        if warn is not None:
-            for message in backend.warnings:
-                warn(message)
-        cov = coverage.compute_coverage(head, backend)
+        backend, cov = read_and_cover(head, spec.kind, spec.resolved, warn=warn)
         lacking[spec] = frozenset(o.name for o in cov.uncovered)
         forms: dict[str, KernelForm | None] = {}
         for op in backend.ops:

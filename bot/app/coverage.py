@@ -1,0 +1,94 @@
+"""The `coverage` use case: backend lists against SOURCE (and BASE), each list given one NAME read as
+one backend; SOURCEs load through the `load` the caller gives. The command line renders and writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from bot.coverage import backends
+from bot.coverage import check as coverage
+from bot.coverage.backends import BackendList
+from bot.errors import ConfigError
+from bot.model import Snapshot
+from bot.operators.kernels import Profile
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class CoverageRun:
+    head: Snapshot
+    results: tuple[tuple[coverage.Coverage, coverage.CoverageChange | None], ...]
+
+
+def coverage_of(
+    source: str,
+    backend_args: Sequence[str],
+    *,
+    base_source: str | None,
+    profile: Profile | None,
+    torch_version: str | None,
+    load: Callable[[str], Snapshot],
+    warn: Say,
+) -> CoverageRun:
+    # Checked here, before any file is read. torch's own spellings count (2.6.0a0 on main, 2.1.0+cpu).
+    if torch_version is not None:
+        try:
+            backends.torch_version_key(torch_version)
+        except ConfigError:
+            raise ConfigError(
+                f"--torch-version {torch_version!r}: expected a version like 2.14, 2.14.1 or 2.15.0a0"
+            ) from None
+    # Lists given one NAME are one backend, in the order their NAME first appears.
+    groups: dict[str, list[tuple[backends.BackendKind, str]]] = {}
+    for i, arg in enumerate(backend_args):
+        name, kind, value = backends.parse_named_backend_arg(arg)
+        groups.setdefault(name if name is not None else f"\0{i}", []).append((kind, value))
+    head = load(source)
+    base = load(base_source) if base_source else None
+    for specs in groups.values():
+        for kind, value in specs:
+            if kind == "dispatch":
+                coverage.check_dispatch_key(head, value)
+
+    def read(key: str, specs: list[tuple[backends.BackendKind, str]], version: str | None) -> BackendList:
+        lists = [backends.read_backend(kind, value, torch_version=version) for kind, value in specs]
+        return lists[0] if key.startswith("\0") else backends.merge_backends(key, lists)
+
+    results = []
+    for key, specs in groups.items():
+        backend = read(key, specs, torch_version or head.meta.torch_version)
+        _warn_about(backend, "SOURCE", warn)
+        cov = coverage.compute_coverage(head, backend, profile)
+        change = None
+        if base is not None:
+            base_backend = read(key, specs, torch_version or base.meta.torch_version)
+            _warn_about(base_backend, "BASE", warn)
+            change = coverage.compare_coverage(coverage.compute_coverage(base, base_backend, profile), cov)
+        results.append((cov, change))
+    return CoverageRun(head, tuple(results))
+
+
+def read_and_cover(
+    snapshot: Snapshot, kind: backends.BackendKind, value: str, *, warn: Say | None
+) -> tuple[BackendList, coverage.Coverage]:
+    """One backend list read against SNAPSHOT's torch version, what its reader skipped told to `warn`,
+    and its coverage as a backend of its kind's profile (the site's columns, the subscriptions' lists)."""
+    listed = backends.read_backend(kind, value, torch_version=snapshot.meta.torch_version)
+    if warn is not None:
+        for message in listed.warnings:
+            warn(message)
+    return listed, coverage.compute_coverage(snapshot, listed)
+
+
+def _warn_about(backend: BackendList, which: str, warn: Say) -> None:
+    # BASE reads the same file again: what the reader skipped is said once, for SOURCE.
+    if which == "SOURCE":
+        for message in backend.warnings:
+            warn(message)
+    if backend.ungated:
+        warn(
+            f"{backend.path}: {which} has no torch version, so the version gates of {backend.ungated} "
+            "op-plugin entries were not checked and every entry counts (give --torch-version X.Y)"
+        )

@@ -1,0 +1,50 @@
+"""The `issue` use case after its setup and attribution: the weekly issue's title, its body (which
+links the previous issue once the publisher has found it) and the job summary, before any request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from bot.app.prepare import IssueAttribution, PublishSetup
+from bot.publish.weekly_issue import weekly_marker
+from bot.render.context import ReportContext
+from bot.render.report import render
+from bot.render.view import source_label
+
+
+@dataclass(frozen=True)
+class IssuePlan:
+    title: str
+    body: Callable[[int | None], str]  # the previous issue's number (None: none) → the body
+    summary: str  # the job summary
+
+
+def plan_issue(setup: PublishSetup, walked: IssueAttribution, week: str) -> IssuePlan:
+    drift, acks = setup.drift, setup.acks
+    context = ReportContext(
+        acknowledgements=acks,
+        mentions=setup.mentions,
+        title=week,
+        marker=weekly_marker(week),
+        backend_gaps=setup.gaps,
+        attributions=walked.attributions,
+        chart=walked.chart,
+        warnings=setup.warnings,
+        head_blob_url=walked.head_blob_url,
+        base_blob_url=walked.base_blob_url,
+        site_url=setup.cfg.weekly.site_url,
+    ).linked(drift)
+
+    def body(previous_issue: int | None) -> str:
+        return render(drift, "weekly-issue", context=replace(context, previous_issue=previous_issue))
+
+    summary = render(
+        drift,
+        "job-summary",
+        context=ReportContext(acknowledgements=acks, warnings=setup.warnings).linked(drift),
+    )
+    title = setup.cfg.weekly.title(
+        week=week, base=source_label(drift.base, short=True), head=source_label(drift.head, short=True)
+    )
+    return IssuePlan(title, body, summary)

@@ -1,0 +1,199 @@
+"""Subscription matching: which changes a subscription of the config matches, the handles to mention,
+and each backend subscription's gap (what its backend lacks, the kernels a change broke).
+
+Within one subscription, each given matcher kind must match (AND across `buckets`, `facets`, `tags`,
+`dispatch_keys`), and within a kind any listed value may match (OR). So ``facets: [new_core,
+needs_kernel]`` means either, and ``buckets: [primitive_pointwise]`` plus ``facets: [needs_kernel]``
+means both.
+
+A subscription may also name its backend's op list (``backend: {kind: xla, path: ...}``). It then
+matches only new or changed operators that the backend lacks at HEAD, and the operators it
+implements whose kernel no longer builds in the form the backend writes it (`breaks`). The caller
+(`bot.app.prepare.backend_work`) works those out with `bot.coverage.check` and passes them in as
+`lacking` and `implemented`. The config file itself is parsed by `bot.publish.config`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from bot.coverage.check import judge_in_form, judged_form
+from bot.coverage.oplist import BackendKind
+from bot.drift.changes import Change
+from bot.drift.flags import FLAGS
+from bot.publish.config import BackendSpec, BotConfig, Subscription
+from bot.render.context import BackendGap
+from bot.schema.kernel import KernelForm
+from bot.taxonomy.scope import scope_of
+
+# Kinds whose list feeds a codegen that refuses an operator name upstream no longer has, so an op
+# upstream removes breaks the build while the backend still lists it: torchgen's gen_backend_stubs
+# (`create_backend_index` raises "Found an invalid operator name", torchgen of 2.14.0), which builds
+# torch_xla's kernels from its yaml, and torch_npu's own codegen/gen_backend_stubs.py (the same
+# assert), which reads its npu_native_functions.yaml and op-plugin's yaml. A C++ `m.impl` of a name no
+# schema defines still compiles (the dispatcher takes an impl without a def), and torch-xpu-ops
+# generates its registrations from its own native_functions.yaml, not xpu_functions.yaml: not these.
+REMOVAL_BREAKS: frozenset[BackendKind] = frozenset({"xla", "op-plugin", "torch-npu"})
+
+
+def concerns(spec: BackendSpec, change: Change) -> bool:
+    """Whether a change is work for a backend that lacks the op: a new (or renamed) op, one whose
+    kernel's C++ signature changed, or one that lost the kernel PyTorch gave some kind of backend.
+
+    A removed op cannot be lacked; a tag or bucket change asks nothing of a kernel; an op only
+    some backends need (a cuDNN or CUDA-only one: `bot.taxonomy.scope`) is not another backend's
+    gap. A change that only moved in-tree kernels of *other* dispatch keys says nothing new to
+    this backend; for a ``dispatch`` backend, a change to its own key's kernel does.
+    """
+    if change.kind == "removed":
+        return False
+    if change.kernels_only:
+        return spec.kind == "dispatch" and any(d.subject == spec.value for d in change.details)
+    if not scope_of(change.record).generic:
+        return False
+    return change.kind in ("added", "renamed") or change.kernel == "breaking" or change.needs_kernel
+
+
+def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_version: str | None) -> bool:
+    """Whether a change breaks the build of the kernel this backend implements for the op, written
+    in FORM (None: not known, so judged as every form would be), against torch TORCH_VERSION
+    (HEAD's). A SymInt-only change leaves an int64_t kernel building from 1.13 on, and before it
+    every kernel is judged in the SymInt form (`bot.coverage.check.judged_form`, as coverage's
+    alerts are). An op upstream removes breaks the build of a backend whose codegen refuses the
+    name (`REMOVAL_BREAKS`). An in-tree ``dispatch`` key's kernels are changed by the same PR, and
+    torch-mlir writes no C++ kernel (it lowers by types)."""
+    if change.kind == "removed":
+        return spec.kind in REMOVAL_BREAKS
+    if spec.kind in ("dispatch", "torch-mlir") or change.kind != "changed":
+        return False
+    if not change.kernel_changes:
+        return change.kernel == "breaking"  # a schema that does not parse: no signature to judge
+    return judge_in_form(change.kernel_changes, judged_form(form, torch_version)) == "breaking"
+
+
+def removes(spec: BackendSpec, change: Change) -> bool:
+    """A change removes an op this backend's build refuses to lose (see `breaks`)."""
+    return change.kind == "removed" and spec.kind in REMOVAL_BREAKS
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """The operators a backend lists, each with the form its kernel is written in (None: not known),
+    and the torch version they are built against (HEAD's): before 1.13 that decides the form they are
+    judged in (`breaks`)."""
+
+    forms: Mapping[str, KernelForm | None]
+    torch_version: str | None
+
+
+def matches(
+    sub: Subscription,
+    change: Change,
+    lacking: frozenset[str] | None = None,
+    implemented: Kernels | None = None,
+) -> bool:
+    """`lacking`: the operators this subscription's backend needs a kernel for at HEAD (required
+    when it names a backend); `implemented`: the operators it lists, each with the form its kernel
+    is written in, and HEAD's torch version."""
+    if sub.backend is not None:
+        if lacking is None:
+            raise ValueError(f"subscription at line {sub.line} names a backend: pass what it lacks")
+        if not (
+            (concerns(sub.backend, change) and change.name in lacking)
+            or breaks_kernel(sub, change, implemented)
+        ):
+            return False
+    records = [r for r in (change.before, change.after) if r is not None]
+    if sub.buckets and not ({change.category} | {r.bucket for r in records}) & set(sub.buckets):
+        return False
+    if sub.facets and not any(FLAGS[f](change) for f in sub.facets):
+        return False
+    if sub.tags and not {t for r in records for t in r.facets.tags} & set(sub.tags):
+        return False
+    keys = {k for r in records for k in r.facets.dispatch}
+    return not sub.dispatch_keys or bool(keys & set(sub.dispatch_keys))
+
+
+def breaks_kernel(sub: Subscription, change: Change, implemented: Kernels | None) -> bool:
+    """The subscription's backend implements the op, and the change breaks its kernel's build."""
+    if sub.backend is None or implemented is None or change.name not in implemented.forms:
+        return False
+    return breaks(sub.backend, change, implemented.forms[change.name], implemented.torch_version)
+
+
+Lacking = Mapping[BackendSpec, frozenset[str]]
+# Each backend → the operators it lists (`Kernels`).
+Implemented = Mapping[BackendSpec, "Kernels"]
+
+
+def backend_specs(config: BotConfig) -> tuple[BackendSpec, ...]:
+    """The distinct backend lists the subscriptions name, in config order (each read once)."""
+    return tuple(dict.fromkeys(s.backend for s in config.subscriptions if s.backend is not None))
+
+
+def _lacking_for(sub: Subscription, lacking: Lacking | None) -> frozenset[str] | None:
+    if sub.backend is None:
+        return None
+    if lacking is None or sub.backend not in lacking:
+        raise ValueError(f"no coverage given for the backend of the subscription at line {sub.line}")
+    return lacking[sub.backend]
+
+
+def _implemented_for(sub: Subscription, implemented: Implemented | None) -> Kernels | None:
+    if sub.backend is None or implemented is None:
+        return None
+    return implemented.get(sub.backend)
+
+
+def mentions_for(
+    config: BotConfig,
+    changes: Iterable[Change],
+    lacking: Lacking | None = None,
+    implemented: Implemented | None = None,
+) -> tuple[str, ...]:
+    """The handles whose subscriptions matched at least one change, in config order, each once.
+
+    `lacking` maps each backend of `backend_specs(config)` to the operators it needs a kernel for at
+    HEAD; `implemented` to the operators it lists, with their kernel forms.
+    """
+    pending = list(changes)
+    seen: dict[str, str] = {}  # GitHub handles are case-insensitive: lower-cased → as first written
+    for sub in config.subscriptions:
+        gap = _lacking_for(sub, lacking)
+        listed = _implemented_for(sub, implemented)
+        if any(matches(sub, c, gap, listed) for c in pending):
+            for handle in sub.who:
+                seen.setdefault(handle.lower(), handle)
+    return tuple(seen.values())
+
+
+def backend_gaps(
+    config: BotConfig, changes: Iterable[Change], lacking: Lacking, implemented: Implemented | None = None
+) -> tuple[BackendGap, ...]:
+    """One gap per backend subscription that matched something, in config order: the ops it lacks,
+    and apart the ops it implements whose kernel no longer builds in its form, and those upstream
+    removed that its list still names (its codegen refuses them)."""
+    pending = list(changes)
+    out = []
+    for sub in config.subscriptions:
+        if sub.backend is None:
+            continue
+        gap = _lacking_for(sub, lacking)
+        listed = _implemented_for(sub, implemented)
+        matched = [c for c in pending if matches(sub, c, gap, listed)]
+        broken = {c.name for c in matched if breaks_kernel(sub, c, listed)}
+        removed = {c.name for c in matched if c.name in broken and removes(sub.backend, c)}
+        names = sorted({c.name for c in matched} - broken)
+        if names or broken:
+            out.append(
+                BackendGap(
+                    sub.who,
+                    sub.backend.kind,
+                    sub.backend.value,
+                    tuple(names),
+                    tuple(sorted(broken - removed)),
+                    tuple(sorted(removed)),
+                )
+            )
+    return tuple(out)
