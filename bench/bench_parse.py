@@ -18,7 +18,7 @@ parsed file) would make every garbage collection of the timed run walk it too. E
 the young-generation garbage collection the run left pending. Each repeat times every
 contender once, in turn, so that a busy machine slows them alike. Times are CPU time of this process
 (wall time too, for reference); the table shows medians and torchgen's median over each contender's.
-``--json`` writes the same figures as JSON (to FILE, or stdout), for the README.
+``--json`` writes the same figures as JSON (to FILE, or stdout), for docs/performance.md.
 """
 
 from __future__ import annotations

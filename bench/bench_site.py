@@ -49,7 +49,7 @@ def _unpack(packed: Path, dest: Path) -> Path:
 
 
 # Each release laid out as a checkout without git, with version.txt, as the shipped snapshots were made
-# (README, "Snapshots"): the site then knows each release's tag and links its yaml lines.
+# (docs/commands.md, "The shipped snapshots"): the site then knows each release's tag and links its yaml lines.
 _LAYOUT = {
     "native_functions.yaml": "aten/src/ATen/native/native_functions.yaml",
     "tags.yaml": "aten/src/ATen/native/tags.yaml",
