@@ -139,6 +139,27 @@ def test_the_callback_rule_finds_the_wrappers_and_not_the_self_contained_kernels
     assert not {"mvlgamma", "zeros", "digamma", "adaptive_avg_pool2d"} & found.keys()
 
 
+def test_a_variant_whose_functional_op_is_named_functional_joins_its_group(
+    xla: Coverage, snap_215: Snapshot
+) -> None:
+    """torchgen's BaseOperatorName strips `_functional` as it strips an in-place `_` (Note [Overload
+    Ambiguity With Functional Variants]): `rrelu_with_noise_` and `rrelu_with_noise.out` become
+    `rrelu_with_noise_functional` under functionalization, which XLA lists, so they are no work."""
+    f = Functionalization(snap_215.operators)
+    for variant, functional in {
+        "rrelu_with_noise_": "rrelu_with_noise_functional",
+        "rrelu_with_noise.out": "rrelu_with_noise_functional",
+        "_native_batch_norm_legit.out": "_native_batch_norm_legit_functional",
+        "_batch_norm_with_update.out": "_batch_norm_with_update_functional",
+        "normal_": "normal_functional",
+        "normal.out": "normal_functional",
+        "_fused_moving_avg_obs_fq_helper.out": "_fused_moving_avg_obs_fq_helper_functional",
+    }.items():
+        assert f.functional_of(snap_215.operators[variant]) == functional, variant
+    needs = {o.name for o in xla.uncovered}
+    assert not {"rrelu_with_noise_", "rrelu_with_noise.out", "_native_batch_norm_legit.out"} & needs
+
+
 @pytest.mark.parametrize("profile", ["eager", "functional", "export"])
 def test_coverage_of_an_empty_list_is_what_the_drift_says_the_profile_needs(
     snap_215: Snapshot, profile: Profile
