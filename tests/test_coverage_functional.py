@@ -291,3 +291,42 @@ def test_op_plugin_and_torch_npu_combined_no_longer_need_what_torch_npu_register
     assert run.code == 0, run.err
     names = {o["name"] for o in json.loads(run.out)["backends"][0]["uncovered"]}
     assert not set(TORCH_NPU_OWN) & names
+
+
+def test_the_markdown_report_reads_right_for_named_real_backends(
+    real_files: Callable[[str], str], opdrift: Opdrift, release_file: Callable[[str], Path]
+) -> None:
+    """What the maintainer reads: the heading leads with the NAME given; the work-item heading's count
+    adds up to the summary's; the alerts that break nothing the backend builds (op-plugin's yaml keeps
+    old argument names) are one folded group after the kernel-breaking ones; an alternative that is
+    also a member is named once."""
+    run = opdrift(
+        "coverage",
+        "--backend",
+        f"XLA:xla={real_files(XLA)}",
+        "--backend",
+        f"NPU:op-plugin={real_files(OP_PLUGIN)}",
+        "--backend",
+        f"NPU:torch-npu={real_files(TORCH_NPU)}",
+        "--torch-version",
+        "2.15",
+        "--format",
+        "markdown",
+        str(release_file("2.15.0")),
+    )
+    assert run.code == 0, run.err
+    xla, npu = run.out.split("\n## ")[0], run.out.split("\n## ")[1]
+    assert xla.startswith("## Coverage of XLA (`xla`: `")
+    assert npu.startswith("Coverage of NPU (`op-plugin`: `")
+    for section in (xla, npu):
+        items = re.search(r"\*\*(\d+)\*\* [^:]*: (\d+) work items", section)
+        heading = re.search(r"### Work items: [^(]*\((\d+) here; (\d+) more only some backends need", section)
+        assert items and heading, section[:400]
+        assert int(heading[1]) + int(heading[2]) == int(items[2])
+    assert "- `range.step` (factory), or `range.out`, which its default kernel calls\n" in xla
+    assert "serves `range.out`" not in xla
+    quiet = re.search(r"<details><summary>(\d+) more schema alerts break nothing you build", npu)
+    assert quiet and int(quiet[1]) >= 67
+    assert npu.index("### 🔧 Schema alerts") < quiet.start()
+    assert npu.count("<details><summary>") == npu.count("</details>")
+    assert "Schema alerts, caller-only" not in npu

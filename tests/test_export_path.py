@@ -232,3 +232,27 @@ def test_the_cli_reports_the_table_and_the_training_only_ops(
         "coverage", "--backend", f"torch-mlir={checkout / 'python'}", str(release_file("2.15.0"))
     )
     assert missing.code == 2 and "not a torch-mlir checkout" in missing.err and "Traceback" not in missing.err
+
+
+def test_training_only_ops_are_counted_apart_from_covered_and_needed(
+    opdrift: Opdrift, checkout: Path, release_file: Callable[[str], Path]
+) -> None:
+    """An inference graph never holds them, so torch-mlir neither serves nor needs its training-only ops:
+    the JSON's `covered` and every by-bucket row leave them out, and the reports count them apart."""
+    source = str(release_file("2.15.0"))
+    run = opdrift("coverage", "--backend", f"torch-mlir={checkout}", "--format", "json", source)
+    assert run.code == 0, run.err
+    found = json.loads(run.out)["backends"][0]
+    training = len(found["training_only"])
+    assert training > 100
+    assert found["covered"] + found["needs_kernel"] + training == found["operators"]
+    backward = found["by_bucket"]["backward"]
+    # 138 backward ops read "covered" when training-only ones counted as covered: 81 are listed
+    assert (backward["covered"], backward["needs_kernel"], backward["training_only"]) == (81, 0, 57)
+    assert sum(b["training_only"] for b in found["by_bucket"].values()) == training
+    md = opdrift("coverage", "--backend", f"torch-mlir={checkout}", "--format", "markdown", source)
+    assert f"Covered **{found['covered']}** of {found['operators']} operators" in md.out
+    assert f"{training} more only a training graph holds: neither covered nor needed" in md.out
+    assert "| bucket | covered | needs a lowering | training only |" in md.out
+    text = opdrift("coverage", "--backend", f"torch-mlir={checkout}", source)
+    assert f"covered {found['covered']} of {found['operators']} operators" in text.out
