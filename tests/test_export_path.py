@@ -45,7 +45,7 @@ def snapshots(release_file: Callable[[str], Path]) -> dict[str, Snapshot]:
 
 def test_the_checkout_reads_torch_mlirs_own_table(checkout: Path) -> None:
     backend = read_backend("torch-mlir", str(checkout))
-    assert len(backend.ops) == 749
+    assert len([op for op in backend.ops if op.origin != "fx_importer"]) == 749
     assert backend.decompositions is not None
     assert backend.decompositions_path.endswith("python/torch_mlir/extras/fx_decomp_util.py")
     # overloads as named, packets whole, the hasattr-guarded appends included
@@ -256,3 +256,23 @@ def test_training_only_ops_are_counted_apart_from_covered_and_needed(
     assert "| bucket | covered | needs a lowering | training only |" in md.out
     text = opdrift("coverage", "--backend", f"torch-mlir={checkout}", source)
     assert f"covered {found['covered']} of {found['operators']} operators" in text.out
+
+
+def test_symbolic_shape_ops_the_fx_importer_maps_are_served_by_their_target(
+    checkout: Path, snapshots: dict[str, Snapshot]
+) -> None:
+    """A dynamic-shape graph holds `sym_size.int` (a functional CompositeImplicitAutograd op export
+    keeps: `preservable_cia` of the observed run); torch-mlir's FX importer imports it as `size.int`
+    (SYMBOLIC_OP_TO_TORCH_OP), which its .td lists. `sym_stride.int` maps to `stride.int`, which it does
+    not list, and `sym_is_contiguous` has no mapping: both stay needs."""
+    assert {"sym_size.int", "sym_stride.int", "sym_is_contiguous"} <= set(OBSERVED["preservable_cia"])
+    for root in (checkout, checkout / "include/torch-mlir/Dialect/Torch/IR/GeneratedTorchOps.td"):
+        backend = read_backend("torch-mlir", str(root))
+        rules = {o.name: o.rule for o in compute_coverage(snapshots["2.15.0"], backend).ops}
+        assert rules["sym_size.int"] == rules["sym_numel"] == "listed", root
+        # with torch-mlir's own table (the checkout) they reach it; PyTorch's default table decomposes them
+        expected = "needs_kernel" if root == checkout else "decomposes"
+        assert rules["sym_stride.int"] == rules["sym_is_contiguous"] == expected, root
+        found = {op.name: op for op in backend.ops}
+        assert found["sym_size.int"].line == found["size.int"].line and found["sym_size.int"].schema is None
+        assert "stride.int" not in found and "sym_stride.int" not in found
