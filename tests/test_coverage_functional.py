@@ -139,6 +139,27 @@ def test_the_callback_rule_finds_the_wrappers_and_not_the_self_contained_kernels
     assert not {"mvlgamma", "zeros", "digamma", "adaptive_avg_pool2d"} & found.keys()
 
 
+def test_a_variant_whose_functional_op_is_named_functional_joins_its_group(
+    xla: Coverage, snap_215: Snapshot
+) -> None:
+    """torchgen's BaseOperatorName strips `_functional` as it strips an in-place `_` (Note [Overload
+    Ambiguity With Functional Variants]): `rrelu_with_noise_` and `rrelu_with_noise.out` become
+    `rrelu_with_noise_functional` under functionalization, which XLA lists, so they are no work."""
+    f = Functionalization(snap_215.operators)
+    for variant, functional in {
+        "rrelu_with_noise_": "rrelu_with_noise_functional",
+        "rrelu_with_noise.out": "rrelu_with_noise_functional",
+        "_native_batch_norm_legit.out": "_native_batch_norm_legit_functional",
+        "_batch_norm_with_update.out": "_batch_norm_with_update_functional",
+        "normal_": "normal_functional",
+        "normal.out": "normal_functional",
+        "_fused_moving_avg_obs_fq_helper.out": "_fused_moving_avg_obs_fq_helper_functional",
+    }.items():
+        assert f.functional_of(snap_215.operators[variant]) == functional, variant
+    needs = {o.name for o in xla.uncovered}
+    assert not {"rrelu_with_noise_", "rrelu_with_noise.out", "_native_batch_norm_legit.out"} & needs
+
+
 @pytest.mark.parametrize("profile", ["eager", "functional", "export"])
 def test_coverage_of_an_empty_list_is_what_the_drift_says_the_profile_needs(
     snap_215: Snapshot, profile: Profile
@@ -270,3 +291,42 @@ def test_op_plugin_and_torch_npu_combined_no_longer_need_what_torch_npu_register
     assert run.code == 0, run.err
     names = {o["name"] for o in json.loads(run.out)["backends"][0]["uncovered"]}
     assert not set(TORCH_NPU_OWN) & names
+
+
+def test_the_markdown_report_reads_right_for_named_real_backends(
+    real_files: Callable[[str], str], opdrift: Opdrift, release_file: Callable[[str], Path]
+) -> None:
+    """What the maintainer reads: the heading leads with the NAME given; the work-item heading's count
+    adds up to the summary's; the alerts that break nothing the backend builds (op-plugin's yaml keeps
+    old argument names) are one folded group after the kernel-breaking ones; an alternative that is
+    also a member is named once."""
+    run = opdrift(
+        "coverage",
+        "--backend",
+        f"XLA:xla={real_files(XLA)}",
+        "--backend",
+        f"NPU:op-plugin={real_files(OP_PLUGIN)}",
+        "--backend",
+        f"NPU:torch-npu={real_files(TORCH_NPU)}",
+        "--torch-version",
+        "2.15",
+        "--format",
+        "markdown",
+        str(release_file("2.15.0")),
+    )
+    assert run.code == 0, run.err
+    xla, npu = run.out.split("\n## ")[0], run.out.split("\n## ")[1]
+    assert xla.startswith("## Coverage of XLA (`xla`: `")
+    assert npu.startswith("Coverage of NPU (`op-plugin`: `")
+    for section in (xla, npu):
+        items = re.search(r"\*\*(\d+)\*\* [^:]*: (\d+) work items", section)
+        heading = re.search(r"### Work items: [^(]*\((\d+) here; (\d+) more only some backends need", section)
+        assert items and heading, section[:400]
+        assert int(heading[1]) + int(heading[2]) == int(items[2])
+    assert "- `range.step` (factory), or `range.out`, which its default kernel calls\n" in xla
+    assert "serves `range.out`" not in xla
+    quiet = re.search(r"<details><summary>(\d+) more schema alerts break nothing you build", npu)
+    assert quiet and int(quiet[1]) >= 67
+    assert npu.index("### 🔧 Schema alerts") < quiet.start()
+    assert npu.count("<details><summary>") == npu.count("</details>")
+    assert "Schema alerts, caller-only" not in npu

@@ -45,7 +45,7 @@ def snapshots(release_file: Callable[[str], Path]) -> dict[str, Snapshot]:
 
 def test_the_checkout_reads_torch_mlirs_own_table(checkout: Path) -> None:
     backend = read_backend("torch-mlir", str(checkout))
-    assert len(backend.ops) == 749
+    assert len([op for op in backend.ops if op.origin != "fx_importer"]) == 749
     assert backend.decompositions is not None
     assert backend.decompositions_path.endswith("python/torch_mlir/extras/fx_decomp_util.py")
     # overloads as named, packets whole, the hasattr-guarded appends included
@@ -232,3 +232,47 @@ def test_the_cli_reports_the_table_and_the_training_only_ops(
         "coverage", "--backend", f"torch-mlir={checkout / 'python'}", str(release_file("2.15.0"))
     )
     assert missing.code == 2 and "not a torch-mlir checkout" in missing.err and "Traceback" not in missing.err
+
+
+def test_training_only_ops_are_counted_apart_from_covered_and_needed(
+    opdrift: Opdrift, checkout: Path, release_file: Callable[[str], Path]
+) -> None:
+    """An inference graph never holds them, so torch-mlir neither serves nor needs its training-only ops:
+    the JSON's `covered` and every by-bucket row leave them out, and the reports count them apart."""
+    source = str(release_file("2.15.0"))
+    run = opdrift("coverage", "--backend", f"torch-mlir={checkout}", "--format", "json", source)
+    assert run.code == 0, run.err
+    found = json.loads(run.out)["backends"][0]
+    training = len(found["training_only"])
+    assert training > 100
+    assert found["covered"] + found["needs_kernel"] + training == found["operators"]
+    backward = found["by_bucket"]["backward"]
+    # 138 backward ops read "covered" when training-only ones counted as covered: 81 are listed
+    assert (backward["covered"], backward["needs_kernel"], backward["training_only"]) == (81, 0, 57)
+    assert sum(b["training_only"] for b in found["by_bucket"].values()) == training
+    md = opdrift("coverage", "--backend", f"torch-mlir={checkout}", "--format", "markdown", source)
+    assert f"Covered **{found['covered']}** of {found['operators']} operators" in md.out
+    assert f"{training} more only a training graph holds: neither covered nor needed" in md.out
+    assert "| bucket | covered | needs a lowering | training only |" in md.out
+    text = opdrift("coverage", "--backend", f"torch-mlir={checkout}", source)
+    assert f"covered {found['covered']} of {found['operators']} operators" in text.out
+
+
+def test_symbolic_shape_ops_the_fx_importer_maps_are_served_by_their_target(
+    checkout: Path, snapshots: dict[str, Snapshot]
+) -> None:
+    """A dynamic-shape graph holds `sym_size.int` (a functional CompositeImplicitAutograd op export
+    keeps: `preservable_cia` of the observed run); torch-mlir's FX importer imports it as `size.int`
+    (SYMBOLIC_OP_TO_TORCH_OP), which its .td lists. `sym_stride.int` maps to `stride.int`, which it does
+    not list, and `sym_is_contiguous` has no mapping: both stay needs."""
+    assert {"sym_size.int", "sym_stride.int", "sym_is_contiguous"} <= set(OBSERVED["preservable_cia"])
+    for root in (checkout, checkout / "include/torch-mlir/Dialect/Torch/IR/GeneratedTorchOps.td"):
+        backend = read_backend("torch-mlir", str(root))
+        rules = {o.name: o.rule for o in compute_coverage(snapshots["2.15.0"], backend).ops}
+        assert rules["sym_size.int"] == rules["sym_numel"] == "listed", root
+        # with torch-mlir's own table (the checkout) they reach it; PyTorch's default table decomposes them
+        expected = "needs_kernel" if root == checkout else "decomposes"
+        assert rules["sym_stride.int"] == rules["sym_is_contiguous"] == expected, root
+        found = {op.name: op for op in backend.ops}
+        assert found["sym_size.int"].line == found["size.int"].line and found["sym_size.int"].schema is None
+        assert "stride.int" not in found and "sym_stride.int" not in found

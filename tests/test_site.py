@@ -304,3 +304,33 @@ def test_with_history_each_change_names_its_commit_and_pr(tmp_path: Path, opdrif
     assert checked >= 5 and exact >= 5
     tags = opdrift("site", "-o", str(tmp_path / "tags"), "--tags", "v*", f"{repo.path}@v2.13.0")
     assert tags.code == 2 and "--tags needs --history" in tags.err
+
+
+def test_the_op_page_words_functionalization_and_the_first_release_as_they_are(
+    tmp_path: Path, opdrift: Opdrift, built: Path
+) -> None:
+    """torch-mlir (export profile) has no codegen: its out= variants are covered because
+    functionalization turns them into their functional op, and the cell says so. An op present in the
+    first SOURCE may be older than it: its page does not call that release its first."""
+    import lzma
+
+    td = tmp_path / "GeneratedTorchOps.td"
+    td.write_bytes(
+        lzma.decompress(
+            (Path(__file__).parent / "data/backends/real/torch-mlir.GeneratedTorchOps.td.xz").read_bytes()
+        )
+    )
+    out = tmp_path / "out"
+    pair = [str(SNAPSHOTS[-2]), str(SNAPSHOTS[-1])]
+    run = opdrift("site", "-o", str(out), "--backend", f"torch-mlir:torch-mlir={td}", *pair)
+    assert run.code == 0, run.err
+    add = (out / "ops/add.html").read_text()
+    assert "✓ functionalized into add.Tensor" in add and "backend codegen" not in add
+    assert "Present in the first release shown, <strong>2.14.1</strong>." in add
+    assert "First seen in" not in add
+    # in the four-release site, an op 2.15.0 brought is "first seen" there
+    assert "First seen in <strong>2.15.0</strong>." in (built / "ops/_philox_randint.html").read_text()
+    assert (
+        "Present in the first release shown, <strong>2.12.0</strong>."
+        in (built / "ops/_cdist_backward.html").read_text()
+    )

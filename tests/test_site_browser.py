@@ -137,7 +137,7 @@ def test_an_operator_page_shows_its_schema_and_history(browser: WebDriver, site:
     )
     history = browser.find_element(By.CSS_SELECTOR, "table.life").text
     assert "2.14.1" in history and "breaking" in history and "renamed to" in history
-    assert "First seen in 2.12.0" in browser.find_element(By.TAG_NAME, "main").text
+    assert "Present in the first release shown, 2.12.0" in browser.find_element(By.TAG_NAME, "main").text
     _shot(browser, "site-operator.png")
 
 

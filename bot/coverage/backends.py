@@ -114,6 +114,7 @@ def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
         roots=tuple(b.path for b in lists),
         decompositions=next((b.decompositions for b in lists if b.decompositions is not None), None),
         decompositions_path=next((b.decompositions_path for b in lists if b.decompositions_path), ""),
+        name=name,
     )
 
 

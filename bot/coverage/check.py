@@ -99,6 +99,7 @@ class Coverage:
     fallback: str | None = None
     roots: tuple[str, ...] = ()  # what the list was read from (BackendList.roots, else its path)
     decompositions: str = ""  # export: the decomposition table judged by (its origin), else ""
+    name: str = ""  # the backend's NAME (`BackendList.name`), "" when none was given
 
     @property
     def uncovered(self) -> tuple[OpCoverage, ...]:
@@ -108,19 +109,26 @@ class Coverage:
     def training_only(self) -> tuple[OpCoverage, ...]:
         return tuple(o for o in self.ops if o.rule == TRAINING_ONLY)
 
+    @property
+    def covered(self) -> tuple[OpCoverage, ...]:
+        """The ops the backend serves. An export backend's training-only ops are neither served nor
+        needed (an inference graph never holds them), so they are counted apart: `covered`, `uncovered`
+        and `training_only` add up to `ops`."""
+        return tuple(o for o in self.ops if o.covered and o.rule != TRAINING_ONLY)
+
     def by_rule(self) -> dict[str, int]:
         """rule → operators it decided, every rule listed (zeros included; ``training_only`` for the
         export profile), "needs_kernel" last."""
         rules = (*RULES, TRAINING_ONLY) if self.profile == "export" else RULES
         return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*rules, "needs_kernel")}
 
-    def by_bucket(self) -> dict[str, tuple[int, int]]:
-        """bucket → (covered, needs a kernel)."""
+    def by_bucket(self) -> dict[str, tuple[int, int, int]]:
+        """bucket → (covered, needs a kernel, training-only): the three parts of `covered`."""
         counts: dict[str, list[int]] = {}
         for o in self.ops:
-            pair = counts.setdefault(o.bucket, [0, 0])
-            pair[0 if o.covered else 1] += 1
-        return {bucket: (c, n) for bucket, (c, n) in sorted(counts.items())}
+            part = counts.setdefault(o.bucket, [0, 0, 0])
+            part[2 if o.rule == TRAINING_ONLY else 0 if o.covered else 1] += 1
+        return {bucket: (c, n, t) for bucket, (c, n, t) in sorted(counts.items())}
 
 
 def dispatch_keys(snapshot: Snapshot) -> frozenset[str]:
@@ -188,6 +196,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         backend.fallback,
         backend.roots or (backend.path,),
         engine.export.table.origin if model.profile == "export" else "",
+        backend.name,
     )
 
 
@@ -467,17 +476,22 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
         "backend": {
             "kind": cov.backend_kind,
             "path": cov.backend_path,
+            **({"name": cov.name} if cov.name else {}),
             "profile": cov.profile,
             "fallback": cov.fallback,
             **({"decompositions": cov.decompositions} if cov.profile == "export" else {}),
         },
         "operators": len(cov.ops),
-        "covered": sum(1 for o in cov.ops if o.covered),
+        # covered + needs_kernel + len(training_only) == operators: a training-only op is neither
+        "covered": len(cov.covered),
         "needs_kernel": len(cov.uncovered),
         # what those ops do meanwhile: "falls_back_to_cpu" on a backend with a boxed fallback, else "fails"
         "uncovered_run": "falls_back_to_cpu" if falls_back(cov) else "fails",
         "by_rule": cov.by_rule(),
-        "by_bucket": {b: {"covered": c, "needs_kernel": n} for b, (c, n) in cov.by_bucket().items()},
+        "by_bucket": {
+            b: {"covered": c, "needs_kernel": n, **({"training_only": t} if cov.profile == "export" else {})}
+            for b, (c, n, t) in cov.by_bucket().items()
+        },
         # alternative: the variant whose kernel would serve the op instead (`OpCoverage.alternative`), or null
         "uncovered": [
             {"name": o.name, "bucket": o.bucket, "alternative": o.alternative or None} for o in cov.uncovered

@@ -70,6 +70,7 @@ class BackendList:
     # "base" or "base.*"), and the file it was read from; None: PyTorch's default Core-ATen table
     decompositions: frozenset[str] | None = None
     decompositions_path: str = ""
+    name: str = ""  # the backend's NAME, when its lists were given one (`--backend NAME:KIND=PATH`)
 
     @property
     def names(self) -> frozenset[str]:

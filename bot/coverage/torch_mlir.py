@@ -18,6 +18,18 @@ _DECOMP_LIST = "DEFAULT_DECOMPOSITIONS"
 # fx_decomp_util.py is some 60 lines; a file far larger is not that file, and is not parsed.
 _MAX_FX_DECOMP = 1 << 20
 
+# What torch-mlir's FX importer imports a symbolic shape op as (`SYMBOLIC_OP_TO_TORCH_OP` in
+# python/torch_mlir/extras/fx_importer.py, llvm/torch-mlir 0029fc2e): an exported graph with dynamic
+# shapes holds `sym_size.int` and the like, and torch-mlir serves them with the op they map to, so they
+# are as listed as that op. Its `sym_size.default` and `sym_stride.default` entries are left out: no
+# native_functions.yaml declares them (1.12 to 2.15). `sym_is_contiguous` and `sym_storage_offset` have
+# no entry: they reach torch-mlir as themselves.
+FX_IMPORTER_SYMBOLIC = {
+    "sym_size.int": "size.int",
+    "sym_stride.int": "stride.int",
+    "sym_numel": "numel",
+}
+
 _TD_OP = re.compile(r"Generated op for `aten::([^ `]+) : (\([^`]*\) -> \([^`]*\))`")
 _ODS_EMIT = re.compile(r"\b(emit|emit_with_mutating_variants)\(\s*[\"']aten::([^ \"']+) : ([^\"']*)[\"']")
 # torch_ods_gen.py also emits whole lists: `for key in ["aten::tanh : (Tensor) -> (Tensor)", ...]:`
@@ -87,6 +99,12 @@ def read_torch_mlir(text: str, path: str) -> BackendList:
             'or torch_ods_gen.py (emit("aten::..."))',
             path=path,
         )
+    by_name = {op.name: op for op in ops}
+    for symbolic, target in FX_IMPORTER_SYMBOLIC.items():
+        served = by_name.get(target)
+        if served is not None and symbolic not in by_name:
+            # no schema of its own: the importer's rewrite is judged by the op it maps to
+            ops.append(BackendOp(symbolic, served.line, path, "fx_importer"))
     return BackendList("torch-mlir", path, tuple(ops))
 
 

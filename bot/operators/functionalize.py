@@ -65,8 +65,13 @@ def _group(rec: OpRecord) -> GroupKey | None:
 
 
 def functional_base(base: str) -> str:
-    """torchgen groups `add_.Tensor` and `add.out` with `add.Tensor`: an in-place base ends in "_"."""
-    return base[:-1] if base.endswith("_") and not base.endswith("__") else base
+    """torchgen groups `add_.Tensor` and `add.out` with `add.Tensor`: an in-place base ends in "_". A
+    functional op that would clash with an overload of its mutable op is named `<base>_functional`
+    (`rrelu_with_noise_functional` for `rrelu_with_noise_`), and torchgen's BaseOperatorName.parse
+    strips that suffix too (Note [Overload Ambiguity With Functional Variants], torchgen/model.py)."""
+    if base.endswith("_") and not base.endswith("__"):
+        base = base[:-1]
+    return base.removesuffix("_functional")
 
 
 def _has_device_kernel(rec: OpRecord) -> bool:
@@ -113,7 +118,7 @@ class Functionalization:
         if rec.name in NOT_A_CALLBACK:
             return NOT_A_CALLBACK[rec.name]
         key = _group(rec)
-        members = self._members(rec.base).get(key, []) if key is not None else []
+        members = self._members(functional_base(rec.base)).get(key, []) if key is not None else []
         variants = [m for m in members if m.kind in _VARIANTS and _has_device_kernel(m)]
         # The one the kernel was generated from, or written beside: out= before in-place, by name.
         variants.sort(key=lambda m: (m.facets.autogen, _VARIANTS.index(m.kind), m.name))

@@ -75,7 +75,8 @@ class CoverageView:
     covered: int
     gap: int
     by_rule: tuple[tuple[str, int], ...]
-    by_bucket: tuple[tuple[Safe, int, int], ...]  # bucket ids are the taxonomy's, shown as they are
+    # (bucket, covered, needs, training-only); bucket ids are the taxonomy's, shown as they are
+    by_bucket: tuple[tuple[Safe, int, int, int], ...]
     change: GapChange | None
     alerts: tuple[SchemaAlert, ...]
     stale: tuple[tuple[str, str, int], ...]  # (name, path, line)
@@ -111,6 +112,9 @@ class CoverageView:
     # export: the decomposition table judged by, and the ops only a training graph holds (name, bucket)
     decompositions: str = ""
     training_only: tuple[tuple[str, Safe], ...] = ()
+    # the backend's NAME when its lists were given one: the heading leads with it, the kind and the
+    # paths (`roots`) follow
+    name: str = ""
 
 
 def _change(change: CoverageChange | None) -> GapChange | None:
@@ -158,10 +162,10 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         path=cov.backend_path,
         profile=cov.profile,
         total=len(cov.ops),
-        covered=len(cov.ops) - len(uncovered),
+        covered=len(cov.covered),
         gap=len(uncovered),
         by_rule=tuple(cov.by_rule().items()),
-        by_bucket=tuple((Safe(b), c, n) for b, (c, n) in cov.by_bucket().items()),
+        by_bucket=tuple((Safe(b), c, n, t) for b, (c, n, t) in cov.by_bucket().items()),
         change=_change(gap),
         alerts=cov.alerts,
         stale=tuple((op.name, op.path, op.line) for op in cov.stale),
@@ -196,6 +200,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         ),
         decompositions=cov.decompositions,
         training_only=tuple((o.name, Safe(o.bucket)) for o in cov.training_only) if export else (),
+        name=cov.name,
     )
 
 

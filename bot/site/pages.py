@@ -296,12 +296,31 @@ def _event_row(e: Event, history: bool = False) -> Markup:
     )
 
 
+# How a coverage rule reads in a cell, where it needs more than its name: `backend_codegen` is decided
+# only for the functional and export profiles (`bot.work.engine`), where functionalization turns the
+# out= or in-place call into its functional op (`via`); it is no codegen of the backend's own.
+_RULE_WORDS = {"backend_codegen": "functionalized into {via}"}
+
+
+def _rule_words(rule: str, via: str) -> str:
+    words = _RULE_WORDS.get(rule)
+    if words is not None and via:
+        return words.format(via=via)
+    return rule.replace("_", " ") + (f" ({via})" if via else "")
+
+
 def op_page(site: Site, op: BaseOp) -> str:
+    # An op of the first SOURCE may be older: the site cannot say when it came.
+    first = (
+        "Present in the first release shown, "
+        if op.first_release == site.releases[0].label
+        else "First seen in "
+    )
     life = [
         el(
             "p",
             {},
-            "First seen in ",
+            first,
             el("strong", {}, op.first_release),
             "" if op.present else f"; last seen in {op.last_release}",
             ".",
@@ -353,8 +372,7 @@ def op_page(site: Site, op: BaseOp) -> str:
                                 el(
                                     "td",
                                     {"class": "cov full" if c.covered else "cov none"},
-                                    ("✓ " if c.covered else "✗ ") + c.rule.replace("_", " "),
-                                    f" ({c.via})" if c.via else "",
+                                    ("✓ " if c.covered else "✗ ") + _rule_words(c.rule, c.via),
                                 )
                                 for c in o.coverage
                             ],
