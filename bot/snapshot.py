@@ -448,7 +448,7 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
         if isinstance(err, OSError):
             raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
         raise
-    _fsync_directory(directory)
+    fsync_directory(directory)
 
 
 # --- kill-safe temporary names ----------------------------------------------------------------------
@@ -555,7 +555,7 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
     # Makes the rename itself durable; not every platform lets a directory be opened for this.
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -24,16 +24,21 @@ class NameTableError(OpdriftError):
     """The shipped table is damaged (a packaging error, not the user's)."""
 
 
+def read_shipped_table(table: str, what: str, error: type[OpdriftError]) -> str:
+    """The text of an xz table shipped beside this module (TABLE: its path here), or ERROR naming WHAT.
+
+    Read beside the module, as the package ships it: importlib.resources would import zipfile and
+    tempfile into every command."""
+    try:
+        return lzma.decompress((Path(__file__).parent / table).read_bytes()).decode("utf-8")
+    except (OSError, lzma.LZMAError, UnicodeDecodeError) as err:
+        raise error(f"cannot read opdrift's {what}: {err}", path=f"bot/coverage/{table}") from None
+
+
 @cache
 def _table() -> tuple[tuple[str, ...], dict[str, str]]:
     """(the releases, name → the last release that registered it)."""
-    # Beside this module, as the package ships it (importlib.resources would import zipfile and tempfile).
-    try:
-        data = lzma.decompress((Path(__file__).parent / TABLE).read_bytes()).decode("utf-8")
-    except (OSError, lzma.LZMAError, UnicodeDecodeError) as err:
-        raise NameTableError(
-            f"cannot read opdrift's name table: {err}", path=f"bot/coverage/{TABLE}"
-        ) from None
+    data = read_shipped_table(TABLE, "name table", NameTableError)
     releases: list[str] = []
     last: dict[str, str] = {}
     for number, line in enumerate(data.splitlines(), start=1):

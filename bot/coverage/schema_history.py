@@ -8,13 +8,12 @@ upstream's schema has been what it is, so that an old change does not read as ne
 
 from __future__ import annotations
 
-import lzma
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Literal
 
+from bot.coverage.names import read_shipped_table
 from bot.errors import OpdriftError
 
 TABLE = "data/schemas.tsv.xz"
@@ -28,13 +27,7 @@ class SchemaTableError(OpdriftError):
 @cache
 def _table() -> tuple[tuple[str, ...], dict[str, tuple[tuple[int, str], ...]]]:
     """(the releases, name → its runs: (index of the run's first release, schema or GONE))."""
-    # Beside this module, as the package ships it (importlib.resources would import zipfile and tempfile).
-    try:
-        data = lzma.decompress((Path(__file__).parent / TABLE).read_bytes()).decode("utf-8")
-    except (OSError, lzma.LZMAError, UnicodeDecodeError) as err:
-        raise SchemaTableError(
-            f"cannot read opdrift's schema table: {err}", path=f"bot/coverage/{TABLE}"
-        ) from None
+    data = read_shipped_table(TABLE, "schema table", SchemaTableError)
     releases: list[str] = []
     runs: dict[str, list[tuple[int, str]]] = {}
     for number, line in enumerate(data.splitlines(), start=1):

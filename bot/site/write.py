@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bot.errors import ConfigError
-from bot.snapshot import pause_point, remove_leftovers, temp_prefix
+from bot.snapshot import fsync_directory, pause_point, remove_leftovers, temp_prefix
 
 # A directory holding this file was written by `opdrift site` and may be replaced by the next build.
 MARKER = ".opdrift-site"
@@ -63,7 +63,7 @@ def write_site(target: str | os.PathLike[str], files: Mapping[str, bytes]) -> No
             os.replace(out, old / "site")
         pause_point("site-swap")
         os.replace(link, out)
-        _fsync_directory(parent)
+        fsync_directory(parent)
     except OSError as err:
         _discard(staging, link)
         raise ConfigError(f"cannot write the site: {err.strerror or err}", path=str(out)) from None
@@ -85,17 +85,3 @@ def _discard(staging: Path, link: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     if link.is_symlink():
         link.unlink()
-
-
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable; not every platform lets a directory be opened for this.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
