@@ -748,6 +748,17 @@ def test_usage_error_keeps_a_did_you_mean(opdrift: Opdrift) -> None:
     assert run.err.startswith("opdrift: error: stats: argument --format: invalid choice: 'xml' (choose from ")
 
 
+def test_a_misspelled_option_gets_a_did_you_mean(opdrift: Opdrift) -> None:
+    """Issue 23, a newcomer's stumble: `--formt` said only "unrecognized arguments"."""
+    run = opdrift("stats", "x.yaml", "--formatt=json")
+    assert run.code == 2
+    assert run.err == (
+        "opdrift: error: unrecognized arguments: --formatt=json; did you mean --format or --from? "
+        "(see `opdrift --help`)\n"
+    )
+    assert "did you mean" not in opdrift("stats", "x.yaml", "--zzz").err
+
+
 # --- as a process: python -m bot, and python -O -m bot --------------------------------------------------
 
 

@@ -154,6 +154,7 @@ COMMANDS: tuple[Command, ...] = (
 
 
 _INVALID_CHOICE = re.compile(r"invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
+_UNRECOGNIZED = re.compile(r"unrecognized arguments: (?P<args>.*)")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -169,11 +170,28 @@ class OneLineParser(argparse.ArgumentParser):
             hint = did_you_mean(m.group("value"), choices)
             if hint:  # the suggestion, instead of every choice
                 message = message[: m.end("value") + 1] + hint
+        unknown = _UNRECOGNIZED.match(message)
+        if unknown is not None:
+            from bot.text import did_you_mean
+
+            # argparse reports a mistyped option from the top parser, which does not know the command:
+            # the options of every command are the candidates (`--formt` → `--format`).
+            options = [a.split("=")[0] for a in unknown.group("args").split() if a.startswith("--")]
+            if options:
+                message += did_you_mean(options[0], self._long_options())
         command = self.prog.removeprefix("opdrift").strip()
         where = f"{command}: " if command else ""
         hint = f"opdrift {command} --help" if command else "opdrift --help"
         line = " ".join(f"opdrift: error: {where}{message} (see `{hint}`)".split())
         self.exit(2, line + "\n")
+
+    def _long_options(self) -> set[str]:
+        found = set(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for parser in action.choices.values():
+                    found.update(parser._option_string_actions)
+        return {o for o in found if o.startswith("--")}
 
 
 def build_parser() -> argparse.ArgumentParser:
