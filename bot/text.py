@@ -123,11 +123,6 @@ def terminal(text: object) -> Safe:
 _URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%/+-]*)?(?:#L[0-9]+)?")
 
 
-def linkable(url: str) -> bool:
-    """Whether `link` would link URL (a plain http(s) URL: host, path, at most a #L line anchor)."""
-    return _URL.fullmatch(url) is not None
-
-
 def link(label: Safe, url: str | None) -> Safe:
     """``[label](url)`` when `url` is a plain http(s) URL the bot built; otherwise just the label."""
     if url is None or _URL.fullmatch(url) is None:

@@ -172,15 +172,15 @@ def test_the_real_dlprim_tree_against_two_releases(
 def test_a_subscription_to_the_real_dlprim_tree_says_what_its_reader_skipped(
     dlprim_src: Path, release_file: Callable[[str], Path]
 ) -> None:
-    from bot.app.prepare import backend_lacking
+    from bot.app.prepare import backend_work
     from bot.publish.config import parse_config
 
     text = f'subscriptions:\n  - who: ["@dlprim"]\n    backend: {{kind: cpp, path: "{dlprim_src}"}}\n'
     config = parse_config(text, "opdrift.yml")
     said: list[str] = []
-    (lacking,) = backend_lacking(
-        config, pipeline.load_snapshot(str(release_file("2.15.0"))), warn=said.append
-    ).values()
+    (lacking,) = backend_work(config, pipeline.load_snapshot(str(release_file("2.15.0"))), warn=said.append)[
+        0
+    ].values()
     assert sum("a schema comment that is not" in s for s in said) == 3
     assert sum("sits on" in s for s in said) == 3 and len(said) == 6
     assert lacking, "the tree still needs kernels for some 2.15.0 operators"

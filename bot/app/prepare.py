@@ -95,14 +95,6 @@ def publish_setup(
     )
 
 
-def backend_lacking(
-    cfg: BotConfig, head: Snapshot, *, warn: Say | None = None
-) -> dict[BackendSpec, frozenset[str]]:
-    """Each backend list the subscriptions name → the operators it needs a kernel for at HEAD; what a
-    list's reader skipped (a malformed schema comment) goes to `warn`."""
-    return backend_work(cfg, head, warn=warn)[0]
-
-
 def backend_work(
     cfg: BotConfig, head: Snapshot, *, warn: Say | None = None, release: str | None = None
 ) -> tuple[dict[BackendSpec, frozenset[str]], dict[BackendSpec, Kernels]]:

@@ -43,6 +43,9 @@ class Kind:
     kernel_form: KernelForm | None
     path: str  # what PATH is, for the help
     help: str  # what is read, one line
+    # whether its backend writes C++ kernels at all (torch-mlir lowers ops by their schema in its own
+    # dialect): a work item shows a C++ declaration only then
+    writes_kernels: bool = True
 
 
 KIND_TABLE: tuple[Kind, ...] = (
@@ -53,6 +56,7 @@ KIND_TABLE: tuple[Kind, ...] = (
         None,
         "a torch-mlir checkout, GeneratedTorchOps.td or torch_ods_gen.py",
         "the ops it generates, and its FX importer's decomposition table",
+        writes_kernels=False,
     ),
     Kind(
         "xla",

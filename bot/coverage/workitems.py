@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.coverage.check import Coverage, OpCoverage
+from bot.coverage.kinds import KIND_BY_ID
 from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
 from bot.model import OpRecord, Snapshot
 from bot.operators.codegen import rules_for_version
@@ -29,23 +30,6 @@ from bot.operators.kernels import FUNCTIONALIZED, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelForm, kernel_signature, plain_kernels_accepted
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys, scope_of
-
-# The form a backend of each kind writes a new kernel in, when it says nothing of that op. The yaml
-# backends (XLA, op-plugin, torch_npu, XPU) are torchgen's gen_backend_stubs inputs, which declare a
-# kernel in the int64_t form unless the op is in the file's `symint:` list (`bot.coverage.yaml_lists`);
-# hand-written C++ (pytorch_dlprim) and a native dispatch key are written plain too, which the
-# dispatcher accepts for a SymInt schema from 1.13 on (`bot.schema.kernel.plain_kernels_accepted`).
-# torch-mlir lowers ops by their schema in its own dialect: no C++ kernel, no form.
-DEFAULT_FORM: Mapping[str, KernelForm | None] = {
-    "torch-mlir": None,
-    "xla": "int64_t",
-    "cpp": "int64_t",
-    "op-plugin": "int64_t",
-    "torch-npu": "int64_t",
-    "xpu": "int64_t",
-    "dispatch": "int64_t",
-    "text": "int64_t",
-}
 
 
 @dataclass(frozen=True)
@@ -93,10 +77,16 @@ def declaration(name: str, schema: str, form: KernelForm, *, structured: bool, c
 
 
 def _form(cov: Coverage, torch_version: str | None) -> KernelForm | None:
-    form = DEFAULT_FORM.get(cov.backend_kind, "int64_t")
-    if form is not None and not plain_kernels_accepted(torch_version):
-        return "SymInt"  # before 1.13 a kernel had its schema's own types (`plain_kernels_accepted`)
-    return form
+    """The form a new kernel of COV's backend is declared in: its kind's (`bot.coverage.kinds`), else
+    the plain one, which the dispatcher accepts for a SymInt schema from 1.13 on; before 1.13 a kernel
+    had its schema's own types (`plain_kernels_accepted`). None for a backend that writes no C++ (torch-
+    mlir lowers ops by their schema in its own dialect)."""
+    kind = KIND_BY_ID.get(cov.backend_kind)
+    if kind is not None and not kind.writes_kernels:
+        return None
+    if not plain_kernels_accepted(torch_version):
+        return "SymInt"
+    return (kind.kernel_form if kind is not None else None) or "int64_t"
 
 
 def _why(o: OpCoverage, rec: OpRecord, cov: Coverage) -> str:

@@ -40,7 +40,6 @@ _KEY_TYPES: dict[str, type] = {
     "ufunc_inner_loop": object,
 }
 _VARIANTS = frozenset({"function", "method"})
-KNOWN_KEYS = frozenset(_KEY_TYPES)
 _DEVICE_CHECKS = frozenset({"NoCheck", "ExactSame"})
 
 _OPERATOR_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)?")

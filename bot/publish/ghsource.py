@@ -64,10 +64,6 @@ def parse_spec(spec: str) -> GitHubSource:
     return GitHubSource(m["repo"], pr=int(m["pr"]), merge_base=m["mb"] is not None)
 
 
-def is_github_spec(spec: str) -> bool:
-    return spec.startswith(PREFIX)
-
-
 # Seconds for reading one gh: SOURCE, requests and retries included: its three files are a few MB.
 READ_BUDGET = 120.0
 
