@@ -39,6 +39,29 @@ SIGNAL_PATHS = (
 )
 
 
+# The files whose change changes the operator surface: a pull request that touches none of them asks
+# nothing of a backend (`opdrift watch`).
+OPERATOR_PATHS = (NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH)
+
+PullState = Literal["open", "closed", "merged"]
+
+
+@dataclass(frozen=True)
+class PullRef:
+    """One upstream pull request as the pull-request listing describes it (`opdrift watch`): read by
+    bot.publish from GitHub, judged by bot.app. Every text field is untrusted (a fork's author wrote it)."""
+
+    number: int
+    title: str
+    author: str  # login
+    draft: bool
+    state: PullState
+    updated_at: str  # ISO 8601, as GitHub gives it
+    html_url: str
+    head_sha: str
+    base_sha: str  # the base branch's commit GitHub recorded for the PR (not the merge base)
+
+
 @dataclass(frozen=True)
 class SourceMeta:
     """Where a set of operator definitions came from; stored in every snapshot."""
