@@ -80,7 +80,7 @@ def _stages(sources: list[str], backends: list[str]) -> dict[str, float]:
     from bot.site.backends import parse_site_backend
     from bot.site.build import build_site
     from bot.site.files import site_files
-    from bot.site.model import BackendSpec
+    from bot.site.model import BackendColumn
     from bot.site.write import write_site
 
     times: dict[str, float] = {}
@@ -94,7 +94,7 @@ def _stages(sources: list[str], backends: list[str]) -> dict[str, float]:
         cov = compute_coverage(
             snapshots[-1], lists.read_backend(spec.kind, spec.value, torch_version="2.15.0")
         )
-        coverages.append((BackendSpec(spec.name, spec.kind, spec.label, cov.profile), cov))
+        coverages.append((BackendColumn(spec.name, spec.kind, spec.label, cov.profile), cov))
     times["read + cover 4 backends"] = time.perf_counter() - t
     t = time.perf_counter()
     site = build_site(snapshots, coverages)

@@ -49,10 +49,10 @@ def test_adding_a_kind_touches_only_the_kind_table(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "templates", copy / "bot" / "templates")
     kinds_py = copy / "bot" / "coverage" / "kinds.py"
     text = kinds_py.read_text(encoding="utf-8")
-    anchor = "KIND_TABLE: tuple[Kind, ...] = (\n"
+    anchor = "KIND_TABLE: tuple[KindRow, ...] = (\n"
     assert anchor in text
     row = (
-        '    Kind("lazy-text", f"{_READERS}:read_text_file", "functional", "int64_t", "a text file",'
+        '    KindRow("lazy-text", f"{_READERS}:read_text_file", "functional", "int64_t", "a text file",'
         ' "one op per line"),\n'
     )
     kinds_py.write_text(text.replace(anchor, anchor + row), encoding="utf-8")

@@ -25,7 +25,7 @@ from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, TextFile
 from bot.operators.native import read_derivatives
 from bot.schema.grammar import parse_schema
 from bot.signals.pyside import read_python_side
-from bot.site.model import Release, file_name
+from bot.site.model import SiteRelease, file_name
 from bot.site.write import MARKER, write_site
 from bot.snapshot import PAUSE_ENV, from_json
 from bot.yamltext import check_unique_keys, value_error
@@ -222,11 +222,11 @@ def test_snapshot_refuses_inconsistent_values(
 
 
 def test_site_links_only_a_sha_or_a_release_tag() -> None:
-    assert Release("x", "../../evil", NATIVE_PATH).line_url(3) is None
-    assert Release("x", "v2.14.1", NATIVE_PATH).line_url(3) == (
+    assert SiteRelease("x", "../../evil", NATIVE_PATH).line_url(3) is None
+    assert SiteRelease("x", "v2.14.1", NATIVE_PATH).line_url(3) == (
         f"https://github.com/pytorch/pytorch/blob/v2.14.1/{NATIVE_PATH}#L3"
     )
-    assert Release("x", "a" * 40, NATIVE_PATH).line_url(3) is not None
+    assert SiteRelease("x", "a" * 40, NATIVE_PATH).line_url(3) is not None
 
 
 def test_snapshot_with_a_real_commit_and_date_loads() -> None:

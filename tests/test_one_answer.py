@@ -28,7 +28,7 @@ from bot.operators.kernels import PROFILES, Profile
 from bot.publish.config import parse_config
 from bot.render.explain import explain_view
 from bot.site.build import build_site
-from bot.site.model import BackendSpec
+from bot.site.model import BackendColumn
 
 REAL = DATA / "backends" / "real"
 
@@ -122,7 +122,7 @@ def test_every_view_gives_one_answer_for_every_op_and_real_list(
             expected = {n for n, rec in head.operators.items() if "export" in own(rec)}
         assert lacking <= expected, (name, sorted(lacking - expected)[:10])
         assert lacking, name
-        coverages.append((BackendSpec(name, backend.kind, name, cov.profile), cov))
+        coverages.append((BackendColumn(name, backend.kind, name, cov.profile), cov))
         # a subscription to the list lacks the same operators
         if len(kinds) == 1:
             kind, path = kinds[0]

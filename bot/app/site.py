@@ -12,7 +12,7 @@ from bot.coverage import check as coverage
 from bot.errors import ConfigError
 from bot.site.backends import check_unique, parse_site_backend
 from bot.site.build import build_site, order_sources
-from bot.site.model import BackendSpec
+from bot.site.model import BackendColumn
 
 if TYPE_CHECKING:
     from bot.history.timeline import Point
@@ -48,7 +48,7 @@ def site_of(
     coverages = []
     for spec in specs:
         _, cov = read_and_cover(now, spec.kind, spec.value, warn=warn)
-        coverages.append((BackendSpec(spec.name, spec.kind, spec.label, cov.profile), cov))
+        coverages.append((BackendColumn(spec.name, spec.kind, spec.label, cov.profile), cov))
     points = _walk(history, tags, snapshots, warn=warn) if history else None
     return build_site(snapshots, coverages, points)
 

@@ -26,7 +26,7 @@ _READERS = "bot.coverage.backends"
 
 
 @dataclass(frozen=True)
-class Kind:
+class KindRow:
     """One kind of backend list."""
 
     id: str  # what --backend KIND=PATH and the config's `kind:` say
@@ -48,8 +48,8 @@ class Kind:
     writes_kernels: bool = True
 
 
-KIND_TABLE: tuple[Kind, ...] = (
-    Kind(
+KIND_TABLE: tuple[KindRow, ...] = (
+    KindRow(
         "torch-mlir",
         f"{_READERS}:read_torch_mlir_source",
         "export",
@@ -58,7 +58,7 @@ KIND_TABLE: tuple[Kind, ...] = (
         "the ops it generates, and its FX importer's decomposition table",
         writes_kernels=False,
     ),
-    Kind(
+    KindRow(
         "xla",
         f"{_READERS}:read_xla_file",
         "functional",
@@ -66,7 +66,7 @@ KIND_TABLE: tuple[Kind, ...] = (
         "xla_native_functions.yaml",
         "full_codegen, ir_gen, supported, symint and autograd lists",
     ),
-    Kind(
+    KindRow(
         "cpp",
         f"{_READERS}:read_cpp_tree",
         "eager",
@@ -74,7 +74,7 @@ KIND_TABLE: tuple[Kind, ...] = (
         "a C++ source tree or file",
         'm.impl("aten::…") inside TORCH_LIBRARY_IMPL(aten, KEY, m)',
     ),
-    Kind(
+    KindRow(
         "op-plugin",
         f"{_READERS}:read_op_plugin_file",
         "eager",
@@ -82,7 +82,7 @@ KIND_TABLE: tuple[Kind, ...] = (
         "op_plugin_functions.yaml",
         "official: and quant: entries whose version gate admits the torch version",
     ),
-    Kind(
+    KindRow(
         "torch-npu",
         f"{_READERS}:read_torch_npu_file",
         "eager",
@@ -90,7 +90,7 @@ KIND_TABLE: tuple[Kind, ...] = (
         "torch_npu's npu_native_functions.yaml",
         "the ATen ops torch_npu registers itself (supported, symint, autograd)",
     ),
-    Kind(
+    KindRow(
         "xpu",
         f"{_READERS}:read_xpu_file",
         "eager",
@@ -98,7 +98,7 @@ KIND_TABLE: tuple[Kind, ...] = (
         "xpu_functions.yaml",
         "the supported: list",
     ),
-    Kind(
+    KindRow(
         "dispatch",
         f"{_READERS}:read_dispatch_key",
         "eager",
@@ -106,7 +106,7 @@ KIND_TABLE: tuple[Kind, ...] = (
         "a dispatch key of native_functions.yaml such as MPS",
         "the ops with a kernel under that key in native_functions.yaml itself",
     ),
-    Kind(
+    KindRow(
         "text",
         f"{_READERS}:read_text_file",
         "eager",
@@ -117,7 +117,7 @@ KIND_TABLE: tuple[Kind, ...] = (
 )
 
 BACKEND_KINDS: tuple[BackendKind, ...] = tuple(k.id for k in KIND_TABLE)
-KIND_BY_ID: Mapping[BackendKind, Kind] = {k.id: k for k in KIND_TABLE}
+KIND_BY_ID: Mapping[BackendKind, KindRow] = {k.id: k for k in KIND_TABLE}
 PROFILE_OF_KIND: Mapping[BackendKind, Profile] = {k.id: k.profile for k in KIND_TABLE}
 
 

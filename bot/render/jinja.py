@@ -28,7 +28,7 @@ else:  # pragma: no cover - Python 3.10
 
 from bot.text import Safe, code, html, md, terminal
 
-Kind = Literal["md", "text"]
+Flavour = Literal["md", "text"]
 
 
 def templates_root() -> Traversable:
@@ -65,7 +65,7 @@ def _finalize_text(value: object) -> object:
 
 
 @cache
-def environment(kind: Kind) -> jinja2.Environment:
+def environment(kind: Flavour) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=templates_loader(),
         autoescape=False,  # noqa: S701 - Markdown, not HTML: escaping is done by the filters and finalize
@@ -83,7 +83,7 @@ def environment(kind: Kind) -> jinja2.Environment:
     return env
 
 
-def render_template(name: str, kind: Kind, /, **values: object) -> str:
+def render_template(name: str, kind: Flavour, /, **values: object) -> str:
     """Template `name` rendered in the `kind` environment with `values`."""
     return environment(kind).get_template(name).render(**values)
 

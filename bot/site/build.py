@@ -24,16 +24,16 @@ from bot.operators.kernels import PROFILES
 from bot.render.view import source_label
 from bot.site.commits import Commits
 from bot.site.model import (
-    BackendSpec,
+    BackendColumn,
     BackendSummary,
-    BaseOp,
     BucketGap,
     Cell,
     Event,
     Growth,
+    OpPage,
     Overload,
-    Release,
     Site,
+    SiteRelease,
     file_name,
 )
 from bot.taxonomy.buckets import BUCKETS
@@ -148,15 +148,15 @@ def order_sources(named: Sequence[tuple[str, Snapshot]]) -> list[tuple[str, Snap
     return [(name, snap) for _, _, name, snap in rows]
 
 
-def release_of(snapshot: Snapshot) -> Release:
+def release_of(snapshot: Snapshot) -> SiteRelease:
     meta = snapshot.meta
     ref = meta.commit or (f"v{meta.torch_version}" if meta.torch_version else None)
     # The version or the revision the user named (v2.13.0 of DIR@v2.13.0) reads better than a sha.
     label = meta.torch_version or meta.revision or source_label(meta, short=True)
-    return Release(label, ref, NATIVE_PATH)
+    return SiteRelease(label, ref, NATIVE_PATH)
 
 
-def _event(change: Change, release: Release, commit: Attribution | None = None) -> Event:
+def _event(change: Change, release: SiteRelease, commit: Attribution | None = None) -> Event:
     before, after = change.before, change.after
     keys_before = set(_backend_keys(before))
     keys_after = set(_backend_keys(after))
@@ -199,7 +199,7 @@ def _backend_keys(rec: OpRecord | None) -> tuple[str, ...]:
 
 
 def _events(
-    snapshots: Sequence[Snapshot], releases: Sequence[Release], commits: Commits | None
+    snapshots: Sequence[Snapshot], releases: Sequence[SiteRelease], commits: Commits | None
 ) -> dict[str, list[Event]]:
     by_base: dict[str, list[Event]] = defaultdict(list)
     for i in range(1, len(snapshots)):
@@ -215,7 +215,7 @@ def _events(
     return by_base
 
 
-def _cells(coverages: Sequence[tuple[BackendSpec, Coverage]]) -> dict[str, tuple[Cell, ...]]:
+def _cells(coverages: Sequence[tuple[BackendColumn, Coverage]]) -> dict[str, tuple[Cell, ...]]:
     cells: dict[str, list[Cell]] = defaultdict(list)
     for spec, cov in coverages:
         for op in cov.ops:
@@ -224,7 +224,7 @@ def _cells(coverages: Sequence[tuple[BackendSpec, Coverage]]) -> dict[str, tuple
 
 
 def _overload(
-    rec: OpRecord, release: Release, needs: ProfileNeeds, cells: Mapping[str, tuple[Cell, ...]]
+    rec: OpRecord, release: SiteRelease, needs: ProfileNeeds, cells: Mapping[str, tuple[Cell, ...]]
 ) -> Overload:
     return Overload(
         name=rec.name,
@@ -241,7 +241,7 @@ def _overload(
 
 def build_site(
     snapshots: Sequence[Snapshot],
-    coverages: Sequence[tuple[BackendSpec, Coverage]],
+    coverages: Sequence[tuple[BackendColumn, Coverage]],
     points: Sequence[Point] | None = None,
 ) -> Site:
     """The whole site's data. SNAPSHOTS are oldest first; COVERAGES are of the last one; POINTS, with
@@ -266,7 +266,7 @@ def build_site(
             newest[base] = i
     needs = [ProfileNeeds(s.operators, version=s.meta.torch_version) for s in snapshots]
     last = len(snapshots) - 1
-    ops: list[BaseOp] = []
+    ops: list[OpPage] = []
     for base in sorted(newest):
         i = newest[base]
         snap, release = snapshots[i], releases[i]
@@ -284,7 +284,7 @@ def build_site(
             if on_now
         )
         ops.append(
-            BaseOp(
+            OpPage(
                 name=base,
                 file=file_name(base),
                 bucket=decision.bucket,
@@ -325,7 +325,7 @@ def _counts(snapshot: Snapshot) -> tuple[tuple[str, int], ...]:
     return tuple((b, counted.get(b, 0)) for b in BUCKETS)
 
 
-def _gaps(now: Snapshot, coverages: Sequence[tuple[BackendSpec, Coverage]]) -> tuple[BucketGap, ...]:
+def _gaps(now: Snapshot, coverages: Sequence[tuple[BackendColumn, Coverage]]) -> tuple[BucketGap, ...]:
     out: list[BucketGap] = []
     for spec, cov in coverages:
         missing: dict[str, int] = defaultdict(int)

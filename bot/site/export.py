@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from bot.site.model import BaseOp, Event, Overload, Site
+from bot.site.model import Event, OpPage, Overload, Site
 
 FORMAT_VERSION = 1
 
 
-def index_row(op: BaseOp) -> dict[str, object]:
+def index_row(op: OpPage) -> dict[str, object]:
     """One row of the index: short keys, since the index page carries ~1,600 of them."""
     return {
         "n": op.name,
@@ -109,7 +109,7 @@ def _event(e: Event) -> dict[str, object]:
     }
 
 
-def op_json(op: BaseOp) -> dict[str, object]:
+def op_json(op: OpPage) -> dict[str, object]:
     return {
         "format_version": FORMAT_VERSION,
         "name": op.name,

@@ -17,7 +17,7 @@ _LINK_REF = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}|v[0-9]+(?:\.[0-9]+){1,3}(?:[a
 
 
 @dataclass(frozen=True)
-class Release:
+class SiteRelease:
     """One SOURCE, oldest first: its label, and the git ref its native_functions.yaml links to."""
 
     label: str
@@ -32,7 +32,7 @@ class Release:
 
 
 @dataclass(frozen=True)
-class BackendSpec:
+class BackendColumn:
     """One ``--backend NAME:KIND=PATH``; PATH is shown by its last part only (no machine paths)."""
 
     name: str
@@ -98,7 +98,7 @@ class BackendSummary:
 
 
 @dataclass(frozen=True)
-class BaseOp:
+class OpPage:
     name: str
     file: str  # the page's and the JSON's file name (without extension)
     bucket: str
@@ -138,16 +138,16 @@ class BucketGap:
 
 @dataclass(frozen=True)
 class Site:
-    releases: tuple[Release, ...]
-    backends: tuple[BackendSpec, ...]
-    ops: tuple[BaseOp, ...]  # sorted by name; those gone from the last SOURCE too
+    releases: tuple[SiteRelease, ...]
+    backends: tuple[BackendColumn, ...]
+    ops: tuple[OpPage, ...]  # sorted by name; those gone from the last SOURCE too
     growth: tuple[Growth, ...]
     gaps: tuple[BucketGap, ...]
     registered: int  # registered operators of the last SOURCE
     history: bool = False  # built with --history (per-commit attribution)
 
     @property
-    def now(self) -> Release:
+    def now(self) -> SiteRelease:
         return self.releases[-1]
 
 

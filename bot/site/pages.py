@@ -15,7 +15,7 @@ from bot.schema.codes import Code
 from bot.site.export import index_json
 from bot.site.growth import GROUPS, chart
 from bot.site.html import Markup, el, escape, join, json_block, page
-from bot.site.model import BaseOp, Event, Growth, Overload, Site
+from bot.site.model import Event, Growth, OpPage, Overload, Site
 from bot.taxonomy.buckets import BUCKETS, LABELS
 
 PROFILES = ("eager", "functional", "export")
@@ -243,7 +243,7 @@ def _commit_cell(e: Event) -> Markup:
     )
 
 
-def _commits(op: BaseOp) -> Markup:
+def _commits(op: OpPage) -> Markup:
     return el(
         "table",
         {"class": "commits"},
@@ -309,7 +309,7 @@ def _rule_words(rule: str, via: str) -> str:
     return rule.replace("_", " ") + (f" ({via})" if via else "")
 
 
-def op_page(site: Site, op: BaseOp) -> str:
+def op_page(site: Site, op: OpPage) -> str:
     # An op of the first SOURCE may be older: the site cannot say when it came.
     first = (
         "Present in the first release shown, "
@@ -415,7 +415,7 @@ def op_page(site: Site, op: BaseOp) -> str:
     return page(f"{op.name} — ATen operator", body, root="../", generated=_generated(site))
 
 
-def _core_first(op: BaseOp) -> tuple[int, str]:
+def _core_first(op: OpPage) -> tuple[int, str]:
     rank = 0 if "core" in op.tags else 2 if op.name.startswith("_") else 1
     return rank, op.name
 
