@@ -8,13 +8,13 @@ upstream's schema has been what it is, so that an old change does not read as ne
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
 from bot.coverage.names import read_shipped_table
 from bot.errors import OpdriftError
+from bot.versions import parse_version
 
 TABLE = "data/schemas.tsv.xz"
 GONE = "-"  # the schema field of a run in which the operator was not registered
@@ -48,18 +48,14 @@ def _table() -> tuple[tuple[str, ...], dict[str, tuple[tuple[int, str], ...]]]:
     return tuple(releases), {name: tuple(r) for name, r in runs.items()}
 
 
-# A torch version: release numbers, then maybe a pre-release part (a0, rc1, .dev…) and a local label.
-_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?([^+]*)")
-
-
 def _releases_up_to(releases: tuple[str, ...], torch_version: str | None) -> int:
     """How many of RELEASES (in order) a source of TORCH_VERSION comes after or is: a pre-release
     (``2.6.0a0``, a main-branch checkout) comes before its own release."""
-    m = None if torch_version is None else _VERSION.match(torch_version.strip())
-    if m is None:
+    version = parse_version(torch_version)
+    if version is None:
         return len(releases)
-    wanted = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
-    pre = bool(m.group(4))
+    wanted = (version.major, version.minor, version.patch)
+    pre = not version.final
 
     def admitted(release: str) -> bool:
         key = tuple(int(p) for p in release.split("."))

@@ -10,6 +10,7 @@ import yaml
 from bot.coverage.oplist import BackendList, BackendOp, normalise_name
 from bot.errors import ConfigError
 from bot.schema.kernel import KernelForm
+from bot.versions import parse_user_version
 from bot.yamltext import compose_yaml_document
 
 
@@ -141,14 +142,10 @@ def read_xpu(text: str, path: str) -> BackendList:
 
 
 def _version_key(text: str, *, path: str, line: int) -> tuple[int, ...]:
-    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
-    if m is None:
+    version = parse_user_version(text)
+    if version is None:
         raise ConfigError(f"bad version {text!r} (expected like v2.1)", path=path, line=line)
-    return (int(m.group(1)), int(m.group(2)))
-
-
-# PEP 440 as torch uses it: a release, then maybe a pre-release or dev part, then a local label.
-_TORCH_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:(?:a|b|rc)\d+)?(?:\.dev\d+)?(?:\+[A-Za-z0-9.]+)?")
+    return version.minor_key
 
 
 def torch_version_key(text: str) -> tuple[int, int]:
@@ -157,10 +154,10 @@ def torch_version_key(text: str) -> tuple[int, int]:
     Gates name minor releases only, and a main-branch checkout's version.txt (``2.6.0a0``) or a CPU
     wheel's (``2.1.0+cpu``) belongs to the release it leads to.
     """
-    m = _TORCH_VERSION.fullmatch(text.strip())
-    if m is None:
+    version = parse_user_version(text)
+    if version is None:
         raise ConfigError(f"torch version {text!r} is not like 2.6 or 2.6.0a0 (give --torch-version X.Y)")
-    return (int(m.group(1)), int(m.group(2)))
+    return version.minor_key
 
 
 def gate_applies(node: yaml.Node, version: tuple[int, ...], *, path: str) -> bool:

@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from bot.errors import OpdriftError
-
-_RELEASE = re.compile(r"\s*(\d+)\.(\d+)")
+from bot.versions import minor_of
 
 
 class CodegenError(OpdriftError):
@@ -106,8 +105,7 @@ KNOWN_RELEASES: tuple[str, ...] = ("1.12", "1.13", *(f"2.{minor}" for minor in r
 
 
 def _key(release: str) -> tuple[int, int] | None:
-    m = _RELEASE.match(release)
-    return None if m is None else (int(m.group(1)), int(m.group(2)))
+    return minor_of(release)
 
 
 def rules_for_version(version: str | None) -> CodegenRules:

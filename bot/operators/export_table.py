@@ -17,24 +17,21 @@ for an unknown version), as the signals table does.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
 from bot.errors import OpdriftError
+from bot.versions import minor_of
 
 TABLE = "data/core_aten.tsv"
-
-_RELEASE = re.compile(r"(\d+)\.(\d+)")
 
 
 def release_key(version: str) -> tuple[int, int] | None:
     """``2.13.0a0+git1234`` → (2, 13); None for a text that is no version. The table changes by minor
     release, so the patch number is not looked at."""
-    m = _RELEASE.match(version.strip())
-    return None if m is None else (int(m.group(1)), int(m.group(2)))
+    return minor_of(version)
 
 
 class ExportTableError(OpdriftError):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ from bot.schema.codes import Detail
 from bot.snapshot import meta_json
 from bot.taxonomy.scope import GENERIC, scope_of
 from bot.text import Safe, code, link, md, terminal
+from bot.versions import is_final_release
 
 Result = tuple[Coverage, CoverageChange | None]
 
@@ -315,13 +315,10 @@ def _render(
     )
 
 
-_RELEASE = re.compile(r"\d+\.\d+\.\d+")
-
-
 def native_url(head: Snapshot) -> str | None:
     """native_functions.yaml of HEAD on GitHub, pinned: at its commit, else at its release tag."""
     url = blob_url(head.meta.commit)
-    if url is None and head.meta.torch_version and _RELEASE.fullmatch(head.meta.torch_version):
+    if url is None and is_final_release(head.meta.torch_version):
         url = f"https://github.com/pytorch/pytorch/blob/v{head.meta.torch_version}/{NATIVE_PATH}"
     return url
 

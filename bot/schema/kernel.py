@@ -23,11 +23,11 @@ kernels too, with no schema change.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.schema.model import BaseType, FunctionSchema, ListType, OptionalType, Type
+from bot.versions import minor_of
 
 KernelForm = Literal["SymInt", "int64_t"]
 KERNEL_FORMS: tuple[KernelForm, ...] = ("SymInt", "int64_t")
@@ -250,16 +250,12 @@ def breaks_form(changes: tuple[KernelChange, ...], form: KernelForm) -> bool:
 # ("Inferred operator schema for a C++ kernel function doesn't match the expected function schema").
 PLAIN_KERNELS_FOR_SYMINT_SINCE = (1, 13)
 
-_RELEASE = re.compile(r"\s*(\d+)\.(\d+)")
-
 
 def plain_kernels_accepted(torch_version: str | None) -> bool:
     """Whether the dispatcher of torch VERSION ("2.14.1", "1.13.0a0+git…") takes an int64_t kernel for
     a SymInt schema (`PLAIN_KERNELS_FOR_SYMINT_SINCE`). An unknown version is a recent one."""
-    m = None if torch_version is None else _RELEASE.match(torch_version)
-    if m is None:
-        return True
-    return (int(m.group(1)), int(m.group(2))) >= PLAIN_KERNELS_FOR_SYMINT_SINCE
+    key = minor_of(torch_version)
+    return key is None or key >= PLAIN_KERNELS_FOR_SYMINT_SINCE
 
 
 def verdict_at(changes: tuple[KernelChange, ...], torch_version: str | None) -> KernelVerdict:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bot.errors import OpdriftError
 from bot.model import AliasSignal, OpSignal, Signals
+from bot.versions import parse_version
 
 TABLE = "data/signals.tsv"
 
@@ -40,18 +41,10 @@ class Release:
 
 
 def version_key(version: str) -> tuple[int, int, int]:
-    """``2.13.0a0+git1234`` → (2, 13, 0); missing parts count as 0."""
-    numbers: list[int] = []
-    for part in version.split("+")[0].split(".")[:3]:
-        digits = ""
-        for ch in part:
-            if not ch.isdigit():
-                break
-            digits += ch
-        numbers.append(int(digits) if digits else 0)
-    while len(numbers) < 3:
-        numbers.append(0)
-    return numbers[0], numbers[1], numbers[2]
+    """``2.13.0a0+git1234`` → (2, 13, 0): a main checkout takes the facts of the release it leads to;
+    a text that is no version counts as the oldest."""
+    parsed = parse_version(version)
+    return (0, 0, 0) if parsed is None else (parsed.major, parsed.minor, parsed.patch)
 
 
 def _ranges(indices: Sequence[int]) -> str:

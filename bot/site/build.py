@@ -6,7 +6,6 @@ The life of an operator is the drift between each pair of neighbouring SOURCEs, 
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -38,6 +37,7 @@ from bot.site.model import (
 )
 from bot.taxonomy.buckets import BUCKETS
 from bot.taxonomy.counts import count_by_bucket
+from bot.versions import TorchVersion, parse_version
 
 # The seed post's figures (PyTorch master, late 2021; docs/taxonomy.md): base operators per bucket.
 SEED_2021: tuple[tuple[str, int], ...] = (
@@ -76,14 +76,10 @@ class SourceOrderError(OpdriftError):
 
 # "2.14.1", "2.6.0a0" (main's version.txt), "2.15.0+cpu", "2.0.0.dev20230101": a pre-release sorts
 # before its release.
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?(\.?(?:a|b|rc|dev)\d*)?")
 
 
-def _version_key(version: str | None) -> tuple[int, int, int, int] | None:
-    m = _VERSION.match(version or "")
-    if m is None:
-        return None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0), 0 if m.group(4) else 1
+def _version_key(version: str | None) -> TorchVersion | None:
+    return parse_version(version)
 
 
 def _date_key(date: str | None) -> float | None:

@@ -1,0 +1,52 @@
+"""bot.versions: the one reader of torch versions, on the spellings the sources really carry."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.versions import is_final_release, minor_of, parse_user_version, parse_version
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2.14.1", (2, 14, 1, True)),  # a wheel's metadata
+        ("2.1.0+cpu", (2, 1, 0, True)),  # a CPU wheel's local label is still the release
+        ("2.6.0a0", (2, 6, 0, False)),  # version.txt on main: the release it leads to, not out yet
+        ("2.13.0a0+git1234abc", (2, 13, 0, False)),  # a source build
+        ("v2.7.0", (2, 7, 0, True)),  # a tag
+        ("1.13", (1, 13, 0, True)),
+        (" 2.5.0\n", (2, 5, 0, True)),  # version.txt with its newline
+    ],
+)
+def test_the_spellings_sources_carry(text: str, expected: tuple[int, int, int, bool]) -> None:
+    version = parse_version(text)
+    assert version is not None
+    assert (version.major, version.minor, version.patch, version.final) == expected
+
+
+def test_a_pre_release_sorts_before_its_release_and_after_the_one_before() -> None:
+    ordered = [parse_version(v) for v in ("2.5.1", "2.6.0a0", "2.6.0rc1", "2.6.0", "2.6.1")]
+    assert ordered[1] is not None and ordered[3] is not None
+    assert ordered[0] < ordered[1] < ordered[3] < ordered[4]  # type: ignore[operator]
+    assert minor_of("2.6.0a0") == minor_of("2.6.1") == (2, 6)
+
+
+def test_no_version_is_none_not_a_guess() -> None:
+    assert parse_version("main") is None
+    assert parse_version(None) is None
+    assert minor_of("unknown") is None
+
+
+def test_what_a_user_types_is_read_strictly() -> None:
+    assert parse_user_version("2.6") is not None
+    assert parse_user_version("2.6.0.dev20240101") is not None
+    assert parse_user_version("2.6junk") is None  # the lenient reader would take 2.6 from it
+    assert parse_version("2.6junk") is not None
+
+
+def test_only_a_final_release_has_a_tag() -> None:
+    assert is_final_release("2.14.1")
+    assert not is_final_release("2.15.0a0")
+    assert not is_final_release("2.1.0+cpu")
+    assert not is_final_release(None)
