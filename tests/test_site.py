@@ -13,7 +13,7 @@ import pytest
 from clirun import Opdrift
 from sitebuild import BACKEND_LIST, SNAPSHOTS, hostile_source
 
-from bot.coverage.backends import read_text_list
+from bot.coverage.backends import read_backend, read_text_list
 from bot.coverage.check import compute_coverage
 from bot.model import Snapshot
 from bot.site.build import SourceOrderError, order_sources
@@ -328,6 +328,24 @@ def test_the_op_page_words_functionalization_and_the_first_release_as_they_are(
     assert "✓ functionalized into add.Tensor" in add and "backend codegen" not in add
     assert "Present in the first release shown, <strong>2.14.1</strong>." in add
     assert "First seen in" not in add
+    # A training-only op is neither served nor needed by an export backend, as `opdrift coverage`
+    # counts it: not a ✓, not a ✗, and out of the totals.
+    backward = (out / "ops/_cdist_backward.html").read_text()
+    assert "· training only" in backward and "✓ training only" not in backward
+    page = json.loads((out / "data/ops/_cdist_backward.json").read_text())
+    cells = [o["coverage"]["torch-mlir"] for o in page["overloads"]]
+    assert {"covered": False, "rule": "training_only", "via": ""} in cells
+    needed = [c for c in cells if c["rule"] != "training_only"]
+    assert page["coverage"]["torch-mlir"] == {
+        "covered": sum(c["covered"] for c in needed),
+        "overloads": len(needed),
+    }
+    now = load_snapshot(SNAPSHOTS[-1])
+    cov = compute_coverage(now, read_backend("torch-mlir", str(td)))
+    total = re.search(r'<tr class="total" data-bucket="all">(.*?)</tr>', (out / "coverage.html").read_text())
+    assert total is not None and cov.training_only
+    needed = len(cov.ops) - len(cov.training_only)
+    assert f'data-backend="torch-mlir">{len(cov.uncovered)} of {needed}<' in total.group(1)
     # in the four-release site, an op 2.15.0 brought is "first seen" there
     assert "First seen in <strong>2.15.0</strong>." in (built / "ops/_philox_randint.html").read_text()
     assert (

@@ -38,6 +38,7 @@ from bot.site.model import (
 from bot.taxonomy.buckets import BUCKETS
 from bot.taxonomy.counts import count_by_bucket
 from bot.versions import TorchVersion, parse_version
+from bot.work.engine import TRAINING_ONLY
 
 # The seed post's figures (PyTorch master, late 2021; docs/taxonomy.md): base operators per bucket.
 SEED_2021: tuple[tuple[str, int], ...] = (
@@ -215,7 +216,9 @@ def _cells(coverages: Sequence[tuple[BackendColumn, Coverage]]) -> dict[str, tup
     cells: dict[str, list[Cell]] = defaultdict(list)
     for spec, cov in coverages:
         for op in cov.ops:
-            cells[op.name].append(Cell(spec.name, op.covered, op.rule, op.via))
+            # An export backend's training-only op is neither served nor needed (an inference graph
+            # never holds it): not covered, and not counted in its totals (as `opdrift coverage`).
+            cells[op.name].append(Cell(spec.name, op.covered and op.rule != TRAINING_ONLY, op.rule, op.via))
     return {name: tuple(found) for name, found in cells.items()}
 
 
@@ -274,7 +277,13 @@ def build_site(
             BackendSummary(
                 spec.name,
                 sum(1 for o in overloads for c in o.coverage if c.backend == spec.name and c.covered),
-                len(overloads),
+                len(overloads)
+                - sum(
+                    1
+                    for o in overloads
+                    for c in o.coverage
+                    if c.backend == spec.name and c.rule == TRAINING_ONLY
+                ),
             )
             for spec in backends
             if on_now
@@ -327,6 +336,8 @@ def _gaps(now: Snapshot, coverages: Sequence[tuple[BackendColumn, Coverage]]) ->
         missing: dict[str, int] = defaultdict(int)
         total: dict[str, int] = defaultdict(int)
         for op in cov.ops:
+            if op.rule == TRAINING_ONLY:
+                continue
             total[op.bucket] += 1
             if not op.covered:
                 missing[op.bucket] += 1

@@ -15,8 +15,9 @@ from bot.schema.codes import Code
 from bot.site.export import index_json
 from bot.site.growth import GROUPS, chart
 from bot.site.html import Markup, el, escape, join, json_block, page
-from bot.site.model import Event, Growth, OpPage, Overload, Site
+from bot.site.model import Cell, Event, Growth, OpPage, Overload, Site
 from bot.taxonomy.buckets import BUCKETS, LABELS
+from bot.work.engine import TRAINING_ONLY
 
 PROFILES = ("eager", "functional", "export")
 # The index's column is narrow; the operator page spells the kinds out.
@@ -56,6 +57,8 @@ def _options(element_id: str, label: str, values: Iterable[tuple[str, str]]) -> 
 
 
 def _coverage_cell(covered: int, total: int) -> Markup:
+    if total == 0:  # every overload training-only for an export backend: nothing to serve
+        return el("td", {"class": "cov na", "title": "training-only: never in an inference graph"}, "n/a")
     state = "full" if covered == total else "none" if covered == 0 else "part"
     return el(
         "td",
@@ -302,6 +305,10 @@ def _event_row(e: Event, history: bool = False) -> Markup:
 _RULE_WORDS = {"backend_codegen": "functionalized into {via}"}
 
 
+def _mark(cell: Cell) -> str:
+    return "✓ " if cell.covered else "· " if cell.rule == TRAINING_ONLY else "✗ "
+
+
 def _rule_words(rule: str, via: str) -> str:
     words = _RULE_WORDS.get(rule)
     if words is not None and via:
@@ -371,8 +378,14 @@ def op_page(site: Site, op: OpPage) -> str:
                             [
                                 el(
                                     "td",
-                                    {"class": "cov full" if c.covered else "cov none"},
-                                    ("✓ " if c.covered else "✗ ") + _rule_words(c.rule, c.via),
+                                    {
+                                        "class": "cov full"
+                                        if c.covered
+                                        else "cov na"
+                                        if c.rule == TRAINING_ONLY
+                                        else "cov none"
+                                    },
+                                    _mark(c) + _rule_words(c.rule, c.via),
                                 )
                                 for c in o.coverage
                             ],
