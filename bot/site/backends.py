@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from bot.coverage.backends import BackendKind, parse_backend_arg
+from bot.coverage.backends import BackendKind, parse_named_backend_arg
 from bot.errors import ConfigError
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
@@ -25,12 +25,12 @@ class SiteBackend:
 
 
 def parse_site_backend(arg: str) -> SiteBackend:
-    name, sep, rest = arg.partition(":")
-    if not sep or _NAME.fullmatch(name) is None:
+    # coverage's own reader of [NAME:]KIND=PATH; a column must have a NAME, and one fit for a page.
+    name, kind, value = parse_named_backend_arg(arg)
+    if name is None or _NAME.fullmatch(name) is None:
         raise ConfigError(
             f"--backend expects NAME:KIND=PATH with NAME of letters, digits, '_.+-' (up to 40), got {arg!r}"
         )
-    kind, value = parse_backend_arg(rest)
     return SiteBackend(name, kind, value)
 
 
