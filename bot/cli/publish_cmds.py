@@ -12,7 +12,16 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.common import EXIT_OK, codegen_rules, emit_outputs, github_token, note, read_any_source, warn
+from bot.cli.common import (
+    EXIT_OK,
+    codegen_rules,
+    emit_outputs,
+    fetch_gh_files,
+    github_token,
+    note,
+    read_any_source,
+    warn,
+)
 
 if TYPE_CHECKING:
     from bot.app.prepare import PublishSetup
@@ -33,6 +42,7 @@ def _setup(args: argparse.Namespace) -> PublishSetup:
         note=note,
         codegen=codegen_rules(args),
         read=read_any_source,
+        fetch=fetch_gh_files,
     )
 
 
