@@ -345,3 +345,15 @@ def test_a_local_list_gets_the_verdict_of_the_engine_without_the_api(tmp_path: P
     (impact,) = downstream_impact(cfg, after, list(compute_drift(before, after).changes), warn=print)
     assert (impact.name, impact.gap.broken, impact.gap.removed) == ("XLA", ("rrelu_with_noise",), ())
     assert impact.gap.who == ()
+
+
+def test_the_documented_backends_example_parses() -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "config.md").read_text(encoding="utf-8")
+    section = doc.split("## Downstream backends", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    cfg = parse_config(example, ".github/opdrift.yml", base_dir=".github")
+    assert [(b.name, b.spec.kind, b.spec.resolved) for b in cfg.backends] == [
+        ("XLA", "xla", XLA_SPEC),
+        ("dlprim", "cpp", DLPRIM_SPEC),
+        ("our plugin", "text", ".github/backends/ops.txt"),
+    ]
