@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from clirun import Opdrift
-from datafiles import release_text
+from datafiles import release_text, write_release
 from fake_github import FakeGitHub
 
 from bot.errors import ConfigError, SourceError
@@ -357,3 +357,31 @@ def test_the_documented_backends_example_parses() -> None:
         ("dlprim", "cpp", DLPRIM_SPEC),
         ("our plugin", "text", ".github/backends/ops.txt"),
     ]
+
+
+def test_an_op_renamed_away_from_a_listed_backend_is_in_its_removed_column(tmp_path: Path) -> None:
+    """1.13.0 → 2.0.0 renamed `prelu_backward` to `_prelu_kernel_backward` (the drift pairs the two).
+    An XLA-kind list naming the old name (a two-line list: no vendored list of that time has it) no
+    longer builds, since torchgen's gen_backend_stubs refuses a name native_functions.yaml lacks, as
+    for a removal: the row names it as the list has it. A C++ tree's `m.impl` of it still compiles."""
+    from bot import pipeline
+    from bot.app.prepare import downstream_impact
+    from bot.drift.changes import compute_drift
+
+    (tmp_path / "xla.yaml").write_text(
+        "backend: XLA\ncpp_namespace: torch_xla\nsupported:\n  - prelu_backward\n"
+    )
+    (tmp_path / "ops.cpp").write_text(
+        'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("prelu_backward", &prelu_backward);\n}\n'
+    )
+    text = "backends:\n  - {name: XLA, kind: xla, path: xla.yaml}\n  - {name: C, kind: cpp, path: ops.cpp}\n"
+    cfg = parse_config(text, "c.yml", base_dir=str(tmp_path))
+    base, head = (write_release(v, tmp_path / v) for v in ("1.13.0", "2.0.0"))
+    before, after = (pipeline.load_snapshot(str(p)) for p in (base, head))
+    changes = list(compute_drift(before, after).changes)
+    (rename,) = [c for c in changes if c.old_name == "prelu_backward"]
+    assert rename.name == "_prelu_kernel_backward"
+    impact = {i.name: i.gap for i in downstream_impact(cfg, after, changes, warn=print)}
+    assert impact["XLA"].removed == ("prelu_backward",)
+    assert "prelu_backward" not in impact["XLA"].broken
+    assert "prelu_backward" not in (impact["C"].removed if "C" in impact else ())

@@ -30,7 +30,8 @@ class BackendGap:
     ops: tuple[str, ...]  # sorted, each once
     # the ops it implements whose kernel no longer builds in the form it is written in, sorted
     broken: tuple[str, ...] = ()
-    # the ops it implements that upstream removed, which its codegen then refuses, sorted
+    # the ops it implements that upstream removed or renamed (by the name it lists), which its
+    # codegen then refuses, sorted
     removed: tuple[str, ...] = ()
 
 
