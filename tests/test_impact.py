@@ -385,3 +385,37 @@ def test_an_op_renamed_away_from_a_listed_backend_is_in_its_removed_column(tmp_p
     assert impact["XLA"].removed == ("prelu_backward",)
     assert "prelu_backward" not in impact["XLA"].broken
     assert "prelu_backward" not in (impact["C"].removed if "C" in impact else ())
+
+
+def test_more_than_the_bound_of_backends_is_an_error() -> None:
+    from bot.publish.config import MAX_BACKENDS
+
+    items = "".join(f"  - {{name: b{i}, kind: text, path: ops{i}.txt}}\n" for i in range(MAX_BACKENDS + 1))
+    with pytest.raises(ConfigError, match=f"at most {MAX_BACKENDS}") as info:
+        parse_config("backends:\n" + items, "c.yml")
+    assert info.value.line == 2
+
+
+def test_an_unreadable_gh_list_stops_the_comment_with_one_line_and_the_weekly_issue_reads_none(
+    fake: FakeGitHub, opdrift: Opdrift, tmp_path: Path
+) -> None:
+    config = tmp_path / "opdrift.yml"
+    config.write_text(
+        CONFIG.replace("codegen/xla_native_functions.yaml", "codegen/gone.yaml"), encoding="utf-8"
+    )
+    base, head = _pr(tmp_path)
+    fake.add_repo("acme/pytorch")
+    pr = fake.add_pull("acme/pytorch")
+    sides = (str(base / "native_functions.yaml"), str(head / "native_functions.yaml"))
+    run = opdrift(
+        "comment", "--repo", "acme/pytorch", "--pr", str(pr), "--dry-run", "--config", str(config), *sides
+    )
+    assert run.code == 2
+    assert run.err == (
+        "opdrift: error: gh:pytorch/xla@master:codegen/gone.yaml: codegen/gone.yaml does not exist at master"
+        f" ({fake.repos[XLA_REPO].refs['master'][:12]})\n"
+    )
+    before = len(fake.requests)
+    run = opdrift("issue", "--repo", "acme/pytorch", "--dry-run", "--config", str(config), *sides)
+    assert run.code == 0, run.err
+    assert not [r for r in fake.requests[before:] if XLA_REPO in r.path or DLPRIM_REPO in r.path]

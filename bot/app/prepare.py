@@ -75,6 +75,7 @@ def publish_setup(
     codegen: CodegenRules | None = None,
     read: Callable[[str], SourceFiles] = sources.read_source,
     fetch: FetchFiles | None = None,
+    impact: bool = False,
 ) -> PublishSetup:
     """Config, drift, acknowledgements, the handles to mention and the backend gaps: everything before
     rendering (backend lists are read and their coverage computed here, before any request).
@@ -82,7 +83,8 @@ def publish_setup(
     `allowlist` (the --allowlist option) wins over the config's; parse warnings go to `warn`, the
     acknowledgements' notes to `note`. `read` turns a SOURCE into files (the CLI's also reads ``gh:``
     specs, so the privileged PR poster reads the PR's files itself instead of trusting an artifact);
-    `fetch` reads the `backends:` lists given as ``gh:OWNER/NAME@REF:PATH``.
+    With `impact` (the PR comment's), the config's `backends:` lists are read and judged too, `fetch`
+    reading those given as ``gh:OWNER/NAME@REF:PATH``.
     """
     check_repo_name(repo)
     cfg = load_config(config) if config else BotConfig()
@@ -110,7 +112,7 @@ def publish_setup(
         backend_gaps(cfg, live, lacking, implemented),
         overrides,
         source_warnings,
-        downstream_impact(cfg, head, live, warn=warn, release=release, fetch=fetch),
+        downstream_impact(cfg, head, live, warn=warn, release=release, fetch=fetch) if impact else (),
     )
 
 

@@ -312,6 +312,9 @@ def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> Back
 
 
 _NAME_MAX = 50  # a backend's name heads its row of the impact table
+# Each list is read before the comment is posted (a gh: one costs a few requests) and has its row: a
+# table for the backends a PyTorch author should weigh, not a registry of every fork.
+MAX_BACKENDS = 20
 _BACKENDS_KEYS = ("name", "kind", "path")
 
 
@@ -356,6 +359,8 @@ def _backends(reader: _Reader, node: yaml.Node, base_dir: str) -> tuple[ListedBa
     out: list[ListedBackend] = []
     seen: dict[str, int] = {}
     items = reader.read(_LIST, node, "backends", node)
+    if len(items) > MAX_BACKENDS:
+        raise reader.error(node, f"backends: {len(items)} items, at most {MAX_BACKENDS}")
     for index, item in enumerate(items):
         backend = _listed_backend(reader, item, index, base_dir)
         if backend.name.lower() in seen:
