@@ -178,6 +178,7 @@ class FakeGitHub:
         # recursive listing (a symlink, a submodule, a path with ``..``: what a hostile tree holds)
         self.trees: dict[str, tuple[str, str]] = {}
         self.extra_tree_entries: list[Json] = []
+        self.truncated_trees = False  # recursive listings say `truncated` (GitHub's answer for a huge tree)
         self._lock = threading.RLock()
         self._next_id = 1000
         self._server: ThreadingHTTPServer | None = None
@@ -763,7 +764,7 @@ class FakeGitHub:
                 entries[rel] = {"path": rel, "mode": "100644", "type": "blob", "sha": oid,
                                 "size": len(self.blobs[oid])}  # fmt: skip
         listed = list(entries.values()) + (list(self.extra_tree_entries) if recursive else [])
-        return {"sha": tree_sha(folder), "tree": listed, "truncated": False}
+        return {"sha": tree_sha(folder), "tree": listed, "truncated": recursive and self.truncated_trees}
 
     def _commit_json(self, repo: RepoState, commit: FakeCommit) -> Json:
         person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}

@@ -187,6 +187,14 @@ def test_a_hostile_tree_is_skipped_or_refused_and_nothing_is_written_outside_the
         ghfiles.fetch_into(DLPRIM_SPEC, settings, _empty(tmp_path / "a"), lambda r: True, warn=said.append)
     with pytest.raises(SourceError, match="holds no file that a backend of this kind reads"):
         ghfiles.fetch_into(DLPRIM_SPEC, settings, _empty(tmp_path / "b"), lambda r: False, warn=said.append)
+    monkeypatch.setattr(ghfiles, "MAX_TREE_FILES", 500)
+    monkeypatch.setattr(ghfiles, "MAX_TREE_BYTES", 1000)
+    with pytest.raises(SourceError, match="bytes to read, over the bound of 500 files and 1000 bytes"):
+        ghfiles.fetch_into(DLPRIM_SPEC, settings, _empty(tmp_path / "c"), lambda r: True, warn=said.append)
+    fake.truncated_trees = True
+    with pytest.raises(SourceError, match="src is too large for one tree listing"):
+        ghfiles.fetch_into(DLPRIM_SPEC, settings, _empty(tmp_path / "d"), lambda r: True, warn=said.append)
+    assert not [p for x in "abcd" for p in (tmp_path / x).iterdir()], "refused before anything is written"
 
 
 def _empty(folder: Path) -> Path:
