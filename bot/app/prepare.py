@@ -82,7 +82,7 @@ def publish_setup(
 
     `allowlist` (the --allowlist option) wins over the config's; parse warnings go to `warn`, the
     acknowledgements' notes to `note`. `read` turns a SOURCE into files (the CLI's also reads ``gh:``
-    specs, so the privileged PR poster reads the PR's files itself instead of trusting an artifact);
+    specs, so the privileged PR poster reads the PR's files itself instead of trusting an artifact).
     With `impact` (the PR comment's), the config's `backends:` lists are read and judged too, `fetch`
     reading those given as ``gh:OWNER/NAME@REF:PATH``.
     """
@@ -182,7 +182,7 @@ def downstream_impact(
     """Per backend of the config's `backends:` that CHANGES affect, in config order: its gap, judged by
     the engine the backend subscriptions use (`bot.app.subscriptions.backend_gaps`, with no one to
     mention): the kernels that stop compiling in its form, the ops it must now write or lower, the
-    ops it implements that the PR removes and its codegen then refuses."""
+    ops it implements that the PR removes or renames and its codegen then refuses."""
     out = []
     for listed in cfg.backends:
         spec = listed.spec

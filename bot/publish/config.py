@@ -337,10 +337,12 @@ def _listed_backend(reader: _Reader, node: yaml.Node, index: int, base_dir: str)
     # drift's own sections show it; this table is for backends built outside PyTorch.
     listed = tuple(k for k in BACKEND_KINDS if k != "dispatch")
     if kind is None or kind == "dispatch":
-        why = " (an in-tree dispatch key is not a downstream backend)" if kind == "dispatch" else ""
-        raise reader.error(
-            kind_node, f"{what}: unknown backend kind {raw!r}{why} (expected one of: {', '.join(listed)})"
+        said = (
+            "kind dispatch: an in-tree dispatch key is not a downstream backend"
+            if kind
+            else f"unknown backend kind {raw!r}"
         )
+        raise reader.error(kind_node, f"{what}: {said} (expected one of: {', '.join(listed)})")
     path_node = keys["path"][1]
     path = reader.string(path_node, f"{what}: path").strip()
     line, value_line = node.start_mark.line + 1, path_node.start_mark.line + 1
