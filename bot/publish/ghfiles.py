@@ -126,6 +126,42 @@ def _blob(api: _Api, repo: str, oid: str, display: str, limit: int) -> tuple[byt
     return data, True
 
 
+def _chosen(
+    tree: list[dict[str, Any]], want: Callable[[str], bool], spec: str, warn: Say, max_file: int
+) -> list[tuple[tuple[str, ...], str, int]]:
+    """The plain files of a recursive listing that `want` accepts: (path parts, blob sha, size); the
+    rest skipped with a warning, a file over MAX_FILE bytes refused."""
+    out: list[tuple[tuple[str, ...], str, int]] = []
+    for item in tree:
+        rel, oid, kind, mode = (item.get(k) for k in ("path", "sha", "type", "mode"))
+        if not isinstance(rel, str) or kind == "tree":
+            continue
+        parts = _parts(rel)
+        if parts is None:
+            warn(f"{spec}: skipped {rel!r}: not a plain path inside the directory")
+            continue
+        if not want(rel):
+            continue
+        if kind == "commit" or mode not in _FILE_MODES:
+            said = (
+                "a submodule"
+                if kind == "commit"
+                else "a symlink"
+                if mode == _SYMLINK_MODE
+                else f"of mode {mode}"
+            )
+            warn(f"{spec}: skipped {rel}: {said}, not a file")
+            continue
+        size = item.get("size")
+        if not isinstance(oid, str) or not _SHA.fullmatch(oid) or not isinstance(size, int):
+            warn(f"{spec}: skipped {rel}: GitHub sent no blob id or size")
+            continue
+        if size > max_file:
+            raise SourceError(f"{rel} is {size} bytes, over the {max_file}-byte limit", path=spec)
+        out.append((parts, oid, size))
+    return out
+
+
 def fetch_into(
     spec: str, settings: ApiSettings, dest: Path, want: Callable[[str], bool], *, warn: Say
 ) -> Fetched:
@@ -171,36 +207,8 @@ def fetch_into(
             what = "a symlink" if mode == _SYMLINK_MODE else "a submodule" if kind == "commit" else repr(kind)
             raise SourceError(f"{where.path} is {what}, not a file or a directory", path=spec)
         tree = _entries(api.json(f"{base}/git/trees/{oid}", params={"recursive": "1"}), where.path, spec)
-        chosen: list[tuple[tuple[str, ...], str, int]] = []
-        total = 0
-        for item in tree:
-            rel, item_oid, item_kind, item_mode = (item.get(k) for k in ("path", "sha", "type", "mode"))
-            if not isinstance(rel, str) or item_kind == "tree":
-                continue
-            parts = _parts(rel)
-            if parts is None:
-                warn(f"{spec}: skipped {rel!r}: not a plain path inside the directory")
-                continue
-            if not want(rel):
-                continue
-            if item_kind == "commit" or item_mode == _SYMLINK_MODE or item_mode not in _FILE_MODES:
-                kind_said = (
-                    "a submodule"
-                    if item_kind == "commit"
-                    else "a symlink"
-                    if item_mode == _SYMLINK_MODE
-                    else f"of mode {item_mode}"
-                )
-                warn(f"{spec}: skipped {rel}: {kind_said}, not a file")
-                continue
-            size = item.get("size")
-            if not isinstance(item_oid, str) or not _SHA.fullmatch(item_oid) or not isinstance(size, int):
-                warn(f"{spec}: skipped {rel}: GitHub sent no blob id or size")
-                continue
-            if size > MAX_FILE_BYTES:
-                raise SourceError(f"{rel} is {size} bytes, over the {MAX_FILE_BYTES}-byte limit", path=spec)
-            total += size
-            chosen.append((parts, item_oid, size))
+        chosen = _chosen(tree, want, spec, warn, MAX_FILE_BYTES)
+        total = sum(size for _, _, size in chosen)
         if not chosen:
             raise SourceError(f"{where.path} holds no file that a backend of this kind reads", path=spec)
         if len(chosen) > MAX_TREE_FILES or total > MAX_TREE_BYTES:
