@@ -296,13 +296,35 @@ def _comment(opdrift: Opdrift, fake: FakeGitHub, config: Path, base: Path, head:
 def test_a_pr_that_breaks_a_listed_backends_kernel_gets_the_impact_table(
     fake: FakeGitHub, opdrift: Opdrift, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    """As the privileged poster runs it: BASE and HEAD read through the API too (the PR's merge base
+    and its head commit), the backends' lists from their own repositories."""
+    from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+
     config = tmp_path / "opdrift.yml"
     config.write_text(CONFIG, encoding="utf-8")
-    body = _comment(opdrift, fake, config, *_pr(tmp_path))
+    base, head = _pr(tmp_path)
+    paths = dict(zip(FILES, (NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH), strict=True))
+    fake.add_repo("pytorch/pytorch")
+
+    def commit(folder: Path, parent: str | None) -> str:
+        files = {paths[n]: (folder / n).read_bytes() for n in FILES}
+        return fake.add_commit("pytorch/pytorch", files, parent=parent, refs=() if parent else ("main",))
+
+    base_sha = commit(base, None)
+    head_sha = commit(head, base_sha)
+    pr = fake.add_pull("pytorch/pytorch", sha=head_sha)
+    fake.set_pull_base("pytorch/pytorch", pr, base_sha)
+    run = opdrift(
+        "comment", "--repo", "pytorch/pytorch", "--pr", str(pr), "--head-sha", head_sha, "--dry-run",
+        "--config", str(config), f"gh:pytorch/pytorch#{pr}:merge-base", f"gh:pytorch/pytorch@{head_sha}",
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    body = run.out
     table = body.split("### 🧭 Downstream impact", 1)[1].split("<details>", 1)[0]
     rows = [ln for ln in table.splitlines() if ln.startswith("| `")]
-    assert rows[0].startswith("| `XLA` | `xla` | 1 |"), rows
-    assert "`rrelu_with_noise`" in body.split("<summary>XLA:", 1)[1].split("</details>", 1)[0]
+    assert rows == ["| `XLA` | `xla` | 1 | 1 | 0 |", "| `dlprim` | `cpp` | 0 | 3 | 0 |"]
+    xla = body.split("<summary>XLA:", 1)[1].split("</details>", 1)[0]
+    assert "no longer build in the form it writes them: `rrelu_with_noise`\n" in xla
     _check_golden("impact-rrelu.pr-comment.md", body, _update(request))
 
 
