@@ -449,3 +449,21 @@ def test_an_unreadable_gh_list_stops_the_comment_with_one_line_and_the_weekly_is
     run = opdrift("issue", "--repo", "acme/pytorch", "--dry-run", "--config", str(config), *sides)
     assert run.code == 0, run.err
     assert not [r for r in fake.requests[before:] if XLA_REPO in r.path or DLPRIM_REPO in r.path]
+
+
+def test_a_hostile_backend_name_and_path_stay_inert_in_the_table() -> None:
+    """A name or a path from the config cannot break the table, open HTML or mention anyone."""
+    from driftcases import realistic_pair
+
+    from bot.drift.changes import compute_drift
+    from bot.render.context import BackendGap, BackendImpact, ReportContext
+    from bot.render.report import render
+
+    drift = compute_drift(*realistic_pair())
+    gap = BackendGap((), "cpp", "gh:a/b@main:src</summary><script>", ("add.Tensor",), ("mul.Tensor",))
+    ctx = ReportContext(impact=(BackendImpact("x | @evil <b>", gap),)).linked(drift)
+    body = render(drift, "pr-comment", context=ctx)
+    (row,) = [ln for ln in body.splitlines() if ln.startswith("| `x")]
+    assert row.startswith("| `x \\| @evil <b>` |") and row.count(" | ") == 4  # a code span: no mention
+    (summary,) = [ln for ln in body.splitlines() if ln.startswith("<details><summary>x")]
+    assert "@evil" not in summary and "<b>" not in summary and "<script>" not in summary
