@@ -174,6 +174,11 @@ class FakeGitHub:
         self.misbehaviours: list[_Scripted] = []
         self.stopping = threading.Event()
         self.blobs: dict[str, bytes] = {}  # blob sha → content, across repositories
+        # git/trees: a made-up tree sha → (commit sha, directory) it lists; entries a test adds to every
+        # recursive listing (a symlink, a submodule, a path with ``..``: what a hostile tree holds)
+        self.trees: dict[str, tuple[str, str]] = {}
+        self.extra_tree_entries: list[Json] = []
+        self.truncated_trees = False  # recursive listings say `truncated` (GitHub's answer for a huge tree)
         self._lock = threading.RLock()
         self._next_id = 1000
         self._server: ThreadingHTTPServer | None = None
@@ -673,7 +678,8 @@ class FakeGitHub:
     def _git_route(
         self, repo: RepoState, rest: str, query: dict[str, str], headers: Mapping[str, str]
     ) -> tuple[int, object, dict[str, str]] | None:
-        """GET commits/REF, contents/PATH?ref=, git/blobs/SHA and compare/BASE...HEAD, as GitHub answers."""
+        """GET commits/REF, contents/PATH?ref=, git/blobs/SHA, git/trees/ID and compare/BASE...HEAD, as
+        GitHub answers."""
         raw = "raw" in headers.get("Accept", "")
         if mc := re.fullmatch(r"/commits/([^/]+)", rest):
             commit = self._commit_of(repo, unquote(mc.group(1)))
@@ -702,6 +708,8 @@ class FakeGitHub:
                 return 200, RawBytes(blob), {"Content-Type": "application/vnd.github.raw"}
             return 200, {"sha": mb.group(1), "size": len(blob), "encoding": "base64",
                          "content": base64.b64encode(blob).decode()}, {}  # fmt: skip
+        if mt := re.fullmatch(r"/git/trees/(.+)", rest):
+            return 200, self._tree_json(repo, unquote(mt.group(1)), query.get("recursive") == "1"), {}
         if mc := re.fullmatch(r"/compare/([^/.]+)\.\.\.([^/.]+)", rest):
             base, head = (
                 self._commit_of(repo, unquote(mc.group(1))),
@@ -723,6 +731,40 @@ class FakeGitHub:
                 "status": "diverged",
             }, {}  # fmt: skip
         return None
+
+    def _tree_json(self, repo: RepoState, tree_id: str, recursive: bool) -> Json:
+        """GET git/trees/ID (?recursive=1): ID is REF:DIR, a commit (its root) or a tree sha listed before."""
+        ref, colon, folder = tree_id.partition(":")
+        if not colon and ref in self.trees:
+            ref, folder = self.trees[ref]
+        commit = self._commit_of(repo, ref)
+        folder = folder.strip("/")
+        prefix = folder + "/" if folder else ""
+        if folder and not any(p.startswith(prefix) for p in commit.files):
+            raise _error(404, "Not Found")
+
+        def tree_sha(path: str) -> str:
+            sha = hashlib.sha1(f"tree {commit.sha}:{path}".encode()).hexdigest()
+            with self._lock:
+                self.trees[sha] = (commit.sha, path)
+            return sha
+
+        entries: dict[str, Json] = {}
+        for path, oid in sorted(commit.files.items()):
+            if not path.startswith(prefix):
+                continue
+            rel = path[len(prefix) :]
+            parts = rel.split("/")
+            for depth in range(1, len(parts)):
+                sub = "/".join(parts[:depth])
+                if recursive or depth == 1:
+                    entries.setdefault(sub, {"path": sub, "mode": "040000", "type": "tree",
+                                             "sha": tree_sha(prefix + sub)})  # fmt: skip
+            if recursive or len(parts) == 1:
+                entries[rel] = {"path": rel, "mode": "100644", "type": "blob", "sha": oid,
+                                "size": len(self.blobs[oid])}  # fmt: skip
+        listed = list(entries.values()) + (list(self.extra_tree_entries) if recursive else [])
+        return {"sha": tree_sha(folder), "tree": listed, "truncated": recursive and self.truncated_trees}
 
     def _commit_json(self, repo: RepoState, commit: FakeCommit) -> Json:
         person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}

@@ -35,16 +35,25 @@ def plan_comment(setup: PublishSetup) -> CommentPlan:
     """The bodies, and whether the drift is news for the PR."""
     drift = setup.drift
     context = ReportContext(
-        acknowledgements=setup.acks, mentions=setup.mentions, backend_gaps=setup.gaps, warnings=setup.warnings
+        acknowledgements=setup.acks,
+        mentions=setup.mentions,
+        backend_gaps=setup.gaps,
+        warnings=setup.warnings,
+        impact=setup.impact,
     ).linked(drift)
     body = render(drift, "pr-comment", context=context)
     summary = render(drift, "job-summary", context=context)
     # A PR that only adds or drops in-tree kernels (an XPU kernel) asks nothing of another backend:
     # it gets the job summary, and a comment only when the config asks for one.
     kernel_keys_only = bool(drift.changes) and all(c.kernels_only for c in drift.changes)
-    # ... unless a subscription matched (a `dispatch` backend whose own key lost a kernel).
+    # ... unless a subscription matched (a `dispatch` backend whose own key lost a kernel), or a
+    # listed downstream backend is affected.
     quiet = (
-        kernel_keys_only and not setup.cfg.comment_on_kernel_keys and not setup.mentions and not setup.gaps
+        kernel_keys_only
+        and not setup.cfg.comment_on_kernel_keys
+        and not setup.mentions
+        and not setup.gaps
+        and not setup.impact
     )
     # A PR that only breaks the file's codegen (an unknown key, a family out of step) is news too.
     has_drift = (not drift.is_empty and not quiet) or bool(setup.warnings)

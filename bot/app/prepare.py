@@ -10,30 +10,44 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from bot import pipeline
 from bot.app.coverage import read_and_cover
 from bot.app.subscriptions import Kernels, backend_gaps, backend_specs, mentions_for
 from bot.coverage import check as coverage
+from bot.coverage.backends import reads_in_tree
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
-from bot.drift.changes import Drift, compute_drift
+from bot.drift.changes import Change, Drift, compute_drift
 from bot.drift.warnings import SourceWarning, new_warnings
 from bot.errors import ConfigError, OpdriftError
 from bot.history.attribution import Attribution, attribute_walk, check_slug
 from bot.model import Snapshot, SourceFiles
 from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
-from bot.publish.config import MAX_CHART_POINTS, BackendSpec, BotConfig, check_names, load_config
+from bot.publish.config import (
+    MAX_CHART_POINTS,
+    BackendSpec,
+    BotConfig,
+    ListedBackend,
+    Subscription,
+    check_names,
+    load_config,
+)
 from bot.publish.github import check_repo_name
-from bot.render.context import BackendGap, blob_url
+from bot.render.context import BackendGap, BackendImpact, blob_url
 from bot.render.timeline import chart_of_last
 from bot.schema.kernel import KernelForm
 from bot.sources import read as sources
 from bot.taxonomy.overrides import Overrides, load_overrides
 
 Say = Callable[[str], None]
+# A ``gh:OWNER/NAME@REF:PATH`` spec and which of a directory's files to read → the local copy, for the
+# block's time (the CLI's reads it over the REST API: `bot.publish.ghfiles`).
+FetchFiles = Callable[[str, Callable[[str], bool]], AbstractContextManager[Path]]
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,8 @@ class PublishSetup:
     gaps: tuple[BackendGap, ...]  # per backend subscription: the new or changed ops it lacks
     overrides: Overrides | None
     warnings: tuple[SourceWarning, ...]  # HEAD's parse warnings that BASE's parse did not give
+    # per backend of the config's `backends:` that the PR affects: the PR comment's impact table
+    impact: tuple[BackendImpact, ...] = ()
 
 
 def publish_setup(
@@ -58,6 +74,8 @@ def publish_setup(
     note: Say,
     codegen: CodegenRules | None = None,
     read: Callable[[str], SourceFiles] = sources.read_source,
+    fetch: FetchFiles | None = None,
+    impact: bool = False,
 ) -> PublishSetup:
     """Config, drift, acknowledgements, the handles to mention and the backend gaps: everything before
     rendering (backend lists are read and their coverage computed here, before any request).
@@ -65,6 +83,8 @@ def publish_setup(
     `allowlist` (the --allowlist option) wins over the config's; parse warnings go to `warn`, the
     acknowledgements' notes to `note`. `read` turns a SOURCE into files (the CLI's also reads ``gh:``
     specs, so the privileged PR poster reads the PR's files itself instead of trusting an artifact).
+    With `impact` (the PR comment's), the config's `backends:` lists are read and judged too, `fetch`
+    reading those given as ``gh:OWNER/NAME@REF:PATH``.
     """
     check_repo_name(repo)
     cfg = load_config(config) if config else BotConfig()
@@ -92,6 +112,7 @@ def publish_setup(
         backend_gaps(cfg, live, lacking, implemented),
         overrides,
         source_warnings,
+        downstream_impact(cfg, head, live, warn=warn, release=release, fetch=fetch) if impact else (),
     )
 
 
@@ -106,14 +127,71 @@ def backend_work(
     for spec in backend_specs(cfg):
         if spec.kind != "dispatch" and not os.path.exists(spec.resolved):
             raise ConfigError(f"backend list {spec.resolved}: no such file", path=cfg.path, line=spec.line)
-        backend, cov = read_and_cover(head, spec.kind, spec.resolved, warn=warn)
-        lacking[spec] = frozenset(o.name for o in cov.uncovered)
-        forms: dict[str, KernelForm | None] = {}
-        for op in backend.ops:
-            # An op listed twice (XLA's `supported` and `symint`) keeps the form one of them knows.
-            forms[op.name] = forms.get(op.name) or op.kernel_form
-        implemented[spec] = Kernels(forms, release or head.meta.torch_version)
+        lacking[spec], implemented[spec] = _work_of(
+            spec.kind, spec.resolved, head, warn=warn, release=release
+        )
     return lacking, implemented
+
+
+def _work_of(
+    kind: str, path: str, head: Snapshot, *, warn: Say | None, release: str | None
+) -> tuple[frozenset[str], Kernels]:
+    """One backend list read from PATH: what it needs a kernel for at HEAD, and what it implements."""
+    backend, cov = read_and_cover(head, kind, path, warn=warn)
+    forms: dict[str, KernelForm | None] = {}
+    for op in backend.ops:
+        # An op listed twice (XLA's `supported` and `symint`) keeps the form one of them knows.
+        forms[op.name] = forms.get(op.name) or op.kernel_form
+    return frozenset(o.name for o in cov.uncovered), Kernels(forms, release or head.meta.torch_version)
+
+
+@contextmanager
+def _local_copy(
+    listed: ListedBackend, cfg: BotConfig, fetch: FetchFiles | None, warn: Say
+) -> Iterator[tuple[str, Say]]:
+    """The path to read LISTED's list from, and a `warn` that names it as the config does: a local
+    path as is, a ``gh:`` spec through `fetch`, its temporary copy's path said as the spec."""
+    spec = listed.spec
+    if not listed.remote:
+        if not os.path.exists(spec.resolved):
+            raise ConfigError(
+                f"backends: {listed.name}: {spec.resolved}: no such file", path=cfg.path, line=spec.value_line
+            )
+        yield spec.resolved, warn
+        return
+    if fetch is None:
+        raise ConfigError(
+            f"backends: {listed.name}: a gh: path is read over GitHub's API, which this command does not use",
+            path=cfg.path,
+            line=spec.value_line,
+        )
+    with fetch(spec.value, lambda rel: reads_in_tree(spec.kind, rel)) as root:
+        local = str(root)
+        yield local, lambda message: warn(message.replace(local, spec.value))
+
+
+def downstream_impact(
+    cfg: BotConfig,
+    head: Snapshot,
+    changes: list[Change],
+    *,
+    warn: Say,
+    release: str | None = None,
+    fetch: FetchFiles | None = None,
+) -> tuple[BackendImpact, ...]:
+    """Per backend of the config's `backends:` that CHANGES affect, in config order: its gap, judged by
+    the engine the backend subscriptions use (`bot.app.subscriptions.backend_gaps`, with no one to
+    mention): the kernels that stop compiling in its form, the ops it must now write or lower, the
+    ops it implements that the PR removes or renames and its codegen then refuses."""
+    out = []
+    for listed in cfg.backends:
+        spec = listed.spec
+        with _local_copy(listed, cfg, fetch, warn) as (path, said):
+            lacking, kernels = _work_of(spec.kind, path, head, warn=said, release=release)
+        alone = BotConfig(subscriptions=(Subscription(who=(), backend=spec, line=listed.line),))
+        for gap in backend_gaps(alone, changes, {spec: lacking}, {spec: kernels}):
+            out.append(BackendImpact(listed.name, gap))
+    return tuple(out)
 
 
 def check_config_names(

@@ -60,11 +60,11 @@ def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_ver
     in FORM (None: not known, so judged as every form would be), against torch TORCH_VERSION
     (HEAD's). A SymInt-only change leaves an int64_t kernel building from 1.13 on, and before it
     every kernel is judged in the SymInt form (`bot.coverage.check.judged_form`, as coverage's
-    alerts are). An op upstream removes breaks the build of a backend whose codegen refuses the
-    name (`REMOVAL_BREAKS`). An in-tree ``dispatch`` key's kernels are changed by the same PR, and
+    alerts are). An op upstream removes, or renames (the backend lists its old name: `breaks_kernel`),
+    breaks the build of a backend whose codegen refuses the name (`REMOVAL_BREAKS`). An in-tree ``dispatch`` key's kernels are changed by the same PR, and
     torch-mlir writes no C++ kernel (it lowers by types)."""
-    if change.kind == "removed":
-        return spec.kind in REMOVAL_BREAKS
+    if change.kind in ("removed", "renamed"):
+        return spec.kind in REMOVAL_BREAKS  # a rename removes the old name the backend lists
     if spec.kind in ("dispatch", "torch-mlir") or change.kind != "changed":
         return False
     if not change.kernel_changes:
@@ -73,8 +73,13 @@ def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_ver
 
 
 def removes(spec: BackendSpec, change: Change) -> bool:
-    """A change removes an op this backend's build refuses to lose (see `breaks`)."""
-    return change.kind == "removed" and spec.kind in REMOVAL_BREAKS
+    """A change removes (or renames away) an op this backend's build refuses to lose (see `breaks`)."""
+    return change.kind in ("removed", "renamed") and spec.kind in REMOVAL_BREAKS
+
+
+def listed_name(change: Change) -> str:
+    """The name a backend's list has for the op a change is about: a renamed op's old name."""
+    return change.old_name if change.kind == "renamed" and change.old_name else change.name
 
 
 @dataclass(frozen=True)
@@ -117,9 +122,10 @@ def matches(
 
 def breaks_kernel(sub: Subscription, change: Change, implemented: Kernels | None) -> bool:
     """The subscription's backend implements the op, and the change breaks its kernel's build."""
-    if sub.backend is None or implemented is None or change.name not in implemented.forms:
+    name = listed_name(change)
+    if sub.backend is None or implemented is None or name not in implemented.forms:
         return False
-    return breaks(sub.backend, change, implemented.forms[change.name], implemented.torch_version)
+    return breaks(sub.backend, change, implemented.forms[name], implemented.torch_version)
 
 
 Lacking = Mapping[BackendSpec, frozenset[str]]
@@ -173,7 +179,7 @@ def backend_gaps(
 ) -> tuple[BackendGap, ...]:
     """One gap per backend subscription that matched something, in config order: the ops it lacks,
     and apart the ops it implements whose kernel no longer builds in its form, and those upstream
-    removed that its list still names (its codegen refuses them)."""
+    removed or renamed that its list still names (its codegen refuses them)."""
     pending = list(changes)
     out = []
     for sub in config.subscriptions:
@@ -182,17 +188,21 @@ def backend_gaps(
         gap = _lacking_for(sub, lacking)
         listed = _implemented_for(sub, implemented)
         matched = [c for c in pending if matches(sub, c, gap, listed)]
-        broken = {c.name for c in matched if breaks_kernel(sub, c, listed)}
-        removed = {c.name for c in matched if c.name in broken and removes(sub.backend, c)}
-        names = sorted({c.name for c in matched} - broken)
-        if names or broken:
+        breaking = [c for c in matched if breaks_kernel(sub, c, listed)]
+        # An op removed, or renamed away, is named as the backend lists it; a renamed op's new name
+        # is still work when the backend lacks it.
+        removed = {listed_name(c) for c in breaking if removes(sub.backend, c)}
+        broken = {c.name for c in breaking if not removes(sub.backend, c)}
+        lacks = {c.name for c in matched if gap is not None and c.name in gap and concerns(sub.backend, c)}
+        names = sorted(lacks - broken)
+        if names or broken or removed:
             out.append(
                 BackendGap(
                     sub.who,
                     sub.backend.kind,
                     sub.backend.value,
                     tuple(names),
-                    tuple(sorted(broken - removed)),
+                    tuple(sorted(broken)),
                     tuple(sorted(removed)),
                 )
             )

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.text import one_line
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
     from bot.drift.warnings import SourceWarning
     from bot.model import Snapshot, SourceFiles
     from bot.operators.codegen import CodegenRules
+    from bot.publish.ghsource import ApiSettings
     from bot.taxonomy.overrides import Overrides
 
 EXIT_OK = 0
@@ -52,15 +56,32 @@ def read_any_source(spec: str) -> SourceFiles:
         from bot.sources.read import read_source
 
         return read_source(spec)
-    from bot.publish.ghsource import ApiSettings, default_cache_dir, read_github_source
+    from bot.publish.ghsource import read_github_source
+
+    return read_github_source(spec, _api_settings())
+
+
+def _api_settings() -> ApiSettings:
+    """The REST API's settings for reading ``gh:`` specs: GITHUB_API_URL, GITHUB_TOKEN, XDG_CACHE_HOME."""
+    from bot.publish.ghsource import ApiSettings, default_cache_dir
     from bot.publish.github import DEFAULT_API_URL
 
-    settings = ApiSettings(
+    return ApiSettings(
         api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
         token=github_token(),
         cache_dir=default_cache_dir(os.environ),
     )
-    return read_github_source(spec, settings)
+
+
+@contextmanager
+def fetch_gh_files(spec: str, want: Callable[[str], bool]) -> Iterator[Path]:
+    """A ``gh:OWNER/NAME@REF:PATH`` file or directory (of a directory, the files `want` accepts)
+    copied into a private temporary directory for the block's time, with the settings of ``gh:``
+    SOURCEs; what it skipped goes to stderr."""
+    from bot.publish.ghfiles import materialised
+
+    with materialised(spec, _api_settings(), want, warn=warn) as fetched:
+        yield fetched.root
 
 
 def load(spec: str, overrides: Overrides | None = None, codegen: CodegenRules | None = None) -> Snapshot:

@@ -12,7 +12,16 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.common import EXIT_OK, codegen_rules, emit_outputs, github_token, note, read_any_source, warn
+from bot.cli.common import (
+    EXIT_OK,
+    codegen_rules,
+    emit_outputs,
+    fetch_gh_files,
+    github_token,
+    note,
+    read_any_source,
+    warn,
+)
 
 if TYPE_CHECKING:
     from bot.app.prepare import PublishSetup
@@ -20,7 +29,9 @@ if TYPE_CHECKING:
     from bot.publish.github import Outcome, RepoClient
 
 
-def _setup(args: argparse.Namespace) -> PublishSetup:
+def _setup(args: argparse.Namespace, *, impact: bool = False) -> PublishSetup:
+    """The use case's setup; with IMPACT (the PR comment's), the config's `backends:` lists are read
+    and judged too."""
     from bot.app.prepare import publish_setup
 
     return publish_setup(
@@ -33,6 +44,8 @@ def _setup(args: argparse.Namespace) -> PublishSetup:
         note=note,
         codegen=codegen_rules(args),
         read=read_any_source,
+        fetch=fetch_gh_files,
+        impact=impact,
     )
 
 
@@ -93,7 +106,7 @@ def run_comment(args: argparse.Namespace) -> int:
     from bot.publish.pr_comment import publish_pr_comment
     from bot.render.markers import PR_COMMENT_MARKER
 
-    setup = _setup(args)
+    setup = _setup(args, impact=True)
     drift = setup.drift
     if args.head_sha:
         check_head_commit(drift.head.commit, args.head_sha, args.head)

@@ -33,6 +33,7 @@ __all__ = [
     "parse_named_backend_arg",
     "read_backend",
     "read_text_list",
+    "reads_in_tree",
     "torch_version_key",
 ]
 
@@ -70,6 +71,16 @@ def _read_cpp_source(path: Path) -> str:
 
 def _cpp_files(root: Path) -> Iterable[Path]:
     return sorted(p for p in root.rglob("*") if p.suffix in _CPP_SUFFIXES and p.is_file())
+
+
+def reads_in_tree(kind: BackendKind, rel: str) -> bool:
+    """Whether reading a directory as a backend of KIND reads its file at REL (relative to it): a C++
+    tree's sources, a torch-mlir checkout's two files; the other kinds read one file, no directory."""
+    if kind == "cpp":
+        return Path(rel).suffix in _CPP_SUFFIXES
+    if kind == "torch-mlir":
+        return rel in (TD_PATH, FX_DECOMP_PATH)
+    return False
 
 
 def parse_backend_arg(arg: str) -> tuple[BackendKind, str]:

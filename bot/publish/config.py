@@ -21,7 +21,9 @@ import yaml
 
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.flags import FACETS
-from bot.errors import ConfigError, YamlError
+from bot.errors import ConfigError, SourceError, YamlError
+from bot.publish.ghfiles import PREFIX as GH_PREFIX
+from bot.publish.ghfiles import parse_path_spec
 from bot.shapes import Kind
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
@@ -81,6 +83,21 @@ class Subscription:
 
 
 @dataclass(frozen=True)
+class ListedBackend:
+    """An item of `backends:`: a downstream backend whose impact the PR comment shows (no one is
+    mentioned). Its `spec.value` is a local path or a ``gh:OWNER/NAME@REF:PATH`` spec, which
+    `spec.resolved` keeps as written (`bot.publish.ghfiles` reads it)."""
+
+    name: str
+    spec: BackendSpec
+    line: int = field(default=0, compare=False)
+
+    @property
+    def remote(self) -> bool:
+        return self.spec.value.startswith(GH_PREFIX)
+
+
+@dataclass(frozen=True)
 class WeeklyConfig:
     close_previous: bool = False
     link_previous: bool = True
@@ -105,6 +122,8 @@ class BotConfig:
     # summary only, since such a PR asks nothing of an out-of-tree backend).
     comment_on_kernel_keys: bool = False
     path: str = ""
+    # the downstream backends whose impact the PR comment shows in its own table (`backends:`)
+    backends: tuple[ListedBackend, ...] = ()
 
 
 # --- names that only the snapshots can check -------------------------------------------------------
@@ -292,6 +311,70 @@ def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> Back
     return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line, value_line)
 
 
+_NAME_MAX = 50  # a backend's name heads its row of the impact table
+# Each list is read before the comment is posted (a gh: one costs a few requests) and has its row: a
+# table for the backends a PyTorch author should weigh, not a registry of every fork.
+MAX_BACKENDS = 20
+_BACKENDS_KEYS = ("name", "kind", "path")
+
+
+def _listed_backend(reader: _Reader, node: yaml.Node, index: int, base_dir: str) -> ListedBackend:
+    """One item of `backends:`: name, kind and path; the path is local (against the config file's
+    directory, as a subscription's) or a ``gh:OWNER/NAME@REF:PATH`` spec, checked here."""
+    what = f"backends: item {index + 1}"
+    keys = reader.mapping(node, what, _BACKENDS_KEYS)
+    for key in _BACKENDS_KEYS:
+        if key not in keys:
+            raise reader.error(node, f"{what} has no `{key}:`")
+    name_node = keys["name"][1]
+    name = reader.string(name_node, f"{what}: name").strip()
+    if len(name) > _NAME_MAX or "\n" in name:
+        raise reader.error(name_node, f"{what}: name: one line of at most {_NAME_MAX} characters")
+    kind_node = keys["kind"][1]
+    raw = reader.string(kind_node, f"{what}: kind")
+    kind = next((k for k in BACKEND_KINDS if k == raw), None)
+    # A dispatch key's kernels live in native_functions.yaml itself: the PR changes them, and the
+    # drift's own sections show it; this table is for backends built outside PyTorch.
+    listed = tuple(k for k in BACKEND_KINDS if k != "dispatch")
+    if kind is None or kind == "dispatch":
+        said = (
+            "kind dispatch: an in-tree dispatch key is not a downstream backend"
+            if kind
+            else f"unknown backend kind {raw!r}"
+        )
+        raise reader.error(kind_node, f"{what}: {said} (expected one of: {', '.join(listed)})")
+    path_node = keys["path"][1]
+    path = reader.string(path_node, f"{what}: path").strip()
+    line, value_line = node.start_mark.line + 1, path_node.start_mark.line + 1
+    if path.startswith(GH_PREFIX):
+        try:
+            parse_path_spec(path)
+        except SourceError as err:
+            raise reader.error(path_node, f"{what}: path: {err.message}") from None
+        resolved = path
+    else:
+        resolved = os.path.normpath(os.path.join(base_dir, path))
+    return ListedBackend(name, BackendSpec(kind, path, resolved, line, value_line), line)
+
+
+def _backends(reader: _Reader, node: yaml.Node, base_dir: str) -> tuple[ListedBackend, ...]:
+    out: list[ListedBackend] = []
+    seen: dict[str, int] = {}
+    items = reader.read(_LIST, node, "backends", node)
+    if len(items) > MAX_BACKENDS:
+        raise reader.error(node, f"backends: {len(items)} items, at most {MAX_BACKENDS}")
+    for index, item in enumerate(items):
+        backend = _listed_backend(reader, item, index, base_dir)
+        if backend.name.lower() in seen:
+            raise reader.error(
+                item,
+                f"backends: item {index + 1}: name {backend.name!r} is item {seen[backend.name.lower()]}'s too",
+            )
+        seen[backend.name.lower()] = index + 1
+        out.append(backend)
+    return tuple(out)
+
+
 def _subscription(reader: _Reader, node: yaml.Node, index: int, base_dir: str = "") -> Subscription:
     what = f"subscription {index + 1}"
     keys = reader.mapping(node, what, _SUB_KEYS)
@@ -396,6 +479,7 @@ _TOP_KEYS = (
     "weekly",
     "bot_login",
     "comment_on_kernel_keys",
+    "backends",
 )
 
 
@@ -460,8 +544,10 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
     on_keys = "comment_on_kernel_keys" in keys and reader.boolean(
         keys["comment_on_kernel_keys"][1], "comment_on_kernel_keys"
     )
+    listed = _backends(reader, keys["backends"][1], base_dir) if "backends" in keys else ()
     return BotConfig(
         subscriptions=subs,
+        backends=listed,
         labels=labels,
         allowlist=paths["allowlist"],
         overrides=paths["overrides"],

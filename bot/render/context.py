@@ -30,8 +30,19 @@ class BackendGap:
     ops: tuple[str, ...]  # sorted, each once
     # the ops it implements whose kernel no longer builds in the form it is written in, sorted
     broken: tuple[str, ...] = ()
-    # the ops it implements that upstream removed, which its codegen then refuses, sorted
+    # the ops it implements that upstream removed or renamed (by the name it lists), which its
+    # codegen then refuses, sorted
     removed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BackendImpact:
+    """For one backend of the config's `backends:` list, named NAME: what the drift does to it, as
+    the backend subscriptions judge it (`gap.who` is empty: the PR comment's impact table mentions
+    no one)."""
+
+    name: str
+    gap: BackendGap
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,9 @@ class ReportContext:
     previous_issue: int | None = None
     # per backend subscription: the new or changed ops its backend lacks (bot.app.subscriptions.backend_gaps)
     backend_gaps: tuple[BackendGap, ...] = ()
+    # per backend of the config's `backends:` the drift affects (bot.app.prepare.downstream_impact):
+    # the PR comment's Downstream impact table
+    impact: tuple[BackendImpact, ...] = ()
     # change fingerprint → the upstream commit that introduced it (bot.history.attribution.attribute)
     attributions: Mapping[str, Attribution] = field(default_factory=dict)
     # a Mermaid chart built by bot.render.timeline.chart_of_last (its labels are sanitised there)
