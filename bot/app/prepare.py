@@ -56,7 +56,8 @@ class PublishSetup:
     drift: Drift
     acks: Acknowledgements
     mentions: tuple[str, ...]
-    gaps: tuple[BackendGap, ...]  # per backend subscription: the new or changed ops it lacks
+    # per backend subscription: the new ops it lacks, or ops that now need a kernel
+    gaps: tuple[BackendGap, ...]
     overrides: Overrides | None
     warnings: tuple[SourceWarning, ...]  # HEAD's parse warnings that BASE's parse did not give
     # per backend of the config's `backends:` that the PR affects: the PR comment's impact table

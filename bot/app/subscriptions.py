@@ -7,7 +7,7 @@ needs_kernel]`` means either, and ``buckets: [primitive_pointwise]`` plus ``face
 means both.
 
 A subscription may also name its backend's op list (``backend: {kind: xla, path: ...}``). It then
-matches only new or changed operators that the backend lacks at HEAD, and the operators it
+matches only new operators, or ones that now need a kernel, that the backend lacks at HEAD, and the operators it
 implements whose kernel no longer builds in the form the backend writes it (`breaks`). The caller
 (`bot.app.prepare.backend_work`) works those out with `bot.coverage.check` and passes them in as
 `lacking` and `implemented`. The config file itself is parsed by `bot.publish.config`.
@@ -38,8 +38,12 @@ REMOVAL_BREAKS: frozenset[BackendKind] = frozenset({"xla", "op-plugin", "torch-n
 
 
 def concerns(spec: BackendSpec, change: Change) -> bool:
-    """Whether a change is work for a backend that lacks the op: a new (or renamed) op, one whose
-    kernel's C++ signature changed, or one that lost the kernel PyTorch gave some kind of backend.
+    """Whether a change is work for a backend that lacks the op: a new (or renamed) op, or one that
+    lost the kernel PyTorch gave some kind of backend (it now needs one).
+
+    A new C++ signature of an op the backend lacks asks nothing of it: it lacked the op before and
+    lacks it after (it falls back, or never had it), and a kernel it writes later is written against
+    the schema of that day. Telling it "write this" would be a false alarm.
 
     A removed op cannot be lacked; a tag or bucket change asks nothing of a kernel; an op only
     some backends need (a cuDNN or CUDA-only one: `bot.taxonomy.scope`) is not another backend's
@@ -52,7 +56,7 @@ def concerns(spec: BackendSpec, change: Change) -> bool:
         return spec.kind == "dispatch" and any(d.subject == spec.value for d in change.details)
     if not scope_of(change.record).generic:
         return False
-    return change.kind in ("added", "renamed") or change.kernel == "breaking" or change.needs_kernel
+    return change.kind in ("added", "renamed") or change.needs_kernel
 
 
 def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_version: str | None) -> bool:
