@@ -12,6 +12,7 @@ import re
 
 UNKNOWN = "0+unknown"
 _SHA = re.compile(r"[0-9a-f]{40}")
+_RELEASE = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?")
 
 
 def version() -> str:
@@ -38,8 +39,9 @@ def commit() -> str | None:
 
 
 def is_release(text: str | None = None) -> bool:
-    """Whether the version (this one by default) is a tagged release: digits and dots only."""
-    return re.fullmatch(r"\d+(\.\d+)*", version() if text is None else text) is not None
+    """Whether the version (this one by default) is a tagged release: X.Y.Z or a pre-release X.Y.ZrcN,
+    not a dev version (commits after a tag) nor the unknown one."""
+    return _RELEASE.fullmatch(version() if text is None else text) is not None
 
 
 def describe() -> str:
