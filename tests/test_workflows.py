@@ -30,7 +30,7 @@ WORKFLOWS = [*OWN, *EXAMPLES]
 ACTION = ROOT / "action.yml"
 ALL_FILES = [*WORKFLOWS, ACTION]
 # .github/workflows holds this repository's CI and what really runs here; the rest are examples.
-EXPECTED_OWN = {"ci.yml", "weekly-drift.yml", "backfill-history.yml"}
+EXPECTED_OWN = {"ci.yml", "weekly-drift.yml", "backfill-history.yml", "changelog.yml", "release.yml"}
 EXPECTED_EXAMPLES = {
     "pytorch/pr-drift.yml",
     "pytorch/pr-drift-comment.yml",
@@ -52,11 +52,30 @@ HASHED_INSTALL = re.compile(
 )
 # The documentation's build tools, from their own hash-pinned file (the Pages job).
 DOCS_INSTALL = re.compile(rf"{PIP} --require-hashes --no-deps -r requirements/docs\.txt")
+# The release's build backend (its build job), and the built wheel installed in a fresh venv from the
+# requirements file the release attaches (its verify job): both hash-checked.
+RELEASE_INSTALL = re.compile(rf"{PIP} --require-hashes --no-deps -r requirements/release\.txt")
+FRESH = r'"\$RUNNER_TEMP/fresh/bin/python"'
+WHEEL_INSTALL = re.compile(
+    r'python -m venv "\$RUNNER_TEMP/fresh"\n'
+    rf"{FRESH} -m pip install --disable-pip-version-check --quiet --require-hashes --only-binary opdrift "
+    r'--find-links dist -r "release/opdrift-\$\{TAG#v\}-requirements\.txt"\n'
+    rf"{FRESH} -m pip check\n"
+    r'echo "\$RUNNER_TEMP/fresh/bin" >> "\$GITHUB_PATH"'
+)
 PLUMBING = (
     re.compile(r"bash \.ci/run"),
     HASHED_INSTALL,
     DOCS_INSTALL,
+    RELEASE_INSTALL,
+    WHEEL_INSTALL,
     re.compile(r"mkdocs build --strict --site-dir _site/docs"),
+    # The release: the build, and the scripts that hold its logic (tests/test_changelog.py and
+    # tests/test_act_release.py test them), and the GitHub release made of their files.
+    re.compile(r"python -m build --no-isolation --sdist --wheel --outdir dist \."),
+    re.compile(r'python scripts/check_changelog\.py "\$BASE" "\$HEAD"'),
+    re.compile(r'python scripts/release_files\.py "\$TAG" dist release'),
+    re.compile(r'gh release create "\$TAG" [^\n]+'),
     re.compile(r"git clone --bare --quiet https://github\.com/[\w.-]+/[\w.-]+\.git [\w.-]+"),
 )
 PINNED = re.compile(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+(/[^@\s]+)?@[0-9a-f]{40}")
@@ -292,7 +311,9 @@ def test_every_opdrift_command_the_workflows_call_exists() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     known = set(sub.choices or ())
-    called = {m.group(1) for _, script in run_scripts() for m in re.finditer(r"\bopdrift ([a-z-]+)", script)}
+    called = {
+        m.group(1) for _, script in run_scripts() for m in re.finditer(r"\bopdrift ([a-z][a-z-]*)", script)
+    }
     assert called, "no opdrift call found"
     assert called <= known, f"workflows call unknown subcommands: {sorted(called - known)}"
 
@@ -357,9 +378,10 @@ def test_every_install_is_hash_pinned(path: Path) -> None:
         script = step.get("run", "")
         if "pip install" not in script:
             continue
-        assert HASHED_INSTALL.fullmatch(script.strip()) or DOCS_INSTALL.fullmatch(script.strip()), (
-            f"{where}: install through requirements/workflow.txt"
-        )
+        assert any(
+            p.fullmatch(script.strip())
+            for p in (HASHED_INSTALL, DOCS_INSTALL, RELEASE_INSTALL, WHEEL_INSTALL)
+        ), f"{where}: install through requirements/workflow.txt"
     text = path.read_text(encoding="utf-8")
     assert "git+https://" not in text, "a VCS install cannot be hash-checked: check out the release instead"
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
-from bot import __version__
 from bot.cli import arguments, workflow_arguments
 from bot.cli.options import SOURCE_HELP
+from bot.version import describe
 
 Runner = Callable[[argparse.Namespace], int]
 
@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and report what changed for downstream backends.",
         epilog=SOURCE_HELP,
     )
-    parser.add_argument("--version", action="version", version=f"opdrift {__version__}")
+    parser.add_argument("--version", action="version", version=f"opdrift {describe()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         p = sub.add_parser(command.name, help=command.help)
