@@ -13,7 +13,6 @@ Refresh the golden file with ``pytest tests/test_impact.py --update-golden``.
 from __future__ import annotations
 
 import lzma
-import os
 import tarfile
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pytest
 from clirun import Opdrift
 from datafiles import release_text, write_release
 from fake_github import FakeGitHub
+from goldens import check_golden, updating
 
 from bot.errors import ConfigError, SourceError
 from bot.publish import ghfiles
@@ -45,21 +45,6 @@ backends:
     path: {DLPRIM_SPEC}
 """
 FILES = ("native_functions.yaml", "tags.yaml", "derivatives.yaml")
-
-
-def _update(request: pytest.FixtureRequest) -> bool:
-    return bool(request.config.getoption("--update-golden")) or os.environ.get("OPDRIFT_UPDATE_GOLDEN") == "1"
-
-
-def _check_golden(name: str, text: str, update: bool) -> None:
-    path = GOLDEN / name
-    if update:
-        path.write_text(text, encoding="utf-8")
-        return
-    assert path.exists(), f"{path.name} missing: run pytest --update-golden"
-    assert text == path.read_text(encoding="utf-8"), (
-        f"{path.name} differs: run pytest --update-golden and review"
-    )
 
 
 def _dlprim_files() -> dict[str, bytes]:
@@ -328,7 +313,7 @@ def test_a_pr_that_breaks_a_listed_backends_kernel_gets_the_impact_table(
     assert "dlprim" not in table
     xla = body.split("<summary>XLA:", 1)[1].split("</details>", 1)[0]
     assert "no longer build in the form it writes them: `rrelu_with_noise`\n" in xla
-    _check_golden("impact-rrelu.pr-comment.md", body, _update(request))
+    check_golden("impact-rrelu.pr-comment.md", body, updating(request))
 
 
 def test_a_pr_that_affects_no_listed_backend_gets_no_table(

@@ -7,7 +7,6 @@ then read the diff: the rendered Markdown is the product.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -23,8 +22,8 @@ from driftcases import (
     rec,
     snap,
 )
+from goldens import check_golden, updating
 
-from bot import __version__
 from bot.drift.allowlist import acknowledge, parse_allowlist
 from bot.drift.changes import Drift, compute_drift
 from bot.drift.policy import FailOn, failing
@@ -52,21 +51,7 @@ FORMATS: tuple[Format, ...] = tuple(EXT)
 
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
-    return bool(request.config.getoption("--update-golden")) or os.environ.get("OPDRIFT_UPDATE_GOLDEN") == "1"
-
-
-def check_golden(name: str, text: str, update: bool) -> None:
-    # The footer's version comes from the git tag (bot/version.py): a golden file holds a placeholder.
-    text = text.replace(f"opdrift {__version__}", "opdrift VERSION")
-    path = GOLDEN / name
-    if update:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        return
-    assert path.exists(), f"{path.name} missing: run pytest --update-golden"
-    assert text == path.read_text(encoding="utf-8"), (
-        f"{path.name} differs: run pytest --update-golden and review"
-    )
+    return updating(request)
 
 
 def golden_context(drift: Drift) -> ReportContext:

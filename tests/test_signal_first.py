@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from clirun import Opdrift
 from datafiles import DATA
+from goldens import check_golden, updating
 
 from bot import pipeline
 from bot.drift.changes import compute_drift
@@ -146,7 +147,6 @@ def test_golden_coverage_of_the_real_backends(
 ) -> None:
     """The Markdown coverage report of the four real backends against 2.15.0, as a maintainer reads
     it, kept as a golden file (refresh with --update-golden). Paths are as the user gave them."""
-    import os
     import shutil
 
     from bot.coverage.backends import read_backend
@@ -177,13 +177,7 @@ def test_golden_coverage_of_the_real_backends(
         results.append((compute_coverage(snapshot, backend), None))
     text = render_coverage(results, "markdown", head=snapshot)
     assert len(text) <= GITHUB_LIMIT and str(tmp_path) not in text
-    golden = Path(__file__).parent / "golden" / "coverage-real-2.15.0.md"
-    if request.config.getoption("--update-golden") or os.environ.get("OPDRIFT_UPDATE_GOLDEN") == "1":
-        golden.write_text(text, encoding="utf-8")
-    assert golden.exists(), "coverage-real-2.15.0.md missing: run pytest --update-golden"
-    assert text == golden.read_text(encoding="utf-8"), (
-        "coverage-real-2.15.0.md differs: --update-golden and review"
-    )
+    check_golden("coverage-real-2.15.0.md", text, updating(request))
 
 
 def test_with_a_base_only_new_or_changed_alerts_are_shown(
