@@ -20,10 +20,11 @@ from clirun import Opdrift
 from datafiles import release_text
 from fake_github import FakeGitHub
 
+from bot.app.init import InitRequest, config_text
 from bot.app.init_workflows import WORKFLOWS, available, pin_from_direct_url, workflow_text
 from bot.cli.init_cmds import _complete
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.config import load_config
+from bot.publish.config import load_config, parse_config
 
 UPSTREAM = "pytorch/pytorch"
 TOKEN = "ghs_inittesttoken00000000000000000000"
@@ -206,3 +207,10 @@ def test_the_pin_comes_from_the_commit_pip_installed() -> None:
     assert not pin_from_direct_url('{"url": "file:///src", "dir_info": {"editable": true}}', "0.2.0").known
     assert not pin_from_direct_url(url % "main", "0.2.0").known
     assert not pin_from_direct_url(None, "0.2.0").known
+
+
+def test_a_dispatch_key_backend_is_written_with_its_key() -> None:
+    request = InitRequest("mps:dispatch=MPS", ("@mps-team",))
+    cfg = parse_config(config_text(request, "mps", "dispatch", "MPS"), ".github/opdrift.yml")
+    (sub,) = cfg.subscriptions
+    assert sub.backend is not None and (sub.backend.kind, sub.backend.value) == ("dispatch", "MPS")

@@ -8,6 +8,7 @@ prompts for what is missing when stdin is a terminal, and otherwise stops with o
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -106,6 +107,9 @@ def run_init(args: argparse.Namespace) -> int:
         if taken is not None:
             raise OpdriftError("exists (use --force)", path=taken)
     init.check_backend(request, root)
+    if not os.path.exists(os.path.join(root, ".git")):
+        # The workflows check the repository out and read these paths from its root.
+        warn("no .git here: run `opdrift init` at the root of the backend's repository")
     print(f"opdrift init: reading {request.source} and {args.backend} ...", file=sys.stderr)
     version = installed_version()
     pin = installed_pin()
