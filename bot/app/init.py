@@ -22,7 +22,7 @@ from bot.coverage import backends
 from bot.coverage.check import Coverage
 from bot.errors import ConfigError, OpdriftError
 from bot.model import Snapshot
-from bot.publish.config import BotConfig, parse_config
+from bot.publish.config import parse_config
 from bot.snapshot import write_atomic
 
 SNAPSHOT_PATH = "snapshots/main.json"
@@ -46,7 +46,6 @@ class InitPlan:
     files: tuple[tuple[str, str], ...]  # (path relative to the repository, text), in writing order
     coverage: Coverage
     head: Snapshot
-    config: BotConfig  # the written config, read back by the config parser
     unpinned: tuple[str, ...]  # workflows whose `uses: OWNER/opdrift@000…` is still to fill in
 
 
@@ -110,7 +109,7 @@ def plan_init(
     text = config_text(request, name, kind, value)
     # Read back by the parser every command uses, against the repository: a handle it refuses, or a
     # path it cannot resolve, stops init here, before anything is written.
-    config = parse_config(text, CONFIG_PATH, base_dir=os.path.join(root, os.path.dirname(CONFIG_PATH)))
+    parse_config(text, CONFIG_PATH, base_dir=os.path.join(root, os.path.dirname(CONFIG_PATH)))
     # `root` is the working directory (the command line passes "."), where coverage reads PATH from.
     run = coverage_of(
         request.source,
@@ -132,7 +131,7 @@ def plan_init(
             if unpinned(body):
                 left.append(path)
     files.append((SNAPSHOT_PATH, snapshots.to_json(run.head)))
-    return InitPlan(tuple(files), cov, run.head, config, tuple(left))
+    return InitPlan(tuple(files), cov, run.head, tuple(left))
 
 
 def write_files(root: str, files: Sequence[tuple[str, str]], *, force: bool) -> None:
