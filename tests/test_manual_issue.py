@@ -78,3 +78,21 @@ def test_manual_takes_no_week_and_needs_a_ref(fake: FakeGitHub, opdrift: Opdrift
     run = opdrift("issue", "--repo", TARGET, base, head, "--manual", " ")
     assert run.code == 2 and "--manual needs the ref" in run.err
     assert fake.writes() == []
+
+
+def test_a_create_that_landed_before_a_5xx_is_one_issue_reported_as_opened(
+    fake: FakeGitHub, opdrift: Opdrift
+) -> None:
+    fake.fail("POST", rf"^/repos/{TARGET}/issues$", 502, after_apply=True)
+    run = opdrift(
+        "issue",
+        "--repo",
+        TARGET,
+        str(SNAPS / "v2.14.1.json"),
+        str(SNAPS / "v2.15.0.json"),
+        "--manual",
+        "main",
+    )
+    assert run.code == 0, run.err
+    (issue,) = fake.issues(TARGET)
+    assert f"opdrift: opened issue #{issue['number']}" in run.err

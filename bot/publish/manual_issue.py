@@ -58,15 +58,22 @@ def publish_manual_issue(
         return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
     repo_name = client.repo_name
     wanted = list(dict.fromkeys(labels))
+    tried_create = False  # a create that "failed" may have landed: the retry finds it, and it is new
 
     def step() -> Outcome:
+        nonlocal tried_create
         current = _find_manual(client, marker)
         if current is None:
             if dry_run:
                 return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
             ensure_labels(client, wanted)
+            tried_create = True
             issue = client.repo.create_issue(title=title, body=text, labels=wanted)
             return Outcome("created", issue.html_url, issue.number, f"opened issue #{issue.number}", text)
+        if tried_create:
+            return Outcome(
+                "created", current.html_url, current.number, f"opened issue #{current.number}", text
+            )
         if current.title == title and current.body == text:
             return Outcome(
                 "unchanged", current.html_url, current.number, f"issue #{current.number} is up to date"
