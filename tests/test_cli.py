@@ -753,7 +753,7 @@ def test_a_misspelled_option_gets_a_did_you_mean(opdrift: Opdrift) -> None:
     run = opdrift("stats", "x.yaml", "--formatt=json")
     assert run.code == 2
     assert run.err == (
-        "opdrift: error: unrecognized arguments: --formatt=json; did you mean --format or --from? "
+        "opdrift: error: unrecognized arguments: --formatt=json; did you mean --format or --from or --force? "
         "(see `opdrift --help`)\n"
     )
     assert "did you mean" not in opdrift("stats", "x.yaml", "--zzz").err

@@ -133,6 +133,12 @@ def add_issue(p: argparse.ArgumentParser) -> None:
         "--week", metavar="YYYY-Www", help="the window, e.g. 2026-W48 (default: this ISO week, UTC)"
     )
     p.add_argument(
+        "--manual",
+        metavar="REF",
+        help="a manual run against the PyTorch ref REF: open its own issue (titled with REF, or edit the "
+        "open one of the same REF, BASE and HEAD), never the week's; not with --week",
+    )
+    p.add_argument(
         "--history",
         metavar="REPO",
         help="attribute every change to the upstream commit that introduced it, by walking REPO (a PyTorch "

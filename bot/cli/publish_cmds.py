@@ -24,7 +24,7 @@ from bot.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from bot.app.prepare import PublishSetup
+    from bot.app.prepare import IssueAttribution, PublishSetup
     from bot.publish.config import BotConfig
     from bot.publish.github import Outcome, RepoClient
 
@@ -142,11 +142,18 @@ def run_issue(args: argparse.Namespace) -> int:
     from bot.publish.weekly_issue import publish_weekly_issue
     from bot.publish.workflow import iso_week, week_start
 
-    if args.week is None:
+    given: str | None = args.week
+    week = "" if given is None else given
+    if args.manual is not None:
+        if given is not None:
+            raise OpdriftError("--manual posts its own issue, which belongs to no week: drop --week")
+        if not args.manual.strip():
+            raise OpdriftError("--manual needs the ref the run was for, e.g. main or v2.15.0")
+    elif given is None:
         # UTC, as resolve-sources takes it: a runner's local date may already be next week
-        args.week = iso_week(dt.datetime.now(dt.timezone.utc).date())
+        week = iso_week(dt.datetime.now(dt.timezone.utc).date())
     else:
-        week_start(args.week)  # the form, and that the year has such a week (2027 has no W53)
+        week_start(week)  # the form, and that the year has such a week (2027 has no W53)
     if args.history is None and (args.from_rev or args.to_rev or args.chart):
         raise OpdriftError("--from, --to and --chart need --history REPO")
     setup = _setup(args)
@@ -160,14 +167,16 @@ def run_issue(args: argparse.Namespace) -> int:
         warn=warn,
         note=note,
     )
-    plan = plan_issue(setup, walked, args.week)
     cfg = setup.cfg
+    if args.manual is not None:
+        return _manual_issue(args, setup, walked)
+    plan = plan_issue(setup, walked, week)
     client, dry_run = _publish_client(args, cfg)
     outcome = publish_weekly_issue(
         client,
         title=plan.title,
         body=plan.body,
-        window_key=args.week,
+        window_key=week,
         labels=cfg.labels,
         link_previous=cfg.weekly.link_previous,
         close_previous=cfg.weekly.close_previous,
@@ -177,4 +186,18 @@ def run_issue(args: argparse.Namespace) -> int:
     # For the action: the snapshot may advance only past a drift that is really in an issue now.
     published = outcome.action in ("created", "updated", "unchanged")
     emit_outputs({"published": "true" if published else "false"}, echo=False)
+    return EXIT_OK
+
+
+def _manual_issue(args: argparse.Namespace, setup: PublishSetup, walked: IssueAttribution) -> int:
+    from bot.app.manual_issue import plan_manual_issue
+    from bot.publish.manual_issue import publish_manual_issue
+    from bot.text import one_line
+
+    plan = plan_manual_issue(setup, walked, one_line(args.manual.strip()))
+    client, dry_run = _publish_client(args, setup.cfg)
+    outcome = publish_manual_issue(
+        client, title=plan.title, body=plan.body, marker=plan.marker, labels=setup.cfg.labels, dry_run=dry_run
+    )
+    _publish_report(outcome, plan.summary)
     return EXIT_OK

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
-from bot.cli import arguments, workflow_arguments
+from bot.cli import arguments, init_cmds, workflow_arguments
 from bot.cli.options import SOURCE_HELP
 from bot.version import describe
 
@@ -40,6 +40,7 @@ _PUBLISH = "bot.cli.publish_cmds"
 _HISTORY = "bot.cli.history_cmds"
 _WORKFLOW = "bot.cli.workflow_cmds"
 _SITE = "bot.cli.site_cmds"
+_INIT = "bot.cli.init_cmds"
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -101,6 +102,12 @@ COMMANDS: tuple[Command, ...] = (
         "a static site of every operator: its history across SOURCEs, coverage per backend, growth",
         arguments.add_site,
         f"{_SITE}:run_site",
+    ),
+    Command(
+        "init",
+        "set opdrift up in a backend's repository: config, workflows, seeded snapshot",
+        init_cmds.add_init,
+        f"{_INIT}:run_init",
     ),
     Command(
         "append-summary",

@@ -69,7 +69,7 @@ def add_resolve_sources(p: argparse.ArgumentParser) -> None:
     # Checked here so that a typo in a workflow's `with:` fails loudly instead of skipping every step.
     p.add_argument(
         "--mode",
-        choices=("comment", "issue", "summary"),
+        choices=("comment", "issue", "manual-issue", "summary"),
         default="summary",
         help="what the action will do with the diff, printed as mode= (default: summary)",
     )

@@ -68,7 +68,7 @@ def _find_weekly(client: RepoClient, window_key: str) -> _Found:
     return _Found(current, None if previous is None else previous[1])
 
 
-def _ensure_labels(client: RepoClient, names: Sequence[str]) -> None:
+def ensure_labels(client: RepoClient, names: Sequence[str]) -> None:
     if not names:
         return
     repo = client.repo
@@ -133,7 +133,7 @@ def publish_weekly_issue(
         if current is None:
             if dry_run:
                 return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
-            _ensure_labels(client, wanted_labels)
+            ensure_labels(client, wanted_labels)
             tried_create = True
             issue = client.repo.create_issue(title=title, body=text, labels=wanted_labels)
             outcome = Outcome("created", issue.html_url, issue.number, f"opened issue #{issue.number}", text)
@@ -159,7 +159,7 @@ def publish_weekly_issue(
                     tried_update = True
                     current.edit(title=title, body=text)
                 if missing:
-                    _ensure_labels(client, missing)
+                    ensure_labels(client, missing)
                     current.add_to_labels(*missing)
                 outcome = Outcome(
                     "updated", current.html_url, current.number, f"updated issue #{current.number}", text

@@ -1,0 +1,147 @@
+"""`opdrift init`: a backend's repository from nothing to alerts (issue 25).
+
+Run in the backend's repository. It checks the backend's list with `coverage`'s reader against
+upstream's current main (a ``gh:UPSTREAM@main`` SOURCE, loaded once through the caller's `load`: the
+`snapshot` command's path, and that snapshot is the one seeded), and plans every file: the config with the backend subscription, the chosen
+workflows from the shipped examples (`bot.app.init_workflows`), and the seeded snapshots/main.json.
+Nothing is written until everything is planned and checked: `targets_taken` first (no file is replaced
+without `force`), then `write_files`, one atomic write per file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from bot import snapshot as snapshots
+from bot.app.coverage import coverage_of
+from bot.app.init_workflows import ALWAYS, CONFIG_PATH, WORKFLOWS, Pin, unpinned, workflow_text
+from bot.coverage import backends
+from bot.coverage.check import Coverage
+from bot.errors import ConfigError, OpdriftError
+from bot.model import Snapshot
+from bot.publish.config import parse_config
+from bot.snapshot import write_atomic
+
+SNAPSHOT_PATH = "snapshots/main.json"
+WORKFLOW_DIR = ".github/workflows"
+
+
+@dataclass(frozen=True)
+class InitRequest:
+    backend: str  # NAME:KIND=PATH (NAME optional), as `coverage --backend` takes it
+    who: tuple[str, ...]
+    upstream: str = "pytorch/pytorch"
+    workflows: tuple[str, ...] = ()  # flags of `init_workflows.WORKFLOWS` asked for (weekly, watch)
+
+    @property
+    def source(self) -> str:
+        return f"gh:{self.upstream}@main"
+
+
+@dataclass(frozen=True)
+class InitPlan:
+    files: tuple[tuple[str, str], ...]  # (path relative to the repository, text), in writing order
+    coverage: Coverage
+    head: Snapshot
+    unpinned: tuple[str, ...]  # workflows whose `uses: OWNER/opdrift@000…` is still to fill in
+
+
+def targets(request: InitRequest) -> tuple[str, ...]:
+    """Every file init would write, known before anything is read."""
+    chosen = [w for w in WORKFLOWS if w.flag in request.workflows or w.flag in ALWAYS]
+    return (CONFIG_PATH, *(f"{WORKFLOW_DIR}/{w.example}" for w in chosen), SNAPSHOT_PATH)
+
+
+def targets_taken(root: str, paths: Sequence[str]) -> str | None:
+    """The first of `paths` that already exists under `root` (a dangling link counts), else None."""
+    return next((p for p in paths if os.path.lexists(os.path.join(root, p))), None)
+
+
+def check_backend(request: InitRequest, root: str) -> tuple[str | None, backends.BackendKind, str]:
+    """NAME, KIND and PATH of --backend, its PATH inside the repository (the config names it relative
+    to itself, and the workflows read it from the checkout)."""
+    name, kind, value = backends.parse_named_backend_arg(request.backend)
+    if kind == "dispatch":
+        return name, kind, value
+    if os.path.isabs(value) or os.path.normpath(value).split(os.sep)[0] == "..":
+        raise ConfigError(f"--backend {request.backend}: PATH must be inside this repository, relative to it")
+    if not os.path.exists(os.path.join(root, value)):
+        raise ConfigError(f"--backend {request.backend}: {value}: no such file or directory")
+    return name, kind, value
+
+
+def config_text(request: InitRequest, name: str | None, kind: backends.BackendKind, value: str) -> str:
+    """The config: one backend subscription and the upstream. Values are written as JSON strings, which
+    YAML reads as they are (a handle's `@`, a path with spaces)."""
+    if kind == "dispatch":
+        backend = f"{{kind: dispatch, key: {json.dumps(value)}}}"
+    else:
+        # The config's paths are relative to the config file (docs/config.md).
+        relative = os.path.relpath(value, os.path.dirname(CONFIG_PATH)).replace(os.sep, "/")
+        backend = f"{{kind: {kind}, path: {json.dumps(relative)}}}"
+    label = name or value
+    who = ", ".join(json.dumps(h) for h in request.who)
+    return (
+        "# opdrift's config (docs/config.md), written by `opdrift init`.\n"
+        "subscriptions:\n"
+        f"  # {label}: new or changed upstream operators this backend lacks, kernels of it that no longer\n"
+        "  # build, and removed operators it still lists\n"
+        f"  - who: [{who}]\n"
+        f"    backend: {backend}\n"
+        "weekly:\n"
+        f"  upstream: {request.upstream}\n"
+    )
+
+
+def plan_init(
+    request: InitRequest,
+    root: str,
+    *,
+    load: Callable[[str], Snapshot],
+    pin: Pin,
+    version: str,
+    warn: Callable[[str], None],
+) -> InitPlan:
+    name, kind, value = check_backend(request, root)
+    text = config_text(request, name, kind, value)
+    # Read back by the parser every command uses, against the repository: a handle it refuses, or a
+    # path it cannot resolve, stops init here, before anything is written.
+    parse_config(text, CONFIG_PATH, base_dir=os.path.join(root, os.path.dirname(CONFIG_PATH)))
+    # `root` is the working directory (the command line passes "."), where coverage reads PATH from.
+    run = coverage_of(
+        request.source,
+        [request.backend],
+        base_source=None,
+        profile=None,
+        torch_version=None,
+        load=load,
+        warn=warn,
+    )
+    ((cov, _),) = run.results
+    files: list[tuple[str, str]] = [(CONFIG_PATH, text)]
+    left: list[str] = []
+    for row in WORKFLOWS:
+        if row.flag in request.workflows or row.flag in ALWAYS:
+            path = f"{WORKFLOW_DIR}/{row.example}"
+            body = workflow_text(row, pin=pin, upstream=request.upstream, version=version)
+            files.append((path, body))
+            if unpinned(body):
+                left.append(path)
+    files.append((SNAPSHOT_PATH, snapshots.to_json(run.head)))
+    return InitPlan(tuple(files), cov, run.head, tuple(left))
+
+
+def write_files(root: str, files: Sequence[tuple[str, str]], *, force: bool) -> None:
+    """Every file, each written atomically; none when one exists and not `force` (checked again here:
+    the upstream read took a while)."""
+    if not force:
+        taken = targets_taken(root, [p for p, _ in files])
+        if taken is not None:
+            raise OpdriftError("exists (use --force)", path=taken)
+    for path, text in files:
+        target = os.path.join(root, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        write_atomic(target, text)

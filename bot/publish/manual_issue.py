@@ -1,0 +1,93 @@
+"""A manual run's drift issue: its own issue, never the week's (issue 25).
+
+A manual dispatch diffs an arbitrary PyTorch ref against an arbitrary stored snapshot; posted into the
+week's issue, that drift replaced the week's report. It gets an issue of its own instead, found again by
+its own marker (``<!-- opdrift:manual run=KEY -->``, KEY naming the ref and the two sides), so that a
+re-run of the same dispatch edits that issue rather than opening a second one. The weekly lookup
+(`bot.publish.weekly_issue`) matches only ``opdrift:weekly window=``, so it can never take a manual
+issue for the week's or the previous week's, and this module never edits an issue without its own marker.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from bot.publish.github import Outcome, RepoClient, check_size, with_marker
+from bot.publish.weekly_issue import MAX_SCANNED, ensure_labels
+
+_UNSAFE = re.compile(r"[^0-9A-Za-z._-]+")
+_MAX_KEY = 120
+
+
+def manual_marker(*parts: str) -> str:
+    """The hidden marker of one manual run's issue: the ref and the two sides, in the characters a
+    marker allows (``release/2.16`` → ``release-2.16``)."""
+    key = "_".join(_UNSAFE.sub("-", p).strip("-") or "-" for p in parts)[:_MAX_KEY]
+    return f"<!-- opdrift:manual run={key} -->"
+
+
+def _find_manual(client: RepoClient, marker: str) -> Any | None:
+    """The bot's own open issue carrying exactly `marker` (newest first, the bot's issues only: see
+    `weekly_issue._find_weekly`); a closed one was dealt with, and a re-run opens a new one."""
+    issues = client.repo.get_issues(
+        state="open", sort="created", direction="desc", creator=client.own_login()
+    )
+    for scanned, issue in enumerate(issues, 1):
+        if scanned > MAX_SCANNED:
+            break
+        if marker in (issue.body or "") and client.is_mine(issue) and issue.pull_request is None:
+            return issue
+    return None
+
+
+def publish_manual_issue(
+    client: RepoClient | None,
+    *,
+    title: str,
+    body: str,
+    marker: str,
+    labels: Sequence[str] = (),
+    dry_run: bool,
+) -> Outcome:
+    """Open the manual run's issue, or edit the open one with the same marker (a re-run)."""
+    text = with_marker(body, marker)
+    check_size(text, "the manual run's issue")
+    if client is None:
+        return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
+    repo_name = client.repo_name
+    wanted = list(dict.fromkeys(labels))
+    tried_create = False  # a create that "failed" may have landed: the retry finds it, and it is new
+
+    def step() -> Outcome:
+        nonlocal tried_create
+        current = _find_manual(client, marker)
+        if current is None:
+            if dry_run:
+                return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
+            ensure_labels(client, wanted)
+            tried_create = True
+            issue = client.repo.create_issue(title=title, body=text, labels=wanted)
+            return Outcome("created", issue.html_url, issue.number, f"opened issue #{issue.number}", text)
+        if tried_create:
+            return Outcome(
+                "created", current.html_url, current.number, f"opened issue #{current.number}", text
+            )
+        if current.title == title and current.body == text:
+            return Outcome(
+                "unchanged", current.html_url, current.number, f"issue #{current.number} is up to date"
+            )
+        if dry_run:
+            return Outcome(
+                "dry-run", current.html_url, current.number, f"would update issue #{current.number}", text
+            )
+        current.edit(title=title, body=text)
+        return Outcome("updated", current.html_url, current.number, f"updated issue #{current.number}", text)
+
+    return client.run(
+        step,
+        what=f"publishing the manual run's issue in {repo_name}",
+        permission="issues: write",
+        not_found=f"repository {repo_name} not found (or the token cannot see it)",
+    )
