@@ -623,10 +623,10 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
     )
     for fmt in ("pr-comment", "weekly-issue"):
         body = render(drift, fmt, context=ReportContext(backend_gaps=gaps).linked(drift))
-        assert "### 🔌 Backends that lack new or changed ops" in body
+        assert "### 🔌 Backends that lack new ops, or ops that now need a kernel" in body
         assert (
-            "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new or "
-            "changed ops: `hardswish`\n" in body
+            "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new ops, or "
+            "ops that now need a kernel: `hardswish`\n" in body
         )
         line = next(x for x in body.splitlines() if x.startswith("- @org/opencl @bob:"))
         assert f"lacks **{len(many)}** of" in line
@@ -647,12 +647,15 @@ def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_wha
         BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("hardswish",)),
     )
     body = render(drift, "pr-comment", context=ReportContext(backend_gaps=gaps).linked(drift))
-    assert "### 🔌 Backends that lack new or changed ops, or whose kernels they break" in body
+    assert (
+        "### 🔌 Backends that lack new ops, or ops that now need a kernel, or whose kernels they break"
+        in body
+    )
     lines = [x for x in body.splitlines() if x.startswith("- @")]
     assert lines[:2] == [
         "- @ascend: 🔧 your backend (`op-plugin`, `op_plugin_functions.yaml`) implements **1** op whose kernel"
         " no longer builds in the form you write it: `rrelu_with_noise`",
-        "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new or changed ops:"
+        "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new ops, or ops that now need a kernel:"
         " `hardswish`",
     ]
 
@@ -663,7 +666,10 @@ def test_a_backend_gap_names_the_ops_it_implements_that_upstream_removed() -> No
     drift = compute_drift(*realistic_pair())
     gaps = (BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", (), (), ("cholesky", "qr")),)
     body = render(drift, "pr-comment", context=ReportContext(backend_gaps=gaps).linked(drift))
-    assert "### 🔌 Backends that lack new or changed ops, or whose kernels they break" in body
+    assert (
+        "### 🔌 Backends that lack new ops, or ops that now need a kernel, or whose kernels they break"
+        in body
+    )
     assert [x for x in body.splitlines() if x.startswith("- @")] == [
         "- @xla-team: 🗑️ your backend (`xla`, `xla_native_functions.yaml`) implements **2** ops upstream"
         " removed or renamed, which your codegen then refuses by name: `cholesky`, `qr`",

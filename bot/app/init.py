@@ -87,7 +87,7 @@ def config_text(request: InitRequest, name: str | None, kind: backends.BackendKi
     return (
         "# opdrift's config (docs/config.md), written by `opdrift init`.\n"
         "subscriptions:\n"
-        f"  # {label}: new or changed upstream operators this backend lacks, kernels of it that no longer\n"
+        f"  # {label}: new upstream operators (or ones that now need a kernel) this backend lacks, kernels of it that no longer\n"
         "  # build, and removed operators it still lists\n"
         f"  - who: [{who}]\n"
         f"    backend: {backend}\n"

@@ -43,6 +43,7 @@ from bot.render.timeline import chart_of_last
 from bot.schema.kernel import KernelForm
 from bot.sources import read as sources
 from bot.taxonomy.overrides import Overrides, load_overrides
+from bot.text import one_line
 
 Say = Callable[[str], None]
 # A ``gh:OWNER/NAME@REF:PATH`` spec and which of a directory's files to read → the local copy, for the
@@ -113,7 +114,11 @@ def publish_setup(
         backend_gaps(cfg, live, lacking, implemented),
         overrides,
         source_warnings,
-        downstream_impact(cfg, head, live, warn=warn, release=release, fetch=fetch) if impact else (),
+        # Every change, acknowledged ones too: an allow-list entry says PyTorch meant the break, and
+        # the backend's build breaks all the same.
+        downstream_impact(cfg, head, list(drift.changes), warn=warn, release=release, fetch=fetch)
+        if impact
+        else (),
     )
 
 
@@ -187,11 +192,22 @@ def downstream_impact(
     out = []
     for listed in cfg.backends:
         spec = listed.spec
-        with _local_copy(listed, cfg, fetch, warn) as (path, said):
-            lacking, kernels = _work_of(spec.kind, path, head, warn=said, release=release)
+        try:
+            with _local_copy(listed, cfg, fetch, warn) as (path, said):
+                lacking, kernels = _work_of(spec.kind, path, head, warn=said, release=release)
+        except ConfigError:
+            raise
+        except OpdriftError as err:
+            if not listed.remote:
+                raise
+            # Another repository's list (renamed, gone, over the API's budget) must not cost every
+            # PyTorch PR its comment: the row says it could not be judged, and why.
+            warn(f"backends: {listed.name}: {spec.value}: {err}")
+            out.append(BackendImpact(listed.name, spec.kind, spec.value, None, one_line(str(err))))
+            continue
         alone = BotConfig(subscriptions=(Subscription(who=(), backend=spec, line=listed.line),))
         for gap in backend_gaps(alone, changes, {spec: lacking}, {spec: kernels}):
-            out.append(BackendImpact(listed.name, gap))
+            out.append(BackendImpact(listed.name, gap.kind, gap.where, gap))
     return tuple(out)
 
 

@@ -21,8 +21,9 @@ _SHA = re.compile(r"[0-9a-f]{7,40}")
 
 @dataclass(frozen=True)
 class BackendGap:
-    """For one backend subscription: the new or changed operators its backend lacks, and those it
-    implements whose kernel a change broke."""
+    """For one backend subscription: the new operators its backend lacks (or those that now need a
+    kernel it lacks), those it implements whose kernel a change broke, and those it lists that upstream
+    removed where its codegen refuses the name."""
 
     who: tuple[str, ...]
     kind: str
@@ -42,7 +43,10 @@ class BackendImpact:
     no one)."""
 
     name: str
-    gap: BackendGap
+    kind: str
+    where: str  # the list's path or gh: spec, as the config gives it
+    gap: BackendGap | None  # None: its list could not be read, and `unread` says why
+    unread: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class ReportContext:
     marker: str | None = None  # replaces the format's marker, e.g. the weekly issue's per-window one
     # the number of the previous window's weekly issue, which the new one links (bot.publish.weekly_issue)
     previous_issue: int | None = None
-    # per backend subscription: the new or changed ops its backend lacks (bot.app.subscriptions.backend_gaps)
+    # per backend subscription: the new ops its backend lacks, or those that now need a kernel (bot.app.subscriptions.backend_gaps)
     backend_gaps: tuple[BackendGap, ...] = ()
     # per backend of the config's `backends:` the drift affects (bot.app.prepare.downstream_impact):
     # the PR comment's Downstream impact table
