@@ -24,10 +24,9 @@ from bot import __version__
 from bot.render.details import signature_parts
 from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
 from bot.render.helpers import mentions
+from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
 from bot.text import Safe, code, link, md
 
-WATCH_MARKER = "<!-- opdrift:watch -->"
-WATCH_COMMENT_MARKER = "<!-- opdrift:watch-comment -->"
 BODY_LIMIT = GITHUB_BODY_LIMIT - PUBLISHER_MARGIN
 # Ops a row names per list (each backend: needs, breaks, removes); the count of the rest is kept. The
 # body's fit lowers it when fifty PRs each add dozens of ops.
@@ -212,10 +211,17 @@ class _Words:
         return mentions(tuple(seen.values()))
 
 
+_MARKERS = {"watch_issue.md.j2": WATCH_MARKER, "watch_comment.md.j2": WATCH_COMMENT_MARKER}
+
+
 def _render(template: str, view: WatchView) -> str:
     from bot.render.jinja import render_template, squeeze
 
-    return squeeze(render_template(template, "md", v=view, w=_Words(view), version=Safe(__version__)))
+    return squeeze(
+        render_template(
+            template, "md", v=view, w=_Words(view), version=Safe(__version__), marker=Safe(_MARKERS[template])
+        )
+    )
 
 
 def _capped(view: WatchView, cap: int) -> WatchView:
