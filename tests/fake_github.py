@@ -39,6 +39,7 @@ class Recorded:
     headers: Mapping[str, str]
     body: str
     status: int
+    size: int = 0  # bytes of the answer's body
 
 
 @dataclass
@@ -78,6 +79,18 @@ class RepoState:
     # The git side, for the contents, blobs, commits and compare endpoints.
     commits: dict[str, FakeCommit] = field(default_factory=dict)  # sha → commit
     refs: dict[str, str] = field(default_factory=dict)  # branch or tag name → commit sha
+    pulls: dict[int, PullMeta] = field(default_factory=dict)  # what the pulls API adds to the issue
+
+
+@dataclass
+class PullMeta:
+    """A pull request's own fields: draft, last update, merge time, and (optionally) a file list
+    served as is instead of the diff of its commits (a benchmark's thousands of PRs have no commits)."""
+
+    draft: bool
+    updated_at: str
+    merged_at: str | None = None
+    files: list[Json] | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +187,11 @@ class FakeGitHub:
         self.misbehaviours: list[_Scripted] = []
         self.stopping = threading.Event()
         self.blobs: dict[str, bytes] = {}  # blob sha → content, across repositories
+        # GitHub's primary rate limit: every answer but a 304 (a conditional request that matched)
+        # counts, and X-RateLimit-Remaining says what is left.
+        self.rate_limit = 5000
+        self.rate_used = 0
+        self._last_tick = 0.0
         self._lock = threading.RLock()
         self._next_id = 1000
         self._server: ThreadingHTTPServer | None = None
@@ -257,20 +275,81 @@ class FakeGitHub:
         head_repo: str | None = None,
         branch: str | None = None,
         sha: str | None = None,
+        base: str | None = None,
+        draft: bool = False,
+        updated_at: str | None = None,
+        files: list[Json] | None = None,
     ) -> int:
         """A pull request: an issue with a ``pull_request`` member, as the issues API shows it, plus its
-        head for the pulls API (by default a branch of the same repository at a made-up commit)."""
+        head for the pulls API (by default a branch of the same repository at a made-up commit).
+        FILES (``filename``, ``status``, ``sha`` items) are served by pulls/N/files and compare as is;
+        without them both diff the commits (BASE's merge base with the head, then the head)."""
         number: int = self.add_issue(full_name, title=title, body="", author=author, pull=True)["number"]
         head = head_repo or full_name
         with self._lock:
             if head.lower() not in self.repos:
                 self.add_repo(head)
-            self.repos[full_name.lower()].heads[number] = (
-                head,
-                branch or f"branch-{number}",
-                sha or f"{number:040x}",
-            )
+            repo = self.repos[full_name.lower()]
+            repo.heads[number] = (head, branch or f"branch-{number}", sha or f"{number:040x}")
+            if base is not None:
+                repo.bases[number] = base
+            repo.pulls[number] = PullMeta(draft, updated_at or self.tick(), files=files)
         return number
+
+    def tick(self) -> str:
+        """Now, as GitHub writes it, strictly later than the last tick: pull requests sort by update."""
+        with self._lock:
+            self._last_tick = max(time.time(), self._last_tick + 1)
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._last_tick))
+
+    def update_pull(
+        self,
+        full_name: str,
+        number: int,
+        *,
+        sha: str | None = None,
+        title: str | None = None,
+        draft: bool | None = None,
+        files: list[Json] | None = None,
+    ) -> None:
+        """Edit PR `number` (a push of SHA, a new title, ready for review...): its updated_at moves."""
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            if sha is not None:
+                head_repo, branch, _ = repo.heads[number]
+                repo.heads[number] = (head_repo, branch, sha)
+            if title is not None:
+                repo.issues[number]["title"] = title
+            meta = repo.pulls[number]
+            if draft is not None:
+                meta.draft = draft
+            if files is not None:
+                meta.files = files
+            meta.updated_at = repo.issues[number]["updated_at"] = self.tick()
+
+    def merge_pull(self, full_name: str, number: int) -> None:
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            meta = repo.pulls[number]
+            meta.merged_at = meta.updated_at = self.tick()
+            issue = repo.issues[number]
+            issue["state"], issue["closed_at"], issue["updated_at"] = (
+                "closed",
+                meta.merged_at,
+                meta.updated_at,
+            )
+
+    def close_pull(self, full_name: str, number: int) -> None:
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            meta = repo.pulls[number]
+            meta.updated_at = self.tick()
+            issue = repo.issues[number]
+            issue["state"], issue["closed_at"], issue["updated_at"] = (
+                "closed",
+                meta.updated_at,
+                meta.updated_at,
+            )
 
     def add_commit(
         self,
@@ -303,10 +382,7 @@ class FakeGitHub:
 
     def push(self, full_name: str, number: int, sha: str) -> None:
         """Move PR `number`'s head to commit `sha`, as a push to its branch does."""
-        with self._lock:
-            heads = self.repos[full_name.lower()].heads
-            head_repo, branch, _ = heads[number]
-            heads[number] = (head_repo, branch, sha)
+        self.update_pull(full_name, number, sha=sha)
 
     def add_issue(
         self,
@@ -505,8 +581,19 @@ class FakeGitHub:
                 status, payload, extra = reply.status, reply.body, reply.headers
             if fault is not None:
                 extra = {**extra, **fault.headers}
-            self.requests.append(Recorded(method, shown, dict(headers), body, status))
-        payload = _public(payload)
+            payload = _public(payload)
+            if method == "GET" and status == 200 and fault is None and scripted is None:
+                status, payload, extra = _conditional(payload, extra, headers)
+            if status != 304:
+                self.rate_used += 1
+            if not any(k.lower() == "x-ratelimit-remaining" for k in extra):
+                extra = {
+                    **extra,
+                    "X-RateLimit-Remaining": str(max(self.rate_limit - self.rate_used, 0)),
+                    "X-RateLimit-Reset": str(int(time.time()) + 3600),
+                }
+            size = len(_encode(payload)) if scripted is None else 0
+            self.requests.append(Recorded(method, shown, dict(headers), body, status, size))
         if isinstance(scripted, EndlessPages):
             extra = {
                 **extra,
@@ -637,20 +724,31 @@ class FakeGitHub:
                 return 201, label, {}
         if rest == "/pulls" and method == "GET":
             owner, _, branch = query.get("head", "").partition(":")
+            state = query.get("state", "open")
+            if state not in ("open", "closed", "all"):
+                raise _Reply(422, {"message": "Validation Failed"})
             pulls = [
                 self._pull_json(repo, number)
                 for number, (head_repo, head_branch, _) in repo.heads.items()
-                if repo.issues[number]["state"] == query.get("state", "open")
+                if state in ("all", repo.issues[number]["state"])
                 and (
                     not query.get("head")
                     or (head_repo.split("/")[0].lower() == owner.lower() and head_branch == branch)
                 )
             ]
+            # GitHub's default order is by creation, newest first; sort=updated orders by updated_at.
+            key = "updated_at" if query.get("sort") == "updated" else "number"
+            pulls.sort(key=lambda p: (p[key], p["number"]), reverse=query.get("direction", "desc") == "desc")
             return self._page(path, query, pulls)
         if (mp := re.fullmatch(r"/pulls/(\d+)", rest)) and method == "GET":
             if int(mp.group(1)) not in repo.heads:
                 raise _error(404, "Not Found")
             return 200, self._pull_json(repo, int(mp.group(1))), {}
+        if (mp := re.fullmatch(r"/pulls/(\d+)/files", rest)) and method == "GET":
+            number = int(mp.group(1))
+            if number not in repo.heads:
+                raise _error(404, "Not Found")
+            return self._page(path, query, self._pull_files(repo, number)[:3000])
         if method == "GET" and (git := self._git_route(repo, rest, query, headers)) is not None:
             return git
         if ml := re.fullmatch(r"/labels/([^/]+)", rest):
@@ -717,12 +815,84 @@ class FakeGitHub:
                 at = repo.commits[at].parent
             if at is None:
                 raise _error(404, "Not Found")
+            # Compare pages its commits; the file list (at most 300) is on the first page only.
+            files = self._compare_files(repo, at, head.sha)
             return 200, {
                 "base_commit": self._commit_json(repo, base),
                 "merge_base_commit": self._commit_json(repo, repo.commits[at]),
                 "status": "diverged",
+                "commits": [self._commit_json(repo, head)],
+                "files": files[:300] if query.get("page", "1") == "1" else [],
             }, {}  # fmt: skip
+        if mt := re.fullmatch(r"/git/trees/([^/:]+):(.*)", unquote(rest)):
+            commit = self._commit_of(repo, mt.group(1))
+            return 200, self._tree_json(repo, commit, mt.group(2).strip("/")), {}
         return None
+
+    def _merge_base(self, repo: RepoState, base: str, head: str) -> str | None:
+        seen = set()
+        at: str | None = base if base in repo.commits else None
+        while at is not None:
+            seen.add(at)
+            at = repo.commits[at].parent
+        at = head
+        while at is not None and at not in seen:
+            at = repo.commits[at].parent if at in repo.commits else None
+        return at
+
+    def _compare_files(self, repo: RepoState, base: str | None, head: str) -> list[Json]:
+        """The diff of two commits as GitHub's file lists show it (no patch: the fake has no text diff)."""
+        old = repo.commits[base].files if base in repo.commits else {}
+        new = repo.commits[head].files if head in repo.commits else {}
+        files = []
+        for path in sorted(set(old) | set(new)):
+            if old.get(path) == new.get(path):
+                continue
+            status = "added" if path not in old else "removed" if path not in new else "modified"
+            files.append({
+                "sha": new.get(path) or old[path], "filename": path, "status": status,
+                "additions": 1, "deletions": 1, "changes": 2,
+                "blob_url": f"{HTML_ROOT}/{repo.full_name}/blob/{head}/{quote(path)}",
+            })  # fmt: skip
+        return files
+
+    def _pull_files(self, repo: RepoState, number: int) -> list[Json]:
+        meta = repo.pulls.get(number)
+        if meta is not None and meta.files is not None:
+            return list(meta.files)
+        head = repo.heads[number][2]
+        if head not in repo.commits:
+            return []
+        base = repo.bases.get(number)
+        return self._compare_files(repo, None if base is None else self._merge_base(repo, base, head), head)
+
+    def _tree_json(self, repo: RepoState, commit: FakeCommit, directory: str) -> Json:
+        """The git tree of DIRECTORY at COMMIT: its files (blobs, with sizes) and subdirectories."""
+        prefix = directory + "/" if directory else ""
+        entries: dict[str, Json] = {}
+        for path, oid in commit.files.items():
+            if not path.startswith(prefix):
+                continue
+            name, sep, _ = path[len(prefix) :].partition("/")
+            if sep:
+                digest = hashlib.sha1(f"{commit.sha}:{prefix}{name}".encode()).hexdigest()
+                entries[name] = {"path": name, "mode": "040000", "type": "tree", "sha": digest}
+            else:
+                entries[name] = {
+                    "path": name, "mode": "100644", "type": "blob", "sha": oid, "size": len(self.blobs[oid]),
+                }  # fmt: skip
+        if not entries:
+            raise _error(404, "Not Found")
+        tree_sha = hashlib.sha1(f"{commit.sha}:{directory}".encode()).hexdigest()
+        for entry in entries.values():
+            kind = "trees" if entry["type"] == "tree" else "blobs"
+            entry["url"] = f"{self.api_url}/repos/{repo.full_name}/git/{kind}/{entry['sha']}"
+        return {
+            "sha": tree_sha,
+            "url": f"{self.api_url}/repos/{repo.full_name}/git/trees/{tree_sha}",
+            "tree": [entries[n] for n in sorted(entries)],
+            "truncated": False,
+        }
 
     def _commit_json(self, repo: RepoState, commit: FakeCommit) -> Json:
         person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}
@@ -736,12 +906,18 @@ class FakeGitHub:
     def _pull_json(self, repo: RepoState, number: int) -> Json:
         issue = repo.issues[number]
         head_repo, branch, sha = repo.heads[number]
+        meta = repo.pulls.get(number) or PullMeta(False, issue["updated_at"])
         return {
             "id": issue["id"],
             "number": number,
             "state": issue["state"],
             "title": issue["title"],
             "user": issue["user"],
+            "draft": meta.draft,
+            "created_at": issue["created_at"],
+            "updated_at": meta.updated_at,
+            "closed_at": issue["closed_at"],
+            "merged_at": meta.merged_at,
             "url": f"{self.api_url}/repos/{repo.full_name}/pulls/{number}",
             "html_url": issue["pull_request"]["html_url"],
             "head": {
@@ -815,6 +991,24 @@ class FakeGitHub:
         if page > 1:
             rels += [f'{link(1)}; rel="first"', f'{link(page - 1)}; rel="prev"']
         return 200, chunk, ({"Link": ", ".join(rels)} if rels else {})
+
+
+def _encode(payload: object) -> bytes:
+    return payload.data if isinstance(payload, RawBytes) else json.dumps(payload).encode()
+
+
+def _conditional(
+    payload: object, extra: dict[str, str], headers: Mapping[str, str]
+) -> tuple[int, object, dict[str, str]]:
+    """GitHub's ETag on a GET answer, and a bodiless 304 when the request's If-None-Match names it.
+    The tag covers the Link header too: a list page whose items stay but whose next page moved is
+    another answer. The 304 carries no Link: a client reuses the one it stored."""
+    link = next((v for k, v in extra.items() if k.lower() == "link"), "")
+    etag = 'W/"' + hashlib.sha1(_encode(payload) + b"\n" + link.encode()).hexdigest() + '"'
+    asked = next((v for k, v in headers.items() if k.lower() == "if-none-match"), None)
+    if asked is not None and etag in (t.strip() for t in asked.split(",")):
+        return 304, RawBytes(b""), {"ETag": etag}
+    return 200, payload, {**extra, "ETag": etag}
 
 
 def _require(data: Json, key: str, kind: type) -> None:
