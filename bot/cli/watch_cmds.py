@@ -38,7 +38,7 @@ def run_watch(args: argparse.Namespace) -> int:
         cfg,
         lambda sha: f"gh:{upstream}@{sha}",
         read_any_source,
-        cache=JudgementCache(cache.parent / "watch", warn=warn),
+        cache=JudgementCache(cache / "watch", warn=warn),
         warn=warn,
     )
     pulls = PullsClient(settings, upstream)

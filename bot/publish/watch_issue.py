@@ -88,6 +88,9 @@ def publish_watch(
                             f"would {'update' if found else 'open'} {where}", text)  # fmt: skip
         posted = Outcome("dry-run", None, None, f"would comment on {where}", note) if note else None
         return issue, posted
+    if found is not None and found.body == text and not note:
+        # What was read before planning is what would be written: nothing to send, nothing to re-read.
+        return Outcome("unchanged", found.url, found.number, f"issue #{found.number} is up to date"), None
     repo_name = client.repo_name
     tried_create = False
 
