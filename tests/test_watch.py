@@ -13,13 +13,14 @@ import jsonschema
 import pytest
 from datafiles import DATA
 from test_inert_text import live, rendered, visible
+from test_report import update_golden  # noqa: F401 (fixture)
 from watch_upstream import LocalPulls, Upstream, standard_heads
 
 from bot.app.watch import WatchPlan, plan_watch
 from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
 from bot.app.watch_state import read_state, state_block
 from bot.publish.config import BotConfig, parse_config
-from bot.render.watch import BackendImpact, BrokenKernel, grew
+from bot.render.watch import BackendImpact, BrokenKernel, Landed, PullRow, WatchView, grew
 from bot.sources.read import read_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -245,3 +246,54 @@ def test_the_body_fits_with_many_prs(upstream: tuple[Upstream, dict[str, str]], 
     assert len(body) <= 64_536 and "more that this body has no room for" in body
     state, problem = read_state(body, who_by_backend(cfg))
     assert problem is None and 0 < len(state.rows) < 399
+
+
+def test_the_watch_verdict_is_the_weekly_issues(upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig) -> None:
+    """One question, one answer (tests/test_one_answer.py): for each PR head, what `watch` says of the
+    backend is the gap the weekly issue and the PR comment show for the same two commits."""
+    from bot.app.prepare import publish_setup
+
+    up, heads = upstream
+    judge = Judge(cfg, up.spec_for, read_source)
+    for key in "abd":
+        setup = publish_setup(
+            "me/backend", up.spec_for(up.main), up.spec_for(heads[key]),
+            config=cfg.path, allowlist=None, warn=lambda _: None, note=lambda _: None,
+        )  # fmt: skip
+        impacts = judge(up.main, heads[key])
+        assert [(i.kind, i.where, i.who) for i in impacts] == [(g.kind, g.where, g.who) for g in setup.gaps]
+        for imp, gap in zip(impacts, setup.gaps, strict=True):
+            assert imp.lacking == gap.ops and imp.removed == gap.removed
+            assert tuple(b.op for b in imp.broken) == gap.broken
+    assert not judge(up.main, heads["d"])  # an in-tree kernel only: no gap, no row
+
+
+def _golden_view() -> WatchView:
+    """Fixed records, every part of a row shown: a broken kernel, a capped list, a removal, landed."""
+    broken = BrokenKernel("mean.dim", "int64_t", (("parameter 4", "::std::optional<at::ScalarType>", "bool"),))
+    many = BackendImpact("xla", "codegen/xla_native_functions.yaml", ("@xla-team",), ("_philox_randint",), (broken,))
+    lots = BackendImpact(
+        "op-plugin", "op_plugin_functions.yaml", ("@npu/team", "@XLA-team"),
+        tuple(f"new_op_{i}" for i in range(30)), (), ("old_op.Tensor",), more_lacking=12,
+    )  # fmt: skip
+    rows = (
+        PullRow(170002, "mean: a `fast` path | @someone", "dev-1", True, "2026-12-05T01:02:00Z",
+                "https://github.com/pytorch/pytorch/pull/170002", "b" * 40, (many,)),
+        PullRow(170001, "Add _philox_randint_", "dev-2", False, "2026-12-05T01:01:00Z",
+                "https://github.com/pytorch/pytorch/pull/170001", "a" * 40, (many, lots)),
+    )  # fmt: skip
+    landed = (Landed(169990, "Remove old_op", "https://github.com/pytorch/pytorch/pull/169990"),)
+    return WatchView("pytorch/pytorch", rows, landed, ((rows[1], (lots,)),), "")
+
+
+def test_golden_watch_outputs(update_golden: bool) -> None:
+    from test_report import check_golden
+
+    from bot.app.watch_state import WatchState
+    from bot.render.watch import render_comment, render_issue, watch_json
+
+    view = _golden_view()
+    body = render_issue(view, lambda v: state_block(WatchState("2026-12-05T01:02:00Z", v.rows)))
+    check_golden("watch.issue.md", body, update_golden)
+    check_golden("watch.comment.md", render_comment(view), update_golden)
+    check_golden("watch.json", json.dumps(watch_json(view), indent=2, sort_keys=True) + "\n", update_golden)
