@@ -55,7 +55,7 @@ class Run:
     def __call__(self) -> WatchPlan:
         plan = plan_watch(
             self.cfg, "pytorch/pytorch", self.body, self.pulls, self.judge,
-            who=who_by_backend(self.cfg), warn=self.warnings.append,
+            who=who_by_backend(self.cfg), warn=self.warnings.append, backends=self.judge.backends,
         )  # fmt: skip
         self.body = plan.body
         return plan
@@ -248,7 +248,9 @@ def test_the_body_fits_with_many_prs(upstream: tuple[Upstream, dict[str, str]], 
     assert problem is None and 0 < len(state.rows) < 399
 
 
-def test_the_watch_verdict_is_the_weekly_issues(upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig) -> None:
+def test_the_watch_verdict_is_the_weekly_issues(
+    upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig
+) -> None:
     """One question, one answer (tests/test_one_answer.py): for each PR head, what `watch` says of the
     backend is the gap the weekly issue and the PR comment show for the same two commits."""
     from bot.app.prepare import publish_setup
@@ -270,8 +272,12 @@ def test_the_watch_verdict_is_the_weekly_issues(upstream: tuple[Upstream, dict[s
 
 def _golden_view() -> WatchView:
     """Fixed records, every part of a row shown: a broken kernel, a capped list, a removal, landed."""
-    broken = BrokenKernel("mean.dim", "int64_t", (("parameter 4", "::std::optional<at::ScalarType>", "bool"),))
-    many = BackendImpact("xla", "codegen/xla_native_functions.yaml", ("@xla-team",), ("_philox_randint",), (broken,))
+    broken = BrokenKernel(
+        "mean.dim", "int64_t", (("parameter 4", "::std::optional<at::ScalarType>", "bool"),)
+    )
+    many = BackendImpact(
+        "xla", "codegen/xla_native_functions.yaml", ("@xla-team",), ("_philox_randint",), (broken,)
+    )
     lots = BackendImpact(
         "op-plugin", "op_plugin_functions.yaml", ("@npu/team", "@XLA-team"),
         tuple(f"new_op_{i}" for i in range(30)), (), ("old_op.Tensor",), more_lacking=12,
@@ -286,7 +292,7 @@ def _golden_view() -> WatchView:
     return WatchView("pytorch/pytorch", rows, landed, ((rows[1], (lots,)),), "")
 
 
-def test_golden_watch_outputs(update_golden: bool) -> None:
+def test_golden_watch_outputs(update_golden: bool) -> None:  # noqa: F811 (the fixture)
     from test_report import check_golden
 
     from bot.app.watch_state import WatchState
@@ -297,3 +303,28 @@ def test_golden_watch_outputs(update_golden: bool) -> None:
     check_golden("watch.issue.md", body, update_golden)
     check_golden("watch.comment.md", render_comment(view), update_golden)
     check_golden("watch.json", json.dumps(watch_json(view), indent=2, sort_keys=True) + "\n", update_golden)
+
+
+def test_a_changed_backend_list_has_every_open_pr_judged_again(
+    upstream: tuple[Upstream, dict[str, str]], tmp_path: Path
+) -> None:
+    """The backend starts implementing `mean.dim`: PR (b), which it lacked before, now breaks its kernel,
+    although nobody pushed to (b): news, once."""
+    up, heads = upstream
+    xla = DATA / "backends" / "real" / "pytorch-xla.xla_native_functions.yaml.xz"
+    full = lzma.decompress(xla.read_bytes()).decode()
+    listing = tmp_path / "xla_native_functions.yaml"
+    listing.write_text(full.replace("  - mean.dim\n", ""))
+    text = 'subscriptions:\n  - who: ["@xla-team"]\n    backend: {kind: xla, path: xla_native_functions.yaml}\n'
+    config = parse_config(text, str(tmp_path / "opdrift.yml"), base_dir=str(tmp_path))
+    run = Run(up, config)
+    run.pulls.add(2, heads["b"])
+    first = run()
+    assert _rows(first)[2].lacking == ("mean.dim",) and not _rows(first)[2].broken
+    listing.write_text(full)
+    run.judge = Judge(config, up.spec_for, read_source)  # the next run reads the list anew
+    second = run()
+    assert [b.op for b in _rows(second)[2].broken] == ["mean.dim"]
+    assert [r.number for r, _ in second.view.news] == [2] and "judged again" in run.warnings[-1]
+    third = run()
+    assert third.comment == "" and third.body == second.body

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from bot.app.watch_state import MAX_LANDED, MAX_QUIET, WatchState, read_state, state_block
+from bot.app.watch_state import COLD, MAX_LANDED, MAX_QUIET, WatchState, read_state, state_block
 from bot.model import PullRef
 from bot.publish.config import BotConfig
 from bot.render.watch import (
@@ -129,14 +129,23 @@ def plan_watch(
     *,
     who: dict[str, tuple[str, ...]],
     warn: Say,
+    backends: str | None = None,
     budget: int = 900,
 ) -> WatchPlan:
     """The dashboard's next body and the run's comment, from the issue's PREVIOUS_BODY (None: there is
-    no issue yet) and what PULLS lists since its watermark. WHO: each subscribed backend → handles."""
+    no issue yet) and what PULLS lists since its watermark. WHO: each subscribed backend → handles;
+    BACKENDS: the digest of their lists (`watch_judge.backend_digest`)."""
     state, problem = read_state(previous_body, who)
     if problem is not None and previous_body is not None:
         warn(problem)
-    scan = pulls.scan(state.watermark, budget=budget)
+    # Rows judged against other backend lists (a list changed, a backend was added) are judged again,
+    # every open PR listed anew; what they said stays the measure of what is news.
+    again = state.backends != backends and state != COLD
+    if again:
+        warn(
+            "the subscribed backend lists changed since the last run: every open pull request is judged again"
+        )
+    scan = pulls.scan(None if again else state.watermark, budget=budget)
     if not scan.complete:
         warn("the pull request listing stopped at its request budget: the rest is looked at next run")
     rows = {r.number: r for r in state.rows}
@@ -153,10 +162,10 @@ def plan_watch(
                 landed.append(Landed(pull.number, pull.title, pull.html_url))
             continue
         row = rows.get(pull.number)
-        if row is not None and row.head_sha == pull.head_sha:
+        if row is not None and row.head_sha == pull.head_sha and not again:
             rows[pull.number] = _relisted(row, pull)
             continue
-        if quiet.get(pull.number) == pull.head_sha:
+        if quiet.get(pull.number) == pull.head_sha and not again:
             continue
         rows.pop(pull.number, None)
         quiet.pop(pull.number, None)
@@ -168,6 +177,9 @@ def plan_watch(
             rows[pull.number] = _row(pull, impacts)
         else:
             quiet[pull.number] = pull.head_sha
+    if again and scan.complete:  # listed anew: a row the listing of open PRs lacks is no longer open
+        listed = {p.number for p in scan.pulls}
+        rows = {n: r for n, r in rows.items() if n in listed}
     ordered = tuple(sorted(rows.values(), key=lambda r: (r.updated_at, r.number), reverse=True))
     # "Landed since the last run" stays while nothing else changes, so that a quiet run edits nothing.
     changed = landed or ordered != tuple(
@@ -190,8 +202,8 @@ def plan_watch(
         # judged, not of what had room.
         full = {r.number: r for r in ordered}
         rows_kept = tuple(replace(r, fingerprint=full[r.number].fingerprint) for r in shown.rows)
-        return state_block(WatchState(watermark, rows_kept, quiet_kept, kept_landed))
+        return state_block(WatchState(watermark, rows_kept, quiet_kept, kept_landed, backends))
 
     body = render_issue(view, state_for)
-    final_state = WatchState(watermark, ordered, quiet_kept, kept_landed)
+    final_state = WatchState(watermark, ordered, quiet_kept, kept_landed, backends)
     return WatchPlan(body, render_comment(view), view, final_state, judged, watch_json(view))

@@ -204,14 +204,14 @@ class Judge:
     def __post_init__(self) -> None:
         self._overrides: Overrides | None = load_overrides(self.cfg.overrides) if self.cfg.overrides else None
         self._who = who_by_backend(self.cfg)
-        self._backends = backend_digest(self.cfg) if self.cache is not None else None
+        self.backends = backend_digest(self.cfg)  # what the judgements are made against (None: unreadable)
 
     def __call__(self, merge_base: str, head: str) -> tuple[BackendImpact, ...]:
         base_files = self.read(self.spec_for(merge_base))
         head_files = self.read(self.spec_for(head))
         key = None
-        if self.cache is not None and self._backends is not None:
-            key = self.cache.disk.key(_files_key(base_files), _files_key(head_files), self._backends)
+        if self.cache is not None and self.backends is not None:
+            key = self.cache.disk.key(_files_key(base_files), _files_key(head_files), self.backends)
             hit = self.cache.get(key, self._who)
             if hit is not None:
                 self.cached += 1

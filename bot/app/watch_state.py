@@ -33,6 +33,7 @@ MAX_LANDED = 50
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 _SHORT = re.compile(r"[0-9a-f]{12}")
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 _WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,15}(?:Z|[+-][0-9]{2}:[0-9]{2})")
 _NAME = re.compile(r"[A-Za-z0-9_.]{1,200}")  # an operator name, overload included
@@ -45,6 +46,9 @@ class WatchState:
     rows: tuple[PullRow, ...] = ()
     quiet: tuple[tuple[int, str], ...] = ()  # (number, head sha): open, touching, affecting nothing
     landed: tuple[Landed, ...] = ()
+    # what the rows were judged against: the subscribed backend lists (`watch_judge.backend_digest`);
+    # another one (a list changed, a backend added) has every open PR judged again
+    backends: str | None = None
 
 
 COLD = WatchState()
@@ -158,10 +162,13 @@ def _row(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> PullRow | No
 
 def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
     d = _READ.read(OBJECT, data, "state", "state")
-    _keys(d, ("watermark", "rows", "quiet", "landed"), "state")
+    _READ.exact_keys(d, ("watermark", "rows", "quiet", "landed"), "state", "state", optional=("backends",))
     watermark = _READ.field(OPT_STRING, d, "watermark", "state.watermark", "state")
     if watermark is not None and not _WHEN.fullmatch(watermark):
         raise StateError("state.watermark: not an ISO 8601 time")
+    backends = _READ.field(OPT_STRING, d, "backends", "state.backends", "state")
+    if backends is not None and not _DIGEST.fullmatch(backends):
+        raise StateError("state.backends: not a digest")
     listed: list[Any] = _READ.field(LIST, d, "rows", "rows", "rows")
     rows = [_row(x, f"rows[{i}]", who) for i, x in enumerate(listed)]
     numbers = [r.number for r in rows if r is not None]
@@ -179,7 +186,9 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
         if not isinstance(x[2], str) or pull_url(x[2], x[0]) is None:
             raise StateError("landed: not a link to the pull request")
         landed.append(Landed(x[0], x[1], x[2]))
-    return WatchState(watermark, tuple(r for r in rows if r is not None), tuple(quiet), tuple(landed))
+    return WatchState(
+        watermark, tuple(r for r in rows if r is not None), tuple(quiet), tuple(landed), backends
+    )
 
 
 def read_state(body: str | None, who: Mapping[str, tuple[str, ...]]) -> tuple[WatchState, str | None]:
@@ -225,6 +234,7 @@ def state_block(state: WatchState) -> str:
     is negative), which JSON reads back as itself."""
     data = {
         "watermark": state.watermark,
+        "backends": state.backends,
         "rows": [
             {
                 "n": r.number,

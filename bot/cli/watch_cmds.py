@@ -51,6 +51,7 @@ def run_watch(args: argparse.Namespace) -> int:
             judge,
             who=who_by_backend(cfg),
             warn=warn,
+            backends=judge.backends,
             budget=args.budget,
         )
         listing = pulls.requests_sent
