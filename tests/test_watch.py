@@ -315,7 +315,9 @@ def test_a_changed_backend_list_has_every_open_pr_judged_again(
     full = lzma.decompress(xla.read_bytes()).decode()
     listing = tmp_path / "xla_native_functions.yaml"
     listing.write_text(full.replace("  - mean.dim\n", ""))
-    text = 'subscriptions:\n  - who: ["@xla-team"]\n    backend: {kind: xla, path: xla_native_functions.yaml}\n'
+    text = (
+        'subscriptions:\n  - who: ["@xla-team"]\n    backend: {kind: xla, path: xla_native_functions.yaml}\n'
+    )
     config = parse_config(text, str(tmp_path / "opdrift.yml"), base_dir=str(tmp_path))
     run = Run(up, config)
     run.pulls.add(2, heads["b"])
