@@ -330,3 +330,24 @@ def test_a_changed_backend_list_has_every_open_pr_judged_again(
     assert [r.number for r, _ in second.view.news] == [2] and "judged again" in run.warnings[-1]
     third = run()
     assert third.comment == "" and third.body == second.body
+
+
+def test_a_pr_whose_files_do_not_parse_is_warned_about_and_the_others_are_listed(
+    upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig
+) -> None:
+    up, heads = upstream
+    broken = up.commit(
+        {
+            "aten/src/ATen/native/native_functions.yaml": up.base_text
+            + "\n- func: half(Tensor self -> Tensor\n  : [\n"
+        },
+        "work in progress",
+    )
+    run = Run(up, cfg)
+    run.pulls.add(8, broken)
+    run.pulls.add(2, heads["b"])
+    plan = run()
+    assert sorted(_rows(plan)) == [2]
+    assert any(w.startswith("#8 at ") and "do not parse" in w for w in run.warnings)
+    calls = dict(run.pulls.calls)
+    assert run().body == plan.body and run.pulls.calls["merge_base"] == calls["merge_base"]  # not tried again

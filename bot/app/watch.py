@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from bot.app.watch_state import COLD, MAX_LANDED, MAX_QUIET, WatchState, read_state, state_block
+from bot.errors import SchemaError, SourceError, YamlError
 from bot.model import PullRef
 from bot.publish.config import BotConfig
 from bot.render.watch import (
@@ -167,11 +168,30 @@ def plan_watch(
             continue
         if quiet.get(pull.number) == pull.head_sha and not again:
             continue
+        if not pulls.touched(pull):
+            rows.pop(pull.number, None)
+            quiet.pop(pull.number, None)
+            continue
+        try:
+            impacts = judge(pulls.merge_base(pull), pull.head_sha)
+        except (YamlError, SchemaError) as err:
+            # Work in progress upstream: a PR whose files do not parse asks nothing yet. Not judged
+            # again at this head, and never the end of the run for the other PRs.
+            warn(
+                f"#{pull.number} at {pull.head_sha[:12]}: its operator files do not parse, so it is not judged: {err}"
+            )
+            rows.pop(pull.number, None)
+            quiet[pull.number] = pull.head_sha
+            continue
+        except SourceError as err:
+            # Not readable now (gone, or the network): its row, if any, stays as it was, and its new head
+            # is tried again when it is listed again.
+            warn(
+                f"#{pull.number} at {pull.head_sha[:12]}: cannot read its operator files, so it is not judged: {err}"
+            )
+            continue
         rows.pop(pull.number, None)
         quiet.pop(pull.number, None)
-        if not pulls.touched(pull):
-            continue
-        impacts = judge(pulls.merge_base(pull), pull.head_sha)
         judged += 1
         if impacts:
             rows[pull.number] = _row(pull, impacts)

@@ -63,6 +63,8 @@ def run_watch(args: argparse.Namespace) -> int:
     )
     if args.format == "json":
         write_output(json.dumps(plan.json, indent=2, sort_keys=True) + "\n", args.output)
+    elif args.output is not None:
+        write_output(plan.body, args.output)  # the dashboard's body, as it is (or would be) posted
     issue, comment = publish_watch(client, body=plan.body, comment=plan.comment, found=found, dry_run=dry_run)
     for outcome in (issue, comment):
         if outcome is None:
