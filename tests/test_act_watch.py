@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from datafiles import DATA, release_text
-from fake_github import FakeGitHub
+from fake_github import FakeGitHub, blob_sha
 from watch_upstream import added_entry, with_fast
 
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
@@ -39,6 +39,47 @@ GIT_ID = {
     "GIT_COMMITTER_NAME": "Tester",
     "GIT_COMMITTER_EMAIL": "tester@localhost",
 }
+# actions/cache, on a local directory ($ACT_CACHE/KEY): restore takes KEY, else the newest entry whose
+# name starts with a restore key; save copies PATH under KEY.
+CACHE_RESTORE = """name: cache restore (local stand-in)
+inputs:
+  path: { default: "" }
+  key: { default: "" }
+  restore-keys: { default: "" }
+  fail-on-cache-miss: { default: "false" }
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      env:
+        CACHE_PATH: ${{ inputs.path }}
+        KEY: ${{ inputs.key }}
+        PREFIX: ${{ inputs.restore-keys }}
+      run: |
+        set -euo pipefail
+        found=""
+        if [ -d "$ACT_CACHE/$KEY" ]; then found="$ACT_CACHE/$KEY"
+        elif [ -n "$PREFIX" ]; then found=$(ls -1dt "$ACT_CACHE/$PREFIX"* 2>/dev/null | head -n 1 || true); fi
+        if [ -n "$found" ]; then mkdir -p "$CACHE_PATH"; cp -a "$found/." "$CACHE_PATH/"; echo "cache restored from $(basename "$found")"
+        else echo "cache miss"; fi
+"""
+CACHE_SAVE = """name: cache save (local stand-in)
+inputs:
+  path: { default: "" }
+  key: { default: "" }
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      env:
+        CACHE_PATH: ${{ inputs.path }}
+        KEY: ${{ inputs.key }}
+      run: |
+        set -euo pipefail
+        rm -rf "$ACT_CACHE/$KEY.tmp"; mkdir -p "$ACT_CACHE/$KEY.tmp"
+        if [ -d "$CACHE_PATH" ]; then cp -a "$CACHE_PATH/." "$ACT_CACHE/$KEY.tmp/"; fi
+        rm -rf "$ACT_CACHE/$KEY"; mv "$ACT_CACHE/$KEY.tmp" "$ACT_CACHE/$KEY"
+"""
 CONFIG = 'subscriptions:\n  - who: ["@acme/xla-team"]\n    backend: {kind: xla, path: ../xla_native_functions.yaml}\n'
 
 
@@ -80,6 +121,7 @@ class Site:
     env: dict[str, str]
     main: str  # the upstream's main commit
     files: dict[str, bytes]
+    cache_action: Path  # the stand-in of actions/cache
 
     def head(self, native: str | None = None, readme: bytes | None = None) -> str:
         files = dict(self.files)
@@ -106,6 +148,7 @@ class Site:
         argv += [
             "--local-repository", f"file://{self.origins}/actions/checkout@fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09={STAND_INS / 'checkout'}",
             "--local-repository", f"file://{self.origins}/actions/setup-python@ece7cb06caefa5fff74198d8649806c4678c61a1={STAND_INS / 'setup-python'}",
+            "--local-repository", f"file://{self.origins}/actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae={self.cache_action}",
             "-s", f"GITHUB_TOKEN={TOKEN}",
             "--env", f"GITHUB_API_URL={self.fake.api_url}",
             "--env", f"GITHUB_SERVER_URL=file://{self.origins}",
@@ -175,9 +218,13 @@ def site(github_server: FakeGitHub, tmp_path: Path) -> tuple[Site, Path]:
         "PIP_NO_INPUT": "1",
         "PIP_IGNORE_INSTALLED": "1",
         "ACT_ORIGINS": str(origins),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ACT_CACHE": str(tmp_path / "actions-cache"),
     }
-    return Site(github_server, work, origins, env, main, files), workflow
+    cache_action = tmp_path / "cache-action"
+    for name, text in (("restore", CACHE_RESTORE), ("save", CACHE_SAVE)):
+        (cache_action / name).mkdir(parents=True)
+        (cache_action / name / "action.yml").write_text(text, encoding="utf-8")
+    return Site(github_server, work, origins, env, main, files, cache_action), workflow
 
 
 @pytest.mark.slow  # act runs
@@ -200,6 +247,7 @@ def test_the_watch_workflow_keeps_one_dashboard_and_comments_only_on_news(site: 
     writes = len(fake.writes())
     log = s.run(workflow)  # an hour with nothing new
     assert len(fake.writes()) == writes and "nothing new, no comment" in log
+    assert "cache restored from opdrift-watch-" in log
 
     # (b) is updated to revert its break, (a) merges, and a new PR brings a break
     fake.push(UPSTREAM, b, s.head(readme=b"reverted\n"))
@@ -212,7 +260,11 @@ def test_the_watch_workflow_keeps_one_dashboard_and_comments_only_on_news(site: 
         "- func: mean.out(Tensor self, int[1]? dim, bool keepdim=False, bool precise=False,",
     )
     new = s.open("mean: precise", s.head(precise))
+    mark = len(fake.requests)
     s.run(workflow)
+    # main's files, the merge base of every PR, come from the cache: no blob of them is fetched again
+    main_blobs = {blob_sha(data) for data in s.files.values()}
+    assert not [r.path for r in fake.requests[mark:] if any(b in r.path for b in main_blobs)]
     (issue,) = s.dashboards()
     body = str(issue["body"])
     assert f"/pull/{new})" in body and f"/pull/{b})" not in body
