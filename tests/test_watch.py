@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import os
 import re
 from pathlib import Path
 
@@ -351,3 +352,16 @@ def test_a_pr_whose_files_do_not_parse_is_warned_about_and_the_others_are_listed
     assert any(w.startswith("#8 at ") and "do not parse" in w for w in run.warnings)
     calls = dict(run.pulls.calls)
     assert run().body == plan.body and run.pulls.calls["merge_base"] == calls["merge_base"]  # not tried again
+
+
+def test_the_judgement_cache_is_bounded(tmp_path: Path) -> None:
+    cache = JudgementCache(tmp_path / "cache", warn=print, max_entries=2)
+    imp = BackendImpact("xla", "x.yaml", ("@a",), ("op1",))
+    who = {"xla:x.yaml": ("@a",)}
+    for n in range(4):
+        for old in (tmp_path / "cache").rglob("*.json"):  # one second apart, whatever the clock's grain
+            os.utime(old, (old.stat().st_mtime - 1, old.stat().st_mtime - 1))
+        cache.put(cache.disk.key(n), (imp,))
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 2
+    assert cache.get(cache.disk.key(3), who) == (imp,)  # the newest stay
+    assert cache.get(cache.disk.key(3), {}) == ()  # a backend no longer subscribed: its part goes

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,7 +116,7 @@ class JudgementCache:
         self.max_entries = max_entries
         self.misses = 0
 
-    def get(self, key: str, who: dict[str, tuple[str, ...]]) -> tuple[BackendImpact, ...] | None:
+    def get(self, key: str, who: Mapping[str, tuple[str, ...]]) -> tuple[BackendImpact, ...] | None:
         raw = self.disk.get(_KIND, key)
         if raw is None:
             return None
@@ -142,7 +142,7 @@ class JudgementCache:
             ]
             if len(files) <= self.max_entries:
                 return
-            files.sort(key=lambda p: p.stat().st_mtime)
+            files.sort(key=lambda p: p.stat().st_mtime_ns)
             for path in files[: len(files) - self.max_entries]:
                 path.unlink(missing_ok=True)
         except OSError:
