@@ -33,9 +33,9 @@ data: a title is whatever its author wrote).
 
 from __future__ import annotations
 
-import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -43,7 +43,7 @@ from urllib.parse import urlencode, urlsplit
 from bot.errors import ApiLimitError, SourceError
 from bot.model import OPERATOR_PATHS, PullRef, PullState
 from bot.publish.ghsource import ApiSettings, JsonCache, TreeReader, _Api
-from bot.publish.limits import Answer, link_urls
+from bot.publish.limits import link_urls
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -165,7 +165,7 @@ class PullsClient:
     def pull(self, number: int) -> PullRef:
         """Pull request NUMBER as it is now (a dashboard's pull request the scan did not list)."""
         self._restart()
-        data, _ = self._get_json(f"/repos/{self.repo}/pulls/{number}", None)
+        data, _ = self._get_json(f"/repos/{self.repo}/pulls/{number}", None, keep=_slim_pull)
         if data is None:
             raise SourceError(f"no pull request #{number}", path=self.repo)
         return self._pull_ref(data)
@@ -185,7 +185,7 @@ class PullsClient:
         for _ in range(MAX_LIST_PAGES):
             if self.charged >= limit:
                 return pulls, False
-            data, next_url = self._get_json(None, url)
+            data, next_url = self._get_json(None, url, keep=_slim_pulls)
             if not isinstance(data, list):
                 raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
             for item in data:
@@ -203,29 +203,35 @@ class PullsClient:
             "pages; stopped before following more"
         )
 
-    def _get_json(self, path: str | None, url: str | None) -> tuple[Any, str | None]:
-        """A conditional GET of PATH (or a whole URL from a Link): the JSON and the next page's URL,
-        (None, None) for a 404. The stored answer is reused on a 304."""
+    def _get_json(
+        self, path: str | None, url: str | None, *, keep: Callable[[Any], Any] | None = None
+    ) -> tuple[Any, str | None]:
+        """GET PATH (or a whole URL from a Link): the JSON and the next page's URL, (None, None) for
+        a 404. With KEEP the request is conditional: the answer is stored with its ETag, as KEEP
+        reduces it (the fields a `PullRef` reads: a page of GitHub's pull objects is megabytes), and
+        reused on a 304. Whatever comes back from the cache is checked again like a fresh answer."""
         full = url or f"{self.api.settings.api_url.rstrip('/')}{path}"
         key = f"GET {full}"
-        stored = _stored_answer(self.answers.get(key))
+        stored = None if keep is None else _stored_answer(self.answers.get(key))
         answer = self.api.get("", url=full, etag=None if stored is None else stored[0])
         if answer is None:
             return None, None
         if answer.status == 304 and stored is not None:
             self.not_modified += 1
-            _, link, body = stored
+            _, link, data = stored
             link = answer.header("link") or link
-            self.api.guard._inspect(_replayed(answer, link, body))  # the stored Link is checked again
         else:
-            body, link = answer.body.decode("utf-8", "replace"), answer.header("link")
-            etag = answer.header("etag")
-            if etag:
-                self.answers.put(key, {"etag": etag, "link": link, "body": body})
-        try:
-            data = json.loads(body)
-        except ValueError:
-            raise SourceError(f"GitHub API sent no JSON for {urlsplit(full).path}", path=self.repo) from None
+            try:
+                data = answer.json()
+            except ValueError:
+                raise SourceError(
+                    f"GitHub API sent no JSON for {urlsplit(full).path}", path=self.repo
+                ) from None
+            link, etag = answer.header("link"), answer.header("etag")
+            if keep is not None:
+                data = keep(data)
+                if etag:
+                    self.answers.put(key, {"etag": etag, "link": link, "data": data})
         next_url = None
         if link:
             next_url = next((u for rel, u in link_urls(link) if rel == "next"), None)
@@ -371,15 +377,28 @@ def _names(files: list[Any], repo: str) -> set[str]:
     return names
 
 
-def _stored_answer(value: Any) -> tuple[str, str | None, str] | None:
-    if not isinstance(value, dict):
+def _stored_answer(value: Any) -> tuple[str, str | None, Any] | None:
+    if not isinstance(value, dict) or "data" not in value:
         return None
-    etag, link, body = value.get("etag"), value.get("link"), value.get("body")
+    etag, link = value.get("etag"), value.get("link")
     if not isinstance(etag, str) or not etag or not (link is None or isinstance(link, str)):
         return None
-    return (etag, link, body) if isinstance(body, str) else None
+    return etag, link, value["data"]
 
 
-def _replayed(answer: Answer, link: str | None, body: str) -> Answer:
-    headers = {} if link is None else {"Link": link}
-    return Answer(answer.url, 200, "OK", headers, body.encode())
+# The fields of a pull request `_pull_ref` reads: all a list page's answer is stored as.
+_KEPT = ("number", "title", "state", "merged_at", "draft", "updated_at", "html_url")
+
+
+def _slim_pull(item: Any) -> Any:
+    if not isinstance(item, dict):
+        return item  # `_pull_ref` refuses it, fresh or stored
+    kept = {k: item[k] for k in _KEPT if k in item}
+    kept["user"] = {"login": _field(item, "user", "login")}
+    kept["head"] = {"sha": _field(item, "head", "sha")}
+    kept["base"] = {"sha": _field(item, "base", "sha")}
+    return kept
+
+
+def _slim_pulls(data: Any) -> Any:
+    return [_slim_pull(item) for item in data] if isinstance(data, list) else data
