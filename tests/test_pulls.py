@@ -243,3 +243,27 @@ def test_bad_answers_and_names_are_one_line_errors(upstream: Upstream, tmp_path:
     cold = PullsClient(_settings(fake, None), UPSTREAM).scan("yesterday")
     assert cold.pulls == () and cold.complete and cold.watermark is None
     assert "state=open" in fake.requests[-1].path
+
+
+def test_known_heads_are_not_compared_again_and_a_future_watermark_means_a_cold_run(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    fake = upstream.fake
+    prs = [upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n)) for n in range(3)]
+    first = PullsClient(_settings(fake, tmp_path / "a"), UPSTREAM).scan(None)
+    heads = {p.head_sha for p in first.pulls}
+    fake.update_pull(UPSTREAM, prs[0], title="retitled")
+    fake.update_pull(UPSTREAM, prs[1], sha=upstream.native())
+    # A runner with an empty cache (a fresh Actions runner) that knows the heads it judged last run.
+    fresh = PullsClient(_settings(fake, tmp_path / "b"), UPSTREAM)
+    mark = len(fake.requests)
+    scan = fresh.scan(first.watermark, known_heads=heads)
+    assert [p.number for p in scan.pulls] == [prs[1], prs[0], prs[2]]
+    compares = [p for p in _since(fake, mark) if "/compare/" in p]
+    assert compares == [f"/compare/{upstream.main}...{scan.pulls[0].head_sha}"]
+    assert fresh.touched(scan.pulls[0]) == (NATIVE_PATH,)
+
+    before = len(fake.requests)
+    future = fresh.scan("2999-01-01T00:00:00Z")
+    assert "state=open" in fake.requests[before].path, "a watermark from the future would hide everything"
+    assert len(future.pulls) == 3 and future.complete

@@ -194,7 +194,8 @@ class JsonCache:
             entries = []
             for path in self.root.glob("*/*"):
                 st = path.stat()
-                entries.append((st.st_mtime, st.st_size, path))
+                # What the file takes on disk: a small entry still fills a block.
+                entries.append((st.st_mtime, max(st.st_size, 4096), path))
         except OSError:
             return
         total = sum(size for _, size, _ in entries)

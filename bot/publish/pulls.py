@@ -26,6 +26,17 @@ completes returns the newest ``updated_at`` it saw. Pull requests updated exactl
 listed again by the next run (``updated_at`` has one-second resolution): at least once, never lost to a
 tie, and free since nothing about them is fetched again.
 
+The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
+it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
+for a head the caller names in ``known_heads`` (its state block holds the heads it judged).
+
+A limit of page-number pagination: the list is not a snapshot. While a scan reads page after page, a
+pull request updated meanwhile jumps to page 1, and those below its old place move up one: the one at
+a page boundary then moves onto a page already read, and this scan misses it; later scans see it once
+something updates it again. So a multi-page listing (a cold run, or a run after more than 100 updates)
+can miss one pull request per page boundary per concurrent update; a steady hourly run reads one page
+and cannot.
+
 Every exchange goes through `bot.publish.limits.Guard` (API root, deadline, size cap, pages) via
 `ghsource._Api`; every field of an answer is checked before it becomes a `PullRef` (its text stays
 data: a title is whatever its author wrote).
@@ -35,7 +46,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -111,12 +122,18 @@ class PullsClient:
         self.trees.cache.prune()
         self.api.close()
 
-    def scan(self, since: str | None, *, budget: int = 900) -> Scan:
+    def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
         """The pull requests updated since SINCE (a watermark from an earlier scan), newest first;
-        every open one with its compare paid for (see the module docstring). BUDGET is checked before
-        each request: one pull request's long file list (pages) may take the scan past it."""
-        if since is not None and not _WHEN.fullmatch(since):
-            since = None  # the watermark comes back from an issue body: a bad one means a cold run
+        every open one with its compare paid for (see the module docstring), except those whose head
+        is in KNOWN_HEADS (the caller judged that head in an earlier run: a new title or label moves
+        `updated_at` too, and a runner without the disk cache would pay a compare for nothing).
+        BUDGET is checked before each request: one pull request's long file list (pages) may take
+        the scan past it."""
+        if since is not None and (not _WHEN.fullmatch(since) or since > _later_than_now()):
+            # The watermark comes back from an issue body: a bad one, or one in the future (which
+            # would hide every pull request for good), means a cold run.
+            since = None
+        known = frozenset(known_heads)
         start, deadline = self.charged, time.monotonic() + SCAN_SECONDS
         self.api.guard.restart(SCAN_SECONDS)
         listed, complete = self._list(since, start + budget)
@@ -124,7 +141,7 @@ class PullsClient:
         self._limit = start + budget
         try:
             for pull in listed:
-                if pull.state == "open":
+                if pull.state == "open" and pull.head_sha not in known:
                     if self.charged >= self._limit or time.monotonic() >= deadline:
                         raise _OutOfBudget
                     self.touched(pull)
@@ -356,6 +373,12 @@ class PullsClient:
             head_sha=head,
             base_sha=base,
         )
+
+
+def _later_than_now() -> str:
+    """A day from now in GitHub's form: no watermark a real run wrote is later (clocks drift, a
+    little)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
 
 
 def _field(data: Any, *keys: str) -> Any:
