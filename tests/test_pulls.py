@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +13,8 @@ from fake_github import EndlessPages, FakeGitHub
 
 import bot.publish.pulls as pulls_module
 from bot.errors import ApiLimitError, SourceError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.ghsource import ApiSettings
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
+from bot.publish.ghsource import ApiSettings, read_github_source
 from bot.publish.github import RetryPolicy
 from bot.publish.pulls import PullsClient
 
@@ -267,3 +268,54 @@ def test_known_heads_are_not_compared_again_and_a_future_watermark_means_a_cold_
     future = fresh.scan("2999-01-01T00:00:00Z")
     assert "state=open" in fake.requests[before].path, "a watermark from the future would hide everything"
     assert len(future.pulls) == 3 and future.complete
+
+
+def test_prs_served_from_a_git_history_open_update_and_merge(
+    github_server: FakeGitHub, tmp_path: Path
+) -> None:
+    from pytorch_history import build_history
+
+    fake = github_server
+    fake.add_token(TOKEN, "reader")
+    fake.add_repo(UPSTREAM)
+    history = build_history(tmp_path / "pytorch", first="2.14.1", last="2.15.0", checkout=False)
+    work = history.path
+    base, newer = history.tag_sha("2.14.1"), history.tag_sha("2.15.0")
+
+    def commit_on(parent: str, path: str, text: str) -> str:
+        git = ["git", "-C", str(work), "-c", "user.name=Dev", "-c", "user.email=dev@localhost"]
+        subprocess.run([*git, "checkout", "-q", "--detach", parent], check=True)
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text, encoding="utf-8")
+        subprocess.run([*git, "add", path], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", f"edit {path}"], check=True)
+        return subprocess.run(
+            [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    docs = commit_on(base, "README.md", "PyTorch\n")
+    formula = commit_on(docs, DERIVATIVES_PATH, release_text("2.14.1", "derivatives.yaml") + "# edited\n")
+    paths = (*OPERATOR_PATHS, "README.md")
+    fake.mirror_git(UPSTREAM, work / ".git", [base, newer, docs, formula], paths)
+    fake.repos[UPSTREAM].refs["main"] = base
+    adds = fake.add_pull(UPSTREAM, title="2.15.0's operators", sha=newer, base=base)
+    readme = fake.add_pull(UPSTREAM, title="A README", sha=docs, base=base)
+
+    client = PullsClient(_settings(fake, tmp_path / "cache"), UPSTREAM)
+    cold = client.scan(None)
+    by = {p.number: p for p in cold.pulls}
+    assert NATIVE_PATH in client.touched(by[adds]) and client.touched(by[readme]) == ()
+    assert client.merge_base(by[adds]) == client.merge_base(by[readme]) == base
+    # The two sides of the PR's drift read through gh: specs at the merge base and the head.
+    head_files = read_github_source(f"gh:{UPSTREAM}@{by[adds].head_sha}", _settings(fake, tmp_path / "cache"))
+    assert head_files.native_functions is not None
+    assert head_files.native_functions.text == release_text("2.15.0", "native_functions.yaml")
+
+    fake.update_pull(UPSTREAM, readme, sha=formula)  # a push that now edits derivatives.yaml
+    steady = client.scan(cold.watermark)
+    assert steady.pulls[0].number == readme
+    assert client.touched(steady.pulls[0]) == (DERIVATIVES_PATH,)
+    fake.merge_pull(UPSTREAM, adds)
+    landed = client.scan(steady.watermark)
+    assert [(p.number, p.state) for p in landed.pulls] == [(adds, "merged"), (readme, "open")]
+    client.close()
