@@ -8,6 +8,14 @@ is recorded with all its headers, and faults can be scripted ("the next 2 POSTs 
 answer 500", "403 with Retry-After: 1"), and so can hostile answers (`misbehave`: a drip, a flood, an
 endless ``Link: next``, URLs to another host). The server caps page sizes at `page_size` whatever the
 client asks for, so tests exercise pagination with a handful of items.
+
+The git side (commits, git trees and blobs, contents, compare with its files) serves commits added
+by `add_commit` or mirrored from a local repository (`mirror_git`). Pull requests are opened, pushed,
+retitled, merged and closed (`add_pull`, `update_pull`, `merge_pull`, `close_pull`), each move ticking
+their ``updated_at`` so that ``sort=updated`` orders them; ``pulls/N/files`` diffs their head against
+the merge base. As on GitHub, every GET answer carries an ETag, a request whose ``If-None-Match``
+names it gets a bodiless 304, and a 304 is not counted in ``X-RateLimit-Remaining`` (`rate_used`).
+Each recorded request keeps its answer's size, for the benchmarks.
 """
 
 from __future__ import annotations
