@@ -8,8 +8,9 @@ an hour, so what a run asks is bounded by what changed since the last one:
   page. Without ``since`` (a cold run) it lists the **open** pull requests only: closed ones carry no
   news for a dashboard that does not exist yet, and pytorch/pytorch has a hundred thousand of them.
 - Conditional requests: every list page and single pull request is sent with the ``If-None-Match`` of
-  the stored answer; GitHub answers 304, which does not count against the rate limit, and the stored
-  answer is reused.
+  the stored answer; GitHub answers 304, which does not count against the primary rate limit when the
+  request carries an Authorization header (docs.github.com, "Best practices for using the REST API":
+  use conditional requests), and the stored answer is reused.
 - What a pull request touches and its merge base come from one compare request
   (``compare/BASE...HEAD``: its ``merge_base_commit`` and the first 300 changed files), cached by head
   sha (the files) and by (base, head) (the merge base), so a pull request whose head did not move costs
@@ -64,7 +65,9 @@ PER_PAGE = 100
 # 100 pages of 100: more open pull requests than any repository has (pytorch/pytorch: a few
 # thousand). A list that goes on is leading the client on.
 MAX_LIST_PAGES = 100
-COMPARE_FILES = 300  # the compare endpoint lists at most this many files
+# The compare endpoint lists at most 300 files, all on its first page (its pages are of commits,
+# since GitHub's changelog of 2021-03-22): a list of 300 may have been cut.
+COMPARE_FILES = 300
 MAX_PR_FILES = 3000  # and pulls/N/files at most this many, 100 a page
 MAX_FILE_PAGES = MAX_PR_FILES // PER_PAGE
 SCAN_SECONDS = 900.0  # the whole scan, compares included: a scheduled job's slot, not an hour
