@@ -40,7 +40,7 @@ from datafiles import release_text  # noqa: E402
 from fake_github import FakeCommit, FakeGitHub, blob_sha  # noqa: E402
 
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH  # noqa: E402
-from bot.publish.ghsource import ApiSettings, _Api  # noqa: E402
+from bot.publish.ghsource import ApiSettings, _Api, read_github_source  # noqa: E402
 from bot.publish.github import RetryPolicy  # noqa: E402
 from bot.publish.pulls import PullsClient  # noqa: E402
 
@@ -110,15 +110,32 @@ def _cost(fake: FakeGitHub, mark: int, runs: int, pulls: int) -> Cost:
 
 
 def _watch_run(
-    client: PullsClient, since: str | None, budget: int, known: frozenset[str] = frozenset()
+    client: PullsClient,
+    since: str | None,
+    budget: int,
+    known: frozenset[str] = frozenset(),
+    sides: list[tuple[str, str]] | None = None,
 ) -> tuple[str | None, bool, int]:
     """One scheduled run's API side: the scan, then touched and merge_base as `watch` asks them
     (for a head it judged before, whose impact its state block holds, `watch` asks nothing)."""
     scan = client.scan(since, budget=budget, known_heads=known)
     for pull in scan.pulls:
         if pull.state == "open" and pull.head_sha not in known and client.touched(pull):
-            client.merge_base(pull)
+            base = client.merge_base(pull)
+            if sides is not None:
+                sides.append((base, pull.head_sha))
     return scan.watermark, scan.complete, len(scan.pulls)
+
+
+def _read_sides(fake: FakeGitHub, settings: ApiSettings, sides: list[tuple[str, str]]) -> Cost:
+    """What `watch` then reads for each touching pull request's drift: the gh: source at its merge
+    base and at its head (commit, two trees, the blobs the cache lacks)."""
+    mark = len(fake.requests)
+    sides = sorted(set(sides))  # a cold start's runs list the same pull requests again
+    for base, head in sides:
+        read_github_source(f"gh:{REPO}@{base}", settings)
+        read_github_source(f"gh:{REPO}@{head}", settings)
+    return _cost(fake, mark, 1, len(sides))
 
 
 def _naive(fake: FakeGitHub, settings: ApiSettings) -> int:
@@ -157,13 +174,15 @@ def main(argv: list[str] | None = None) -> int:
             client = PullsClient(settings, REPO)
 
             mark, runs, since, complete, listed = len(fake.requests), 0, None, False, 0
+            cold_sides: list[tuple[str, str]] = []
             per_run = []
             while not complete:
                 before = len(fake.requests)
-                since, complete, listed = _watch_run(client, None, a.budget)
+                since, complete, listed = _watch_run(client, None, a.budget, sides=cold_sides)
                 runs += 1
                 per_run.append(_cost(fake, before, 1, listed).charged)
             cold = _cost(fake, mark, runs, listed)
+            cold_read = _read_sides(fake, settings, cold_sides)
             cold_since = since
             repo = fake.repos[REPO.lower()]
             judged = frozenset(repo.heads[n][2] for n in numbers)
@@ -185,8 +204,10 @@ def main(argv: list[str] | None = None) -> int:
                     fake.update_pull(REPO, number, title=f"PR {number}, retitled")
             fake.merge_pull(REPO, next(n for n in sorted(touching) if n != pushed_touching))
             mark = len(fake.requests)
-            since, complete, listed = _watch_run(client, cold_since, a.budget)
+            steady_sides: list[tuple[str, str]] = []
+            since, complete, listed = _watch_run(client, cold_since, a.budget, sides=steady_sides)
             steady = _cost(fake, mark, 1, listed)
+            steady_read = _read_sides(fake, settings, steady_sides)
             assert complete
             fresh = {}
             for name, known in (("fresh", frozenset()), ("fresh_known", judged)):
@@ -219,7 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     print("| run | runs | sent | charged | 304 | bytes | PRs reported |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     print(cold.row(f"cold (until complete; charged per run: {', '.join(map(str, per_run))})"))
+    print(cold_read.row("cold: the drift's two sides (gh: reads) of each touching PR, once"))
     print(steady.row("steady state"))
+    print(steady_read.row("steady state: the drift's two sides of each touching PR pushed"))
     print(fresh["fresh"].row("steady state, a runner without the disk cache"))
     print(fresh["fresh_known"].row("steady state, no disk cache, heads judged last run known"))
     print(quiet.row("steady state, nothing new"))
@@ -232,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     worst = max(steady.charged, fresh["fresh"].charged, fresh["fresh_known"].charged)
     if a.json:
         figures = {name: cost.__dict__ for name, cost in
-                   (("cold", cold), ("steady", steady), ("quiet", quiet), ("naive", naive), *fresh.items())}  # fmt: skip
+                   (("cold", cold), ("steady", steady), ("quiet", quiet), ("naive", naive), *fresh.items(), ("cold_read", cold_read), ("steady_read", steady_read))}  # fmt: skip
         Path(a.json).write_text(json.dumps({**figures, "cold_charged_per_run": per_run}, indent=2) + "\n")
     return 0 if worst <= goal else 1
 
