@@ -192,11 +192,16 @@ def test_a_long_file_list_is_read_whole_and_past_githubs_cap_the_trees_decide(
     assert len(pages) == 2  # 5 files, 3 a page
 
     cut = upstream.open("Too many files", upstream.head({**many, DERIVATIVES_PATH: b"- name: y\n"}))
-    monkeypatch.setattr(pulls_module, "MAX_PR_FILES", 3)
-    monkeypatch.setattr(pulls_module, "MAX_FILE_PAGES", 1)
+    monkeypatch.setattr(pulls_module, "MAX_PR_FILES", 5)  # GitHub's cap, reached: the list may be cut
     pull = client.pull(cut)
     assert client.touched(pull) == (DERIVATIVES_PATH,)
     assert any("/git/trees/" in r.path for r in fake.requests)
+
+    # A file list that announces more pages than the cap allows is led on.
+    monkeypatch.setattr(pulls_module, "MAX_FILE_PAGES", 1)
+    third = upstream.open("Again", upstream.head({**many, TAGS_PATH: b"- tag: x\n"}))
+    with pytest.raises(ApiLimitError, match=f"another page of pull request #{third}'s files"):
+        client.touched(client.pull(third))
 
 
 def test_hostile_answers_stay_data_or_stop_with_a_named_error(

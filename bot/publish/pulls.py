@@ -19,9 +19,9 @@ an hour, so what a run asks is bounded by what changed since the last one:
   the merge base and the head (git trees, `ghsource.TreeReader`).
 
 `PullsClient.scan` spends at most ``budget`` requests that count against the rate limit (a 304 does
-not), the compare of every open pull request it returns included: ``touched`` and ``merge_base`` then answer from memory. A scan the budget (or the
-deadline) stops early says so (``complete=False``) and returns the newest pull requests it could
-afford; its watermark is the ``since`` it was given (``None`` on a cold run), so the next run lists the
+not), the compare of every open pull request it returns included: ``touched`` and ``merge_base``
+then answer from memory. A scan the budget (or the deadline) stops early says so
+(``complete=False``) and returns the newest pull requests it could afford; its watermark is the ``since`` it was given (``None`` on a cold run), so the next run lists the
 same window again and, every compare it already paid for being cached, gets further. A scan that
 completes returns the newest ``updated_at`` it saw. Pull requests updated exactly at the watermark are
 listed again by the next run (``updated_at`` has one-second resolution): at least once, never lost to a
@@ -303,9 +303,7 @@ class PullsClient:
         )
         names: set[str] = set()
         count = 0
-        for _ in range(MAX_FILE_PAGES + 1):
-            if url is None:
-                return names
+        for _ in range(MAX_FILE_PAGES):
             self._charge()
             data, url = self._get_json(None, url)
             if not isinstance(data, list):
@@ -314,8 +312,8 @@ class PullsClient:
                 )
             names |= _names(data, self.repo)
             count += len(data)
-        if count >= MAX_PR_FILES:
-            return None
+            if url is None:
+                return None if count >= MAX_PR_FILES else names
         raise ApiLimitError(
             f"GitHub kept announcing another page of pull request #{pull.number}'s files after "
             f"{MAX_FILE_PAGES} pages; stopped before following more"
