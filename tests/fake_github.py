@@ -8,6 +8,14 @@ is recorded with all its headers, and faults can be scripted ("the next 2 POSTs 
 answer 500", "403 with Retry-After: 1"), and so can hostile answers (`misbehave`: a drip, a flood, an
 endless ``Link: next``, URLs to another host). The server caps page sizes at `page_size` whatever the
 client asks for, so tests exercise pagination with a handful of items.
+
+The git side (commits, git trees and blobs, contents, compare with its files) serves commits added
+by `add_commit` or mirrored from a local repository (`mirror_git`). Pull requests are opened, pushed,
+retitled, merged and closed (`add_pull`, `update_pull`, `merge_pull`, `close_pull`), each move ticking
+their ``updated_at`` so that ``sort=updated`` orders them; ``pulls/N/files`` diffs their head against
+the merge base. As on GitHub, every GET answer carries an ETag, a request whose ``If-None-Match``
+names it gets a bodiless 304, and a 304 is not counted in ``X-RateLimit-Remaining`` (`rate_used`).
+Each recorded request keeps its answer's size, for the benchmarks.
 """
 
 from __future__ import annotations
@@ -16,11 +24,13 @@ import base64
 import hashlib
 import json
 import re
+import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
@@ -375,6 +385,31 @@ class FakeGitHub:
             for ref in refs:
                 repo.refs[ref] = sha
             return sha
+
+    def mirror_git(
+        self, full_name: str, git_dir: Path, revs: Sequence[str], paths: Sequence[str]
+    ) -> list[str]:
+        """Serve commits of a local git repository: each of REVS (parents first) with its PATHS (those
+        that exist at it), its committer date and its first parent when that is served too. Returns
+        their shas, for `add_pull` and `update_pull`."""
+        shas = []
+        for rev in revs:
+            sha, parents, date = _git_out(git_dir, "log", "-1", "--format=%H%n%P%n%cI", rev).split("\n")
+            parent = parents.split(" ")[0]
+            files = {}
+            for path in paths:
+                shown = subprocess.run(
+                    ["git", "--git-dir", str(git_dir), "show", f"{sha}:{path}"],
+                    capture_output=True,
+                    check=False,
+                )
+                if shown.returncode == 0:
+                    files[path] = shown.stdout
+            served = parent in self.repos[full_name.lower()].commits
+            shas.append(
+                self.add_commit(full_name, files, date=date, parent=parent if served else None, sha=sha)
+            )
+        return shas
 
     def set_pull_base(self, full_name: str, number: int, sha: str) -> None:
         with self._lock:
@@ -991,6 +1026,12 @@ class FakeGitHub:
         if page > 1:
             rels += [f'{link(1)}; rel="first"', f'{link(page - 1)}; rel="prev"']
         return 200, chunk, ({"Link": ", ".join(rels)} if rels else {})
+
+
+def _git_out(git_dir: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(git_dir), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def _encode(payload: object) -> bytes:

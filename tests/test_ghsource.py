@@ -147,8 +147,20 @@ def test_server_errors_are_retried_and_a_bad_cache_entry_is_refetched(
     cached = tmp_path / "c" / "blobs" / oid[:2] / oid
     cached.write_bytes(b"tampered")
     assert BlobCache(tmp_path / "c").get(oid) is None
-    read_github_source(f"gh:{REPO}@v2.14.1", settings)
+    # A tree listing that no longer parses, or names another blob under its old digest, is a miss too.
+    listings = sorted((tmp_path / "c" / "trees").rglob("*.json"))
+    assert len(listings) == 2
+    listings[0].write_bytes(b"{truncated")
+    entry = json.loads(listings[1].read_bytes())
+    entry["value"] = {name: [kind, "0" * 40, size] for name, (kind, _, size) in entry["value"].items()}
+    listings[1].write_text(json.dumps(entry))
+    mark = len(fake.requests)
+    files = read_github_source(f"gh:{REPO}@v2.14.1", settings)
     assert cached.read_bytes() == _files("2.14.1")[NATIVE_PATH]
+    assert files.derivatives is not None and files.derivatives.text == release_text(
+        "2.14.1", "derivatives.yaml"
+    )
+    assert sum("/git/trees/" in r.path for r in fake.requests[mark:]) == 2
 
 
 def test_a_file_over_the_cap_is_refused_before_it_is_downloaded(

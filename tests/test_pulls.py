@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +13,8 @@ from fake_github import EndlessPages, FakeGitHub
 
 import bot.publish.pulls as pulls_module
 from bot.errors import ApiLimitError, SourceError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.ghsource import ApiSettings
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
+from bot.publish.ghsource import ApiSettings, read_github_source
 from bot.publish.github import RetryPolicy
 from bot.publish.pulls import PullsClient
 
@@ -191,11 +192,16 @@ def test_a_long_file_list_is_read_whole_and_past_githubs_cap_the_trees_decide(
     assert len(pages) == 2  # 5 files, 3 a page
 
     cut = upstream.open("Too many files", upstream.head({**many, DERIVATIVES_PATH: b"- name: y\n"}))
-    monkeypatch.setattr(pulls_module, "MAX_PR_FILES", 3)
-    monkeypatch.setattr(pulls_module, "MAX_FILE_PAGES", 1)
+    monkeypatch.setattr(pulls_module, "MAX_PR_FILES", 5)  # GitHub's cap, reached: the list may be cut
     pull = client.pull(cut)
     assert client.touched(pull) == (DERIVATIVES_PATH,)
     assert any("/git/trees/" in r.path for r in fake.requests)
+
+    # A file list that announces more pages than the cap allows is led on.
+    monkeypatch.setattr(pulls_module, "MAX_FILE_PAGES", 1)
+    third = upstream.open("Again", upstream.head({**many, TAGS_PATH: b"- tag: x\n"}))
+    with pytest.raises(ApiLimitError, match=f"another page of pull request #{third}'s files"):
+        client.touched(client.pull(third))
 
 
 def test_hostile_answers_stay_data_or_stop_with_a_named_error(
@@ -243,3 +249,78 @@ def test_bad_answers_and_names_are_one_line_errors(upstream: Upstream, tmp_path:
     cold = PullsClient(_settings(fake, None), UPSTREAM).scan("yesterday")
     assert cold.pulls == () and cold.complete and cold.watermark is None
     assert "state=open" in fake.requests[-1].path
+
+
+def test_known_heads_are_not_compared_again_and_a_future_watermark_means_a_cold_run(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    fake = upstream.fake
+    prs = [upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n)) for n in range(3)]
+    first = PullsClient(_settings(fake, tmp_path / "a"), UPSTREAM).scan(None)
+    heads = {p.head_sha for p in first.pulls}
+    fake.update_pull(UPSTREAM, prs[0], title="retitled")
+    fake.update_pull(UPSTREAM, prs[1], sha=upstream.native())
+    # A runner with an empty cache (a fresh Actions runner) that knows the heads it judged last run.
+    fresh = PullsClient(_settings(fake, tmp_path / "b"), UPSTREAM)
+    mark = len(fake.requests)
+    scan = fresh.scan(first.watermark, known_heads=heads)
+    assert [p.number for p in scan.pulls] == [prs[1], prs[0], prs[2]]
+    compares = [p for p in _since(fake, mark) if "/compare/" in p]
+    assert compares == [f"/compare/{upstream.main}...{scan.pulls[0].head_sha}"]
+    assert fresh.touched(scan.pulls[0]) == (NATIVE_PATH,)
+
+    before = len(fake.requests)
+    future = fresh.scan("2999-01-01T00:00:00Z")
+    assert "state=open" in fake.requests[before].path, "a watermark from the future would hide everything"
+    assert len(future.pulls) == 3 and future.complete
+
+
+def test_prs_served_from_a_git_history_open_update_and_merge(
+    github_server: FakeGitHub, tmp_path: Path
+) -> None:
+    from pytorch_history import build_history
+
+    fake = github_server
+    fake.add_token(TOKEN, "reader")
+    fake.add_repo(UPSTREAM)
+    history = build_history(tmp_path / "pytorch", first="2.14.1", last="2.15.0", checkout=False)
+    work = history.path
+    base, newer = history.tag_sha("2.14.1"), history.tag_sha("2.15.0")
+
+    def commit_on(parent: str, path: str, text: str) -> str:
+        git = ["git", "-C", str(work), "-c", "user.name=Dev", "-c", "user.email=dev@localhost"]
+        subprocess.run([*git, "checkout", "-q", "--detach", parent], check=True)
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text, encoding="utf-8")
+        subprocess.run([*git, "add", path], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", f"edit {path}"], check=True)
+        return subprocess.run(
+            [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    docs = commit_on(base, "README.md", "PyTorch\n")
+    formula = commit_on(docs, DERIVATIVES_PATH, release_text("2.14.1", "derivatives.yaml") + "# edited\n")
+    paths = (*OPERATOR_PATHS, "README.md")
+    fake.mirror_git(UPSTREAM, work / ".git", [base, newer, docs, formula], paths)
+    fake.repos[UPSTREAM].refs["main"] = base
+    adds = fake.add_pull(UPSTREAM, title="2.15.0's operators", sha=newer, base=base)
+    readme = fake.add_pull(UPSTREAM, title="A README", sha=docs, base=base)
+
+    client = PullsClient(_settings(fake, tmp_path / "cache"), UPSTREAM)
+    cold = client.scan(None)
+    by = {p.number: p for p in cold.pulls}
+    assert NATIVE_PATH in client.touched(by[adds]) and client.touched(by[readme]) == ()
+    assert client.merge_base(by[adds]) == client.merge_base(by[readme]) == base
+    # The two sides of the PR's drift read through gh: specs at the merge base and the head.
+    head_files = read_github_source(f"gh:{UPSTREAM}@{by[adds].head_sha}", _settings(fake, tmp_path / "cache"))
+    assert head_files.native_functions is not None
+    assert head_files.native_functions.text == release_text("2.15.0", "native_functions.yaml")
+
+    fake.update_pull(UPSTREAM, readme, sha=formula)  # a push that now edits derivatives.yaml
+    steady = client.scan(cold.watermark)
+    assert steady.pulls[0].number == readme
+    assert client.touched(steady.pulls[0]) == (DERIVATIVES_PATH,)
+    fake.merge_pull(UPSTREAM, adds)
+    landed = client.scan(steady.watermark)
+    assert [(p.number, p.state) for p in landed.pulls] == [(adds, "merged"), (readme, "open")]
+    client.close()

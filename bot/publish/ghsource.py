@@ -194,7 +194,8 @@ class JsonCache:
             entries = []
             for path in self.root.glob("*/*"):
                 st = path.stat()
-                entries.append((st.st_mtime, st.st_size, path))
+                # What the file takes on disk: a small entry still fills a block.
+                entries.append((st.st_mtime, max(st.st_size, 4096), path))
         except OSError:
             return
         total = sum(size for _, size, _ in entries)
@@ -354,9 +355,11 @@ _TREE_TYPES = frozenset({"blob", "tree", "commit"})  # a submodule is a "commit"
 
 
 class TreeReader:
-    """A directory's entries at a commit from the git trees API (``git/trees/SHA:DIR``, a tree-ish
-    GitHub accepts): blob shas and sizes, no content. A listing at a commit sha never changes, so it
-    is cached by (commit, directory), in memory and in CACHE."""
+    """A directory's entries at a commit from the git trees API (``git/trees/SHA:DIR``): blob shas and
+    sizes, no content. The endpoint takes any tree-ish git resolves, ``COMMIT:DIR`` included (GitHub's
+    reference names a ``tree_sha`` "or ref"; ``git/trees/HEAD:blog/days`` answered as the directory's
+    tree, scripting/Scripting-News#94). A listing at a commit sha never changes, so it is cached by
+    (commit, directory), in memory and in CACHE."""
 
     def __init__(self, api: _Api, repo: str, cache: JsonCache) -> None:
         self.api = api

@@ -8,8 +8,9 @@ an hour, so what a run asks is bounded by what changed since the last one:
   page. Without ``since`` (a cold run) it lists the **open** pull requests only: closed ones carry no
   news for a dashboard that does not exist yet, and pytorch/pytorch has a hundred thousand of them.
 - Conditional requests: every list page and single pull request is sent with the ``If-None-Match`` of
-  the stored answer; GitHub answers 304, which does not count against the rate limit, and the stored
-  answer is reused.
+  the stored answer; GitHub answers 304, which does not count against the primary rate limit when the
+  request carries an Authorization header (docs.github.com, "Best practices for using the REST API":
+  use conditional requests), and the stored answer is reused.
 - What a pull request touches and its merge base come from one compare request
   (``compare/BASE...HEAD``: its ``merge_base_commit`` and the first 300 changed files), cached by head
   sha (the files) and by (base, head) (the merge base), so a pull request whose head did not move costs
@@ -18,13 +19,24 @@ an hour, so what a run asks is bounded by what changed since the last one:
   the merge base and the head (git trees, `ghsource.TreeReader`).
 
 `PullsClient.scan` spends at most ``budget`` requests that count against the rate limit (a 304 does
-not), the compare of every open pull request it returns included: ``touched`` and ``merge_base`` then answer from memory. A scan the budget (or the
-deadline) stops early says so (``complete=False``) and returns the newest pull requests it could
-afford; its watermark is the ``since`` it was given (``None`` on a cold run), so the next run lists the
+not), the compare of every open pull request it returns included: ``touched`` and ``merge_base``
+then answer from memory. A scan the budget (or the deadline) stops early says so
+(``complete=False``) and returns the newest pull requests it could afford; its watermark is the ``since`` it was given (``None`` on a cold run), so the next run lists the
 same window again and, every compare it already paid for being cached, gets further. A scan that
 completes returns the newest ``updated_at`` it saw. Pull requests updated exactly at the watermark are
 listed again by the next run (``updated_at`` has one-second resolution): at least once, never lost to a
 tie, and free since nothing about them is fetched again.
+
+The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
+it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
+for a head the caller names in ``known_heads`` (its state block holds the heads it judged).
+
+A limit of page-number pagination: the list is not a snapshot. While a scan reads page after page, a
+pull request updated meanwhile jumps to page 1, and those below its old place move up one: the one at
+a page boundary then moves onto a page already read, and this scan misses it; later scans see it once
+something updates it again. So a multi-page listing (a cold run, or a run after more than 100 updates)
+can miss one pull request per page boundary per concurrent update; a steady hourly run reads one page
+and cannot.
 
 Every exchange goes through `bot.publish.limits.Guard` (API root, deadline, size cap, pages) via
 `ghsource._Api`; every field of an answer is checked before it becomes a `PullRef` (its text stays
@@ -33,9 +45,9 @@ data: a title is whatever its author wrote).
 
 from __future__ import annotations
 
-import json
 import re
 import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -43,7 +55,7 @@ from urllib.parse import urlencode, urlsplit
 from bot.errors import ApiLimitError, SourceError
 from bot.model import OPERATOR_PATHS, PullRef, PullState
 from bot.publish.ghsource import ApiSettings, JsonCache, TreeReader, _Api
-from bot.publish.limits import Answer, link_urls
+from bot.publish.limits import link_urls
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -53,7 +65,9 @@ PER_PAGE = 100
 # 100 pages of 100: more open pull requests than any repository has (pytorch/pytorch: a few
 # thousand). A list that goes on is leading the client on.
 MAX_LIST_PAGES = 100
-COMPARE_FILES = 300  # the compare endpoint lists at most this many files
+# The compare endpoint lists at most 300 files, all on its first page (its pages are of commits,
+# since GitHub's changelog of 2021-03-22): a list of 300 may have been cut.
+COMPARE_FILES = 300
 MAX_PR_FILES = 3000  # and pulls/N/files at most this many, 100 a page
 MAX_FILE_PAGES = MAX_PR_FILES // PER_PAGE
 SCAN_SECONDS = 900.0  # the whole scan, compares included: a scheduled job's slot, not an hour
@@ -111,12 +125,18 @@ class PullsClient:
         self.trees.cache.prune()
         self.api.close()
 
-    def scan(self, since: str | None, *, budget: int = 900) -> Scan:
+    def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
         """The pull requests updated since SINCE (a watermark from an earlier scan), newest first;
-        every open one with its compare paid for (see the module docstring). BUDGET is checked before
-        each request: one pull request's long file list (pages) may take the scan past it."""
-        if since is not None and not _WHEN.fullmatch(since):
-            since = None  # the watermark comes back from an issue body: a bad one means a cold run
+        every open one with its compare paid for (see the module docstring), except those whose head
+        is in KNOWN_HEADS (the caller judged that head in an earlier run: a new title or label moves
+        `updated_at` too, and a runner without the disk cache would pay a compare for nothing).
+        BUDGET is checked before each request: one pull request's long file list (pages) may take
+        the scan past it."""
+        if since is not None and (not _WHEN.fullmatch(since) or since > _later_than_now()):
+            # The watermark comes back from an issue body: a bad one, or one in the future (which
+            # would hide every pull request for good), means a cold run.
+            since = None
+        known = frozenset(known_heads)
         start, deadline = self.charged, time.monotonic() + SCAN_SECONDS
         self.api.guard.restart(SCAN_SECONDS)
         listed, complete = self._list(since, start + budget)
@@ -124,7 +144,7 @@ class PullsClient:
         self._limit = start + budget
         try:
             for pull in listed:
-                if pull.state == "open":
+                if pull.state == "open" and pull.head_sha not in known:
                     if self.charged >= self._limit or time.monotonic() >= deadline:
                         raise _OutOfBudget
                     self.touched(pull)
@@ -165,7 +185,7 @@ class PullsClient:
     def pull(self, number: int) -> PullRef:
         """Pull request NUMBER as it is now (a dashboard's pull request the scan did not list)."""
         self._restart()
-        data, _ = self._get_json(f"/repos/{self.repo}/pulls/{number}", None)
+        data, _ = self._get_json(f"/repos/{self.repo}/pulls/{number}", None, keep=_slim_pull)
         if data is None:
             raise SourceError(f"no pull request #{number}", path=self.repo)
         return self._pull_ref(data)
@@ -185,7 +205,7 @@ class PullsClient:
         for _ in range(MAX_LIST_PAGES):
             if self.charged >= limit:
                 return pulls, False
-            data, next_url = self._get_json(None, url)
+            data, next_url = self._get_json(None, url, keep=_slim_pulls)
             if not isinstance(data, list):
                 raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
             for item in data:
@@ -203,29 +223,35 @@ class PullsClient:
             "pages; stopped before following more"
         )
 
-    def _get_json(self, path: str | None, url: str | None) -> tuple[Any, str | None]:
-        """A conditional GET of PATH (or a whole URL from a Link): the JSON and the next page's URL,
-        (None, None) for a 404. The stored answer is reused on a 304."""
+    def _get_json(
+        self, path: str | None, url: str | None, *, keep: Callable[[Any], Any] | None = None
+    ) -> tuple[Any, str | None]:
+        """GET PATH (or a whole URL from a Link): the JSON and the next page's URL, (None, None) for
+        a 404. With KEEP the request is conditional: the answer is stored with its ETag, as KEEP
+        reduces it (the fields a `PullRef` reads: a page of GitHub's pull objects is megabytes), and
+        reused on a 304. Whatever comes back from the cache is checked again like a fresh answer."""
         full = url or f"{self.api.settings.api_url.rstrip('/')}{path}"
         key = f"GET {full}"
-        stored = _stored_answer(self.answers.get(key))
+        stored = None if keep is None else _stored_answer(self.answers.get(key))
         answer = self.api.get("", url=full, etag=None if stored is None else stored[0])
         if answer is None:
             return None, None
         if answer.status == 304 and stored is not None:
             self.not_modified += 1
-            _, link, body = stored
+            _, link, data = stored
             link = answer.header("link") or link
-            self.api.guard._inspect(_replayed(answer, link, body))  # the stored Link is checked again
         else:
-            body, link = answer.body.decode("utf-8", "replace"), answer.header("link")
-            etag = answer.header("etag")
-            if etag:
-                self.answers.put(key, {"etag": etag, "link": link, "body": body})
-        try:
-            data = json.loads(body)
-        except ValueError:
-            raise SourceError(f"GitHub API sent no JSON for {urlsplit(full).path}", path=self.repo) from None
+            try:
+                data = answer.json()
+            except ValueError:
+                raise SourceError(
+                    f"GitHub API sent no JSON for {urlsplit(full).path}", path=self.repo
+                ) from None
+            link, etag = answer.header("link"), answer.header("etag")
+            if keep is not None:
+                data = keep(data)
+                if etag:
+                    self.answers.put(key, {"etag": etag, "link": link, "data": data})
         next_url = None
         if link:
             next_url = next((u for rel, u in link_urls(link) if rel == "next"), None)
@@ -277,9 +303,7 @@ class PullsClient:
         )
         names: set[str] = set()
         count = 0
-        for _ in range(MAX_FILE_PAGES + 1):
-            if url is None:
-                return names
+        for _ in range(MAX_FILE_PAGES):
             self._charge()
             data, url = self._get_json(None, url)
             if not isinstance(data, list):
@@ -288,8 +312,8 @@ class PullsClient:
                 )
             names |= _names(data, self.repo)
             count += len(data)
-        if count >= MAX_PR_FILES:
-            return None
+            if url is None:
+                return None if count >= MAX_PR_FILES else names
         raise ApiLimitError(
             f"GitHub kept announcing another page of pull request #{pull.number}'s files after "
             f"{MAX_FILE_PAGES} pages; stopped before following more"
@@ -352,6 +376,12 @@ class PullsClient:
         )
 
 
+def _later_than_now() -> str:
+    """A day from now in GitHub's form: no watermark a real run wrote is later (clocks drift, a
+    little)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
+
+
 def _field(data: Any, *keys: str) -> Any:
     for key in keys:
         data = data.get(key) if isinstance(data, dict) else None
@@ -371,15 +401,28 @@ def _names(files: list[Any], repo: str) -> set[str]:
     return names
 
 
-def _stored_answer(value: Any) -> tuple[str, str | None, str] | None:
-    if not isinstance(value, dict):
+def _stored_answer(value: Any) -> tuple[str, str | None, Any] | None:
+    if not isinstance(value, dict) or "data" not in value:
         return None
-    etag, link, body = value.get("etag"), value.get("link"), value.get("body")
+    etag, link = value.get("etag"), value.get("link")
     if not isinstance(etag, str) or not etag or not (link is None or isinstance(link, str)):
         return None
-    return (etag, link, body) if isinstance(body, str) else None
+    return etag, link, value["data"]
 
 
-def _replayed(answer: Answer, link: str | None, body: str) -> Answer:
-    headers = {} if link is None else {"Link": link}
-    return Answer(answer.url, 200, "OK", headers, body.encode())
+# The fields of a pull request `_pull_ref` reads: all a list page's answer is stored as.
+_KEPT = ("number", "title", "state", "merged_at", "draft", "updated_at", "html_url")
+
+
+def _slim_pull(item: Any) -> Any:
+    if not isinstance(item, dict):
+        return item  # `_pull_ref` refuses it, fresh or stored
+    kept = {k: item[k] for k in _KEPT if k in item}
+    kept["user"] = {"login": _field(item, "user", "login")}
+    kept["head"] = {"sha": _field(item, "head", "sha")}
+    kept["base"] = {"sha": _field(item, "base", "sha")}
+    return kept
+
+
+def _slim_pulls(data: Any) -> Any:
+    return [_slim_pull(item) for item in data] if isinstance(data, list) else data
