@@ -76,7 +76,7 @@ def site(github_server: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
-    site: Site, opdrift: Opdrift, tmp_path: Path
+    site: Site, opdrift: Opdrift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = site.fake
     merged = site.open("(e) merged", site.head(_with_added(site.base)))
@@ -102,7 +102,9 @@ def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
 
     first_run = list(fake.requests)
     assert any("/compare/" in r.path for r in first_run) and any("/git/" in r.path for r in first_run)
-    # a second run: no write, no file list, no content
+    # a second run, on a fresh runner (no disk cache: the state is all it knows): no write, no
+    # file list, no content
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "fresh-runner"))
     mark = len(fake.requests)
     again = opdrift(*argv)
     assert again.code == 0, again.err

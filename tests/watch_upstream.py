@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,7 @@ class LocalPulls:
             self.pulls[number], updated_at=f"2026-12-05T01:{self.clock:02d}:00Z", **changes
         )
 
-    def scan(self, since: str | None, *, budget: int = 900) -> Scan:
+    def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
         self.calls["scan"] += 1
         found = sorted(
             (p for p in self.pulls.values() if since is None or p.updated_at >= since),

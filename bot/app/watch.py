@@ -23,7 +23,7 @@ and writes what this plans after, only when the body changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -62,7 +62,9 @@ class Scanned(Protocol):
 class PullSource(Protocol):
     """What `watch` asks of the upstream repository (`bot.publish.pulls.PullsClient`)."""
 
-    def scan(self, since: str | None, *, budget: int = ...) -> Scanned: ...
+    def scan(
+        self, since: str | None, *, budget: int = ..., known_heads: Collection[str] = ...
+    ) -> Scanned: ...
 
     def touched(self, pull: PullRef) -> tuple[str, ...]: ...  # which OPERATOR_PATHS the PR changes
 
@@ -146,7 +148,9 @@ def plan_watch(
         warn(
             "the subscribed backend lists changed since the last run: every open pull request is judged again"
         )
-    scan = pulls.scan(None if again else state.watermark, budget=budget)
+    # Heads judged before need no compare to tell what they touch: their row (or quiet entry) says it.
+    known = () if again else (*(r.head_sha for r in state.rows), *(sha for _, sha in state.quiet))
+    scan = pulls.scan(None if again else state.watermark, budget=budget, known_heads=known)
     if not scan.complete:
         warn("the pull request listing stopped at its request budget: the rest is looked at next run")
     rows = {r.number: r for r in state.rows}
