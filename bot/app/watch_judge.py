@@ -178,7 +178,10 @@ def impacts_of(
         spec = specs[key]
         kernels = implemented[spec]
         kernels_broken = tuple(
-            _broken(by_name[op], kernels.forms.get(op), kernels.torch_version) for op in sorted(broken)
+            _broken(by_name[op], kernels.forms.get(op), kernels.torch_version)
+            if op in by_name
+            else BrokenKernel(op, "", ())  # a name the gap gives as the list has it: no signature to show
+            for op in sorted(broken)
         )
         impact = BackendImpact(
             spec.kind, spec.value, who[key], tuple(sorted(ops)), kernels_broken, tuple(sorted(removed))
