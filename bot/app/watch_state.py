@@ -21,7 +21,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.coverage.oplist import BACKEND_KINDS
-from bot.render.watch import BackendImpact, BrokenKernel, Landed, PullRow, pull_url
+from bot.render.watch import (
+    DIGEST_HEX,
+    MAX_FINGERPRINT,
+    BackendImpact,
+    BrokenKernel,
+    Landed,
+    PullRow,
+    pull_url,
+)
 from bot.shapes import BOOLEAN, INTEGER, LIST, OBJECT, OPT_STRING, STRING, STRINGS, Kind, Reader
 
 VERSION = 1
@@ -32,7 +40,7 @@ MAX_QUIET = 300  # open PRs remembered as affecting nothing at their head
 MAX_LANDED = 50
 
 _SHA = re.compile(r"[0-9a-f]{40}")
-_SHORT = re.compile(r"[0-9a-f]{12}")
+_SHORT = re.compile(rf"[0-9a-f]{{{DIGEST_HEX}}}")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 _WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,15}(?:Z|[+-][0-9]{2}:[0-9]{2})")
@@ -81,7 +89,9 @@ _NAMES: Kind[tuple[str, ...]] = Kind(
     "a list of operator names", lambda v: STRINGS.accepts(v) and all(_NAME.fullmatch(x) for x in v), tuple
 )
 _DIGESTS: Kind[tuple[str, ...]] = Kind(
-    "a list of digests", lambda v: STRINGS.accepts(v) and all(_SHORT.fullmatch(x) for x in v), tuple
+    f"a list of at most {MAX_FINGERPRINT} digests",
+    lambda v: STRINGS.accepts(v) and len(v) <= MAX_FINGERPRINT and all(_SHORT.fullmatch(x) for x in v),
+    tuple,
 )
 
 

@@ -31,9 +31,12 @@ BODY_LIMIT = GITHUB_BODY_LIMIT - PUBLISHER_MARGIN
 # Ops a row names per list (each backend: needs, breaks, removes); the count of the rest is kept. The
 # body's fit lowers it when fifty PRs each add dozens of ops.
 MAX_OPS = 30
-# Fingerprint items kept per PR (12 hex digits each): enough to tell new work from old for any real PR;
-# a PR asking more than this of backends is compared on the items with the smallest digests.
-MAX_FINGERPRINT = 24
+# Fingerprint items kept per PR, 10 hex digits each (40 bits: no two of a PR's items collide in
+# practice), at most 13 characters of the state block apiece. A PR asking more than this of its
+# backends (a new op family) is compared on the items with the smallest digests, so growth among the
+# others can go unannounced: its row still shows it.
+DIGEST_HEX = 10
+MAX_FINGERPRINT = 48
 _URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]+)?/[A-Za-z0-9._/-]+/pull/[0-9]+")
 
 
@@ -88,7 +91,7 @@ class BackendImpact:
 
 
 def digest(item: str) -> str:
-    return hashlib.sha256(item.encode()).hexdigest()[:12]
+    return hashlib.sha256(item.encode()).hexdigest()[:DIGEST_HEX]
 
 
 def fingerprint(impacts: Sequence[BackendImpact], cap: int = MAX_FINGERPRINT) -> tuple[str, ...]:
