@@ -8,6 +8,14 @@ is recorded with all its headers, and faults can be scripted ("the next 2 POSTs 
 answer 500", "403 with Retry-After: 1"), and so can hostile answers (`misbehave`: a drip, a flood, an
 endless ``Link: next``, URLs to another host). The server caps page sizes at `page_size` whatever the
 client asks for, so tests exercise pagination with a handful of items.
+
+The git side (commits, git trees and blobs, contents, compare with its files) serves commits added
+by `add_commit` or mirrored from a local repository (`mirror_git`). Pull requests are opened, pushed,
+retitled, merged and closed (`add_pull`, `update_pull`, `merge_pull`, `close_pull`), each move ticking
+their ``updated_at`` so that ``sort=updated`` orders them; ``pulls/N/files`` diffs their head against
+the merge base. As on GitHub, every GET answer carries an ETag, a request whose ``If-None-Match``
+names it gets a bodiless 304, and a 304 is not counted in ``X-RateLimit-Remaining`` (`rate_used`).
+Each recorded request keeps its answer's size, for the benchmarks.
 """
 
 from __future__ import annotations
@@ -16,11 +24,13 @@ import base64
 import hashlib
 import json
 import re
+import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
@@ -39,6 +49,7 @@ class Recorded:
     headers: Mapping[str, str]
     body: str
     status: int
+    size: int = 0  # bytes of the answer's body
 
 
 @dataclass
@@ -78,6 +89,18 @@ class RepoState:
     # The git side, for the contents, blobs, commits and compare endpoints.
     commits: dict[str, FakeCommit] = field(default_factory=dict)  # sha → commit
     refs: dict[str, str] = field(default_factory=dict)  # branch or tag name → commit sha
+    pulls: dict[int, PullMeta] = field(default_factory=dict)  # what the pulls API adds to the issue
+
+
+@dataclass
+class PullMeta:
+    """A pull request's own fields: draft, last update, merge time, and (optionally) a file list
+    served as is instead of the diff of its commits (a benchmark's thousands of PRs have no commits)."""
+
+    draft: bool
+    updated_at: str
+    merged_at: str | None = None
+    files: list[Json] | None = None
 
 
 @dataclass(frozen=True)
@@ -179,6 +202,11 @@ class FakeGitHub:
         self.trees: dict[str, tuple[str, str]] = {}
         self.extra_tree_entries: list[Json] = []
         self.truncated_trees = False  # recursive listings say `truncated` (GitHub's answer for a huge tree)
+        # GitHub's primary rate limit: every answer but a 304 (a conditional request that matched)
+        # counts, and X-RateLimit-Remaining says what is left.
+        self.rate_limit = 5000
+        self.rate_used = 0
+        self._last_tick = 0.0
         self._lock = threading.RLock()
         self._next_id = 1000
         self._server: ThreadingHTTPServer | None = None
@@ -262,20 +290,81 @@ class FakeGitHub:
         head_repo: str | None = None,
         branch: str | None = None,
         sha: str | None = None,
+        base: str | None = None,
+        draft: bool = False,
+        updated_at: str | None = None,
+        files: list[Json] | None = None,
     ) -> int:
         """A pull request: an issue with a ``pull_request`` member, as the issues API shows it, plus its
-        head for the pulls API (by default a branch of the same repository at a made-up commit)."""
+        head for the pulls API (by default a branch of the same repository at a made-up commit).
+        FILES (``filename``, ``status``, ``sha`` items) are served by pulls/N/files and compare as is;
+        without them both diff the commits (BASE's merge base with the head, then the head)."""
         number: int = self.add_issue(full_name, title=title, body="", author=author, pull=True)["number"]
         head = head_repo or full_name
         with self._lock:
             if head.lower() not in self.repos:
                 self.add_repo(head)
-            self.repos[full_name.lower()].heads[number] = (
-                head,
-                branch or f"branch-{number}",
-                sha or f"{number:040x}",
-            )
+            repo = self.repos[full_name.lower()]
+            repo.heads[number] = (head, branch or f"branch-{number}", sha or f"{number:040x}")
+            if base is not None:
+                repo.bases[number] = base
+            repo.pulls[number] = PullMeta(draft, updated_at or self.tick(), files=files)
         return number
+
+    def tick(self) -> str:
+        """Now, as GitHub writes it, strictly later than the last tick: pull requests sort by update."""
+        with self._lock:
+            self._last_tick = max(time.time(), self._last_tick + 1)
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._last_tick))
+
+    def update_pull(
+        self,
+        full_name: str,
+        number: int,
+        *,
+        sha: str | None = None,
+        title: str | None = None,
+        draft: bool | None = None,
+        files: list[Json] | None = None,
+    ) -> None:
+        """Edit PR `number` (a push of SHA, a new title, ready for review...): its updated_at moves."""
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            if sha is not None:
+                head_repo, branch, _ = repo.heads[number]
+                repo.heads[number] = (head_repo, branch, sha)
+            if title is not None:
+                repo.issues[number]["title"] = title
+            meta = repo.pulls[number]
+            if draft is not None:
+                meta.draft = draft
+            if files is not None:
+                meta.files = files
+            meta.updated_at = repo.issues[number]["updated_at"] = self.tick()
+
+    def merge_pull(self, full_name: str, number: int) -> None:
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            meta = repo.pulls[number]
+            meta.merged_at = meta.updated_at = self.tick()
+            issue = repo.issues[number]
+            issue["state"], issue["closed_at"], issue["updated_at"] = (
+                "closed",
+                meta.merged_at,
+                meta.updated_at,
+            )
+
+    def close_pull(self, full_name: str, number: int) -> None:
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            meta = repo.pulls[number]
+            meta.updated_at = self.tick()
+            issue = repo.issues[number]
+            issue["state"], issue["closed_at"], issue["updated_at"] = (
+                "closed",
+                meta.updated_at,
+                meta.updated_at,
+            )
 
     def add_commit(
         self,
@@ -302,16 +391,38 @@ class FakeGitHub:
                 repo.refs[ref] = sha
             return sha
 
+    def mirror_git(
+        self, full_name: str, git_dir: Path, revs: Sequence[str], paths: Sequence[str]
+    ) -> list[str]:
+        """Serve commits of a local git repository: each of REVS (parents first) with its PATHS (those
+        that exist at it), its committer date and its first parent when that is served too. Returns
+        their shas, for `add_pull` and `update_pull`."""
+        shas = []
+        for rev in revs:
+            sha, parents, date = _git_out(git_dir, "log", "-1", "--format=%H%n%P%n%cI", rev).split("\n")
+            parent = parents.split(" ")[0]
+            files = {}
+            for path in paths:
+                shown = subprocess.run(
+                    ["git", "--git-dir", str(git_dir), "show", f"{sha}:{path}"],
+                    capture_output=True,
+                    check=False,
+                )
+                if shown.returncode == 0:
+                    files[path] = shown.stdout
+            served = parent in self.repos[full_name.lower()].commits
+            shas.append(
+                self.add_commit(full_name, files, date=date, parent=parent if served else None, sha=sha)
+            )
+        return shas
+
     def set_pull_base(self, full_name: str, number: int, sha: str) -> None:
         with self._lock:
             self.repos[full_name.lower()].bases[number] = sha
 
     def push(self, full_name: str, number: int, sha: str) -> None:
         """Move PR `number`'s head to commit `sha`, as a push to its branch does."""
-        with self._lock:
-            heads = self.repos[full_name.lower()].heads
-            head_repo, branch, _ = heads[number]
-            heads[number] = (head_repo, branch, sha)
+        self.update_pull(full_name, number, sha=sha)
 
     def add_issue(
         self,
@@ -510,8 +621,19 @@ class FakeGitHub:
                 status, payload, extra = reply.status, reply.body, reply.headers
             if fault is not None:
                 extra = {**extra, **fault.headers}
-            self.requests.append(Recorded(method, shown, dict(headers), body, status))
-        payload = _public(payload)
+            payload = _public(payload)
+            if method == "GET" and status == 200 and fault is None and scripted is None:
+                status, payload, extra = _conditional(payload, extra, headers)
+            if status != 304:
+                self.rate_used += 1
+            if not any(k.lower() == "x-ratelimit-remaining" for k in extra):
+                extra = {
+                    **extra,
+                    "X-RateLimit-Remaining": str(max(self.rate_limit - self.rate_used, 0)),
+                    "X-RateLimit-Reset": str(int(time.time()) + 3600),
+                }
+            size = len(_encode(payload)) if scripted is None else 0
+            self.requests.append(Recorded(method, shown, dict(headers), body, status, size))
         if isinstance(scripted, EndlessPages):
             extra = {
                 **extra,
@@ -642,20 +764,31 @@ class FakeGitHub:
                 return 201, label, {}
         if rest == "/pulls" and method == "GET":
             owner, _, branch = query.get("head", "").partition(":")
+            state = query.get("state", "open")
+            if state not in ("open", "closed", "all"):
+                raise _Reply(422, {"message": "Validation Failed"})
             pulls = [
                 self._pull_json(repo, number)
                 for number, (head_repo, head_branch, _) in repo.heads.items()
-                if repo.issues[number]["state"] == query.get("state", "open")
+                if state in ("all", repo.issues[number]["state"])
                 and (
                     not query.get("head")
                     or (head_repo.split("/")[0].lower() == owner.lower() and head_branch == branch)
                 )
             ]
+            # GitHub's default order is by creation, newest first; sort=updated orders by updated_at.
+            key = "updated_at" if query.get("sort") == "updated" else "number"
+            pulls.sort(key=lambda p: (p[key], p["number"]), reverse=query.get("direction", "desc") == "desc")
             return self._page(path, query, pulls)
         if (mp := re.fullmatch(r"/pulls/(\d+)", rest)) and method == "GET":
             if int(mp.group(1)) not in repo.heads:
                 raise _error(404, "Not Found")
             return 200, self._pull_json(repo, int(mp.group(1))), {}
+        if (mp := re.fullmatch(r"/pulls/(\d+)/files", rest)) and method == "GET":
+            number = int(mp.group(1))
+            if number not in repo.heads:
+                raise _error(404, "Not Found")
+            return self._page(path, query, self._pull_files(repo, number)[:3000])
         if method == "GET" and (git := self._git_route(repo, rest, query, headers)) is not None:
             return git
         if ml := re.fullmatch(r"/labels/([^/]+)", rest):
@@ -725,10 +858,14 @@ class FakeGitHub:
                 at = repo.commits[at].parent
             if at is None:
                 raise _error(404, "Not Found")
+            # Compare pages its commits; the file list (at most 300) is on the first page only.
+            files = self._compare_files(repo, at, head.sha)
             return 200, {
                 "base_commit": self._commit_json(repo, base),
                 "merge_base_commit": self._commit_json(repo, repo.commits[at]),
                 "status": "diverged",
+                "commits": [self._commit_json(repo, head)],
+                "files": files[:300] if query.get("page", "1") == "1" else [],
             }, {}  # fmt: skip
         return None
 
@@ -763,8 +900,48 @@ class FakeGitHub:
             if recursive or len(parts) == 1:
                 entries[rel] = {"path": rel, "mode": "100644", "type": "blob", "sha": oid,
                                 "size": len(self.blobs[oid])}  # fmt: skip
+        for entry in entries.values():
+            kind = "trees" if entry["type"] == "tree" else "blobs"
+            entry["url"] = f"{self.api_url}/repos/{repo.full_name}/git/{kind}/{entry['sha']}"
         listed = list(entries.values()) + (list(self.extra_tree_entries) if recursive else [])
         return {"sha": tree_sha(folder), "tree": listed, "truncated": recursive and self.truncated_trees}
+
+    def _merge_base(self, repo: RepoState, base: str, head: str) -> str | None:
+        seen = set()
+        at: str | None = base if base in repo.commits else None
+        while at is not None:
+            seen.add(at)
+            at = repo.commits[at].parent
+        at = head
+        while at is not None and at not in seen:
+            at = repo.commits[at].parent if at in repo.commits else None
+        return at
+
+    def _compare_files(self, repo: RepoState, base: str | None, head: str) -> list[Json]:
+        """The diff of two commits as GitHub's file lists show it (no patch: the fake has no text diff)."""
+        old = repo.commits[base].files if base in repo.commits else {}
+        new = repo.commits[head].files if head in repo.commits else {}
+        files = []
+        for path in sorted(set(old) | set(new)):
+            if old.get(path) == new.get(path):
+                continue
+            status = "added" if path not in old else "removed" if path not in new else "modified"
+            files.append({
+                "sha": new.get(path) or old[path], "filename": path, "status": status,
+                "additions": 1, "deletions": 1, "changes": 2,
+                "blob_url": f"{HTML_ROOT}/{repo.full_name}/blob/{head}/{quote(path)}",
+            })  # fmt: skip
+        return files
+
+    def _pull_files(self, repo: RepoState, number: int) -> list[Json]:
+        meta = repo.pulls.get(number)
+        if meta is not None and meta.files is not None:
+            return list(meta.files)
+        head = repo.heads[number][2]
+        if head not in repo.commits:
+            return []
+        base = repo.bases.get(number)
+        return self._compare_files(repo, None if base is None else self._merge_base(repo, base, head), head)
 
     def _commit_json(self, repo: RepoState, commit: FakeCommit) -> Json:
         person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}
@@ -778,12 +955,18 @@ class FakeGitHub:
     def _pull_json(self, repo: RepoState, number: int) -> Json:
         issue = repo.issues[number]
         head_repo, branch, sha = repo.heads[number]
+        meta = repo.pulls.get(number) or PullMeta(False, issue["updated_at"])
         return {
             "id": issue["id"],
             "number": number,
             "state": issue["state"],
             "title": issue["title"],
             "user": issue["user"],
+            "draft": meta.draft,
+            "created_at": issue["created_at"],
+            "updated_at": meta.updated_at,
+            "closed_at": issue["closed_at"],
+            "merged_at": meta.merged_at,
             "url": f"{self.api_url}/repos/{repo.full_name}/pulls/{number}",
             "html_url": issue["pull_request"]["html_url"],
             "head": {
@@ -857,6 +1040,30 @@ class FakeGitHub:
         if page > 1:
             rels += [f'{link(1)}; rel="first"', f'{link(page - 1)}; rel="prev"']
         return 200, chunk, ({"Link": ", ".join(rels)} if rels else {})
+
+
+def _git_out(git_dir: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(git_dir), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _encode(payload: object) -> bytes:
+    return payload.data if isinstance(payload, RawBytes) else json.dumps(payload).encode()
+
+
+def _conditional(
+    payload: object, extra: dict[str, str], headers: Mapping[str, str]
+) -> tuple[int, object, dict[str, str]]:
+    """GitHub's ETag on a GET answer, and a bodiless 304 when the request's If-None-Match names it.
+    The tag covers the Link header too: a list page whose items stay but whose next page moved is
+    another answer. The 304 carries no Link: a client reuses the one it stored."""
+    link = next((v for k, v in extra.items() if k.lower() == "link"), "")
+    etag = 'W/"' + hashlib.sha1(_encode(payload) + b"\n" + link.encode()).hexdigest() + '"'
+    asked = next((v for k, v in headers.items() if k.lower() == "if-none-match"), None)
+    if asked is not None and etag in (t.strip() for t in asked.split(",")):
+        return 304, RawBytes(b""), {"ETag": etag}
+    return 200, payload, {**extra, "ETag": etag}
 
 
 def _require(data: Json, key: str, kind: type) -> None:

@@ -140,7 +140,7 @@ def test_stats_of_a_dripping_gh_source_is_one_line_at_the_budget(
     monkeypatch.setattr(ghsource, "READ_BUDGET", 2.0)
     for name, value in gh_env(fake, tmp_path).items():
         monkeypatch.setenv(name, value)
-    fake.misbehave("GET", r"/contents/", Drip(0.5))
+    fake.misbehave("GET", r"/git/trees/", Drip(0.5))
     start = time.monotonic()
     run = opdrift("stats", f"gh:{REPO}@v2.14.1")
     assert time.monotonic() - start < 3.5  # before: still waiting after 180 s

@@ -18,6 +18,7 @@ from bot.publish.github import RetryPolicy
 
 REPO = "acme/pytorch"
 TOKEN = "ghs_ghsourcetoken00000000000000000000"
+NATIVE_DIR = NATIVE_PATH.rpartition("/")[0]
 NAMES = {NATIVE_PATH: "native_functions.yaml", TAGS_PATH: "tags.yaml", DERIVATIVES_PATH: "derivatives.yaml"}
 
 
@@ -69,13 +70,31 @@ def test_diff_of_two_tags_is_the_report_of_the_files_and_a_repeat_fetches_no_con
     )
     assert all(r.headers.get("Authorization") == f"Bearer {TOKEN}" for r in fake.requests)
 
+    # Blob shas come from the trees of the two directories, not from the contents API, whose JSON
+    # carries the whole file base64-encoded: apart from the blobs themselves, no answer holds content.
+    assert not [r for r in fake.requests if "/contents/" in r.path]
+    trees = sorted(r.path.split("/git/trees/")[1] for r in fake.requests if "/git/trees/" in r.path)
+    assert trees == sorted(
+        f"{fake.repos[REPO].refs[tag]}:{d}"
+        for tag in ("v2.14.1", "v2.15.0")
+        for d in (NATIVE_DIR, "tools/autograd")
+    )
+    metadata = sum(r.size for r in fake.requests if "/git/blobs/" not in r.path)
+    assert (
+        metadata
+        < min(len(d) for d in _files("2.14.1").values())
+        < 100_000
+        < len(_files("2.14.1")[NATIVE_PATH])
+    )
+
     text_remote = opdrift(*argv, "--format", "text")
     before = len(fake.requests)
     again = opdrift(*argv, "--format", "text")
     assert again.out == text_remote.out
     repeat = fake.requests[before:]
     assert not [r for r in repeat if "/git/blobs/" in r.path], "the cache by blob sha serves every content"
-    assert len(repeat) == 8  # per side: the commit and three contents metadata requests
+    # Per side only the commit: a tree at a commit sha never changes, so its listing is cached too.
+    assert [r.path.split("/")[-2] for r in repeat] == ["commits", "commits"]
     assert text_remote.out.splitlines()[1:] == opdrift(*files, "--format", "text").out.splitlines()[1:]
 
 
@@ -125,11 +144,23 @@ def test_server_errors_are_retried_and_a_bad_cache_entry_is_refetched(
     assert files.native_functions is not None
     assert [r.status for r in fake.requests if "/commits/" in r.path] == [502, 502, 200]
     oid = blob_sha(_files("2.14.1")[NATIVE_PATH])
-    cached = tmp_path / "c" / oid[:2] / oid
+    cached = tmp_path / "c" / "blobs" / oid[:2] / oid
     cached.write_bytes(b"tampered")
     assert BlobCache(tmp_path / "c").get(oid) is None
-    read_github_source(f"gh:{REPO}@v2.14.1", settings)
+    # A tree listing that no longer parses, or names another blob under its old digest, is a miss too.
+    listings = sorted((tmp_path / "c" / "trees").rglob("*.json"))
+    assert len(listings) == 2
+    listings[0].write_bytes(b"{truncated")
+    entry = json.loads(listings[1].read_bytes())
+    entry["value"] = {name: [kind, "0" * 40, size] for name, (kind, _, size) in entry["value"].items()}
+    listings[1].write_text(json.dumps(entry))
+    mark = len(fake.requests)
+    files = read_github_source(f"gh:{REPO}@v2.14.1", settings)
     assert cached.read_bytes() == _files("2.14.1")[NATIVE_PATH]
+    assert files.derivatives is not None and files.derivatives.text == release_text(
+        "2.14.1", "derivatives.yaml"
+    )
+    assert sum("/git/trees/" in r.path for r in fake.requests[mark:]) == 2
 
 
 def test_a_file_over_the_cap_is_refused_before_it_is_downloaded(

@@ -37,6 +37,7 @@ EXPECTED_EXAMPLES = {
     "pytorch/weekly-drift.yml",
     "downstream/weekly-drift.yml",
     "downstream/manual-drift.yml",
+    "downstream/watch.yml",
 }
 PR_WORKFLOW = EXAMPLES_DIR / "pytorch" / "pr-drift.yml"
 POSTER = EXAMPLES_DIR / "pytorch" / "pr-drift-comment.yml"

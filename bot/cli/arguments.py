@@ -317,3 +317,49 @@ def add_publish_args(p: argparse.ArgumentParser) -> None:
         help="total time for the GitHub calls of one publish step, requests and retries included (default 300)",
     )
     add_codegen(p)
+
+
+def add_watch(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "List the open pull requests of --upstream that touch native_functions.yaml, tags.yaml or "
+        "derivatives.yaml, judge each for every backend the config subscribes (what it would need, the "
+        "kernels that would stop compiling, the ops it implements that a PR removes), and keep one "
+        "dashboard issue in --repo; a new comment mentions the subscribers of a PR that newly affects "
+        "their backend. A run with nothing new writes nothing. See docs/commands.md."
+    )
+    p.add_argument(
+        "--upstream", required=True, metavar="OWNER/NAME", help="the repository to watch (pytorch/pytorch)"
+    )
+    p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="where the dashboard issue lives")
+    p.add_argument(
+        "--config",
+        required=True,
+        metavar="FILE",
+        help="the subscriptions with `backend:` lists (docs/config.md)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the body and the comment and send no write request (the default without GITHUB_TOKEN)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        default="markdown",
+        help="json: the impact per PR and backend, for other tools (schemas/watch.schema.json); default: markdown",
+    )
+    add_output(p)
+    p.add_argument(
+        "--budget",
+        type=positive_int,
+        default=900,
+        metavar="N",
+        help="the most requests the pull request listing may send (default 900, under a workflow token's 1,000 an hour)",
+    )
+    p.add_argument(
+        "--retry-budget",
+        type=seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="total time for the GitHub calls of one publish step, requests and retries included (default 300)",
+    )

@@ -80,6 +80,12 @@ COMMANDS: tuple[Command, ...] = (
         f"{_PUBLISH}:run_issue",
     ),
     Command(
+        "watch",
+        "the open upstream pull requests that would affect your backend: one dashboard issue, a comment when new",
+        arguments.add_watch,
+        "bot.cli.watch_cmds:run_watch",
+    ),
+    Command(
         "history",
         "walk every commit that touched the operator files: counts, buckets and drift per commit",
         arguments.add_history,

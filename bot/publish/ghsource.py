@@ -5,18 +5,24 @@
 - ``gh:OWNER/NAME#N:merge-base``: the merge base of that pull request's base and head (what the PR
   is diffed from), from the compare endpoint's ``merge_base_commit``.
 
-Per side: one request for the commit (its sha and committer date go into the snapshot), one contents
-request per file for its blob sha and size (JSON), and the content itself from the git blobs API with
-the raw media type (the contents API leaves content over 1 MB out). Contents are cached by blob sha
-under ``$XDG_CACHE_HOME/opdrift/blobs`` and checked against that sha when read, so a repeat sends no
-content request at all. It lives here, not in bot.sources, because only bot.publish talks to the
+Per side: one request for the commit (its sha and committer date go into the snapshot), one git
+trees request per directory (``aten/src/ATen/native`` holds two of the files, ``tools/autograd`` the
+third) for the blob shas and sizes, and the content itself from the git blobs API with the raw media
+type. The trees API names a blob without sending it: the contents API, asked for a file's metadata,
+sends the whole file base64-encoded inside its JSON (about 0.8 MB for native_functions.yaml). A tree
+listing at a commit sha never changes, so it is cached by (commit, directory) under
+``$XDG_CACHE_HOME/opdrift/trees``; contents are cached by blob sha under ``.../opdrift/blobs`` and
+checked against that sha when read, so a repeat sends one request per side (the commit) and no
+content at all. It lives here, not in bot.sources, because only bot.publish talks to the
 network (the import contracts in pyproject.toml); the CLI hands it to the pipeline as the reader of
 ``gh:`` specs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -32,7 +38,7 @@ import requests
 from bot.errors import ApiLimitError, PublishError, SourceError
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, SourceFiles, SourceMeta, TextFile
 from bot.publish.github import DEFAULT_API_URL, RetryPolicy, retry_delay, scrub
-from bot.publish.limits import Answer, ApiRoot, Guard, new_session
+from bot.publish.limits import MAX_PAGES, MAX_REQUESTS, Answer, ApiRoot, Guard, new_session
 from bot.sources.read import MAX_FILE_BYTES, decode
 
 PREFIX = "gh:"
@@ -74,13 +80,13 @@ class ApiSettings:
     token: str | None = None
     timeout: float = 30.0
     retry: RetryPolicy = field(default_factory=lambda: RetryPolicy(total_seconds=READ_BUDGET))
-    cache_dir: Path | None = None  # None: no cache
+    cache_dir: Path | None = None  # opdrift's cache root (blobs/, trees/, api/ under it); None: no cache
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> Path:
-    """$XDG_CACHE_HOME/opdrift/blobs, or ~/.cache/opdrift/blobs (the XDG default)."""
+    """$XDG_CACHE_HOME/opdrift, or ~/.cache/opdrift (the XDG default)."""
     base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "opdrift" / "blobs"
+    return Path(base) / "opdrift"
 
 
 def blob_sha(data: bytes) -> str:
@@ -88,10 +94,11 @@ def blob_sha(data: bytes) -> str:
 
 
 class BlobCache:
-    """Blob contents by their git sha; a file that does not hash to its name is ignored (and replaced)."""
+    """Blob contents by their git sha, under ROOT/blobs; a file that does not hash to its name is
+    ignored (and replaced)."""
 
     def __init__(self, root: Path | None) -> None:
-        self.root = root
+        self.root = None if root is None else root / "blobs"
 
     def _path(self, sha: str) -> Path | None:
         return None if self.root is None else self.root / sha[:2] / sha
@@ -108,23 +115,115 @@ class BlobCache:
 
     def put(self, sha: str, data: bytes) -> None:
         path = self._path(sha)
-        if path is None:
-            return
+        if path is not None:
+            _write_atomically(path, data)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, path)
         except OSError:
-            pass  # a cache that cannot be written only costs the next run a request
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass  # a cache that cannot be written only costs the next run a request
+
+
+# A cache of API answers stays small: past this many bytes the least recently used entries go.
+MAX_CACHE_BYTES = 64 * 1024 * 1024
+MAX_ENTRY_BYTES = 4 * 1024 * 1024
+
+
+class JsonCache:
+    """JSON values by (namespace, key), under ROOT/NAMESPACE/: what an answer taught, or the answer
+    itself with its ETag. Each entry carries its key and a digest of its value: a file that does not
+    parse, names another key or fails its digest is a miss (and is replaced), never a wrong answer.
+    Writes are atomic (a temporary file renamed); `prune` keeps the total under MAX_CACHE_BYTES."""
+
+    def __init__(self, root: Path | None, namespace: str) -> None:
+        self.root = None if root is None else root / namespace
+
+    def _path(self, key: str) -> Path | None:
+        if self.root is None:
+            return None
+        name = hashlib.sha256(key.encode()).hexdigest()
+        return self.root / name[:2] / f"{name}.json"
+
+    @staticmethod
+    def _digest(key: str, value: Any) -> str:
+        return hashlib.sha256(json.dumps([key, value], sort_keys=True).encode()).hexdigest()
+
+    def get(self, key: str) -> Any:
+        """The stored value, or None (a miss)."""
+        path = self._path(key)
+        if path is None:
+            return None
+        try:
+            if path.stat().st_size > MAX_ENTRY_BYTES:
+                return None
+            entry = json.loads(path.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key or "value" not in entry:
+            return None
+        value = entry["value"]
+        if entry.get("digest") != self._digest(key, value):
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: `prune` removes the oldest first
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        path = self._path(key)
+        if path is None:
+            return
+        data = json.dumps({"key": key, "value": value, "digest": self._digest(key, value)}).encode()
+        if len(data) <= MAX_ENTRY_BYTES:
+            _write_atomically(path, data)
+
+    def prune(self, limit: int = MAX_CACHE_BYTES) -> None:
+        """Remove the least recently used entries until the namespace holds at most 3/4 of LIMIT."""
+        if self.root is None:
+            return
+        try:
+            entries = []
+            for path in self.root.glob("*/*"):
+                st = path.stat()
+                # What the file takes on disk: a small entry still fills a block.
+                entries.append((st.st_mtime, max(st.st_size, 4096), path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in entries)
+        if total <= limit:
+            return
+        for _, size, path in sorted(entries):
+            if total <= limit * 3 // 4:
+                break
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            total -= size
 
 
 class _Api:
     """GET with the token, retries on 5xx, rate limits and dropped connections, within the bounds of
     `bot.publish.limits`: the API root, one deadline for the whole SOURCE, a size cap per body."""
 
-    def __init__(self, settings: ApiSettings, spec: str, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        settings: ApiSettings,
+        spec: str,
+        sleep: Callable[[float], None] = time.sleep,
+        *,
+        max_requests: int = MAX_REQUESTS,
+        max_pages: int = MAX_PAGES,
+    ) -> None:
         self.settings = settings
         self.spec = spec
         self.sleep = sleep
@@ -133,9 +232,13 @@ class _Api:
         except PublishError as err:  # GITHUB_API_URL is no URL: a problem with what was given, like SOURCE
             raise SourceError(err.message, path=spec) from None
         # The retry budget is the deadline of the whole read: a drip or a stall ends there too.
-        self.guard = Guard(root, seconds=settings.retry.total_seconds)
+        self.guard = Guard(
+            root, seconds=settings.retry.total_seconds, max_requests=max_requests, max_pages=max_pages
+        )
         self.session = new_session(settings.token)
         self.session.headers["X-GitHub-Api-Version"] = "2022-11-28"
+        self.sent = 0  # exchanges, retries included
+        self.received = 0  # body bytes
 
     def close(self) -> None:
         self.session.close()
@@ -147,16 +250,23 @@ class _Api:
         accept: str = JSON,
         params: Mapping[str, str] | None = None,
         limit: int | None = None,
+        etag: str | None = None,
+        url: str | None = None,
     ) -> Answer | None:
-        """The answer, or None for a 404; a SourceError for anything else that is not a 200."""
-        url = self.settings.api_url.rstrip("/") + path
-        if params:
-            url += "?" + urlencode(params)
+        """The answer, or None for a 404; a SourceError for anything else that is not a 200, or a 304
+        when ETAG was sent (``If-None-Match``: the stored answer is still current). URL, when given, is
+        a whole URL from an answer's ``Link`` (the guard checks it is under the API root)."""
+        if url is None:
+            url = self.settings.api_url.rstrip("/") + path
+            if params:
+                url += "?" + urlencode(params)
+        else:
+            path = urlsplit(url).path
         policy, attempt, redirects = self.settings.retry, 0, 0
         while True:
             attempt += 1
             try:
-                answer = self._exchange(url, accept, limit)
+                answer = self._exchange(url, accept, limit, etag)
             except requests.RequestException as err:
                 if attempt >= policy.max_attempts or policy.backoff(attempt) >= self.guard.remaining():
                     raise SourceError(
@@ -164,7 +274,7 @@ class _Api:
                     ) from None
                 wait = policy.backoff(attempt)
             else:
-                if answer.status == 200:
+                if answer.status == 200 or (answer.status == 304 and etag is not None):
                     return answer
                 if answer.status == 404:
                     return None
@@ -196,14 +306,20 @@ class _Api:
                 wait = wait_or_none
             self.sleep(wait)
 
-    def _exchange(self, url: str, accept: str, limit: int | None) -> Answer:
+    def _exchange(self, url: str, accept: str, limit: int | None, etag: str | None) -> Answer:
+        headers = {"Accept": accept}
+        if etag is not None:
+            headers["If-None-Match"] = etag
+        self.sent += 1
         try:
-            return self.guard.exchange(
-                self.session, "GET", url, headers={"Accept": accept}, timeout=self.settings.timeout,
+            answer = self.guard.exchange(
+                self.session, "GET", url, headers=headers, timeout=self.settings.timeout,
                 limit=limit, what=f"for {urlsplit(url).path}", raw=accept == RAW,
             )  # fmt: skip
         except ApiLimitError as err:
             raise ApiLimitError(self._scrub(err.message), path=self.spec) from None
+        self.received += len(answer.body)
+        return answer
 
     def _scrub(self, text: str) -> str:
         return scrub(text, self.settings.token)
@@ -235,6 +351,92 @@ def _field(data: Any, *keys: str) -> Any:
     return data
 
 
+_TREE_TYPES = frozenset({"blob", "tree", "commit"})  # a submodule is a "commit" entry
+
+
+class TreeReader:
+    """A directory's entries at a commit from the git trees API (``git/trees/SHA:DIR``): blob shas and
+    sizes, no content. The endpoint takes any tree-ish git resolves, ``COMMIT:DIR`` included (GitHub's
+    reference names a ``tree_sha`` "or ref"; ``git/trees/HEAD:blog/days`` answered as the directory's
+    tree, scripting/Scripting-News#94). A listing at a commit sha never changes, so it is cached by
+    (commit, directory), in memory and in CACHE."""
+
+    def __init__(self, api: _Api, repo: str, cache: JsonCache) -> None:
+        self.api = api
+        self.repo = repo
+        self.cache = cache
+        self._seen: dict[tuple[str, str], dict[str, tuple[str, str, int]] | None] = {}
+
+    def listing(self, commit: str, directory: str) -> dict[str, tuple[str, str, int]] | None:
+        """name → (type, sha, size; -1 for a tree), or None when DIRECTORY is not a tree at COMMIT."""
+        key = (commit, directory)
+        if key in self._seen:
+            return self._seen[key]
+        cache_key = f"{self.repo}\n{commit}\n{directory}"
+        stored = self.cache.get(cache_key)
+        listing = _listing(stored) if stored is not None else None
+        if listing is None:
+            tree = self.api.json(f"/repos/{self.repo}/git/trees/{quote(f'{commit}:{directory}', safe='/:')}")
+            listing = None if tree is None else _tree_listing(tree, self.api.spec, directory)
+            if listing is not None:
+                self.cache.put(cache_key, {n: list(v) for n, v in listing.items()})
+        self._seen[key] = listing
+        return listing
+
+    def entry(self, commit: str, path: str) -> tuple[str, int] | None:
+        """(blob sha, size) of the file PATH at COMMIT; None when it does not exist."""
+        directory, _, name = path.rpartition("/")
+        listing = self.listing(commit, directory)
+        found = None if listing is None else listing.get(name)
+        if found is None:
+            return None
+        kind, oid, size = found
+        if kind != "blob":
+            raise SourceError("not a file in the repository", path=f"{self.api.spec}:{path}")
+        return oid, size
+
+
+def _listing(stored: Any) -> dict[str, tuple[str, str, int]] | None:
+    """A cached listing, or None when it is not one (a damaged entry is a miss)."""
+    if not isinstance(stored, dict):
+        return None
+    out = {}
+    for name, value in stored.items():
+        if not (
+            isinstance(value, list)
+            and len(value) == 3
+            and value[0] in _TREE_TYPES
+            and isinstance(value[1], str)
+            and _SHA.fullmatch(value[1])
+            and isinstance(value[2], int)
+            and not isinstance(value[2], bool)
+        ):
+            return None
+        out[name] = (value[0], value[1], value[2])
+    return out
+
+
+def _tree_listing(tree: Any, spec: str, directory: str) -> dict[str, tuple[str, str, int]]:
+    entries = _field(tree, "tree")
+    if not isinstance(entries, list) or _field(tree, "truncated") is True:
+        # A truncated listing would make a file that exists look absent.
+        raise SourceError(f"GitHub sent no complete tree for {directory}", path=spec)
+    out: dict[str, tuple[str, str, int]] = {}
+    for item in entries:
+        name, kind, oid, size = (_field(item, k) for k in ("path", "type", "sha", "size"))
+        if (
+            not isinstance(name, str)
+            or kind not in _TREE_TYPES
+            or not isinstance(oid, str)
+            or not _SHA.fullmatch(oid)
+        ):
+            raise SourceError(f"GitHub's tree of {directory} has an entry that is not one", path=spec)
+        if kind == "blob" and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+            raise SourceError(f"GitHub's tree of {directory} gives {name!r} no size", path=spec)
+        out[name] = (kind, oid, size if kind == "blob" else -1)
+    return out
+
+
 def read_github_source(spec: str, settings: ApiSettings) -> SourceFiles:
     """The three files of SPEC (see the module docstring), with the commit's sha and date in the meta."""
     source = parse_spec(spec)
@@ -259,15 +461,14 @@ def read_github_source(spec: str, settings: ApiSettings) -> SourceFiles:
         if not isinstance(sha, str) or not _SHA.fullmatch(sha):
             raise SourceError(f"no commit {rev} in {source.repo} (or the token cannot see it)", path=spec)
         cache = BlobCache(settings.cache_dir)
+        trees = TreeReader(api, source.repo, JsonCache(settings.cache_dir, "trees"))
 
         def file_at(path: str) -> TextFile | None:
-            meta = api.json(f"{base}/contents/{quote(path)}", params={"ref": sha})
-            if meta is None:
-                return None
-            oid, size = _field(meta, "sha"), _field(meta, "size")
             display = f"{spec}:{path}"
-            if _field(meta, "type") != "file" or not isinstance(oid, str) or not isinstance(size, int):
-                raise SourceError("not a file in the repository", path=display)
+            found = trees.entry(sha, path)
+            if found is None:
+                return None
+            oid, size = found
             if size > MAX_FILE_BYTES:
                 raise SourceError(
                     f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for one source file",

@@ -40,8 +40,14 @@ def describe_kernel(changes: Sequence[KernelChange], quote: Callable[[str], str]
     phrases = []
     for parts, forms in by_parts.items():
         which = " and ".join(forms) + " kernels"
-        phrases.append(f"{which}: {', '.join(_signature_part(*part, quote) for part in parts)}")
+        phrases.append(f"{which}: {signature_parts(parts, quote)}")
     return "; ".join(phrases)
+
+
+def signature_parts(parts: Sequence[tuple[str, str, str]], quote: Callable[[str], str]) -> str:
+    """What changed in one form's C++ signature (`KernelChange.differences`), e.g. ``parameter 3
+    `int64_t dim` → `bool fast```: for a report that has judged the form already (`opdrift watch`)."""
+    return ", ".join(_signature_part(*part, quote) for part in parts)
 
 
 def _signature_part(where: str, before: str, after: str, quote: Callable[[str], str]) -> str:

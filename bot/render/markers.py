@@ -18,6 +18,9 @@ PR_COMMENT_MARKER = "<!-- opdrift:pr-comment -->"
 WEEKLY_ISSUE_MARKER = "<!-- opdrift:weekly -->"
 JOB_SUMMARY_MARKER = "<!-- opdrift:job-summary -->"
 REPORT_MARKER = "<!-- opdrift:report -->"
+# `opdrift watch`: the one dashboard issue, and each run's comment on it (bot.render.watch)
+WATCH_MARKER = "<!-- opdrift:watch -->"
+WATCH_COMMENT_MARKER = "<!-- opdrift:watch-comment -->"
 MARKERS: dict[Format, str] = {
     "pr-comment": PR_COMMENT_MARKER,
     "weekly-issue": WEEKLY_ISSUE_MARKER,

@@ -1,0 +1,233 @@
+"""The `watch` use case: the open upstream pull requests that would affect a subscribed backend, as a
+dashboard issue, and one comment per run for what is new.
+
+Given what the last run saw (`bot.app.watch_state`, read from the issue), the pull requests updated
+since (a `PullSource`: `bot.publish.pulls.PullsClient` in production), and a `Judge`
+(`bot.app.watch_judge`), it works out each row of the dashboard:
+
+- a PR whose head is the one the last run judged keeps its row (its title, draft state and last update
+  are taken from the listing): nothing is read or judged again;
+- an open PR that touches none of the operator files (`bot.model.OPERATOR_PATHS`) has no row;
+- any other open PR is judged from its merge base to its head; it has a row when it affects a backend;
+- a PR that closed leaves; one that merged leaves and is named under "landed since the last run".
+
+What is news: a row's backend whose impact items (`bot.render.watch.BackendImpact.items`) are not all
+in the fingerprint the last run kept for that PR, i.e. the PR newly affects that backend, or asks more
+of it: a new op to write, a kernel that would now break (or break in another way), an op it would now
+remove. A PR that asks the same or less is not news. The comment names only news, and mentions the
+handles of the backends concerned, each once; no news, no comment.
+
+Nothing here talks to GitHub: the publisher (`bot.publish.watch_issue`) reads the issue's body before
+and writes what this plans after, only when the body changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from bot.app.watch_state import COLD, MAX_LANDED, MAX_QUIET, WatchState, read_state, state_block
+from bot.errors import SchemaError, SourceError, YamlError
+from bot.model import PullRef
+from bot.publish.config import BotConfig
+from bot.render.watch import (
+    BackendImpact,
+    Landed,
+    PullRow,
+    WatchView,
+    fingerprint,
+    grew,
+    render_comment,
+    render_issue,
+    watch_json,
+)
+
+Say = Callable[[str], None]
+
+
+class Scanned(Protocol):
+    """What one listing of the upstream's pull requests gave (`bot.publish.pulls.Scan`)."""
+
+    @property
+    def pulls(self) -> tuple[PullRef, ...]: ...  # updated since the watermark, any state, newest first
+
+    @property
+    def watermark(self) -> str | None: ...  # what to pass as `since` next run
+
+    @property
+    def complete(self) -> bool: ...  # False: the request budget stopped the scan
+
+
+class PullSource(Protocol):
+    """What `watch` asks of the upstream repository (`bot.publish.pulls.PullsClient`)."""
+
+    def scan(
+        self, since: str | None, *, budget: int = ..., known_heads: Collection[str] = ...
+    ) -> Scanned: ...
+
+    def touched(self, pull: PullRef) -> tuple[str, ...]: ...  # which OPERATOR_PATHS the PR changes
+
+    def merge_base(self, pull: PullRef) -> str: ...
+
+
+JudgeFn = Callable[[str, str], tuple[BackendImpact, ...]]  # (merge base sha, head sha) → impacts
+
+
+@dataclass(frozen=True)
+class WatchPlan:
+    body: str  # the dashboard, hidden state included
+    comment: str  # '' when nothing is news
+    view: WatchView
+    state: WatchState
+    judged: int  # pull requests judged this run (a cached judgement counts)
+    json: dict[str, object]
+
+
+def _row(pull: PullRef, impacts: tuple[BackendImpact, ...]) -> PullRow:
+    return PullRow(
+        pull.number,
+        pull.title,
+        pull.author,
+        pull.draft,
+        pull.updated_at,
+        pull.html_url,
+        pull.head_sha,
+        impacts,
+        fingerprint(impacts),
+    )
+
+
+def _relisted(row: PullRow, pull: PullRef) -> PullRow:
+    """ROW with what the listing now says of the PR (its title, draft state, last update)."""
+    return replace(
+        row,
+        title=pull.title,
+        author=pull.author,
+        draft=pull.draft,
+        updated_at=pull.updated_at,
+        url=pull.html_url,
+    )
+
+
+def _news(
+    rows: Sequence[PullRow], before: dict[int, PullRow]
+) -> tuple[tuple[PullRow, tuple[BackendImpact, ...]], ...]:
+    out = []
+    for row in rows:
+        old = before.get(row.number)
+        seen = frozenset(old.fingerprint) if old is not None else frozenset()
+        grown = tuple(i for i in row.impacts if grew(i, seen))
+        if grown:
+            out.append((row, grown))
+    return tuple(out)
+
+
+def plan_watch(
+    cfg: BotConfig,
+    upstream: str,
+    previous_body: str | None,
+    pulls: PullSource,
+    judge: JudgeFn,
+    *,
+    who: dict[str, tuple[str, ...]],
+    warn: Say,
+    backends: str | None = None,
+    budget: int = 900,
+) -> WatchPlan:
+    """The dashboard's next body and the run's comment, from the issue's PREVIOUS_BODY (None: there is
+    no issue yet) and what PULLS lists since its watermark. WHO: each subscribed backend → handles;
+    BACKENDS: the digest of their lists (`watch_judge.backend_digest`)."""
+    state, problem = read_state(previous_body, who)
+    if problem is not None and previous_body is not None:
+        warn(problem)
+    # Rows judged against other backend lists (a list changed, a backend was added) are judged again,
+    # every open PR listed anew; what they said stays the measure of what is news.
+    again = state.backends != backends and state != COLD
+    if again:
+        warn(
+            "the subscribed backend lists changed since the last run: every open pull request is judged again"
+        )
+    # Heads judged before need no compare to tell what they touch: their row (or quiet entry) says it.
+    known = () if again else (*(r.head_sha for r in state.rows), *(sha for _, sha in state.quiet))
+    scan = pulls.scan(None if again else state.watermark, budget=budget, known_heads=known)
+    if not scan.complete:
+        warn("the pull request listing stopped at its request budget: the rest is looked at next run")
+    rows = {r.number: r for r in state.rows}
+    before = dict(rows)
+    quiet = dict(state.quiet)
+    landed: list[Landed] = []
+    judged = 0
+    # Oldest first, so that when one PR shows up twice (a listing that moved meanwhile) the newest wins.
+    for pull in reversed(scan.pulls):
+        if pull.state != "open":
+            gone = rows.pop(pull.number, None)
+            quiet.pop(pull.number, None)
+            if gone is not None and pull.state == "merged":
+                landed.append(Landed(pull.number, pull.title, pull.html_url))
+            continue
+        row = rows.get(pull.number)
+        if row is not None and row.head_sha == pull.head_sha and not again:
+            rows[pull.number] = _relisted(row, pull)
+            continue
+        if quiet.get(pull.number) == pull.head_sha and not again:
+            continue
+        if not pulls.touched(pull):
+            rows.pop(pull.number, None)
+            quiet.pop(pull.number, None)
+            continue
+        try:
+            impacts = judge(pulls.merge_base(pull), pull.head_sha)
+        except (YamlError, SchemaError) as err:
+            # Work in progress upstream: a PR whose files do not parse asks nothing yet. Not judged
+            # again at this head, and never the end of the run for the other PRs.
+            warn(
+                f"#{pull.number} at {pull.head_sha[:12]}: its operator files do not parse, so it is not judged: {err}"
+            )
+            rows.pop(pull.number, None)
+            quiet[pull.number] = pull.head_sha
+            continue
+        except SourceError as err:
+            # Not readable now (gone, or the network): its row, if any, stays as it was, and its new head
+            # is tried again when it is listed again.
+            warn(
+                f"#{pull.number} at {pull.head_sha[:12]}: cannot read its operator files, so it is not judged: {err}"
+            )
+            continue
+        rows.pop(pull.number, None)
+        quiet.pop(pull.number, None)
+        judged += 1
+        if impacts:
+            rows[pull.number] = _row(pull, impacts)
+        else:
+            quiet[pull.number] = pull.head_sha
+    if again and scan.complete:  # listed anew: a row the listing of open PRs lacks is no longer open
+        listed = {p.number for p in scan.pulls}
+        rows = {n: r for n, r in rows.items() if n in listed}
+    ordered = tuple(sorted(rows.values(), key=lambda r: (r.updated_at, r.number), reverse=True))
+    # "Landed since the last run" stays while nothing else changes, so that a quiet run edits nothing.
+    changed = landed or ordered != tuple(
+        sorted(state.rows, key=lambda r: (r.updated_at, r.number), reverse=True)
+    )
+    kept_landed = tuple(reversed(landed))[:MAX_LANDED] if changed else state.landed
+    watermark = scan.watermark if scan.watermark is not None else state.watermark
+    view = WatchView(
+        upstream=upstream,
+        rows=ordered,
+        landed=kept_landed,
+        news=_news(ordered, before),
+        state_block="",
+        complete=scan.complete,
+    )
+    quiet_kept = tuple(sorted(quiet.items(), reverse=True))[:MAX_QUIET]
+
+    def state_for(shown: WatchView) -> str:
+        # The rows as the body shows them (lists capped to fit), with the fingerprints of what was
+        # judged, not of what had room.
+        full = {r.number: r for r in ordered}
+        rows_kept = tuple(replace(r, fingerprint=full[r.number].fingerprint) for r in shown.rows)
+        return state_block(WatchState(watermark, rows_kept, quiet_kept, kept_landed, backends))
+
+    body = render_issue(view, state_for)
+    final_state = WatchState(watermark, ordered, quiet_kept, kept_landed, backends)
+    return WatchPlan(body, render_comment(view), view, final_state, judged, watch_json(view))

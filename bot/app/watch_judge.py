@@ -1,0 +1,230 @@
+"""One open upstream pull request judged for every subscribed backend (`opdrift watch`), and the disk
+cache that keeps a judgement from being made twice.
+
+The judgement is the weekly issue's and the PR comment's, not a second one: the drift from the PR's
+merge base to its head (`bot.drift.changes.compute_drift`), each backend list read and covered against
+the head (`bot.app.prepare.backend_work`), and the subscriptions matched (`bot.app.subscriptions.
+backend_gaps`): what the backend would lack, the kernels that would stop compiling in its form, the ops
+it implements that the PR removes. This module only regroups those gaps per backend and adds, for each
+broken kernel, what changed in the form the backend writes it in.
+
+The cache: a judgement is keyed by the blob shas of both sides' operator files, the content of every
+subscribed backend list, and a digest of the code that judges (`bot.history.cache.code_digest`, plus
+the coverage and app code it leaves out). A PR whose head moved without touching the operator files,
+or a cold start, then costs the reads of its files and nothing else. One small JSON file per judgement,
+written atomically, a damaged one a miss with a warning, the oldest removed past MAX_ENTRIES.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot import pipeline
+from bot.app.prepare import backend_work
+from bot.app.subscriptions import Kernels, backend_gaps, backend_specs
+from bot.app.watch_state import StateError, impact_data, read_impact
+from bot.coverage.check import judged_form
+from bot.drift.changes import Change, compute_drift
+from bot.history.cache import DiskCache, code_digest
+from bot.model import SourceFiles
+from bot.publish.config import BackendSpec, BotConfig
+from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel
+from bot.schema.kernel import KernelForm
+from bot.taxonomy.overrides import Overrides, load_overrides
+
+Say = Callable[[str], None]
+MAX_ENTRIES = 2000  # judgements kept on disk; each is a few hundred bytes
+_KIND = "watch"
+# Beyond code_digest's: the coverage readers and the matching decide a judgement too.
+_JUDGING = ("coverage", "app", "work", "drift")
+
+
+def who_by_backend(cfg: BotConfig) -> dict[str, tuple[str, ...]]:
+    """Each subscribed backend's key (``kind:where``) → the handles of the subscriptions naming it."""
+    out: dict[str, dict[str, str]] = {}
+    for sub in cfg.subscriptions:
+        if sub.backend is not None:
+            seen = out.setdefault(f"{sub.backend.kind}:{sub.backend.value}", {})
+            for h in sub.who:
+                seen.setdefault(h.lower(), h)
+    return {k: tuple(v.values()) for k, v in out.items()}
+
+
+def _blob(text: str | None) -> str | None:
+    if text is None:
+        return None
+    data = text.encode("utf-8")
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 git's object id
+
+
+def _files_key(files: SourceFiles) -> list[str | None]:
+    return [_blob(f.text if f else None) for f in (files.native_functions, files.tags, files.derivatives)]
+
+
+def _tree_files(root: str) -> Iterator[str]:
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            yield os.path.join(folder, name)
+
+
+def backend_digest(cfg: BotConfig) -> str | None:
+    """A digest of every subscribed backend list's content (a directory's files too), or None when one
+    cannot be read (then nothing is cached: the judgement is made and the read's error shown by it)."""
+    digest = hashlib.sha256()
+    for spec in backend_specs(cfg):
+        digest.update(f"{spec.kind}\0{spec.value}\0".encode())
+        if spec.kind == "dispatch":
+            continue
+        paths = list(_tree_files(spec.resolved)) if os.path.isdir(spec.resolved) else [spec.resolved]
+        try:
+            for path in paths:
+                digest.update(os.path.relpath(path, spec.resolved).encode() + b"\0")
+                digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
+        except OSError:
+            return None
+    return digest.hexdigest()
+
+
+def _judging_digest() -> str | None:
+    base = code_digest()
+    if base is None:
+        return None
+    digest = hashlib.sha256(base.encode())
+    root = Path(__file__).resolve().parent.parent
+    try:
+        for part in _JUDGING:
+            for path in sorted((root / part).rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
+                    digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+class JudgementCache:
+    """Judgements on disk under ROOT (`bot.history.cache.DiskCache`'s files, its atomic writes and its
+    damaged-file policy), at most MAX_ENTRIES of them."""
+
+    def __init__(self, root: str | os.PathLike[str], *, warn: Say, max_entries: int = MAX_ENTRIES) -> None:
+        self.disk = DiskCache(root, warn=warn, code=_judging_digest() or "")
+        self.warn = warn
+        self.max_entries = max_entries
+        self.misses = 0
+
+    def get(self, key: str, who: Mapping[str, tuple[str, ...]]) -> tuple[BackendImpact, ...] | None:
+        raw = self.disk.get(_KIND, key)
+        if raw is None:
+            return None
+        try:
+            items = raw.get("impacts")
+            if not isinstance(items, list):
+                raise StateError("no impacts")
+            found = [read_impact(x, f"impacts[{i}]", who) for i, x in enumerate(items)]
+        except StateError as err:
+            self.warn(f"watch cache {key[:12]}: ignoring a damaged judgement ({err})")
+            return None
+        return tuple(i for i in found if i is not None)
+
+    def put(self, key: str, impacts: tuple[BackendImpact, ...]) -> None:
+        self.disk.put(_KIND, key, {"impacts": [impact_data(i) for i in impacts]})
+        self._prune()
+
+    def _prune(self) -> None:
+        folder = self.disk.root / _KIND
+        try:
+            files = [
+                p for sub in folder.iterdir() if sub.is_dir() for p in sub.iterdir() if p.suffix == ".json"
+            ]
+            if len(files) <= self.max_entries:
+                return
+            files.sort(key=lambda p: p.stat().st_mtime_ns)
+            for path in files[: len(files) - self.max_entries]:
+                path.unlink(missing_ok=True)
+        except OSError:
+            pass  # a cache that cannot be pruned is only bigger
+
+
+def _broken(change: Change, form: KernelForm | None, torch_version: str | None) -> BrokenKernel:
+    judged = judged_form(form, torch_version)
+    changes = [k for k in change.kernel_changes if judged is None or k.form == judged]
+    parts = changes[0].differences() if changes else ()
+    return BrokenKernel(change.name, judged or "", parts)
+
+
+def impacts_of(
+    cfg: BotConfig,
+    changes: tuple[Change, ...],
+    lacking: dict[BackendSpec, frozenset[str]],
+    implemented: dict[BackendSpec, Kernels],
+) -> tuple[BackendImpact, ...]:
+    """The gaps of `backend_gaps` (one per matching subscription) regrouped per backend, each broken
+    kernel with what changed in the form the backend writes it in."""
+    by_name = {c.name: c for c in changes}
+    specs = {f"{s.kind}:{s.value}": s for s in backend_specs(cfg)}
+    who = who_by_backend(cfg)
+    merged: dict[str, tuple[set[str], set[str], set[str]]] = {}
+    for g in backend_gaps(cfg, changes, lacking, implemented):
+        ops, broken, removed = merged.setdefault(f"{g.kind}:{g.where}", (set(), set(), set()))
+        ops.update(g.ops)
+        broken.update(g.broken)
+        removed.update(g.removed)
+    out = []
+    for key, (ops, broken, removed) in merged.items():
+        spec = specs[key]
+        kernels = implemented[spec]
+        kernels_broken = tuple(
+            _broken(by_name[op], kernels.forms.get(op), kernels.torch_version)
+            if op in by_name
+            else BrokenKernel(op, "", ())  # a name the gap gives as the list has it: no signature to show
+            for op in sorted(broken)
+        )
+        impact = BackendImpact(
+            spec.kind, spec.value, who[key], tuple(sorted(ops)), kernels_broken, tuple(sorted(removed))
+        )
+        out.append(impact.capped(MAX_OPS))
+    return tuple(out)
+
+
+@dataclass
+class Judge:
+    """Judges a pull request from its merge base and head commit: `spec_for(sha)` names the SOURCE of a
+    commit (``gh:OWNER/NAME@SHA`` in production, ``DIR@SHA`` of a local clone in tests), `read` reads
+    it. `judged` and `cached` count what a run did."""
+
+    cfg: BotConfig
+    spec_for: Callable[[str], str]
+    read: Callable[[str], SourceFiles]
+    cache: JudgementCache | None = None
+    warn: Say | None = None
+    judged: int = 0
+    cached: int = 0
+
+    def __post_init__(self) -> None:
+        self._overrides: Overrides | None = load_overrides(self.cfg.overrides) if self.cfg.overrides else None
+        self._who = who_by_backend(self.cfg)
+        self.backends = backend_digest(self.cfg)  # what the judgements are made against (None: unreadable)
+
+    def __call__(self, merge_base: str, head: str) -> tuple[BackendImpact, ...]:
+        base_files = self.read(self.spec_for(merge_base))
+        head_files = self.read(self.spec_for(head))
+        key = None
+        if self.cache is not None and self.backends is not None:
+            key = self.cache.disk.key(_files_key(base_files), _files_key(head_files), self.backends)
+            hit = self.cache.get(key, self._who)
+            if hit is not None:
+                self.cached += 1
+                return hit
+        self.judged += 1
+        base = pipeline.load_snapshot(self.spec_for(merge_base), self._overrides, read=lambda _: base_files)
+        head_snap = pipeline.load_snapshot(self.spec_for(head), self._overrides, read=lambda _: head_files)
+        drift = compute_drift(base, head_snap)
+        lacking, implemented = backend_work(self.cfg, head_snap, warn=self.warn)
+        impacts = impacts_of(self.cfg, drift.changes, lacking, implemented)
+        if key is not None and self.cache is not None:
+            self.cache.put(key, impacts)
+        return impacts

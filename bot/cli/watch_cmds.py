@@ -1,0 +1,80 @@
+"""Runner of `watch`: the dashboard issue of the upstream's open pull requests (bot.app.watch plans it,
+bot.publish.watch_issue writes it). The environment (GITHUB_TOKEN, GITHUB_API_URL, XDG_CACHE_HOME) is
+read here and passed on explicitly."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from bot.cli.common import EXIT_OK, github_token, note, read_any_source, warn, write_output
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from bot.app.watch import plan_watch
+    from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
+    from bot.cli.publish_cmds import _publish_client
+    from bot.errors import ConfigError
+    from bot.publish.config import load_config
+    from bot.publish.ghsource import ApiSettings, default_cache_dir
+    from bot.publish.github import DEFAULT_API_URL, check_repo_name
+    from bot.publish.pulls import PullsClient
+    from bot.publish.watch_issue import find_watch_issue, publish_watch
+
+    upstream = check_repo_name(args.upstream, "--upstream")
+    check_repo_name(args.repo)
+    cfg = load_config(args.config)
+    if not any(s.backend is not None for s in cfg.subscriptions):
+        raise ConfigError("watch judges backends: give at least one subscription a `backend:`", path=cfg.path)
+    client, dry_run = _publish_client(args, cfg)
+    found = find_watch_issue(client)
+    cache = default_cache_dir(os.environ)
+    settings = ApiSettings(
+        api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL, token=github_token(), cache_dir=cache
+    )
+    judge = Judge(
+        cfg,
+        lambda sha: f"gh:{upstream}@{sha}",
+        read_any_source,
+        cache=JudgementCache(cache / "watch", warn=warn),
+        warn=warn,
+    )
+    pulls = PullsClient(settings, upstream)
+    try:
+        plan = plan_watch(
+            cfg,
+            upstream,
+            found.body if found else None,
+            pulls,
+            judge,
+            who=who_by_backend(cfg),
+            warn=warn,
+            backends=judge.backends,
+            budget=args.budget,
+        )
+        listing = pulls.requests_sent
+    finally:
+        pulls.close()
+    note(
+        f"watch: {len(plan.view.rows)} open pull request(s) affect a backend, {len(plan.view.news)} newly; "
+        f"{judge.judged} judged, {judge.cached} from the cache; {listing} request(s) to {upstream}"
+    )
+    if args.format == "json":
+        write_output(json.dumps(plan.json, indent=2, sort_keys=True) + "\n", args.output)
+    elif args.output is not None:
+        write_output(plan.body, args.output)  # the dashboard's body, as it is (or would be) posted
+    issue, comment = publish_watch(client, body=plan.body, comment=plan.comment, found=found, dry_run=dry_run)
+    for outcome in (issue, comment):
+        if outcome is None:
+            continue
+        if outcome.action == "dry-run":
+            print(f"opdrift: dry run: {outcome.detail}", file=sys.stderr)
+            if outcome.text and args.format != "json":
+                sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+        else:
+            print(f"opdrift: {outcome.detail}" + (f": {outcome.url}" if outcome.url else ""), file=sys.stderr)
+    if comment is None:
+        note("watch: nothing new, no comment")
+    return EXIT_OK

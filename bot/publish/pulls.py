@@ -1,0 +1,428 @@
+"""An upstream repository's pull requests, within the rate limit (`opdrift watch`, issue 24).
+
+pytorch/pytorch has thousands of open pull requests and a workflow's ``GITHUB_TOKEN`` 1,000 requests
+an hour, so what a run asks is bounded by what changed since the last one:
+
+- The list: ``GET /pulls?state=all&sort=updated&direction=desc&per_page=100``, read page by page until
+  the first pull request updated before ``since`` (the last run's watermark). An hourly run reads one
+  page. Without ``since`` (a cold run) it lists the **open** pull requests only: closed ones carry no
+  news for a dashboard that does not exist yet, and pytorch/pytorch has a hundred thousand of them.
+- Conditional requests: every list page and single pull request is sent with the ``If-None-Match`` of
+  the stored answer; GitHub answers 304, which does not count against the primary rate limit when the
+  request carries an Authorization header (docs.github.com, "Best practices for using the REST API":
+  use conditional requests), and the stored answer is reused.
+- What a pull request touches and its merge base come from one compare request
+  (``compare/BASE...HEAD``: its ``merge_base_commit`` and the first 300 changed files), cached by head
+  sha (the files) and by (base, head) (the merge base), so a pull request whose head did not move costs
+  nothing, and one that moved costs one request. A compare that lists 300 files may have left some
+  out: then ``pulls/N/files`` (GitHub's 3,000 at most), and past 3,000 the operator files' blob shas at
+  the merge base and the head (git trees, `ghsource.TreeReader`).
+
+`PullsClient.scan` spends at most ``budget`` requests that count against the rate limit (a 304 does
+not), the compare of every open pull request it returns included: ``touched`` and ``merge_base``
+then answer from memory. A scan the budget (or the deadline) stops early says so
+(``complete=False``) and returns the newest pull requests it could afford; its watermark is the ``since`` it was given (``None`` on a cold run), so the next run lists the
+same window again and, every compare it already paid for being cached, gets further. A scan that
+completes returns the newest ``updated_at`` it saw. Pull requests updated exactly at the watermark are
+listed again by the next run (``updated_at`` has one-second resolution): at least once, never lost to a
+tie, and free since nothing about them is fetched again.
+
+The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
+it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
+for a head the caller names in ``known_heads`` (its state block holds the heads it judged).
+
+A limit of page-number pagination: the list is not a snapshot. While a scan reads page after page, a
+pull request updated meanwhile jumps to page 1, and those below its old place move up one: the one at
+a page boundary then moves onto a page already read, and this scan misses it; later scans see it once
+something updates it again. So a multi-page listing (a cold run, or a run after more than 100 updates)
+can miss one pull request per page boundary per concurrent update; a steady hourly run reads one page
+and cannot.
+
+Every exchange goes through `bot.publish.limits.Guard` (API root, deadline, size cap, pages) via
+`ghsource._Api`; every field of an answer is checked before it becomes a `PullRef` (its text stays
+data: a title is whatever its author wrote).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from bot.errors import ApiLimitError, SourceError
+from bot.model import OPERATOR_PATHS, PullRef, PullState
+from bot.publish.ghsource import ApiSettings, JsonCache, TreeReader, _Api
+from bot.publish.limits import link_urls
+
+_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
+_SHA = re.compile(r"[0-9a-f]{40}")
+_WHEN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # GitHub's form: sorts as it reads
+_URL = re.compile(r"https?://[^\s\"'<>`\\]+")
+PER_PAGE = 100
+# 100 pages of 100: more open pull requests than any repository has (pytorch/pytorch: a few
+# thousand). A list that goes on is leading the client on.
+MAX_LIST_PAGES = 100
+# The compare endpoint lists at most 300 files, all on its first page (its pages are of commits,
+# since GitHub's changelog of 2021-03-22): a list of 300 may have been cut.
+COMPARE_FILES = 300
+MAX_PR_FILES = 3000  # and pulls/N/files at most this many, 100 a page
+MAX_FILE_PAGES = MAX_PR_FILES // PER_PAGE
+SCAN_SECONDS = 900.0  # the whole scan, compares included: a scheduled job's slot, not an hour
+CALL_SECONDS = 120.0  # one touched / merge_base / pull call
+
+
+@dataclass(frozen=True)
+class Scan:
+    pulls: tuple[PullRef, ...]  # PRs updated since `since` (any state: open, closed, merged), newest first
+    watermark: str | None  # the `updated_at` to pass as `since` next run (ISO 8601)
+    complete: bool  # False when the request budget (or the deadline) stopped the scan early
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+class PullsClient:
+    """The pull requests of REPO (``OWNER/NAME``) through the REST API, cached under the settings'
+    cache dir (``api/``: answers with their ETags and what compares taught; ``trees/``)."""
+
+    def __init__(self, settings: ApiSettings, repo: str) -> None:
+        if not _REPO.fullmatch(repo):
+            raise SourceError("an upstream repository is OWNER/NAME", path=repo)
+        self.repo = repo
+        # One client serves a whole run: scan's budget bounds the requests, MAX_LIST_PAGES and
+        # MAX_FILE_PAGES the pages followed (a compare's Link pages its commits, which are not read),
+        # and the guard each call's deadline, sizes and URLs.
+        self.api = _Api(settings, repo, max_requests=10_000, max_pages=10_000)
+        self.answers = JsonCache(settings.cache_dir, "api")
+        self.trees = TreeReader(self.api, repo, JsonCache(settings.cache_dir, "trees"))
+        self.not_modified = 0  # 304s: requests that cost nothing against the rate limit
+        self._touched: dict[str, tuple[str, ...]] = {}
+        self._bases: dict[tuple[str, str], str] = {}
+        self._limit: int | None = None  # scan's ceiling on `requests_sent`, while it prefetches
+
+    # --- the interface ------------------------------------------------------------------------
+
+    @property
+    def requests_sent(self) -> int:
+        """Every request sent, retries and 304s included (`not_modified` counts the 304s)."""
+        return self.api.sent
+
+    @property
+    def charged(self) -> int:
+        """What counted against the rate limit: every request but the 304s."""
+        return self.api.sent - self.not_modified
+
+    @property
+    def bytes_received(self) -> int:
+        return self.api.received
+
+    def close(self) -> None:
+        self.answers.prune()
+        self.trees.cache.prune()
+        self.api.close()
+
+    def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
+        """The pull requests updated since SINCE (a watermark from an earlier scan), newest first;
+        every open one with its compare paid for (see the module docstring), except those whose head
+        is in KNOWN_HEADS (the caller judged that head in an earlier run: a new title or label moves
+        `updated_at` too, and a runner without the disk cache would pay a compare for nothing).
+        BUDGET is checked before each request: one pull request's long file list (pages) may take
+        the scan past it."""
+        if since is not None and (not _WHEN.fullmatch(since) or since > _later_than_now()):
+            # The watermark comes back from an issue body: a bad one, or one in the future (which
+            # would hide every pull request for good), means a cold run.
+            since = None
+        known = frozenset(known_heads)
+        start, deadline = self.charged, time.monotonic() + SCAN_SECONDS
+        self.api.guard.restart(SCAN_SECONDS)
+        listed, complete = self._list(since, start + budget)
+        pulls: list[PullRef] = []
+        self._limit = start + budget
+        try:
+            for pull in listed:
+                if pull.state == "open" and pull.head_sha not in known:
+                    if self.charged >= self._limit or time.monotonic() >= deadline:
+                        raise _OutOfBudget
+                    self.touched(pull)
+                pulls.append(pull)
+        except _OutOfBudget:
+            complete = False
+        finally:
+            self._limit = None
+        if not complete:
+            return Scan(tuple(pulls), since, False)
+        newest = max((p.updated_at for p in pulls), default=since)
+        return Scan(tuple(pulls), newest, True)
+
+    def touched(self, pull: PullRef) -> tuple[str, ...]:
+        """Which of OPERATOR_PATHS the pull request changes (added, modified, removed or renamed)."""
+        head = pull.head_sha
+        if head not in self._touched:
+            stored = self.answers.get(self._touched_key(head))
+            if isinstance(stored, list) and all(p in OPERATOR_PATHS for p in stored):
+                self._touched[head] = tuple(p for p in OPERATOR_PATHS if p in stored)
+            else:
+                self._restart()
+                self._learn(pull)
+        return self._touched[head]
+
+    def merge_base(self, pull: PullRef) -> str:
+        """The sha of the merge base of the pull request's base and head (what its diff starts from)."""
+        key = (pull.base_sha, pull.head_sha)
+        if key not in self._bases:
+            stored = self.answers.get(self._base_key(*key))
+            if isinstance(stored, str) and _SHA.fullmatch(stored):
+                self._bases[key] = stored
+            else:
+                self._restart()
+                self._learn(pull)
+        return self._bases[key]
+
+    def pull(self, number: int) -> PullRef:
+        """Pull request NUMBER as it is now (a dashboard's pull request the scan did not list)."""
+        self._restart()
+        data, _ = self._get_json(f"/repos/{self.repo}/pulls/{number}", None, keep=_slim_pull)
+        if data is None:
+            raise SourceError(f"no pull request #{number}", path=self.repo)
+        return self._pull_ref(data)
+
+    # --- the list -----------------------------------------------------------------------------
+
+    def _list(self, since: str | None, limit: int) -> tuple[list[PullRef], bool]:
+        params = {
+            "state": "open" if since is None else "all",
+            "sort": "updated",
+            "direction": "desc",
+            "per_page": str(PER_PAGE),
+        }
+        url = f"{self.api.settings.api_url.rstrip('/')}/repos/{self.repo}/pulls?{urlencode(params)}"
+        pulls: list[PullRef] = []
+        seen: set[int] = set()
+        for _ in range(MAX_LIST_PAGES):
+            if self.charged >= limit:
+                return pulls, False
+            data, next_url = self._get_json(None, url, keep=_slim_pulls)
+            if not isinstance(data, list):
+                raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
+            for item in data:
+                pull = self._pull_ref(item)
+                if since is not None and pull.updated_at < since:
+                    return pulls, True
+                if pull.number not in seen:  # a pull request updated while paging moves up a page
+                    seen.add(pull.number)
+                    pulls.append(pull)
+            if next_url is None:
+                return pulls, True
+            url = next_url
+        raise ApiLimitError(
+            f"GitHub kept announcing another page of {self.repo}'s pull requests after {MAX_LIST_PAGES} "
+            "pages; stopped before following more"
+        )
+
+    def _get_json(
+        self, path: str | None, url: str | None, *, keep: Callable[[Any], Any] | None = None
+    ) -> tuple[Any, str | None]:
+        """GET PATH (or a whole URL from a Link): the JSON and the next page's URL, (None, None) for
+        a 404. With KEEP the request is conditional: the answer is stored with its ETag, as KEEP
+        reduces it (the fields a `PullRef` reads: a page of GitHub's pull objects is megabytes), and
+        reused on a 304. Whatever comes back from the cache is checked again like a fresh answer."""
+        full = url or f"{self.api.settings.api_url.rstrip('/')}{path}"
+        key = f"GET {full}"
+        stored = None if keep is None else _stored_answer(self.answers.get(key))
+        answer = self.api.get("", url=full, etag=None if stored is None else stored[0])
+        if answer is None:
+            return None, None
+        if answer.status == 304 and stored is not None:
+            self.not_modified += 1
+            _, link, data = stored
+            link = answer.header("link") or link
+        else:
+            try:
+                data = answer.json()
+            except ValueError:
+                raise SourceError(
+                    f"GitHub API sent no JSON for {urlsplit(full).path}", path=self.repo
+                ) from None
+            link, etag = answer.header("link"), answer.header("etag")
+            if keep is not None:
+                data = keep(data)
+                if etag:
+                    self.answers.put(key, {"etag": etag, "link": link, "data": data})
+        next_url = None
+        if link:
+            next_url = next((u for rel, u in link_urls(link) if rel == "next"), None)
+        return data, next_url
+
+    # --- one pull request's files and merge base ----------------------------------------------
+
+    def _restart(self) -> None:
+        if self._limit is None:
+            self.api.guard.restart(CALL_SECONDS)
+
+    def _touched_key(self, head: str) -> str:
+        return f"touched {self.repo} {head}"
+
+    def _base_key(self, base: str, head: str) -> str:
+        return f"merge-base {self.repo} {base}...{head}"
+
+    def _learn(self, pull: PullRef) -> None:
+        """One compare: the merge base, and the changed files when it lists them all."""
+        data, _ = self._get_json(
+            f"/repos/{self.repo}/compare/{pull.base_sha}...{pull.head_sha}?per_page=1", None
+        )
+        base = _field(data, "merge_base_commit", "sha")
+        if not isinstance(base, str) or not _SHA.fullmatch(base):
+            raise SourceError(f"no merge base for pull request #{pull.number}", path=self.repo)
+        self._bases[(pull.base_sha, pull.head_sha)] = base
+        self.answers.put(self._base_key(pull.base_sha, pull.head_sha), base)
+        files = _field(data, "files")
+        if not isinstance(files, list):
+            raise SourceError(
+                f"GitHub's compare for pull request #{pull.number} lists no files", path=self.repo
+            )
+        if pull.head_sha in self._touched:
+            return
+        names: set[str] | None = _names(files, self.repo)
+        if len(files) >= COMPARE_FILES:
+            names = self._all_files(pull)
+        if names is None:
+            names = self._by_trees(base, pull.head_sha)
+        touched = tuple(p for p in OPERATOR_PATHS if p in names)
+        self._touched[pull.head_sha] = touched
+        self.answers.put(self._touched_key(pull.head_sha), list(touched))
+
+    def _all_files(self, pull: PullRef) -> set[str] | None:
+        """Every file pulls/N/files lists; None when GitHub's cap of 3,000 may have cut the list."""
+        url: str | None = (
+            f"{self.api.settings.api_url.rstrip('/')}/repos/{self.repo}/pulls/{pull.number}/files"
+            f"?per_page={PER_PAGE}"
+        )
+        names: set[str] = set()
+        count = 0
+        for _ in range(MAX_FILE_PAGES):
+            self._charge()
+            data, url = self._get_json(None, url)
+            if not isinstance(data, list):
+                raise SourceError(
+                    f"GitHub's files of pull request #{pull.number} are not a list", path=self.repo
+                )
+            names |= _names(data, self.repo)
+            count += len(data)
+            if url is None:
+                return None if count >= MAX_PR_FILES else names
+        raise ApiLimitError(
+            f"GitHub kept announcing another page of pull request #{pull.number}'s files after "
+            f"{MAX_FILE_PAGES} pages; stopped before following more"
+        )
+
+    def _by_trees(self, base: str, head: str) -> set[str]:
+        """The operator files whose blob differs between the merge base and the head."""
+        changed = set()
+        for path in OPERATOR_PATHS:
+            self._charge()
+            if self.trees.entry(base, path) != self.trees.entry(head, path):
+                changed.add(path)
+        return changed
+
+    def _charge(self) -> None:
+        """Within a scan, stop before a request past its budget's ceiling (a long file list's pages)."""
+        if self._limit is not None and self.charged >= self._limit:
+            raise _OutOfBudget
+
+    # --- answers → records --------------------------------------------------------------------
+
+    def _pull_ref(self, item: Any) -> PullRef:
+        number = _field(item, "number")
+        if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+            raise SourceError("GitHub's pull request has no number", path=self.repo)
+
+        def bad(what: str) -> SourceError:
+            return SourceError(f"GitHub's pull request #{number} has {what}", path=self.repo)
+
+        title, login = _field(item, "title"), _field(item, "user", "login")
+        state, merged_at, draft = _field(item, "state"), _field(item, "merged_at"), _field(item, "draft")
+        updated, url = _field(item, "updated_at"), _field(item, "html_url")
+        head, base = _field(item, "head", "sha"), _field(item, "base", "sha")
+        if not isinstance(title, str) or not isinstance(login, str):
+            raise bad("no title or author")
+        if state not in ("open", "closed") or not (merged_at is None or isinstance(merged_at, str)):
+            raise bad("no state")
+        if not isinstance(updated, str) or not _WHEN.fullmatch(updated):
+            raise bad("no updated_at in GitHub's form")
+        if not isinstance(url, str) or not _URL.fullmatch(url):
+            raise bad("no http(s) html_url")
+        if (
+            not isinstance(head, str)
+            or not _SHA.fullmatch(head)
+            or not isinstance(base, str)
+            or not _SHA.fullmatch(base)
+        ):
+            raise bad("no head or base commit sha")
+        shown: PullState = "merged" if merged_at else "open" if state == "open" else "closed"
+        return PullRef(
+            number=number,
+            title=title,
+            author=login,
+            draft=draft is True,
+            state=shown,
+            updated_at=updated,
+            html_url=url,
+            head_sha=head,
+            base_sha=base,
+        )
+
+
+def _later_than_now() -> str:
+    """A day from now in GitHub's form: no watermark a real run wrote is later (clocks drift, a
+    little)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
+
+
+def _field(data: Any, *keys: str) -> Any:
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
+def _names(files: list[Any], repo: str) -> set[str]:
+    """The paths a file list names: each file's, and a rename's old one (a rename away touches it)."""
+    names = set()
+    for item in files:
+        name, old = _field(item, "filename"), _field(item, "previous_filename")
+        if not isinstance(name, str) or not (old is None or isinstance(old, str)):
+            raise SourceError("GitHub's file list has an entry with no filename", path=repo)
+        names.add(name)
+        if old is not None:
+            names.add(old)
+    return names
+
+
+def _stored_answer(value: Any) -> tuple[str, str | None, Any] | None:
+    if not isinstance(value, dict) or "data" not in value:
+        return None
+    etag, link = value.get("etag"), value.get("link")
+    if not isinstance(etag, str) or not etag or not (link is None or isinstance(link, str)):
+        return None
+    return etag, link, value["data"]
+
+
+# The fields of a pull request `_pull_ref` reads: all a list page's answer is stored as.
+_KEPT = ("number", "title", "state", "merged_at", "draft", "updated_at", "html_url")
+
+
+def _slim_pull(item: Any) -> Any:
+    if not isinstance(item, dict):
+        return item  # `_pull_ref` refuses it, fresh or stored
+    kept = {k: item[k] for k in _KEPT if k in item}
+    kept["user"] = {"login": _field(item, "user", "login")}
+    kept["head"] = {"sha": _field(item, "head", "sha")}
+    kept["base"] = {"sha": _field(item, "base", "sha")}
+    return kept
+
+
+def _slim_pulls(data: Any) -> Any:
+    return [_slim_pull(item) for item in data] if isinstance(data, list) else data

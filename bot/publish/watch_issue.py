@@ -1,0 +1,138 @@
+"""`opdrift watch`'s issue: the one dashboard issue, found by its hidden marker among the bot's own open
+issues, its body edited only when it changed, and the run's comment on it (bot.app.watch plans both).
+
+Found as the weekly issue is found (`bot.publish.weekly_issue`): only issues the token's own login
+opened (``creator=``), newest first, at most MAX_SCANNED of them, so a person or another app quoting
+the marker is never taken for it. Its body carries the last run's state, which is why it is read before
+anything is planned (`find_watch_issue`) and written after (`publish_watch`).
+
+A run with nothing new sends no write at all: the body is compared byte for byte, and no comment is
+planned. A retried step (the create or the comment "failed" but landed) finds its own write: the issue
+by its marker, the comment by its exact body among the issue's comments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.publish.github import Action, Outcome, RepoClient, check_size, with_marker
+from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
+
+MAX_SCANNED = 200  # the bot's own open issues looked through: its watch issue is one of a handful
+DEFAULT_TITLE = "Open upstream pull requests that would affect your backend"
+
+
+@dataclass(frozen=True)
+class FoundIssue:
+    number: int
+    body: str
+    url: str
+
+
+def _find(client: RepoClient) -> Any | None:
+    login = client.own_login()
+    issues = client.repo.get_issues(state="open", sort="created", direction="desc", creator=login)
+    found = None
+    for scanned, issue in enumerate(issues, 1):
+        if scanned > MAX_SCANNED:
+            break
+        # The marker on the first line, where the bot writes it (a quote of it elsewhere does not
+        # count), and the author, before `pull_request` (reading it makes PyGithub fetch the issue).
+        if not (issue.body or "").startswith(WATCH_MARKER) or not client.is_mine(issue):
+            continue
+        if issue.pull_request is None and (found is None or issue.number < found.number):
+            found = issue  # two (a run raced another): the oldest is the one
+    return found
+
+
+def find_watch_issue(client: RepoClient | None) -> FoundIssue | None:
+    """The dashboard issue with its body, or None (no client: a dry run without a token reads nothing)."""
+    if client is None:
+        return None
+
+    def step() -> FoundIssue | None:
+        issue = _find(client)
+        return None if issue is None else FoundIssue(issue.number, issue.body or "", issue.html_url)
+
+    return client.run(
+        step,
+        what=f"looking for the watch issue in {client.repo_name}",
+        permission="issues: read",
+        not_found=f"repository {client.repo_name} not found (or the token cannot see it)",
+    )
+
+
+def publish_watch(
+    client: RepoClient | None,
+    *,
+    body: str,
+    comment: str,
+    found: FoundIssue | None,
+    title: str = DEFAULT_TITLE,
+    dry_run: bool,
+) -> tuple[Outcome, Outcome | None]:
+    """Write the dashboard (create it, or edit its body when it changed) and post COMMENT ('' for
+    none) on it: the outcome of each (None: no comment planned)."""
+    text = with_marker(body, WATCH_MARKER)
+    check_size(text, "the watch issue")
+    note = with_marker(comment, WATCH_COMMENT_MARKER) if comment else ""
+    if note:
+        check_size(note, "the watch comment")
+    if client is None or dry_run:
+        where = f"issue #{found.number}" if found else "a new issue"
+        if found is not None and found.body == text:
+            issue = Outcome("unchanged", found.url, found.number, f"issue #{found.number} is up to date")
+        else:
+            issue = Outcome("dry-run", found.url if found else None, found.number if found else None,
+                            f"would {'update' if found else 'open'} {where}", text)  # fmt: skip
+        posted = Outcome("dry-run", None, None, f"would comment on {where}", note) if note else None
+        return issue, posted
+    if found is not None and found.body == text and not note:
+        # What was read before planning is what would be written: nothing to send, nothing to re-read.
+        return Outcome("unchanged", found.url, found.number, f"issue #{found.number} is up to date"), None
+    repo_name = client.repo_name
+    tried_create = False
+
+    def write_issue() -> Outcome:
+        nonlocal tried_create
+        current = _find(client)
+        if current is None:
+            tried_create = True
+            made = client.repo.create_issue(title=title, body=text)
+            return Outcome("created", made.html_url, made.number, f"opened issue #{made.number}", text)
+        if current.body == text:
+            action: Action = "created" if tried_create else "unchanged"
+            return Outcome(action, current.html_url, current.number, f"issue #{current.number} is up to date")
+        current.edit(body=text)
+        return Outcome("updated", current.html_url, current.number, f"updated issue #{current.number}", text)
+
+    issue = client.run(
+        write_issue,
+        what=f"publishing the watch issue in {repo_name}",
+        permission="issues: write",
+        not_found=f"repository {repo_name} not found (or the token cannot see it)",
+    )
+    if not note or issue.number is None:
+        return issue, None
+    number = issue.number
+    tried_comment = False
+
+    def write_comment() -> Outcome:
+        nonlocal tried_comment
+        target = client.repo.get_issue(number)
+        if tried_comment:  # a comment that "failed" may have landed: never post it twice
+            for old in target.get_comments():
+                if old.body == note and client.is_mine(old):
+                    return Outcome("created", old.html_url, number, f"commented on issue #{number}", note)
+        tried_comment = True
+        made = target.create_comment(note)
+        return Outcome("created", made.html_url, number, f"commented on issue #{number}", note)
+
+    posted = client.run(
+        write_comment,
+        what=f"commenting on the watch issue #{number} of {repo_name}",
+        permission="issues: write",
+        not_found=f"issue #{number} of {repo_name} not found",
+    )
+    return issue, posted

@@ -1,0 +1,326 @@
+"""bot.publish.pulls over real HTTP against the fake GitHub API: the open-PR listing within the rate limit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from datafiles import release_text
+from fake_github import EndlessPages, FakeGitHub
+
+import bot.publish.pulls as pulls_module
+from bot.errors import ApiLimitError, SourceError
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
+from bot.publish.ghsource import ApiSettings, read_github_source
+from bot.publish.github import RetryPolicy
+from bot.publish.pulls import PullsClient
+
+UPSTREAM = "acme/pytorch"
+TOKEN = "ghs_pullstoken000000000000000000000000"
+NAMES = {NATIVE_PATH: "native_functions.yaml", TAGS_PATH: "tags.yaml", DERIVATIVES_PATH: "derivatives.yaml"}
+
+
+def _files(version: str) -> dict[str, bytes]:
+    return {path: release_text(version, name).encode() for path, name in NAMES.items()}
+
+
+class Upstream:
+    """A PyTorch-shaped repository behind the fake: main at 2.14.1's files, PRs on top of it."""
+
+    def __init__(self, fake: FakeGitHub) -> None:
+        self.fake = fake
+        fake.add_token(TOKEN, "reader")
+        fake.add_repo(UPSTREAM)
+        self.files = {**_files("2.14.1"), "README.md": b"PyTorch\n"}
+        self.main = fake.add_commit(UPSTREAM, self.files, refs=("main",), date="2026-03-01T10:00:00Z")
+        self.newer = _files("2.15.0")
+
+    def head(self, changes: dict[str, bytes]) -> str:
+        """A commit on top of main with CHANGES (path → content)."""
+        files = {**self.files, **changes}
+        return self.fake.add_commit(UPSTREAM, files, parent=self.main, date="2026-03-02T10:00:00Z")
+
+    def open(self, title: str, head: str, **kw: object) -> int:
+        return self.fake.add_pull(UPSTREAM, title=title, sha=head, base=self.main, **kw)  # type: ignore[arg-type]
+
+    def native(self) -> str:
+        return self.head({NATIVE_PATH: self.newer[NATIVE_PATH]})
+
+    def readme(self, text: bytes = b"PyTorch!\n") -> str:
+        return self.head({"README.md": text})
+
+
+@pytest.fixture
+def upstream(github_server: FakeGitHub) -> Upstream:
+    return Upstream(github_server)
+
+
+def _settings(fake: FakeGitHub, cache: Path | None) -> ApiSettings:
+    retry = RetryPolicy(first_delay=0.01, max_delay=0.02, total_seconds=30)
+    return ApiSettings(api_url=fake.api_url, token=TOKEN, cache_dir=cache, retry=retry)
+
+
+@pytest.fixture
+def client(upstream: Upstream, tmp_path: Path) -> Iterator[PullsClient]:
+    c = PullsClient(_settings(upstream.fake, tmp_path / "cache"), UPSTREAM)
+    yield c
+    c.close()
+
+
+def _since(fake: FakeGitHub, mark: int) -> list[str]:
+    """The paths (query dropped, prefix and repository stripped) requested after MARK."""
+    return [r.path.split("?")[0].removeprefix(f"/repos/{UPSTREAM}") for r in fake.requests[mark:]]
+
+
+def test_a_cold_scan_lists_every_open_pr_newest_first_with_what_each_touches(
+    upstream: Upstream, client: PullsClient
+) -> None:
+    fake = upstream.fake
+    native = upstream.open("Add an op", upstream.native())
+    docs = upstream.open("Fix the README", upstream.readme())
+    derivatives = upstream.open(
+        "Change a formula",
+        upstream.head({DERIVATIVES_PATH: b"- name: abs(Tensor self) -> Tensor\n"}),
+        draft=True,
+    )
+    merged = upstream.open("Landed", upstream.native())
+    fake.merge_pull(UPSTREAM, merged)
+    for n in range(4):
+        upstream.open(f"Docs {n}", upstream.readme(b"v%d\n" % n))
+    scan = client.scan(None)
+    assert scan.complete
+    numbers = [p.number for p in scan.pulls]
+    assert numbers == sorted(numbers, reverse=True) and merged not in numbers, "open ones, newest first"
+    assert len(numbers) == 7
+    assert scan.watermark == scan.pulls[0].updated_at
+    # 7 open PRs, 3 a page (the fake's page size): 3 list pages, then one compare per PR.
+    paths = _since(fake, 0)
+    assert paths.count("/pulls") == 3 and len([p for p in paths if "/compare/" in p]) == 7
+    assert client.requests_sent == len(fake.requests) == 10
+    mark = len(fake.requests)
+    by = {p.number: p for p in scan.pulls}
+    assert client.touched(by[native]) == (NATIVE_PATH,)
+    assert client.touched(by[docs]) == ()
+    assert client.touched(by[derivatives]) == (DERIVATIVES_PATH,)
+    assert by[derivatives].draft and not by[native].draft
+    assert {client.merge_base(p) for p in scan.pulls} == {upstream.main}
+    assert len(fake.requests) == mark, "the scan paid for touched and merge_base"
+    pull = by[native]
+    assert (pull.title, pull.author, pull.state) == ("Add an op", "contributor", "open")
+    assert pull.html_url.endswith(f"/pull/{native}") and pull.base_sha == upstream.main
+
+
+def test_a_steady_run_costs_one_request_per_updated_pr_plus_the_list_page(
+    upstream: Upstream, client: PullsClient, tmp_path: Path
+) -> None:
+    fake = upstream.fake
+    prs = [upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n)) for n in range(5)]
+    first = client.scan(None)
+    assert first.complete and len(first.pulls) == 5
+
+    # Nothing changed: one list page; run again and it is a 304, which the rate limit does not count.
+    mark, used = len(fake.requests), fake.rate_used
+    quiet = client.scan(first.watermark)
+    assert _since(fake, mark) == ["/pulls"]
+    assert [p.number for p in quiet.pulls] == [prs[-1]], "the one at the watermark again, free"
+    mark, used = len(fake.requests), fake.rate_used
+    again = client.scan(quiet.watermark)
+    assert [r.status for r in fake.requests[mark:]] == [304]
+    assert fake.rate_used == used and again == quiet
+    assert client.not_modified == 1
+
+    # PR 1 gets a push that touches native_functions.yaml, PR 2 only a new title, PR 3 merges.
+    fake.update_pull(UPSTREAM, prs[1], sha=upstream.native())
+    fake.update_pull(UPSTREAM, prs[2], title="PR 2, retitled")
+    fake.merge_pull(UPSTREAM, prs[3])
+    mark = len(fake.requests)
+    scan = client.scan(again.watermark)
+    # Newest first, down to the one at the last watermark (listed again: one-second ties).
+    assert [p.number for p in scan.pulls] == [prs[3], prs[2], prs[1], prs[4]]
+    assert [p.state for p in scan.pulls] == ["merged", "open", "open", "open"]
+    # Two pages (3 a page; the second stops at PR 0, older than the watermark) and one compare:
+    # PR 2's head did not move, PR 4's compare is cached, a merged PR needs none.
+    compare = f"/compare/{upstream.main}...{scan.pulls[2].head_sha}"
+    assert _since(fake, mark) == ["/pulls", "/pulls", compare]
+    assert client.touched(scan.pulls[2]) == (NATIVE_PATH,)
+    assert scan.pulls[1].title == "PR 2, retitled"
+
+    # Another process with the same cache: what touched and merge_base learnt is on disk.
+    other = PullsClient(_settings(fake, tmp_path / "cache"), UPSTREAM)
+    mark = len(fake.requests)
+    assert other.touched(scan.pulls[2]) == (NATIVE_PATH,)
+    assert other.merge_base(scan.pulls[2]) == upstream.main
+    assert [p.number for p in other.scan(scan.watermark).pulls] == [prs[3]]
+    assert [r.status for r in fake.requests[mark:]] == [304]
+    other.close()
+
+
+def test_a_budget_stops_a_cold_scan_and_the_next_runs_resume_through_the_cache(
+    upstream: Upstream, client: PullsClient
+) -> None:
+    fake = upstream.fake
+    for n in range(7):
+        upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n))
+    partial = client.scan(None, budget=4)  # 3 list pages and one compare
+    assert not partial.complete and partial.watermark is None
+    assert len(partial.pulls) == 1 and client.charged == 4
+    second = client.scan(None, budget=4)  # the pages are 304s now: four compares
+    assert not second.complete and len(second.pulls) == 5
+    assert client.not_modified == 3
+    third = client.scan(None, budget=4)
+    assert third.complete and len(third.pulls) == 7 and third.watermark == third.pulls[0].updated_at
+    assert [p.number for p in third.pulls[:5]] == [p.number for p in second.pulls]
+    compares = [r.path for r in fake.requests if "/compare/" in r.path]
+    assert len(compares) == len(set(compares)) == 7, "no PR compared twice"
+
+
+def test_a_long_file_list_is_read_whole_and_past_githubs_cap_the_trees_decide(
+    upstream: Upstream, client: PullsClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = upstream.fake
+    # 4 files sort before aten/: a compare that lists 3 left native_functions.yaml out.
+    many = {f"a/f{n}": b"x" for n in range(4)}
+    long = upstream.open("Many files", upstream.head({**many, NATIVE_PATH: b"- func: x\n"}))
+    monkeypatch.setattr(pulls_module, "COMPARE_FILES", 3)
+    scan = client.scan(None)
+    assert client.touched(scan.pulls[0]) == (NATIVE_PATH,)
+    assert any(f"/pulls/{long}/files" in r.path for r in fake.requests)
+    pages = [r for r in fake.requests if f"/pulls/{long}/files" in r.path]
+    assert len(pages) == 2  # 5 files, 3 a page
+
+    cut = upstream.open("Too many files", upstream.head({**many, DERIVATIVES_PATH: b"- name: y\n"}))
+    monkeypatch.setattr(pulls_module, "MAX_PR_FILES", 5)  # GitHub's cap, reached: the list may be cut
+    pull = client.pull(cut)
+    assert client.touched(pull) == (DERIVATIVES_PATH,)
+    assert any("/git/trees/" in r.path for r in fake.requests)
+
+    # A file list that announces more pages than the cap allows is led on.
+    monkeypatch.setattr(pulls_module, "MAX_FILE_PAGES", 1)
+    third = upstream.open("Again", upstream.head({**many, TAGS_PATH: b"- tag: x\n"}))
+    with pytest.raises(ApiLimitError, match=f"another page of pull request #{third}'s files"):
+        client.touched(client.pull(third))
+
+
+def test_hostile_answers_stay_data_or_stop_with_a_named_error(
+    upstream: Upstream, client: PullsClient, tmp_path: Path
+) -> None:
+    fake = upstream.fake
+    title = "@pytorch/everyone [click](https://evil.test) <!-- opdrift --> `x` | row |\n## head"
+    number = upstream.open(title, upstream.native(), author="mallory")
+    pull = client.scan(None).pulls[0]
+    assert pull.title == title and pull.author == "mallory", "a title is data, kept as written"
+
+    fake.misbehave("GET", r"/pulls$", EndlessPages())
+    with pytest.raises(ApiLimitError, match="another page"):
+        PullsClient(_settings(fake, None), UPSTREAM).scan("2000-01-01T00:00:00Z")
+
+    # A corrupt or tampered cache entry is a miss, never a crash or a wrong answer.
+    cache = tmp_path / "cache" / "api"
+    for path in cache.rglob("*.json"):
+        entry = json.loads(path.read_bytes())
+        if str(entry["key"]).startswith("touched"):
+            entry["value"] = [DERIVATIVES_PATH]  # the digest no longer matches
+            path.write_text(json.dumps(entry))
+        else:
+            path.write_bytes(b"\x00{not json")
+    fresh = PullsClient(_settings(fake, tmp_path / "cache"), UPSTREAM)
+    mark = len(fake.requests)
+    assert fresh.touched(pull) == (NATIVE_PATH,)
+    assert fresh.pull(number).title == title
+    assert [r.status for r in fake.requests[mark:]] == [200, 200]
+    fresh.close()
+
+
+def test_bad_answers_and_names_are_one_line_errors(upstream: Upstream, tmp_path: Path) -> None:
+    fake = upstream.fake
+    with pytest.raises(SourceError, match="OWNER/NAME"):
+        PullsClient(_settings(fake, None), "not a repo")
+    client = PullsClient(_settings(fake, None), "acme/absent")
+    with pytest.raises(SourceError, match="no pull request #7"):
+        client.pull(7)
+    number = upstream.open("Made-up head", "f" * 40)
+    with pytest.raises(SourceError, match=f"no merge base for pull request #{number}"):
+        PullsClient(_settings(fake, None), UPSTREAM).scan(None)
+    # A watermark that is not GitHub's form (it comes back from an issue body) means a cold run.
+    fake.close_pull(UPSTREAM, number)
+    cold = PullsClient(_settings(fake, None), UPSTREAM).scan("yesterday")
+    assert cold.pulls == () and cold.complete and cold.watermark is None
+    assert "state=open" in fake.requests[-1].path
+
+
+def test_known_heads_are_not_compared_again_and_a_future_watermark_means_a_cold_run(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    fake = upstream.fake
+    prs = [upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n)) for n in range(3)]
+    first = PullsClient(_settings(fake, tmp_path / "a"), UPSTREAM).scan(None)
+    heads = {p.head_sha for p in first.pulls}
+    fake.update_pull(UPSTREAM, prs[0], title="retitled")
+    fake.update_pull(UPSTREAM, prs[1], sha=upstream.native())
+    # A runner with an empty cache (a fresh Actions runner) that knows the heads it judged last run.
+    fresh = PullsClient(_settings(fake, tmp_path / "b"), UPSTREAM)
+    mark = len(fake.requests)
+    scan = fresh.scan(first.watermark, known_heads=heads)
+    assert [p.number for p in scan.pulls] == [prs[1], prs[0], prs[2]]
+    compares = [p for p in _since(fake, mark) if "/compare/" in p]
+    assert compares == [f"/compare/{upstream.main}...{scan.pulls[0].head_sha}"]
+    assert fresh.touched(scan.pulls[0]) == (NATIVE_PATH,)
+
+    before = len(fake.requests)
+    future = fresh.scan("2999-01-01T00:00:00Z")
+    assert "state=open" in fake.requests[before].path, "a watermark from the future would hide everything"
+    assert len(future.pulls) == 3 and future.complete
+
+
+def test_prs_served_from_a_git_history_open_update_and_merge(
+    github_server: FakeGitHub, tmp_path: Path
+) -> None:
+    from pytorch_history import build_history
+
+    fake = github_server
+    fake.add_token(TOKEN, "reader")
+    fake.add_repo(UPSTREAM)
+    history = build_history(tmp_path / "pytorch", first="2.14.1", last="2.15.0", checkout=False)
+    work = history.path
+    base, newer = history.tag_sha("2.14.1"), history.tag_sha("2.15.0")
+
+    def commit_on(parent: str, path: str, text: str) -> str:
+        git = ["git", "-C", str(work), "-c", "user.name=Dev", "-c", "user.email=dev@localhost"]
+        subprocess.run([*git, "checkout", "-q", "--detach", parent], check=True)
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text, encoding="utf-8")
+        subprocess.run([*git, "add", path], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", f"edit {path}"], check=True)
+        return subprocess.run(
+            [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    docs = commit_on(base, "README.md", "PyTorch\n")
+    formula = commit_on(docs, DERIVATIVES_PATH, release_text("2.14.1", "derivatives.yaml") + "# edited\n")
+    paths = (*OPERATOR_PATHS, "README.md")
+    fake.mirror_git(UPSTREAM, work / ".git", [base, newer, docs, formula], paths)
+    fake.repos[UPSTREAM].refs["main"] = base
+    adds = fake.add_pull(UPSTREAM, title="2.15.0's operators", sha=newer, base=base)
+    readme = fake.add_pull(UPSTREAM, title="A README", sha=docs, base=base)
+
+    client = PullsClient(_settings(fake, tmp_path / "cache"), UPSTREAM)
+    cold = client.scan(None)
+    by = {p.number: p for p in cold.pulls}
+    assert NATIVE_PATH in client.touched(by[adds]) and client.touched(by[readme]) == ()
+    assert client.merge_base(by[adds]) == client.merge_base(by[readme]) == base
+    # The two sides of the PR's drift read through gh: specs at the merge base and the head.
+    head_files = read_github_source(f"gh:{UPSTREAM}@{by[adds].head_sha}", _settings(fake, tmp_path / "cache"))
+    assert head_files.native_functions is not None
+    assert head_files.native_functions.text == release_text("2.15.0", "native_functions.yaml")
+
+    fake.update_pull(UPSTREAM, readme, sha=formula)  # a push that now edits derivatives.yaml
+    steady = client.scan(cold.watermark)
+    assert steady.pulls[0].number == readme
+    assert client.touched(steady.pulls[0]) == (DERIVATIVES_PATH,)
+    fake.merge_pull(UPSTREAM, adds)
+    landed = client.scan(steady.watermark)
+    assert [(p.number, p.state) for p in landed.pulls] == [(adds, "merged"), (readme, "open")]
+    client.close()

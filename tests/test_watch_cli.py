@@ -1,0 +1,159 @@
+"""`opdrift watch` end to end over real HTTP (issue 24, "Done means"): the fake GitHub API serves a
+PyTorch-shaped upstream (release 2.14.1 on main) with open PRs that (a) add an op XLA lacks, (b) change
+the signature of an op XLA implements, (c) touch no operator file, (d) only add an in-tree kernel, (e)
+have merged; the backend's repository gets one issue listing exactly (a) and (b), and one comment
+mentioning the subscriber once. A second run writes nothing and fetches no file list or content again;
+(b) reverting its break and a new PR bringing one move the dashboard, with exactly one new comment."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from pathlib import Path
+
+import jsonschema
+import pytest
+from clirun import Opdrift
+from datafiles import DATA, release_text
+from fake_github import FakeGitHub
+from watch_upstream import added_entry, with_fast, with_xpu_kernel
+
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+
+UPSTREAM = "pytorch/pytorch"
+REPO = "me/backend"
+TOKEN = "ghs_watchcli0000000000000000000000000000"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Site:
+    def __init__(self, fake: FakeGitHub, tmp: Path) -> None:
+        self.fake = fake
+        fake.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
+        fake.add_repo(UPSTREAM)
+        fake.add_repo(REPO)
+        self.files = {
+            NATIVE_PATH: release_text("2.14.1").encode(),
+            TAGS_PATH: release_text("2.14.1", "tags.yaml").encode(),
+            DERIVATIVES_PATH: release_text("2.14.1", "derivatives.yaml").encode(),
+            "README.md": b"PyTorch\n",
+        }
+        self.main = fake.add_commit(UPSTREAM, self.files, refs=("main",), date="2026-12-01T10:00:00Z")
+        self.base = release_text("2.14.1")
+        xla = DATA / "backends" / "real" / "pytorch-xla.xla_native_functions.yaml.xz"
+        (tmp / "xla_native_functions.yaml").write_bytes(lzma.decompress(xla.read_bytes()))
+        self.config = tmp / "opdrift.yml"
+        self.config.write_text(
+            'subscriptions:\n  - who: ["@xla-team"]\n    backend: {kind: xla, path: xla_native_functions.yaml}\n'
+        )
+
+    def head(self, native: str | None = None, readme: bytes | None = None) -> str:
+        files = dict(self.files)
+        if native is not None:
+            files[NATIVE_PATH] = native.encode()
+        if readme is not None:
+            files["README.md"] = readme
+        return self.fake.add_commit(UPSTREAM, files, parent=self.main, date="2026-12-02T10:00:00Z")
+
+    def open(self, title: str, head: str) -> int:
+        return self.fake.add_pull(UPSTREAM, title=title, sha=head, base=self.main)
+
+    def dashboard(self) -> list[dict[str, object]]:
+        return [i for i in self.fake.issues(REPO) if i["user"]["login"] == "github-actions[bot]"]
+
+
+def _with_added(base: str) -> str:
+    at = base.index("- func: _dirichlet_grad(")
+    return base[:at] + added_entry() + base[at:]
+
+
+@pytest.fixture
+def site(github_server: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_API_URL", github_server.api_url)
+    monkeypatch.setenv("OPDRIFT_BOT_LOGIN", "github-actions[bot]")
+    return Site(github_server, tmp_path)
+
+
+def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
+    site: Site, opdrift: Opdrift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = site.fake
+    merged = site.open("(e) merged", site.head(_with_added(site.base)))
+    fake.merge_pull(UPSTREAM, merged)
+    a = site.open("(a) add _philox_randint_", site.head(_with_added(site.base)))
+    b = site.open("(b) mean: a fast path", site.head(with_fast(site.base)))
+    site.open("(c) docs", site.head(readme=b"docs\n"))
+    site.open("(d) an XPU kernel", site.head(with_xpu_kernel(site.base)))
+    argv = ("watch", "--upstream", UPSTREAM, "--repo", REPO, "--config", str(site.config))
+    out = tmp_path / "impact.json"
+    run = opdrift(*argv, "--format", "json", "-o", str(out))
+    assert run.code == 0, run.err
+    (issue,) = site.dashboard()
+    body = str(issue["body"])
+    assert f"/pull/{a})" in body and f"/pull/{b})" in body
+    assert "(c)" not in body and "(d)" not in body and "(e)" not in body
+    (comment,) = fake.comments(REPO, int(issue["number"]))  # type: ignore[call-overload]
+    assert str(comment["body"]).count("@xla-team") == 1
+    assert "would stop your `mean.dim` kernel from compiling (your form: `int64_t`;" in str(comment["body"])
+    report = json.loads(out.read_text())
+    jsonschema.validate(report, json.loads((ROOT / "schemas" / "watch.schema.json").read_text()))
+    assert sorted(p["number"] for p in report["pulls"]) == sorted([a, b])
+
+    first_run = list(fake.requests)
+    assert any("/compare/" in r.path for r in first_run) and any("/git/" in r.path for r in first_run)
+    # a second run, on a fresh runner (no disk cache: the issue's state is all it knows): no write, no
+    # file list, no content
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "fresh-runner"))
+    mark = len(fake.requests)
+    again = opdrift(*argv)
+    assert again.code == 0, again.err
+    later = fake.requests[mark:]
+    assert [r for r in later if r.method != "GET"] == []
+    fetched = [
+        r.path
+        for r in later
+        if "/compare/" in r.path or "/files" in r.path or "/git/" in r.path or "/contents/" in r.path
+    ]
+    assert fetched == [], fetched
+    assert "nothing new" in again.err
+    # the login, the bot's issues (PyGithub completes the one that carries the marker), one list page
+    assert (
+        len(later) <= 4 and [r.path.split("?")[0] for r in later].count("/repos/pytorch/pytorch/pulls") == 1
+    )
+
+    # (b) reverts its break; a new PR brings one: the dashboard follows, one new comment
+    fake.push(UPSTREAM, b, site.head(readme=b"reverted\n"))
+    precise = site.base.replace(
+        "- func: mean.dim(Tensor self, int[1]? dim, bool keepdim=False,",
+        "- func: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, bool precise=False,",
+    ).replace(
+        "- func: mean.out(Tensor self, int[1]? dim, bool keepdim=False,",
+        "- func: mean.out(Tensor self, int[1]? dim, bool keepdim=False, bool precise=False,",
+    )
+    new = site.open("(f) mean: precise", site.head(precise))
+    third = opdrift(*argv)
+    assert third.code == 0, third.err
+    (issue,) = site.dashboard()
+    body = str(issue["body"])
+    assert f"/pull/{a})" in body and f"/pull/{new})" in body and f"/pull/{b})" not in body
+    comments = fake.comments(REPO, int(issue["number"]))  # type: ignore[call-overload]
+    assert len(comments) == 2
+    latest = str(comments[1]["body"])
+    assert latest.count("@xla-team") == 1 and f"/pull/{new})" in latest and f"/pull/{a})" not in latest
+
+
+def test_a_dry_run_prints_the_body_and_the_comment_and_writes_nothing(site: Site, opdrift: Opdrift) -> None:
+    site.open("(b) mean: a fast path", site.head(with_fast(site.base)))
+    run = opdrift("watch", "--upstream", UPSTREAM, "--repo", REPO, "--config", str(site.config), "--dry-run")
+    assert run.code == 0, run.err
+    assert "<!-- opdrift:watch -->" in run.out and "<!-- opdrift:watch-comment -->" in run.out
+    assert site.fake.writes() == []
+
+
+def test_a_config_without_a_backend_is_one_line(site: Site, opdrift: Opdrift, tmp_path: Path) -> None:
+    config = tmp_path / "plain.yml"
+    config.write_text('subscriptions:\n  - who: ["@x"]\n    buckets: [primitive_pointwise]\n')
+    run = opdrift("watch", "--upstream", UPSTREAM, "--repo", REPO, "--config", str(config))
+    assert run.code == 2 and run.err.startswith("opdrift: error: ") and "backend" in run.err
+    assert len(run.err.strip().splitlines()) == 1

@@ -1,0 +1,163 @@
+"""An upstream for `opdrift watch` tests: a PyTorch-shaped git repository (tests/pytorch_history.py,
+release 2.14.1) with pull-request branches made from real release entries, and an in-test
+`PullSource` serving them (what `bot.publish.pulls.PullsClient` does over the API).
+
+The PRs: (a) adds `_philox_randint_`, the entry 2.15.0 added (its autogen `_philox_randint` is an op
+XLA lacks); (b) adds `bool fast=False` to `mean.dim` and `mean.out` (XLA implements `mean.dim`, so its
+kernel stops compiling); (c) touches no operator file; (d) only adds an in-tree XPU kernel to `ormqr.out`;
+(e) like (a), but merged.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from datafiles import release_text
+from pytorch_history import NATIVE, build_history, entry_blocks, entry_name
+
+from bot.model import OPERATOR_PATHS, PullRef
+
+UPSTREAM = "pytorch/pytorch"
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@localhost",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@localhost",
+    )
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, env=env, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+def added_entry() -> str:
+    """2.15.0's `_philox_randint_` entry, as the release has it."""
+    (block,) = [b for b in entry_blocks(release_text("2.15.0")) if entry_name(b) == "_philox_randint_"]
+    return block
+
+
+def with_fast(text: str) -> str:
+    """`mean.dim` and `mean.out` with a new `bool fast=False` after `keepdim` (the structured pair
+    changes together, as a real PR would change it)."""
+    out = text
+    for name in ("mean.dim", "mean.out"):
+        head = f"- func: {name}(Tensor self, int[1]? dim, bool keepdim=False,"
+        if head not in out:
+            raise ValueError(name)
+        out = out.replace(head, head + " bool fast=False,")
+    return out
+
+
+def with_xpu_kernel(text: str) -> str:
+    """`ormqr.out` with an XPU kernel beside its CPU and CUDA one: an in-tree kernel only."""
+    old = "    CPU, CUDA: ormqr_out\n"
+    if text.count(old) != 1:
+        raise ValueError("ormqr.out")
+    return text.replace(old, old + "    XPU: ormqr_out_xpu\n")
+
+
+class Upstream:
+    """The repository and its PR branches; `commit(text)` makes a head from main."""
+
+    def __init__(self, root: Path) -> None:
+        self.history = build_history(root / "pytorch", first="2.14.1", last="2.14.1")
+        self.repo = self.history.path
+        self.main = self.history.tag_sha("2.14.1")
+        self.base_text = release_text("2.14.1")
+
+    def commit(self, files: dict[str, str], message: str, parent: str | None = None) -> str:
+        _git(self.repo, "checkout", "-q", "--detach", parent or self.main)
+        for path, text in files.items():
+            target = self.repo / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+            _git(self.repo, "add", path)
+        _git(self.repo, "commit", "-q", "-m", message)
+        return _git(self.repo, "rev-parse", "HEAD")
+
+    def spec_for(self, sha: str) -> str:
+        return f"{self.repo}@{sha}"
+
+
+@dataclass(frozen=True)
+class Scan:
+    pulls: tuple[PullRef, ...]
+    watermark: str | None
+    complete: bool = True
+
+
+@dataclass
+class LocalPulls:
+    """The PullSource of `bot.app.watch`, from a dict of PRs and the local repository; counts its calls."""
+
+    upstream: Upstream
+    pulls: dict[int, PullRef] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=lambda: {"scan": 0, "touched": 0, "merge_base": 0})
+    clock: int = 0
+
+    def add(
+        self, number: int, head: str, *, title: str = "", state: str = "open", draft: bool = False
+    ) -> PullRef:
+        self.clock += 1
+        pull = PullRef(
+            number=number,
+            title=title or f"PR {number}",
+            author="contributor",
+            draft=draft,
+            state=state,  # type: ignore[arg-type]
+            updated_at=f"2026-12-05T01:{self.clock:02d}:00Z",
+            html_url=f"https://github.com/{UPSTREAM}/pull/{number}",
+            head_sha=head,
+            base_sha=self.upstream.main,
+        )
+        self.pulls[number] = pull
+        return pull
+
+    def update(self, number: int, **changes: Any) -> None:
+        self.clock += 1
+        self.pulls[number] = replace(
+            self.pulls[number], updated_at=f"2026-12-05T01:{self.clock:02d}:00Z", **changes
+        )
+
+    def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
+        self.calls["scan"] += 1
+        found = sorted(
+            (p for p in self.pulls.values() if since is None or p.updated_at >= since),
+            key=lambda p: p.updated_at,
+            reverse=True,
+        )
+        return Scan(tuple(found), found[0].updated_at if found else since)
+
+    def touched(self, pull: PullRef) -> tuple[str, ...]:
+        self.calls["touched"] += 1
+        names = _git(self.upstream.repo, "diff", "--name-only", f"{pull.base_sha}...{pull.head_sha}").split()
+        return tuple(p for p in OPERATOR_PATHS if p in names)
+
+    def merge_base(self, pull: PullRef) -> str:
+        self.calls["merge_base"] += 1
+        return _git(self.upstream.repo, "merge-base", pull.base_sha, pull.head_sha)
+
+
+def standard_heads(up: Upstream) -> dict[str, str]:
+    """The heads of PRs (a) to (e) of the module docstring."""
+    base = up.base_text
+    blocks = entry_blocks(base)
+    # (a): the 2.15.0 entry inserted where 2.15.0 has it, before _dirichlet_grad
+    at = next(i for i, b in enumerate(blocks) if entry_name(b) == "_dirichlet_grad")
+    added = "".join(blocks[:at]) + added_entry() + "".join(blocks[at:])
+    return {
+        "a": up.commit({NATIVE: added}, "Add _philox_randint_"),
+        "b": up.commit({NATIVE: with_fast(base)}, "mean: a fast path"),
+        "c": up.commit({"README.md": "docs only\n"}, "Docs"),
+        "d": up.commit({NATIVE: with_xpu_kernel(base)}, "XPU kernel for _cdist_forward"),
+        "e": up.commit({NATIVE: added}, "Add _philox_randint_ (merged)"),
+    }
