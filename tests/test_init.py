@@ -160,18 +160,15 @@ def test_init_without_a_terminal_needs_its_flags(fake: FakeGitHub, backend: Path
     assert not (backend / ".github").exists()
 
 
-def test_watch_is_written_when_this_version_ships_it_and_refused_by_name_otherwise(
+def test_watch_is_written_reading_the_config_init_writes(
     fake: FakeGitHub, backend: Path, opdrift: Opdrift
 ) -> None:
+    assert available("watch")
     run = opdrift(*ARGS, "--watch")
-    if available("watch"):
-        assert run.code == 0, run.err
-        assert (backend / ".github" / "workflows" / "watch.yml").is_file()
-        _lint(backend)
-    else:
-        assert run.code == 2
-        assert "--watch: the watch of open upstream pull requests is not available in this version" in run.err
-        assert not (backend / ".github").exists()
+    assert run.code == 0, run.err
+    watch = (backend / ".github" / "workflows" / "watch.yml").read_text(encoding="utf-8")
+    assert "--config .github/opdrift.yml" in watch and (backend / ".github" / "opdrift.yml").is_file()
+    _lint(backend)
 
 
 def test_the_prompts_fill_what_the_flags_left_out() -> None:
@@ -203,6 +200,10 @@ def test_the_pin_comes_from_the_commit_pip_installed() -> None:
     text = workflow_text(weekly, pin=pin, upstream="acme/pytorch", version="0.2.0")
     assert f"uses: acme/opdrift@{'ab' * 20} # v0.2.0" in text and ZERO not in text
     assert "repository: acme/pytorch" in text and "pytorch/pytorch" not in text
+    # watch.yml checks opdrift out by repository and ref: the same pin
+    watch = next(w for w in WORKFLOWS if w.flag == "watch")
+    text = workflow_text(watch, pin=pin, upstream="pytorch/pytorch", version="0.2.0")
+    assert f"repository: acme/opdrift\n          ref: {'ab' * 20} # v0.2.0" in text and ZERO not in text
     # An editable or index install records no commit: the pin stays unknown, never made up.
     assert not pin_from_direct_url('{"url": "file:///src", "dir_info": {"editable": true}}', "0.2.0").known
     assert not pin_from_direct_url(url % "main", "0.2.0").known

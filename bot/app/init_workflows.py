@@ -4,7 +4,8 @@ The texts are the examples themselves (examples/downstream/*.yml, shipped as the
 ``bot.examples``, included verbatim in docs/workflows.md), never a copy kept here: a fix to an example
 reaches what init writes. Init changes four things, each on lines it can find exactly:
 
-- the zero-sha pin ``OWNER/opdrift@000… # v0.1.0`` becomes the installed opdrift's repository, commit
+- the zero-sha pin ``OWNER/opdrift@000… # v0.1.0`` (watch.yml: ``repository: OWNER/opdrift`` and
+  ``ref: 000… # v0.1.0``) becomes the installed opdrift's repository, commit
   and version, when known (`installed_pin`); otherwise it stays, and init says it must be filled in;
 - ``pytorch/pytorch`` becomes ``--upstream``;
 - the action's steps that publish (``mode: issue``, ``mode: manual-issue``) get ``config:``, so the
@@ -49,6 +50,10 @@ ALWAYS = ("manual",)
 CONFIG_MODES = ("issue", "manual-issue", "watch")
 
 _ZERO_PIN = re.compile(r"OWNER/opdrift@0{40} # v[0-9][0-9A-Za-z.+-]*")
+# watch.yml checks opdrift out rather than `uses:` the action: the same pin, as repository and ref.
+_ZERO_CHECKOUT = re.compile(
+    r"(?P<i1>[ ]+)repository: OWNER/opdrift\n(?P<i2>[ ]+)ref: 0{40} # v[0-9][0-9A-Za-z.+-]*"
+)
 _MODE = re.compile(r"^(?P<indent>[ ]+)mode: (?P<mode>[a-z-]+)[ ]*$", re.MULTILINE)
 _GITHUB_URL = re.compile(r"https://github\.com/(?P<slug>[A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?")
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -140,6 +145,9 @@ def workflow_text(row: Workflow, *, pin: Pin, upstream: str, version: str) -> st
     text = example_text(row)
     if pin.known:
         text = _ZERO_PIN.sub(pin.uses(), text)
+        text = _ZERO_CHECKOUT.sub(
+            lambda m: f"{m['i1']}repository: {pin.slug}\n{m['i2']}ref: {pin.sha} # v{pin.version}", text
+        )
     if upstream != "pytorch/pytorch":
         text = text.replace("pytorch/pytorch", upstream)
     text = _with_config(text)
@@ -158,4 +166,4 @@ def _with_config(text: str) -> str:
 
 
 def unpinned(text: str) -> bool:
-    return _ZERO_PIN.search(text) is not None
+    return _ZERO_PIN.search(text) is not None or _ZERO_CHECKOUT.search(text) is not None
