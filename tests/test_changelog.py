@@ -111,6 +111,18 @@ def test_a_heading_or_a_reworded_line_is_not_an_entry(repo: Path) -> None:
     assert _check(repo).returncode == 1
 
 
+@pytest.mark.parametrize(
+    "path", ["templates/pr_comment.md.j2", "examples/downstream/weekly-drift.yml", "action.yml"]
+)
+def test_what_ships_outside_bot_needs_an_entry_too(repo: Path, path: str) -> None:
+    """Templates ship as bot.templates, the downstream examples as bot.examples (what init writes), and
+    action.yml is what workflows run: a user sees each change."""
+    _commit(repo, {path: "changed\n"})
+    done = _check(repo)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert path in done.stdout
+
+
 def test_changes_outside_bot_need_no_entry(repo: Path) -> None:
     _commit(repo, {"docs/index.md": "# opdrift, documented\n", "tests/test_x.py": "def test(): pass\n"})
     done = _check(repo)

@@ -10,6 +10,7 @@ issue for the week's or the previous week's, and this module never edits an issu
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -23,9 +24,12 @@ _MAX_KEY = 120
 
 def manual_marker(*parts: str) -> str:
     """The hidden marker of one manual run's issue: the ref and the two sides, in the characters a
-    marker allows (``release/2.16`` → ``release-2.16``)."""
-    key = "_".join(_UNSAFE.sub("-", p).strip("-") or "-" for p in parts)[:_MAX_KEY]
-    return f"<!-- opdrift:manual run={key} -->"
+    marker allows (``release/2.16`` → ``release-2.16``), then a digest of them as given, so two refs
+    that read alike there (``release/2.16``, ``release-2.16``) or share a long prefix never share an
+    issue."""
+    readable = "_".join(_UNSAFE.sub("-", p).strip("-") or "-" for p in parts)[: _MAX_KEY - 13]
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
+    return f"<!-- opdrift:manual run={readable}-{digest} -->"
 
 
 def _find_manual(client: RepoClient, marker: str) -> Any | None:
