@@ -7,6 +7,7 @@ exactly the sdist and the wheel of X.Y.Z (setuptools-scm gave the tag's version:
 built commit and the tree was clean), then writes into OUT:
 
 - notes.md: CHANGELOG.md's section "## [X.Y.Z]" (a release is tagged after its section is written);
+- (to $GITHUB_OUTPUT, when set) `prerelease=true|false`, for the release job;
 - opdrift-X.Y.Z-requirements.txt: opdrift==X.Y.Z with the sha256 of both files, then the dependencies
   of requirements/workflow.txt with theirs, so that `pip install --require-hashes -r` that file
   installs this release and what it was tested with, each checked by hash.
@@ -17,6 +18,7 @@ Exit 0 when all is written, 1 with one line on stderr when a check fails.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -31,6 +33,10 @@ SECTION = re.compile(r"^## ")
 
 class ReleaseError(Exception):
     """A check failed: the message says which."""
+
+
+def is_prerelease(version: str) -> bool:
+    return re.search(r"(a|b|rc)\d+$", version) is not None
 
 
 def version_of(tag: str) -> str:
@@ -102,6 +108,11 @@ def main(argv: Sequence[str]) -> int:
         return 1
     for path in written:
         print(f"wrote {path}")
+    # For the release job: a pre-release (X.Y.ZrcN) is published as one, never as "Latest".
+    output = os.environ.get("GITHUB_OUTPUT")
+    if output:
+        with open(output, "a", encoding="utf-8") as f:
+            f.write(f"prerelease={'true' if is_prerelease(version_of(argv[0])) else 'false'}\n")
     return 0
 
 

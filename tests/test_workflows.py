@@ -358,15 +358,21 @@ def test_comment_workflow_trusts_only_the_event() -> None:
     steps = job["steps"]
     for step in steps:
         if str(step.get("uses", "")).startswith("actions/checkout@"):
-            # opdrift's own pinned release, for its hash-pinned requirements: never the PR's code
-            assert step["with"]["repository"] == "OWNER/opdrift", "the privileged job never checks out the PR"
+            # opdrift's own pinned release, for its hash-pinned requirements, or the config file alone
+            # from the default branch this run belongs to (no `ref:`): never the PR's code
+            given = step["with"]
+            if "repository" in given:
+                assert given["repository"] == "OWNER/opdrift", "the privileged job never checks out the PR"
+            else:
+                assert "ref" not in given and given["sparse-checkout"] == ".github/opdrift.yml", given
+                assert given["sparse-checkout-cone-mode"] is False
     # Nothing the PR's run made (for a fork, the fork's own workflow made it): tests/test_pr_trust.py.
     assert not any("artifact" in str(s.get("uses", "")) + str(s.get("run", "")) for s in steps)
     pr_step = next(s for s in steps if s.get("id") == "pr")
     assert pr_step["env"]["EVENT_PRS"] == "${{ toJSON(github.event.workflow_run.pull_requests.*.number) }}"
     assert "--event-numbers" in pr_step["run"]
     # The poster reads BASE and HEAD itself and checks the PR's head right before writing.
-    post = next(s for s in steps if str(s.get("run", "")).startswith("opdrift comment"))
+    post = next(s for s in steps if "opdrift comment" in str(s.get("run", "")))
     assert post["env"]["HEAD_SHA"] == "${{ github.event.workflow_run.head_sha }}"
     assert '--head-sha "$HEAD_SHA"' in post["run"]
     assert '"gh:$REPO#$PR:merge-base" "gh:$REPO@$HEAD_SHA"' in post["run"]
