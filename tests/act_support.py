@@ -6,7 +6,6 @@ conftest.py; tests/test_act.py's docstring says how a new act test uses them.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -90,6 +89,8 @@ def download_wheelhouse(shared: Path) -> Path:
     still checks each file against the hash the workflow pins: a job asks the index nothing, and an
     act run spends its time on the workflow, not on the network.
     """
+    import fcntl  # POSIX only, like act's host runner; imported here so conftest loads anywhere
+
     dest = shared / "act-wheelhouse"
     with (shared / "act-wheelhouse.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for the download rather than repeat it

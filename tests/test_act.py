@@ -37,6 +37,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from act_support import LOCAL_ACTIONS, REQUIREMENTS, ROOT, STAND_INS, job_environment
 
@@ -54,6 +55,7 @@ def _pinned_names() -> set[str]:
     return {re.sub(r"[-_.]+", "_", n).lower() for n in names}
 
 
+@pytest.mark.slow  # the session's download of the pinned wheels, from the package index
 def test_the_wheelhouse_holds_one_file_per_pinned_requirement(act_wheelhouse: Path) -> None:
     held = {re.sub(r"[-_.]+", "_", f.name.split("-")[0]).lower() for f in act_wheelhouse.iterdir()}
     assert held == _pinned_names()
@@ -69,6 +71,7 @@ def _install(env: dict[str, str], requirements: Path) -> subprocess.CompletedPro
     )  # fmt: skip
 
 
+@pytest.mark.slow  # two pip installs, from the session's download
 def test_a_job_refuses_a_wheel_whose_hash_is_not_the_pinned_one(act_wheelhouse: Path, tmp_path: Path) -> None:
     # One pinned package (its line and hashes copied from the real file) from a copy of the wheelhouse
     # in which that wheel's bytes differ by one appended byte: the offline install must refuse it.
