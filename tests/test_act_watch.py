@@ -182,7 +182,7 @@ def site(github_server: FakeGitHub, tmp_path: Path) -> tuple[Site, Path]:
     (work / ".github" / "workflows").mkdir(parents=True)
     xla = DATA / "backends" / "real" / "pytorch-xla.xla_native_functions.yaml.xz"
     (work / "xla_native_functions.yaml").write_bytes(lzma.decompress(xla.read_bytes()))
-    (work / ".github" / "opdrift-watch.yml").write_text(CONFIG, encoding="utf-8")
+    (work / ".github" / "opdrift.yml").write_text(CONFIG, encoding="utf-8")
     text = (ROOT / "examples" / "downstream" / "watch.yml").read_text(encoding="utf-8")
     workflow = work / ".github" / "workflows" / "watch.yml"
     workflow.write_text(text.replace("0" * 40, release), encoding="utf-8")
