@@ -60,7 +60,7 @@ def repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
-    _commit(repo, {"CHANGELOG.md": CHANGELOG, "bot/cli.py": "x = 1\n", "docs/index.md": "# opdrift\n"})
+    _commit(repo, {"CHANGELOG.md": CHANGELOG, "bot/errors.py": "x = 1\n", "docs/index.md": "# opdrift\n"})
     _git(repo, "checkout", "-q", "-b", "pr")
     return repo
 
@@ -76,23 +76,23 @@ def _with_entry(line: str, *, under: str = "### Added\n") -> str:
 
 
 def test_a_change_to_bot_with_an_unreleased_entry_passes(repo: Path) -> None:
-    _commit(repo, {"bot/cli.py": "x = 2\n", "CHANGELOG.md": _with_entry("- `opdrift --version`.")})
+    _commit(repo, {"bot/errors.py": "x = 2\n", "CHANGELOG.md": _with_entry("- `opdrift --version`.")})
     done = _check(repo)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "opdrift --version" in done.stdout
 
 
 def test_a_change_to_bot_without_a_changelog_change_fails_and_names_the_label(repo: Path) -> None:
-    _commit(repo, {"bot/cli.py": "x = 2\n", "bot/new.py": "y = 1\n"})
+    _commit(repo, {"bot/errors.py": "x = 2\n", "bot/text.py": "y = 1\n"})
     done = _check(repo)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "bot/cli.py" in done.stdout and "bot/new.py" in done.stdout
+    assert "bot/errors.py" in done.stdout and "bot/text.py" in done.stdout
     assert "skip news" in done.stdout
 
 
 def test_an_entry_under_a_released_version_does_not_count(repo: Path) -> None:
     released = CHANGELOG.replace("- The first release.\n", "- The first release.\n- Sneaked in.\n")
-    _commit(repo, {"bot/cli.py": "x = 2\n", "CHANGELOG.md": released})
+    _commit(repo, {"bot/errors.py": "x = 2\n", "CHANGELOG.md": released})
     done = _check(repo)
     assert done.returncode == 1, done.stdout
     assert "Unreleased" in done.stdout
@@ -102,12 +102,12 @@ def test_a_heading_or_a_reworded_line_is_not_an_entry(repo: Path) -> None:
     reworded = CHANGELOG.replace("### Added\n", "### Added\n\n### Fixed\n").replace(
         "- `opdrift diff`.", "- `opdrift diff`, reworded."
     )
-    _commit(repo, {"bot/cli.py": "x = 2\n", "CHANGELOG.md": reworded})
+    _commit(repo, {"bot/errors.py": "x = 2\n", "CHANGELOG.md": reworded})
     # The reworded line is an added list item under Unreleased: a rewording counts (as black's does).
     assert _check(repo).returncode == 0
     only_heading = CHANGELOG.replace("### Added\n", "### Added\n\n### Fixed\n")
     _git(repo, "reset", "-q", "--hard", "main")
-    _commit(repo, {"bot/cli.py": "x = 3\n", "CHANGELOG.md": only_heading})
+    _commit(repo, {"bot/errors.py": "x = 3\n", "CHANGELOG.md": only_heading})
     assert _check(repo).returncode == 1
 
 
@@ -115,7 +115,7 @@ def test_a_heading_or_a_reworded_line_is_not_an_entry(repo: Path) -> None:
     "path", ["templates/pr_comment.md.j2", "examples/downstream/weekly-drift.yml", "action.yml"]
 )
 def test_what_ships_outside_bot_needs_an_entry_too(repo: Path, path: str) -> None:
-    """Templates ship as bot.templates, the downstream examples as bot.examples (what init writes), and
+    """Templates and the downstream examples ship inside the package (every report; what init writes), and
     action.yml is what workflows run: a user sees each change."""
     _commit(repo, {path: "changed\n"})
     done = _check(repo)
@@ -135,11 +135,11 @@ def test_the_change_is_measured_from_the_merge_base(repo: Path) -> None:
     # must not be charged with main's change, as a two-dot diff against main's tip would.
     _commit(repo, {"docs/index.md": "# opdrift, documented\n"})
     _git(repo, "checkout", "-q", "main")
-    _commit(repo, {"bot/cli.py": "x = 5\n", "CHANGELOG.md": _with_entry("- Main's own.")})
+    _commit(repo, {"bot/errors.py": "x = 5\n", "CHANGELOG.md": _with_entry("- Main's own.")})
     assert _check(repo, "main", "pr").returncode == 0
     # And a pull request that changes bot/ cannot borrow main's later entry.
     _git(repo, "checkout", "-q", "pr")
-    _commit(repo, {"bot/cli.py": "x = 6\n"})
+    _commit(repo, {"bot/errors.py": "x = 6\n"})
     assert _check(repo, "main", "pr").returncode == 1
 
 

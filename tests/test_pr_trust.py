@@ -102,7 +102,7 @@ def run_poster(fake: FakeGitHub, tmp_path: Path, event: dict[str, str]) -> str:
     log: list[str] = []
     for step in _steps():
         script = step.get("run", "")
-        if not script.lstrip().startswith("opdrift "):
+        if not any(line.lstrip().startswith("opdrift ") for line in script.splitlines()):
             continue  # setup-python, the checkout of opdrift's release and the install: not this test's
         if "steps.pr.outputs.number != ''" in step.get("if", "") and not outputs.get("number"):
             continue
@@ -178,9 +178,14 @@ def test_the_poster_reads_nothing_the_pr_run_made_and_checks_out_only_opdrift() 
     for step in steps:
         uses = str(step.get("uses", ""))
         if uses.startswith("actions/checkout@"):
-            assert step["with"]["repository"] == "OWNER/opdrift", "the privileged job never checks out the PR"
-            assert step["with"]["persist-credentials"] is False
-    (post,) = [s for s in steps if str(s.get("run", "")).startswith("opdrift comment")]
+            given = step["with"]
+            # opdrift's pinned release, or the config alone from the default branch (no `ref:`)
+            if "repository" in given:
+                assert given["repository"] == "OWNER/opdrift", "the privileged job never checks out the PR"
+            else:
+                assert "ref" not in given and given["sparse-checkout"] == ".github/opdrift.yml", given
+            assert given["persist-credentials"] is False
+    (post,) = [s for s in steps if "opdrift comment" in str(s.get("run", ""))]
     assert '"gh:$REPO#$PR:merge-base" "gh:$REPO@$HEAD_SHA"' in post["run"]
     assert '--head-sha "$HEAD_SHA"' in post["run"]
     assert post["env"]["HEAD_SHA"] == "${{ github.event.workflow_run.head_sha }}"
