@@ -168,7 +168,7 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
         return None  # the config no longer subscribes this backend: its part of the row goes
     handles = who[key]
     if "who" in d:  # the subscriptions that matched: a choice among the config's handles, never more
-        stored = set(_READ.field(_HANDLES, d, "who", f"{where}.who", where))
+        stored: tuple[str, ...] = _READ.field(_HANDLES, d, "who", f"{where}.who", where)
         handles = tuple(h for h in handles if _handle(h) in stored) or handles
     return BackendImpact(
         kind,
