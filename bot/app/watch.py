@@ -10,12 +10,14 @@ since (a `PullSource`: `bot.publish.pulls.PullsClient` in production), and a `Ju
 - an open PR that touches none of the operator files (`bot.model.OPERATOR_PATHS`) has no row;
 - any other open PR is judged from its merge base to its head; it has a row when it affects a backend;
 - a PR that closed leaves; one that merged leaves and is named under "landed since the last run".
+- a PR that cannot be read now (its compare, its files, a read's deadline) keeps its row as it was and
+  goes to the state's retry list: the next run fetches it again although the watermark moved past it.
 
 What is news: a row's backend whose impact items (`bot.render.watch.BackendImpact.items`) are not all
 in the fingerprint the last run kept for that PR, i.e. the PR newly affects that backend, or asks more
 of it: a new op to write, a kernel that would now break (or break in another way), an op it would now
 remove. A PR that asks the same or less is not news. The comment names only news, and mentions the
-handles of the backends concerned, each once; no news, no comment.
+handles of the subscriptions that matched it, each once; no news, no comment.
 
 Nothing here talks to GitHub: the publisher (`bot.publish.watch_issue`) reads the issue's body before
 and writes what this plans after, only when the body changed.
