@@ -125,6 +125,12 @@ def test_a_pr_that_cannot_be_read_is_tried_again_next_run(
     second = run()  # still failing: tried again, counted
     assert read_state(second.body, who_by_backend(cfg))[0].retry[0].tries == 2
     flaky.failing.clear()
+    run.pulls.afford = 0  # a run whose budget the listing spent: no retry, the list kept
+    short = run()
+    who = who_by_backend(cfg)
+    assert read_state(short.body, who)[0].retry == read_state(second.body, who)[0].retry
+    assert run.pulls.calls["pull"] == 1
+    run.pulls.afford = None
     third = run()  # nobody touched #2 since: the retry list, not the listing, brings it back
     assert sorted(_rows(third)) == [1, 2] and [r.number for r, _ in third.view.news] == [2]
     assert run.pulls.calls["pull"] == 2

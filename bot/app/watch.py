@@ -248,6 +248,9 @@ def plan_watch(
             continue
         if old.tries >= MAX_TRIES:
             continue
+        if not scan.complete:  # the budget is spent: kept for a run that can afford it
+            retry[old.number] = old
+            continue
         try:
             current = pulls.pull(old.number)
         except (SourceError, ApiLimitError) as err:
