@@ -11,6 +11,7 @@ from fake_github import FakeGitHub
 from test_watch import Run, cfg, upstream  # noqa: F401 (fixtures)
 from watch_upstream import Upstream
 
+from bot.errors import PublishError
 from bot.publish.config import BotConfig
 from bot.publish.github import RepoClient, RetryPolicy, Settings
 from bot.publish.watch_issue import find_watch_issue, publish_watch
@@ -92,3 +93,33 @@ def test_a_dry_run_reads_and_writes_nothing(
     assert issue.action == "dry-run" and comment is not None and comment.action == "dry-run"
     assert "mean.dim" in issue.text and "@xla-team" in comment.text
     assert github_server.writes() == []
+
+
+def test_a_comment_that_fails_leaves_the_news_to_tell_next_run(
+    upstream: tuple[Upstream, dict[str, str]],  # noqa: F811
+    cfg: BotConfig,  # noqa: F811
+    client: RepoClient,
+    github_server: FakeGitHub,
+) -> None:
+    """The body records the news as told: written before a comment that fails, nobody would ever be
+    told. The comment goes first; a failed one leaves the body as it was, and the next run tells."""
+    up, heads = upstream
+    run = Run(up, cfg)
+    run.pulls.add(2, heads["b"])
+    github_server.fail("POST", r"/repos/.*/issues/\d+/comments$", 422, message="Validation Failed")
+    with pytest.raises(PublishError):
+        _publish(run, client)
+    # the first run opened the issue (a body with no state yet): its news is told now
+    assert _publish(run, client) == ("updated", "created")
+    (issue,) = [i for i in github_server.issues(REPO) if i["user"]["login"] == "opdrift-bot"]
+    assert len(github_server.comments(REPO, issue["number"])) == 1
+    before = issue["body"]
+    run.pulls.add(4, heads["a"])
+    github_server.fail("POST", r"/repos/.*/issues/\d+/comments$", 422, message="Validation Failed")
+    with pytest.raises(PublishError):
+        _publish(run, client)
+    (issue,) = [i for i in github_server.issues(REPO) if i["user"]["login"] == "opdrift-bot"]
+    assert issue["body"] == before  # not written: #4 is still news
+    assert _publish(run, client) == ("updated", "created")
+    (*_, last) = github_server.comments(REPO, issue["number"])
+    assert "pull/4" in last["body"] and "pull/2" not in last["body"]

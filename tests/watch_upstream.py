@@ -93,6 +93,7 @@ class Scan:
     pulls: tuple[PullRef, ...]
     watermark: str | None
     complete: bool = True
+    failed: tuple[tuple[PullRef, str], ...] = ()
 
 
 @dataclass
@@ -103,6 +104,10 @@ class LocalPulls:
     pulls: dict[int, PullRef] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=lambda: {"scan": 0, "touched": 0, "merge_base": 0})
     clock: int = 0
+    # PRs the next scans cannot examine (what `PullsClient.scan` reports in `Scan.failed`), and the
+    # number of PRs a scan affords before its budget stops it (None: no limit)
+    unreadable: set[int] = field(default_factory=set)
+    afford: int | None = None
 
     def add(
         self, number: int, head: str, *, title: str = "", state: str = "open", draft: bool = False
@@ -135,7 +140,15 @@ class LocalPulls:
             key=lambda p: p.updated_at,
             reverse=True,
         )
-        return Scan(tuple(found), found[0].updated_at if found else since)
+        if self.afford is not None and len(found) > self.afford:
+            return Scan(tuple(found[: self.afford]), since, False)
+        failed = tuple((p, "no merge base") for p in found if p.number in self.unreadable)
+        kept = tuple(p for p in found if p.number not in self.unreadable)
+        return Scan(kept, found[0].updated_at if found else since, True, failed)
+
+    def pull(self, number: int) -> PullRef:
+        self.calls["pull"] = self.calls.get("pull", 0) + 1
+        return self.pulls[number]
 
     def touched(self, pull: PullRef) -> tuple[str, ...]:
         self.calls["touched"] += 1

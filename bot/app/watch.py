@@ -10,12 +10,14 @@ since (a `PullSource`: `bot.publish.pulls.PullsClient` in production), and a `Ju
 - an open PR that touches none of the operator files (`bot.model.OPERATOR_PATHS`) has no row;
 - any other open PR is judged from its merge base to its head; it has a row when it affects a backend;
 - a PR that closed leaves; one that merged leaves and is named under "landed since the last run".
+- a PR that cannot be read now (its compare, its files, a read's deadline) keeps its row as it was and
+  goes to the state's retry list: the next run fetches it again although the watermark moved past it.
 
 What is news: a row's backend whose impact items (`bot.render.watch.BackendImpact.items`) are not all
 in the fingerprint the last run kept for that PR, i.e. the PR newly affects that backend, or asks more
 of it: a new op to write, a kernel that would now break (or break in another way), an op it would now
 remove. A PR that asks the same or less is not news. The comment names only news, and mentions the
-handles of the backends concerned, each once; no news, no comment.
+handles of the subscriptions that matched it, each once; no news, no comment.
 
 Nothing here talks to GitHub: the publisher (`bot.publish.watch_issue`) reads the issue's body before
 and writes what this plans after, only when the body changed.
@@ -27,8 +29,18 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from bot.app.watch_state import COLD, MAX_LANDED, MAX_QUIET, WatchState, read_state, state_block
-from bot.errors import SchemaError, SourceError, YamlError
+from bot.app.watch_state import (
+    COLD,
+    MAX_LANDED,
+    MAX_QUIET,
+    MAX_RETRY,
+    MAX_TRIES,
+    Retry,
+    WatchState,
+    read_state,
+    state_block,
+)
+from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
 from bot.model import PullRef
 from bot.publish.config import BotConfig
 from bot.render.watch import (
@@ -58,6 +70,9 @@ class Scanned(Protocol):
     @property
     def complete(self) -> bool: ...  # False: the request budget stopped the scan
 
+    @property
+    def failed(self) -> tuple[tuple[PullRef, str], ...]: ...  # PRs it could not examine, and why
+
 
 class PullSource(Protocol):
     """What `watch` asks of the upstream repository (`bot.publish.pulls.PullsClient`)."""
@@ -69,6 +84,10 @@ class PullSource(Protocol):
     def touched(self, pull: PullRef) -> tuple[str, ...]: ...  # which OPERATOR_PATHS the PR changes
 
     def merge_base(self, pull: PullRef) -> str: ...
+
+    def pull(
+        self, number: int
+    ) -> PullRef: ...  # as it is now: a PR to try again, which the scan did not list
 
 
 JudgeFn = Callable[[str, str], tuple[BackendImpact, ...]]  # (merge base sha, head sha) → impacts
@@ -123,6 +142,12 @@ def _news(
     return tuple(out)
 
 
+def _compact(row: PullRow) -> PullRow:
+    """ROW as the state keeps a row the body has no room to show: its counts, not its op names (the
+    row comes back with them when it has room, or with its names once its PR is judged again)."""
+    return replace(row, impacts=tuple(i.capped(0) for i in row.impacts))
+
+
 def plan_watch(
     cfg: BotConfig,
     upstream: str,
@@ -157,26 +182,38 @@ def plan_watch(
     before = dict(rows)
     quiet = dict(state.quiet)
     landed: list[Landed] = []
+    tried = {r.number: r for r in state.retry}
+    retry: dict[int, Retry] = {}
     judged = 0
-    # Oldest first, so that when one PR shows up twice (a listing that moved meanwhile) the newest wins.
-    for pull in reversed(scan.pulls):
+
+    def unread(number: int, head: str, reason: str) -> None:
+        # Its row, if any, stays as it was; the watermark moves on, so the retry list is what brings
+        # the PR back next run (a failed PR is listed again only when someone updates it).
+        old = tried.get(number)
+        tries = old.tries + 1 if old is not None and old.head_sha == head else 1
+        retry[number] = Retry(number, head, reason[:200], tries)
+        then = "tried again next run" if tries < MAX_TRIES else f"given up after {tries} tries"
+        warn(f"#{number} at {head[:12]}: cannot read it, so it is not judged ({then}): {reason}")
+
+    def examine(pull: PullRef) -> None:
+        nonlocal judged
         if pull.state != "open":
             gone = rows.pop(pull.number, None)
             quiet.pop(pull.number, None)
             if gone is not None and pull.state == "merged":
                 landed.append(Landed(pull.number, pull.title, pull.html_url))
-            continue
+            return
         row = rows.get(pull.number)
         if row is not None and row.head_sha == pull.head_sha and not again:
             rows[pull.number] = _relisted(row, pull)
-            continue
+            return
         if quiet.get(pull.number) == pull.head_sha and not again:
-            continue
-        if not pulls.touched(pull):
-            rows.pop(pull.number, None)
-            quiet.pop(pull.number, None)
-            continue
+            return
         try:
+            if not pulls.touched(pull):
+                rows.pop(pull.number, None)
+                quiet.pop(pull.number, None)
+                return
             impacts = judge(pulls.merge_base(pull), pull.head_sha)
         except (YamlError, SchemaError) as err:
             # Work in progress upstream: a PR whose files do not parse asks nothing yet. Not judged
@@ -186,14 +223,10 @@ def plan_watch(
             )
             rows.pop(pull.number, None)
             quiet[pull.number] = pull.head_sha
-            continue
-        except SourceError as err:
-            # Not readable now (gone, or the network): its row, if any, stays as it was, and its new head
-            # is tried again when it is listed again.
-            warn(
-                f"#{pull.number} at {pull.head_sha[:12]}: cannot read its operator files, so it is not judged: {err}"
-            )
-            continue
+            return
+        except (SourceError, ApiLimitError) as err:  # gone, the network, a read's deadline
+            unread(pull.number, pull.head_sha, str(err))
+            return
         rows.pop(pull.number, None)
         quiet.pop(pull.number, None)
         judged += 1
@@ -201,8 +234,30 @@ def plan_watch(
             rows[pull.number] = _row(pull, impacts)
         else:
             quiet[pull.number] = pull.head_sha
+
+    failed = {p.number for p, _ in scan.failed}
+    # Oldest first, so that when one PR shows up twice (a listing that moved meanwhile) the newest wins.
+    for pull in reversed(scan.pulls):
+        if pull.number not in failed:
+            examine(pull)
+    for pull, reason in scan.failed:
+        unread(pull.number, pull.head_sha, reason)
+    listed = {p.number for p in scan.pulls} | failed
+    for old in state.retry:  # what the last run could not read, and this listing did not bring
+        if old.number in listed:
+            continue
+        if old.tries >= MAX_TRIES:
+            continue
+        if not scan.complete:  # the budget is spent: kept for a run that can afford it
+            retry[old.number] = old
+            continue
+        try:
+            current = pulls.pull(old.number)
+        except (SourceError, ApiLimitError) as err:
+            unread(old.number, old.head_sha, str(err))
+            continue
+        examine(current)
     if again and scan.complete:  # listed anew: a row the listing of open PRs lacks is no longer open
-        listed = {p.number for p in scan.pulls}
         rows = {n: r for n, r in rows.items() if n in listed}
     ordered = tuple(sorted(rows.values(), key=lambda r: (r.updated_at, r.number), reverse=True))
     # "Landed since the last run" stays while nothing else changes, so that a quiet run edits nothing.
@@ -211,6 +266,9 @@ def plan_watch(
     )
     kept_landed = tuple(reversed(landed))[:MAX_LANDED] if changed else state.landed
     watermark = scan.watermark if scan.watermark is not None else state.watermark
+    # A re-judgement the budget cut short is not done: the next run carries on judging again.
+    judged_against = state.backends if again and not scan.complete else backends
+    retry_kept = tuple(sorted(retry.values(), key=lambda r: r.number, reverse=True))[:MAX_RETRY]
     view = WatchView(
         upstream=upstream,
         rows=ordered,
@@ -220,14 +278,30 @@ def plan_watch(
         complete=scan.complete,
     )
     quiet_kept = tuple(sorted(quiet.items(), reverse=True))[:MAX_QUIET]
+    full = {r.number: r for r in ordered}
 
     def state_for(shown: WatchView) -> str:
         # The rows as the body shows them (lists capped to fit), with the fingerprints of what was
-        # judged, not of what had room.
-        full = {r.number: r for r in ordered}
-        rows_kept = tuple(replace(r, fingerprint=full[r.number].fingerprint) for r in shown.rows)
-        return state_block(WatchState(watermark, rows_kept, quiet_kept, kept_landed, backends))
+        # judged, not of what had room; and the rows it has no room for, compacted: a row dropped
+        # from the state would be news again the next time its PR moves.
+        on_show = {r.number for r in shown.rows}
+        kept = (
+            *(replace(r, fingerprint=full[r.number].fingerprint) for r in shown.rows),
+            *(_compact(r) for r in ordered if r.number not in on_show),
+        )
+        return state_block(WatchState(watermark, kept, quiet_kept, kept_landed, judged_against, retry_kept))
 
     body = render_issue(view, state_for)
-    final_state = WatchState(watermark, ordered, quiet_kept, kept_landed, backends)
+    # What is published must read back, or the next run starts cold and mentions everyone again.
+    back, unreadable = read_state(body, who)
+    if unreadable is not None:
+        warn(f"the watch state written does not read back ({unreadable}): the next run starts cold")
+    else:
+        lost = sorted(set(full) - {r.number for r in back.rows})
+        if lost:
+            named = ", ".join(f"#{n}" for n in lost[:20])
+            warn(
+                f"{len(lost)} row(s) could not be kept in the watch state ({named}): they will be news again"
+            )
+    final_state = WatchState(watermark, ordered, quiet_kept, kept_landed, judged_against, retry_kept)
     return WatchPlan(body, render_comment(view), view, final_state, judged, watch_json(view))

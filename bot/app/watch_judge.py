@@ -32,6 +32,7 @@ from bot.drift.changes import Change, compute_drift
 from bot.history.cache import DiskCache, code_digest
 from bot.model import SourceFiles
 from bot.publish.config import BackendSpec, BotConfig
+from bot.publish.ghsource import blob_sha
 from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel
 from bot.schema.kernel import KernelForm
 from bot.taxonomy.overrides import Overrides, load_overrides
@@ -54,15 +55,11 @@ def who_by_backend(cfg: BotConfig) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v.values()) for k, v in out.items()}
 
 
-def _blob(text: str | None) -> str | None:
-    if text is None:
-        return None
-    data = text.encode("utf-8")
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 git's object id
-
-
 def _files_key(files: SourceFiles) -> list[str | None]:
-    return [_blob(f.text if f else None) for f in (files.native_functions, files.tags, files.derivatives)]
+    return [
+        blob_sha(f.text.encode("utf-8")) if f is not None else None
+        for f in (files.native_functions, files.tags, files.derivatives)
+    ]
 
 
 def _tree_files(root: str) -> Iterator[str]:
@@ -73,9 +70,28 @@ def _tree_files(root: str) -> Iterator[str]:
 
 
 def backend_digest(cfg: BotConfig) -> str | None:
-    """A digest of every subscribed backend list's content (a directory's files too), or None when one
-    cannot be read (then nothing is cached: the judgement is made and the read's error shown by it)."""
+    """A digest of what a judgement depends on besides the PR's files: every backend subscription's
+    matchers and handles, the overrides file, and every subscribed backend list's content (a
+    directory's files too); None when one cannot be read (then nothing is cached: the judgement is
+    made and the read's error shown by it). A subscription narrowed to a tag, or another override,
+    changes what `backend_gaps` finds, so it must change the cache key and judge every open PR again."""
     digest = hashlib.sha256()
+    for sub in cfg.subscriptions:
+        if sub.backend is not None:
+            matchers = (
+                sub.backend.kind,
+                sub.backend.value,
+                sub.buckets,
+                sub.facets,
+                sub.tags,
+                sub.dispatch_keys,
+            )
+            digest.update(repr((*matchers, sub.who)).encode() + b"\0")
+    if cfg.overrides:
+        try:
+            digest.update(b"overrides\0" + hashlib.sha256(Path(cfg.overrides).read_bytes()).digest())
+        except OSError:
+            return None
     for spec in backend_specs(cfg):
         digest.update(f"{spec.kind}\0{spec.value}\0".encode())
         if spec.kind == "dispatch":
@@ -166,13 +182,18 @@ def impacts_of(
     kernel with what changed in the form the backend writes it in."""
     by_name = {c.name: c for c in changes}
     specs = {f"{s.kind}:{s.value}": s for s in backend_specs(cfg)}
-    who = who_by_backend(cfg)
     merged: dict[str, tuple[set[str], set[str], set[str]]] = {}
+    # Only the handles of the subscriptions that matched: two on one list, each narrowed to its ops,
+    # mention only the one whose ops the PR touches (each handle once, GitHub's are case-insensitive).
+    who: dict[str, dict[str, str]] = {}
     for g in backend_gaps(cfg, changes, lacking, implemented):
         ops, broken, removed = merged.setdefault(f"{g.kind}:{g.where}", (set(), set(), set()))
         ops.update(g.ops)
         broken.update(g.broken)
         removed.update(g.removed)
+        handles = who.setdefault(f"{g.kind}:{g.where}", {})
+        for h in g.who:
+            handles.setdefault(h.lower(), h)
     out = []
     for key, (ops, broken, removed) in merged.items():
         spec = specs[key]
@@ -184,7 +205,12 @@ def impacts_of(
             for op in sorted(broken)
         )
         impact = BackendImpact(
-            spec.kind, spec.value, who[key], tuple(sorted(ops)), kernels_broken, tuple(sorted(removed))
+            spec.kind,
+            spec.value,
+            tuple(who[key].values()),
+            tuple(sorted(ops)),
+            kernels_broken,
+            tuple(sorted(removed)),
         )
         out.append(impact.capped(MAX_OPS))
     return tuple(out)

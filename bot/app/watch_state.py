@@ -3,21 +3,26 @@
 The workflow then needs no storage of its own: each run reads the block back, and writes it with the
 new body. The block holds the scan's watermark, each row as shown (so a PR nobody touched since is
 shown again without a request), each row's impact fingerprint (to tell news from what was already
-said), the open PRs judged to affect nothing at their head (not judged again), and the PRs named as
-landed (kept while nothing else changes, so a quiet run leaves the body byte-identical).
+said), the open PRs judged to affect nothing at their head (not judged again), the PRs that could not
+be read (tried again next run), and the PRs named as landed (kept while nothing else changes, so a
+quiet run leaves the body byte-identical). Rows the body has no room to show are kept too, with
+counts instead of op names.
 
 The block is untrusted: anyone who can edit the issue can write it. It is read with `bot.shapes`
 kinds, bounded in size, and every field checked (a sha is 40 hex digits, a login a login); whatever
-does not read is a cold start with a warning, never an error and never a mention: handles come from
-the config, not from the block, and a row read back is old news, which no comment repeats.
+does not read is a cold start with a warning, never an error. A cold start forgets what was already
+said: every open PR that affects a backend is news again, and its subscribers are mentioned again.
+Handles come from the config, never from the block: a row's stored handles only choose among the
+config's handles of its backend. What this module writes, it reads back: `state_block` leaves out
+what the reader would refuse (a row it would refuse costs that row, not the whole block).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.coverage.oplist import BACKEND_KINDS
@@ -35,9 +40,13 @@ from bot.shapes import BOOLEAN, INTEGER, LIST, OBJECT, OPT_STRING, STRING, STRIN
 VERSION = 1
 _OPEN = f"<!-- opdrift:watch-state v{VERSION}\n"
 _BLOCK = re.compile(r"<!-- opdrift:watch-state v(\d+)\n(.*?)\n-->", re.DOTALL)
+Say = Callable[[str], None]
 MAX_STATE_CHARS = 60_000  # a body holds 65,536: a bigger block is not one this code wrote
 MAX_QUIET = 300  # open PRs remembered as affecting nothing at their head
 MAX_LANDED = 50
+MAX_RETRY = 30  # PRs that could not be read, tried again next run
+MAX_TRIES = 24  # a day of hourly runs: a PR that never reads stops costing requests
+_REASON = 200  # characters of a retry's reason
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 _SHORT = re.compile(rf"[0-9a-f]{{{DIGEST_HEX}}}")
@@ -49,6 +58,17 @@ _MAX_TEXT = 300
 
 
 @dataclass(frozen=True)
+class Retry:
+    """An open PR a run could not read (its listing's compare, or its operator files, failed): the
+    next run fetches it again, whatever the watermark says, at most MAX_TRIES times."""
+
+    number: int
+    head_sha: str
+    reason: str
+    tries: int = 1
+
+
+@dataclass(frozen=True)
 class WatchState:
     watermark: str | None = None
     rows: tuple[PullRow, ...] = ()
@@ -57,6 +77,7 @@ class WatchState:
     # what the rows were judged against: the subscribed backend lists (`watch_judge.backend_digest`);
     # another one (a list changed, a backend added) has every open PR judged again
     backends: str | None = None
+    retry: tuple[Retry, ...] = ()
 
 
 COLD = WatchState()
@@ -95,6 +116,17 @@ _DIGESTS: Kind[tuple[str, ...]] = Kind(
 )
 
 
+_HANDLES: Kind[tuple[str, ...]] = Kind(
+    "a list of handles",
+    lambda v: STRINGS.accepts(v) and len(v) <= 100 and all(len(x) <= 100 for x in v),
+    tuple,
+)
+
+
+def _handle(h: str) -> str:
+    return h.lstrip("@").lower()[:100]
+
+
 def _keys(d: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
     _READ.exact_keys(d, keys, where, where)
 
@@ -103,7 +135,9 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     """One backend's impact as `impact_data` wrote it (StateError when it does not read); None when
     the config (WHO: backend key → handles) no longer subscribes that backend."""
     d = _READ.read(OBJECT, d, where, where)
-    _keys(d, ("kind", "where", "needs", "breaks", "removes", "more"), where)
+    _READ.exact_keys(
+        d, ("kind", "where", "needs", "breaks", "removes", "more"), where, where, optional=("who",)
+    )
     kind = _READ.field(STRING, d, "kind", f"{where}.kind", where)
     if kind not in BACKEND_KINDS:
         raise StateError(f"{where}.kind: unknown kind")
@@ -132,10 +166,14 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     key = f"{kind}:{path}"
     if key not in who:
         return None  # the config no longer subscribes this backend: its part of the row goes
+    handles = who[key]
+    if "who" in d:  # the subscriptions that matched: a choice among the config's handles, never more
+        stored: tuple[str, ...] = _READ.field(_HANDLES, d, "who", f"{where}.who", where)
+        handles = tuple(h for h in handles if _handle(h) in stored) or handles
     return BackendImpact(
         kind,
         path,
-        who[key],
+        handles,
         _READ.field(_NAMES, d, "needs", f"{where}.needs", where),
         tuple(broken),
         _READ.field(_NAMES, d, "removes", f"{where}.removes", where),
@@ -172,7 +210,9 @@ def _row(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> PullRow | No
 
 def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
     d = _READ.read(OBJECT, data, "state", "state")
-    _READ.exact_keys(d, ("watermark", "rows", "quiet", "landed"), "state", "state", optional=("backends",))
+    _READ.exact_keys(
+        d, ("watermark", "rows", "quiet", "landed"), "state", "state", optional=("backends", "retry")
+    )
     watermark = _READ.field(OPT_STRING, d, "watermark", "state.watermark", "state")
     if watermark is not None and not _WHEN.fullmatch(watermark):
         raise StateError("state.watermark: not an ISO 8601 time")
@@ -196,8 +236,20 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
         if not isinstance(x[2], str) or pull_url(x[2], x[0]) is None:
             raise StateError("landed: not a link to the pull request")
         landed.append(Landed(x[0], x[1], x[2]))
+    retry = []
+    for x in _READ.field(LIST, d, "retry", "retry", "retry") if "retry" in d else []:
+        if not (isinstance(x, list) and len(x) == 4 and _NUMBER.accepts(x[0]) and _SHA_KIND.accepts(x[1])):
+            raise StateError("retry: expected [number, sha, reason, tries]")
+        if not (isinstance(x[2], str) and len(x[2]) <= _REASON and _COUNT.accepts(x[3])):
+            raise StateError("retry: expected [number, sha, reason, tries]")
+        retry.append(Retry(x[0], x[1], x[2], x[3]))
     return WatchState(
-        watermark, tuple(r for r in rows if r is not None), tuple(quiet), tuple(landed), backends
+        watermark,
+        tuple(r for r in rows if r is not None),
+        tuple(quiet),
+        tuple(landed),
+        backends,
+        tuple(retry[:MAX_RETRY]),
     )
 
 
@@ -224,10 +276,48 @@ def read_state(body: str | None, who: Mapping[str, tuple[str, ...]]) -> tuple[Wa
     return COLD, f"the watch issue's state block does not read ({problem}): starting cold"
 
 
-def impact_data(i: BackendImpact) -> dict[str, object]:
+_FORMS = ("", "int64_t", "SymInt")
+
+
+class _AnyBackend(Mapping[str, tuple[str, ...]]):
+    """Every backend subscribed, with no handles: to check that a row the writer made reads back."""
+
+    def __getitem__(self, key: str) -> tuple[str, ...]:
+        return ()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _readable(i: BackendImpact) -> BackendImpact:
+    """I without the op names the reader refuses (counted instead), so that one odd name costs its
+    mention in a list, not the row."""
+    lacking = tuple(o for o in i.lacking if _NAME.fullmatch(o))
+    removed = tuple(o for o in i.removed if _NAME.fullmatch(o))
+    broken = tuple(
+        replace(b, form=b.form if b.form in _FORMS else "") for b in i.broken if _NAME.fullmatch(b.op)
+    )
+    return replace(
+        i,
+        lacking=lacking,
+        broken=broken,
+        removed=removed,
+        more_lacking=i.more_lacking + len(i.lacking) - len(lacking),
+        more_broken=i.more_broken + len(i.broken) - len(broken),
+        more_removed=i.more_removed + len(i.removed) - len(removed),
+    )
+
+
+def impact_data(impact: BackendImpact) -> dict[str, object]:
+    i = _readable(impact)
     return {
         "kind": i.kind,
         "where": i.where[:_MAX_TEXT],
+        # without their "@": the issue body mentions nobody, not even in its hidden block
+        "who": [_handle(h) for h in i.who[:100]],
         "needs": list(i.lacking),
         "breaks": [
             [b.op, b.form, [[w[:_MAX_TEXT], x[:_MAX_TEXT], y[:_MAX_TEXT]] for w, x, y in b.parts]]
@@ -238,29 +328,60 @@ def impact_data(i: BackendImpact) -> dict[str, object]:
     }
 
 
-def state_block(state: WatchState) -> str:
+def _row_data(r: PullRow) -> dict[str, object]:
+    return {
+        "n": r.number,
+        "title": r.title[:_MAX_TEXT],
+        "author": r.author,
+        "draft": r.draft,
+        "updated": r.updated_at,
+        "url": r.url,
+        "head": r.head_sha,
+        "fp": list(r.fingerprint),
+        "impacts": [impact_data(i) for i in r.impacts],
+    }
+
+
+def _text(data: dict[str, object]) -> str:
+    return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=True).replace("-", "\\u002d")
+
+
+def state_block(state: WatchState, dropped: Say | None = None) -> str:
     """The hidden block for STATE: one line of JSON in an HTML comment. No ``--`` can end the comment
     early: every ``-`` of the JSON is written as its ``\\u002d`` escape inside strings (no number of it
-    is negative), which JSON reads back as itself."""
-    data = {
-        "watermark": state.watermark,
-        "backends": state.backends,
-        "rows": [
-            {
-                "n": r.number,
-                "title": r.title[:_MAX_TEXT],
-                "author": r.author,
-                "draft": r.draft,
-                "updated": r.updated_at,
-                "url": r.url,
-                "head": r.head_sha,
-                "fp": list(r.fingerprint),
-                "impacts": [impact_data(i) for i in r.impacts],
-            }
-            for r in state.rows
-        ],
+    is negative), which JSON reads back as itself.
+
+    Only what `read_state` accepts is written: a row it would refuse is left out (DROPPED is told why:
+    that PR will be news again), and rows past MAX_STATE_CHARS, the oldest updated last, too."""
+    tell = dropped or (lambda _: None)
+    rows = []
+    for r in state.rows:
+        one = _row_data(r)
+        try:
+            _row(json.loads(json.dumps(one)), "row", _AnyBackend())
+        except StateError as err:
+            tell(f"#{r.number} cannot be kept in the watch state ({str(err)[:200]}): it will be news again")
+            continue
+        rows.append(one)
+    landed = [
+        [x.number, x.title[:_MAX_TEXT], x.url]
+        for x in state.landed[:MAX_LANDED]
+        if _NUMBER.accepts(x.number) and pull_url(x.url, x.number) is not None
+    ]
+    data: dict[str, object] = {
+        "watermark": state.watermark if state.watermark and _WHEN.fullmatch(state.watermark) else None,
+        "backends": state.backends if state.backends and _DIGEST.fullmatch(state.backends) else None,
+        "rows": rows,
         "quiet": [[n, sha] for n, sha in state.quiet[:MAX_QUIET]],
-        "landed": [[x.number, x.title[:_MAX_TEXT], x.url] for x in state.landed[:MAX_LANDED]],
+        "landed": landed,
     }
-    text = json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=True).replace("-", "\\u002d")
+    if state.retry:  # written only when there is one, so that older blocks stay byte-identical
+        data["retry"] = [[x.number, x.head_sha, x.reason[:_REASON], x.tries] for x in state.retry[:MAX_RETRY]]
+    text = _text(data)
+    while len(text) > MAX_STATE_CHARS and rows:
+        cut = max(1, len(rows) // 20)
+        for gone in rows[-cut:]:
+            tell(f"#{gone['n']} cannot be kept in the watch state (it is full): it will be news again")
+        del rows[-cut:]
+        text = _text(data)
     return f"{_OPEN}{text}\n-->"

@@ -7,7 +7,8 @@ the marker is never taken for it. Its body carries the last run's state, which i
 anything is planned (`find_watch_issue`) and written after (`publish_watch`).
 
 A run with nothing new sends no write at all: the body is compared byte for byte, and no comment is
-planned. A retried step (the create or the comment "failed" but landed) finds its own write: the issue
+planned. A run with news comments first and writes the body after, so that a comment that fails
+leaves the state that would have recorded it unwritten. A retried step (the create or the comment "failed" but landed) finds its own write: the issue
 by its marker, the comment by its exact body among the issue's comments.
 """
 
@@ -16,11 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.publish.github import Action, Outcome, RepoClient, check_size, with_marker
+from bot.publish.github import Outcome, RepoClient, check_size, with_marker
 from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
 
 MAX_SCANNED = 200  # the bot's own open issues looked through: its watch issue is one of a handful
 DEFAULT_TITLE = "Open upstream pull requests that would affect your backend"
+# The body of an issue opened to carry the first comment, until the dashboard replaces it.
+PENDING = "The dashboard of open upstream pull requests is being written."
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,8 @@ def publish_watch(
     title: str = DEFAULT_TITLE,
     dry_run: bool,
 ) -> tuple[Outcome, Outcome | None]:
-    """Write the dashboard (create it, or edit its body when it changed) and post COMMENT ('' for
-    none) on it: the outcome of each (None: no comment planned)."""
+    """Post COMMENT ('' for none) on the dashboard, then write the dashboard (create it, or edit its
+    body when it changed): the outcome of each (None: no comment planned)."""
     text = with_marker(body, WATCH_MARKER)
     check_size(text, "the watch issue")
     note = with_marker(comment, WATCH_COMMENT_MARKER) if comment else ""
@@ -92,47 +95,68 @@ def publish_watch(
         # What was read before planning is what would be written: nothing to send, nothing to re-read.
         return Outcome("unchanged", found.url, found.number, f"issue #{found.number} is up to date"), None
     repo_name = client.repo_name
-    tried_create = False
+    created = False
+    posted = None
+    if note:
+        # The comment before the body: the body's hidden state records the news as told, so a comment
+        # that fails must leave the body as it was, and the next run tells it again (a duplicate
+        # warning is better than a lost one). With no issue yet, one is opened with a body that
+        # holds no state: a failed comment then leaves a cold start, which tells everything again.
+        def open_issue() -> int:
+            nonlocal created
+            current = _find(client)
+            if current is None:
+                created = True
+                current = client.repo.create_issue(title=title, body=with_marker(PENDING, WATCH_MARKER))
+            return int(current.number)
+
+        number = client.run(
+            open_issue,
+            what=f"opening the watch issue in {repo_name}",
+            permission="issues: write",
+            not_found=f"repository {repo_name} not found (or the token cannot see it)",
+        )
+        tried_comment = False
+
+        def write_comment() -> Outcome:
+            nonlocal tried_comment
+            target = client.repo.get_issue(number)
+            if tried_comment:  # a comment that "failed" may have landed: never post it twice
+                for old in target.get_comments():
+                    if old.body == note and client.is_mine(old):
+                        return Outcome("created", old.html_url, number, f"commented on issue #{number}", note)
+            tried_comment = True
+            made = target.create_comment(note)
+            return Outcome("created", made.html_url, number, f"commented on issue #{number}", note)
+
+        posted = client.run(
+            write_comment,
+            what=f"commenting on the watch issue #{number} of {repo_name}",
+            permission="issues: write",
+            not_found=f"issue #{number} of {repo_name} not found",
+        )
 
     def write_issue() -> Outcome:
-        nonlocal tried_create
+        nonlocal created
         current = _find(client)
         if current is None:
-            tried_create = True
+            created = True  # before the call: a create that "failed" but landed is found next try
             made = client.repo.create_issue(title=title, body=text)
             return Outcome("created", made.html_url, made.number, f"opened issue #{made.number}", text)
+        n = current.number
         if current.body == text:
-            action: Action = "created" if tried_create else "unchanged"
-            return Outcome(action, current.html_url, current.number, f"issue #{current.number} is up to date")
+            if created:
+                return Outcome("created", current.html_url, n, f"opened issue #{n}", text)
+            return Outcome("unchanged", current.html_url, n, f"issue #{n} is up to date")
         current.edit(body=text)
-        return Outcome("updated", current.html_url, current.number, f"updated issue #{current.number}", text)
+        if created:
+            return Outcome("created", current.html_url, n, f"opened issue #{n}", text)
+        return Outcome("updated", current.html_url, n, f"updated issue #{n}", text)
 
     issue = client.run(
         write_issue,
         what=f"publishing the watch issue in {repo_name}",
         permission="issues: write",
         not_found=f"repository {repo_name} not found (or the token cannot see it)",
-    )
-    if not note or issue.number is None:
-        return issue, None
-    number = issue.number
-    tried_comment = False
-
-    def write_comment() -> Outcome:
-        nonlocal tried_comment
-        target = client.repo.get_issue(number)
-        if tried_comment:  # a comment that "failed" may have landed: never post it twice
-            for old in target.get_comments():
-                if old.body == note and client.is_mine(old):
-                    return Outcome("created", old.html_url, number, f"commented on issue #{number}", note)
-        tried_comment = True
-        made = target.create_comment(note)
-        return Outcome("created", made.html_url, number, f"commented on issue #{number}", note)
-
-    posted = client.run(
-        write_comment,
-        what=f"commenting on the watch issue #{number} of {repo_name}",
-        permission="issues: write",
-        not_found=f"issue #{number} of {repo_name} not found",
     )
     return issue, posted

@@ -234,8 +234,9 @@ def _capped(view: WatchView, cap: int) -> WatchView:
 
 def render_issue(view: WatchView, state_for: Callable[[WatchView], str], limit: int = BODY_LIMIT) -> str:
     """The dashboard's body with its hidden state (`state_for(view)`, which sees the rows as shown), the
-    largest per-list cap that fits LIMIT; rows the body has no room for even then are left out, last
-    updated last (they come back when room does)."""
+    largest per-list cap that fits LIMIT; rows the body has no room for even then are left out of
+    it, the least recently updated, and counted ("N more"). STATE_FOR sees the rows shown; `bot.app.watch`'s
+    keeps the others in the state too, so they come back when room does."""
 
     def at(cap: int, rows: int | None = None) -> str:
         shown = _capped(view, cap)
