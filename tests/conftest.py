@@ -24,6 +24,7 @@ import act_support
 from clirun import Opdrift, Run
 from datafiles import write_release
 from fake_github import FakeGitHub
+from watch_upstream import cfg, upstream  # noqa: F401 (the watch tests' fixtures, shared)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -4,44 +4,15 @@ no ``GH-1`` references, emoji shortcodes, commit shas, mentions or links, and it
 from __future__ import annotations
 
 import html as htmllib
-import re
 from pathlib import Path
 
 import pytest
 from clirun import Opdrift
 from datafiles import write_release
 from fake_github import FakeGitHub
+from inert import LIVE, live, rendered, visible
 
 from bot.text import ZWJ, html, md
-
-# What GitHub's filters would still recognise in rendered text (code spans are left alone by them).
-LIVE = {
-    "GH- reference": re.compile(r"(?i)(?<![\w-])GH-[0-9]+"),
-    "emoji shortcode": re.compile(r":[\w+-]+:"),
-    "commit sha": re.compile(r"(?<![\w-])[0-9a-f]{7,40}(?![\w-])"),
-    "# reference": re.compile(r"#[0-9]+"),
-    "mention": re.compile(r"@[\w-]"),
-    "URL": re.compile(r"(?i)https?://|www\."),
-}
-_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
-
-
-def rendered(markdown: str) -> str:
-    """Roughly the text GitHub shows (and filters): backslash escapes and entities resolved."""
-    return htmllib.unescape(_ESCAPED.sub(r"\1", markdown))
-
-
-def live(markdown: str) -> dict[str, list[str]]:
-    """Each live reference left in MARKDOWN's text outside code spans and the links the bot built."""
-    text = rendered(_SPAN.sub("", re.sub(r"\]\([^)]*\)", "]", markdown)))
-    return {kind: found for kind, pattern in LIVE.items() if (found := pattern.findall(text))}
-
-
-def visible(text: str) -> str:
-    """What a reader sees: the zero-width joiners have no width."""
-    return text.replace(ZWJ, "")
-
 
 HOSTILE_TEXT = [
     "unknown key 'GH-1' kept",

@@ -14,10 +14,9 @@ import jsonschema
 import pytest
 from datafiles import DATA
 from goldens import check_golden, updating
-from test_inert_text import live, rendered, visible
-from watch_upstream import LocalPulls, Upstream, standard_heads
+from inert import live, rendered, visible
+from watch_upstream import Run, Upstream, rows_of
 
-from bot.app.watch import WatchPlan, plan_watch
 from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
 from bot.app.watch_state import read_state, state_block
 from bot.publish.config import BotConfig, parse_config
@@ -25,45 +24,6 @@ from bot.render.watch import BackendImpact, BrokenKernel, Landed, PullRow, Watch
 from bot.sources.read import read_source
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def upstream(tmp_path_factory: pytest.TempPathFactory) -> tuple[Upstream, dict[str, str]]:
-    up = Upstream(tmp_path_factory.mktemp("upstream"))
-    return up, standard_heads(up)
-
-
-@pytest.fixture(scope="module")
-def cfg(tmp_path_factory: pytest.TempPathFactory) -> BotConfig:
-    folder = tmp_path_factory.mktemp("cfg")
-    xla = DATA / "backends" / "real" / "pytorch-xla.xla_native_functions.yaml.xz"
-    (folder / "xla_native_functions.yaml").write_bytes(lzma.decompress(xla.read_bytes()))
-    text = 'subscriptions:\n  - who: ["@xla-team", "@Someone"]\n    backend: {kind: xla, path: xla_native_functions.yaml}\n'
-    (folder / "opdrift.yml").write_text(text)
-    return parse_config(text, str(folder / "opdrift.yml"), base_dir=str(folder))
-
-
-class Run:
-    """Runs of `plan_watch` against one upstream, each reading the body the last one wrote."""
-
-    def __init__(self, up: Upstream, cfg: BotConfig, cache: JudgementCache | None = None) -> None:
-        self.up, self.cfg = up, cfg
-        self.pulls = LocalPulls(up)
-        self.judge = Judge(cfg, up.spec_for, read_source, cache=cache)
-        self.body: str | None = None
-        self.warnings: list[str] = []
-
-    def __call__(self) -> WatchPlan:
-        plan = plan_watch(
-            self.cfg, "pytorch/pytorch", self.body, self.pulls, self.judge,
-            who=who_by_backend(self.cfg), warn=self.warnings.append, backends=self.judge.backends,
-        )  # fmt: skip
-        self.body = plan.body
-        return plan
-
-
-def _rows(plan: WatchPlan) -> dict[int, BackendImpact]:
-    return {r.number: r.impacts[0] for r in plan.view.rows}
 
 
 def test_the_dashboard_lists_exactly_the_prs_that_affect_the_backend(
@@ -75,7 +35,7 @@ def test_the_dashboard_lists_exactly_the_prs_that_affect_the_backend(
         run.pulls.add(n, heads[key], title=f"PR ({key})")
     run.pulls.add(5, heads["e"], state="merged")
     first = run()
-    rows = _rows(first)
+    rows = rows_of(first)
     assert sorted(rows) == [1, 2]  # (a) and (b); not (c) no operator file, (d) in-tree kernel, (e) merged
     assert rows[1].lacking == ("_philox_randint",) and not rows[1].broken
     (broken,) = rows[2].broken
@@ -111,13 +71,13 @@ def test_the_dashboard_lists_exactly_the_prs_that_affect_the_backend(
     )  # fmt: skip
     run.pulls.add(6, new_break, title="mean precise")
     third = run()
-    assert sorted(_rows(third)) == [1, 6]
+    assert sorted(rows_of(third)) == [1, 6]
     assert [r.number for r, _ in third.view.news] == [6]
     assert third.comment.count("@xla-team") == 1 and "#6" not in re.sub(r"\[#6\]", "", third.comment)
     # (a) merges: it leaves the dashboard and is named once under "landed"
     run.pulls.update(1, state="merged")
     fourth = run()
-    assert sorted(_rows(fourth)) == [6] and fourth.comment == ""
+    assert sorted(rows_of(fourth)) == [6] and fourth.comment == ""
     assert (
         "Landed since the last run" in fourth.body
         and "[#1](https://github.com/pytorch/pytorch/pull/1)" in fourth.body
@@ -141,7 +101,7 @@ def test_a_judgement_is_cached_by_the_blobs_of_both_sides(
     again.pulls.add(7, same_files)
     plan = again()
     assert (again.judge.judged, again.judge.cached) == (0, 2)
-    assert sorted(_rows(plan)) == [2, 7]
+    assert sorted(rows_of(plan)) == [2, 7]
     # a damaged cache file is a miss with a warning, not an error
     for path in (tmp_path / "cache").rglob("*.json"):
         path.write_text('{"impacts": [{"kind": "nope"}]}')
@@ -325,11 +285,11 @@ def test_a_changed_backend_list_has_every_open_pr_judged_again(
     run = Run(up, config)
     run.pulls.add(2, heads["b"])
     first = run()
-    assert 2 not in _rows(first)
+    assert 2 not in rows_of(first)
     listing.write_text(full)
     run.judge = Judge(config, up.spec_for, read_source)  # the next run reads the list anew
     second = run()
-    assert [b.op for b in _rows(second)[2].broken] == ["mean.dim"]
+    assert [b.op for b in rows_of(second)[2].broken] == ["mean.dim"]
     assert [r.number for r, _ in second.view.news] == [2] and "judged again" in run.warnings[-1]
     third = run()
     assert third.comment == "" and third.body == second.body
@@ -350,7 +310,7 @@ def test_a_pr_whose_files_do_not_parse_is_warned_about_and_the_others_are_listed
     run.pulls.add(8, broken)
     run.pulls.add(2, heads["b"])
     plan = run()
-    assert sorted(_rows(plan)) == [2]
+    assert sorted(rows_of(plan)) == [2]
     assert any(w.startswith("#8 at ") and "do not parse" in w for w in run.warnings)
     calls = dict(run.pulls.calls)
     assert run().body == plan.body and run.pulls.calls["merge_base"] == calls["merge_base"]  # not tried again

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from fake_github import FakeGitHub
-from test_watch import Run, cfg, upstream  # noqa: F401 (fixtures)
-from watch_upstream import Upstream
+from watch_upstream import Run, Upstream
 
 from bot.errors import PublishError
 from bot.publish.config import BotConfig
@@ -43,8 +42,8 @@ def _publish(run: Run, client: RepoClient) -> tuple[str, str | None]:
 
 
 def test_one_issue_a_quiet_run_writes_nothing_and_news_gets_one_comment(
-    upstream: tuple[Upstream, dict[str, str]],  # noqa: F811
-    cfg: BotConfig,  # noqa: F811
+    upstream: tuple[Upstream, dict[str, str]],
+    cfg: BotConfig,
     client: RepoClient,
     github_server: FakeGitHub,
     tmp_path: Path,
@@ -79,8 +78,8 @@ def test_one_issue_a_quiet_run_writes_nothing_and_news_gets_one_comment(
 
 
 def test_a_dry_run_reads_and_writes_nothing(
-    upstream: tuple[Upstream, dict[str, str]],  # noqa: F811
-    cfg: BotConfig,  # noqa: F811
+    upstream: tuple[Upstream, dict[str, str]],
+    cfg: BotConfig,
     client: RepoClient,
     github_server: FakeGitHub,
 ) -> None:
@@ -96,8 +95,8 @@ def test_a_dry_run_reads_and_writes_nothing(
 
 
 def test_a_comment_that_fails_leaves_the_news_to_tell_next_run(
-    upstream: tuple[Upstream, dict[str, str]],  # noqa: F811
-    cfg: BotConfig,  # noqa: F811
+    upstream: tuple[Upstream, dict[str, str]],
+    cfg: BotConfig,
     client: RepoClient,
     github_server: FakeGitHub,
 ) -> None:

@@ -3,7 +3,6 @@ two subscriptions share a backend list, what the judgement cache and the "judge 
 a PR that cannot be read, a re-judgement the budget cuts short, rows the body has no room for, and
 names the state's reader refuses. Each test fails on the code before the fix."""
 
-# ruff: noqa: F811 (the fixtures of tests/test_watch.py, imported)
 from __future__ import annotations
 
 import lzma
@@ -12,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from datafiles import DATA
-from test_watch import Run, _rows, cfg, upstream  # noqa: F401 (fixtures)
-from watch_upstream import LocalPulls, Upstream
+from watch_upstream import LocalPulls, Run, Upstream, rows_of
 
 from bot.app.watch import WatchPlan, plan_watch
 from bot.app.watch_judge import Judge, JudgementCache, backend_digest, who_by_backend
@@ -51,7 +49,7 @@ def test_only_the_subscriptions_that_matched_are_mentioned(
     run = Run(up, config, JudgementCache(tmp_path / "cache", warn=print))
     run.pulls.add(2, heads["b"])  # mean.dim: a composite reduction, not a seeded random op
     plan = run()
-    assert _rows(plan)[2].who == ("@reductions",)
+    assert rows_of(plan)[2].who == ("@reductions",)
     assert "@reductions" in plan.comment and "@random-ops" not in plan.comment
     # read back from the issue's state, and from the judgement cache: still only the one that matched
     state, problem = read_state(plan.body, who_by_backend(config))
@@ -72,13 +70,13 @@ def test_a_narrowed_subscription_is_never_served_a_stale_judgement(
     wide = _config(tmp_path, '  - who: ["@xla-team"]\n' + ON_XLA)
     run = Run(up, wide, cache)
     run.pulls.add(2, heads["b"])
-    assert 2 in _rows(run())
+    assert 2 in rows_of(run())
     narrow = _config(tmp_path, '  - who: ["@xla-team"]\n    tags: [nondeterministic_seeded]\n' + ON_XLA)
     assert not Judge(narrow, up.spec_for, read_source)(up.main, heads["b"])  # the truth, uncached
     assert backend_digest(narrow) != backend_digest(wide)
     run.cfg, run.judge = narrow, Judge(narrow, up.spec_for, read_source, cache=cache)
     second = run()
-    assert 2 not in _rows(second) and any("judged again" in w for w in run.warnings)
+    assert 2 not in rows_of(second) and any("judged again" in w for w in run.warnings)
 
 
 def test_the_overrides_are_part_of_what_a_judgement_depends_on(tmp_path: Path) -> None:
@@ -120,7 +118,7 @@ def test_a_pr_that_cannot_be_read_is_tried_again_next_run(
     run.pulls.add(2, heads["b"])
     run.pulls.add(1, heads["a"])
     first = run()  # the run goes on for the other PRs
-    assert sorted(_rows(first)) == [1]
+    assert sorted(rows_of(first)) == [1]
     assert any(w.startswith("#2 at ") and "tried again next run" in w for w in run.warnings)
     second = run()  # still failing: tried again, counted
     assert read_state(second.body, who_by_backend(cfg))[0].retry[0].tries == 2
@@ -132,7 +130,7 @@ def test_a_pr_that_cannot_be_read_is_tried_again_next_run(
     assert run.pulls.calls["pull"] == 1
     run.pulls.afford = None
     third = run()  # nobody touched #2 since: the retry list, not the listing, brings it back
-    assert sorted(_rows(third)) == [1, 2] and [r.number for r, _ in third.view.news] == [2]
+    assert sorted(rows_of(third)) == [1, 2] and [r.number for r, _ in third.view.news] == [2]
     assert run.pulls.calls["pull"] == 2
     fourth = run()
     assert fourth.comment == "" and fourth.body == third.body and run.pulls.calls["pull"] == 2
@@ -145,9 +143,9 @@ def test_a_pr_the_scan_could_not_examine_is_tried_again(
     run = Run(up, cfg)
     run.pulls.add(2, heads["b"])
     run.pulls.unreadable = {2}
-    assert not _rows(run()) and any("no merge base" in w for w in run.warnings)
+    assert not rows_of(run()) and any("no merge base" in w for w in run.warnings)
     run.pulls.unreadable = set()
-    assert sorted(_rows(run())) == [2]
+    assert sorted(rows_of(run())) == [2]
 
 
 def test_a_pr_that_never_reads_stops_being_tried(
@@ -176,7 +174,7 @@ def test_a_rejudgement_cut_short_carries_on_next_run(
     run.pulls.add(2, heads["b"])
     run.pulls.add(1, heads["a"])
     first = run()
-    assert sorted(_rows(first)) == [1]
+    assert sorted(rows_of(first)) == [1]
     (tmp_path / "xla_native_functions.yaml").write_text(full)
     run.judge = Judge(config, up.spec_for, read_source)
     run.pulls.afford = 1  # the newest only: (a)
@@ -186,7 +184,7 @@ def test_a_rejudgement_cut_short_carries_on_next_run(
     )
     run.pulls.afford = None
     third = run()
-    assert [b.op for b in _rows(third)[2].broken] == ["mean.dim"]
+    assert [b.op for b in rows_of(third)[2].broken] == ["mean.dim"]
     assert [r.number for r, _ in third.view.news] == [2]
     assert run().comment == ""
 

@@ -10,6 +10,7 @@ kernel stops compiling); (c) touches no operator file; (d) only adds an in-tree 
 
 from __future__ import annotations
 
+import lzma
 import os
 import subprocess
 from collections.abc import Collection
@@ -17,10 +18,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from datafiles import release_text
+import pytest
+from datafiles import DATA, release_text
 from pytorch_history import NATIVE, build_history, entry_blocks, entry_name
 
+from bot.app.watch import WatchPlan, plan_watch
+from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
 from bot.model import OPERATOR_PATHS, PullRef
+from bot.publish.config import BotConfig, parse_config
+from bot.render.watch import BackendImpact
+from bot.sources.read import read_source
 
 UPSTREAM = "pytorch/pytorch"
 
@@ -174,3 +181,45 @@ def standard_heads(up: Upstream) -> dict[str, str]:
         "d": up.commit({NATIVE: with_xpu_kernel(base)}, "XPU kernel for _cdist_forward"),
         "e": up.commit({NATIVE: added}, "Add _philox_randint_ (merged)"),
     }
+
+
+# The fixtures and the runner the watch tests share (tests/test_watch*.py).
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> tuple[Upstream, dict[str, str]]:
+    up = Upstream(tmp_path_factory.mktemp("upstream"))
+    return up, standard_heads(up)
+
+
+@pytest.fixture(scope="module")
+def cfg(tmp_path_factory: pytest.TempPathFactory) -> BotConfig:
+    folder = tmp_path_factory.mktemp("cfg")
+    xla = DATA / "backends" / "real" / "pytorch-xla.xla_native_functions.yaml.xz"
+    (folder / "xla_native_functions.yaml").write_bytes(lzma.decompress(xla.read_bytes()))
+    text = 'subscriptions:\n  - who: ["@xla-team", "@Someone"]\n    backend: {kind: xla, path: xla_native_functions.yaml}\n'
+    (folder / "opdrift.yml").write_text(text)
+    return parse_config(text, str(folder / "opdrift.yml"), base_dir=str(folder))
+
+
+class Run:
+    """Runs of `plan_watch` against one upstream, each reading the body the last one wrote."""
+
+    def __init__(self, up: Upstream, cfg: BotConfig, cache: JudgementCache | None = None) -> None:
+        self.up, self.cfg = up, cfg
+        self.pulls = LocalPulls(up)
+        self.judge = Judge(cfg, up.spec_for, read_source, cache=cache)
+        self.body: str | None = None
+        self.warnings: list[str] = []
+
+    def __call__(self) -> WatchPlan:
+        plan = plan_watch(
+            self.cfg, "pytorch/pytorch", self.body, self.pulls, self.judge,
+            who=who_by_backend(self.cfg), warn=self.warnings.append, backends=self.judge.backends,
+        )  # fmt: skip
+        self.body = plan.body
+        return plan
+
+
+def rows_of(plan: WatchPlan) -> dict[int, BackendImpact]:
+    return {r.number: r.impacts[0] for r in plan.view.rows}
