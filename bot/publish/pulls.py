@@ -23,9 +23,10 @@ not), the compare of every open pull request it returns included: ``touched`` an
 then answer from memory. A scan the budget (or the deadline) stops early says so
 (``complete=False``) and returns the newest pull requests it could afford; its watermark is the
 ``since`` it was given (``None`` on a cold run), so the next run lists the same window again and,
-every compare it already paid for being cached, gets further. A scan that completes returns the newest ``updated_at`` it saw. Pull requests updated exactly at the watermark
-are listed again by the next run (``updated_at`` has one-second resolution): at least once, never lost
-to a tie, and free since nothing about them is fetched again.
+every compare it already paid for being cached, gets further. A scan that completes returns the
+newest ``updated_at`` it saw. Pull requests updated exactly at the watermark are listed again by the
+next run (``updated_at`` has one-second resolution): at least once, never lost to a tie, and free
+since nothing about them is fetched again.
 
 One pull request that cannot be compared (an unrelated history has no merge base and GitHub answers
 404; a 422; an answer past a bound) does not stop the scan: it is left out of ``pulls`` and named in
@@ -65,7 +66,7 @@ from urllib.parse import urlencode, urlsplit
 
 from bot.errors import ApiLimitError, SourceError
 from bot.model import OPERATOR_PATHS, PullRef, PullState
-from bot.publish.ghsource import ApiSettings, JsonCache, TreeReader, _Api, _field
+from bot.publish.ghsource import ApiSettings, BlobCache, JsonCache, TreeReader, _Api, _field
 from bot.publish.limits import link_urls
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
@@ -141,6 +142,9 @@ class PullsClient:
     def close(self) -> None:
         self.answers.prune()
         self.trees.cache.prune()
+        # The blobs the judge's `gh:` reads stored under the same root (`read_github_source` prunes
+        # after each read that stored one; this covers a run that stopped between the two).
+        BlobCache(self.api.settings.cache_dir).prune()
         self.api.close()
 
     def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
