@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -388,3 +389,23 @@ def test_a_watermark_too_old_to_page_through_falls_back_to_a_cold_scan(
     numbers = [p.number for p in scan.pulls]
     assert len(numbers) == len(set(numbers))
     assert [p.updated_at for p in scan.pulls] == sorted((p.updated_at for p in scan.pulls), reverse=True)
+
+
+def test_the_cache_records_whether_the_last_scan_was_complete(upstream: Upstream, tmp_path: Path) -> None:
+    # examples/downstream/watch.yml names the Actions cache entry after this file: a new entry after
+    # every run of a cold start (each gets further), one a day once the listing is complete.
+    for n in range(4):
+        upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n))
+    progress = tmp_path / "cache" / pulls_module.PROGRESS_FILE
+    client = PullsClient(_settings(upstream.fake, tmp_path / "cache"), UPSTREAM)
+    assert not client.scan(None, budget=3).complete
+    client.close()
+    first = progress.read_text()
+    assert first.startswith("incomplete ")
+    client = PullsClient(_settings(upstream.fake, tmp_path / "cache"), UPSTREAM)
+    assert client.scan(None).complete
+    client.close()
+    done = progress.read_text()
+    assert re.fullmatch(r"complete \d{4}-\d\d-\d\d\n", done), "a day: one new entry a day at most"
+    PullsClient(_settings(upstream.fake, tmp_path / "cache"), UPSTREAM).close()  # no scan: unchanged
+    assert progress.read_text() == done

@@ -66,7 +66,15 @@ from urllib.parse import urlencode, urlsplit
 
 from bot.errors import ApiLimitError, SourceError
 from bot.model import OPERATOR_PATHS, PullRef, PullState
-from bot.publish.ghsource import ApiSettings, BlobCache, JsonCache, TreeReader, _Api, _field
+from bot.publish.ghsource import (
+    ApiSettings,
+    BlobCache,
+    JsonCache,
+    TreeReader,
+    _Api,
+    _field,
+    _write_atomically,
+)
 from bot.publish.limits import link_urls
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
@@ -88,6 +96,11 @@ MAX_FILE_PAGES = MAX_PR_FILES // PER_PAGE
 # failures say something wider is wrong (a rate limit, an outage), not twenty odd pull requests.
 MAX_FAILED = 20
 MAX_REASON = 300  # characters of a failure's one-line reason
+# Under the cache root, whether the last scan was complete: "complete" and the day, or "incomplete"
+# and the second. A workflow names its cache entry after it (examples/downstream/watch.yml): while a
+# cold start progresses every run's cache is worth saving, afterwards one a day is (a steady run
+# costs the same requests without a cache, see docs/performance.md).
+PROGRESS_FILE = "scan-progress"
 SCAN_SECONDS = 900.0  # the whole scan, compares included: a scheduled job's slot, not an hour
 CALL_SECONDS = 120.0  # one touched / merge_base / pull call
 
@@ -122,6 +135,7 @@ class PullsClient:
         self._touched: dict[str, tuple[str, ...]] = {}
         self._bases: dict[tuple[str, str], str] = {}
         self._limit: int | None = None  # scan's ceiling on `requests_sent`, while it prefetches
+        self._progress: str | None = None  # what PROGRESS_FILE gets on close; None: no scan ran
 
     # --- the interface ------------------------------------------------------------------------
 
@@ -146,6 +160,9 @@ class PullsClient:
         # after each read that stored one; this covers a run that stopped between the two).
         BlobCache(self.api.settings.cache_dir).prune()
         self.api.close()
+        root = self.api.settings.cache_dir
+        if root is not None and self._progress is not None:
+            _write_atomically(root / PROGRESS_FILE, self._progress.encode())
 
     def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
         """The pull requests updated since SINCE (a watermark from an earlier scan), newest first;
@@ -188,6 +205,8 @@ class PullsClient:
             complete = False
         finally:
             self._limit = None
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self._progress = f"complete {now[:10]}\n" if complete else f"incomplete {now}\n"
         if not complete:
             return Scan(tuple(pulls), since, False, tuple(failed))
         newest = max((p.updated_at for p in (*pulls, *(f for f, _ in failed))), default=since)
