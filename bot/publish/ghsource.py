@@ -11,11 +11,11 @@ third) for the blob shas and sizes, and the content itself from the git blobs AP
 type. The trees API names a blob without sending it: the contents API, asked for a file's metadata,
 sends the whole file base64-encoded inside its JSON (about 0.8 MB for native_functions.yaml). A tree
 listing at a commit sha never changes, so it is cached by (commit, directory) under
-``$XDG_CACHE_HOME/opdrift/trees``; contents are cached by blob sha under ``.../opdrift/blobs`` and
-checked against that sha when read, so a repeat sends one request per side (the commit) and no
-content at all. It lives here, not in bot.sources, because only bot.publish talks to the
-network (the import contracts in pyproject.toml); the CLI hands it to the pipeline as the reader of
-``gh:`` specs.
+``$XDG_CACHE_HOME/opdrift/trees``; contents are cached by blob sha under ``.../opdrift/blobs`` (the
+least recently used removed past MAX_BLOB_BYTES) and checked against that sha when read, so a
+repeat sends one request per side (the commit) and no content at all. It lives here, not in
+bot.sources, because only bot.publish talks to the network (the import contracts in pyproject.toml);
+the CLI hands it to the pipeline as the reader of ``gh:`` specs.
 """
 
 from __future__ import annotations
