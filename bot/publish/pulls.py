@@ -110,7 +110,7 @@ class Scan:
     pulls: tuple[PullRef, ...]  # PRs updated since `since` (any state: open, closed, merged), newest first
     watermark: str | None  # the `updated_at` to pass as `since` next run (ISO 8601)
     complete: bool  # False when the request budget (or the deadline) stopped the scan early
-    failed: tuple[tuple[PullRef, str], ...] = ()
+    failed: tuple[tuple[PullRef, str], ...] = ()  # PRs the scan could not examine, with a one-line reason
 
 
 class _OutOfBudget(Exception):
