@@ -1,6 +1,6 @@
 """Benchmark: what `opdrift watch`'s listing costs at pytorch/pytorch's scale, against a naive client.
 
-    python bench/bench_watch.py [--open 3000] [--touching 60] [--updated 50] [--budget 900] [--json FILE]
+    python bench/bench_watch.py [--open 3000] [--touching 60] [--updated 50] [--budget 800] [--json FILE]
 
 A fake GitHub API (tests/fake_github.py, real HTTP on 127.0.0.1, 100 items a page as GitHub serves)
 holds a repository shaped like pytorch/pytorch: main with PyTorch 2.14.1's three operator files (real
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--open", type=int, default=3000)
     ap.add_argument("--touching", type=int, default=60)
     ap.add_argument("--updated", type=int, default=50)
-    ap.add_argument("--budget", type=int, default=900)
+    ap.add_argument("--budget", type=int, default=800)  # watch's default
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     a = ap.parse_args(argv)
 

@@ -354,17 +354,31 @@ class FakeGitHub:
                 meta.updated_at,
             )
 
-    def close_pull(self, full_name: str, number: int) -> None:
+    def close_pull(self, full_name: str, number: int, *, labels: tuple[str, ...] = ()) -> None:
+        """Close PR `number` unmerged, with LABELS added (PyTorch's merge bot lands a PR by closing it
+        with the `Merged` label)."""
         with self._lock:
             repo = self.repos[full_name.lower()]
             meta = repo.pulls[number]
             meta.updated_at = self.tick()
             issue = repo.issues[number]
+            for name in labels:
+                if (label := self._ensure_label(repo, name)) not in issue["labels"]:
+                    issue["labels"].append(label)
             issue["state"], issue["closed_at"], issue["updated_at"] = (
                 "closed",
                 meta.updated_at,
                 meta.updated_at,
             )
+
+    def label_pull(self, full_name: str, number: int, name: str) -> None:
+        """Add label NAME to PR `number`: its updated_at moves, as GitHub's does."""
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            issue = repo.issues[number]
+            if (label := self._ensure_label(repo, name)) not in issue["labels"]:
+                issue["labels"].append(label)
+            repo.pulls[number].updated_at = issue["updated_at"] = self.tick()
 
     def add_commit(
         self,
@@ -963,6 +977,7 @@ class FakeGitHub:
             "title": issue["title"],
             "user": issue["user"],
             "draft": meta.draft,
+            "labels": list(issue["labels"]),
             "created_at": issue["created_at"],
             "updated_at": meta.updated_at,
             "closed_at": issue["closed_at"],

@@ -40,17 +40,21 @@ GIT_ID = {
     "GIT_COMMITTER_EMAIL": "tester@localhost",
 }
 # actions/cache, on a local directory ($ACT_CACHE/KEY): restore takes KEY, else the newest entry whose
-# name starts with a restore key; save copies PATH under KEY.
+# name starts with a restore key, and outputs the key it restored (cache-matched-key); save copies
+# PATH under KEY.
 CACHE_RESTORE = """name: cache restore (local stand-in)
 inputs:
   path: { default: "" }
   key: { default: "" }
   restore-keys: { default: "" }
   fail-on-cache-miss: { default: "false" }
+outputs:
+  cache-matched-key: { value: "${{ steps.restore.outputs.key }}" }
 runs:
   using: composite
   steps:
-    - shell: bash
+    - id: restore
+      shell: bash
       env:
         CACHE_PATH: ${{ inputs.path }}
         KEY: ${{ inputs.key }}
@@ -61,6 +65,7 @@ runs:
         if [ -d "$ACT_CACHE/$KEY" ]; then found="$ACT_CACHE/$KEY"
         elif [ -n "$PREFIX" ]; then found=$(ls -1dt "$ACT_CACHE/$PREFIX"* 2>/dev/null | head -n 1 || true); fi
         if [ -n "$found" ]; then mkdir -p "$CACHE_PATH"; cp -a "$found/." "$CACHE_PATH/"; echo "cache restored from $(basename "$found")"
+          echo "key=$(basename "$found")" >> "$GITHUB_OUTPUT"
         else echo "cache miss"; fi
 """
 CACHE_SAVE = """name: cache save (local stand-in)
@@ -78,7 +83,7 @@ runs:
         set -euo pipefail
         rm -rf "$ACT_CACHE/$KEY.tmp"; mkdir -p "$ACT_CACHE/$KEY.tmp"
         if [ -d "$CACHE_PATH" ]; then cp -a "$CACHE_PATH/." "$ACT_CACHE/$KEY.tmp/"; fi
-        rm -rf "$ACT_CACHE/$KEY"; mv "$ACT_CACHE/$KEY.tmp" "$ACT_CACHE/$KEY"
+        rm -rf "$ACT_CACHE/$KEY"; mv "$ACT_CACHE/$KEY.tmp" "$ACT_CACHE/$KEY"; echo "cache saved as $KEY"
 """
 CONFIG = 'subscriptions:\n  - who: ["@acme/xla-team"]\n    backend: {kind: xla, path: ../xla_native_functions.yaml}\n'
 
@@ -243,11 +248,14 @@ def test_the_watch_workflow_keeps_one_dashboard_and_comments_only_on_news(site: 
     assert f"/pull/{a})" in str(issue["body"]) and f"/pull/{b})" in str(issue["body"])
     (comment,) = fake.comments(BACKEND, number)
     assert str(comment["body"]).count("@acme/xla-team") == 1
+    assert "cache saved as opdrift-watch-" in log
 
     writes = len(fake.writes())
     log = s.run(workflow)  # an hour with nothing new
     assert len(fake.writes()) == writes and "nothing new, no comment" in log
     assert "cache restored from opdrift-watch-" in log
+    # The listing was complete in both runs: the day's entry exists, and this run saves none.
+    assert "cache saved as" not in log
 
     # (b) is updated to revert its break, (a) merges, and a new PR brings a break
     fake.push(UPSTREAM, b, s.head(readme=b"reverted\n"))

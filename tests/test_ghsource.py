@@ -182,3 +182,36 @@ def test_spec_grammar() -> None:
     for bad in ("gh:pytorch@main", "gh:o/n@", "gh:o/n#0", "gh:o/n@a b", "gh:-o/n@main"):
         with pytest.raises(SourceError):
             parse_spec(bad)
+
+
+def test_the_blob_cache_keeps_the_most_recently_used_blobs_under_its_cap(tmp_path: Path) -> None:
+    import os
+
+    cache = BlobCache(tmp_path)
+    blobs = [bytes([65 + n]) * 10_000 for n in range(6)]
+    for n, data in enumerate(blobs):
+        cache.put(blob_sha(data), data)
+        path = tmp_path / "blobs" / blob_sha(data)[:2] / blob_sha(data)
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))  # put one after the other, oldest first
+    assert cache.get(blob_sha(blobs[0])) == blobs[0], "read: now the most recently used"
+    cache.prune(limit=45_000)  # 60,000 bytes held: down to 3/4 of the cap, the least recently used first
+    kept = [n for n, data in enumerate(blobs) if cache.get(blob_sha(data)) is not None]
+    assert kept == [0, 4, 5]
+    cache.prune(limit=45_000)
+    assert len(list((tmp_path / "blobs").glob("*/*"))) == 3, "under the cap: nothing more goes"
+
+
+def test_a_watch_run_prunes_the_blobs_its_reads_cached(
+    fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.publish.ghsource as ghsource
+    from bot.publish.pulls import PullsClient
+
+    settings = ApiSettings(api_url=fake.api_url, token=TOKEN, cache_dir=tmp_path / "c")
+    read_github_source(f"gh:{REPO}@v2.14.1", settings)
+    read_github_source(f"gh:{REPO}@v2.15.0", settings)
+    held = list((tmp_path / "c" / "blobs").glob("*/*"))
+    assert len(held) >= 4, "two releases' files, some shared"
+    monkeypatch.setattr(ghsource, "MAX_BLOB_BYTES", sum(p.stat().st_size for p in held) // 2)
+    PullsClient(settings, REPO).close()
+    assert 0 < len(list((tmp_path / "c" / "blobs").glob("*/*"))) < len(held)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -242,8 +243,8 @@ def test_bad_answers_and_names_are_one_line_errors(upstream: Upstream, tmp_path:
     with pytest.raises(SourceError, match="no pull request #7"):
         client.pull(7)
     number = upstream.open("Made-up head", "f" * 40)
-    with pytest.raises(SourceError, match=f"no merge base for pull request #{number}"):
-        PullsClient(_settings(fake, None), UPSTREAM).scan(None)
+    (failed,) = PullsClient(_settings(fake, None), UPSTREAM).scan(None).failed
+    assert failed[0].number == number and failed[1].startswith(f"no merge base for pull request #{number}")
     # A watermark that is not GitHub's form (it comes back from an issue body) means a cold run.
     fake.close_pull(UPSTREAM, number)
     cold = PullsClient(_settings(fake, None), UPSTREAM).scan("yesterday")
@@ -324,3 +325,87 @@ def test_prs_served_from_a_git_history_open_update_and_merge(
     landed = client.scan(steady.watermark)
     assert [(p.number, p.state) for p in landed.pulls] == [(adds, "merged"), (readme, "open")]
     client.close()
+
+
+def test_a_pr_pytorchs_merge_bot_closed_with_the_merged_label_has_landed(
+    upstream: Upstream, client: PullsClient
+) -> None:
+    fake = upstream.fake
+    landed = upstream.open("Landed by the bot", upstream.native())
+    dropped = upstream.open("Abandoned", upstream.native())
+    labelled = upstream.open("Merged label, still open", upstream.readme())
+    first = client.scan(None)
+    # PyTorch's merge bot pushes to main itself and closes the PR with the `Merged` label:
+    # merged_at stays null (pytorch/pytorch#77005, #102559).
+    fake.close_pull(UPSTREAM, landed, labels=("Merged",))
+    fake.close_pull(UPSTREAM, dropped, labels=("triaged",))
+    fake.label_pull(UPSTREAM, labelled, "merged")
+    scan = client.scan(first.watermark)
+    states = {p.number: p.state for p in scan.pulls}
+    assert states[landed] == "merged" and states[dropped] == "closed" and states[labelled] == "open"
+    # The page is stored slimmed: a 304 answers from it, the labels included.
+    again = client.scan(first.watermark)
+    assert client.not_modified >= 1 and {p.number: p.state for p in again.pulls} == states
+
+
+def test_one_pr_that_cannot_be_compared_is_reported_and_the_scan_goes_on(
+    upstream: Upstream, client: PullsClient
+) -> None:
+    fake = upstream.fake
+    before = upstream.open("Fine", upstream.native())
+    unrelated = upstream.open("Unrelated history", "f" * 40)  # no merge base: compare is a 404
+    refused = upstream.open("Refused", upstream.readme())
+    after = upstream.open("Fine too", upstream.readme(b"again\n"))
+    fake.fail("GET", rf"/compare/{upstream.main}\.\.\.{fake.repos[UPSTREAM].heads[refused][2]}", 422, times=9)
+    scan = client.scan(None)
+    assert scan.complete and scan.watermark == scan.pulls[0].updated_at
+    assert [p.number for p in scan.pulls] == [after, before], "the others examined, newest first"
+    failed = {p.number: why for p, why in scan.failed}
+    assert set(failed) == {unrelated, refused}
+    assert f"no merge base for pull request #{unrelated}" in failed[unrelated]
+    assert "422" in failed[refused] and "\n" not in failed[refused]
+
+
+def test_a_watermark_too_old_to_page_through_falls_back_to_a_cold_scan(
+    upstream: Upstream, client: PullsClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = upstream.fake
+    prs = [upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n)) for n in range(8)]
+    old = client.scan(None).watermark
+    fake.merge_pull(UPSTREAM, prs[0])
+    fake.close_pull(UPSTREAM, prs[1])
+    for n in prs[2:]:
+        fake.update_pull(UPSTREAM, n, title="touched again")
+    # 8 updated since OLD, 3 a page: more than two pages. A schedule paused for a week on
+    # pytorch/pytorch is more than MAX_LIST_PAGES pages of updates.
+    monkeypatch.setattr(pulls_module, "MAX_LIST_PAGES", 2)
+    mark = len(fake.requests)
+    scan = client.scan(old)
+    assert scan.complete and scan.failed == ()
+    listed = [r.path for r in fake.requests[mark:] if r.path.split("?")[0].endswith("/pulls")]
+    assert "state=all" in listed[0] and "state=open" in listed[-1]
+    assert {p.number for p in scan.pulls if p.state == "open"} == set(prs[2:])
+    assert scan.watermark == max(p.updated_at for p in scan.pulls)
+    numbers = [p.number for p in scan.pulls]
+    assert len(numbers) == len(set(numbers))
+    assert [p.updated_at for p in scan.pulls] == sorted((p.updated_at for p in scan.pulls), reverse=True)
+
+
+def test_the_cache_records_whether_the_last_scan_was_complete(upstream: Upstream, tmp_path: Path) -> None:
+    # examples/downstream/watch.yml names the Actions cache entry after this file: a new entry after
+    # every run of a cold start (each gets further), one a day once the listing is complete.
+    for n in range(4):
+        upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n))
+    progress = tmp_path / "cache" / pulls_module.PROGRESS_FILE
+    client = PullsClient(_settings(upstream.fake, tmp_path / "cache"), UPSTREAM)
+    assert not client.scan(None, budget=3).complete
+    client.close()
+    first = progress.read_text()
+    assert first.startswith("incomplete ")
+    client = PullsClient(_settings(upstream.fake, tmp_path / "cache"), UPSTREAM)
+    assert client.scan(None).complete
+    client.close()
+    done = progress.read_text()
+    assert re.fullmatch(r"complete \d{4}-\d\d-\d\d\n", done), "a day: one new entry a day at most"
+    PullsClient(_settings(upstream.fake, tmp_path / "cache"), UPSTREAM).close()  # no scan: unchanged
+    assert progress.read_text() == done

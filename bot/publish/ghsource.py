@@ -11,11 +11,11 @@ third) for the blob shas and sizes, and the content itself from the git blobs AP
 type. The trees API names a blob without sending it: the contents API, asked for a file's metadata,
 sends the whole file base64-encoded inside its JSON (about 0.8 MB for native_functions.yaml). A tree
 listing at a commit sha never changes, so it is cached by (commit, directory) under
-``$XDG_CACHE_HOME/opdrift/trees``; contents are cached by blob sha under ``.../opdrift/blobs`` and
-checked against that sha when read, so a repeat sends one request per side (the commit) and no
-content at all. It lives here, not in bot.sources, because only bot.publish talks to the
-network (the import contracts in pyproject.toml); the CLI hands it to the pipeline as the reader of
-``gh:`` specs.
+``$XDG_CACHE_HOME/opdrift/trees``; contents are cached by blob sha under ``.../opdrift/blobs`` (the
+least recently used removed past MAX_BLOB_BYTES) and checked against that sha when read, so a
+repeat sends one request per side (the commit) and no content at all. It lives here, not in
+bot.sources, because only bot.publish talks to the network (the import contracts in pyproject.toml);
+the CLI hands it to the pipeline as the reader of ``gh:`` specs.
 """
 
 from __future__ import annotations
@@ -93,9 +93,17 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 git's object id
 
 
+# Blobs kept on disk: past this many bytes the least recently used go. `opdrift watch` reads two sides
+# of every pull request that touches the operator files, and each new head brings a new
+# native_functions.yaml of about 0.7 MB: the cache would grow by that every hour. 128 MB holds about
+# 180 of them, three times what a cold start over pytorch/pytorch's 60 touching pull requests reads.
+MAX_BLOB_BYTES = 128 * 1024 * 1024
+
+
 class BlobCache:
     """Blob contents by their git sha, under ROOT/blobs; a file that does not hash to its name is
-    ignored (and replaced)."""
+    ignored (and replaced). A read marks the blob recently used; `prune` keeps the total under
+    MAX_BLOB_BYTES."""
 
     def __init__(self, root: Path | None) -> None:
         self.root = None if root is None else root / "blobs"
@@ -111,12 +119,46 @@ class BlobCache:
             data = path.read_bytes()
         except OSError:
             return None
-        return data if blob_sha(data) == sha else None
+        if blob_sha(data) != sha:
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: `prune` removes the oldest first
+        return data
 
     def put(self, sha: str, data: bytes) -> None:
         path = self._path(sha)
         if path is not None:
             _write_atomically(path, data)
+
+    def prune(self, limit: int | None = None) -> None:
+        """Remove the least recently used blobs until at most 3/4 of LIMIT (MAX_BLOB_BYTES) is held."""
+        if self.root is not None:
+            _prune(self.root, MAX_BLOB_BYTES if limit is None else limit)
+
+
+def _prune(root: Path, limit: int) -> None:
+    """Remove ROOT/*/* files, least recently modified first (a read touches its file), until they
+    take at most 3/4 of LIMIT bytes; nothing when they take LIMIT or less. The quarter left free
+    keeps a cache near its cap from being walked and pruned on every run."""
+    try:
+        entries = []
+        for path in root.glob("*/*"):
+            st = path.stat()
+            # What the file takes on disk: a small entry still fills a block.
+            entries.append((st.st_mtime, max(st.st_size, 4096), path))
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return
+    for _, size, path in sorted(entries):
+        if total <= limit * 3 // 4:
+            break
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        total -= size
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -188,27 +230,8 @@ class JsonCache:
 
     def prune(self, limit: int = MAX_CACHE_BYTES) -> None:
         """Remove the least recently used entries until the namespace holds at most 3/4 of LIMIT."""
-        if self.root is None:
-            return
-        try:
-            entries = []
-            for path in self.root.glob("*/*"):
-                st = path.stat()
-                # What the file takes on disk: a small entry still fills a block.
-                entries.append((st.st_mtime, max(st.st_size, 4096), path))
-        except OSError:
-            return
-        total = sum(size for _, size, _ in entries)
-        if total <= limit:
-            return
-        for _, size, path in sorted(entries):
-            if total <= limit * 3 // 4:
-                break
-            try:
-                path.unlink()
-            except OSError:
-                continue
-            total -= size
+        if self.root is not None:
+            _prune(self.root, limit)
 
 
 class _Api:
@@ -461,9 +484,11 @@ def read_github_source(spec: str, settings: ApiSettings) -> SourceFiles:
         if not isinstance(sha, str) or not _SHA.fullmatch(sha):
             raise SourceError(f"no commit {rev} in {source.repo} (or the token cannot see it)", path=spec)
         cache = BlobCache(settings.cache_dir)
+        stored = False
         trees = TreeReader(api, source.repo, JsonCache(settings.cache_dir, "trees"))
 
         def file_at(path: str) -> TextFile | None:
+            nonlocal stored
             display = f"{spec}:{path}"
             found = trees.entry(sha, path)
             if found is None:
@@ -480,6 +505,7 @@ def read_github_source(spec: str, settings: ApiSettings) -> SourceFiles:
                 if data is None or blob_sha(data) != oid:
                     raise SourceError(f"the content GitHub sent is not blob {oid[:12]}", path=display)
                 cache.put(oid, data)
+                stored = True
             return TextFile(display, decode(data, display))
 
         native = file_at(NATIVE_PATH)
@@ -488,6 +514,8 @@ def read_github_source(spec: str, settings: ApiSettings) -> SourceFiles:
         tags, derivatives = file_at(TAGS_PATH), file_at(DERIVATIVES_PATH)
     finally:
         api.close()
+    if stored:
+        cache.prune()
     version = re.fullmatch(r"v(\d+\.\d+\.\d+)", source.ref or "")
     meta = SourceMeta(
         kind="git",

@@ -21,11 +21,23 @@ an hour, so what a run asks is bounded by what changed since the last one:
 `PullsClient.scan` spends at most ``budget`` requests that count against the rate limit (a 304 does
 not), the compare of every open pull request it returns included: ``touched`` and ``merge_base``
 then answer from memory. A scan the budget (or the deadline) stops early says so
-(``complete=False``) and returns the newest pull requests it could afford; its watermark is the ``since`` it was given (``None`` on a cold run), so the next run lists the
-same window again and, every compare it already paid for being cached, gets further. A scan that
-completes returns the newest ``updated_at`` it saw. Pull requests updated exactly at the watermark are
-listed again by the next run (``updated_at`` has one-second resolution): at least once, never lost to a
-tie, and free since nothing about them is fetched again.
+(``complete=False``) and returns the newest pull requests it could afford; its watermark is the
+``since`` it was given (``None`` on a cold run), so the next run lists the same window again and,
+every compare it already paid for being cached, gets further. A scan that completes returns the
+newest ``updated_at`` it saw. Pull requests updated exactly at the watermark are listed again by the
+next run (``updated_at`` has one-second resolution): at least once, never lost to a tie, and free
+since nothing about them is fetched again.
+
+One pull request that cannot be compared (an unrelated history has no merge base and GitHub answers
+404; a 422; an answer past a bound) does not stop the scan: it is left out of ``pulls`` and named in
+``failed`` with a one-line reason, and the watermark moves past it like past the others, so the
+caller keeps it to retry (the dashboard's state holds such a list). Past MAX_FAILED of them in one
+scan, or once the scan's deadline is spent, the scan stops as if out of budget. A listing whose
+``since`` is so old that its updates run past MAX_LIST_PAGES pages falls back to a cold listing of
+the open pull requests (see `PullsClient._list`).
+
+A pull request is "merged" when GitHub says so (``merged_at``) or when it was closed with the
+``Merged`` label, which is how PyTorch's merge bot lands one (see `PullsClient._pull_ref`).
 
 The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
 it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
@@ -54,11 +66,21 @@ from urllib.parse import urlencode, urlsplit
 
 from bot.errors import ApiLimitError, SourceError
 from bot.model import OPERATOR_PATHS, PullRef, PullState
-from bot.publish.ghsource import ApiSettings, JsonCache, TreeReader, _Api
+from bot.publish.ghsource import (
+    ApiSettings,
+    BlobCache,
+    JsonCache,
+    TreeReader,
+    _Api,
+    _field,
+    _write_atomically,
+)
 from bot.publish.limits import link_urls
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 _SHA = re.compile(r"[0-9a-f]{40}")
+# Labels that say a closed pull request landed (see `_pull_ref`), lower case.
+LANDED_LABELS = frozenset({"merged"})
 _WHEN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # GitHub's form: sorts as it reads
 _URL = re.compile(r"https?://[^\s\"'<>`\\]+")
 PER_PAGE = 100
@@ -70,6 +92,15 @@ MAX_LIST_PAGES = 100
 COMPARE_FILES = 300
 MAX_PR_FILES = 3000  # and pulls/N/files at most this many, 100 a page
 MAX_FILE_PAGES = MAX_PR_FILES // PER_PAGE
+# Past this many pull requests that could not be compared the scan stops as if out of budget: so many
+# failures say something wider is wrong (a rate limit, an outage), not twenty odd pull requests.
+MAX_FAILED = 20
+MAX_REASON = 300  # characters of a failure's one-line reason
+# Under the cache root, whether the last scan was complete: "complete" and the day, or "incomplete"
+# and the second. A workflow names its cache entry after it (examples/downstream/watch.yml): while a
+# cold start progresses every run's cache is worth saving, afterwards one a day is (a steady run
+# costs the same requests without a cache, see docs/performance.md).
+PROGRESS_FILE = "scan-progress"
 SCAN_SECONDS = 900.0  # the whole scan, compares included: a scheduled job's slot, not an hour
 CALL_SECONDS = 120.0  # one touched / merge_base / pull call
 
@@ -104,6 +135,7 @@ class PullsClient:
         self._touched: dict[str, tuple[str, ...]] = {}
         self._bases: dict[tuple[str, str], str] = {}
         self._limit: int | None = None  # scan's ceiling on `requests_sent`, while it prefetches
+        self._progress: str | None = None  # what PROGRESS_FILE gets on close; None: no scan ran
 
     # --- the interface ------------------------------------------------------------------------
 
@@ -124,7 +156,13 @@ class PullsClient:
     def close(self) -> None:
         self.answers.prune()
         self.trees.cache.prune()
+        # The blobs the judge's `gh:` reads stored under the same root (`read_github_source` prunes
+        # after each read that stored one; this covers a run that stopped between the two).
+        BlobCache(self.api.settings.cache_dir).prune()
         self.api.close()
+        root = self.api.settings.cache_dir
+        if root is not None and self._progress is not None:
+            _write_atomically(root / PROGRESS_FILE, self._progress.encode())
 
     def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
         """The pull requests updated since SINCE (a watermark from an earlier scan), newest first;
@@ -142,22 +180,37 @@ class PullsClient:
         self.api.guard.restart(SCAN_SECONDS)
         listed, complete = self._list(since, start + budget)
         pulls: list[PullRef] = []
+        failed: list[tuple[PullRef, str]] = []
         self._limit = start + budget
         try:
             for pull in listed:
                 if pull.state == "open" and pull.head_sha not in known:
                     if self.charged >= self._limit or time.monotonic() >= deadline:
                         raise _OutOfBudget
-                    self.touched(pull)
+                    try:
+                        self.touched(pull)
+                    except (SourceError, ApiLimitError) as err:
+                        # One pull request GitHub cannot compare (an unrelated history has no merge
+                        # base: a 404; a 422; an answer over a bound) must not stop every run: it is
+                        # reported for the caller to retry, and the others are examined. A spent
+                        # deadline is the scan's, not the pull request's.
+                        if time.monotonic() >= deadline or self.api.guard.remaining() <= 0:
+                            raise _OutOfBudget from None
+                        failed.append((pull, _reason(err)))
+                        if len(failed) > MAX_FAILED:
+                            raise _OutOfBudget from None
+                        continue
                 pulls.append(pull)
         except _OutOfBudget:
             complete = False
         finally:
             self._limit = None
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self._progress = f"complete {now[:10]}\n" if complete else f"incomplete {now}\n"
         if not complete:
-            return Scan(tuple(pulls), since, False)
-        newest = max((p.updated_at for p in pulls), default=since)
-        return Scan(tuple(pulls), newest, True)
+            return Scan(tuple(pulls), since, False, tuple(failed))
+        newest = max((p.updated_at for p in (*pulls, *(f for f, _ in failed))), default=since)
+        return Scan(tuple(pulls), newest, True, tuple(failed))
 
     def touched(self, pull: PullRef) -> tuple[str, ...]:
         """Which of OPERATOR_PATHS the pull request changes (added, modified, removed or renamed)."""
@@ -194,6 +247,34 @@ class PullsClient:
     # --- the list -----------------------------------------------------------------------------
 
     def _list(self, since: str | None, limit: int) -> tuple[list[PullRef], bool]:
+        """The pull requests updated since SINCE, newest first, and whether the listing is whole. A
+        watermark so old that its updates run past MAX_LIST_PAGES pages (a schedule paused for a week
+        on pytorch/pytorch) falls back to the open pull requests, as a cold run lists them, with the
+        closed and merged ones of the pages already read: those that closed in the part not read are
+        not named."""
+        pulls, complete, whole = self._pages(since, limit)
+        if whole or since is None:
+            if not whole:
+                raise ApiLimitError(
+                    f"GitHub kept announcing another page of {self.repo}'s pull requests after "
+                    f"{MAX_LIST_PAGES} pages; stopped before following more"
+                )
+            return pulls, complete
+        cold, complete, whole = self._pages(None, limit)
+        if not whole:
+            raise ApiLimitError(
+                f"GitHub kept announcing another page of {self.repo}'s open pull requests after "
+                f"{MAX_LIST_PAGES} pages; stopped before following more"
+            )
+        newest: dict[int, PullRef] = {}
+        for pull in (*pulls, *cold):
+            if pull.number not in newest or pull.updated_at > newest[pull.number].updated_at:
+                newest[pull.number] = pull
+        return sorted(newest.values(), key=lambda p: (p.updated_at, p.number), reverse=True), complete
+
+    def _pages(self, since: str | None, limit: int) -> tuple[list[PullRef], bool, bool]:
+        """The listing's pages down to SINCE: the pull requests, whether the budget let it finish, and
+        False as the last when MAX_LIST_PAGES pages were read and GitHub announced more."""
         params = {
             "state": "open" if since is None else "all",
             "sort": "updated",
@@ -205,24 +286,21 @@ class PullsClient:
         seen: set[int] = set()
         for _ in range(MAX_LIST_PAGES):
             if self.charged >= limit:
-                return pulls, False
+                return pulls, False, True
             data, next_url = self._get_json(None, url, keep=_slim_pulls)
             if not isinstance(data, list):
                 raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
             for item in data:
                 pull = self._pull_ref(item)
                 if since is not None and pull.updated_at < since:
-                    return pulls, True
+                    return pulls, True, True
                 if pull.number not in seen:  # a pull request updated while paging moves up a page
                     seen.add(pull.number)
                     pulls.append(pull)
             if next_url is None:
-                return pulls, True
+                return pulls, True, True
             url = next_url
-        raise ApiLimitError(
-            f"GitHub kept announcing another page of {self.repo}'s pull requests after {MAX_LIST_PAGES} "
-            "pages; stopped before following more"
-        )
+        return pulls, True, False
 
     def _get_json(
         self, path: str | None, url: str | None, *, keep: Callable[[Any], Any] | None = None
@@ -232,7 +310,8 @@ class PullsClient:
         reduces it (the fields a `PullRef` reads: a page of GitHub's pull objects is megabytes), and
         reused on a 304. Whatever comes back from the cache is checked again like a fresh answer."""
         full = url or f"{self.api.settings.api_url.rstrip('/')}{path}"
-        key = f"GET {full}"
+        # An answer stored by a version that kept other fields is a miss, not a pull request without them.
+        key = f"GET {full}" if keep is None else f"GET {full} keeping {','.join(_KEPT)}"
         stored = None if keep is None else _stored_answer(self.answers.get(key))
         answer = self.api.get("", url=full, etag=None if stored is None else stored[0])
         if answer is None:
@@ -346,12 +425,17 @@ class PullsClient:
 
         title, login = _field(item, "title"), _field(item, "user", "login")
         state, merged_at, draft = _field(item, "state"), _field(item, "merged_at"), _field(item, "draft")
+        labels = _field(item, "labels")
         updated, url = _field(item, "updated_at"), _field(item, "html_url")
         head, base = _field(item, "head", "sha"), _field(item, "base", "sha")
         if not isinstance(title, str) or not isinstance(login, str):
             raise bad("no title or author")
         if state not in ("open", "closed") or not (merged_at is None or isinstance(merged_at, str)):
             raise bad("no state")
+        if labels is None:
+            labels = []
+        if not isinstance(labels, list) or not all(isinstance(_field(lb, "name"), str) for lb in labels):
+            raise bad("labels that are not named")
         if not isinstance(updated, str) or not _WHEN.fullmatch(updated):
             raise bad("no updated_at in GitHub's form")
         if not isinstance(url, str) or not _URL.fullmatch(url):
@@ -363,7 +447,14 @@ class PullsClient:
             or not _SHA.fullmatch(base)
         ):
             raise bad("no head or base commit sha")
-        shown: PullState = "merged" if merged_at else "open" if state == "open" else "closed"
+        # PyTorch's merge bot lands a pull request by pushing its commits to main and closing it with
+        # the `Merged` label (pytorch/pytorch#77005, "Add 'merged' label to GHF merged PRs"); GitHub then
+        # keeps merged_at null (pytorch/pytorch#102559). Label names compare case-insensitively, as
+        # GitHub's do.
+        landed = merged_at or (
+            state == "closed" and any(_field(lb, "name").lower() in LANDED_LABELS for lb in labels)
+        )
+        shown: PullState = "merged" if landed else "open" if state == "open" else "closed"
         return PullRef(
             number=number,
             title=title,
@@ -383,10 +474,10 @@ def _later_than_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
 
 
-def _field(data: Any, *keys: str) -> Any:
-    for key in keys:
-        data = data.get(key) if isinstance(data, dict) else None
-    return data
+def _reason(err: SourceError | ApiLimitError) -> str:
+    """ERR's message on one line, at most MAX_REASON characters (it may quote GitHub's answer)."""
+    text = " ".join(err.message.split())
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
 
 
 def _names(files: list[Any], repo: str) -> set[str]:
@@ -412,13 +503,16 @@ def _stored_answer(value: Any) -> tuple[str, str | None, Any] | None:
 
 
 # The fields of a pull request `_pull_ref` reads: all a list page's answer is stored as.
-_KEPT = ("number", "title", "state", "merged_at", "draft", "updated_at", "html_url")
+_KEPT = ("number", "title", "state", "merged_at", "draft", "updated_at", "html_url", "labels")
 
 
 def _slim_pull(item: Any) -> Any:
     if not isinstance(item, dict):
         return item  # `_pull_ref` refuses it, fresh or stored
-    kept = {k: item[k] for k in _KEPT if k in item}
+    kept = {k: item[k] for k in _KEPT if k in item and k != "labels"}
+    labels = item.get("labels")
+    # A label's name is all `_pull_ref` reads (GitHub's label objects carry urls, colours, descriptions).
+    kept["labels"] = [{"name": _field(lb, "name")} for lb in labels] if isinstance(labels, list) else labels
     kept["user"] = {"login": _field(item, "user", "login")}
     kept["head"] = {"sha": _field(item, "head", "sha")}
     kept["base"] = {"sha": _field(item, "base", "sha")}
