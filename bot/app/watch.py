@@ -43,6 +43,7 @@ from bot.app.watch_state import (
 from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
 from bot.model import PullRef
 from bot.publish.config import BotConfig
+from bot.publish.pulls import DEFAULT_BUDGET
 from bot.render.watch import (
     BackendImpact,
     Landed,
@@ -158,7 +159,7 @@ def plan_watch(
     who: dict[str, tuple[str, ...]],
     warn: Say,
     backends: str | None = None,
-    budget: int = 900,
+    budget: int = DEFAULT_BUDGET,
 ) -> WatchPlan:
     """The dashboard's next body and the run's comment, from the issue's PREVIOUS_BODY (None: there is
     no issue yet) and what PULLS lists since its watermark. WHO: each subscribed backend → handles;

@@ -101,6 +101,9 @@ MAX_REASON = 300  # characters of a failure's one-line reason
 # cold start progresses every run's cache is worth saving, afterwards one a day is (a steady run
 # costs the same requests without a cache, see docs/performance.md).
 PROGRESS_FILE = "scan-progress"
+# Requests a scan may send (list pages and compares): leaves about 200 of a workflow token's 1,000 an
+# hour for the judge's reads and the issue (`opdrift watch --budget`, whose default says the same).
+DEFAULT_BUDGET = 800
 SCAN_SECONDS = 900.0  # the whole scan, compares included: a scheduled job's slot, not an hour
 CALL_SECONDS = 120.0  # one touched / merge_base / pull call
 
@@ -164,7 +167,9 @@ class PullsClient:
         if root is not None and self._progress is not None:
             _write_atomically(root / PROGRESS_FILE, self._progress.encode())
 
-    def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
+    def scan(
+        self, since: str | None, *, budget: int = DEFAULT_BUDGET, known_heads: Collection[str] = ()
+    ) -> Scan:
         """The pull requests updated since SINCE (a watermark from an earlier scan), newest first;
         every open one with its compare paid for (see the module docstring), except those whose head
         is in KNOWN_HEADS (the caller judged that head in an earlier run: a new title or label moves
