@@ -1,7 +1,8 @@
 """The example workflows run end to end in a real workflow engine: act, on the host, no Docker.
 
 Each workflow's act runs are a module of their own (test_act_pr_pair.py, test_act_pr_poster.py,
-test_act_pytorch_weekly.py, test_act_downstream_weekly.py, test_act_downstream_manual.py), so that
+test_act_pytorch_weekly.py, test_act_downstream_weekly.py, test_act_downstream_manual.py,
+test_act_watch.py, test_act_init.py, test_act_release.py), so that
 pytest-xdist's `--dist loadfile` runs them on both workers at once; conftest.py hands the modules that
 run act out first. This module checks what they all rely on.
 
@@ -21,7 +22,9 @@ A new act test: put it in a module `test_act_<workflow>.py`, one workflow's runs
 - `act_pytorch_site`: a PyTorch-shaped repository with PR 1 and the PR pair of examples, pinned to
   `act_release` (this checkout as one commit, built once per session);
 - `act_support.run_act(site, github_server, EVENT, WORKFLOW, PAYLOAD)` runs a workflow of the site
-  and returns its log; `act_support.job_environment` is the environment of a site of your own.
+  and returns its log; `act_support.job_environment` is the environment of a site of your own
+  (`runner=` for a job that needs a Python of its own to install into, as the release build does),
+  `add_opdrift_origin` the checkout of `OWNER/opdrift` at `act_release`.
 
 Every job's `pip install --require-hashes -r requirements/workflow.txt` (and the release build's
 requirements/release.txt) reads `act_wheelhouse`: the pinned files downloaded with their hashes once
