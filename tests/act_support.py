@@ -321,10 +321,18 @@ def build_pytorch_site(
 
 
 def run_act(
-    site: Site, fake: FakeGitHub, event: str, workflow: str, payload: Mapping[str, object], *, ok: bool = True
+    site: Site,
+    fake: FakeGitHub,
+    event: str,
+    workflow: str,
+    payload: Mapping[str, object],
+    *,
+    ok: bool = True,
+    run_id: int | None = None,
 ) -> str:
     """Run SITE's .github/workflows/WORKFLOW on EVENT with PAYLOAD; its log, after checking that the
-    run succeeded (or, with ok=False, failed)."""
+    run succeeded (or, with ok=False, failed). act numbers every run 1 unless given RUN_ID, as GitHub
+    gives each run its own (what a cache key of `github.run_id` needs)."""
     event_file = site.work.parent / f"{event}.json"
     event_file.write_text(json.dumps(payload), encoding="utf-8")
     path = site.work / ".github" / "workflows" / workflow
@@ -337,6 +345,8 @@ def run_act(
         "--env", f"GITHUB_API_URL={fake.api_url}",
         "--env", f"GITHUB_SERVER_URL=file://{site.origins}",
     ]  # fmt: skip
+    if run_id is not None:
+        argv += ["--env", f"GITHUB_RUN_ID={run_id}"]
     done = subprocess.run(
         argv, cwd=site.work, env=site.env, capture_output=True, text=True, timeout=600, check=False
     )

@@ -50,8 +50,10 @@ class Watched:
             if str(i.get("body", "")).startswith("<!-- opdrift:watch -->")
         ]
 
-    def run(self) -> str:
-        return run_act(self.site, self.fake, "schedule", "watch.yml", {"schedule": "23 * * * *"})
+    def run(self, run_id: int) -> str:
+        # Each hour's run its own id, as on GitHub: the cache's key differs, its restore key finds it.
+        payload = {"schedule": "23 * * * *"}
+        return run_act(self.site, self.fake, "schedule", "watch.yml", payload, run_id=run_id)
 
 
 @pytest.fixture
@@ -101,7 +103,7 @@ def test_the_watch_workflow_keeps_one_dashboard_and_comments_only_on_news(watche
     a = s.open("Add _philox_randint_", s.head(base[:at] + added_entry() + base[at:]))
     b = s.open("mean: a fast path", s.head(with_fast(base)))
     s.open("Docs", s.head(readme=b"docs\n"))
-    log = s.run()
+    log = s.run(101)
     assert "2 open pull request(s) affect a backend, 2 newly" in log, log[-4000:]
     (issue,) = s.dashboards()
     number = int(str(issue["number"]))
@@ -110,7 +112,7 @@ def test_the_watch_workflow_keeps_one_dashboard_and_comments_only_on_news(watche
     assert str(comment["body"]).count("@acme/xla-team") == 1
 
     writes = len(fake.writes())
-    log = s.run()  # an hour with nothing new
+    log = s.run(102)  # an hour with nothing new
     assert len(fake.writes()) == writes and "nothing new, no comment" in log
     assert "cache restored from opdrift-watch-" in log
 
@@ -126,7 +128,7 @@ def test_the_watch_workflow_keeps_one_dashboard_and_comments_only_on_news(watche
     )
     new = s.open("mean: precise", s.head(precise))
     mark = len(fake.requests)
-    s.run()
+    s.run(103)
     # main's files, the merge base of every PR, come from the cache: no blob of them is fetched again
     main_blobs = {blob_sha(data) for data in s.files.values()}
     assert not [r.path for r in fake.requests[mark:] if any(b in r.path for b in main_blobs)]
