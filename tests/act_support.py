@@ -24,6 +24,8 @@ from pytorch_history import DERIVATIVES, NATIVE, TAGS, build_history
 ROOT = Path(__file__).resolve().parents[1]
 STAND_INS = Path(__file__).resolve().parent / "act_actions"
 REQUIREMENTS = ROOT / "requirements" / "workflow.txt"
+# What the jobs install by hash: opdrift's dependencies, and the release workflow's build backend.
+PINNED = (REQUIREMENTS, ROOT / "requirements" / "release.txt")
 TOKEN = "ghs_acttesttoken000000000000000000000"
 BACKEND = "acme/backend"
 PYTORCH = "acme/pytorch"
@@ -39,6 +41,8 @@ LOCAL_ACTIONS = {
     "actions/setup-python": STAND_INS / "setup-python",
     "actions/upload-artifact": STAND_INS / "upload-artifact",
     "actions/download-artifact": STAND_INS / "download-artifact",
+    "actions/cache": STAND_INS / "cache",  # its restore/ and save/ actions
+    "pypa/gh-action-pypi-publish": STAND_INS / "gh-action-pypi-publish",
     "OWNER/opdrift": ROOT,
 }
 # Two operators a PR of the PyTorch site adds, one commit each.
@@ -66,10 +70,14 @@ def git(repo: Path, *args: str) -> str:
 
 
 def pins(workflow: Path) -> dict[str, str]:
-    """`owner/name@sha` of every pinned action the workflow uses → the local directory it resolves to."""
+    """`owner/name@sha` of every pinned action the workflow uses → the local directory it resolves to.
+
+    An action in a directory of its repository (`actions/cache/restore@SHA`) is the repository's: act
+    resolves `owner/name@sha` and reads the directory inside it.
+    """
     found = {}
     for name, sha in re.findall(
-        r"uses: ([\w.-]+/[\w.-]+)@([0-9a-f]{40})", workflow.read_text(encoding="utf-8")
+        r"uses: ([\w.-]+/[\w.-]+)(?:/[\w./-]+)?@([0-9a-f]{40})", workflow.read_text(encoding="utf-8")
     ):
         if name not in LOCAL_ACTIONS:
             raise AssertionError(f"no local copy of {name} for act")
@@ -81,8 +89,8 @@ def pins(workflow: Path) -> dict[str, str]:
 
 
 def download_wheelhouse(shared: Path) -> Path:
-    """The files requirements/workflow.txt pins, downloaded with its hashes into SHARED/act-wheelhouse
-    by the first caller; every later caller (another test, another xdist worker) finds them there.
+    """The files requirements/workflow.txt and release.txt pin (PINNED), downloaded with their hashes
+    into SHARED/act-wheelhouse by the first caller; every later caller (another test, another xdist worker) finds them there.
 
     This is the act tests' one use of the package index. The jobs install from these files offline
     (`job_environment`), with the workflow's own `--require-hashes -r requirements/workflow.txt`, so pip
@@ -108,33 +116,57 @@ def download_wheelhouse(shared: Path) -> Path:
                     "--no-deps",
                     "--dest",
                     str(partial),
-                    "-r",
-                    str(REQUIREMENTS),
+                    *(arg for path in PINNED for arg in ("-r", str(path))),
                 ],
                 capture_output=True,
                 text=True,
                 check=False,
             )
             if done.returncode != 0:
-                raise RuntimeError(f"pip download of {REQUIREMENTS.name} failed:\n{done.stderr[-4000:]}")
+                raise RuntimeError(f"pip download of the pinned files failed:\n{done.stderr[-4000:]}")
             partial.rename(dest)
     return dest
 
 
-def job_environment(tmp_path: Path, wheelhouse: Path, origins: Path) -> dict[str, str]:
-    """The environment act runs in, which it passes on to every step of the job (`-self-hosted`)."""
-    prefix = tmp_path / "prefix"
-    purelib = sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)})
-    scripts = sysconfig.get_path("scripts", vars={"base": str(prefix), "platbase": str(prefix)})
+def runner_python(dest: Path) -> Path:
+    """A venv at DEST, as setup-python gives a runner one, for a job that installs into the runner's
+    own Python (the release build) or makes a fresh venv from it; its bin/ for `job_environment`."""
+    subprocess.run([sys.executable, "-m", "venv", str(dest)], check=True)
+    return dest / "bin"
+
+
+def job_environment(
+    tmp_path: Path, wheelhouse: Path, origins: Path, *, runner: Path | None = None
+) -> dict[str, str]:
+    """The environment act runs in, which it passes on to every step of the job (`-self-hosted`).
+
+    The job's `python` is the tests' own, and its installs go to a prefix of TMP_PATH's that PYTHONPATH
+    reads; or, with RUNNER (`runner_python`), that venv's, which its installs go into. The stand-ins'
+    places are under TMP_PATH: $ACT_ARTIFACTS (upload/download-artifact), $ACT_CACHE (actions/cache),
+    $ACT_PYPI (gh-action-pypi-publish), $ACT_GH_LOG (the stand-in `gh`, first on PATH).
+    """
+    inherited = {
+        k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_", "PIP_", "VIRTUAL_ENV"))
+    }
+    if runner is None:
+        prefix = tmp_path / "prefix"
+        purelib = sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)})
+        scripts = sysconfig.get_path("scripts", vars={"base": str(prefix), "platbase": str(prefix)})
+        python = {
+            "PATH": f"{scripts}{os.pathsep}{Path(sys.executable).parent}",
+            "PYTHONPATH": purelib,  # what the job's install steps install, not the source tree
+            "PIP_PREFIX": str(prefix),
+            "PIP_NO_DEPS": "1",
+            "PIP_IGNORE_INSTALLED": "1",
+        }
+    else:
+        python = {"PATH": str(runner)}
     return {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_", "PIP_"))},
+        **inherited,
         **GIT_ID,
-        "PATH": f"{scripts}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "PYTHONPATH": purelib,  # what the job's install steps install, not the source tree
-        "PIP_PREFIX": str(prefix),
-        "PIP_NO_DEPS": "1",
+        **python,
+        "PATH": os.pathsep.join((str(STAND_INS / "bin"), python["PATH"], os.environ["PATH"])),
         "PIP_NO_INPUT": "1",
-        "PIP_IGNORE_INSTALLED": "1",
         # The session's wheelhouse instead of the index: the same files, checked against the same hashes.
         "PIP_NO_INDEX": "1",
         "PIP_FIND_LINKS": str(wheelhouse),
@@ -143,6 +175,10 @@ def job_environment(tmp_path: Path, wheelhouse: Path, origins: Path) -> dict[str
         # step imports when it imports it.
         "PIP_NO_COMPILE": "0",
         "ACT_ORIGINS": str(origins),
+        "ACT_ARTIFACTS": str(tmp_path / "artifacts"),
+        "ACT_CACHE": str(tmp_path / "actions-cache"),
+        "ACT_PYPI": str(tmp_path / "pypi"),
+        "ACT_GH_LOG": str(tmp_path / "gh.log"),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
 
@@ -200,7 +236,7 @@ def build_site(github: FakeGitHub, tmp_path: Path, wheelhouse: Path) -> Site:
 def release_of_this_checkout(dest: Path) -> str:
     """This checkout's files as one commit of a local repository: the "pinned release" pip installs."""
     dest.mkdir()
-    git(dest, "init", "-q")
+    git(dest, "init", "-q", "-b", "main")
     for rel in git(ROOT, "ls-files").splitlines():
         if (ROOT / rel).is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -208,6 +244,14 @@ def release_of_this_checkout(dest: Path) -> str:
     git(dest, "add", "-A")
     git(dest, "commit", "-q", "-m", "release")
     return git(dest, "rev-parse", "HEAD")
+
+
+def add_opdrift_origin(origins: Path, release_dir: Path) -> None:
+    """opdrift's own repository among ORIGINS, the release (`act_release`'s directory) as its only
+    commit: the workflows check it out at the pinned release for its hash-pinned requirements."""
+    owner = origins / "OWNER"
+    owner.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(release_dir), str(owner / "opdrift.git")], check=True)
 
 
 @dataclass(frozen=True)
@@ -236,11 +280,7 @@ def build_pytorch_site(
         heads.append(git(work, "rev-parse", "HEAD"))
     origin = site.origins / "acme" / "pytorch.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(origin)], check=True)
-    # opdrift's own repository, which the workflows check out at the pinned release for its
-    # hash-pinned requirements/workflow.txt.
-    owner = site.origins / "OWNER"
-    owner.mkdir(exist_ok=True)
-    subprocess.run(["git", "clone", "-q", "--bare", str(release_dir), str(owner / "opdrift.git")], check=True)
+    add_opdrift_origin(site.origins, release_dir)
     git(origin, "update-ref", "refs/pull/1/head", heads[-1])
     # What act runs in: a clone named like the repository, with the example workflows (pinned to the
     # local release instead of the placeholder sha).
@@ -252,10 +292,9 @@ def build_pytorch_site(
     for example in ("pr-drift.yml", "pr-drift-comment.yml"):
         text = (ROOT / "examples" / "pytorch" / example).read_text(encoding="utf-8")
         (workflows / example).write_text(text.replace("0" * 40, release_sha), encoding="utf-8")
-    artifacts = tmp_path / "artifacts"
+    artifacts = Path(site.env["ACT_ARTIFACTS"])
     env = {
         **site.env,
-        "ACT_ARTIFACTS": str(artifacts),
         # `pip install git+https://github.com/OWNER/opdrift@SHA` reads the local release instead.
         "GIT_CONFIG_COUNT": "1",
         "GIT_CONFIG_KEY_0": f"url.file://{release_dir}.insteadOf",
@@ -282,10 +321,18 @@ def build_pytorch_site(
 
 
 def run_act(
-    site: Site, fake: FakeGitHub, event: str, workflow: str, payload: Mapping[str, object], *, ok: bool = True
+    site: Site,
+    fake: FakeGitHub,
+    event: str,
+    workflow: str,
+    payload: Mapping[str, object],
+    *,
+    ok: bool = True,
+    run_id: int | None = None,
 ) -> str:
     """Run SITE's .github/workflows/WORKFLOW on EVENT with PAYLOAD; its log, after checking that the
-    run succeeded (or, with ok=False, failed)."""
+    run succeeded (or, with ok=False, failed). act numbers every run 1 unless given RUN_ID, as GitHub
+    gives each run its own (what a cache key of `github.run_id` needs)."""
     event_file = site.work.parent / f"{event}.json"
     event_file.write_text(json.dumps(payload), encoding="utf-8")
     path = site.work / ".github" / "workflows" / workflow
@@ -298,6 +345,8 @@ def run_act(
         "--env", f"GITHUB_API_URL={fake.api_url}",
         "--env", f"GITHUB_SERVER_URL=file://{site.origins}",
     ]  # fmt: skip
+    if run_id is not None:
+        argv += ["--env", f"GITHUB_RUN_ID={run_id}"]
     done = subprocess.run(
         argv, cwd=site.work, env=site.env, capture_output=True, text=True, timeout=600, check=False
     )

