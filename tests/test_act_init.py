@@ -1,10 +1,12 @@
 """What `opdrift init` writes runs in a real workflow engine: act, on the host, no Docker (issue 25).
 
-A fresh backend repository (pytorch_dlprim's real `src/`) is set up by `opdrift init --weekly` against
+A fresh backend repository (pytorch_dlprim's real `src/`) is set up by `opdrift init --weekly --watch` against
 the fake GitHub API, whose pytorch/pytorch mirrors a local PyTorch history at its v2.13.0 commit (same
 sha, same files); upstream's local origin has moved on to v2.14.1. The weekly workflow init wrote then
 opens the week's issue with the drift 2.13.0 → 2.14.1, mentioning the subscribed team for what dlprim
-lacks; a manual dispatch with `post-issue` opens its own issue and leaves the week's as it was.
+lacks; a manual dispatch with `post-issue` opens its own issue and leaves the week's as it was. The
+watch workflow init wrote opens the dashboard of the open upstream pull requests that would affect
+dlprim (one PR bringing 2.14.1's operators), and its comment mentions the team once.
 tests/test_act.py says how the act tests work.
 """
 
@@ -15,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from act_support import TOKEN, Site, git, job_environment, run_act
+from act_support import TOKEN, Site, add_opdrift_origin, git, job_environment, run_act
 from clirun import Opdrift
 from fake_github import FakeGitHub
 from pytorch_history import build_history
@@ -33,8 +35,11 @@ def site(
     dlprim_src: Path,
     opdrift: Opdrift,
     monkeypatch: pytest.MonkeyPatch,
+    act_release: tuple[Path, str],
 ) -> Site:
     origins = tmp_path / "origins"
+    release_dir, release = act_release
+    add_opdrift_origin(origins, release_dir)
     history = build_history(origins / "pytorch" / "pytorch", first="2.13.0", last="2.14.1")
     seed = history.tag_sha("2.13.0")
     # The API's pytorch/pytorch main is the local history's v2.13.0 commit: same sha, files and date.
@@ -60,8 +65,13 @@ def site(
     monkeypatch.chdir(work)
     monkeypatch.setenv("GITHUB_API_URL", github_server.api_url)
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    run = opdrift("init", "--backend", "dlprim:cpp=src", "--who", "@dlprim-team", "--weekly")
+    run = opdrift("init", "--backend", "dlprim:cpp=src", "--who", "@dlprim-team", "--weekly", "--watch")
     assert run.code == 0, run.err
+    # An editable install records no commit: init left the pin for the maintainer, who fills it in.
+    assert "pin" in run.out + run.err
+    for name in ("weekly-drift.yml", "watch.yml", "manual-drift.yml"):
+        written = work / ".github" / "workflows" / name
+        written.write_text(written.read_text(encoding="utf-8").replace("0" * 40, release), encoding="utf-8")
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", "opdrift: operator drift alerts")
     git(work, "push", "-q", str(origin), "main")
@@ -95,3 +105,29 @@ def test_the_written_weekly_workflow_opens_the_issue_and_a_manual_run_leaves_it_
     (manual,) = [i for n, i in issues.items() if n != week["number"]]
     assert "manual run at v2.14.1" in manual["title"]
     assert git(site.origin, "rev-list", "--count", "main") == "2"  # a manual run refreshes nothing
+
+
+@pytest.mark.slow  # one act run
+def test_the_written_watch_workflow_opens_the_dashboard_of_open_upstream_prs(
+    github_server: FakeGitHub, site: Site
+) -> None:
+    """An open upstream PR that brings 2.14.1's operators (dlprim lacks some) is on the dashboard, and
+    the run's one comment mentions the team once."""
+    files = {
+        path: subprocess.run(
+            ["git", "-C", str(site.origins / "pytorch" / "pytorch"), "show", f"{site.pytorch_head}:{path}"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        for path in (NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH)
+    }
+    main = github_server.repos["pytorch/pytorch"].refs["main"]
+    head = github_server.add_commit("pytorch/pytorch", files, parent=main, date="2026-12-02T10:00:00Z")
+    number = github_server.add_pull("pytorch/pytorch", title="Operators of 2.14.1", sha=head, base=main)
+    run_act(site, github_server, "schedule", "watch.yml", {"schedule": "23 * * * *"})
+    (dashboard,) = [
+        i for i in github_server.issues(BACKEND) if str(i["body"]).startswith("<!-- opdrift:watch -->")
+    ]
+    assert f"/pull/{number})" in str(dashboard["body"])
+    (comment,) = github_server.comments(BACKEND, int(str(dashboard["number"])))
+    assert str(comment["body"]).count("@dlprim-team") == 1
