@@ -89,6 +89,7 @@ def test_an_endless_link_next_stops_at_the_page_cap_within_the_budget(fake: Fake
     assert fake.writes() == []
 
 
+@pytest.mark.slow
 def test_the_cli_ends_an_endless_listing_with_one_line_and_exit_2(
     fake: FakeGitHub, tmp_path: Path, release_file: Callable[[str], Path]
 ) -> None:
@@ -220,6 +221,7 @@ def test_an_answer_nested_without_end_or_broken_json_is_one_named_error() -> Non
 
 
 @pytest.mark.parametrize("optimize", [False, True], ids=["python", "python -O"])
+@pytest.mark.slow
 def test_a_comment_url_naming_another_host_is_never_followed(
     fake: FakeGitHub, evil: FakeGitHub, tmp_path: Path, release_file: Callable[[str], Path], optimize: bool
 ) -> None:

@@ -86,6 +86,7 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
         ("coverage/check.py", "import requests as _q", "Only the publish stage talks to the network"),
     ],
 )
+@pytest.mark.slow
 def test_a_forbidden_import_is_caught(tmp_path: Path, module: str, line: str, contract: str) -> None:
     tree = _copy_tree(tmp_path)
     target = tree / "bot" / module

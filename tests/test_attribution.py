@@ -60,6 +60,7 @@ def _made(change: Change, d: PointDrift) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_every_change_goes_to_the_commit_that_made_it(fine: History) -> None:
     """On a real fine-grained history: each commit changes one entry, so each change of the range's
     net drift must be attributed to the first commit whose subject names that entry."""

@@ -41,6 +41,7 @@ def test_the_docs_name_the_tables_kinds_in_its_order(capsys: pytest.CaptureFixtu
     assert "default: the KIND's (torch-mlir: export, xla: functional, the others: eager)" in help_text
 
 
+@pytest.mark.slow
 def test_adding_a_kind_touches_only_the_kind_table(tmp_path: Path) -> None:
     """A copy of the package with one more `Kind` row (a plain list judged as a functional backend)
     reads it, judges it by its profile, and offers it in --help and in the unknown-kind error."""

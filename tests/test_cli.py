@@ -160,6 +160,7 @@ def test_stats_json_of_2_14_1_matches_torchgen(release: Path, opdrift: Opdrift) 
     assert data["source"] == str(release)
 
 
+@pytest.mark.slow
 def test_snapshot_reads_back_to_the_same_classification(
     release: Path, stored: Path, tmp_path: Path, opdrift: Opdrift
 ) -> None:
@@ -181,6 +182,7 @@ def test_snapshot_reads_back_to_the_same_classification(
     assert again.read_bytes() == stored.read_bytes()
 
 
+@pytest.mark.slow
 def test_snapshot_is_deterministic_to_file_and_stdout(
     release: Path, stored: Path, tmp_path: Path, opdrift: Opdrift
 ) -> None:
@@ -217,6 +219,7 @@ def test_explain_of_an_unknown_operator_is_a_one_line_error(release: Path, opdri
     assert_one_line_error(run, str(release), "no_such_op.Tensor")
 
 
+@pytest.mark.slow
 def test_every_kind_of_source_gives_the_same_figures(
     release: Path,
     older_release: Path,
@@ -857,6 +860,7 @@ def _warned_release(directory: Path) -> tuple[Path, int, int]:
     return path, add, relu + 1
 
 
+@pytest.mark.slow
 def test_diff_reports_the_warnings_head_has_and_base_had_not(
     release: Path, tmp_path: Path, opdrift: Opdrift
 ) -> None:
@@ -899,6 +903,7 @@ def test_a_message_on_many_lines_is_listed_once_with_a_count() -> None:
     )
 
 
+@pytest.mark.slow
 def test_warnings_survive_stored_snapshots_as_the_action_diffs_them(
     release: Path, tmp_path: Path, opdrift: Opdrift
 ) -> None:

@@ -169,6 +169,7 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 def test_history_and_dir_at_rev_use_the_version_txt_of_each_commit(tmp_path: Path) -> None:
     """2.5.0's files, then version.txt alone moves to 2.6 (listed, not counted), then an edit: the
     edit's point is built by 2.6's rules, so the core CompositeImplicitAutograd groups' operators

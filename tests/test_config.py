@@ -402,6 +402,7 @@ TYPO_CONFIG = (
         ("mps", "xpu", "coer", 8, "backend: no operator of BASE or HEAD"),  # the first, by line
     ],
 )
+@pytest.mark.slow
 def test_typos_in_dispatch_keys_and_tags_name_their_line(
     tmp_path: Path, key: str, dispatch: str, tag: str, line: int | None, message: str
 ) -> None:

@@ -225,6 +225,7 @@ def test_gap_since_base(tmp_path: Path, head: Snapshot) -> None:
     assert {f"{name}.out" for name in moved} <= uncovered_now
 
 
+@pytest.mark.slow
 def test_coverage_command_json_and_markdown(
     tmp_path: Path, release_file: Callable[[str], Path], opdrift: Opdrift
 ) -> None:
@@ -357,6 +358,7 @@ def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
     assert f"      - argument `*x*` renamed to `{hostile.after}`\n" in text
 
 
+@pytest.mark.slow
 def test_unchecked_version_gates_are_said(release_file: Callable[[str], Path], opdrift: Opdrift) -> None:
     """A bare yaml has no torch version: op-plugin's gates cannot be checked, and the run says so."""
     head_path = release_file("2.14.1")

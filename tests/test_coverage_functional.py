@@ -192,6 +192,7 @@ def test_xla_autograd_registrations_bypass_their_backward_kernels(xla: Coverage)
 
 
 @pytest.mark.parametrize("version", [v for v in RELEASES if has_release_file(v, "derivatives.yaml")])
+@pytest.mark.slow
 def test_shared_backwards_hold_every_backward_another_formula_calls(version: str) -> None:
     """An Autograd-key registration of F bypasses F_backward only when no other op's derivative formula
     calls it (F's in-place twin counts as another op: a registration of F does not cover it)."""
@@ -226,6 +227,7 @@ def test_dlprim_relu_registered_at_its_autograd_key_is_covered(dlprim_src: Path,
     assert _by_name(compute_coverage(snap_215, backend))["relu"][:2] == (True, "listed")
 
 
+@pytest.mark.slow
 def test_a_boxed_cpu_fallback_words_the_gap_as_falling_back(
     xla: Coverage,
     dlprim_src: Path,

@@ -101,6 +101,7 @@ def test_an_export_backend_lowers_what_survives_decomposition(release_file: Call
     assert export["upsample_bilinear2d.vec"].rule == "needs_kernel"  # PRESERVED_ATEN_CIA_OPS
 
 
+@pytest.mark.slow
 def test_coverage_says_the_profile_and_takes_another(
     opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:
@@ -362,6 +363,7 @@ def op_plugin_real(
     )
 
 
+@pytest.mark.slow
 def test_the_real_op_plugin_file_reads_what_torchnpugen_generates_for_the_version(
     op_plugin_real: tuple[str, BackendList, Coverage],
 ) -> None:
@@ -464,6 +466,7 @@ def test_the_real_xpu_list_against_a_release(xpu_real: tuple[str, BackendList, C
     assert cov.alerts == ()  # the list names operators only, no schemas
 
 
+@pytest.mark.slow
 def test_what_a_real_list_newly_lacks_at_the_next_release_is_new_in_it(
     tmp_path: Path, release_file: Callable[[str], Path]
 ) -> None:
@@ -504,6 +507,7 @@ def test_what_a_real_list_newly_lacks_at_the_next_release_is_new_in_it(
         ("xpu", XPU, "2.6.0", (), "- cholesky", ""),
     ],
 )
+@pytest.mark.slow
 def test_opdrift_coverage_on_a_real_list(
     kind: BackendKind,
     name: str,
@@ -550,6 +554,7 @@ def test_opdrift_coverage_on_a_real_list(
         assert "cholesky" in {u["name"] for u in report["uncovered"]}
 
 
+@pytest.mark.slow
 def test_opdrift_says_the_real_op_plugin_gates_went_unchecked_without_a_torch_version(
     opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:
@@ -570,6 +575,7 @@ def test_opdrift_says_the_real_op_plugin_gates_went_unchecked_without_a_torch_ve
 # --- issue 21: each backend's kernel form; a schema comment tied to its function; since when ---------
 
 
+@pytest.mark.slow
 def test_op_plugin_kernel_breaking_alerts_are_exactly_the_rrelu_with_noise_family(
     op_plugin_real: tuple[str, BackendList, Coverage],
 ) -> None:
@@ -733,6 +739,7 @@ def test_an_alert_on_a_change_of_2_14_0_dates_it_2_14_0(
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_backend_subscription_mentions_its_subscriber_when_a_kernel_it_implements_breaks(
     release_file: Callable[[str], Path],
     tmp_path: Path,

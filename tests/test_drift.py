@@ -451,6 +451,7 @@ def test_real_self_diff_is_empty(tmp_path: Path) -> None:
     assert compute_drift(s, s).is_empty
 
 
+@pytest.mark.slow
 def test_real_2_12_to_2_13_removes_named_overloads(tmp_path: Path) -> None:
     drift = compute_drift(real_snapshot("2.12.0", str(tmp_path)), real_snapshot("2.13.0", str(tmp_path)))
     named = [c for c in drift.removed if "Dimname" in c.record.schema]
@@ -468,6 +469,7 @@ def test_real_2_13_to_2_14_1(tmp_path: Path) -> None:
     assert by["_cudnn_attention_forward"].details and not by["_cudnn_attention_forward"].breaking
 
 
+@pytest.mark.slow
 def test_real_edited_copy_each_change_kind(tmp_path: Path) -> None:
     """Small edits of the real 2.14.1 file, one per change kind, diffed through the whole pipeline."""
     from bot.pipeline import load_snapshot
@@ -553,6 +555,7 @@ RESPELLED = {
 }
 
 
+@pytest.mark.slow
 def test_real_defaults_respelled_are_no_bc_break(
     opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:
@@ -578,6 +581,7 @@ def test_real_defaults_respelled_are_no_bc_break(
     assert "default of `eps` respelled `1e-05` → `1.0e-05` (the same value)" in text
 
 
+@pytest.mark.slow
 def test_real_default_values_changed_stay_bc_breaking(
     opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:

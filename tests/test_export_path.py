@@ -234,6 +234,7 @@ def test_the_cli_reports_the_table_and_the_training_only_ops(
     assert missing.code == 2 and "not a torch-mlir checkout" in missing.err and "Traceback" not in missing.err
 
 
+@pytest.mark.slow
 def test_training_only_ops_are_counted_apart_from_covered_and_needed(
     opdrift: Opdrift, checkout: Path, release_file: Callable[[str], Path]
 ) -> None:

@@ -81,6 +81,7 @@ def test_the_pr_fetch_costs_a_fiftieth_of_fetch_depth_0_for_the_same_report(
     assert ratio >= 50
 
 
+@pytest.mark.slow
 def test_fetch_commits_reuses_its_clone_and_refuses_another_origin(
     origin: Origin, tmp_path: Path, opdrift: Opdrift
 ) -> None:

@@ -45,6 +45,7 @@ def _without_sources(report: str) -> object:
     return {k: v for k, v in data.items() if k not in ("base", "head")}
 
 
+@pytest.mark.slow
 def test_diff_of_two_tags_is_the_report_of_the_files_and_a_repeat_fetches_no_content(
     fake: FakeGitHub, opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:

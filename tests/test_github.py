@@ -634,6 +634,7 @@ def gh_env(fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     return summary
 
 
+@pytest.mark.slow
 def test_cli_comment_three_heads_one_comment_then_flip(
     fake: FakeGitHub, gh_env: Path, releases: dict[str, str], opdrift: Opdrift
 ) -> None:
@@ -656,6 +657,7 @@ def test_cli_comment_three_heads_one_comment_then_flip(
     assert "✅" in str(mine["body"])
 
 
+@pytest.mark.slow
 def test_cli_comment_with_head_sha_posts_only_for_the_current_head(
     fake: FakeGitHub, gh_env: Path, opdrift: Opdrift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -685,6 +687,7 @@ def test_cli_comment_with_head_sha_posts_only_for_the_current_head(
     assert "full commit sha" in usage_error.err
 
 
+@pytest.mark.slow
 def test_cli_bot_login_from_the_config_decides_whose_posts_are_the_bots(
     fake: FakeGitHub,
     monkeypatch: pytest.MonkeyPatch,
@@ -751,6 +754,7 @@ def test_cli_weekly_lookup_in_a_repository_of_20000_issues_lists_at_most_10_page
     assert run.code == 2 and "OPDRIFT_BOT_LOGIN must be a GitHub login" in run.err
 
 
+@pytest.mark.slow
 def test_cli_allowlist_flag_acknowledges_like_the_configs(
     fake: FakeGitHub,
     gh_env: Path,
@@ -774,6 +778,7 @@ def test_cli_allowlist_flag_acknowledges_like_the_configs(
     assert "@kernel-team" not in str(mine["body"])  # every change acknowledged: nobody is paged
 
 
+@pytest.mark.slow
 def test_cli_clean_pr_gets_no_comment(
     fake: FakeGitHub, gh_env: Path, releases: dict[str, str], opdrift: Opdrift
 ) -> None:
@@ -809,6 +814,7 @@ def test_cli_mentions_only_matching_subscriptions(
     assert "@nobody-here" not in str(mine["body"])
 
 
+@pytest.mark.slow
 def test_cli_weekly_issue_reruns_keep_one_issue(
     fake: FakeGitHub,
     gh_env: Path,
@@ -832,6 +838,7 @@ def test_cli_weekly_issue_reruns_keep_one_issue(
     assert f"#{old['number']}" in new["body"]
 
 
+@pytest.mark.slow
 def test_cli_dry_run_prints_the_markdown_alone_and_no_body_when_it_would_post_nothing(
     fake: FakeGitHub,
     gh_env: Path,
@@ -857,6 +864,7 @@ def test_cli_dry_run_prints_the_markdown_alone_and_no_body_when_it_would_post_no
     assert fake.writes() == []
 
 
+@pytest.mark.slow
 def test_cli_without_token_is_a_dry_run_with_no_request(
     fake: FakeGitHub,
     gh_env: Path,
@@ -986,6 +994,7 @@ def test_cli_config_names_that_match_nothing_fail_before_any_request(
     assert fake.requests == []
 
 
+@pytest.mark.slow
 def test_cli_a_tag_defined_in_tags_yaml_but_unused_is_accepted(
     fake: FakeGitHub,
     gh_env: Path,
@@ -1019,6 +1028,7 @@ def test_cli_rejects_a_week_the_year_lacks_and_a_negative_retry_budget(
         assert usage.code == 2
 
 
+@pytest.mark.slow
 def test_cli_comment_posts_for_a_pr_whose_only_news_is_a_parse_warning(
     fake: FakeGitHub,
     gh_env: Path,
@@ -1075,6 +1085,7 @@ def test_finding_the_weekly_issue_reads_pages_not_every_issue(fake: FakeGitHub) 
     assert single == []
 
 
+@pytest.mark.slow
 def test_cli_comment_stays_quiet_for_a_pr_that_only_adds_an_in_tree_kernel(
     fake: FakeGitHub,
     gh_env: Path,

@@ -189,6 +189,7 @@ def test_every_point_equals_cold_classification(
         prev, prev_sha = snap, commit.sha
 
 
+@pytest.mark.slow
 def test_fine_commits_change_what_they_say(walked: timeline.Timeline, fine: History) -> None:
     # The history is not trivial: single-entry commits add, remove and edit operators.
     drifts = [p.drift for p in walked.points if p.drift is not None]
@@ -361,6 +362,7 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[History, str, str]
     return h, bad_sha, _git(repo, "rev-parse", "HEAD")
 
 
+@pytest.mark.slow
 def test_strict_stops_at_a_broken_commit_naming_it(
     broken: tuple[History, str, str], opdrift: Opdrift
 ) -> None:
@@ -397,6 +399,7 @@ def refused(tmp_path_factory: pytest.TempPathFactory) -> tuple[History, str]:
     return h, bad
 
 
+@pytest.mark.slow
 def test_a_commit_codegen_refuses_is_skipped_by_default_and_summarized(
     refused: tuple[History, str], opdrift: Opdrift
 ) -> None:
@@ -494,6 +497,7 @@ def test_bad_shard_spec(fine: History, opdrift: Opdrift) -> None:
 # --- rendering -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_json_round_trips(walked: timeline.Timeline) -> None:
     text = timeline.render_json(walked)
     assert timeline.parse_json(text, "x") == walked
@@ -551,6 +555,7 @@ def test_progress_is_silent_off_a_terminal() -> None:
     assert buf.getvalue() == ""
 
 
+@pytest.mark.slow
 def test_paths_are_normalised_and_patterns_refused(fine: History, opdrift: Opdrift) -> None:
     assert check_paths(["./aten/src/ATen/native/native_functions.yaml", "tools/autograd/"]) == (
         "aten/src/ATen/native/native_functions.yaml",

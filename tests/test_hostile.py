@@ -211,6 +211,7 @@ def _facet(name: str, key: str, value: object) -> Callable[[dict[str, Any]], Non
     ],
     ids=["delegate", "alias", "composite", "variant", "line", "date", "commit", "version"],
 )
+@pytest.mark.slow
 def test_snapshot_refuses_inconsistent_values(
     opdrift: Opdrift, tmp_path: Path, edit: Callable[[dict[str, Any]], None], needle: str
 ) -> None:
@@ -269,6 +270,7 @@ def _killed_at(point: str, *argv: str) -> None:
             proc.stderr.close()
 
 
+@pytest.mark.slow
 def test_killed_site_builds_always_leave_a_site(tmp_path: Path) -> None:
     out = tmp_path / "site"
     old_release, new_release = str(SHIPPED.with_name("v2.14.1.json")), str(SHIPPED)
@@ -541,6 +543,7 @@ def small_snapshot(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(kind=st.sampled_from(sorted(BASES)), data=_content())
+@pytest.mark.slow
 def test_every_reader_ends_fast_in_0_1_or_2(
     kind: str, data: bytes, small_snapshot: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

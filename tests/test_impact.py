@@ -316,6 +316,7 @@ def test_a_pr_that_breaks_a_listed_backends_kernel_gets_the_impact_table(
     check_golden("impact-rrelu.pr-comment.md", body, updating(request))
 
 
+@pytest.mark.slow
 def test_a_pr_that_affects_no_listed_backend_gets_no_table(
     fake: FakeGitHub, opdrift: Opdrift, tmp_path: Path
 ) -> None:
@@ -378,6 +379,7 @@ def test_the_documented_backends_example_parses() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_an_op_renamed_away_from_a_listed_backend_is_in_its_removed_column(tmp_path: Path) -> None:
     """1.13.0 → 2.0.0 renamed `prelu_backward` to `_prelu_kernel_backward` (the drift pairs the two).
     An XLA-kind list naming the old name (a two-line list: no vendored list of that time has it) no
@@ -415,6 +417,7 @@ def test_more_than_the_bound_of_backends_is_an_error() -> None:
     assert info.value.line == 2
 
 
+@pytest.mark.slow
 def test_an_unreadable_gh_list_is_a_row_not_judged_and_the_weekly_issue_reads_none(
     fake: FakeGitHub, opdrift: Opdrift, tmp_path: Path
 ) -> None:

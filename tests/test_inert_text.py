@@ -67,6 +67,7 @@ def hostile_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("fmt", ["pr-comment", "weekly-issue", "job-summary", "markdown"])
+@pytest.mark.slow
 def test_yaml_references_are_inert_in_every_report(
     hostile_pair: tuple[str, str], opdrift: Opdrift, fmt: str
 ) -> None:
@@ -83,6 +84,7 @@ def test_yaml_references_are_inert_in_every_report(
         assert all(f"unknown key 'GH-{i}' kept" in shown for i in range(1, 101))
 
 
+@pytest.mark.slow
 def test_backend_file_names_are_inert_in_coverage_markdown(
     hostile_pair: tuple[str, str], opdrift: Opdrift, tmp_path: Path
 ) -> None:
@@ -102,6 +104,7 @@ def test_backend_file_names_are_inert_in_coverage_markdown(
     assert live(run.out) == {}
 
 
+@pytest.mark.slow
 def test_the_posted_comment_and_the_job_summary_are_inert(
     hostile_pair: tuple[str, str],
     opdrift: Opdrift,

@@ -93,6 +93,7 @@ def _lint(repo: Path) -> None:
     assert "No findings to report" in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_init_writes_a_config_workflows_and_the_snapshot_of_upstream_main(
     fake: FakeGitHub, backend: Path, opdrift: Opdrift, tmp_path: Path
 ) -> None:
@@ -129,6 +130,7 @@ def test_init_writes_a_config_workflows_and_the_snapshot_of_upstream_main(
         assert publishing and all(s["with"]["config"] == ".github/opdrift.yml" for s in publishing)
 
 
+@pytest.mark.slow
 def test_init_refuses_to_overwrite_and_writes_nothing_then_force_does(
     fake: FakeGitHub, backend: Path, opdrift: Opdrift
 ) -> None:

@@ -172,6 +172,7 @@ def test_real_releases_get_both_verdicts(release_file: Callable[[str], Path]) ->
     assert (later["_cdist_backward"].breaking, later["_cdist_backward"].kernel) == (True, "compatible")
 
 
+@pytest.mark.slow
 def test_reports_lead_with_kernel_changes_and_json_carries_both(
     opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:
@@ -211,6 +212,7 @@ def test_fail_on_kernel_counts_a_changed_kernel_signature(release_file: Callable
     assert correction in failing(drift, "kernel") and correction not in failing(drift, "breaking")
 
 
+@pytest.mark.slow
 def test_a_coverage_alert_gets_the_verdicts_diff_gives(
     opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:

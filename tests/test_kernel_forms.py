@@ -96,6 +96,7 @@ def test_2_10_widened_only_the_symint_form() -> None:
     assert changes["tril"].profiles == ()
 
 
+@pytest.mark.slow
 def test_int64_t_form_changes_stay_breaking() -> None:
     correction = _by_name(_drift("2.0.0", "2.1.0"))["std.correction"]
     assert correction.kernel == "breaking"
@@ -221,6 +222,7 @@ def test_a_callers_break_says_int64_t_kernels_still_build() -> None:
     assert line.endswith("; C++ kernels written with int64_t still build  (line 14515)")
 
 
+@pytest.mark.slow
 def test_codegen_names_the_release_a_bare_yaml_is_judged_by(opdrift: Opdrift, tmp_path: Path) -> None:
     """A bare yaml has no version and gets the newest rules; `diff --codegen 1.12` judges its
     kernels by 1.12's dispatcher, which had only the SymInt form."""
@@ -245,6 +247,7 @@ def test_codegen_names_the_release_a_bare_yaml_is_judged_by(opdrift: Opdrift, tm
     assert kernel("--codegen", "1.13") == "symint"
 
 
+@pytest.mark.slow
 def test_every_consecutive_release_pair_counted() -> None:
     """docs/drift.md's figure: of the kernel-signature changes between consecutive releases 1.12.0 →
     2.15.0, how many break every kernel and how many only the SymInt form."""

@@ -102,6 +102,7 @@ def test_explain_shows_each_kind_of_backend(opdrift: Opdrift, release_file: Call
     assert "CPU, CUDA, MPS, MTIA, XPU (from add.out)" in add.out
 
 
+@pytest.mark.slow
 def test_diff_says_which_profiles_must_act(opdrift: Opdrift, release_file: Callable[[str], Path]) -> None:
     """2.1.0 moved four *_scatter ops from CompositeExplicitAutograd to NonFunctional: XLA lost its
     default kernel, eager backends kept one, and an exported graph needed a lowering before and after.
@@ -183,6 +184,7 @@ def _as_version_1(snapshot: Snapshot) -> str:
 
 
 @pytest.mark.parametrize("version", ["1.12.0", "2.1.0", "2.15.0"])
+@pytest.mark.slow
 def test_a_version_1_snapshot_is_read_with_its_kernels_derived(
     release_file: Callable[[str], Path], version: str
 ) -> None:

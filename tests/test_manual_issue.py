@@ -35,6 +35,7 @@ def _issue(opdrift: Opdrift, base: str, head: str, *extra: str) -> None:
     assert run.code == 0, run.err
 
 
+@pytest.mark.slow
 def test_a_manual_run_opens_its_own_issue_and_leaves_the_weeks_report_alone(
     fake: FakeGitHub, opdrift: Opdrift
 ) -> None:
@@ -60,6 +61,7 @@ def test_a_manual_run_opens_its_own_issue_and_leaves_the_weeks_report_alone(
     assert f"Previous drift issue: #{week['number']}" in next_week["body"]
 
 
+@pytest.mark.slow
 def test_the_weekly_path_would_have_replaced_the_report(fake: FakeGitHub, opdrift: Opdrift) -> None:
     """What the manual example did before (mode `issue`): the same pair replaces the week's body, so the
     test above can tell the two apart."""

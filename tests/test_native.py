@@ -76,6 +76,7 @@ def test_registered_operators_equal_torchgen(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", EXPECTED_RELEASES)
+@pytest.mark.slow
 def test_dispatch_keys_agree_with_torchgen(version: str) -> None:
     want = expected(version)
     ops = {op.name: op for op in operators(version).operators}

@@ -148,6 +148,7 @@ def _event(number: int | None, head: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_a_forged_report_of_the_pr_run_cannot_change_what_is_posted(
     pull: tuple[FakeGitHub, int, str], opdrift: Opdrift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -193,6 +194,7 @@ def test_the_poster_reads_nothing_the_pr_run_made_and_checks_out_only_opdrift() 
     assert "upload-artifact" not in pr_workflow, "the PR's run hands the poster nothing"
 
 
+@pytest.mark.slow
 def test_comment_refuses_a_head_snapshot_of_another_commit(
     pull: tuple[FakeGitHub, int, str], opdrift: Opdrift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

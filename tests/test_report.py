@@ -343,6 +343,7 @@ def test_ten_thousand_new_ops_fit_and_every_bucket_shows() -> None:
     assert "`big_op_09999`" in full and "… and" not in full
 
 
+@pytest.mark.slow
 def test_real_drift_of_thousands_fits_and_every_bucket_shows(tmp_path: Path) -> None:
     """1.12.0 → 2.15.0: thousands of real changes across every bucket."""
     drift = compute_drift(real_snapshot("1.12.0", str(tmp_path)), real_snapshot("2.15.0", str(tmp_path)))
@@ -362,6 +363,7 @@ def test_real_drift_of_thousands_fits_and_every_bucket_shows(tmp_path: Path) -> 
     assert listed == len(drift.changes)
 
 
+@pytest.mark.slow
 def test_fair_share_grows_to_fill_the_body() -> None:
     """The cap is the largest that fits: one more item per section would overflow. Here the ⚠️ list
     alone is over the limit, so it is what is cut (the bucket lists show nothing), and no further
@@ -374,6 +376,7 @@ def test_fair_share_grows_to_fill_the_body() -> None:
     assert not re.search(r"`big_op_\d+`: new", body)  # no bucket item before the lead is whole
 
 
+@pytest.mark.slow
 def test_the_lead_is_whole_before_a_bucket_list_shows_an_item() -> None:
     """Ops that need no kernel (a decomposition) fill the buckets; the few that need one are all in
     the ⚠️ list, whatever the cap, and the buckets share the rest fairly."""
@@ -554,6 +557,7 @@ def test_templates_are_found_in_the_checkout() -> None:
 # --- the command ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_diff_command_exit_codes_and_output(
     tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -167,10 +167,12 @@ def real_coverage(tmp_path_factory: pytest.TempPathFactory) -> Json:
 
 
 @pytest.mark.parametrize("path", SNAPSHOTS, ids=lambda p: p.name)
+@pytest.mark.slow
 def test_every_shipped_snapshot_follows_the_snapshot_schema(path: Path) -> None:
     assert _errors("snapshot", json.loads(path.read_text(encoding="utf-8"))) == []
 
 
+@pytest.mark.slow
 def test_a_real_drift_follows_the_drift_schema(drift_with_acknowledgement: Json) -> None:
     drift = drift_with_acknowledgement
     assert drift["summary"]["acknowledged"] == 1, "the allow-list entry must reach the report"
@@ -178,11 +180,13 @@ def test_a_real_drift_follows_the_drift_schema(drift_with_acknowledgement: Json)
     assert _errors("drift", drift) == []
 
 
+@pytest.mark.slow
 def test_a_real_drift_with_renames_follows_the_drift_schema(drift_with_renames: Json) -> None:
     assert {r["old_name"] for r in drift_with_renames["renamed"]}, "2.0.0 → 2.1.0 has renames"
     assert _errors("drift", drift_with_renames) == []
 
 
+@pytest.mark.slow
 def test_the_real_backends_coverage_follows_the_coverage_schema(real_coverage: Json) -> None:
     profiles = {b["backend"]["profile"] for b in real_coverage["backends"]}
     assert profiles == set(PROFILES), "every profile is exercised"
@@ -196,6 +200,7 @@ def test_the_real_backends_coverage_follows_the_coverage_schema(real_coverage: J
 # --- a broken document fails --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_renamed_key_in_a_snapshot_operator_fails() -> None:
     snapshot = json.loads((ROOT / "snapshots" / "v2.15.0.json").read_text(encoding="utf-8"))
     record = snapshot["operators"]["add.Tensor"]
@@ -213,6 +218,7 @@ def test_a_new_facet_or_an_unknown_bucket_fails() -> None:
     assert len(errors) == 2, errors
 
 
+@pytest.mark.slow
 def test_a_renamed_summary_key_or_a_wrong_verdict_in_a_drift_fails(drift_with_acknowledgement: Json) -> None:
     drift = copy.deepcopy(drift_with_acknowledgement)
     drift["summary"]["kernel_breaks"] = drift["summary"].pop("kernel_breaking")
@@ -222,6 +228,7 @@ def test_a_renamed_summary_key_or_a_wrong_verdict_in_a_drift_fails(drift_with_ac
     assert any(e.startswith("changed/0/kernel:") for e in errors), errors
 
 
+@pytest.mark.slow
 def test_a_coverage_report_without_its_profile_fields_fails(real_coverage: Json) -> None:
     coverage = copy.deepcopy(real_coverage)
     export = next(b for b in coverage["backends"] if b["backend"]["profile"] == "export")

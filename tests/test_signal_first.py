@@ -56,6 +56,7 @@ def test_needs_a_kernel_leads_with_what_every_backend_needs(release_file: Callab
     assert len(needs.other) + sum(len(i.changes) for i in needs.items) == len(needs.changes)
 
 
+@pytest.mark.slow
 def test_the_weekly_issue_groups_a_family_and_fits(release_file: Callable[[str], Path]) -> None:
     """2.12.0 → 2.15.0 removed 114 Dimname overloads: one line, and the ❌ section is whole."""
     drift = compute_drift(_load(release_file, "2.12.0"), _load(release_file, "2.15.0"))
@@ -109,6 +110,7 @@ def test_dlprim_coverage_leads_with_public_core_ops(
     assert re.search(r"<summary>\d+ more only some backends need", run.out)
 
 
+@pytest.mark.slow
 def test_four_real_backends_fit_one_markdown_report(
     dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:
@@ -138,6 +140,7 @@ def test_four_real_backends_fit_one_markdown_report(
     assert re.search(r"\*\*caller-only: .* your kernel does not \(\d+\)\*\*", plugin)
 
 
+@pytest.mark.slow
 def test_golden_coverage_of_the_real_backends(
     dlprim_src: Path,
     release_file: Callable[[str], Path],
@@ -180,6 +183,7 @@ def test_golden_coverage_of_the_real_backends(
     check_golden("coverage-real-2.15.0.md", text, updating(request))
 
 
+@pytest.mark.slow
 def test_with_a_base_only_new_or_changed_alerts_are_shown(
     opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:
@@ -206,6 +210,7 @@ def test_with_a_base_only_new_or_changed_alerts_are_shown(
     assert full.out.count("- you implement ") > since.out.count("- you implement ")
 
 
+@pytest.mark.slow
 def test_a_boxed_fallback_is_found_and_said(
     dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:
@@ -229,6 +234,7 @@ def test_a_boxed_fallback_is_found_and_said(
     )
 
 
+@pytest.mark.slow
 def test_one_backend_from_several_lists(
     opdrift: Opdrift, release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:

@@ -175,6 +175,7 @@ def test_the_shipped_table_records_facts_with_provenance_never_buckets() -> None
 
 
 @pytest.mark.parametrize("version", RELEASES)
+@pytest.mark.slow
 def test_every_release_has_both_kinds_of_pointwise(version: str) -> None:
     counts = Counter(d.bucket for d in release_snapshot(version).decisions.values())
     assert counts["primitive_pointwise"] >= 20, counts

@@ -68,6 +68,7 @@ def test_the_pages_and_the_json_sit_at_their_stable_paths(built: Path) -> None:
     assert index["releases"] == ["2.12.0", "2.13.0", "2.14.1", "2.15.0"]
 
 
+@pytest.mark.slow
 def test_an_operator_page_has_every_overload_its_history_and_its_links(built: Path) -> None:
     now = load_snapshot(SNAPSHOTS[-1])
     data = json.loads((built / "data/ops/_cdist_backward.json").read_text())
@@ -87,6 +88,7 @@ def test_an_operator_page_has_every_overload_its_history_and_its_links(built: Pa
     )
 
 
+@pytest.mark.slow
 def test_every_page_carries_the_csp_and_no_inline_script(built: Path) -> None:
     for page in [
         built / "index.html",
@@ -104,6 +106,7 @@ def test_every_page_carries_the_csp_and_no_inline_script(built: Path) -> None:
         assert not re.search(r"\son[a-z]+=", text), page
 
 
+@pytest.mark.slow
 def test_the_coverage_counts_are_the_coverage_commands(built: Path) -> None:
     now = load_snapshot(SNAPSHOTS[-1])
     cov = compute_coverage(now, read_text_list(BACKEND_LIST, "list.txt"))
@@ -123,6 +126,7 @@ def test_the_coverage_counts_are_the_coverage_commands(built: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_growth_page_marks_the_2021_figures(built: Path) -> None:
     page = (built / "growth.html").read_text()
     assert "<svg" in page and "2021 post" in page and ">1215<" in page
@@ -192,6 +196,7 @@ def test_a_directory_it_did_not_write_is_never_replaced(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", "site", os.readlink(other)])
 
 
+@pytest.mark.slow
 def test_sources_given_newest_first_build_the_same_site(tmp_path: Path, opdrift: Opdrift) -> None:
     """The last SOURCE is "current": given newest first, the order is taken from the versions, not
     from the command line (it used to call 2.14.1 current here)."""
@@ -211,6 +216,7 @@ def test_sources_given_newest_first_build_the_same_site(tmp_path: Path, opdrift:
         assert (tmp_path / "backward" / name).read_bytes() == (tmp_path / "forward" / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_an_order_it_cannot_tell_is_refused(
     tmp_path: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:
@@ -306,6 +312,7 @@ def test_with_history_each_change_names_its_commit_and_pr(tmp_path: Path, opdrif
     assert tags.code == 2 and "--tags needs --history" in tags.err
 
 
+@pytest.mark.slow
 def test_the_op_page_words_functionalization_and_the_first_release_as_they_are(
     tmp_path: Path, opdrift: Opdrift, built: Path
 ) -> None:

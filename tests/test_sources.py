@@ -52,6 +52,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> History:
 # --- the history helper itself ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_history_has_tagged_releases_and_single_entry_commits(history: History) -> None:
     tags = [c.tag for c in history.commits if c.tag]
     assert tags == ["v2.12.0", "v2.13.0", "v2.14.1"]

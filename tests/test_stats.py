@@ -105,6 +105,7 @@ def test_every_row_is_defined_in_the_output() -> None:
     assert (stats.overloads, stats.extra_overloads) == (1696, 1518)
 
 
+@pytest.mark.slow
 def test_cli_stats_formats(tmp_path: Path, release_file: Callable[[str], Path], opdrift: Opdrift) -> None:
     native = release_file("2.14.1")
     expected = compute_stats(release_snapshot("2.14.1"))

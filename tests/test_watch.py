@@ -26,6 +26,7 @@ from bot.sources.read import read_source
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_the_dashboard_lists_exactly_the_prs_that_affect_the_backend(
     upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig, tmp_path: Path
 ) -> None:
@@ -85,6 +86,7 @@ def test_the_dashboard_lists_exactly_the_prs_that_affect_the_backend(
     assert run().body == fourth.body  # the landed list stays while nothing else changes
 
 
+@pytest.mark.slow
 def test_a_judgement_is_cached_by_the_blobs_of_both_sides(
     upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig, tmp_path: Path
 ) -> None:
@@ -132,6 +134,7 @@ def test_growth_is_set_inclusion() -> None:
 HOSTILE_TITLE = "@pytorch/xla see #1 GH-2 https://evil.test :tada: a5c3785ed8d6 <b>x</b> | --> `x`"
 
 
+@pytest.mark.slow
 def test_untrusted_titles_and_a_forged_state_stay_inert(
     upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig
 ) -> None:
@@ -174,6 +177,7 @@ def test_untrusted_titles_and_a_forged_state_stay_inert(
     assert re.findall(r"@[\w-]+", again.comment.replace("<!-- opdrift", "")) == ["@xla-team", "@Someone"]
 
 
+@pytest.mark.slow
 def test_the_json_follows_its_schema(upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig) -> None:
     up, heads = upstream
     run = Run(up, cfg)
@@ -187,6 +191,7 @@ def test_the_json_follows_its_schema(upstream: tuple[Upstream, dict[str, str]], 
     assert pulls[1]["backends"][0]["needs"] == ["_philox_randint"] and pulls[1]["backends"][0]["new"]
 
 
+@pytest.mark.slow
 def test_the_body_fits_with_many_prs(upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig) -> None:
     """Rows the body has no room for are left out of it and counted, the state block stays whole and
     readable (what plan_watch's state keeps of the hidden rows: tests/test_watch_review.py)."""
@@ -211,6 +216,7 @@ def test_the_body_fits_with_many_prs(upstream: tuple[Upstream, dict[str, str]], 
     assert f"… and {399 - len(state.rows)} more that this body has no room for" in body
 
 
+@pytest.mark.slow
 def test_the_watch_verdict_is_the_weekly_issues(
     upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig
 ) -> None:
@@ -267,6 +273,7 @@ def test_golden_watch_outputs(request: pytest.FixtureRequest) -> None:
     check_golden("watch.json", json.dumps(watch_json(view), indent=2, sort_keys=True) + "\n", update_golden)
 
 
+@pytest.mark.slow
 def test_a_changed_backend_list_has_every_open_pr_judged_again(
     upstream: tuple[Upstream, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -295,6 +302,7 @@ def test_a_changed_backend_list_has_every_open_pr_judged_again(
     assert third.comment == "" and third.body == second.body
 
 
+@pytest.mark.slow
 def test_a_pr_whose_files_do_not_parse_is_warned_about_and_the_others_are_listed(
     upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig
 ) -> None:

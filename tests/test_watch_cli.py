@@ -75,6 +75,7 @@ def site(github_server: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     return Site(github_server, tmp_path)
 
 
+@pytest.mark.slow
 def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
     site: Site, opdrift: Opdrift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,6 +41,7 @@ def _publish(run: Run, client: RepoClient) -> tuple[str, str | None]:
     return issue.action, None if comment is None else comment.action
 
 
+@pytest.mark.slow
 def test_one_issue_a_quiet_run_writes_nothing_and_news_gets_one_comment(
     upstream: tuple[Upstream, dict[str, str]],
     cfg: BotConfig,

@@ -379,6 +379,7 @@ def test_prepare_history_deepens_a_depth_1_clone_to_the_base_commit(
     assert again == str(clone) and "deepened" not in out
 
 
+@pytest.mark.slow
 def test_prepare_history_says_why_it_cannot_attribute(
     upstream: History,
     tmp_path: Path,

@@ -90,6 +90,7 @@ def test_xlas_functional_trio_is_one_item_at_its_functional_op(xla: Coverage, sn
     assert sorted(items) == sorted(o.name for o in xla.uncovered)
 
 
+@pytest.mark.slow
 def test_torch_mlir_items_are_lowerings_with_a_schema_and_no_cpp(
     tmp_path: Path, snap_215: Snapshot, opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:
@@ -129,6 +130,7 @@ def test_items_rank_core_first_then_by_decomposition_in_degree(dlprim: Coverage,
         assert degrees == sorted(degrees, reverse=True)
 
 
+@pytest.mark.slow
 def test_the_new_gaps_of_an_opencl_backend_fold_cuda_only_ops(
     dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:
@@ -172,6 +174,7 @@ def test_the_coverage_json_has_work_items_beside_the_flat_list(
     assert uncovered == {i["name"] for i in report["work_items"]}
 
 
+@pytest.mark.slow
 def test_coverage_text_puts_the_needs_before_alerts_and_folds_never_native_names(
     tmp_path: Path, opdrift: Opdrift, real: Callable[[str], str], release_file: Callable[[str], Path]
 ) -> None:
