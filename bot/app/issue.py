@@ -20,13 +20,14 @@ class IssuePlan:
     summary: str  # the job summary
 
 
-def plan_issue(setup: PublishSetup, walked: IssueAttribution, week: str) -> IssuePlan:
-    drift, acks = setup.drift, setup.acks
-    context = ReportContext(
-        acknowledgements=acks,
+def issue_context(setup: PublishSetup, walked: IssueAttribution, *, title: str, marker: str) -> ReportContext:
+    """What the weekly issue's body shows beyond the drift, under TITLE and MARKER: the weekly issue's and
+    a manual run's issue (`bot.app.manual_issue`) are the same report."""
+    return ReportContext(
+        acknowledgements=setup.acks,
         mentions=setup.mentions,
-        title=week,
-        marker=weekly_marker(week),
+        title=title,
+        marker=marker,
         backend_gaps=setup.gaps,
         attributions=walked.attributions,
         chart=walked.chart,
@@ -34,17 +35,26 @@ def plan_issue(setup: PublishSetup, walked: IssueAttribution, week: str) -> Issu
         head_blob_url=walked.head_blob_url,
         base_blob_url=walked.base_blob_url,
         site_url=setup.cfg.weekly.site_url,
-    ).linked(drift)
+    ).linked(setup.drift)
+
+
+def job_summary(setup: PublishSetup) -> str:
+    drift = setup.drift
+    return render(
+        drift,
+        "job-summary",
+        context=ReportContext(acknowledgements=setup.acks, warnings=setup.warnings).linked(drift),
+    )
+
+
+def plan_issue(setup: PublishSetup, walked: IssueAttribution, week: str) -> IssuePlan:
+    drift = setup.drift
+    context = issue_context(setup, walked, title=week, marker=weekly_marker(week))
 
     def body(previous_issue: int | None) -> str:
         return render(drift, "weekly-issue", context=replace(context, previous_issue=previous_issue))
 
-    summary = render(
-        drift,
-        "job-summary",
-        context=ReportContext(acknowledgements=acks, warnings=setup.warnings).linked(drift),
-    )
     title = setup.cfg.weekly.title(
         week=week, base=source_label(drift.base, short=True), head=source_label(drift.head, short=True)
     )
-    return IssuePlan(title, body, summary)
+    return IssuePlan(title, body, job_summary(setup))

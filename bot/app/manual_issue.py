@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.app.issue import issue_context, job_summary
 from bot.app.prepare import IssueAttribution, PublishSetup
 from bot.publish.manual_issue import manual_marker
-from bot.render.context import ReportContext
 from bot.render.report import render
 from bot.render.view import source_label
 
@@ -25,27 +25,10 @@ class ManualIssuePlan:
 
 
 def plan_manual_issue(setup: PublishSetup, walked: IssueAttribution, ref: str) -> ManualIssuePlan:
-    drift, acks = setup.drift, setup.acks
+    drift = setup.drift
     base, head = source_label(drift.base, short=True), source_label(drift.head, short=True)
     marker = manual_marker(ref, base, head)
-    context = ReportContext(
-        acknowledgements=acks,
-        mentions=setup.mentions,
-        title=f"manual run at {ref}",
-        marker=marker,
-        backend_gaps=setup.gaps,
-        attributions=walked.attributions,
-        chart=walked.chart,
-        warnings=setup.warnings,
-        head_blob_url=walked.head_blob_url,
-        base_blob_url=walked.base_blob_url,
-        site_url=setup.cfg.weekly.site_url,
-    ).linked(drift)
+    context = issue_context(setup, walked, title=f"manual run at {ref}", marker=marker)
     body = render(drift, "weekly-issue", context=context)
-    summary = render(
-        drift,
-        "job-summary",
-        context=ReportContext(acknowledgements=acks, warnings=setup.warnings).linked(drift),
-    )
     title = f"Operator drift, manual run at {ref} ({base}..{head})"
-    return ManualIssuePlan(title, body, marker, summary)
+    return ManualIssuePlan(title, body, marker, job_summary(setup))
