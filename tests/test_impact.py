@@ -485,3 +485,17 @@ def test_an_acknowledged_change_still_shows_in_the_table(tmp_path: Path) -> None
     assert [c for c in setup.drift.changes if c in setup.acks]  # the break is acknowledged
     (impact,) = setup.impact
     assert impact.gap is not None and impact.gap.broken == ("rrelu_with_noise",)
+
+
+def test_a_malformed_gh_list_is_a_row_not_judged(fake: FakeGitHub, opdrift: Opdrift, tmp_path: Path) -> None:
+    """Another repository's list that does not parse is that repository's problem, not the PR's: the
+    comment is posted, the row says why the list was not judged."""
+    main = fake.repos[XLA_REPO].refs["master"]
+    fake.add_commit(XLA_REPO, {XLA_PATH: b"backend: XLA\nsupported: [add\n"}, parent=main, refs=("broken",))
+    config = tmp_path / "opdrift.yml"
+    config.write_text(CONFIG.replace(f"{XLA_REPO}@master", f"{XLA_REPO}@broken"), encoding="utf-8")
+    base, head = _pr(tmp_path)
+    body = _comment(opdrift, fake, config, base, head)
+    table = body.split("### 🧭 Downstream impact", 1)[1].split("Not judged", 1)[0]
+    assert "| `XLA` | `xla` | ? | ? | ? |" in table
+    assert "Not judged: a list could not be read" in body

@@ -195,13 +195,11 @@ def downstream_impact(
         try:
             with _local_copy(listed, cfg, fetch, warn) as (path, said):
                 lacking, kernels = _work_of(spec.kind, path, head, warn=said, release=release)
-        except ConfigError:
-            raise
         except OpdriftError as err:
-            if not listed.remote:
-                raise
-            # Another repository's list (renamed, gone, over the API's budget) must not cost every
-            # PyTorch PR its comment: the row says it could not be judged, and why.
+            if not listed.remote or fetch is None:
+                raise  # the config's own mistake (a missing local list, a gh: list here): the user's
+            # Another repository's list (renamed, gone, malformed, over the API's budget) must not cost
+            # every PyTorch PR its comment: the row says it could not be judged, and why.
             warn(f"backends: {listed.name}: {spec.value}: {err}")
             out.append(BackendImpact(listed.name, spec.kind, spec.value, None, one_line(str(err))))
             continue
