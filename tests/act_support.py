@@ -6,6 +6,8 @@ conftest.py; tests/test_act.py's docstring says how a new act test uses them.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import os
 import re
@@ -13,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +46,7 @@ LOCAL_ACTIONS = {
     "actions/download-artifact": STAND_INS / "download-artifact",
     "actions/cache": STAND_INS / "cache",  # its restore/ and save/ actions
     "pypa/gh-action-pypi-publish": STAND_INS / "gh-action-pypi-publish",
-    "OWNER/opdrift": ROOT,
+    "OWNER/opdrift": ROOT,  # its tracked files only: `action_checkout`
 }
 # Two operators a PR of the PyTorch site adds, one commit each.
 NEW_OPS = (
@@ -81,8 +84,21 @@ def pins(workflow: Path) -> dict[str, str]:
     ):
         if name not in LOCAL_ACTIONS:
             raise AssertionError(f"no local copy of {name} for act")
-        found[f"{name}@{sha}"] = str(LOCAL_ACTIONS[name])
+        local = action_checkout() if name == "OWNER/opdrift" else LOCAL_ACTIONS[name]
+        found[f"{name}@{sha}"] = str(local)
     return found
+
+
+@functools.cache
+def action_checkout() -> Path:
+    """This checkout's tracked files alone, as one commit (what a pinned release holds), made once per
+    process, for `uses: OWNER/opdrift@SHA`. act copies a local repository whole at every use, and a
+    checkout also holds what nobody tracks: CI's fresh venv inside it (.ci-venv, some 440 MB) tripled
+    each act run's time when the checkout itself was given."""
+    dest = Path(tempfile.mkdtemp(prefix="opdrift-action-")) / "opdrift"
+    atexit.register(shutil.rmtree, dest.parent, ignore_errors=True)
+    release_of_this_checkout(dest)
+    return dest
 
 
 # --- the wheelhouse --------------------------------------------------------------------------------
