@@ -197,9 +197,11 @@ class _Words:
         """The row's short cell: counts."""
         parts = []
         if imp.broken or imp.more_broken:
-            parts.append(f"🔧 {len(imp.broken) + imp.more_broken} kernel(s) break")
+            n = len(imp.broken) + imp.more_broken
+            parts.append(f"🔧 {n} kernel{'s' if n != 1 else ''} would break")
         if imp.lacking or imp.more_lacking:
-            parts.append(f"⚠️ {len(imp.lacking) + imp.more_lacking} op(s) to write")
+            n = len(imp.lacking) + imp.more_lacking
+            parts.append(f"⚠️ {n} op{'s' if n != 1 else ''} to write")
         if imp.removed or imp.more_removed:
             parts.append(f"🗑️ {len(imp.removed) + imp.more_removed} removed")
         return Safe(", ".join(parts))
