@@ -27,7 +27,7 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -195,6 +195,7 @@ class FakeGitHub:
         self.requests: list[Recorded] = []
         self.faults: list[Fault] = []
         self.misbehaviours: list[_Scripted] = []
+        self.hooks: list[tuple[re.Pattern[str], Callable[[], None]]] = []
         self.stopping = threading.Event()
         self.blobs: dict[str, bytes] = {}  # blob sha → content, across repositories
         # git/trees: a made-up tree sha → (commit sha, directory) it lists; entries a test adds to every
@@ -486,6 +487,12 @@ class FakeGitHub:
         with self._lock:
             self.misbehaviours.append(_Scripted(method, re.compile(path_regex), behaviour, times))
 
+    def before(self, path_regex: str, action: Callable[[], None]) -> None:
+        """Run ACTION once, just before the first request whose path and query (prefix stripped)
+        match: something that happens upstream while a client is paging."""
+        with self._lock:
+            self.hooks.append((re.compile(path_regex), action))
+
     # --- inspection -----------------------------------------------------------------------------
 
     def comments(self, full_name: str, number: int) -> list[Json]:
@@ -620,6 +627,9 @@ class FakeGitHub:
         shown = path + (f"?{split.query}" if split.query else "")
         query = dict(parse_qsl(split.query))
         with self._lock:
+            for hook in [h for h in self.hooks if h[0].search(shown)]:
+                self.hooks.remove(hook)
+                hook[1]()
             fault = self._take_fault(method, path)
             scripted = self._take_misbehaviour(method, path)
             page = int(query.get("page", "1"))
@@ -1172,6 +1182,13 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The Date header by the fake's clock, which `tick` may have run ahead of the wall's: later
+        than every update it has written, as a real server's now is."""
+        fake = self.server_fake
+        now = max(time.time(), fake._last_tick + 1)
+        return super().date_time_string(now if timestamp is None else timestamp)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the test records requests itself."""

@@ -97,10 +97,12 @@ def test_a_cold_scan_lists_every_open_pr_newest_first_with_what_each_touches(
     assert numbers == sorted(numbers, reverse=True) and merged not in numbers, "open ones, newest first"
     assert len(numbers) == 7
     assert scan.watermark == scan.pulls[0].updated_at
-    # 7 open PRs, 3 a page (the fake's page size): 3 list pages, then one compare per PR.
+    # 7 open PRs, 3 a page (the fake's page size): 3 list pages and the closed ones' first page (did
+    # one close while the open ones were paged?), then one compare per PR.
     paths = _since(fake, 0)
-    assert paths.count("/pulls") == 3 and len([p for p in paths if "/compare/" in p]) == 7
-    assert client.requests_sent == len(fake.requests) == 10
+    assert paths.count("/pulls") == 4 and len([p for p in paths if "/compare/" in p]) == 7
+    assert "state=closed" in fake.requests[3].path
+    assert client.requests_sent == len(fake.requests) == 11
     mark = len(fake.requests)
     by = {p.number: p for p in scan.pulls}
     assert client.touched(by[native]) == (NATIVE_PATH,)
@@ -165,15 +167,15 @@ def test_a_budget_stops_a_cold_scan_and_the_next_runs_resume_through_the_cache(
     fake = upstream.fake
     for n in range(7):
         upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n))
-    partial = client.scan(None, budget=4)  # 3 list pages and one compare
+    partial = client.scan(None, budget=5)  # 3 list pages, the closed ones' first, one compare
     assert not partial.complete and partial.watermark is None
-    assert len(partial.pulls) == 1 and client.charged == 4
-    second = client.scan(None, budget=4)  # the pages are 304s now: four compares
-    assert not second.complete and len(second.pulls) == 5
-    assert client.not_modified == 3
-    third = client.scan(None, budget=4)
+    assert len(partial.pulls) == 1 and client.charged == 5
+    second = client.scan(None, budget=5)  # the pages are 304s now: five compares
+    assert not second.complete and len(second.pulls) == 6
+    assert client.not_modified == 4
+    third = client.scan(None, budget=5)
     assert third.complete and len(third.pulls) == 7 and third.watermark == third.pulls[0].updated_at
-    assert [p.number for p in third.pulls[:5]] == [p.number for p in second.pulls]
+    assert [p.number for p in third.pulls[:6]] == [p.number for p in second.pulls]
     compares = [r.path for r in fake.requests if "/compare/" in r.path]
     assert len(compares) == len(set(compares)) == 7, "no PR compared twice"
 
@@ -383,7 +385,8 @@ def test_a_watermark_too_old_to_page_through_falls_back_to_a_cold_scan(
     scan = client.scan(old)
     assert scan.complete and scan.failed == ()
     listed = [r.path for r in fake.requests[mark:] if r.path.split("?")[0].endswith("/pulls")]
-    assert "state=all" in listed[0] and "state=open" in listed[-1]
+    # then the open ones from the top (and, after several pages of them, whether one closed meanwhile)
+    assert "state=all" in listed[0] and any("state=open" in path for path in listed[1:])
     assert {p.number for p in scan.pulls if p.state == "open"} == set(prs[2:])
     assert scan.watermark == max(p.updated_at for p in scan.pulls)
     numbers = [p.number for p in scan.pulls]
@@ -409,3 +412,30 @@ def test_the_cache_records_whether_the_last_scan_was_complete(upstream: Upstream
     assert re.fullmatch(r"complete \d{4}-\d\d-\d\d\n", done), "a day: one new entry a day at most"
     PullsClient(_settings(upstream.fake, tmp_path / "cache"), UPSTREAM).close()  # no scan: unchanged
     assert progress.read_text() == done
+
+
+def test_a_pr_closed_while_a_cold_scan_pages_makes_it_incomplete_and_the_next_run_finds_the_skipped_one(
+    upstream: Upstream, client: PullsClient
+) -> None:
+    fake = upstream.fake
+    prs = [upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n)) for n in range(7)]
+    # Pages of 3, newest first: [6 5 4] [3 2 1] [0]. PR 5 closes after page 1 was read: every open
+    # one below it moves up a place, and PR 3 slips from page 2 onto page 1, already read.
+    fake.before(r"/pulls\?.*page=2", lambda: fake.close_pull(UPSTREAM, prs[5]))
+    first = client.scan(None)
+    assert prs[3] not in [p.number for p in first.pulls], "page-number pagination skipped it"
+    assert not first.complete and first.watermark is None
+    again = client.scan(None)
+    assert again.complete and sorted(p.number for p in again.pulls) == sorted(set(prs) - {prs[5]})
+
+
+def test_a_pr_updated_while_paging_is_listed_by_the_next_run(upstream: Upstream, client: PullsClient) -> None:
+    fake = upstream.fake
+    prs = [upstream.open(f"PR {n}", upstream.readme(b"%d\n" % n)) for n in range(7)]
+    # PR 0 (on the last page) is updated while page 2 is asked for: it moves to the top, a page
+    # already read, and the others down a place (one is listed twice). Its new updated_at is later
+    # than anything this scan saw, so the watermark leaves it to the next run.
+    fake.before(r"/pulls\?.*page=2", lambda: fake.update_pull(UPSTREAM, prs[0], title="new"))
+    scan = client.scan(None)
+    assert scan.complete and sorted(p.number for p in scan.pulls) == sorted(prs[1:])
+    assert [p.number for p in client.scan(scan.watermark).pulls] == [prs[0], prs[6]]

@@ -43,12 +43,15 @@ The disk cache makes a repeat cheaper but is not needed for the goal: a runner t
 it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
 for a head the caller names in ``known_heads`` (its state block holds the heads it judged).
 
-A limit of page-number pagination: the list is not a snapshot. While a scan reads page after page, a
-pull request updated meanwhile jumps to page 1, and those below its old place move up one: the one at
-a page boundary then moves onto a page already read, and this scan misses it; later scans see it once
-something updates it again. So a multi-page listing (a cold run, or a run after more than 100 updates)
-can miss one pull request per page boundary per concurrent update; a steady hourly run reads one page
-and cannot.
+Page-number pagination does not list a snapshot. A pull request updated while a scan pages moves to
+the top, onto a page already read: this scan misses it, and since its new ``updated_at`` is later than
+anything the scan saw, the next scan lists it. The ones it passed move down a place, so one may be
+listed twice (and is kept once). A pull request that closes while a cold scan pages through the open
+ones leaves the list, and the one just past the next page boundary moves up onto a page already read
+without being updated: nothing would list it again. So a cold scan of more than one page ends with
+one request for the most recently updated closed pull requests, and if one of them was updated after
+the scan began, it is incomplete (the next run lists again, the compares being cached). A steady scan
+lists every state, and nothing leaves that list.
 
 Every exchange goes through `bot.publish.limits.Guard` (API root, deadline, size cap, pages) via
 `ghsource._Api`; every field of an answer is checked before it becomes a `PullRef` (its text stays
@@ -57,6 +60,8 @@ data: a title is whatever its author wrote).
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import re
 import time
 from collections.abc import Callable, Collection
@@ -139,6 +144,7 @@ class PullsClient:
         self._bases: dict[tuple[str, str], str] = {}
         self._limit: int | None = None  # scan's ceiling on `requests_sent`, while it prefetches
         self._progress: str | None = None  # what PROGRESS_FILE gets on close; None: no scan ran
+        self._served_at: str | None = None  # the last answer's Date, in GitHub's updated_at form
 
     # --- the interface ------------------------------------------------------------------------
 
@@ -289,7 +295,8 @@ class PullsClient:
         url = f"{self.api.settings.api_url.rstrip('/')}/repos/{self.repo}/pulls?{urlencode(params)}"
         pulls: list[PullRef] = []
         seen: set[int] = set()
-        for _ in range(MAX_LIST_PAGES):
+        began: str | None = None
+        for page in range(MAX_LIST_PAGES):
             if self.charged >= limit:
                 return pulls, False, True
             data, next_url = self._get_json(None, url, keep=_slim_pulls)
@@ -302,10 +309,26 @@ class PullsClient:
                 if pull.number not in seen:  # a pull request updated while paging moves up a page
                     seen.add(pull.number)
                     pulls.append(pull)
+            if page == 0:
+                # When the listing began, by GitHub's clock (it writes updated_at by the same one).
+                began = self._served_at or (pulls[0].updated_at if pulls else None)
             if next_url is None:
+                if since is None and page > 0 and began is not None:
+                    return pulls, self._none_closed_since(began, limit), True
                 return pulls, True, True
             url = next_url
         return pulls, True, False
+
+    def _none_closed_since(self, start: str, limit: int) -> bool:
+        """Whether no pull request closed since START (when the listing began): one that closed while the open ones were paged through removed itself from the
+        list, and the one just past the next page boundary moved onto a page already read."""
+        if self.charged >= limit:
+            return False
+        params = {"state": "closed", "sort": "updated", "direction": "desc", "per_page": str(PER_PAGE)}
+        data, _ = self._get_json(f"/repos/{self.repo}/pulls?{urlencode(params)}", None, keep=_slim_pulls)
+        if not isinstance(data, list):
+            raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
+        return all(self._pull_ref(item).updated_at < start for item in data)
 
     def _get_json(
         self, path: str | None, url: str | None, *, keep: Callable[[Any], Any] | None = None
@@ -319,6 +342,7 @@ class PullsClient:
         key = f"GET {full}" if keep is None else f"GET {full} keeping {','.join(_KEPT)}"
         stored = None if keep is None else _stored_answer(self.answers.get(key))
         answer = self.api.get("", url=full, etag=None if stored is None else stored[0])
+        self._served_at = _http_date(answer.header("date") if answer is not None else None)
         if answer is None:
             return None, None
         if answer.status == 304 and stored is not None:
@@ -471,6 +495,19 @@ class PullsClient:
             head_sha=head,
             base_sha=base,
         )
+
+
+def _http_date(value: str | None) -> str | None:
+    """An HTTP Date header in GitHub's ``updated_at`` form; None when it is absent or not a date."""
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _later_than_now() -> str:
