@@ -15,9 +15,7 @@ import pytest
 from act_support import BACKEND, ROOT, TOKEN, Site, add_opdrift_origin, git, job_environment, run_act
 from datafiles import DATA, release_text
 from fake_github import FakeGitHub, blob_sha
-from watch_upstream import added_entry, with_fast
-
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from watch_upstream import ServedUpstream, added_entry, with_fast
 
 UPSTREAM = "pytorch/pytorch"
 CONFIG = 'subscriptions:\n  - who: ["@acme/xla-team"]\n    backend: {kind: xla, path: ../xla_native_functions.yaml}\n'
@@ -25,23 +23,14 @@ CONFIG = 'subscriptions:\n  - who: ["@acme/xla-team"]\n    backend: {kind: xla, 
 
 @dataclass(frozen=True)
 class Watched:
-    """The backend's site and the upstream behind the fake API: main's commit and files."""
+    """The backend's site and the upstream behind the fake API."""
 
     site: Site
-    fake: FakeGitHub
-    main: str
-    files: dict[str, bytes]
+    up: ServedUpstream
 
-    def head(self, native: str | None = None, readme: bytes | None = None) -> str:
-        files = dict(self.files)
-        if native is not None:
-            files[NATIVE_PATH] = native.encode()
-        if readme is not None:
-            files["README.md"] = readme
-        return self.fake.add_commit(UPSTREAM, files, parent=self.main, date="2026-12-02T10:00:00Z")
-
-    def open(self, title: str, head: str) -> int:
-        return self.fake.add_pull(UPSTREAM, title=title, sha=head, base=self.main)
+    @property
+    def fake(self) -> FakeGitHub:
+        return self.up.fake
 
     def dashboards(self) -> list[dict[str, object]]:
         return [
@@ -82,16 +71,9 @@ def watched(
     # GitHub: the workflow token (github-actions[bot], no GET /user), the backend, the upstream.
     github_server.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
     github_server.add_repo(BACKEND)
-    github_server.add_repo(UPSTREAM)
-    files = {
-        NATIVE_PATH: release_text("2.14.1").encode(),
-        TAGS_PATH: release_text("2.14.1", "tags.yaml").encode(),
-        DERIVATIVES_PATH: release_text("2.14.1", "derivatives.yaml").encode(),
-        "README.md": b"PyTorch\n",
-    }
-    main = github_server.add_commit(UPSTREAM, files, refs=("main",), date="2026-12-01T10:00:00Z")
+    up = ServedUpstream.serve(github_server)
     env = job_environment(tmp_path, act_wheelhouse, origins)
-    return Watched(Site(work, origin, env, origins, pytorch_head=main), github_server, main, files)
+    return Watched(Site(work, origin, env, origins, pytorch_head=up.main), up)
 
 
 @pytest.mark.slow  # act runs
@@ -100,9 +82,9 @@ def test_the_watch_workflow_keeps_one_dashboard_and_comments_only_on_news(watche
     fake = s.fake
     base = release_text("2.14.1")
     at = base.index("- func: _dirichlet_grad(")
-    a = s.open("Add _philox_randint_", s.head(base[:at] + added_entry() + base[at:]))
-    b = s.open("mean: a fast path", s.head(with_fast(base)))
-    s.open("Docs", s.head(readme=b"docs\n"))
+    a = s.up.open("Add _philox_randint_", s.up.head(base[:at] + added_entry() + base[at:]))
+    b = s.up.open("mean: a fast path", s.up.head(with_fast(base)))
+    s.up.open("Docs", s.up.head(readme=b"docs\n"))
     log = s.run(101)
     assert "2 open pull request(s) affect a backend, 2 newly" in log, log[-4000:]
     (issue,) = s.dashboards()
@@ -120,7 +102,7 @@ def test_the_watch_workflow_keeps_one_dashboard_and_comments_only_on_news(watche
     assert "cache saved as" not in log
 
     # (b) is updated to revert its break, (a) merges, and a new PR brings a break
-    fake.push(UPSTREAM, b, s.head(readme=b"reverted\n"))
+    fake.push(UPSTREAM, b, s.up.head(readme=b"reverted\n"))
     fake.merge_pull(UPSTREAM, a)
     precise = base.replace(
         "- func: mean.dim(Tensor self, int[1]? dim, bool keepdim=False,",
@@ -129,11 +111,11 @@ def test_the_watch_workflow_keeps_one_dashboard_and_comments_only_on_news(watche
         "- func: mean.out(Tensor self, int[1]? dim, bool keepdim=False,",
         "- func: mean.out(Tensor self, int[1]? dim, bool keepdim=False, bool precise=False,",
     )
-    new = s.open("mean: precise", s.head(precise))
+    new = s.up.open("mean: precise", s.up.head(precise))
     mark = len(fake.requests)
     s.run(103)
     # main's files, the merge base of every PR, come from the cache: no blob of them is fetched again
-    main_blobs = {blob_sha(data) for data in s.files.values()}
+    main_blobs = {blob_sha(data) for data in s.up.files.values()}
     assert not [r.path for r in fake.requests[mark:] if any(b in r.path for b in main_blobs)]
     (issue,) = s.dashboards()
     body = str(issue["body"])

@@ -16,9 +16,7 @@ import pytest
 from clirun import Opdrift
 from datafiles import DATA, release_text
 from fake_github import FakeGitHub
-from watch_upstream import added_entry, with_fast, with_xpu_kernel
-
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from watch_upstream import ServedUpstream, added_entry, with_fast, with_xpu_kernel
 
 UPSTREAM = "pytorch/pytorch"
 REPO = "me/backend"
@@ -30,15 +28,8 @@ class Site:
     def __init__(self, fake: FakeGitHub, tmp: Path) -> None:
         self.fake = fake
         fake.add_token(TOKEN, "github-actions[bot]", user_endpoint=False)
-        fake.add_repo(UPSTREAM)
         fake.add_repo(REPO)
-        self.files = {
-            NATIVE_PATH: release_text("2.14.1").encode(),
-            TAGS_PATH: release_text("2.14.1", "tags.yaml").encode(),
-            DERIVATIVES_PATH: release_text("2.14.1", "derivatives.yaml").encode(),
-            "README.md": b"PyTorch\n",
-        }
-        self.main = fake.add_commit(UPSTREAM, self.files, refs=("main",), date="2026-12-01T10:00:00Z")
+        self.up = ServedUpstream.serve(fake)
         self.base = release_text("2.14.1")
         xla = DATA / "backends" / "real" / "pytorch-xla.xla_native_functions.yaml.xz"
         (tmp / "xla_native_functions.yaml").write_bytes(lzma.decompress(xla.read_bytes()))
@@ -46,17 +37,6 @@ class Site:
         self.config.write_text(
             'subscriptions:\n  - who: ["@xla-team"]\n    backend: {kind: xla, path: xla_native_functions.yaml}\n'
         )
-
-    def head(self, native: str | None = None, readme: bytes | None = None) -> str:
-        files = dict(self.files)
-        if native is not None:
-            files[NATIVE_PATH] = native.encode()
-        if readme is not None:
-            files["README.md"] = readme
-        return self.fake.add_commit(UPSTREAM, files, parent=self.main, date="2026-12-02T10:00:00Z")
-
-    def open(self, title: str, head: str) -> int:
-        return self.fake.add_pull(UPSTREAM, title=title, sha=head, base=self.main)
 
     def dashboard(self) -> list[dict[str, object]]:
         return [i for i in self.fake.issues(REPO) if i["user"]["login"] == "github-actions[bot]"]
@@ -80,12 +60,12 @@ def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
     site: Site, opdrift: Opdrift, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = site.fake
-    merged = site.open("(e) merged", site.head(_with_added(site.base)))
+    merged = site.up.open("(e) merged", site.up.head(_with_added(site.base)))
     fake.merge_pull(UPSTREAM, merged)
-    a = site.open("(a) add _philox_randint_", site.head(_with_added(site.base)))
-    b = site.open("(b) mean: a fast path", site.head(with_fast(site.base)))
-    site.open("(c) docs", site.head(readme=b"docs\n"))
-    site.open("(d) an XPU kernel", site.head(with_xpu_kernel(site.base)))
+    a = site.up.open("(a) add _philox_randint_", site.up.head(_with_added(site.base)))
+    b = site.up.open("(b) mean: a fast path", site.up.head(with_fast(site.base)))
+    site.up.open("(c) docs", site.up.head(readme=b"docs\n"))
+    site.up.open("(d) an XPU kernel", site.up.head(with_xpu_kernel(site.base)))
     argv = ("watch", "--upstream", UPSTREAM, "--repo", REPO, "--config", str(site.config))
     out = tmp_path / "impact.json"
     run = opdrift(*argv, "--format", "json", "-o", str(out))
@@ -124,7 +104,7 @@ def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
     )
 
     # (b) reverts its break; a new PR brings one: the dashboard follows, one new comment
-    fake.push(UPSTREAM, b, site.head(readme=b"reverted\n"))
+    fake.push(UPSTREAM, b, site.up.head(readme=b"reverted\n"))
     precise = site.base.replace(
         "- func: mean.dim(Tensor self, int[1]? dim, bool keepdim=False,",
         "- func: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, bool precise=False,",
@@ -132,7 +112,7 @@ def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
         "- func: mean.out(Tensor self, int[1]? dim, bool keepdim=False,",
         "- func: mean.out(Tensor self, int[1]? dim, bool keepdim=False, bool precise=False,",
     )
-    new = site.open("(f) mean: precise", site.head(precise))
+    new = site.up.open("(f) mean: precise", site.up.head(precise))
     third = opdrift(*argv)
     assert third.code == 0, third.err
     (issue,) = site.dashboard()
@@ -145,7 +125,7 @@ def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
 
 
 def test_a_dry_run_prints_the_body_and_the_comment_and_writes_nothing(site: Site, opdrift: Opdrift) -> None:
-    site.open("(b) mean: a fast path", site.head(with_fast(site.base)))
+    site.up.open("(b) mean: a fast path", site.up.head(with_fast(site.base)))
     run = opdrift("watch", "--upstream", UPSTREAM, "--repo", REPO, "--config", str(site.config), "--dry-run")
     assert run.code == 0, run.err
     assert "<!-- opdrift:watch -->" in run.out and "<!-- opdrift:watch-comment -->" in run.out

@@ -20,11 +20,12 @@ from typing import Any
 
 import pytest
 from datafiles import DATA, release_text
+from fake_github import FakeGitHub
 from pytorch_history import NATIVE, build_history, entry_blocks, entry_name
 
 from bot.app.watch import WatchPlan, plan_watch
 from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
-from bot.model import OPERATOR_PATHS, PullRef
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH, PullRef
 from bot.publish.config import BotConfig, parse_config
 from bot.render.watch import BackendImpact
 from bot.sources.read import read_source
@@ -223,3 +224,37 @@ class Run:
 
 def rows_of(plan: WatchPlan) -> dict[int, BackendImpact]:
     return {r.number: r.impacts[0] for r in plan.view.rows}
+
+
+@dataclass(frozen=True)
+class ServedUpstream:
+    """pytorch/pytorch on the fake GitHub API: main holds release 2.14.1's operator files, and each PR
+    head is one commit on top of main (tests/test_watch_cli.py, tests/test_act_watch.py)."""
+
+    fake: FakeGitHub
+    main: str
+    files: dict[str, bytes]
+
+    @classmethod
+    def serve(cls, fake: FakeGitHub) -> ServedUpstream:
+        fake.add_repo(UPSTREAM)
+        files = {
+            NATIVE_PATH: release_text("2.14.1").encode(),
+            TAGS_PATH: release_text("2.14.1", "tags.yaml").encode(),
+            DERIVATIVES_PATH: release_text("2.14.1", "derivatives.yaml").encode(),
+            "README.md": b"PyTorch\n",
+        }
+        main = fake.add_commit(UPSTREAM, files, refs=("main",), date="2026-12-01T10:00:00Z")
+        return cls(fake, main, files)
+
+    def head(self, native: str | None = None, readme: bytes | None = None) -> str:
+        """A commit on main with native_functions.yaml (and README.md) replaced."""
+        files = dict(self.files)
+        if native is not None:
+            files[NATIVE_PATH] = native.encode()
+        if readme is not None:
+            files["README.md"] = readme
+        return self.fake.add_commit(UPSTREAM, files, parent=self.main, date="2026-12-02T10:00:00Z")
+
+    def open(self, title: str, head: str) -> int:
+        return self.fake.add_pull(UPSTREAM, title=title, sha=head, base=self.main)
