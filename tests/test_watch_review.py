@@ -250,3 +250,17 @@ def test_an_odd_name_costs_its_name_not_the_state(
     assert kept.lacking == ("fine_op",) and kept.more_lacking == 1 and kept.more_broken == 1
     second = _plan(pulls, cfg, first.body, lambda base, head: (odd,), warn)
     assert [r.number for r, _ in second.view.news] == [] and second.comment == ""
+
+
+def test_a_body_full_of_unclosed_state_openings_reads_cold_in_linear_time() -> None:
+    """A forged body of thousands of `<!-- opdrift:watch-state v1` openings and no closing: a lazy regex
+    between opening and closing rescanned the rest once per opening (1.9 s on 130,000 characters)."""
+    import time
+
+    from bot.app.watch_state import COLD, read_state
+
+    body = ("<!-- opdrift:watch-state v1\n" + "x" * 10) * 5000
+    began = time.perf_counter()
+    state, warning = read_state(body, {})
+    assert state == COLD and warning is not None and "no state block" in warning
+    assert time.perf_counter() - began < 0.5
