@@ -138,3 +138,27 @@ def test_a_config_without_a_backend_is_one_line(site: Site, opdrift: Opdrift, tm
     run = opdrift("watch", "--upstream", UPSTREAM, "--repo", REPO, "--config", str(config))
     assert run.code == 2 and run.err.startswith("opdrift: error: ") and "backend" in run.err
     assert len(run.err.strip().splitlines()) == 1
+
+
+def test_a_backend_lists_warnings_are_printed_once_per_run(
+    site: Site, opdrift: Opdrift, tmp_path: Path, dlprim_src: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dlprim's real tree has six schema comments its reader cannot check; the watch reads the list
+    once per judged side of every PR, and printed each of the six 24 times in one run. One line per
+    distinct warning per run, and the next run (on a fresh runner) prints them again."""
+    config = tmp_path / "dlprim.yml"
+    config.write_text(
+        'subscriptions:\n  - who: ["@dlprim-team"]\n'
+        f"    backend: {{kind: cpp, path: {json.dumps(str(dlprim_src))}}}\n"
+    )
+    site.up.open("(a) add _philox_randint_", site.up.head(_with_added(site.base)))
+    site.up.open("(b) mean: a fast path", site.up.head(with_fast(site.base)))
+    argv = ("watch", "--upstream", UPSTREAM, "--repo", REPO, "--config", str(config), "--dry-run")
+    for cache in ("runner-1", "runner-2"):  # a fresh runner each time: the judge reads the list again
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / cache))
+        run = opdrift(*argv)
+        assert run.code == 0, run.err
+        warnings = [line for line in run.err.splitlines() if line.startswith("opdrift: warning: ")]
+        schema_comments = [w for w in warnings if "schema comment" in w]
+        assert len(schema_comments) == 6, run.err
+        assert len(warnings) == len(set(warnings)), run.err

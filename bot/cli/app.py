@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from bot.cli.common import EXIT_ERROR, EXIT_FINDING, EXIT_OK
+from bot.cli.common import EXIT_ERROR, EXIT_FINDING, EXIT_OK, start_run
 from bot.cli.registry import build_parser, load_runner
 from bot.errors import OpdriftError
 from bot.text import one_line
@@ -22,6 +22,7 @@ __all__ = ["EXIT_ERROR", "EXIT_FINDING", "EXIT_OK", "build_parser", "main"]
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    start_run()
     try:
         run = load_runner(args.runner)
         return run(args)

@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,8 +31,26 @@ EXIT_FINDING = 1
 EXIT_ERROR = 2
 
 
+# The warnings this run has printed. A run reads the same file many times (the watch judges each
+# pull request against every backend list), and each read would repeat the file's warnings: one line
+# per distinct warning per run is what a reader can act on. `main` starts each run with an empty set.
+_WARNED: ContextVar[set[str] | None] = ContextVar("opdrift_warned", default=None)
+
+
+def start_run() -> None:
+    """Forget the warnings printed so far: the next run prints each of its own once."""
+    _WARNED.set(set())
+
+
 def warn(message: str) -> None:
-    print(f"opdrift: warning: {one_line(message)}", file=sys.stderr)
+    """Print a warning on stderr, once per distinct message in a run."""
+    line = f"opdrift: warning: {one_line(message)}"
+    seen = _WARNED.get()
+    if seen is not None:
+        if line in seen:
+            return
+        seen.add(line)
+    print(line, file=sys.stderr)
 
 
 def note(message: str) -> None:
