@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bot import pipeline
 from bot.cli.common import EXIT_OK, codegen_rules, read_any_source, warn
 from bot.render.explain import explain_view, render
 from bot.taxonomy.overrides import load_overrides
+
+if TYPE_CHECKING:
+    from bot.coverage.oplist import BackendList
 
 
 def run_explain(args: argparse.Namespace) -> int:
@@ -24,7 +29,7 @@ def run_explain(args: argparse.Namespace) -> int:
     snapshot = pipeline.load_snapshot(
         args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source
     )
-    backends = ()
+    backends: Sequence[BackendList] = ()
     if groups is not None:
         from bot.app.coverage import read_backends
 
