@@ -227,7 +227,9 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
     if b.profile == "export":
         why = f"not listed, and it reaches the exported graph ({engine.export.table.origin} does not decompose it)"
     else:
-        why = f"not listed, and no PyTorch kernel serves the {b.dispatch_key or PROFILE_KEY[b.profile]} key"
+        key = b.dispatch_key or PROFILE_KEY[b.profile]
+        missing = f"no kernel of its own under {key}" if backend.kind == "dispatch" else "not listed"
+        why = f"{missing}, and no PyTorch kernel serves the {key} key"
     if v.alternative:
         why += f"; or list {v.alternative}, which its default kernel calls"
     if backend.fallback:
@@ -241,6 +243,8 @@ def _verdict(rec: OpRecord, engine: Engine, backend: BackendList) -> ExplainedVe
         status, why = TRAINING_ONLY, "neither served nor needed: " + _how_text(rec, v, engine)
     elif v.covered:
         how = _how_text(rec, v, engine)
+        if v.rule == "listed" and backend.kind == "dispatch":
+            how = f"its own kernel under {backend.dispatch_key}"
         at = _listed_at(backend, rec.name) if v.rule == "listed" else ""
         status, why = "covered", f"{how} ({at})" if at else how
     else:
