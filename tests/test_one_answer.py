@@ -1,32 +1,42 @@
 """Issue 21, item 8: one question, one answer. Every operator of 2.15.0 against every real backend list
 (tests/data/backends/real, see SOURCES.md there) through each view: coverage's JSON, the per-change
 profiles of a drift that adds every operator, a subscription's lacking set, `explain`'s "without its
-own" line and the site's coverage cell. All of them ask the work engine (`bot.work.engine`)."""
+own" line and the site's coverage cell. All of them ask the work engine (`bot.work.engine`).
+
+Issue 29, item 6a: `explain OP SOURCE --backend NAME:KIND=PATH` gives, for every (operator, backend) pair,
+the verdict `coverage` gives: the same list read the same way, its Autograd-key registrations, its
+decomposition table, the source's own release."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import lzma
+import random
 import re
 import tarfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from datafiles import DATA
+from clirun import Opdrift
+from datafiles import DATA, has_release_file, release_text
 
 from bot import pipeline
+from bot.app.coverage import backend_groups, coverage_of, read_backends
 from bot.app.prepare import backend_work
 from bot.coverage.backends import merge_backends, read_backend
-from bot.coverage.check import compute_coverage, coverage_json
+from bot.coverage.check import OpCoverage, compute_coverage, coverage_json
 from bot.coverage.kinds import PROFILE_OF_KIND
 from bot.coverage.oplist import BackendList
 from bot.drift.changes import compute_drift
 from bot.drift.needs import ProfileNeeds, export_path_for
-from bot.model import Snapshot
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH, Snapshot
+from bot.operators.export_table import core_aten_release
 from bot.operators.kernels import PROFILES, Profile
 from bot.publish.config import parse_config
-from bot.render.explain import explain_view
+from bot.render.explain import explain_json, explain_view
 from bot.site.build import build_site
 from bot.site.model import BackendColumn
 
@@ -39,10 +49,8 @@ def head(release_file: Callable[[str], Path]) -> Snapshot:
 
 
 @pytest.fixture(scope="module")
-def lists(
-    tmp_path_factory: pytest.TempPathFactory, dlprim_src: Path
-) -> dict[str, tuple[list[tuple[str, str]], BackendList]]:
-    """NAME → (its (kind, path) lists, the backend read from them)."""
+def specs(tmp_path_factory: pytest.TempPathFactory, dlprim_src: Path) -> dict[str, list[tuple[str, str]]]:
+    """NAME → its (kind, path) lists: the real lists of tests/data/backends/real, unpacked once."""
     tmp = tmp_path_factory.mktemp("real")
 
     def unxz(name: str) -> str:
@@ -52,7 +60,7 @@ def lists(
 
     with tarfile.open(REAL / "torch-mlir.checkout.tar.xz") as tar:
         tar.extractall(tmp / "torch-mlir", filter="data")
-    specs = {
+    return {
         "xla": [("xla", unxz("pytorch-xla.xla_native_functions.yaml.xz"))],
         "dlprim": [("cpp", str(dlprim_src))],
         "npu": [
@@ -62,6 +70,11 @@ def lists(
         "torch-mlir": [("torch-mlir", str(tmp / "torch-mlir"))],
         "xpu": [("xpu", unxz("torch-xpu-ops.xpu_functions.yaml.xz"))],
     }
+
+
+@pytest.fixture(scope="module")
+def lists(specs: dict[str, list[tuple[str, str]]]) -> dict[str, tuple[list[tuple[str, str]], BackendList]]:
+    """NAME → (its (kind, path) lists, the backend read from them)."""
     out = {}
     for name, kinds in specs.items():
         read = [read_backend(k, p, torch_version="2.15.0") for k, p in kinds]
@@ -145,3 +158,171 @@ def test_every_view_gives_one_answer_for_every_op_and_real_list(
                 assert cell.covered == served, (cell.backend, ov.name)
                 seen += 1
     assert seen == len(head.operators) * len(lists)
+
+
+# --- explain --backend: coverage's verdict for each (operator, backend) pair -----------------------
+
+# Releases the pairs are sampled in: before and after 2.6's CIA rule of the export path, the oldest the
+# Core-ATen table holds, and 2.15.0, which that table lacks (its nearest release before is 2.14.1).
+RELEASES = ("2.1.0", "2.6.0", "2.13.0", "2.15.0")
+
+
+def _checkout(root: Path, version: str) -> str:
+    """Release VERSION's operator files at their paths in a PyTorch checkout, with its version.txt: a
+    SOURCE whose torch version is known, so that each release is judged by its own tables."""
+    for name, path in (
+        ("native_functions.yaml", NATIVE_PATH),
+        ("tags.yaml", TAGS_PATH),
+        ("derivatives.yaml", DERIVATIVES_PATH),
+    ):
+        if has_release_file(version, name):
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(release_text(version, name), encoding="utf-8")
+    (root / VERSION_PATH).write_text(f"{version}\n", encoding="utf-8")
+    return str(root)
+
+
+@pytest.fixture(scope="module")
+def checkouts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("checkouts")
+    return {v: _checkout(root / v, v) for v in RELEASES}
+
+
+def _backend_args(specs: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """Every real list as `--backend NAME:KIND=PATH`, plus torch-mlir's bare .td (judged with PyTorch's
+    own table, as coverage judges it) and a native dispatch key."""
+    args = [f"{name}:{kind}={path}" for name, kinds in specs.items() for kind, path in kinds]
+    (mlir,) = specs["torch-mlir"]
+    td = Path(mlir[1]) / "include/torch-mlir/Dialect/Torch/IR/GeneratedTorchOps.td"
+    return [*args, f"torch-mlir-td:torch-mlir={td}", "mps:dispatch=MPS"]
+
+
+def _verdict(o: OpCoverage) -> dict[str, object]:
+    """An operator's verdict as coverage gives it, in explain's JSON words."""
+    status = "training_only" if o.rule == "training_only" else "covered" if o.covered else "needs_kernel"
+    return {
+        "name": o.name,
+        "status": status,
+        "rule": o.rule,
+        "via": o.via or None,
+        "alternative": o.alternative or None,
+    }
+
+
+def _sample(ops: list[dict[str, object]], seed: str) -> list[str]:
+    """A few operators of every rule coverage used for a backend (so each rule is asked), plus cdist."""
+    rng = random.Random(seed)
+    by_rule: dict[object, list[str]] = {}
+    for o in ops:
+        by_rule.setdefault(o["rule"], []).append(str(o["name"]))
+    picked = {"cdist"}
+    for names in by_rule.values():
+        picked.update(rng.sample(names, min(3, len(names))))
+    return sorted(picked)
+
+
+def test_explain_gives_coverage_verdict_for_sampled_pairs_of_real_lists_and_releases(
+    specs: dict[str, list[tuple[str, str]]], checkouts: dict[str, str]
+) -> None:
+    args = _backend_args(specs)
+    pairs = 0
+    rules_seen: set[object] = set()
+    for version, source in checkouts.items():
+        run = coverage_of(
+            source,
+            args,
+            base_source=None,
+            profile=None,
+            torch_version=None,
+            load=pipeline.load_snapshot,
+            warn=print,
+        )
+        head = run.head
+        assert head.meta.torch_version == version
+        covered = {cov.name: cov for cov, _ in run.results}
+        assert list(covered) == [a.split(":", 1)[0] for a in args if not a.startswith("npu:torch-npu")]
+        expected = {name: {o.name: _verdict(o) for o in cov.ops} for name, cov in covered.items()}
+        # explain reads the same arguments the way its command line does, once per source
+        backends = read_backends(head, backend_groups(args), torch_version=None, warn=print)
+        wanted: dict[str, set[str]] = {}
+        for name, verdicts in expected.items():
+            for op in _sample(list(verdicts.values()), f"{version} {name}"):
+                wanted.setdefault(op, set()).add(name)
+        for op, names in sorted(wanted.items()):
+            # the JSON explain prints, read back as a script would read it
+            doc: dict[str, Any] = json.loads(json.dumps(explain_json(explain_view(head, op, backends))))
+            by_backend = {b["backend"]["name"]: b for b in doc["backends"]}
+            assert list(by_backend) == list(covered)
+            for name in names:
+                cov, b = covered[name], by_backend[name]
+                # the backend as coverage reports it: profile, and for export the table it is judged with
+                assert b["backend"]["profile"] == cov.profile, (version, name)
+                assert b["backend"].get("decompositions", "") == cov.decompositions, (version, name)
+                (one,) = (v for v in b["operators"] if v["name"] == op)
+                got = {k: one[k] for k in ("name", "status", "rule", "via", "alternative")}
+                assert got == expected[name][op], (version, name, op)
+                rules_seen.add(got["rule"])
+                pairs += 1
+    assert pairs > 300
+    # every rule of the engine was asked somewhere (listed variants, the Autograd key, export's table)
+    assert rules_seen == {
+        "listed",
+        "decomposes",
+        "default_kernel",
+        "structured_delegate",
+        "backend_codegen",
+        "autograd_key",
+        "training_only",
+        "needs_kernel",
+    }
+
+
+def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
+    specs: dict[str, list[tuple[str, str]]], checkouts: dict[str, str], opdrift: Opdrift
+) -> None:
+    """cdist is CompositeImplicitAutograd: PyTorch's default table decomposes it (what explain said of any
+    export backend), torch-mlir's fx_decomp_util.py does not, so it reaches torch-mlir's graph and coverage
+    says it needs a lowering. And a 2.15.0 source with torch-mlir's checkout was judged with PyTorch
+    2.14.1's table; with the checkout it is torch-mlir's, with the bare .td the table of the source's own
+    release (the nearest the shipped table holds at or before it: 2.15.0 → 2.14.1, 2.13.0 → 2.13.0)."""
+    args = _backend_args(specs)
+    mlir = [a for a in args if a.startswith("torch-mlir")]
+    for version in ("2.15.0", "2.13.0"):
+        source = checkouts[version]
+        cov = json.loads(
+            opdrift("coverage", *(f"--backend={a}" for a in mlir), source, "--format", "json").out
+        )
+        run = opdrift("explain", "cdist", source, *(f"--backend={a}" for a in mlir), "--format", "json")
+        assert run.code == 0, run.err
+        doc = json.loads(run.out)
+        assert [b["backend"] for b in doc["backends"]] == [c["backend"] for c in cov["backends"]]
+        checkout, td = doc["backends"]
+        assert checkout["backend"]["decompositions"].endswith("fx_decomp_util.py")
+        assert (
+            td["backend"]["decompositions"]
+            == f"PyTorch {core_aten_release(version).version}'s Core-ATen table"
+        )
+        assert core_aten_release(version).version == {"2.15.0": "2.14.1", "2.13.0": "2.13.0"}[version]
+        # cdist: torch-mlir's table leaves it in the graph, PyTorch's decomposes it; coverage agrees
+        assert {"name": "cdist", "bucket": "composite_reduction", "alternative": None} in cov["backends"][0][
+            "uncovered"
+        ]
+        assert not any(o["name"] == "cdist" for o in cov["backends"][1]["uncovered"])
+        (v_mlir,) = checkout["operators"]
+        (v_td,) = td["operators"]
+        assert (v_mlir["status"], v_mlir["rule"]) == ("needs_kernel", "needs_kernel")
+        assert "fx_decomp_util.py does not decompose it" in v_mlir["why"]
+        assert (v_td["status"], v_td["rule"]) == ("covered", "decomposes")
+    # the text and Markdown formats say the same
+    source = checkouts["2.15.0"]
+    text = opdrift("explain", "cdist", source, *(f"--backend={a}" for a in mlir)).out
+    assert "\n  cdist: needs a kernel (needs_kernel): not listed, and it reaches the exported graph (" in text
+    assert "\n  cdist: covered (decomposes): decomposes\n" in text
+    markdown = opdrift(
+        "explain", "cdist", source, *(f"--backend={a}" for a in mlir), "--format", "markdown"
+    ).out
+    assert (
+        "| `cdist` | needs a kernel | `needs_kernel` | not listed, and it reaches the exported graph"
+        in markdown
+    )
+    assert "| `cdist` | covered | `decomposes` | decomposes |" in markdown

@@ -32,7 +32,28 @@ def coverage_of(
     load: Callable[[str], Snapshot],
     warn: Say,
 ) -> CoverageRun:
-    # Checked here, before any file is read. torch's own spellings count (2.6.0a0 on main, 2.1.0+cpu).
+    check_torch_version(torch_version)
+    groups = backend_groups(backend_args)
+    head = load(source)
+    base = load(base_source) if base_source else None
+    check_keys(head, groups)
+
+    results = []
+    for key, specs in groups.items():
+        backend = read_group(key, specs, torch_version or head.meta.torch_version)
+        _warn_about(backend, "SOURCE", warn)
+        cov = coverage.compute_coverage(head, backend, profile)
+        change = None
+        if base is not None:
+            base_backend = read_group(key, specs, torch_version or base.meta.torch_version)
+            _warn_about(base_backend, "BASE", warn)
+            change = coverage.compare_coverage(coverage.compute_coverage(base, base_backend, profile), cov)
+        results.append((cov, change))
+    return CoverageRun(head, tuple(results))
+
+
+def check_torch_version(torch_version: str | None) -> None:
+    """Checked before any file is read. torch's own spellings count (2.6.0a0 on main, 2.1.0+cpu)."""
     if torch_version is not None:
         try:
             backends.torch_version_key(torch_version)
@@ -40,34 +61,48 @@ def coverage_of(
             raise ConfigError(
                 f"--torch-version {torch_version!r}: expected a version like 2.14, 2.14.1 or 2.15.0a0"
             ) from None
-    # Lists given one NAME are one backend, in the order their NAME first appears.
-    groups: dict[str, list[tuple[backends.BackendKind, str]]] = {}
+
+
+# The --backend arguments grouped: NAME (or a key of its own for a list without one) → its lists.
+BackendGroups = dict[str, list[tuple[backends.BackendKind, str]]]
+
+
+def backend_groups(backend_args: Sequence[str]) -> BackendGroups:
+    """``[NAME:]KIND=PATH`` arguments (`coverage`, `explain`) parsed by the one parser of backend specs;
+    lists given one NAME are one backend, in the order their NAME first appears."""
+    groups: BackendGroups = {}
     for i, arg in enumerate(backend_args):
         name, kind, value = backends.parse_named_backend_arg(arg)
         groups.setdefault(name if name is not None else f"\0{i}", []).append((kind, value))
-    head = load(source)
-    base = load(base_source) if base_source else None
+    return groups
+
+
+def check_keys(head: Snapshot, groups: BackendGroups) -> None:
+    """ConfigError for a ``dispatch`` list whose key no operator of HEAD has a kernel under."""
     for specs in groups.values():
         for kind, value in specs:
             if kind == "dispatch":
                 coverage.check_dispatch_key(head, value)
 
-    def read(key: str, specs: list[tuple[backends.BackendKind, str]], version: str | None) -> BackendList:
-        lists = [backends.read_backend(kind, value, torch_version=version) for kind, value in specs]
-        return lists[0] if key.startswith("\0") else backends.merge_backends(key, lists)
 
-    results = []
+def read_group(key: str, specs: list[tuple[backends.BackendKind, str]], version: str | None) -> BackendList:
+    """One backend from its lists (`backend_groups`), read against torch VERSION."""
+    lists = [backends.read_backend(kind, value, torch_version=version) for kind, value in specs]
+    return lists[0] if key.startswith("\0") else backends.merge_backends(key, lists)
+
+
+def read_backends(
+    head: Snapshot, groups: BackendGroups, *, torch_version: str | None, warn: Say
+) -> tuple[BackendList, ...]:
+    """Every backend of GROUPS read as `coverage` reads it against HEAD (what its readers skipped told
+    to WARN): what `explain --backend` judges, so that it gives coverage's verdicts."""
+    check_keys(head, groups)
+    out = []
     for key, specs in groups.items():
-        backend = read(key, specs, torch_version or head.meta.torch_version)
+        backend = read_group(key, specs, torch_version or head.meta.torch_version)
         _warn_about(backend, "SOURCE", warn)
-        cov = coverage.compute_coverage(head, backend, profile)
-        change = None
-        if base is not None:
-            base_backend = read(key, specs, torch_version or base.meta.torch_version)
-            _warn_about(base_backend, "BASE", warn)
-            change = coverage.compare_coverage(coverage.compute_coverage(base, base_backend, profile), cov)
-        results.append((cov, change))
-    return CoverageRun(head, tuple(results))
+        out.append(backend)
+    return tuple(out)
 
 
 def read_and_cover(

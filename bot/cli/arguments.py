@@ -64,6 +64,30 @@ def add_explain(p: argparse.ArgumentParser) -> None:
     p.epilog = SOURCE_HELP
     p.add_argument("op", metavar="OP", help="a registered name (add.out) or a base name (add)")
     p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+    p.add_argument(
+        "--backend",
+        metavar="[NAME:]KIND=PATH",
+        action="append",
+        default=[],
+        help="also say what this backend must do for OP, as `coverage --backend` says it (repeatable; "
+        "KIND and PATH as for coverage; lists given the same NAME are one backend)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="text, markdown, or json (the same view, for scripts); default: text",
+    )
+    p.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help="judge every --backend as this kind of backend, as `coverage --profile` does (default: the KIND's)",
+    )
+    p.add_argument(
+        "--torch-version",
+        metavar="X.Y",
+        help="torch version for op-plugin version gates of --backend lists (default: the SOURCE's, when known)",
+    )
     add_overrides(p)
     add_codegen(p)
 

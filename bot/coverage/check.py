@@ -169,11 +169,18 @@ def engine_backend(snapshot: Snapshot, backend: BackendList, profile: Profile | 
     )
 
 
+def backend_engine(snapshot: Snapshot, backend: BackendList, profile: Profile | None = None) -> Engine:
+    """The engine that judges SNAPSHOT's operators for BACKEND as a backend of PROFILE: the one
+    coverage asks, and `explain --backend` too."""
+    model = engine_backend(snapshot, backend, profile)
+    return Engine(snapshot.operators, model, version=snapshot.meta.torch_version)
+
+
 def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile | None = None) -> Coverage:
     """Every operator of SNAPSHOT judged for BACKEND, as a backend of PROFILE (default: its kind's), by
     the work engine (`bot.work.engine`), the one that decides the drift's per-change profiles too."""
-    model = engine_backend(snapshot, backend, profile)
-    engine = Engine(snapshot.operators, model, version=snapshot.meta.torch_version)
+    engine = backend_engine(snapshot, backend, profile)
+    model = engine.backend
     records = snapshot.operators
     ops = []
     for name in sorted(records):

@@ -1,24 +1,43 @@
-"""`opdrift explain OP`: one operator's bucket, the rule that decided it (and why), and its facets.
+"""`opdrift explain OP`: one operator's bucket, the rule that decided it (and why), and its facets;
+with ``--backend``, what each backend must do for it: coverage's verdict, asked of the same engine
+(`bot.coverage.check.backend_engine`: the backend's list, its Autograd-key registrations, its
+decomposition table).
 
-`explain_view` gathers what is shown (`ExplainView`); `render_text` prints it. The text is built in
-Python, not through a template, so that ``opdrift explain`` never loads Jinja2: it is a quick look-up
-whose start-up the import would dominate.
+`explain_view` gathers what is shown (`ExplainView`); `render_text`, `render_markdown` and `render_json`
+print it. The text is built in Python, not through a template, so that ``opdrift explain`` never loads
+Jinja2: it is a quick look-up whose start-up the import would dominate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
+from bot.coverage.check import backend_engine
+from bot.coverage.oplist import BackendList
 from bot.dispatchkeys import CIA
 from bot.model import Facets, OpRecord, Snapshot
 from bot.operators.exported import export_fate
-from bot.operators.kernels import DELEGATE, OWN, PROFILE_KEY, PROFILES, Profile, profile_kernel, table_of
+from bot.operators.kernels import (
+    DELEGATE,
+    OWN,
+    PROFILE_KEY,
+    PROFILES,
+    Profile,
+    composite_for,
+    profile_kernel,
+    table_of,
+)
+from bot.snapshot import meta_json
 from bot.taxonomy.classify import resolve_op
 from bot.taxonomy.rules import RULES_BY_ID
 from bot.taxonomy.scope import scope_of
-from bot.text import one_line
-from bot.work.engine import TRAINING_ONLY, Engine, profile_engines
+from bot.text import code, md, one_line
+from bot.work.engine import NEEDS_KERNEL, TRAINING_ONLY, Engine, Verdict, profile_engines
+
+FORMATS = ("text", "markdown", "json")
 
 
 @dataclass(frozen=True)
@@ -34,6 +53,33 @@ class ExplainedRecord:
 
 
 @dataclass(frozen=True)
+class ExplainedVerdict:
+    """What one backend must do for one registered operator: coverage's verdict and its reason."""
+
+    name: str
+    status: (
+        str  # "covered", "needs_kernel" or "training_only" (neither served nor needed), as coverage counts
+    )
+    rule: str  # the engine's rule (`bot.work.engine.RULES`, "training_only" or "needs_kernel")
+    via: str  # the operator that carries it, when not itself
+    alternative: str  # for one that needs a kernel: the variant whose kernel would serve it instead
+    why: str  # how it is covered, or why it needs a kernel, in words
+
+
+@dataclass(frozen=True)
+class ExplainedBackend:
+    """One ``--backend``: as coverage names it, and its verdict for each registered operator of OP."""
+
+    name: str  # its NAME, "" when none was given
+    kind: str
+    path: str
+    profile: str
+    decompositions: str  # export: the table it is judged with (coverage's), else ""
+    fallback: str | None  # its boxed CPU fallback, where an op without a kernel runs meanwhile
+    verdicts: tuple[ExplainedVerdict, ...]
+
+
+@dataclass(frozen=True)
 class ExplainView:
     """What `opdrift explain` shows for one operator, as plain values for the renderer."""
 
@@ -45,6 +91,8 @@ class ExplainView:
     reason: str
     note: str | None  # why the rule exists, when the rule table says
     records: tuple[ExplainedRecord, ...]
+    backends: tuple[ExplainedBackend, ...] = ()
+    source: Mapping[str, object] | None = None  # the SOURCE's metadata, as every JSON output writes it
 
 
 def _derivative_text(facets: Facets, kind: str) -> str:
@@ -72,6 +120,19 @@ _RULE_WORDS = {
 def _served_text(rec: OpRecord, engine: Engine) -> str:
     """What a backend of the engine's profile that lists nothing must do for REC, with the reason."""
     v = engine.judge(rec)
+    if not v.covered:
+        if engine.backend.profile == "export":
+            if rec.facets.decomposes_to:
+                return "needs a lowering, or a decomposition exists (see decomposes_to)"
+            return "needs a lowering"
+        return "needs a kernel" + (
+            f" (or {v.alternative}, which its default kernel calls)" if v.alternative else ""
+        )
+    return _how_text(rec, v, engine)
+
+
+def _how_text(rec: OpRecord, v: Verdict, engine: Engine) -> str:
+    """How the engine's backend gets REC, by the rule of its verdict V (one that covers it)."""
     profile = engine.backend.profile
     if v.rule == "decomposes" and profile == "export":
         if CIA in table_of(rec.facets):
@@ -81,21 +142,16 @@ def _served_text(rec: OpRecord, engine: Engine) -> str:
             return "answered while export traces"
         return f"decomposed by {engine.export.table.origin}"
     if v.rule == "default_kernel":
-        table = table_of(rec.facets)
-        kernel = profile_kernel(table, profile)
+        # the kernel the engine found serving (`Engine._serving`): a native key's own slot, else the profile's
+        table, key = table_of(rec.facets), engine.backend.dispatch_key
+        kernel = composite_for(table, key) if key is not None else profile_kernel(table, profile)
         return f"{kernel} kernel" + (f" (calling {v.via})" if v.via else "")
     if v.rule == "backend_codegen":
         into = f" {v.via}" if v.via else ""
         return f"no work of its own: functionalized into its functional op{into}"
-    if v.rule in _RULE_WORDS:
-        return _RULE_WORDS[v.rule].format(via=v.via)
-    if profile == "export":
-        if rec.facets.decomposes_to:
-            return "needs a lowering, or a decomposition exists (see decomposes_to)"
-        return "needs a lowering"
-    return "needs a kernel" + (
-        f" (or {v.alternative}, which its default kernel calls)" if v.alternative else ""
-    )
+    if v.rule == "listed":
+        return "listed"
+    return _RULE_WORDS[v.rule].format(via=v.via)
 
 
 def _kernel_lines(rec: OpRecord, engines: Mapping[Profile, Engine]) -> tuple[str, ...]:
@@ -150,8 +206,74 @@ def _facet_lines(rec: OpRecord, engines: Mapping[Profile, Engine]) -> tuple[str,
     )
 
 
-def explain_view(snapshot: Snapshot, op: str) -> ExplainView:
-    """What `explain` shows for `op` (a registered name or a base name); UnknownOperatorError if none."""
+def _listed_at(backend: BackendList, name: str) -> str:
+    """Where BACKEND lists NAME ("xla_native_functions.yaml:57", relative to the tree it was read from)."""
+    for op in backend.ops:
+        if op.name == name:
+            where = op.path
+            for root in backend.roots or (backend.path,):
+                if where.startswith(root.rstrip("/") + "/"):
+                    where = where[len(root.rstrip("/")) + 1 :]
+                    break
+            else:
+                where = PurePath(where).name
+            return f"{where}:{op.line}"
+    return ""
+
+
+def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList) -> str:
+    """Why the backend needs a kernel for REC: not listed, and nothing of PyTorch's serves it."""
+    b = engine.backend
+    if b.profile == "export":
+        why = f"not listed, and it reaches the exported graph ({engine.export.table.origin} does not decompose it)"
+    else:
+        key = b.dispatch_key or PROFILE_KEY[b.profile]
+        missing = f"no kernel of its own under {key}" if backend.kind == "dispatch" else "not listed"
+        why = f"{missing}, and no PyTorch kernel serves the {key} key"
+    if v.alternative:
+        why += f"; or list {v.alternative}, which its default kernel calls"
+    if backend.fallback:
+        why += f"; meanwhile it runs on the boxed CPU fallback ({backend.fallback})"
+    return why
+
+
+def _verdict(rec: OpRecord, engine: Engine, backend: BackendList) -> ExplainedVerdict:
+    v = engine.judge(rec)
+    if v.rule == TRAINING_ONLY:
+        status, why = TRAINING_ONLY, "neither served nor needed: " + _how_text(rec, v, engine)
+    elif v.covered:
+        how = _how_text(rec, v, engine)
+        if v.rule == "listed" and backend.kind == "dispatch":
+            how = f"its own kernel under {backend.dispatch_key}"
+        at = _listed_at(backend, rec.name) if v.rule == "listed" else ""
+        status, why = "covered", f"{how} ({at})" if at else how
+    else:
+        status, why = NEEDS_KERNEL, _why_needed(rec, v, engine, backend)
+    return ExplainedVerdict(rec.name, status, v.rule, v.via, v.alternative, why)
+
+
+def _explained_backend(
+    snapshot: Snapshot, records: Sequence[OpRecord], backend: BackendList, profile: Profile | None
+) -> ExplainedBackend:
+    engine = backend_engine(snapshot, backend, profile)
+    model = engine.backend
+    return ExplainedBackend(
+        backend.name,
+        backend.kind,
+        backend.path,
+        model.profile,
+        engine.export.table.origin if model.profile == "export" else "",
+        backend.fallback,
+        tuple(_verdict(rec, engine, backend) for rec in records),
+    )
+
+
+def explain_view(
+    snapshot: Snapshot, op: str, backends: Sequence[BackendList] = (), profile: Profile | None = None
+) -> ExplainView:
+    """What `explain` shows for `op` (a registered name or a base name); UnknownOperatorError if none.
+    For each of BACKENDS (read as `coverage` reads them), judged as a backend of PROFILE (default: its
+    kind's), coverage's verdict for each registered operator of OP."""
     base, records = resolve_op(snapshot, op)
     decision = snapshot.decisions[base]
     rule = RULES_BY_ID.get(decision.rule)
@@ -176,7 +298,17 @@ def explain_view(snapshot: Snapshot, op: str) -> ExplainView:
             )
             for rec in records
         ),
+        backends=tuple(_explained_backend(snapshot, records, b, profile) for b in backends),
+        source=meta_json(snapshot.meta),
     )
+
+
+_STATUS_WORDS = {"covered": "covered", NEEDS_KERNEL: "needs a kernel", TRAINING_ONLY: "training only"}
+
+
+def _backend_title(b: ExplainedBackend) -> str:
+    table = f"; decompositions: {b.decompositions}" if b.decompositions else ""
+    return f"{b.name or b.kind}  [{b.kind}, profile {b.profile}{table}]  {b.path}"
 
 
 def render_text(view: ExplainView) -> str:
@@ -194,9 +326,110 @@ def render_text(view: ExplainView) -> str:
         lines.append(f"{rec.name}  [{rec.kind}]  {rec.where}:{rec.line}")
         lines.append(f"  {rec.schema}")
         lines.extend(f"  {line}" for line in rec.facets)
+    for b in view.backends:
+        lines.append("")
+        lines.append(f"backend {_backend_title(b)}")
+        lines.extend(f"  {v.name}: {_STATUS_WORDS[v.status]} ({v.rule}): {v.why}" for v in b.verdicts)
     # Every value comes from the source: a newline in one would start a line of its own, and in a CI
     # log a line such as "::error::" is a workflow command.
     return "\n".join(one_line(line) for line in lines).rstrip() + "\n"
+
+
+def render_markdown(view: ExplainView) -> str:
+    """The same view as Markdown: every name and schema is someone else's text, quoted (`bot.text`)."""
+    total = view.total
+    lines = [
+        f"### {code(view.op)}",
+        "",
+        f"Base operator {code(view.base)}: {total} registered operator{'s' if total != 1 else ''}.",
+        "",
+        f"- bucket: {code(view.bucket)}",
+        f"- rule: {code(view.rule)}",
+        f"- reason: {md(view.reason)}",
+    ]
+    if view.note is not None:
+        lines.append(f"- why the rule exists: {md(view.note)}")
+    for rec in view.records:
+        lines += ["", f"#### {code(rec.name)} ({md(rec.kind)}, {code(f'{rec.where}:{rec.line}')})", ""]
+        lines.append(f"- schema: {code(rec.schema, 10_000)}")
+        lines.extend(f"- {md(line)}" for line in rec.facets)
+    for b in view.backends:
+        table = f", decompositions: {md(b.decompositions)}" if b.decompositions else ""
+        lines += [
+            "",
+            f"#### Backend {code(b.name or b.kind)} ({code(b.kind)}, profile {code(b.profile)}{table})",
+            "",
+            f"Read from {code(b.path, 10_000)}.",
+            "",
+            "| operator | verdict | rule | how or why |",
+            "|---|---|---|---|",
+        ]
+        lines.extend(
+            f"| {code(v.name, in_table=True)} | {_STATUS_WORDS[v.status]} | {code(v.rule, in_table=True)} "
+            f"| {md(v.why).replace('|', chr(92) + '|')} |"
+            for v in b.verdicts
+        )
+    return "\n".join(lines) + "\n"
+
+
+def explain_json(view: ExplainView) -> dict[str, object]:
+    """The machine form of `explain` (``--format json``): the view's fields, each backend's verdicts in
+    coverage's words (``status``: covered, needs_kernel or training_only; ``rule``: its by_rule key)."""
+    return {
+        "source": view.source,
+        "op": view.op,
+        "base": view.base,
+        "registered": view.total,
+        "bucket": view.bucket,
+        "rule": view.rule,
+        "reason": view.reason,
+        "note": view.note,
+        "records": [
+            {
+                "name": r.name,
+                "kind": r.kind,
+                "path": r.where,
+                "line": r.line,
+                "schema": r.schema,
+                "facets": list(r.facets),
+            }
+            for r in view.records
+        ],
+        "backends": [
+            {
+                "backend": {
+                    "kind": b.kind,
+                    "path": b.path,
+                    **({"name": b.name} if b.name else {}),
+                    "profile": b.profile,
+                    "fallback": b.fallback,
+                    **({"decompositions": b.decompositions} if b.profile == "export" else {}),
+                },
+                "operators": [
+                    {
+                        "name": v.name,
+                        "status": v.status,
+                        "covered": v.status == "covered",
+                        "rule": v.rule,
+                        "via": v.via or None,
+                        "alternative": v.alternative or None,
+                        "why": v.why,
+                    }
+                    for v in b.verdicts
+                ],
+            }
+            for b in view.backends
+        ],
+    }
+
+
+def render(view: ExplainView, fmt: str) -> str:
+    """VIEW in FMT, one of `FORMATS`."""
+    if fmt == "json":
+        return json.dumps(explain_json(view), indent=2, sort_keys=True) + "\n"
+    if fmt == "markdown":
+        return render_markdown(view)
+    return render_text(view)
 
 
 def explain(snapshot: Snapshot, op: str) -> str:
