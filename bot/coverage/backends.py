@@ -135,7 +135,8 @@ def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
 
 def _read_torch_mlir_checkout(root: Path, value: str) -> BackendList:
     """A torch-mlir checkout: its GeneratedTorchOps.td, and the decomposition table of its FX importer
-    (without fx_decomp_util.py, an older checkout, PyTorch's default Core-ATen table stands)."""
+    in either form (`read_fx_table`); without fx_decomp_util.py (an older checkout), or with a table in
+    neither form (a warning), PyTorch's default Core-ATen table stands."""
     td = root / TD_PATH
     if not td.is_file():
         raise ConfigError(f"not a torch-mlir checkout: no {TD_PATH}", path=value)

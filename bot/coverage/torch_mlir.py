@@ -1,5 +1,6 @@
 """torch-mlir's op list (``GeneratedTorchOps.td`` or the ``torch_ods_gen.py`` that generates it), and
-the decomposition table its FX importer passes to ``run_decompositions`` (``fx_decomp_util.py``)."""
+the decomposition table its FX importer passes to ``run_decompositions`` (``fx_decomp_util.py``), in
+either of its forms: the hand list, or core_aten_decompositions() minus exclusions (`FxTable`)."""
 
 from __future__ import annotations
 
