@@ -17,7 +17,7 @@ from pathlib import Path
 from bot.coverage.cpp import read_cpp
 from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind
 from bot.coverage.oplist import BackendList, BackendOp, normalise_name
-from bot.coverage.torch_mlir import FX_DECOMP_PATH, TD_PATH, read_fx_decompositions, read_torch_mlir
+from bot.coverage.torch_mlir import FX_DECOMP_PATH, TD_PATH, read_fx_table, read_torch_mlir
 from bot.coverage.yaml_lists import read_op_plugin, read_torch_npu, read_xla, read_xpu, torch_version_key
 from bot.errors import ConfigError, SourceError
 from bot.sources.read import read_capped, read_text
@@ -125,13 +125,18 @@ def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
         roots=tuple(b.path for b in lists),
         decompositions=next((b.decompositions for b in lists if b.decompositions is not None), None),
         decompositions_path=next((b.decompositions_path for b in lists if b.decompositions_path), ""),
+        decompositions_core_except=next(
+            (b.decompositions_core_except for b in lists if b.decompositions_core_except is not None), None
+        ),
+        decompositions_form=next((b.decompositions_form for b in lists if b.decompositions_form), ""),
         name=name,
     )
 
 
 def _read_torch_mlir_checkout(root: Path, value: str) -> BackendList:
     """A torch-mlir checkout: its GeneratedTorchOps.td, and the decomposition table of its FX importer
-    (without fx_decomp_util.py, an older checkout, PyTorch's default Core-ATen table stands)."""
+    in either form (`read_fx_table`); without fx_decomp_util.py (an older checkout), or with a table in
+    neither form (a warning), PyTorch's default Core-ATen table stands."""
     td = root / TD_PATH
     if not td.is_file():
         raise ConfigError(f"not a torch-mlir checkout: no {TD_PATH}", path=value)
@@ -139,11 +144,17 @@ def _read_torch_mlir_checkout(root: Path, value: str) -> BackendList:
     fx = root / FX_DECOMP_PATH
     if not fx.is_file():
         return replace(found, roots=(value,))
+    table = read_fx_table(_read_text(fx), str(fx))
+    if table.named is None:
+        return replace(found, roots=(value,), warnings=found.warnings + table.warnings)
     return replace(
         found,
         roots=(value,),
-        decompositions=read_fx_decompositions(_read_text(fx), str(fx)),
+        warnings=found.warnings + table.warnings,
+        decompositions=table.named,
         decompositions_path=str(fx),
+        decompositions_core_except=table.core_except,
+        decompositions_form=table.form,
     )
 
 

@@ -165,7 +165,8 @@ def engine_backend(snapshot: Snapshot, backend: BackendList, profile: Profile | 
         frozenset(op.name for op in backend.ops if _at_autograd_key(op)),
         backend.dispatch_key if backend.kind == "dispatch" and profile != "export" else None,
         backend.decompositions,
-        backend.decompositions_path,
+        backend.decompositions_origin,
+        backend.decompositions_core_except,
     )
 
 

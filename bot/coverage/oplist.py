@@ -70,11 +70,21 @@ class BackendList:
     # "base" or "base.*"), and the file it was read from; None: PyTorch's default Core-ATen table
     decompositions: frozenset[str] | None = None
     decompositions_path: str = ""
+    # torch-mlir's form from llvm/torch-mlir#4733: PyTorch's Core-ATen table of the release judged,
+    # less every overload of these base operators, plus `decompositions`; None: `decompositions` alone
+    decompositions_core_except: frozenset[str] | None = None
+    decompositions_form: str = ""  # how the table was read ("the hand list DEFAULT_DECOMPOSITIONS")
     name: str = ""  # the backend's NAME, when its lists were given one (`--backend NAME:KIND=PATH`)
 
     @property
     def names(self) -> frozenset[str]:
         return frozenset(op.name for op in self.ops)
+
+    @property
+    def decompositions_origin(self) -> str:
+        """The table's file and the form read from it, as reports name the table."""
+        path = self.decompositions_path
+        return f"{path} ({self.decompositions_form})" if path and self.decompositions_form else path
 
 
 def normalise_name(raw: str, *, path: str, line: int) -> str:

@@ -101,6 +101,14 @@ class DecompTable:
             return False
         return self.python_decomposed is None or rec.base in self.python_decomposed
 
+    def names_every_cia(self, rec: OpRecord) -> bool | None:
+        """Whether a table that names every functional CIA operator but some names REC (which may be
+        excepted by name or, "base.*", with every overload of its base); None for any other table."""
+        every = self.all_cia_except
+        if every is None:
+            return None
+        return rec.name not in every and f"{rec.base}.*" not in every
+
 
 @dataclass(frozen=True)
 class ExportPath:
@@ -125,6 +133,30 @@ def core_aten_table(version: str | None, python_decomposed: frozenset[str] | Non
         f"PyTorch {release.version}'s Core-ATen table",
         release.decomposes,
         release.preserved_cia if every_cia >= KEEPS_CIA_FROM else None,
+        python_decomposed,
+    )
+
+
+def core_minus_table(
+    version: str | None,
+    excluded: frozenset[str],
+    named: frozenset[str],
+    origin: str,
+    python_decomposed: frozenset[str] | None = None,
+) -> DecompTable:
+    """torch-mlir's table from llvm/torch-mlir#4733 at torch VERSION: ``get_expanded_decomposition_table``
+    (python/torch_mlir/extras/fx_decomp_util.py) keeps each entry ``k`` of ``core_aten_decompositions()``
+    whose ``k._overloadpacket`` is not EXCLUDED (so every overload of an excluded base goes, its CIA
+    ones too), then ``update``s it with ``get_decompositions`` of its own list (NAMED). VERSION's
+    ``core_aten_decompositions()`` is its shipped Core-ATen table (`core_aten_table`)."""
+    core = core_aten_table(version, python_decomposed)
+    kept = frozenset(n for n in core.names if n.partition(".")[0] not in excluded)
+    every = core.all_cia_except
+    # core's origin, "PyTorch 2.14.1's Core-ATen table", names the release that stands for VERSION
+    return DecompTable(
+        f"{origin}, with {core.origin} as core_aten_decompositions()",
+        kept | named,
+        None if every is None else every | {f"{base}.*" for base in excluded},
         python_decomposed,
     )
 
@@ -164,8 +196,7 @@ def export_fate(rec: OpRecord, path: ExportPath) -> ExportFate:
         unsafe = (
             aliasing or _UNSAFE_TAG in rec.facets.tags or rec.base in _UNSAFE_OPS or rec.name in _METADATA_OPS
         )
-        every = path.table.all_cia_except
-        if not path.keeps_cia or unsafe or (every is not None and rec.name not in every):
+        if not path.keeps_cia or unsafe or path.table.names_every_cia(rec):
             return "decomposed"
     if is_backward(rec):
         return "training_only"

@@ -44,7 +44,14 @@ from dataclasses import dataclass
 
 from bot.dispatchkeys import CEA_NON_FUNCTIONAL, CIA
 from bot.model import OpRecord
-from bot.operators.exported import DecompTable, ExportPath, core_aten_table, export_fate, keeps_cia
+from bot.operators.exported import (
+    DecompTable,
+    ExportPath,
+    core_aten_table,
+    core_minus_table,
+    export_fate,
+    keeps_cia,
+)
 from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import (
     FUNCTIONALIZED,
@@ -92,15 +99,24 @@ def python_decomposed(version: str | None) -> frozenset[str] | None:
     )
 
 
-def export_path_for(version: str | None, names: Iterable[str] | None = None, origin: str = "") -> ExportPath:
+def export_path_for(
+    version: str | None,
+    names: Iterable[str] | None = None,
+    origin: str = "",
+    core_except: frozenset[str] | None = None,
+) -> ExportPath:
     """The export path of torch VERSION: with the table NAMES (a compiler's own, such as torch-mlir's
-    fx_decomp_util.py; "base.overload", "base" or "base.*"), else PyTorch's own Core-ATen table."""
+    fx_decomp_util.py; "base.overload", "base" or "base.*"), to which CORE_EXCEPT, when given, adds
+    PyTorch's Core-ATen table of VERSION less those base operators (torch-mlir's form from its #4733);
+    else PyTorch's own Core-ATen table."""
     known = python_decomposed(version)
-    table = (
-        core_aten_table(version, known)
-        if names is None
-        else DecompTable(origin or "the backend's decomposition table", frozenset(names), None, known)
-    )
+    origin = origin or "the backend's decomposition table"
+    if core_except is not None:
+        table = core_minus_table(version, core_except, frozenset(names or ()), origin, known)
+    elif names is None:
+        table = core_aten_table(version, known)
+    else:
+        table = DecompTable(origin, frozenset(names), None, known)
     return ExportPath(table, keeps_cia(version))
 
 
@@ -117,6 +133,8 @@ class Backend:
     # export: the table its compiler passes ("base.overload", "base", "base.*"), None for PyTorch's
     decompositions: frozenset[str] | None = None
     decompositions_origin: str = ""
+    # with the table above, PyTorch's Core-ATen table less these base operators (torch-mlir's #4733 form)
+    decompositions_core_except: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -166,7 +184,9 @@ class Engine:
         """The export path the backend is judged by (built when first asked)."""
         if self._export is None:
             b = self.backend
-            self._export = export_path_for(self._version, b.decompositions, b.decompositions_origin)
+            self._export = export_path_for(
+                self._version, b.decompositions, b.decompositions_origin, b.decompositions_core_except
+            )
         return self._export
 
     def _serving(self, rec: OpRecord) -> str | None:
