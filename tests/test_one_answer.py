@@ -130,7 +130,12 @@ def test_every_view_gives_one_answer_for_every_op_and_real_list(
         if backend.decompositions is not None:
             # torch-mlir's checkout passes its own table: the drift's export profile is PyTorch's
             # Core-ATen table's, so the same engine with that table is what the list is held to
-            table = export_path_for("2.15.0", backend.decompositions)
+            table = export_path_for(
+                "2.15.0",
+                backend.decompositions,
+                backend.decompositions_origin,
+                backend.decompositions_core_except,
+            )
             own = ProfileNeeds(head.operators, export=table)
             expected = {n for n, rec in head.operators.items() if "export" in own(rec)}
         assert lacking <= expected, (name, sorted(lacking - expected)[:10])
@@ -297,7 +302,9 @@ def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
         doc = json.loads(run.out)
         assert [b["backend"] for b in doc["backends"]] == [c["backend"] for c in cov["backends"]]
         checkout, td = doc["backends"]
-        assert checkout["backend"]["decompositions"].endswith("fx_decomp_util.py")
+        assert checkout["backend"]["decompositions"].endswith(
+            "fx_decomp_util.py (the hand list DEFAULT_DECOMPOSITIONS)"
+        )
         assert (
             td["backend"]["decompositions"]
             == f"PyTorch {core_aten_release(version).version}'s Core-ATen table"
