@@ -318,7 +318,9 @@ def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
         (v_mlir,) = checkout["operators"]
         (v_td,) = td["operators"]
         assert (v_mlir["status"], v_mlir["rule"]) == ("needs_kernel", "needs_kernel")
-        assert "fx_decomp_util.py does not decompose it" in v_mlir["why"]
+        assert (
+            "fx_decomp_util.py (the hand list DEFAULT_DECOMPOSITIONS) does not decompose it" in v_mlir["why"]
+        )
         assert (v_td["status"], v_td["rule"]) == ("covered", "decomposes")
     # the text and Markdown formats say the same
     source = checkouts["2.15.0"]
