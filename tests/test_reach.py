@@ -53,7 +53,9 @@ def real_files(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], str]
 
 @pytest.fixture(scope="module")
 def xla_2141(snap_2141: Snapshot, real_files: Callable[[str], str]) -> Coverage:
-    return compute_coverage(snap_2141, read_backend("xla", real_files("pytorch-xla.xla_native_functions.yaml.xz")))
+    return compute_coverage(
+        snap_2141, read_backend("xla", real_files("pytorch-xla.xla_native_functions.yaml.xz"))
+    )
 
 
 def _ranked(cov: Coverage, snap: Snapshot) -> list[WorkItem]:
@@ -90,7 +92,10 @@ def test_xla_needs_no_view_it_has_the_copy_of_and_the_copy_ranks_as_the_view(
     needed = {o.name for o in xla_2141.uncovered}
     assert not {"view_as_real", "view_as_complex", "unfold", "view.dtype"} & needed
     by_name = {o.name: o for o in xla_2141.ops}
-    assert (by_name["view_as_real"].rule, by_name["view_as_real"].via) == ("backend_codegen", "view_as_real_copy")
+    assert (by_name["view_as_real"].rule, by_name["view_as_real"].via) == (
+        "backend_codegen",
+        "view_as_real_copy",
+    )
     ranked = _ranked(xla_2141, snap_2141)
     names = [i.name for i in ranked]
     item = ranked[names.index("unfold_copy")]
@@ -132,7 +137,8 @@ def test_metadata_ops_are_answered_while_tracing_as_observed(snap_213: Snapshot)
     left (static, one and two dynamic dimensions) is `evaluated`; one still there reaches."""
     records = snap_213.operators
     path = export_path_for("2.13.0")
-    reached, answered = set(), set()
+    reached: set[str] = set()
+    answered: set[str] = set()
     for op, rows in OBSERVED["export_metadata"].items():
         graphs = [row["torch_mlir"] for row in rows.values() if "torch_mlir" in row]
         if not graphs:
@@ -215,7 +221,9 @@ def test_today_is_in_the_words_and_the_json(
 def test_op_plugins_gaps_run_on_torch_npus_cpu_fallback(
     snap_2141: Snapshot, real_files: Callable[[str], str]
 ) -> None:
-    backend = read_backend("op-plugin", real_files("op-plugin.op_plugin_functions.yaml.xz"), torch_version="2.14.1")
+    backend = read_backend(
+        "op-plugin", real_files("op-plugin.op_plugin_functions.yaml.xz"), torch_version="2.14.1"
+    )
     cov = compute_coverage(snap_2141, backend)
     assert cov.fallback == KIND_BY_ID["op-plugin"].fallback != ""
     assert "VariableFallbackKernel.cpp" in (cov.fallback or "")
@@ -230,7 +238,9 @@ def test_op_plugins_autograd_registrations_bypass_their_backward(
 ) -> None:
     """op-plugin registers `_thnn_fused_gru_cell` in its `autograd:` list (AutogradPrivateUse1), as
     XLA and pytorch_dlprim register theirs: autograd never calls `_thnn_fused_gru_cell_backward`."""
-    backend = read_backend("op-plugin", real_files("op-plugin.op_plugin_functions.yaml.xz"), torch_version="2.14.1")
+    backend = read_backend(
+        "op-plugin", real_files("op-plugin.op_plugin_functions.yaml.xz"), torch_version="2.14.1"
+    )
     assert [op.origin for op in backend.ops if op.name == "_thnn_fused_gru_cell"] == ["official", "autograd"]
     by_name = {o.name: o for o in compute_coverage(snap_2141, backend).ops}
     backward = by_name["_thnn_fused_gru_cell_backward"]

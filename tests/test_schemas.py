@@ -194,7 +194,9 @@ def test_the_real_backends_coverage_follows_the_coverage_schema(real_coverage: J
     assert any(b["backend"]["fallback"] for b in real_coverage["backends"])
     assert all("since_base" in b for b in real_coverage["backends"])
     assert any(i["members"] and i["scope"] for b in real_coverage["backends"] for i in b["work_items"])
-    todays = {(b["backend"]["profile"], i["today"]) for b in real_coverage["backends"] for i in b["work_items"]}
+    todays = {
+        (b["backend"]["profile"], i["today"]) for b in real_coverage["backends"] for i in b["work_items"]
+    }
     assert {("eager", "fails"), ("eager", "cpu_fallback"), ("export", None), ("functional", None)} <= todays
     assert _errors("coverage", real_coverage) == []
 

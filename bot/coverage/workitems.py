@@ -41,7 +41,6 @@ from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelForm, kernel_signature, plain_kernels_accepted
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys, scope_of
 
-
 # What an item's operators do today on the backend's device, meanwhile.
 Today = Literal["fails", "cpu_fallback"]
 TODAY_WORDS: Mapping[Today, str] = {"fails": "fails on your device", "cpu_fallback": "runs on CPU"}

@@ -173,7 +173,9 @@ class Functionalization:
             # op (gen_composite_functional_kernel), never its out= op
             for kind in ("inplace", _MUTABLE):
                 called = [
-                    m for m in members if m.kind == kind and not m.facets.autogen and (kind != _MUTABLE or _is_mutable(m))
+                    m
+                    for m in members
+                    if m.kind == kind and not m.facets.autogen and (kind != _MUTABLE or _is_mutable(m))
                 ]
                 if called:
                     return min(m.name for m in called)

@@ -213,7 +213,7 @@ def _export_metadata(mlir_table: Callable[[], dict[Any, Any]]) -> dict[str, Any]
                     "exported": _ops(ep.graph_module),
                     "torch_mlir": _ops(ep.run_decompositions(mlir_table()).graph_module),
                 }
-            except Exception as e:  # noqa: BLE001 - the observation keeps what stopped export
+            except Exception as e:  # the observation keeps what stopped export
                 row[shapes] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
         out[name] = row
     return out
