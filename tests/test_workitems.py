@@ -170,7 +170,7 @@ def test_the_coverage_json_has_work_items_beside_the_flat_list(
     assert acos["scope"] is None and acos["alternative"] is None and acos["why"]
     assert items["_cudnn_rnn"]["scope"]["rule"] == "scope.name.vendor"
     assert report["work_items"][0]["today"] == "fails"
-    assert [i["name"] for i in report["work_items"] if i["today"] == "cpu_fallback"][0] == "where.self"
+    assert next(i["name"] for i in report["work_items"] if i["today"] == "cpu_fallback") == "where.self"
     # the flat list stays, for compatibility: the ops to write; `acos` and `acos_` are no work of their
     # own (the work engine's structured-delegate rule), so they are members, not needs
     uncovered = {u["name"] for u in report["uncovered"]}
