@@ -27,6 +27,7 @@ REAL = DATA / "backends" / "real"
 XLA = "pytorch-xla.xla_native_functions.yaml.xz"
 OP_PLUGIN = "op-plugin.op_plugin_functions.yaml.xz"
 TORCH_NPU = "torch_npu.npu_native_functions.yaml.xz"
+XPU = "torch-xpu-ops.xpu_functions.yaml.xz"
 
 # Item 5: out= variants whose functional op is CompositeImplicitAutograd; item 6: the backward kernels
 # that XLA's `autograd:` registrations of native_layer_norm and native_group_norm bypass.
@@ -246,7 +247,10 @@ def test_a_boxed_cpu_fallback_words_the_gap_as_falling_back(
     assert "\n  work items: fall back to CPU (" in text.out and "need a kernel" not in text.out
     md = opdrift("coverage", "--backend", f"cpp={dlprim_src}", "--format", "markdown", source)
     assert "### Work items: operators that fall back to CPU (" in md.out and "tensor\\_ops.cpp:440" in md.out
-    plain = opdrift("coverage", "--backend", f"op-plugin={real_files(OP_PLUGIN)}", "--format", "json", source)
+    # torch_npu registers npu_cpu_fallback for every operator (the kind table's fallback column)
+    npu = opdrift("coverage", "--backend", f"op-plugin={real_files(OP_PLUGIN)}", "--format", "json", source)
+    assert json.loads(npu.out)["backends"][0]["uncovered_run"] == "falls_back_to_cpu"
+    plain = opdrift("coverage", "--backend", f"xpu={real_files(XPU)}", "--format", "json", source)
     assert json.loads(plain.out)["backends"][0]["uncovered_run"] == "fails"
 
 

@@ -134,9 +134,17 @@ def test_export_keeps_the_functional_cia_operators_torch_says_it_may(snapshots: 
     # get_gradients is registered in the aten namespace outside native_functions.yaml
     observed = set(OBSERVED["preservable_cia"]) - {"get_gradients"}
     assert kept <= observed and len(kept) > 400
-    # ops answered while tracing reach no compiler either way; torch refuses is_contiguous to preserve
+    # ops answered while tracing reach no compiler either way; torch refuses these to preserve
     # (FunctionalTensor.metadata_fns)
-    assert answered - observed == {"is_contiguous", "is_contiguous.memory_format"}
+    assert answered - observed == {
+        "dim",
+        "is_contiguous",
+        "is_contiguous.memory_format",
+        "numel",
+        "storage_offset",
+        "sym_numel",
+        "sym_storage_offset",
+    }
     for name in observed - kept - answered:
         assert CIA not in table_of(records[name].facets) and export_fate(records[name], empty) == "reaches"
 
@@ -266,16 +274,15 @@ def test_symbolic_shape_ops_the_fx_importer_maps_are_served_by_their_target(
 ) -> None:
     """A dynamic-shape graph holds `sym_size.int` (a functional CompositeImplicitAutograd op export
     keeps: `preservable_cia` of the observed run); torch-mlir's FX importer imports it as `size.int`
-    (SYMBOLIC_OP_TO_TORCH_OP), which its .td lists. `sym_stride.int` maps to `stride.int`, which it does
-    not list, and `sym_is_contiguous` has no mapping: both stay needs."""
+    (SYMBOLIC_OP_TO_TORCH_OP), which its .td lists. `sym_stride.int` and `sym_is_contiguous` never
+    reach a graph (tests/data/observed/reach/: a symbolic stride is written with `sym_size.int`), so
+    their lack of a mapping costs nothing."""
     assert {"sym_size.int", "sym_stride.int", "sym_is_contiguous"} <= set(OBSERVED["preservable_cia"])
     for root in (checkout, checkout / "include/torch-mlir/Dialect/Torch/IR/GeneratedTorchOps.td"):
         backend = read_backend("torch-mlir", str(root))
         rules = {o.name: o.rule for o in compute_coverage(snapshots["2.15.0"], backend).ops}
         assert rules["sym_size.int"] == rules["sym_numel"] == "listed", root
-        # with torch-mlir's own table (the checkout) they reach it; PyTorch's default table decomposes them
-        expected = "needs_kernel" if root == checkout else "decomposes"
-        assert rules["sym_stride.int"] == rules["sym_is_contiguous"] == expected, root
+        assert rules["sym_stride.int"] == rules["sym_is_contiguous"] == "decomposes", root
         found = {op.name: op for op in backend.ops}
         assert found["sym_size.int"].line == found["size.int"].line and found["sym_size.int"].schema is None
         assert "stride.int" not in found and "sym_stride.int" not in found

@@ -28,7 +28,7 @@ from referencing import Registry, Resource
 from bot.cli import main
 from bot.coverage.kinds import BACKEND_KINDS
 from bot.coverage.schema_history import SinceEvent
-from bot.coverage.workitems import WorkItem
+from bot.coverage.workitems import Today, WorkItem
 from bot.model import Facets, OpKind, SourceKind, SourceMeta
 from bot.operators.kernels import PROFILES, SOURCES
 from bot.schema.codes import Severity
@@ -194,6 +194,10 @@ def test_the_real_backends_coverage_follows_the_coverage_schema(real_coverage: J
     assert any(b["backend"]["fallback"] for b in real_coverage["backends"])
     assert all("since_base" in b for b in real_coverage["backends"])
     assert any(i["members"] and i["scope"] for b in real_coverage["backends"] for i in b["work_items"])
+    todays = {
+        (b["backend"]["profile"], i["today"]) for b in real_coverage["backends"] for i in b["work_items"]
+    }
+    assert {("eager", "fails"), ("eager", "cpu_fallback"), ("export", None), ("functional", None)} <= todays
     assert _errors("coverage", real_coverage) == []
 
 
@@ -268,6 +272,7 @@ def test_the_schemas_enums_are_the_codes_tables() -> None:
     assert _at(coverage, "$defs/alert/properties/upstream_since_event/enum") == [*get_args(SinceEvent), None]
     item_fields = {f.name for f in dataclasses.fields(WorkItem)} - {"core", "in_degree", "private"}
     assert sorted(_at(coverage, "$defs/work_item/required")) == sorted([*item_fields, "rank"])
+    assert _at(coverage, "$defs/work_item/properties/today/enum") == [*get_args(Today), None]
 
 
 def test_the_snapshot_schema_names_every_field_the_code_writes() -> None:

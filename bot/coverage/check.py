@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.coverage.kinds import PROFILE_OF_KIND
+from bot.coverage.kinds import FALLBACK_OF_KIND, PROFILE_OF_KIND
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.schema_history import SinceEvent, schema_since
@@ -201,7 +201,8 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         tuple(ops),
         tuple(stale),
         tuple(_alerts(snapshot, backend)),
-        backend.fallback,
+        # the sources' own (a C++ tree's `m.fallback`), else the one every backend of its kind has
+        backend.fallback or FALLBACK_OF_KIND.get(backend.kind) or None,
         backend.roots or (backend.path,),
         engine.export.table.origin if model.profile == "export" else "",
         backend.name,

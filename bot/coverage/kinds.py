@@ -24,6 +24,13 @@ BackendKind = str  # one of BACKEND_KINDS
 
 _READERS = "bot.coverage.backends"
 
+XLA_FALLBACK = "torch_xla/csrc/aten_fallback.cpp:68 (XLA)"
+# torch_npu (the runtime op-plugin's kernels are built into) registers `npu_cpu_fallback` for every
+# operator at PrivateUse1, which warns and calls `at::native::cpu_fallback` unless
+# TORCH_NPU_FALLBACK_CPU_DISABLE=1 (Ascend/pytorch, torch_npu/csrc/aten/VariableFallbackKernel.cpp at
+# f2e1583, 2026-08-20; framework/utils/CpuFallbackUtils.h)
+NPU_FALLBACK = "torch_npu/csrc/aten/VariableFallbackKernel.cpp:242 (PrivateUse1)"
+
 
 @dataclass(frozen=True)
 class KindRow:
@@ -46,6 +53,12 @@ class KindRow:
     # whether its backend writes C++ kernels at all (torch-mlir lowers ops by their schema in its own
     # dialect): a work item shows a C++ declaration only then
     writes_kernels: bool = True
+    # where every backend of this kind registers a boxed CPU fallback ("file:line (KEY)" in its own
+    # repository), which runs an op it has no kernel for on CPU when PyTorch has a CPU kernel for it;
+    # "" when the kind has none, or when its reader finds one in the sources read (a C++ tree's own
+    # `m.fallback`, `bot.coverage.cpp`: pytorch_dlprim's src/tensor_ops.cpp:440 at 30e27c8, whose
+    # `ptdlprim::fallback` calls `native::cpu_fallback`)
+    fallback: str = ""
 
 
 KIND_TABLE: tuple[KindRow, ...] = (
@@ -65,6 +78,9 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "int64_t",
         "xla_native_functions.yaml",
         "full_codegen, ir_gen, supported, symint and autograd lists",
+        # `TORCH_LIBRARY_IMPL(_, XLA, m) { m.fallback(...&xla_fallback) }`, whose `xla_fallback` ends in
+        # `at::native::cpu_fallback` (pytorch/xla, torch_xla/csrc/aten_fallback.cpp at 1815bb9)
+        fallback=XLA_FALLBACK,
     ),
     KindRow(
         "cpp",
@@ -81,6 +97,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "int64_t",
         "op_plugin_functions.yaml",
         "official: and quant: entries whose version gate admits the torch version",
+        fallback=NPU_FALLBACK,
     ),
     KindRow(
         "torch-npu",
@@ -89,6 +106,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "int64_t",
         "torch_npu's npu_native_functions.yaml",
         "the ATen ops torch_npu registers itself (supported, symint, autograd)",
+        fallback=NPU_FALLBACK,
     ),
     KindRow(
         "xpu",
@@ -119,6 +137,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
 BACKEND_KINDS: tuple[BackendKind, ...] = tuple(k.id for k in KIND_TABLE)
 KIND_BY_ID: Mapping[BackendKind, KindRow] = {k.id: k for k in KIND_TABLE}
 PROFILE_OF_KIND: Mapping[BackendKind, Profile] = {k.id: k.profile for k in KIND_TABLE}
+FALLBACK_OF_KIND: Mapping[BackendKind, str] = {k.id: k.fallback for k in KIND_TABLE}
 
 
 def kinds_help() -> str:

@@ -10,6 +10,15 @@ operator on its own:
   become their functional op (`OpCoverage.via`, rule ``backend_codegen``), so writing ``acos`` serves
   the trio.
 
+What an item's operators do today, meanwhile (`today`, for the eager profile): a backend with a
+boxed CPU fallback (its kind's, `bot.coverage.kinds`, or one its sources register) runs them on CPU
+through ``at::native::cpu_fallback``, which calls the operator again on CPU tensors, so only when the
+dispatcher has a kernel for it at the CPU key: its own or its structured delegate's, or a composite one
+that serves CPU (`bot.operators.kernels.kernel_for`; the set this derives for 2.13.0 is the one the
+dispatcher computed, tests/data/observed/reach/). Otherwise, or without a fallback, they fail on the
+device: ``_thnn_fused_lstm_cell`` (CUDA and XPU kernels only) fails on pytorch_dlprim, so ``nn.LSTM``
+training does.
+
 Each item carries the C++ signature to write in the backend's form (torch-mlir lowers an op by its
 schema and writes no C++ kernel: no signature), the schema, why it is needed, and the keys it is
 ranked by (`bot.render.rank.work_item_rank_key`): core first, then the ops most other ops' Python
@@ -20,16 +29,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
-from bot.coverage.check import Coverage, OpCoverage
+from bot.coverage.check import Coverage, OpCoverage, falls_back
 from bot.coverage.kinds import KIND_BY_ID
 from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
 from bot.model import OpRecord, Snapshot
 from bot.operators.codegen import rules_for_version
-from bot.operators.kernels import FUNCTIONALIZED, table_of
+from bot.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelForm, kernel_signature, plain_kernels_accepted
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys, scope_of
+
+# What an item's operators do today on the backend's device, meanwhile.
+Today = Literal["fails", "cpu_fallback"]
+TODAY_WORDS: Mapping[Today, str] = {"fails": "fails on your device", "cpu_fallback": "runs on CPU"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,27 @@ class WorkItem:
     in_degree: int  # how many base operators' Python decompositions call its base
     private: bool  # its base starts with "_"
     scope: Scope  # whether every backend needs it (`bot.taxonomy.scope`)
+    # what its operators do today on an eager backend (the module docstring); None for the other
+    # profiles (an export compiler runs nothing it cannot lower; XLA's fallback is not judged yet)
+    today: Today | None = None
+
+    @property
+    def today_words(self) -> str:
+        return TODAY_WORDS[self.today] if self.today is not None else ""
+
+
+def has_cpu_kernel(rec: OpRecord) -> bool:
+    """Whether the dispatcher has a kernel for REC at the CPU key, by its rules over REC's dispatch
+    table (`bot.operators.kernels.kernel_for`)."""
+    return kernel_for(table_of(rec.facets), "CPU") is not None
+
+
+def _today(cov: Coverage, records: Mapping[str, OpRecord], names: tuple[str, ...]) -> Today | None:
+    if cov.profile != "eager":
+        return None
+    if falls_back(cov) and all(has_cpu_kernel(records[n]) for n in names):
+        return "cpu_fallback"
+    return "fails"
 
 
 def decomposition_in_degree(snapshot: Snapshot) -> dict[str, int]:
@@ -181,9 +216,12 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
                 why=_why(uncovered[lead], rec, cov),
                 alternative=uncovered[lead].alternative,
                 core=any("core" in records[n].facets.tags for n in (lead, *group)),
-                in_degree=in_degree.get(rec.base, 0),
-                private=rec.base.startswith("_"),
+                # an item ranks where its best member would: `unfold_copy` serves `unfold` on a
+                # functional backend, and ranks as `unfold` does
+                in_degree=max(in_degree.get(records[n].base, 0) for n in (lead, *group)),
+                private=all(records[n].base.startswith("_") for n in (lead, *group)),
                 scope=scope_of(rec),
+                today=_today(cov, records, (lead, *group)),
             )
         )
     return tuple(items)

@@ -83,10 +83,7 @@ def _read_backend_yaml(text: str, path: str, what: str, lists: tuple[str, ...]) 
 
 # The lists of xla_native_functions.yaml that name ATen operators the backend implements.
 _XLA_LISTS = ("full_codegen", "ir_gen", "supported", "symint", "autograd")
-# torch_xla registers a boxed fallback for every operator at its key, which runs the op on the CPU:
-# `TORCH_LIBRARY_IMPL(_, XLA, m) { m.fallback(...&xla_fallback) }`, whose `xla_fallback` ends in
-# `at::native::cpu_fallback` (pytorch/xla, torch_xla/csrc/aten_fallback.cpp at 1815bb9, 2025-12-02).
-XLA_FALLBACK = "torch_xla/csrc/aten_fallback.cpp:68 (XLA)"
+# torch_xla's boxed CPU fallback, where what it lacks runs: the kind table's (`bot.coverage.kinds`).
 
 
 def read_xla(text: str, path: str) -> BackendList:
@@ -94,7 +91,7 @@ def read_xla(text: str, path: str) -> BackendList:
     in-place variants of a lowered functional op need no kernel of their own; what it lacks runs on
     its CPU fallback."""
     ops = _read_backend_yaml(text, path, "xla_native_functions.yaml", _XLA_LISTS)
-    return BackendList("xla", path, tuple(ops), fallback=XLA_FALLBACK)
+    return BackendList("xla", path, tuple(ops))
 
 
 # The lists of torch_npu's npu_native_functions.yaml that name ATen operators (`custom:` holds
@@ -195,8 +192,12 @@ def gate_applies(node: yaml.Node, version: tuple[int, ...], *, path: str) -> boo
 # aclnn implementations, and the sparse kernel (Ascend's `_coalesce` has only that gate).
 _GATES = ("acl_op", "op_api", "sparse")
 # The lists of ATen operators: torchnpugen generates `quant` (int_repr, dequantize.self...) with
-# `official`; `custom` holds torch_npu's own operators.
-_OP_PLUGIN_LISTS = ("official", "quant")
+# `official`; `custom` holds torch_npu's own operators. `autograd` names ATen operators registered at
+# AutogradPrivateUse1 (`_thnn_fused_gru_cell`, forward and backward in one): op-plugin's
+# torchnpugen/gen_op_plugin_functions.py gates it per version like `official`, and torch_npu's
+# torchnpugen/gen_backend_stubs.py reads it as torchgen's backend `autograd:` list (Ascend/op-plugin
+# at 517f2e7, Ascend/pytorch at 9e73e70).
+_OP_PLUGIN_LISTS = ("official", "quant", "autograd")
 _FUNC_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)?)\(")
 
 
@@ -213,8 +214,9 @@ def _op_plugin_entries(top: dict[str, yaml.Node], path: str) -> Iterator[tuple[s
 
 
 def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendList:
-    """Ascend's op_plugin_functions.yaml. Only the ATen entries (``official`` and ``quant``) whose gate
-    admits the torch version being compared count; ``custom`` ones are torch_npu's own operators."""
+    """Ascend's op_plugin_functions.yaml. Only the ATen entries (``official``, ``quant`` and
+    ``autograd``, the last at the Autograd key) whose gate admits the torch version being compared
+    count; ``custom`` ones are torch_npu's own operators."""
     top = _mapping(compose_yaml_document(text, path), path, "op_plugin_functions.yaml")
     if "official" not in top:
         raise ConfigError("no 'official:' list of ATen operators", path=path)

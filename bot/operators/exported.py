@@ -27,10 +27,17 @@ in this order (`export_fate`), each backed by PyTorch's code or by a run of torc
    - PyTorch's default table from 2.6 (``CustomDecompTable.__init__``, torch/export/decomp_utils.py)
      names every functional CIA operator but ``PRESERVED_ATEN_CIA_OPS`` (observed: the default table
      turns ``cdist`` into ``_cdist_forward``).
-4. ``evaluated``: an operator that returns only a bool or a dtype is answered while export traces
-   (observed: ``is_same_size``, ``result_type.Scalar`` and ``can_cast`` are dead nodes of the traced
-   graph and gone after ``run_decompositions``, the empty table included; ``torch.equal`` on data stops
-   export as data-dependent).
+4. ``evaluated``: an operator that returns only tensor metadata is answered while export traces:
+   a bool, a dtype, an ``int`` or a ``float`` is a Python constant of the traced program, and a
+   symbolic size, stride, offset or numel is written in terms of ``sym_size.int`` of an input, the one
+   metadata operator left in a graph (observed: ``is_same_size``, ``result_type.Scalar`` and
+   ``can_cast``, and ``stride.int``, ``sym_stride.int``, ``sym_is_contiguous``, ``sym_numel``,
+   ``sym_storage_offset``, ``dense_dim``, ``sparse_dim``, ``get_device``, ``output_nr``, ``_version``,
+   ``dim``, ``_debug_has_internal_overlap`` are dead nodes of the traced graph, gone after
+   ``run_decompositions`` with static and dynamic shapes; a symbolic stride or numel became
+   ``sym_size.int``; an ``int`` answer on a dynamic dimension specializes it; ``_local_scalar_dense``,
+   which returns a ``Scalar`` read from data, stays; ``torch.equal`` on data stops export as
+   data-dependent).
 5. ``training_only``: a backward operator appears only in a training (joint) graph; export's graph is an
    inference graph unless the compiler asks for the joint one (observed: ``gelu_backward`` and
    ``native_layer_norm_backward`` only in ``aot_export_module(..., trace_joint=True)``).
@@ -51,10 +58,29 @@ from bot.schema.grammar import parse_schema
 
 ExportFate = Literal["reaches", "decomposed", "functionalized", "evaluated", "training_only"]
 
-# Return types export answers while tracing: an operator that returns only these (a bool, a dtype) is
-# a Python value in the traced program, not a node a compiler receives. A number or a SymInt is not
-# among them: `_local_scalar_dense` and `sym_size.int` are graph nodes that later tensor ops use.
-_TRACE_TIME_TYPES = frozenset({"bool", "ScalarType", "Layout", "MemoryFormat", "Device", "str"})
+# Return types export answers while tracing: an operator that returns only these (a bool, a dtype, a
+# plain number, a symbolic one) is a Python value in the traced program, not a node a compiler receives
+# (observed on 2.13.0, tests/data/observed/reach/). A `Scalar` is not among them: `_local_scalar_dense`
+# reads data and stays a graph node.
+_TRACE_TIME_TYPES = frozenset(
+    {
+        "bool",
+        "ScalarType",
+        "Layout",
+        "MemoryFormat",
+        "Device",
+        "str",
+        "int",
+        "float",
+        "QScheme",
+        "SymInt",
+        "SymBool",
+        "SymFloat",
+    }
+)
+# The operator export binds each symbolic size to (an input's size): every other symbolic answer is
+# an expression of these, so it is the one metadata operator a compiler receives.
+_SYMBOL_SOURCE = "sym_size.int"
 
 # The first release whose run_decompositions keeps a functional CIA operator the table does not name.
 KEEPS_CIA_FROM = (2, 6)
@@ -175,7 +201,11 @@ def _schema_facts(rec: OpRecord) -> tuple[bool, bool, bool]:
         # a hand-built record; a loaded snapshot's schemas parse
         return rec.kind in ("inplace", "out"), False, False
     args = schema.arguments.flat_all
-    answered = bool(schema.returns) and all(str(r.type) in _TRACE_TIME_TYPES for r in schema.returns)
+    answered = (
+        rec.name != _SYMBOL_SOURCE
+        and bool(schema.returns)
+        and all(str(r.type) in _TRACE_TIME_TYPES for r in schema.returns)
+    )
     return (
         rec.kind in ("inplace", "out") or schema.is_mutable(),
         any(a.annotation is not None for a in args),

@@ -24,6 +24,21 @@ variant, which has no kernel there: the backend needs one of the pair. Two shape
   ``at::polar_out``, ``frexp`` calls ``at::frexp_out`` (``UnaryOps.cpp``), ``huber_loss_backward`` and
   ``smooth_l1_loss_backward`` their ``_out`` (``Loss.cpp``): read at the 2.x sources.
 
+The function a generated functional op calls is torchgen's choice (``gen_composite_functional_kernel``,
+torchgen/native_function_generation.py): the in-place op when one exists and was not generated itself,
+else the mutable op of the group, never the out= one. Observed on torch 2.13.0 with the profiler
+(tests/data/observed/reach/): ``_native_batch_norm_legit_functional`` clones the running stats and calls
+``_native_batch_norm_legit``, ``_batch_norm_with_update_functional`` ``_batch_norm_with_update``,
+``rrelu_with_noise_functional`` ``rrelu_with_noise_``; the hand-written ``complex`` and ``polar`` call
+their out= op.
+
+A view op, under the functionalization a functional backend runs (views removed as well as mutations,
+no view re-applied), becomes its ``*_copy`` op (`view_copy_of`): torchgen's functionalization kernel of
+``unfold`` calls ``at::_ops::unfold_copy`` on the unwrapped tensor. Observed on torch 2.13.0
+(``torch.func.functionalize(f, remove="mutations_and_views")`` traced with make_fx): ``unfold`` became
+``unfold_copy``, ``view_as_real`` ``view_as_real_copy``, ``view.dtype`` ``view_copy.dtype``, and so for
+every view op with a copy that was tried. An exported graph keeps its views (export re-applies them).
+
 `NOT_A_CALLBACK` holds the ops of that shape whose kernel does otherwise, read in the same sources.
 """
 
@@ -55,6 +70,9 @@ NOT_A_CALLBACK: Mapping[str, str | None] = {
 }
 
 _VARIANTS = ("out", "inplace")
+# the kind of a mutable op that is neither in-place nor out= (`_native_batch_norm_legit`, whose running
+# stats are `Tensor(a!)`), as `bot.model` names it
+_MUTABLE = "other"
 
 
 def _group(rec: OpRecord) -> GroupKey | None:
@@ -62,6 +80,26 @@ def _group(rec: OpRecord) -> GroupKey | None:
         return group_key(parse_schema(rec.schema))
     except SchemaError:
         return None  # a loaded snapshot has only parsed schemas; a hand-built one may not
+
+
+def _is_mutable(rec: OpRecord) -> bool:
+    try:
+        return parse_schema(rec.schema).is_mutable()
+    except SchemaError:
+        return False
+
+
+def _is_view(rec: OpRecord) -> bool:
+    """A view op: functional, not mutable, a return aliases an input (``Tensor(a)``)."""
+    try:
+        schema = parse_schema(rec.schema)
+    except SchemaError:
+        return False
+    return (
+        rec.kind == "functional"
+        and not schema.is_mutable()
+        and any(r.annotation is not None for r in schema.returns)
+    )
 
 
 def functional_base(base: str) -> str:
@@ -111,6 +149,17 @@ class Functionalization:
         members = self._members(functional_base(rec.base)).get(key, []) if key is not None else []
         return next((m.name for m in members if m.kind == "functional"), None)
 
+    def view_copy_of(self, rec: OpRecord) -> str | None:
+        """The ``*_copy`` op view op REC becomes under functionalization that removes views (XLA,
+        Lazy), or None: torchgen names it after the view, overload kept (``view.dtype`` →
+        ``view_copy.dtype``)."""
+        if not rec.base or not _is_view(rec):
+            return None
+        overload = rec.name.partition(".")[2]
+        copy = f"{rec.base}_copy" + (f".{overload}" if overload else "")
+        found = self._records.get(copy)
+        return copy if found is not None and found.kind == "functional" and not _is_view(found) else None
+
     def calls_back(self, rec: OpRecord) -> str | None:
         """The variant that functional REC's default kernel calls (see the module docstring), or None."""
         if rec.kind != "functional" or CEA not in table_of(rec.facets) or _has_device_kernel(rec):
@@ -119,7 +168,18 @@ class Functionalization:
             return NOT_A_CALLBACK[rec.name]
         key = _group(rec)
         members = self._members(functional_base(rec.base)).get(key, []) if key is not None else []
+        if rec.facets.autogen:
+            # torchgen's generated kernel calls the group's hand-written in-place op, else its mutable
+            # op (gen_composite_functional_kernel), never its out= op
+            for kind in ("inplace", _MUTABLE):
+                called = [
+                    m
+                    for m in members
+                    if m.kind == kind and not m.facets.autogen and (kind != _MUTABLE or _is_mutable(m))
+                ]
+                if called:
+                    return min(m.name for m in called)
         variants = [m for m in members if m.kind in _VARIANTS and _has_device_kernel(m)]
-        # The one the kernel was generated from, or written beside: out= before in-place, by name.
+        # A hand-written wrapper calls the variant written beside it: out= before in-place, by name.
         variants.sort(key=lambda m: (m.facets.autogen, _VARIANTS.index(m.kind), m.name))
         return variants[0].name if variants else None

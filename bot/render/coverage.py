@@ -217,6 +217,8 @@ def work_items_json(cov: Coverage, head: Snapshot) -> list[dict[str, object]]:
             "form": i.form,
             "signature": i.signature or None,
             "why": i.why,
+            # what its operators do today on the device: "fails" or "cpu_fallback"; null unless eager
+            "today": i.today,
             "alternative": i.alternative or None,
             "scope": None if i.scope.generic else {"rule": i.scope.rule, "reason": i.scope.reason},
             "rank": {"core": i.core, "in_degree": i.in_degree, "private": i.private, "bucket": i.bucket},

@@ -37,11 +37,13 @@ def record_rank_key(rec: OpRecord) -> tuple[int, int, str]:
     return (tier(rec), _BUCKET_RANK.get(rec.bucket, len(_BUCKET_RANK)), rec.name)
 
 
-def work_item_rank_key(item: WorkItem) -> tuple[int, int, int, int, str]:
-    """A coverage's work items: core first; then the ops most other ops decompose into (a kernel
-    for `mul` serves the 131 base operators whose Python decomposition calls it, at 2.15.0); then public before private; then
+def work_item_rank_key(item: WorkItem) -> tuple[int, int, int, int, int, str]:
+    """A coverage's work items: what fails on the device today before what runs on a CPU fallback;
+    then core first; then the ops most other ops decompose into (a kernel for `mul` serves the 131
+    base operators whose Python decomposition calls it, at 2.15.0); then public before private; then
     in bucket order; then by name."""
     return (
+        0 if item.today != "cpu_fallback" else 1,
         0 if item.core else 1,
         -item.in_degree,
         1 if item.private else 0,

@@ -29,7 +29,10 @@ The rules, tried in order; the first that holds names the reason (`RULES`):
    (torchgen: "Never generate a default implementation for out"). So a backend that writes ``add.out``
    gets ``add.Tensor`` and ``add_.Tensor``; one that writes neither has one work item, the out= op.
 6. ``backend_codegen`` (functional and export): functionalization turns an out= or in-place call into
-   its functional op (`via`), which carries the work, if any.
+   its functional op (`via`), which carries the work, if any. On the functional profile it also turns
+   a view op into its ``*_copy`` op (`via`; `bot.operators.functionalize.view_copy_of`): XLA and Lazy
+   never receive ``unfold``, only ``unfold_copy``. This is tried right after ``listed``: a view's own
+   kernel or default kernel is never what runs there.
 7. ``autograd_key``: the backend registers the forward op at its Autograd key, so autograd never calls
    that op's ``_backward`` for it, unless another op's derivative formula calls it too
    (`SHARED_BACKWARDS`).
@@ -212,6 +215,8 @@ class Engine:
                 return Verdict(True, TRAINING_ONLY)
             return self._autograd(rec)
         kernel = self._serving(rec)
+        if b.profile == "functional" and kernel != CIA and (copy := fz.view_copy_of(rec)):
+            return Verdict(True, "backend_codegen", copy)
         if kernel == CIA:
             return Verdict(True, "decomposes")
         back = fz.calls_back(rec) if b.profile == "functional" and kernel is not None else None
