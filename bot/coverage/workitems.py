@@ -29,7 +29,8 @@ from bot.operators.codegen import rules_for_version
 from bot.operators.kernels import FUNCTIONALIZED, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelForm, kernel_signature, plain_kernels_accepted
-from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys, scope_of
+from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
+from bot.work.engine import scope
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
                 core=any("core" in records[n].facets.tags for n in (lead, *group)),
                 in_degree=in_degree.get(rec.base, 0),
                 private=rec.base.startswith("_"),
-                scope=scope_of(rec),
+                scope=scope(rec),
             )
         )
     return tuple(items)
