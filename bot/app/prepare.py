@@ -211,7 +211,8 @@ def downstream_impact(
             continue
         alone = BotConfig(subscriptions=(Subscription(who=(), backend=spec, line=listed.line),))
         for gap in backend_gaps(alone, changes, {spec: lacking}, {spec: kernels}):
-            out.append(BackendImpact(listed.name, gap.kind, gap.where, gap))
+            if gap.warns():  # only ops some backends need: the PR asks nothing of it, no row
+                out.append(BackendImpact(listed.name, gap.kind, gap.where, gap))
     return tuple(out)
 
 

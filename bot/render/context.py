@@ -60,7 +60,7 @@ class GapList:
 
     field: str
     mark: str
-    says: str  # "<n> op(s) " + says: the sentence of the weekly issue, the impact table, the watch
+    says: str  # "<n> op(s) " + says + ": <names>", in the weekly issue, the impact table, the watch
     short: str  # the dashboard's count: "<mark> <n> " + short
     warns: bool = True  # False: listed apart, it alone mentions no one and puts no PR on the watch
 
@@ -69,29 +69,29 @@ GAP_LISTS: tuple[GapList, ...] = (
     GapList(
         "schema_changed",
         "📐",
-        "whose recorded schema changed upstream: regenerate the ODS op and update the patterns that "
-        "build or match it",
+        "whose recorded schema changed upstream (regenerate the ODS op and update the patterns that "
+        "build or match it)",
         "recorded schema changed",
     ),
     GapList(
         "left_core",
         "📉",
-        "it lists that left the Core ATen opset (tag core removed): exported graphs stop holding "
-        "them and hold what they decompose into instead",
+        "it lists that left the Core ATen opset (tag core removed; exported graphs hold what they "
+        "decompose into instead)",
         "left the core set",
     ),
     GapList(
         "joined_core",
         "📈",
-        "it lacks that joined the Core ATen opset (tag core added): a backend of the Core ATen "
-        "opset must lower them",
+        "it lacks that joined the Core ATen opset (tag core added; a backend of the Core ATen opset "
+        "must lower them)",
         "joined the core set",
     ),
     GapList(
         "dead",
         "🪦",
-        "it registers that upstream removed or renamed: the registration is dead (it still builds; "
-        "callers now reach whatever replaced the op)",
+        "it registers that upstream removed or renamed (the registration is dead: it still builds, "
+        "and callers reach whatever replaced the op)",
         "registrations dead",
     ),
     GapList(
