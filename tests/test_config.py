@@ -347,9 +347,7 @@ def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_
     gaps = backend_gaps(cfg, changes, lacking)
     # the new ops only some backends need (CUDA-only...), which both lists lack: every gap lists them
     # apart, and they alone warn no one (@has-all's gap is only them)
-    some = tuple(
-        sorted(c.name for c in changes if concerns_some(plain, c) and c.name in uncovered)
-    )
+    some = tuple(sorted(c.name for c in changes if concerns_some(plain, c) and c.name in uncovered))
     assert some and all(g.some_need == some for g in gaps)
     assert [g.who for g in gaps if not g.warns()] == [("@has-all",)]
     warned = [g for g in gaps if g.warns()]

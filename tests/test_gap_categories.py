@@ -114,7 +114,11 @@ def test_torch_mlir_is_told_when_mean_dims_dim_becomes_optional(pr: Pr, folder: 
     of the day recorded `(Tensor, int[], bool, int?)`. Coverage raises the alert; the gap says it."""
     base, head = pr("1.12.0", swapped("1.12.0", {"mean.dim": "1.13.0", "mean.out": "1.13.0"}))
     found = gaps(folder, "mlir-2022", base, head)
-    assert found["mlir"].schema_changed == ("mean.dim",) == tuple(sorted(_alerted(folder, "mlir-2022", base, head)))
+    assert (
+        found["mlir"].schema_changed
+        == ("mean.dim",)
+        == tuple(sorted(_alerted(folder, "mlir-2022", base, head)))
+    )
     assert found["mlir"].warns() and not found["mlir"].broken  # torch-mlir writes no C++ kernel
     # only torch-mlir records a schema it builds from: the C++ backends hear of their kernels instead
     assert all(not g.schema_changed for who, g in found.items() if who != "mlir")
@@ -183,9 +187,7 @@ def _changes(base: Snapshot, head: Snapshot) -> list[Change]:
     return list(compute_drift(base, head).changes)
 
 
-def test_the_impact_table_gets_a_torch_mlir_row_for_a_new_argument_of_mean_dim(
-    pr: Pr, folder: Path
-) -> None:
+def test_the_impact_table_gets_a_torch_mlir_row_for_a_new_argument_of_mean_dim(pr: Pr, folder: Path) -> None:
     """A PR adding `bool fast=False` to `mean.dim` (and its out= twin): coverage reports the alert for
     torch-mlir's ODS op; the PR comment's impact table now has its row."""
     text = release_text("2.14.1")

@@ -21,8 +21,8 @@ from pytorch_history import NATIVE
 from test_gap_categories import swapped
 from watch_upstream import Run, Upstream
 
-from bot.app.watch_state import read_state
 from bot.app.watch_judge import who_by_backend
+from bot.app.watch_state import read_state
 from bot.publish.config import BotConfig, parse_config
 from bot.render.watch import watch_json
 
@@ -62,7 +62,7 @@ def _watch(
     run.pulls.add(1, up.commit({NATIVE: swapped(release, entries)}, "the change"), title="the change")
     plan = run()
     assert not run.warnings
-    ((row, impacts),) = plan.view.news  # the one PR is news for every backend it affects
+    ((_, impacts),) = plan.view.news  # the one PR is news for every backend it affects
     assert impacts == plan.view.rows[0].impacts
     found = {}
     for i in impacts:
@@ -105,8 +105,9 @@ def test_the_watch_warns_torch_mlir_of_enable_gqa_and_no_backend_without_sdpa(
     assert found["torch-mlir"] == {"schema_changed": ("scaled_dot_product_attention",)}
     assert "xla" not in found and "cpp" not in found  # neither lists it
     assert "@xla-team" not in comment and "@dlprim-team" not in comment
-    (pull,) = data["pulls"]  # type: ignore[attr-defined]
-    mlir = next(b for b in pull["backends"] if b["kind"] == "torch-mlir")
+    pulls = data["pulls"]
+    assert isinstance(pulls, list) and len(pulls) == 1
+    mlir = next(b for b in pulls[0]["backends"] if b["kind"] == "torch-mlir")
     assert mlir["schema_changed"] == ["scaled_dot_product_attention"] and mlir["new"]
 
 

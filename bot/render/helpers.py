@@ -321,7 +321,7 @@ class Helpers:
             for kind in GAP_LISTS
             if getattr(g, kind.field)
         ]
-        return Safe(" · ".join(parts) or "–")
+        return Safe(" · ".join(parts))
 
     def _names(self, names: Sequence[str], cap: int) -> Safe:
         shown = [self.q(n) for n in names[:cap]]

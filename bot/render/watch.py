@@ -107,7 +107,9 @@ class BackendImpact:
             more_lacking=self.more_lacking + max(0, len(self.lacking) - cap),
             more_broken=self.more_broken + max(0, len(self.broken) - cap),
             more_removed=self.more_removed + max(0, len(self.removed) - cap),
-            also=tuple(replace(x, ops=x.ops[:cap], more=x.more + max(0, len(x.ops) - cap)) for x in self.also),
+            also=tuple(
+                replace(x, ops=x.ops[:cap], more=x.more + max(0, len(x.ops) - cap)) for x in self.also
+            ),
         )
 
 
