@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from datafiles import DATA, release_text, write_release
-from pytorch_history import entry_blocks, entry_name
+from pytorch_history import swapped
 
 from bot import pipeline
 from bot.app.prepare import backend_work, downstream_impact
@@ -36,21 +36,6 @@ LISTS = {
     "xla": ("xla", "pytorch-xla.xla_native_functions.yaml.xz", "xla_native_functions.yaml"),
     "npu": ("op-plugin", "op-plugin.op_plugin_functions.yaml.xz", "op_plugin_functions.yaml"),
 }
-
-
-def swapped(version: str, entries: dict[str, str | None]) -> str:
-    """VERSION's native_functions.yaml with each named entry replaced by the one of release
-    entries[name] (None: removed)."""
-    out = []
-    for block in entry_blocks(release_text(version)):
-        name = entry_name(block)
-        if name in entries:
-            other = entries[name]
-            if other is None:
-                continue
-            (block,) = [b for b in entry_blocks(release_text(other)) if entry_name(b) == name]
-        out.append(block)
-    return "".join(out)
 
 
 Pr = Callable[[str, str], tuple[Snapshot, Snapshot]]

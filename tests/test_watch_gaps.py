@@ -17,8 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from datafiles import DATA
-from pytorch_history import NATIVE
-from test_gap_categories import swapped
+from pytorch_history import NATIVE, swapped
 from watch_upstream import Run, Upstream
 
 from bot.app.watch_judge import who_by_backend
