@@ -243,3 +243,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def swapped(version: str, entries: dict[str, str | None]) -> str:
+    """VERSION's native_functions.yaml with each named entry replaced by the one of release
+    entries[name] (None: removed)."""
+    out = []
+    for block in entry_blocks(release_text(version)):
+        name = entry_name(block)
+        if name in entries:
+            other = entries[name]
+            if other is None:
+                continue
+            (block,) = [b for b in entry_blocks(release_text(other)) if entry_name(b) == name]
+        out.append(block)
+    return "".join(out)

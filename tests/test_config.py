@@ -9,7 +9,7 @@ import pytest
 from clirun import Opdrift
 from driftcases import real_snapshot, realistic_pair
 
-from bot.app.subscriptions import backend_gaps, backend_specs, concerns, matches, mentions_for
+from bot.app.subscriptions import backend_gaps, backend_specs, concerns, concerns_some, matches, mentions_for
 from bot.drift.changes import Change, compute_drift
 from bot.errors import ConfigError, YamlError
 from bot.publish.config import (
@@ -345,8 +345,14 @@ def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_
         expected.append("@lacks-one-linalg")
     assert list(mentions_for(cfg, changes, lacking)) == expected
     gaps = backend_gaps(cfg, changes, lacking)
-    assert gaps[0] == BackendGap(("@lacks-one",), "text", "some.txt", (new_lacking[0],))
-    assert [g.who for g in gaps] == [(h,) for h in expected]
+    # the new ops only some backends need (CUDA-only...), which both lists lack: every gap lists them
+    # apart, and they alone warn no one (@has-all's gap is only them)
+    some = tuple(sorted(c.name for c in changes if concerns_some(plain, c) and c.name in uncovered))
+    assert some and all(g.some_need == some for g in gaps)
+    assert [g.who for g in gaps if not g.warns()] == [("@has-all",)]
+    warned = [g for g in gaps if g.warns()]
+    assert warned[0] == BackendGap(("@lacks-one",), "text", "some.txt", (new_lacking[0],), some_need=some)
+    assert [g.who for g in warned] == [(h,) for h in expected]
     with pytest.raises(ValueError, match="no coverage given"):
         mentions_for(cfg, changes)
 

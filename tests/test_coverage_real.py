@@ -848,8 +848,8 @@ def test_a_subscription_mentions_a_backend_whose_listed_op_upstream_removes(
 ) -> None:
     """2.14.0 removed `cholesky` and `qr`, which XLA's yaml still lists: torchgen's gen_backend_stubs
     refuses a name native_functions.yaml lacks ("Found an invalid operator name"), so XLA's build
-    breaks, and its subscriber is mentioned with them apart. A dlprim-like C++ list is not: an
-    `m.impl` of a name no schema defines still compiles."""
+    breaks, and its subscriber is mentioned with them apart. A dlprim-like C++ list is told apart:
+    an `m.impl` of a name no schema defines still compiles, so its registration is dead, not broken."""
     from bot.app.prepare import backend_work
     from bot.app.subscriptions import backend_gaps, mentions_for
     from bot.drift.changes import compute_drift
@@ -869,7 +869,9 @@ def test_a_subscription_mentions_a_backend_whose_listed_op_upstream_removes(
     text = f'subscriptions:\n  - who: ["@c"]\n    backend: {{kind: cpp, path: "{cpp}"}}\n'
     cpp_config = parse_config(text, "opdrift.yml")
     lacking, implemented = backend_work(cpp_config, after)
-    assert mentions_for(cpp_config, removed, lacking, implemented) == ()
+    assert mentions_for(cpp_config, removed, lacking, implemented) == ("@c",)
+    (cpp_gap,) = backend_gaps(cpp_config, removed, lacking, implemented)
+    assert (cpp_gap.dead, cpp_gap.removed, cpp_gap.broken) == (("qr",), (), ())
 
 
 def test_xla_and_xpu_kernel_forms_follow_their_yaml_symint_lists(tmp_path: Path) -> None:

@@ -309,7 +309,7 @@ def test_a_pr_that_breaks_a_listed_backends_kernel_gets_the_impact_table(
     rows = [ln for ln in table.splitlines() if ln.startswith("| `")]
     # dlprim lacks the rrelu trio before and after: a new signature of an op it never wrote asks
     # nothing of it (it falls back to CPU as before), so it gets no row.
-    assert rows == ["| `XLA` | `xla` | 1 | 1 | 0 |"]
+    assert rows == ["| `XLA` | `xla` | 1 | 1 | 0 |  |"]
     assert "dlprim" not in table
     xla = body.split("<summary>XLA:", 1)[1].split("</details>", 1)[0]
     assert "no longer build in the form it writes them: `rrelu_with_noise`\n" in xla
@@ -439,7 +439,7 @@ def test_an_unreadable_gh_list_is_a_row_not_judged_and_the_weekly_issue_reads_no
     assert "backends: XLA: gh:pytorch/xla@master:codegen/gone.yaml: " in run.err and why in run.err
     table = run.out.split("### 🧭 Downstream impact", 1)[1].split("Not judged", 1)[0]
     rows = [ln for ln in table.splitlines() if ln.startswith("| `")]
-    assert rows == ["| `XLA` | `xla` | ? | ? | ? |"]  # dlprim: read, judged, nothing to do
+    assert rows == ["| `XLA` | `xla` | ? | ? | ? | ? |"]  # dlprim: read, judged, nothing to do
     assert "Not judged: a list could not be read" in run.out and why in run.out
     before = len(fake.requests)
     run = opdrift("issue", "--repo", "acme/pytorch", "--dry-run", "--config", str(config), *sides)
@@ -460,7 +460,7 @@ def test_a_hostile_backend_name_and_path_stay_inert_in_the_table() -> None:
     ctx = ReportContext(impact=(BackendImpact("x | @evil <b>", gap.kind, gap.where, gap),)).linked(drift)
     body = render(drift, "pr-comment", context=ctx)
     (row,) = [ln for ln in body.splitlines() if ln.startswith("| `x")]
-    assert row.startswith("| `x \\| @evil <b>` |") and row.count(" | ") == 4  # a code span: no mention
+    assert row.startswith("| `x \\| @evil <b>` |") and row.count(" | ") == 5  # a code span: no mention
     (summary,) = [ln for ln in body.splitlines() if ln.startswith("<details><summary>x")]
     assert "@evil" not in summary and "<b>" not in summary and "<script>" not in summary
 

@@ -335,3 +335,51 @@ def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
         in markdown
     )
     assert "| `cdist` | covered | `decomposes` | decomposes |" in markdown
+
+
+def test_subscriptions_and_the_watch_agree_with_coverage_on_every_gap_category(
+    head: Snapshot,
+    lists: dict[str, tuple[list[tuple[str, str]], BackendList]],
+    release_file: Callable[[str], Path],
+) -> None:
+    """Issue 29: 2.14.1 → 2.15.0 against every real single-kind list. A subscription's lacks and its
+    ops only some backends need are coverage's new gaps, split by the engine's one scope rule; its
+    recorded-schema changes are coverage's new schema alerts; the watch regroups the same lists."""
+    from bot.app.subscriptions import backend_gaps
+    from bot.app.watch_judge import impacts_of
+    from bot.coverage.check import compare_coverage
+    from bot.work.engine import scope
+
+    base = pipeline.load_snapshot(str(release_file("2.14.1")))
+    changes = compute_drift(base, head).changes
+    changed = {c.name for c in changes if c.kind == "changed"}
+    told = 0
+    for name, (kinds, backend) in lists.items():
+        if len(kinds) != 1:
+            continue
+        kind, path = kinds[0]
+        config = parse_config(
+            f'subscriptions:\n  - who: ["@x"]\n    backend: {{kind: {kind}, path: "{path}"}}\n', "opdrift.yml"
+        )
+        lacking, implemented = backend_work(config, head)
+        gaps = backend_gaps(config, changes, lacking, implemented)
+        gap = gaps[0] if gaps else None
+        cov = compare_coverage(compute_coverage(base, backend), compute_coverage(head, backend))
+        new = set(cov.new_uncovered)
+        ops, some = (set(gap.ops), set(gap.some_need)) if gap else (set(), set())
+        assert ops | some == new, name
+        assert some == {n for n in new if not scope(head.operators[n]).generic}, name
+        alerted = {a.name for a in cov.new_alerts} & changed
+        schema = set(gap.schema_changed) if gap else set()
+        assert schema == (alerted if kind == "torch-mlir" else set()), name
+        # the watch: the same lists for the backend, none dropped but a gap of ops some backends need
+        impacts = impacts_of(config, changes, lacking, implemented)
+        if gap is None or not gap.warns():
+            assert impacts == (), name
+            continue
+        (impact,) = impacts
+        also = {x.field: set(x.ops) for x in impact.also}
+        assert set(impact.lacking) == ops and also.get("some_need", set()) == some, name
+        assert also.get("schema_changed", set()) == schema, name
+        told += 1
+    assert told >= 3  # XLA, torch-mlir and XPU lack a new op 2.15.0 adds

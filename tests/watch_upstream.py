@@ -76,11 +76,11 @@ def with_xpu_kernel(text: str) -> str:
 class Upstream:
     """The repository and its PR branches; `commit(text)` makes a head from main."""
 
-    def __init__(self, root: Path) -> None:
-        self.history = build_history(root / "pytorch", first="2.14.1", last="2.14.1")
+    def __init__(self, root: Path, release: str = "2.14.1") -> None:
+        self.history = build_history(root / "pytorch", first=release, last=release)
         self.repo = self.history.path
-        self.main = self.history.tag_sha("2.14.1")
-        self.base_text = release_text("2.14.1")
+        self.main = self.history.tag_sha(release)
+        self.base_text = release_text(release)
 
     def commit(self, files: dict[str, str], message: str, parent: str | None = None) -> str:
         _git(self.repo, "checkout", "-q", "--detach", parent or self.main)

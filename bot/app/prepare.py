@@ -20,6 +20,7 @@ from bot.app.coverage import read_and_cover
 from bot.app.subscriptions import Kernels, backend_gaps, backend_specs, mentions_for
 from bot.coverage import check as coverage
 from bot.coverage.backends import reads_in_tree
+from bot.coverage.oplist import BackendOp
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
 from bot.drift.changes import Change, Drift, compute_drift
 from bot.drift.warnings import SourceWarning, new_warnings
@@ -145,10 +146,15 @@ def _work_of(
     """One backend list read from PATH: what it needs a kernel for at HEAD, and what it implements."""
     backend, cov = read_and_cover(head, kind, path, warn=warn)
     forms: dict[str, KernelForm | None] = {}
+    recorded: dict[str, BackendOp] = {}
     for op in backend.ops:
         # An op listed twice (XLA's `supported` and `symint`) keeps the form one of them knows.
         forms[op.name] = forms.get(op.name) or op.kernel_form
-    return frozenset(o.name for o in cov.uncovered), Kernels(forms, release or head.meta.torch_version)
+        if op.schema is not None:
+            recorded.setdefault(op.name, op)
+    return frozenset(o.name for o in cov.uncovered), Kernels(
+        forms, release or head.meta.torch_version, recorded
+    )
 
 
 @contextmanager
@@ -205,7 +211,8 @@ def downstream_impact(
             continue
         alone = BotConfig(subscriptions=(Subscription(who=(), backend=spec, line=listed.line),))
         for gap in backend_gaps(alone, changes, {spec: lacking}, {spec: kernels}):
-            out.append(BackendImpact(listed.name, gap.kind, gap.where, gap))
+            if gap.warns():  # only ops some backends need: the PR asks nothing of it, no row
+                out.append(BackendImpact(listed.name, gap.kind, gap.where, gap))
     return tuple(out)
 
 

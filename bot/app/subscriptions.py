@@ -7,25 +7,34 @@ needs_kernel]`` means either, and ``buckets: [primitive_pointwise]`` plus ``face
 means both.
 
 A subscription may also name its backend's op list (``backend: {kind: xla, path: ...}``). It then
-matches only new operators, or ones that now need a kernel, that the backend lacks at HEAD, and the operators it
-implements whose kernel no longer builds in the form the backend writes it (`breaks`). The caller
-(`bot.app.prepare.backend_work`) works those out with `bot.coverage.check` and passes them in as
-`lacking` and `implemented`. The config file itself is parsed by `bot.publish.config`.
+matches only what asks something of that backend (docs/config.md, "What a backend subscription is
+told"): new operators, or ones that now need a kernel, that the backend lacks at HEAD (`concerns`);
+the operators it implements whose kernel no longer builds in the form the backend writes it
+(`breaks`), or that upstream removed where its codegen refuses the name (`removes`); the ops whose
+schema it records (torch-mlir's ODS ops) when their schema changes as coverage's alerts judge it
+(`schema_changed`); core-set changes for a backend of the Core ATen opset (`leaves_core`,
+`joins_core`); removed ops it registers where the build still takes the registration (`dead`). The
+ops it lacks that only some backends need (`concerns_some`) are listed apart and match nothing by
+themselves. The caller (`bot.app.prepare.backend_work`) works out what it lacks and lists with
+`bot.coverage.check` and passes them in as `lacking` and `implemented`. The config file itself is
+parsed by `bot.publish.config`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from bot.coverage.check import judge_in_form, judged_form
-from bot.coverage.oplist import BackendKind
+from bot.coverage.check import alert_for, alert_key, judge_in_form, judged_form
+from bot.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
+from bot.coverage.oplist import BackendKind, BackendOp
 from bot.drift.changes import Change
 from bot.drift.flags import FLAGS
+from bot.operators.kernels import Profile
 from bot.publish.config import BackendSpec, BotConfig, Subscription
 from bot.render.context import BackendGap
 from bot.schema.kernel import KernelForm
-from bot.taxonomy.scope import scope_of
+from bot.work.engine import scope
 
 # Kinds whose list feeds a codegen that refuses an operator name upstream no longer has, so an op
 # upstream removes breaks the build while the backend still lists it: torchgen's gen_backend_stubs
@@ -35,28 +44,105 @@ from bot.taxonomy.scope import scope_of
 # schema defines still compiles (the dispatcher takes an impl without a def), and torch-xpu-ops
 # generates its registrations from its own native_functions.yaml, not xpu_functions.yaml: not these.
 REMOVAL_BREAKS: frozenset[BackendKind] = frozenset({"xla", "op-plugin", "torch-npu"})
+# Kinds whose registration of an op upstream removes still builds (the `m.impl` above) but is dead:
+# nothing reaches it, and callers reach whatever replaced the op. A C++ tree registers each op by
+# name, so it is told apart from a break (`dead`).
+REMOVAL_DEAD: frozenset[BackendKind] = frozenset({"cpp"})
+# The profiles whose backends lower the Core ATen opset: an export compiler receives it (torch-mlir),
+# XLA's functionalized graphs are its ops. An op leaving the core set stops reaching them and what it
+# decomposes into reaches them instead (pytorch/xla#5880: native_batch_norm, 2.0.0 -> 2.1.0); one
+# joining it is theirs to lower.
+CORE_PROFILES: frozenset[Profile] = frozenset({"export", "functional"})
+
+
+def _wants(spec: BackendSpec, change: Change) -> bool:
+    if change.kind == "removed":
+        return False
+    if change.kernels_only:
+        return spec.kind == "dispatch" and any(d.subject == spec.value for d in change.details)
+    return change.kind in ("added", "renamed") or change.needs_kernel
 
 
 def concerns(spec: BackendSpec, change: Change) -> bool:
     """Whether a change is work for a backend that lacks the op: a new (or renamed) op, or one that
-    lost the kernel PyTorch gave some kind of backend (it now needs one).
+    lost the kernel PyTorch gave some kind of backend (it now needs one), that every backend needs.
 
     A new C++ signature of an op the backend lacks asks nothing of it: it lacked the op before and
     lacks it after (it falls back, or never had it), and a kernel it writes later is written against
     the schema of that day. Telling it "write this" would be a false alarm.
 
-    A removed op cannot be lacked; a tag or bucket change asks nothing of a kernel; an op only
-    some backends need (a cuDNN or CUDA-only one: `bot.taxonomy.scope`) is not another backend's
-    gap. A change that only moved in-tree kernels of *other* dispatch keys says nothing new to
-    this backend; for a ``dispatch`` backend, a change to its own key's kernel does.
+    A removed op cannot be lacked; a tag or bucket change asks nothing of a kernel. A change that
+    only moved in-tree kernels of *other* dispatch keys says nothing new to this backend; for a
+    ``dispatch`` backend, a change to its own key's kernel does. An op only some backends need (a
+    cuDNN or CUDA-only one, `bot.work.engine.scope`) is `concerns_some`: the same work, listed apart.
     """
-    if change.kind == "removed":
+    return _wants(spec, change) and scope(change.record).generic
+
+
+def concerns_some(spec: BackendSpec, change: Change) -> bool:
+    """`concerns`, for an op only some backends need (`bot.work.engine.scope`): coverage reports it
+    apart as "only some backends need", and so does a subscription's gap, mentioning no one for it."""
+    return _wants(spec, change) and not scope(change.record).generic
+
+
+def schema_changed(spec: BackendSpec, change: Change, kernels: Kernels | None) -> bool:
+    """The backend records the op's schema and builds from it rather than writing a C++ kernel
+    (torch-mlir's GeneratedTorchOps.td is generated from the registry: a new or retyped argument
+    changes the ODS op's operands), and the change gives it a schema alert it did not have, or
+    another one: coverage's rule (`bot.coverage.check.alert_for`), asked of both sides, new alerts
+    as `compare_coverage` finds them. A SymInt-only or default-only change keeps the types it records:
+    no alert, nothing to say."""
+    if change.kind != "changed" or KIND_BY_ID[spec.kind].writes_kernels or kernels is None:
         return False
-    if change.kernels_only:
-        return spec.kind == "dispatch" and any(d.subject == spec.value for d in change.details)
-    if not scope_of(change.record).generic:
+    op = kernels.recorded.get(change.name)
+    if op is None or change.before is None or change.after is None:
         return False
-    return change.kind in ("added", "renamed") or change.needs_kernel
+    after = alert_for(op, change.after, kernels.torch_version)
+    if after is None:
+        return False
+    before = alert_for(op, change.before, kernels.torch_version)
+    return before is None or alert_key(before) != alert_key(after)
+
+
+def _core(change: Change, side: str) -> bool:
+    rec = change.before if side == "before" else change.after
+    return rec is not None and "core" in rec.facets.tags
+
+
+def leaves_core(spec: BackendSpec, change: Change, kernels: Kernels | None) -> bool:
+    """An op the backend lists left the core set, and the backend lowers the Core ATen opset
+    (`CORE_PROFILES`, by its kind's profile)."""
+    return (
+        change.kind == "changed"
+        and PROFILE_OF_KIND[spec.kind] in CORE_PROFILES
+        and _core(change, "before")
+        and not _core(change, "after")
+        and kernels is not None
+        and change.name in kernels.forms
+    )
+
+
+def joins_core(spec: BackendSpec, change: Change, lacking: frozenset[str] | None) -> bool:
+    """An op the backend lacks at HEAD (what coverage calls uncovered) joined the core set, and the
+    backend lowers the Core ATen opset. A new op in the core set is a new op it lacks (`concerns`)."""
+    return (
+        change.kind == "changed"
+        and PROFILE_OF_KIND[spec.kind] in CORE_PROFILES
+        and change.new_core
+        and lacking is not None
+        and change.name in lacking
+    )
+
+
+def dead(spec: BackendSpec, change: Change, kernels: Kernels | None) -> bool:
+    """An op the backend registers was removed (or renamed away), and its build takes the
+    registration all the same (`REMOVAL_DEAD`): not a break, a dead registration."""
+    return (
+        change.kind in ("removed", "renamed")
+        and spec.kind in REMOVAL_DEAD
+        and kernels is not None
+        and listed_name(change) in kernels.forms
+    )
 
 
 def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_version: str | None) -> bool:
@@ -94,6 +180,9 @@ class Kernels:
 
     forms: Mapping[str, KernelForm | None]
     torch_version: str | None
+    # the ops it lists with the schema it records for each (op-plugin's yaml, torch-mlir's ODS
+    # summaries): what `schema_changed` judges, by coverage's rule
+    recorded: Mapping[str, BackendOp] = field(default_factory=dict)
 
 
 def matches(
@@ -108,11 +197,21 @@ def matches(
     if sub.backend is not None:
         if lacking is None:
             raise ValueError(f"subscription at line {sub.line} names a backend: pass what it lacks")
+        spec = sub.backend
         if not (
-            (concerns(sub.backend, change) and change.name in lacking)
+            (concerns(spec, change) and change.name in lacking)
             or breaks_kernel(sub, change, implemented)
+            or schema_changed(spec, change, implemented)
+            or leaves_core(spec, change, implemented)
+            or joins_core(spec, change, lacking)
+            or dead(spec, change, implemented)
         ):
             return False
+    return _filters_match(sub, change)
+
+
+def _filters_match(sub: Subscription, change: Change) -> bool:
+    """The subscription's buckets, facets, tags and dispatch keys (each given kind must match)."""
     records = [r for r in (change.before, change.after) if r is not None]
     if sub.buckets and not ({change.category} | {r.bucket for r in records}) & set(sub.buckets):
         return False
@@ -182,12 +281,15 @@ def backend_gaps(
     config: BotConfig, changes: Iterable[Change], lacking: Lacking, implemented: Implemented | None = None
 ) -> tuple[BackendGap, ...]:
     """One gap per backend subscription that matched something, in config order: the ops it lacks,
-    and apart the ops it implements whose kernel no longer builds in its form, and those upstream
-    removed or renamed that its list still names (its codegen refuses them)."""
+    and apart the ops it implements whose kernel no longer builds in its form, those upstream
+    removed or renamed that its list still names (its codegen refuses them), and the lists of
+    `bot.render.context.GAP_LISTS`. A subscription whose backend only lacks ops some backends need
+    has a gap too (it does not warn: `BackendGap.warns`)."""
     pending = list(changes)
     out = []
     for sub in config.subscriptions:
-        if sub.backend is None:
+        spec = sub.backend
+        if spec is None:
             continue
         gap = _lacking_for(sub, lacking)
         listed = _implemented_for(sub, implemented)
@@ -195,19 +297,32 @@ def backend_gaps(
         breaking = [c for c in matched if breaks_kernel(sub, c, listed)]
         # An op removed, or renamed away, is named as the backend lists it; a renamed op's new name
         # is still work when the backend lacks it.
-        removed = {listed_name(c) for c in breaking if removes(sub.backend, c)}
-        broken = {c.name for c in breaking if not removes(sub.backend, c)}
-        lacks = {c.name for c in matched if gap is not None and c.name in gap and concerns(sub.backend, c)}
+        removed = {listed_name(c) for c in breaking if removes(spec, c)}
+        broken = {c.name for c in breaking if not removes(spec, c)}
+        lacks = {c.name for c in matched if gap is not None and c.name in gap and concerns(spec, c)}
         names = sorted(lacks - broken)
-        if names or broken or removed:
-            out.append(
-                BackendGap(
-                    sub.who,
-                    sub.backend.kind,
-                    sub.backend.value,
-                    tuple(names),
-                    tuple(sorted(broken)),
-                    tuple(sorted(removed)),
-                )
-            )
+        some = sorted(
+            c.name
+            for c in pending
+            if gap is not None and c.name in gap and concerns_some(spec, c) and _filters_match(sub, c)
+        )
+        found = BackendGap(
+            sub.who,
+            spec.kind,
+            spec.value,
+            tuple(names),
+            tuple(sorted(broken)),
+            tuple(sorted(removed)),
+            schema_changed=_names(c.name for c in matched if schema_changed(spec, c, listed)),
+            left_core=_names(c.name for c in matched if leaves_core(spec, c, listed)),
+            joined_core=_names(c.name for c in matched if joins_core(spec, c, gap)),
+            dead=_names(listed_name(c) for c in matched if dead(spec, c, listed)),
+            some_need=tuple(dict.fromkeys(some)),
+        )
+        if found.warns() or found.some_need:
+            out.append(found)
     return tuple(out)
+
+
+def _names(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(names)))

@@ -33,7 +33,8 @@ from bot.history.cache import DiskCache, code_digest
 from bot.model import SourceFiles
 from bot.publish.config import BackendSpec, BotConfig
 from bot.publish.ghsource import blob_sha
-from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel
+from bot.render.context import GAP_LISTS
+from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel, OpList
 from bot.schema.kernel import KernelForm
 from bot.taxonomy.overrides import Overrides, load_overrides
 
@@ -179,41 +180,49 @@ def impacts_of(
     implemented: dict[BackendSpec, Kernels],
 ) -> tuple[BackendImpact, ...]:
     """The gaps of `backend_gaps` (one per matching subscription) regrouped per backend, each broken
-    kernel with what changed in the form the backend writes it in."""
+    kernel with what changed in the form the backend writes it in. A backend whose gap only lists ops
+    some backends need is no row: the PR asks nothing of it (`BackendGap.warns`)."""
     by_name = {c.name: c for c in changes}
     specs = {f"{s.kind}:{s.value}": s for s in backend_specs(cfg)}
-    merged: dict[str, tuple[set[str], set[str], set[str]]] = {}
+    merged: dict[str, dict[str, set[str]]] = {}
     # Only the handles of the subscriptions that matched: two on one list, each narrowed to its ops,
     # mention only the one whose ops the PR touches (each handle once, GitHub's are case-insensitive).
     who: dict[str, dict[str, str]] = {}
     for g in backend_gaps(cfg, changes, lacking, implemented):
-        ops, broken, removed = merged.setdefault(f"{g.kind}:{g.where}", (set(), set(), set()))
-        ops.update(g.ops)
-        broken.update(g.broken)
-        removed.update(g.removed)
+        lists = merged.setdefault(f"{g.kind}:{g.where}", {})
+        for name in _LISTS:
+            lists.setdefault(name, set()).update(getattr(g, name))
+        if not g.warns():
+            continue
         handles = who.setdefault(f"{g.kind}:{g.where}", {})
         for h in g.who:
             handles.setdefault(h.lower(), h)
     out = []
-    for key, (ops, broken, removed) in merged.items():
+    for key, lists in merged.items():
+        if key not in who:
+            continue  # only ops some backends need
         spec = specs[key]
         kernels = implemented[spec]
         kernels_broken = tuple(
             _broken(by_name[op], kernels.forms.get(op), kernels.torch_version)
             if op in by_name
             else BrokenKernel(op, "", ())  # a name the gap gives as the list has it: no signature to show
-            for op in sorted(broken)
+            for op in sorted(lists["broken"])
         )
         impact = BackendImpact(
             spec.kind,
             spec.value,
             tuple(who[key].values()),
-            tuple(sorted(ops)),
+            tuple(sorted(lists["ops"])),
             kernels_broken,
-            tuple(sorted(removed)),
+            tuple(sorted(lists["removed"])),
+            also=tuple(OpList(g.field, tuple(sorted(lists[g.field]))) for g in GAP_LISTS if lists[g.field]),
         )
         out.append(impact.capped(MAX_OPS))
     return tuple(out)
+
+
+_LISTS = ("ops", "broken", "removed", *(g.field for g in GAP_LISTS))
 
 
 @dataclass

@@ -26,12 +26,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.coverage.oplist import BACKEND_KINDS
+from bot.render.context import GAP_LISTS
 from bot.render.watch import (
     DIGEST_HEX,
     MAX_FINGERPRINT,
     BackendImpact,
     BrokenKernel,
     Landed,
+    OpList,
     PullRow,
     pull_url,
 )
@@ -137,7 +139,7 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     the config (WHO: backend key → handles) no longer subscribes that backend."""
     d = _READ.read(OBJECT, d, where, where)
     _READ.exact_keys(
-        d, ("kind", "where", "needs", "breaks", "removes", "more"), where, where, optional=("who",)
+        d, ("kind", "where", "needs", "breaks", "removes", "more"), where, where, optional=("who", "also")
     )
     kind = _READ.field(STRING, d, "kind", f"{where}.kind", where)
     if kind not in BACKEND_KINDS:
@@ -181,7 +183,25 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
         more[0],
         more[1],
         more[2],
+        _also(d["also"], f"{where}.also") if "also" in d else (),
     )
+
+
+def _also(d: Any, where: str) -> tuple[OpList, ...]:
+    """The other lists as `impact_data` wrote them: {field: [ops, more]}, fields of GAP_LISTS only."""
+    d = _READ.read(OBJECT, d, where, where)
+    out = []
+    for g in GAP_LISTS:
+        if g.field not in d:
+            continue
+        at = f"{where}.{g.field}"
+        item = _READ.read(LIST, d[g.field], at, at)
+        if len(item) != 2 or not _COUNT.accepts(item[1]):
+            raise StateError(f"{at}: expected [ops, more]")
+        out.append(OpList(g.field, _READ.read(_NAMES, item[0], at, at), item[1]))
+    if len(out) != len(d):
+        raise StateError(f"{where}: an unknown list")
+    return tuple(out)
 
 
 def _row(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> PullRow | None:
@@ -318,8 +338,14 @@ def _readable(i: BackendImpact) -> BackendImpact:
     broken = tuple(
         replace(b, form=b.form if b.form in _FORMS else "") for b in i.broken if _NAME.fullmatch(b.op)
     )
+    also = tuple(
+        replace(x, ops=kept, more=x.more + len(x.ops) - len(kept))
+        for x in i.also
+        for kept in [tuple(o for o in x.ops if _NAME.fullmatch(o))]
+    )
     return replace(
         i,
+        also=also,
         lacking=lacking,
         broken=broken,
         removed=removed,
@@ -343,6 +369,7 @@ def impact_data(impact: BackendImpact) -> dict[str, object]:
         ],
         "removes": list(i.removed),
         "more": [i.more_lacking, i.more_broken, i.more_removed],
+        **({"also": {x.field: [list(x.ops), x.more] for x in i.also}} if i.also else {}),
     }
 
 

@@ -417,19 +417,25 @@ def judged_form(form: KernelForm | None, torch_version: str | None) -> KernelFor
     return form if plain_kernels_accepted(torch_version) else "SymInt"
 
 
+def alert_for(op: BackendOp, rec: OpRecord, torch_version: str | None) -> SchemaAlert | None:
+    """The schema alert for the backend's OP (which records a schema) against upstream's REC at torch
+    TORCH_VERSION, or None when they agree. The one rule: coverage's alerts, and a subscription's
+    "its recorded schema changed" (`bot.app.subscriptions.schema_changed`), which asks it of both
+    sides of a change."""
+    judged = judged_form(op.kernel_form, torch_version)
+    schema = parse_schema(rec.schema)
+    if op.schema_kind == "types":
+        return _types_alert(op, rec, schema, judged)
+    return _full_alert(op, rec, schema, judged)
+
+
 def _alerts(snapshot: Snapshot, backend: BackendList) -> Iterable[SchemaAlert]:
     version = snapshot.meta.torch_version
     for op in backend.ops:
         rec = snapshot.operators.get(op.name)
         if rec is None or op.schema is None:
             continue
-        judged = judged_form(op.kernel_form, version)
-        schema = parse_schema(rec.schema)
-        alert = (
-            _types_alert(op, rec, schema, judged)
-            if op.schema_kind == "types"
-            else _full_alert(op, rec, schema, judged)
-        )
+        alert = alert_for(op, rec, version)
         if alert is not None:
             since = schema_since(op.name, rec.schema, version)
             if since is not None:

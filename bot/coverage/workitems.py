@@ -39,7 +39,8 @@ from bot.operators.codegen import rules_for_version
 from bot.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import KernelForm, kernel_signature, plain_kernels_accepted
-from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys, scope_of
+from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
+from bot.work.engine import scope
 
 # What an item's operators do today on the backend's device, meanwhile.
 Today = Literal["fails", "cpu_fallback"]
@@ -220,7 +221,7 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
                 # functional backend, and ranks as `unfold` does
                 in_degree=max(in_degree.get(records[n].base, 0) for n in (lead, *group)),
                 private=all(records[n].base.startswith("_") for n in (lead, *group)),
-                scope=scope_of(rec),
+                scope=scope(rec),
                 today=_today(cov, records, (lead, *group)),
             )
         )

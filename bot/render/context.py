@@ -23,7 +23,7 @@ _SHA = re.compile(r"[0-9a-f]{7,40}")
 class BackendGap:
     """For one backend subscription: the new operators its backend lacks (or those that now need a
     kernel it lacks), those it implements whose kernel a change broke, and those it lists that upstream
-    removed where its codegen refuses the name."""
+    removed where its codegen refuses the name; then the lists of `GAP_LISTS`, each apart."""
 
     who: tuple[str, ...]
     kind: str
@@ -34,6 +34,75 @@ class BackendGap:
     # the ops it implements that upstream removed or renamed (by the name it lists), which its
     # codegen then refuses, sorted
     removed: tuple[str, ...] = ()
+    # The lists of GAP_LISTS, each sorted, each op once (docs/config.md says what each asks):
+    # ops whose schema it records (torch-mlir's ODS ops) whose schema changed as coverage's alerts judge it
+    schema_changed: tuple[str, ...] = ()
+    left_core: tuple[str, ...] = ()  # export, functional: ops it lists that left the core set
+    joined_core: tuple[str, ...] = ()  # export, functional: ops it lacks that joined the core set
+    # ops it registers by name where an impl without a def still builds (C++ m.impl) that upstream
+    # removed or renamed: the registration is dead
+    dead: tuple[str, ...] = ()
+    # new ops, or ops that now need a kernel, it lacks that only some backends need (bot.work.engine.scope)
+    some_need: tuple[str, ...] = ()
+
+    def warns(self) -> bool:
+        """Whether the gap asks something of the backend that is news to its subscribers: anything
+        but ops only some backends need, which are listed apart and mention no one."""
+        return bool(self.ops or self.broken or self.removed) or any(
+            getattr(self, g.field) for g in GAP_LISTS if g.warns
+        )
+
+
+@dataclass(frozen=True)
+class GapList:
+    """One of a gap's lists beyond lacks, breaks and removals: the `BackendGap` field and the watch
+    JSON key (`field`), its mark, and what it asks of the backend, as each report says it."""
+
+    field: str
+    mark: str
+    says: str  # "<n> op(s) " + says + ": <names>", in the weekly issue, the impact table, the watch
+    short: str  # the dashboard's count: "<mark> <n> " + short
+    warns: bool = True  # False: listed apart, it alone mentions no one and puts no PR on the watch
+
+
+GAP_LISTS: tuple[GapList, ...] = (
+    GapList(
+        "schema_changed",
+        "📐",
+        "whose recorded schema changed upstream (regenerate the ODS op and update the patterns that "
+        "build or match it)",
+        "recorded schema changed",
+    ),
+    GapList(
+        "left_core",
+        "📉",
+        "it lists that left the Core ATen opset (tag core removed; exported graphs hold what they "
+        "decompose into instead)",
+        "left the core set",
+    ),
+    GapList(
+        "joined_core",
+        "📈",
+        "it lacks that joined the Core ATen opset (tag core added; a backend of the Core ATen opset "
+        "must lower them)",
+        "joined the core set",
+    ),
+    GapList(
+        "dead",
+        "🪦",
+        "it registers that upstream removed or renamed (the registration is dead: it still builds, "
+        "and callers reach whatever replaced the op)",
+        "registrations dead",
+    ),
+    GapList(
+        "some_need",
+        "🔹",
+        "it lacks that only some backends need (CUDA-, cuDNN-, MPS-only, sparse, quantized, "
+        "nested-tensor and test ops)",
+        "only some backends need",
+        warns=False,
+    ),
+)
 
 
 @dataclass(frozen=True)

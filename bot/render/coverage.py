@@ -26,9 +26,10 @@ from bot.render.fit import largest_cap_fitting
 from bot.render.rank import record_rank_key, work_item_rank_key
 from bot.schema.codes import Detail
 from bot.snapshot import meta_json
-from bot.taxonomy.scope import GENERIC, scope_of
+from bot.taxonomy.scope import GENERIC
 from bot.text import Safe, code, link, md, terminal
 from bot.versions import is_final_release
+from bot.work.engine import scope
 
 Result = tuple[Coverage, CoverageChange | None]
 
@@ -142,7 +143,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
     )
     # Scope folds the new gaps as it folds the main list: a CUDA-only op does not lead an OpenCL
     # backend's news either.
-    new_scopes = {n: scope_of(records[n]) if n in records else GENERIC for n in new_ranked}
+    new_scopes = {n: scope(records[n]) if n in records else GENERIC for n in new_ranked}
     gap = (
         change
         if change is None
@@ -170,7 +171,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         alerts=cov.alerts,
         stale=tuple((op.name, op.path, op.line) for op in cov.stale),
         stale_note=_TORCH_MLIR_NOTE if cov.backend_kind == "torch-mlir" else Safe(""),
-        other_ops=sum(1 for o in uncovered if o.name in records and not scope_of(records[o.name]).generic),
+        other_ops=sum(1 for o in uncovered if o.name in records and not scope(records[o.name]).generic),
         alerts_kernel=tuple(a for a in shown if a.kernel == "breaking"),
         # A SymInt-only change that breaks callers (`_efficient_attention_backward` 2.1.0 → 2.2.0
         # reorders arguments) is caller news first: it goes with the caller-breaking ones.

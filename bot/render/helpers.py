@@ -17,7 +17,7 @@ from bot.drift.warnings import SourceWarning
 from bot.errors import ConfigError
 from bot.model import OpRecord
 from bot.operators.kernels import PROFILES
-from bot.render.context import BackendGap, ReportContext
+from bot.render.context import GAP_LISTS, BackendGap, ReportContext
 from bot.render.details import describe, describe_kernel
 from bot.render.rank import Item
 from bot.render.view import BucketSection
@@ -301,6 +301,27 @@ class Helpers:
 
     def removed_ops(self, g: BackendGap, cap: int) -> Safe:
         return self._names(g.removed, cap)
+
+    def gap_lists(self, g: BackendGap, cap: int, warns: bool = True) -> list[tuple[Safe, int, Safe]]:
+        """The gap's non-empty lists of GAP_LISTS that warn (WARNS) or do not: each as (mark and
+        "N op(s) " with what it asks, its size, its names capped at CAP)."""
+        out = []
+        for kind in GAP_LISTS:
+            names: tuple[str, ...] = getattr(g, kind.field)
+            if names and kind.warns == warns:
+                n = len(names)
+                words = Safe(f"{kind.mark} **{n}** op{'s' if n != 1 else ''} {kind.says}")
+                out.append((words, n, self._names(names, cap)))
+        return out
+
+    def gap_counts(self, g: BackendGap) -> Safe:
+        """The impact table's cell for the lists of GAP_LISTS: "📐 1 recorded schema changed", …"""
+        parts = [
+            f"{kind.mark} {len(getattr(g, kind.field))} {kind.short}"
+            for kind in GAP_LISTS
+            if getattr(g, kind.field)
+        ]
+        return Safe(" · ".join(parts))
 
     def _names(self, names: Sequence[str], cap: int) -> Safe:
         shown = [self.q(n) for n in names[:cap]]

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from bot import __version__
+from bot.render.context import GAP_LISTS, GapList
 from bot.render.details import signature_parts
 from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
 from bot.render.helpers import mentions
@@ -51,6 +52,22 @@ class BrokenKernel:
 
 
 @dataclass(frozen=True)
+class OpList:
+    """One of the gap's lists beyond needs, breaks and removals (`bot.render.context.GAP_LISTS`)."""
+
+    field: str  # the GapList's field: schema_changed, left_core, joined_core, dead, some_need
+    ops: tuple[str, ...]  # sorted, at most MAX_OPS
+    more: int = 0  # how many more than `ops` shows
+
+    @property
+    def kind(self) -> GapList:
+        return GAP_BY_FIELD[self.field]
+
+
+GAP_BY_FIELD = {g.field: g for g in GAP_LISTS}
+
+
+@dataclass(frozen=True)
 class BackendImpact:
     """What one pull request would do to one subscribed backend (`bot.app.subscriptions.backend_gaps`)."""
 
@@ -63,6 +80,7 @@ class BackendImpact:
     more_lacking: int = 0  # how many more than the lists show
     more_broken: int = 0
     more_removed: int = 0
+    also: tuple[OpList, ...] = ()  # the other lists, non-empty ones only, in GAP_LISTS order
 
     @property
     def key(self) -> str:
@@ -75,6 +93,8 @@ class BackendImpact:
         out |= {f"{self.key}\0remove\0{op}" for op in self.removed}
         for b in self.broken:
             out.add(f"{self.key}\0break\0{b.op}\0{b.form}\0{b.parts!r}")
+        # Ops only some backends need are listed, never news (`GapList.warns`).
+        out |= {f"{self.key}\0{x.field}\0{op}" for x in self.also if x.kind.warns for op in x.ops}
         return frozenset(out)
 
     def capped(self, cap: int) -> BackendImpact:
@@ -87,6 +107,9 @@ class BackendImpact:
             more_lacking=self.more_lacking + max(0, len(self.lacking) - cap),
             more_broken=self.more_broken + max(0, len(self.broken) - cap),
             more_removed=self.more_removed + max(0, len(self.removed) - cap),
+            also=tuple(
+                replace(x, ops=x.ops[:cap], more=x.more + max(0, len(x.ops) - cap)) for x in self.also
+            ),
         )
 
 
@@ -191,6 +214,11 @@ class _Words:
                     f"removes {n} op{'s' if n != 1 else ''} you implement, which your codegen refuses: {names}{more}"
                 )
             )
+        for x in imp.also:
+            n = len(x.ops) + x.more
+            more = f", … and {x.more} more" if x.more else ""
+            names = ", ".join(code(o) for o in x.ops)
+            out.append(Safe(f"{x.kind.mark} {n} op{'s' if n != 1 else ''} {x.kind.says}: {names}{more}"))
         return out
 
     def summary(self, imp: BackendImpact) -> Safe:
@@ -204,6 +232,8 @@ class _Words:
             parts.append(f"⚠️ {n} op{'s' if n != 1 else ''} to write")
         if imp.removed or imp.more_removed:
             parts.append(f"🗑️ {len(imp.removed) + imp.more_removed} removed")
+        for x in imp.also:
+            parts.append(f"{x.kind.mark} {len(x.ops) + x.more} {x.kind.short}")
         return Safe(", ".join(parts))
 
     def news_who(self) -> Safe:
@@ -277,6 +307,7 @@ def render_comment(view: WatchView, limit: int = BODY_LIMIT) -> str:
 
 
 def _impact_json(imp: BackendImpact) -> dict[str, object]:
+    also = {x.field: x for x in imp.also}
     return {
         "kind": imp.kind,
         "where": imp.where,
@@ -291,7 +322,13 @@ def _impact_json(imp: BackendImpact) -> dict[str, object]:
             for b in imp.broken
         ],
         "removes": list(imp.removed),
-        "more": {"needs": imp.more_lacking, "breaks": imp.more_broken, "removes": imp.more_removed},
+        **{g.field: list(also[g.field].ops) if g.field in also else [] for g in GAP_LISTS},
+        "more": {
+            "needs": imp.more_lacking,
+            "breaks": imp.more_broken,
+            "removes": imp.more_removed,
+            **{g.field: also[g.field].more if g.field in also else 0 for g in GAP_LISTS},
+        },
     }
 
 

@@ -38,6 +38,11 @@ The rules, tried in order; the first that holds names the reason (`RULES`):
    (`SHARED_BACKWARDS`).
 
 Anything else needs a kernel (``needs_kernel``).
+
+Whom a need concerns is one more split (`scope`): an operator every backend needs, or one only some
+backends need (a CUDA-, cuDNN-, MPS-only, sparse, quantized, nested-tensor or test op,
+`bot.taxonomy.scope`). It never changes a verdict; every view reports the second kind apart, under
+"only some backends need": coverage's work items and new gaps, a subscription's gap, the watch.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ from bot.operators.kernels import (
     table_of,
 )
 from bot.signals.table import shipped_signals
+from bot.taxonomy.scope import Scope, scope_of
 
 RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen", "autograd_key")
 # export only: in a training graph alone, so no need of the inference graph export gives by default
@@ -121,6 +127,13 @@ def export_path_for(
     else:
         table = DecompTable(origin, frozenset(names), None, known)
     return ExportPath(table, keeps_cia(version))
+
+
+def scope(rec: OpRecord) -> Scope:
+    """Whether every backend needs REC (`Scope.generic`), or only some, and why: the one split every
+    view makes of the needs the engine finds (coverage's "only some backends need", a subscription's
+    and the watch's list apart). A need of the second kind is reported, apart, never dropped."""
+    return scope_of(rec)
 
 
 @dataclass(frozen=True)
