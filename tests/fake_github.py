@@ -38,6 +38,12 @@ Json = dict[str, Any]
 
 DOCS = "https://docs.github.com/rest"
 HTML_ROOT = "https://github.test"
+# What GitHub adds to the Link of some answers (PyGithub's tests/ReplayData/PaginatedList.
+# testTotalCountWithDeprecationLink.txt): a web page off the API root, with a parameter after the rel.
+DEPRECATION_LINK = (
+    "<https://github.blog/changelog/2025-03-06-github-issues-projects-api-support-for-issues-advanced"
+    '-search-and-more/>; rel="deprecation"; type="text/html"'
+)
 
 
 @dataclass(frozen=True)
@@ -203,6 +209,8 @@ class FakeGitHub:
         self.trees: dict[str, tuple[str, str]] = {}
         self.extra_tree_entries: list[Json] = []
         self.truncated_trees = False  # recursive listings say `truncated` (GitHub's answer for a huge tree)
+        # Every 2xx answer's Link also names a deprecation notice, before its pages (`DEPRECATION_LINK`).
+        self.deprecation_links = False
         # GitHub's primary rate limit: every answer but a 304 (a conditional request that matched)
         # counts, and X-RateLimit-Remaining says what is left.
         self.rate_limit = 5000
@@ -663,6 +671,10 @@ class FakeGitHub:
                 **extra,
                 "Link": f'<{self.api_url}{path}?{urlencode({**query, "page": page + 1})}>; rel="next"',
             }
+        if self.deprecation_links and 200 <= status < 300:
+            pages = [v for k, v in extra.items() if k.lower() == "link"]
+            extra = {k: v for k, v in extra.items() if k.lower() != "link"}
+            extra["Link"] = ", ".join([DEPRECATION_LINK, *pages])
         elif isinstance(scripted, Misdirect):
             if not isinstance(payload, RawBytes):
                 payload = json.loads(
