@@ -11,8 +11,14 @@ from pathlib import Path
 import pytest
 from datafiles import release_text
 from fake_github import FakeGitHub
+from watch_upstream import Run, Upstream, rows_of
 
+import bot.publish.pulls as pulls_module
+from bot.app.watch import CLOSED_UNLABELLED
+from bot.app.watch_judge import who_by_backend
+from bot.app.watch_state import read_state
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from bot.publish.config import BotConfig
 from bot.publish.ghsource import ApiSettings, read_github_source
 from bot.publish.github import RepoClient, RetryPolicy, Settings
 from bot.publish.limits import link_urls
@@ -95,3 +101,73 @@ def test_an_answer_with_a_deprecation_link_is_read_by_every_client(
     scan = pulls.scan(None)
     assert [p.number for p in scan.pulls] == [pr] and scan.complete
     assert pulls.touched(scan.pulls[0]) == (NATIVE_PATH,)
+
+
+# --- landed: the merge bot's close, then its label; a revert's label; labels that stay ----------------
+
+
+@pytest.mark.parametrize(
+    ("state", "labels", "expected"),
+    [
+        ("closed", [], False),  # closed unmerged, or the merge bot's push before its label call
+        ("closed", ["Merged"], True),
+        ("closed", ["merged", "ciflow/trunk"], True),
+        ("open", ["Merged", "Reverted"], False),  # reverted: the revert bot reopens it
+        ("closed", ["Merged", "Reverted"], False),  # pytorch/test-infra#8085: reverted, then abandoned
+        ("closed", ["Merged", "Reverted", "MergedX1"], True),  # landed again
+        ("closed", ["Merged", "Reverted", "MergedX1", "RevertedX1"], False),
+        ("closed", ["Merged", "Reverted", "MergedX1", "RevertedX1", "MergedX2"], True),
+        ("closed", ["Merged-ish", "not merged"], False),
+    ],
+)
+def test_landed_counts_the_merge_bots_labels_against_the_revert_bots(
+    state: str, labels: list[str], expected: bool
+) -> None:
+    assert pulls_module.landed(state, None, labels) is expected
+
+
+def test_a_reverted_then_abandoned_pr_is_closed_not_merged_over_the_api(
+    fake: FakeGitHub, pulls: PullsClient
+) -> None:
+    pr = open_pull(fake)
+    fake.close_pull(REPO, pr, labels=("Merged",))  # the bot's push and label, as one move here
+    fake.label_pull(REPO, pr, "Reverted")  # reverted: reopened, then closed for good
+    (pull,) = pulls.scan("2026-01-01T00:00:00Z").pulls
+    assert pull.state == "closed"  # before: "merged", from the sticky `Merged` label
+    fake.label_pull(REPO, pr, "MergedX1")
+    assert pulls.pull(pr).state == "merged"
+
+
+def test_a_pr_closed_before_its_merged_label_is_still_named_as_landed(
+    upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig
+) -> None:
+    """The merge bot's push closes the PR; its `Merged` label comes in a later call. A run between
+    the two saw it closed unlanded: before, its row went, and the next run, seeing it merged, had no
+    row to name under "landed"."""
+    up, heads = upstream
+    run = Run(up, cfg)
+    run.pulls.add(1, heads["a"])
+    assert 1 in rows_of(run())
+    run.pulls.update(1, state="closed")  # pushed and closed, not labelled yet
+    between = run()
+    assert 1 in rows_of(between) and between.view.landed == ()
+    (kept,) = read_state(between.body, who_by_backend(cfg))[0].retry
+    assert (kept.number, kept.reason) == (1, CLOSED_UNLABELLED)
+    run.pulls.update(1, state="merged")  # the label: updated_at moves, the listing brings it
+    after = run()
+    assert [x.number for x in after.view.landed] == [1] and 1 not in rows_of(after)
+    assert read_state(after.body, who_by_backend(cfg))[0].retry == ()
+
+
+def test_a_pr_closed_for_good_leaves_after_one_more_run(
+    upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig
+) -> None:
+    up, heads = upstream
+    run = Run(up, cfg)
+    run.pulls.add(1, heads["a"])
+    run()
+    run.pulls.update(1, state="closed")
+    assert 1 in rows_of(run())
+    last = run()  # looked at once more (listed again at the watermark, or fetched), still unlabelled
+    assert 1 not in rows_of(last) and last.view.landed == ()
+    assert read_state(last.body, who_by_backend(cfg))[0].retry == ()

@@ -36,8 +36,9 @@ scan, or once the scan's deadline is spent, the scan stops as if out of budget. 
 ``since`` is so old that its updates run past MAX_LIST_PAGES pages falls back to a cold listing of
 the open pull requests (see `PullsClient._list`).
 
-A pull request is "merged" when GitHub says so (``merged_at``) or when it was closed with the
-``Merged`` label, which is how PyTorch's merge bot lands one (see `PullsClient._pull_ref`).
+A pull request is "merged" when GitHub says so (``merged_at``) or when it is closed and carries more
+``Merged*`` labels than ``Reverted*`` ones, which is how PyTorch's merge bot marks one it landed and
+how its revert bot marks one it took back (see `landed`).
 
 The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
 it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
@@ -84,8 +85,10 @@ from bot.publish.limits import link_urls
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 _SHA = re.compile(r"[0-9a-f]{40}")
-# Labels that say a closed pull request landed (see `_pull_ref`), lower case.
-LANDED_LABELS = frozenset({"merged"})
+# The labels PyTorch's merge bot adds (`landed`): ``Merged`` on the first landing, ``MergedX1``,
+# ``MergedX2``... on later ones; the revert bot's ``Reverted``, ``RevertedX1``... Matched lower case.
+_MERGED_LABEL = re.compile(r"merged(?:x\d+)?")
+_REVERTED_LABEL = re.compile(r"reverted(?:x\d+)?")
 _WHEN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # GitHub's form: sorts as it reads
 _URL = re.compile(r"https?://[^\s\"'<>`\\]+")
 PER_PAGE = 100
@@ -476,14 +479,9 @@ class PullsClient:
             or not _SHA.fullmatch(base)
         ):
             raise bad("no head or base commit sha")
-        # PyTorch's merge bot lands a pull request by pushing its commits to main and closing it with
-        # the `Merged` label (pytorch/pytorch#77005, "Add 'merged' label to GHF merged PRs"); GitHub then
-        # keeps merged_at null (pytorch/pytorch#102559). Label names compare case-insensitively, as
-        # GitHub's do.
-        landed = merged_at or (
-            state == "closed" and any(_field(lb, "name").lower() in LANDED_LABELS for lb in labels)
-        )
-        shown: PullState = "merged" if landed else "open" if state == "open" else "closed"
+        names = [_field(lb, "name") for lb in labels]
+        is_landed = landed(state, merged_at, names)
+        shown: PullState = "merged" if is_landed else "open" if state == "open" else "closed"
         return PullRef(
             number=number,
             title=title,
@@ -495,6 +493,27 @@ class PullsClient:
             head_sha=head,
             base_sha=base,
         )
+
+
+def landed(state: str, merged_at: str | None, labels: Collection[str]) -> bool:
+    """Whether a pull request landed: GitHub merged it (``merged_at``), or it is closed and carries
+    more ``Merged*`` labels than ``Reverted*`` ones.
+
+    PyTorch's merge bot (pytorch/pytorch .github/scripts/trymerge.py) pushes the commits to main
+    itself, the message carrying ``Pull Request resolved: .../pull/N``; the push closes the pull
+    request (merged_at stays null, pytorch/pytorch#102559) and the bot then adds ``Merged`` in a
+    separate call (pytorch/pytorch#77005), ``MergedX1``, ``MergedX2``... on later landings. A revert
+    adds ``Reverted`` (``RevertedX1``...) and reopens the pull request, and no label is ever taken
+    off (pytorch/test-infra#8085): merged, reverted, then abandoned leaves a closed pull request that
+    still carries ``Merged``. Label names compare case-insensitively, as GitHub's do."""
+    if merged_at:
+        return True
+    if state != "closed":
+        return False
+    lower = [name.lower() for name in labels]
+    merges = sum(1 for name in lower if _MERGED_LABEL.fullmatch(name))
+    reverts = sum(1 for name in lower if _REVERTED_LABEL.fullmatch(name))
+    return merges > reverts
 
 
 def _http_date(value: str | None) -> str | None:
