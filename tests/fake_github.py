@@ -79,6 +79,56 @@ class TokenInfo:
     can_write: bool = True
     # Installation tokens (GITHUB_TOKEN in Actions) get 403 from GET /user.
     user_endpoint: bool = True
+    # An installation token's permissions, as a workflow job's `permissions:` grants them (`issues:
+    # write`, `pull-requests: read`...): a call they do not cover answers 403 with GitHub's
+    # X-Accepted-GitHub-Permissions (`ACCEPTED`). None: every call is allowed (`can_write` aside).
+    permissions: Mapping[str, str] | None = None
+    # The repository PERMISSIONS apply to (the workflow's own); another one is read as public, never
+    # written. None: every repository.
+    repository: str | None = None
+
+
+# What each call needs of an installation token, as GitHub's X-Accepted-GitHub-Permissions says
+# (``;`` separates alternatives). Read from GitHub's answers recorded in PyGithub's tests/ReplayData
+# (Issue.setUp: issues=read for GET issues/N; PullRequest comments: issues=read; pull_requests=read;
+# Repository.setUp: metadata=read) and GitHub's "Permissions required for GitHub Apps" page.
+ACCEPTED: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (method, re.compile(pattern), header)
+    for method, pattern, header in (
+        ("GET", r"", "metadata=read"),
+        ("GET", r"/issues(/\d+)?", "issues=read"),
+        ("GET", r"/issues/\d+/comments|/issues/comments/\d+", "issues=read; pull_requests=read"),
+        ("POST", r"/issues", "issues=write"),
+        ("PATCH", r"/issues/\d+", "issues=write"),
+        ("POST", r"/issues/\d+/comments", "issues=write; pull_requests=write"),
+        ("PATCH", r"/issues/comments/\d+", "issues=write; pull_requests=write"),
+        ("POST", r"/issues/\d+/labels", "issues=write; pull_requests=write"),
+        ("GET", r"/labels(/[^/]+)?", "issues=read; pull_requests=read"),
+        ("POST", r"/labels", "issues=write; pull_requests=write"),
+        ("GET", r"/pulls(/\d+(/files)?)?", "pull_requests=read"),
+        ("GET", r"/(commits|contents|git|compare)/.*", "contents=read"),
+    )
+)
+_LEVELS = {"none": 0, "read": 1, "write": 2, "admin": 3}
+
+
+def accepted(method: str, rest: str) -> str | None:
+    """GitHub's X-Accepted-GitHub-Permissions for METHOD on REST (the path after /repos/O/R)."""
+    return next((h for m, pattern, h in ACCEPTED if m == method and pattern.fullmatch(rest)), None)
+
+
+def allows(permissions: Mapping[str, str], header: str) -> bool:
+    """Whether a job's PERMISSIONS (``pull-requests: write``) cover one of HEADER's alternatives;
+    ``metadata: read`` every installation token has."""
+    have = {k.replace("-", "_"): _LEVELS.get(v, 0) for k, v in permissions.items()}
+    have["metadata"] = max(have.get("metadata", 0), 1)
+    return any(
+        all(
+            have.get(name, 0) >= _LEVELS[level]
+            for name, _, level in (x.strip().partition("=") for x in alt.split(","))
+        )
+        for alt in header.split(";")
+    )
 
 
 @dataclass
@@ -278,10 +328,22 @@ class FakeGitHub:
             return self.users[login]
 
     def add_token(
-        self, token: str, login: str, *, bot: bool = True, can_write: bool = True, user_endpoint: bool = True
+        self,
+        token: str,
+        login: str,
+        *,
+        bot: bool = True,
+        can_write: bool = True,
+        user_endpoint: bool = True,
+        permissions: Mapping[str, str] | None = None,
+        repository: str | None = None,
     ) -> None:
+        """A token of LOGIN; with PERMISSIONS (a workflow job's `permissions:`), an installation
+        token limited to them (in REPOSITORY, when given), which GET /user refuses."""
         self.add_user(login, bot=bot)
-        self.tokens[token] = TokenInfo(login, can_write, user_endpoint)
+        if permissions is not None:
+            user_endpoint = False
+        self.tokens[token] = TokenInfo(login, can_write, user_endpoint, permissions, repository)
 
     def add_repo(self, full_name: str) -> RepoState:
         with self._lock:
@@ -734,6 +796,16 @@ class FakeGitHub:
         if repo is None:
             raise _error(404, "Not Found")
         rest = m.group(2) or ""
+        if who is not None and who.permissions is not None:
+            needs = accepted(method, rest)
+            own = who.repository is None or who.repository.lower() == repo.full_name.lower()
+            # Another repository is public here: read as anyone may, never written.
+            if needs is None or not (allows(who.permissions, needs) if own else method == "GET"):
+                raise _Reply(
+                    403,
+                    {"message": "Resource not accessible by integration", "documentation_url": DOCS},
+                    {"X-Accepted-GitHub-Permissions": needs or "unknown"},
+                )
         user = None if who is None else self.users[who.login]
         if rest == "" and method == "GET":
             return 200, self._repo_json(repo), {}

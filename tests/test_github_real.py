@@ -5,18 +5,22 @@ description (tests/test_openapi_conformity.py checks the fake against it)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from datafiles import release_text
 from fake_github import FakeGitHub
 from watch_upstream import Run, Upstream, rows_of
 
+import bot.publish.github as github_module
 import bot.publish.pulls as pulls_module
 from bot.app.watch import CLOSED_UNLABELLED
 from bot.app.watch_judge import who_by_backend
 from bot.app.watch_state import read_state
+from bot.errors import PublishError
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 from bot.publish.config import BotConfig
 from bot.publish.ghsource import ApiSettings, read_github_source
@@ -45,12 +49,15 @@ def fake(github_server: FakeGitHub) -> FakeGitHub:
     return github_server
 
 
-def client_for(fake: FakeGitHub, **kw: object) -> RepoClient:
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def client_for(fake: FakeGitHub, token: str = TOKEN, **kw: object) -> RepoClient:
     settings = Settings(
-        repo=REPO, token=TOKEN, api_url=fake.api_url, timeout=5, retry=RETRY, seconds_between_writes=None,
+        repo=REPO, token=token, api_url=fake.api_url, timeout=5, retry=RETRY, seconds_between_writes=None,
         **kw,  # type: ignore[arg-type]
     )  # fmt: skip
-    return RepoClient(settings)
+    return RepoClient(settings, sleep=lambda _: None)
 
 
 @pytest.fixture
@@ -171,3 +178,101 @@ def test_a_pr_closed_for_good_leaves_after_one_more_run(
     last = run()  # looked at once more (listed again at the watermark, or fetched), still unlabelled
     assert 1 not in rows_of(last) and last.view.landed == ()
     assert read_state(last.body, who_by_backend(cfg))[0].retry == ()
+
+
+# --- permissions: what each job's calls need, and a 403 that names it -------------------------------
+
+
+def test_the_pr_comment_needs_issues_read_and_the_403_says_so(fake: FakeGitHub) -> None:
+    """The poster's job had `contents: read` and `pull-requests: write`: GET issues/N then answers 403
+    (GitHub asks `issues: read` for it, PyGithub's tests/ReplayData/Issue.setUp.txt), and the error
+    blamed `pull-requests: write`, which the job had."""
+    pr = open_pull(fake)
+    token = "ghs_jobtoken0000000000000000000000000"
+    fake.add_token(token, "github-actions[bot]", permissions={"contents": "read", "pull-requests": "write"})
+    with pytest.raises(PublishError) as err:
+        publish_pr_comment(
+            client_for(fake, token, bot_login="github-actions[bot]"), pr, "the report",
+            has_drift=True, clean_body="clean", dry_run=False,
+        )  # fmt: skip
+    assert "the token needs `issues: read`" in str(err.value) and "\n" not in str(err.value)
+    fake.add_token(token, "github-actions[bot]", permissions=_job("examples/pytorch/pr-drift-comment.yml"))
+    out = publish_pr_comment(
+        client_for(fake, token, bot_login="github-actions[bot]"), pr, "the report",
+        has_drift=True, clean_body="clean", dry_run=False, head_sha=fake.repos[REPO].heads[pr][2],
+    )  # fmt: skip
+    assert out.action == "created"
+
+
+def _job(workflow: str) -> dict[str, str]:
+    (job,) = yaml.safe_load((ROOT / workflow).read_text(encoding="utf-8"))["jobs"].values()
+    return dict(job["permissions"])
+
+
+@pytest.mark.parametrize(
+    ("header", "shown"),
+    [
+        ("issues=read", "issues: read"),
+        ("issues=read; pull_requests=read", "issues: read` or `pull-requests: read"),
+        (
+            "contents=write; contents=write,workflows=write",
+            "contents: write` or `contents: write` and `workflows: write",
+        ),
+        ("", None),
+        ("issues=read`; rm -rf", None),  # the sender's text: repeated only when it is names and levels
+    ],
+)
+def test_the_accepted_permissions_header_in_a_workflows_words(header: str, shown: str | None) -> None:
+    assert github_module.needs_permission(header) == shown
+
+
+# --- GET /user: only "not accessible by integration" means the token cannot read it -----------------
+
+
+def test_a_rate_limited_get_user_is_waited_out_not_answered_with_a_guessed_login(fake: FakeGitHub) -> None:
+    """Before, any 403 from GET /user took `login_if_refused` (github-actions[bot]) for the login: a
+    personal token's bot then found none of its comments and posted a second sticky comment."""
+    pr = open_pull(fake)
+    fake.add_comment(REPO, pr, f"{PR_MARKER}\nold", author="opdrift-bot", bot=True)
+    fake.fail(
+        "GET", r"^/user$", 403, message="API rate limit exceeded for user ID 1.",
+        headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()))},
+    )  # fmt: skip
+    client = client_for(fake, login_if_refused="github-actions[bot]")
+    out = publish_pr_comment(client, pr, "new", has_drift=True, clean_body="clean", dry_run=False)
+    assert out.action == "updated" and len(fake.comments(REPO, pr)) == 1
+    assert [r.path for r in fake.requests].count("/user") == 2
+
+
+def test_an_installation_token_refused_get_user_takes_the_given_login(fake: FakeGitHub) -> None:
+    pr = open_pull(fake)
+    fake.add_token("ghs_app00000000000000000000000000000", "my-app[bot]", user_endpoint=False)
+    fake.add_comment(REPO, pr, f"{PR_MARKER}\nold", author="my-app[bot]", bot=True)
+    client = client_for(fake, "ghs_app00000000000000000000000000000", login_if_refused="my-app[bot]")
+    out = publish_pr_comment(client, pr, "new", has_drift=True, clean_body="clean", dry_run=False)
+    assert out.action == "updated"
+
+
+def _steps(path: Path) -> Iterator[tuple[str, dict[str, object]]]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for job_id, job in data.get("jobs", {}).items():
+        for step in job.get("steps", []):
+            yield f"{path.relative_to(ROOT)} {job_id} {step.get('name', step.get('uses', ''))}", step
+
+
+WORKFLOWS = sorted([*(ROOT / ".github" / "workflows").glob("*.yml"), *(ROOT / "examples").glob("*/*.yml")])
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_step_that_passes_a_secret_token_also_passes_the_login(path: Path) -> None:
+    """An App's installation token is refused GET /user like the workflow's own; the action's
+    `bot-login` default (github-actions[bot]) would then be a wrong guess. With the login given (or
+    empty: a run that cannot know it stops in one line naming bot_login) nothing is guessed."""
+    for where, step in _steps(path):
+        given = {str(k): str(v) for k, v in dict(step.get("with") or {}).items()}  # type: ignore[call-overload]
+        env = {str(k): str(v) for k, v in dict(step.get("env") or {}).items()}  # type: ignore[call-overload]
+        if "secrets." in given.get("token", ""):
+            assert "bot-login" in given, where
+            assert "secrets." in given["bot-login"] or "vars." in given["bot-login"], where
+        if "secrets." in env.get("GITHUB_TOKEN", ""):
+            assert "OPDRIFT_BOT_LOGIN" in env, where
