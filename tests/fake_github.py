@@ -157,6 +157,8 @@ class PullMeta:
     updated_at: str
     merged_at: str | None = None
     files: list[Json] | None = None
+    # The author's account was deleted: GitHub answers ``"user": null`` (the schema's nullable-simple-user).
+    ghost: bool = False
 
 
 @dataclass(frozen=True)
@@ -261,6 +263,8 @@ class FakeGitHub:
         self.truncated_trees = False  # recursive listings say `truncated` (GitHub's answer for a huge tree)
         # Every 2xx answer's Link also names a deprecation notice, before its pages (`DEPRECATION_LINK`).
         self.deprecation_links = False
+        # Compare answers leave out `files` (optional in GitHub's schema of a comparison).
+        self.compare_without_files = False
         # GitHub's primary rate limit: every answer but a 304 (a conditional request that matched)
         # counts, and X-RateLimit-Remaining says what is left.
         self.rate_limit = 5000
@@ -968,13 +972,16 @@ class FakeGitHub:
                 raise _error(404, "Not Found")
             # Compare pages its commits; the file list (at most 300) is on the first page only.
             files = self._compare_files(repo, at, head.sha)
-            return 200, {
+            answer: Json = {
                 "base_commit": self._commit_json(repo, base),
                 "merge_base_commit": self._commit_json(repo, repo.commits[at]),
                 "status": "diverged",
                 "commits": [self._commit_json(repo, head)],
                 "files": files[:300] if query.get("page", "1") == "1" else [],
-            }, {}  # fmt: skip
+            }  # fmt: skip
+            if self.compare_without_files:
+                del answer["files"]
+            return 200, answer, {}
         return None
 
     def _tree_json(self, repo: RepoState, tree_id: str, recursive: bool) -> Json:
@@ -1069,7 +1076,7 @@ class FakeGitHub:
             "number": number,
             "state": issue["state"],
             "title": issue["title"],
-            "user": issue["user"],
+            "user": None if meta.ghost else issue["user"],
             "draft": meta.draft,
             "labels": list(issue["labels"]),
             "created_at": issue["created_at"],

@@ -276,3 +276,31 @@ def test_every_step_that_passes_a_secret_token_also_passes_the_login(path: Path)
             assert "secrets." in given["bot-login"] or "vars." in given["bot-login"], where
         if "secrets." in env.get("GITHUB_TOKEN", ""):
             assert "OPDRIFT_BOT_LOGIN" in env, where
+
+
+# --- null and optional fields -------------------------------------------------------------------------
+
+
+def test_a_pr_whose_author_is_null_goes_to_the_retry_list_and_the_scan_goes_on(
+    fake: FakeGitHub, pulls: PullsClient
+) -> None:
+    """A deleted account's pull request has ``"user": null`` (nullable-simple-user in GitHub's
+    schema). Before, it failed the whole listing: no pull request was examined."""
+    native = {NATIVE_PATH: release_text("2.15.0", "native_functions.yaml").encode()}
+    kept = open_pull(fake, native)
+    ghost = open_pull(fake, native)
+    fake.repos[REPO].pulls[ghost].ghost = True
+    scan = pulls.scan(None)
+    assert [p.number for p in scan.pulls] == [kept] and scan.complete
+    ((failed, reason),) = scan.failed
+    assert failed.number == ghost and failed.head_sha == fake.repos[REPO].heads[ghost][2]
+    assert "no title or author" in reason
+    assert scan.watermark == fake.repos[REPO].pulls[ghost].updated_at
+
+
+def test_a_compare_without_files_falls_back_to_the_file_list(fake: FakeGitHub, pulls: PullsClient) -> None:
+    fake.compare_without_files = True
+    pr = open_pull(fake, {TAGS_PATH: b"- tag: new\n  desc: x\n"})
+    (pull,) = pulls.scan(None).pulls
+    assert pulls.touched(pull) == (TAGS_PATH,)
+    assert any(r.path.startswith(f"/repos/{REPO}/pulls/{pr}/files") for r in fake.requests)

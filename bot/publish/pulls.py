@@ -148,6 +148,9 @@ class PullsClient:
         self._limit: int | None = None  # scan's ceiling on `requests_sent`, while it prefetches
         self._progress: str | None = None  # what PROGRESS_FILE gets on close; None: no scan ran
         self._served_at: str | None = None  # the last answer's Date, in GitHub's updated_at form
+        # Listed pull requests whose answer cannot become a PullRef (`user: null`...): the scan names
+        # them in `failed`, for the caller's retry list, rather than fail.
+        self._unlisted: dict[int, tuple[PullRef, str]] = {}
 
     # --- the interface ------------------------------------------------------------------------
 
@@ -192,9 +195,10 @@ class PullsClient:
         known = frozenset(known_heads)
         start, deadline = self.charged, time.monotonic() + SCAN_SECONDS
         self.api.guard.restart(SCAN_SECONDS)
+        self._unlisted = {}
         listed, complete = self._list(since, start + budget)
         pulls: list[PullRef] = []
-        failed: list[tuple[PullRef, str]] = []
+        failed: list[tuple[PullRef, str]] = list(self._unlisted.values())
         self._limit = start + budget
         try:
             for pull in listed:
@@ -223,7 +227,8 @@ class PullsClient:
         self._progress = f"complete {now[:10]}\n" if complete else f"incomplete {now}\n"
         if not complete:
             return Scan(tuple(pulls), since, False, tuple(failed))
-        newest = max((p.updated_at for p in (*pulls, *(f for f, _ in failed))), default=since)
+        seen = (p.updated_at for p in (*pulls, *(f for f, _ in failed)) if p.updated_at)
+        newest = max(seen, default=since)
         return Scan(tuple(pulls), newest, True, tuple(failed))
 
     def touched(self, pull: PullRef) -> tuple[str, ...]:
@@ -306,7 +311,9 @@ class PullsClient:
             if not isinstance(data, list):
                 raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
             for item in data:
-                pull = self._pull_ref(item)
+                pull = self._listed_ref(item)
+                if pull is None:
+                    continue
                 if since is not None and pull.updated_at < since:
                     return pulls, True, True
                 if pull.number not in seen:  # a pull request updated while paging moves up a page
@@ -331,7 +338,8 @@ class PullsClient:
         data, _ = self._get_json(f"/repos/{self.repo}/pulls?{urlencode(params)}", None, keep=_slim_pulls)
         if not isinstance(data, list):
             raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
-        return all(self._pull_ref(item).updated_at < start for item in data)
+        listed = (self._listed_ref(item) for item in data)
+        return all(pull is not None and pull.updated_at < start for pull in listed)
 
     def _get_json(
         self, path: str | None, url: str | None, *, keep: Callable[[Any], Any] | None = None
@@ -392,14 +400,17 @@ class PullsClient:
         self._bases[(pull.base_sha, pull.head_sha)] = base
         self.answers.put(self._base_key(pull.base_sha, pull.head_sha), base)
         files = _field(data, "files")
-        if not isinstance(files, list):
+        if files is not None and not isinstance(files, list):
             raise SourceError(
-                f"GitHub's compare for pull request #{pull.number} lists no files", path=self.repo
+                f"GitHub's compare for pull request #{pull.number} has files that are not a list",
+                path=self.repo,
             )
         if pull.head_sha in self._touched:
             return
-        names: set[str] | None = _names(files, self.repo)
-        if len(files) >= COMPARE_FILES:
+        # `files` is optional in GitHub's schema of a comparison: without it, the pull request's
+        # file list, then the trees.
+        names: set[str] | None = None if files is None else _names(files, self.repo)
+        if files is None or len(files) >= COMPARE_FILES:
             names = self._all_files(pull)
         if names is None:
             names = self._by_trees(base, pull.head_sha)
@@ -446,6 +457,26 @@ class PullsClient:
             raise _OutOfBudget
 
     # --- answers → records --------------------------------------------------------------------
+
+    def _listed_ref(self, item: Any) -> PullRef | None:
+        """ITEM of a listing as a PullRef; None, and the pull request kept in `_unlisted`, when a field
+        the schema lets be null (``user``, for a deleted account's pull request) or leave out makes it
+        unreadable: one such pull request never fails the scan. One without a number or head sha
+        cannot even be retried, and fails it."""
+        try:
+            return self._pull_ref(item)
+        except SourceError as err:
+            number, head = _field(item, "number"), _field(item, "head", "sha")
+            if not isinstance(number, int) or not isinstance(head, str) or not _SHA.fullmatch(head):
+                raise
+            updated = _field(item, "updated_at")
+            stand_in = PullRef(
+                number=number, title="", author="", draft=False, state="open",
+                updated_at=updated if isinstance(updated, str) and _WHEN.fullmatch(updated) else "",
+                html_url="", head_sha=head, base_sha=head,
+            )  # fmt: skip
+            self._unlisted[number] = (stand_in, _reason(err))
+            return None
 
     def _pull_ref(self, item: Any) -> PullRef:
         number = _field(item, "number")
