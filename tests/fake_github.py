@@ -265,6 +265,8 @@ class FakeGitHub:
         self.deprecation_links = False
         # Compare answers leave out `files` (optional in GitHub's schema of a comparison).
         self.compare_without_files = False
+        # git/trees/COMMIT:DIR (undocumented: GitHub's reference names a tree sha) answers 404.
+        self.refuse_tree_paths = False
         # GitHub's primary rate limit: every answer but a 304 (a conditional request that matched)
         # counts, and X-RateLimit-Remaining says what is left.
         self.rate_limit = 5000
@@ -928,7 +930,27 @@ class FakeGitHub:
         raw = "raw" in headers.get("Accept", "")
         if mc := re.fullmatch(r"/commits/([^/]+)", rest):
             commit = self._commit_of(repo, unquote(mc.group(1)))
+            if "application/vnd.github.sha" in headers.get("Accept", ""):
+                return 200, RawBytes(commit.sha.encode()), {"Content-Type": "application/vnd.github.sha"}
             return 200, self._commit_json(repo, commit), {}
+        if mg := re.fullmatch(r"/git/commits/([0-9a-f]{40})", rest):
+            commit = repo.commits.get(mg.group(1))
+            if commit is None:
+                raise _error(404, "Not Found")
+            person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}
+            tree = self._tree_sha(commit.sha, "")
+            return 200, {
+                "sha": commit.sha, "node_id": f"C_{commit.sha[:12]}",
+                "url": f"{self.api_url}/repos/{repo.full_name}/git/commits/{commit.sha}",
+                "html_url": f"{HTML_ROOT}/{repo.full_name}/commit/{commit.sha}",
+                "author": person, "committer": person, "message": "a commit",
+                "tree": {"sha": tree, "url": f"{self.api_url}/repos/{repo.full_name}/git/trees/{tree}"},
+                "parents": [] if commit.parent is None else [{
+                    "sha": commit.parent, "url": f"{self.api_url}/repos/{repo.full_name}/git/commits/{commit.parent}",
+                    "html_url": f"{HTML_ROOT}/{repo.full_name}/commit/{commit.parent}",
+                }],
+                "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None, "verified_at": None},
+            }, {}  # fmt: skip
         if mc := re.fullmatch(r"/contents/(.+)", rest):
             commit = self._commit_of(repo, query.get("ref", "main"))
             path = unquote(mc.group(1))
@@ -953,6 +975,12 @@ class FakeGitHub:
                 return 200, RawBytes(blob), {"Content-Type": "application/vnd.github.raw"}
             return 200, {"sha": mb.group(1), "size": len(blob), "encoding": "base64",
                          "content": base64.b64encode(blob).decode()}, {}  # fmt: skip
+        if (
+            (mt := re.fullmatch(r"/git/trees/(.+)", rest))
+            and self.refuse_tree_paths
+            and ":" in unquote(mt.group(1))
+        ):
+            raise _error(404, "Not Found")  # what the undocumented COMMIT:DIR form may one day answer
         if mt := re.fullmatch(r"/git/trees/(.+)", rest):
             return 200, self._tree_json(repo, unquote(mt.group(1)), query.get("recursive") == "1"), {}
         if mc := re.fullmatch(r"/compare/([^/.]+)\.\.\.([^/.]+)", rest):
@@ -996,10 +1024,7 @@ class FakeGitHub:
             raise _error(404, "Not Found")
 
         def tree_sha(path: str) -> str:
-            sha = hashlib.sha1(f"tree {commit.sha}:{path}".encode()).hexdigest()
-            with self._lock:
-                self.trees[sha] = (commit.sha, path)
-            return sha
+            return self._tree_sha(commit.sha, path)
 
         entries: dict[str, Json] = {}
         for path, oid in sorted(commit.files.items()):
@@ -1020,6 +1045,13 @@ class FakeGitHub:
             entry["url"] = f"{self.api_url}/repos/{repo.full_name}/git/{kind}/{entry['sha']}"
         listed = list(entries.values()) + (list(self.extra_tree_entries) if recursive else [])
         return {"sha": tree_sha(folder), "tree": listed, "truncated": recursive and self.truncated_trees}
+
+    def _tree_sha(self, commit: str, path: str) -> str:
+        """The made-up sha of directory PATH's tree at COMMIT, listed afterwards by git/trees/SHA."""
+        sha = hashlib.sha1(f"tree {commit}:{path}".encode()).hexdigest()
+        with self._lock:
+            self.trees[sha] = (commit, path)
+        return sha
 
     def _merge_base(self, repo: RepoState, base: str, head: str) -> str | None:
         seen = set()

@@ -304,3 +304,41 @@ def test_a_compare_without_files_falls_back_to_the_file_list(fake: FakeGitHub, p
     (pull,) = pulls.scan(None).pulls
     assert pulls.touched(pull) == (TAGS_PATH,)
     assert any(r.path.startswith(f"/repos/{REPO}/pulls/{pr}/files") for r in fake.requests)
+
+
+# --- cheap commit lookups, and the undocumented tree form with its documented fallback ------------------
+
+
+def test_a_source_reads_its_commit_from_the_git_database_not_the_commit_with_its_files(
+    fake: FakeGitHub,
+) -> None:
+    """commits/REF answers with up to 300 files and their patches; only the sha and the date are read."""
+    main = fake.repos[REPO].refs["main"]
+    head = fake.add_commit(
+        REPO, {p: fake.blobs[o] for p, o in fake.repos[REPO].commits[main].files.items()},
+        parent=main, date="2026-03-04T10:00:00Z",
+    )  # fmt: skip
+    for spec in (f"gh:{REPO}@{head}", f"gh:{REPO}@main"):
+        mark = len(fake.requests)
+        files = read_github_source(spec, ApiSettings(api_url=fake.api_url, token=TOKEN))
+        assert files.meta.commit == (head if "@" + head in spec else main) and files.meta.date
+        paths = [r.path for r in fake.requests[mark:]]
+        full = [p for p in paths if p.startswith(f"/repos/{REPO}/commits/")]
+        assert all(r.size <= 64 for r in fake.requests[mark:] if r.path in full), "only the sha, if anything"
+        assert any(p.startswith(f"/repos/{REPO}/git/commits/") for p in paths)
+    assert not [r for r in fake.requests if f"/commits/{head}" in r.path and "/git/" not in r.path]
+
+
+def test_a_refused_commit_colon_directory_tree_falls_back_to_the_documented_walk(
+    fake: FakeGitHub, pulls: PullsClient
+) -> None:
+    fake.refuse_tree_paths = True
+    files = read_github_source(f"gh:{REPO}@v2.14.1", ApiSettings(api_url=fake.api_url, token=TOKEN))
+    assert files.native_functions is not None and files.tags is not None and files.derivatives is not None
+    trees = [r.path.split("/git/trees/")[1] for r in fake.requests if "/git/trees/" in r.path]
+    assert sum(":" in t for t in trees) == 1, "refused once, then walked"
+    # A compare without files, and a file list at GitHub's cap of 3,000: only the trees can tell.
+    fake.compare_without_files, fake.page_size = True, 100
+    pr = open_pull(fake, {TAGS_PATH: b"- tag: new\n  desc: x\n"}, files=[{"filename": "x"}] * 3000)
+    (pull,) = pulls.scan(None).pulls
+    assert pull.number == pr and pulls.touched(pull) == (TAGS_PATH,)  # by the walked trees
