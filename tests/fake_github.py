@@ -222,6 +222,32 @@ class RawBytes:
     data: bytes
 
 
+class Recorder:
+    """What every fake of the session was asked and answered, for tests/test_openapi_conformity.py:
+    each (method, path with query) once, and up to SAMPLES answers per request shape (numbers and
+    shas made one), so that keeping it costs little whatever the suite sends. Hostile answers
+    (`misbehave`) and scripted faults are left out: they are meant not to be GitHub's."""
+
+    SAMPLES = 3
+
+    def __init__(self) -> None:
+        self.requests: set[tuple[str, str]] = set()
+        self.answers: dict[tuple[str, str, int], list[bytes]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, method: str, path: str, status: int, payload: object) -> None:
+        shape = re.sub(r"[0-9a-f]{40}|\d+", "N", path.partition("?")[0])
+        with self._lock:
+            self.requests.add((method, path))
+            kept = self.answers.setdefault((method, shape, status), [])
+            if len(kept) < self.SAMPLES and not isinstance(payload, RawBytes):
+                kept.append(json.dumps(payload).encode())
+
+
+# Set by tests/conftest.py for the session; None: nothing is kept.
+RECORDER: Recorder | None = None
+
+
 def blob_sha(data: bytes) -> str:
     """The git object id of a blob with DATA, as GitHub's APIs report it."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
@@ -734,6 +760,8 @@ class FakeGitHub:
                 }
             size = len(_encode(payload)) if scripted is None else 0
             self.requests.append(Recorded(method, shown, dict(headers), body, status, size))
+            if RECORDER is not None and fault is None and scripted is None:
+                RECORDER.add(method, shown, status, payload)
         if isinstance(scripted, EndlessPages):
             extra = {
                 **extra,
@@ -934,9 +962,10 @@ class FakeGitHub:
                 return 200, RawBytes(commit.sha.encode()), {"Content-Type": "application/vnd.github.sha"}
             return 200, self._commit_json(repo, commit), {}
         if mg := re.fullmatch(r"/git/commits/([0-9a-f]{40})", rest):
-            commit = repo.commits.get(mg.group(1))
-            if commit is None:
+            found = repo.commits.get(mg.group(1))
+            if found is None:
                 raise _error(404, "Not Found")
+            commit = found
             person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}
             tree = self._tree_sha(commit.sha, "")
             return 200, {
