@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from fake_github import FakeGitHub
 from pytorch_history import DERIVATIVES, NATIVE, TAGS, build_history
 
@@ -356,6 +357,14 @@ def run_act(
     for pin, local in pins(path).items():
         # act resolves `uses:` against GITHUB_SERVER_URL, which points at the local origins here.
         argv += ["--local-repository", f"file://{site.origins}/{pin}={local}"]
+    # The token can do what the workflow's jobs ask in `permissions:` (their union: one token serves
+    # every job of the run), in the repository act runs for: a call they do not cover answers 403.
+    fake.add_token(
+        TOKEN,
+        "github-actions[bot]",
+        permissions=workflow_permissions(path),
+        repository=repository_of(site.work),
+    )
     argv += [
         "-s", f"GITHUB_TOKEN={TOKEN}",
         "--env", f"GITHUB_API_URL={fake.api_url}",
@@ -369,6 +378,26 @@ def run_act(
     log = done.stdout + done.stderr
     assert (done.returncode == 0) == ok, log[-6000:]
     return log
+
+
+_LEVELS = ("none", "read", "write")
+
+
+def workflow_permissions(path: Path) -> dict[str, str]:
+    """The union of the `permissions:` of WORKFLOW's jobs (the highest level each names)."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    union: dict[str, str] = {}
+    for job in data["jobs"].values():
+        for name, level in (job.get("permissions") or {}).items():
+            if _LEVELS.index(level) > _LEVELS.index(union.get(name, "none")):
+                union[name] = level
+    return union
+
+
+def repository_of(work: Path) -> str:
+    """OWNER/NAME of the repository act runs for (it names it after the origin URL)."""
+    url = git(work, "remote", "get-url", "origin")
+    return url.removeprefix("https://github.com/").removesuffix(".git")
 
 
 def weekly_issues(fake: FakeGitHub, repo: str) -> list[dict[str, object]]:

@@ -21,10 +21,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import act_support
+import fake_github
 from clirun import Opdrift, Run
 from datafiles import write_release
 from fake_github import FakeGitHub
 from watch_upstream import cfg, upstream  # noqa: F401 (the watch tests' fixtures, shared)
+
+# Every fake GitHub of the session records what it was asked and answered (a set and a few samples
+# per request shape): tests/test_openapi_conformity.py checks them against GitHub's description.
+fake_github.RECORDER = fake_github.Recorder()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -38,6 +38,12 @@ Json = dict[str, Any]
 
 DOCS = "https://docs.github.com/rest"
 HTML_ROOT = "https://github.test"
+# What GitHub adds to the Link of some answers (PyGithub's tests/ReplayData/PaginatedList.
+# testTotalCountWithDeprecationLink.txt): a web page off the API root, with a parameter after the rel.
+DEPRECATION_LINK = (
+    "<https://github.blog/changelog/2025-03-06-github-issues-projects-api-support-for-issues-advanced"
+    '-search-and-more/>; rel="deprecation"; type="text/html"'
+)
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,56 @@ class TokenInfo:
     can_write: bool = True
     # Installation tokens (GITHUB_TOKEN in Actions) get 403 from GET /user.
     user_endpoint: bool = True
+    # An installation token's permissions, as a workflow job's `permissions:` grants them (`issues:
+    # write`, `pull-requests: read`...): a call they do not cover answers 403 with GitHub's
+    # X-Accepted-GitHub-Permissions (`ACCEPTED`). None: every call is allowed (`can_write` aside).
+    permissions: Mapping[str, str] | None = None
+    # The repository PERMISSIONS apply to (the workflow's own); another one is read as public, never
+    # written. None: every repository.
+    repository: str | None = None
+
+
+# What each call needs of an installation token, as GitHub's X-Accepted-GitHub-Permissions says
+# (``;`` separates alternatives). Read from GitHub's answers recorded in PyGithub's tests/ReplayData
+# (Issue.setUp: issues=read for GET issues/N; PullRequest comments: issues=read; pull_requests=read;
+# Repository.setUp: metadata=read) and GitHub's "Permissions required for GitHub Apps" page.
+ACCEPTED: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (method, re.compile(pattern), header)
+    for method, pattern, header in (
+        ("GET", r"", "metadata=read"),
+        ("GET", r"/issues(/\d+)?", "issues=read"),
+        ("GET", r"/issues/\d+/comments|/issues/comments/\d+", "issues=read; pull_requests=read"),
+        ("POST", r"/issues", "issues=write"),
+        ("PATCH", r"/issues/\d+", "issues=write"),
+        ("POST", r"/issues/\d+/comments", "issues=write; pull_requests=write"),
+        ("PATCH", r"/issues/comments/\d+", "issues=write; pull_requests=write"),
+        ("POST", r"/issues/\d+/labels", "issues=write; pull_requests=write"),
+        ("GET", r"/labels(/[^/]+)?", "issues=read; pull_requests=read"),
+        ("POST", r"/labels", "issues=write; pull_requests=write"),
+        ("GET", r"/pulls(/\d+(/files)?)?", "pull_requests=read"),
+        ("GET", r"/(commits|contents|git|compare)/.*", "contents=read"),
+    )
+)
+_LEVELS = {"none": 0, "read": 1, "write": 2, "admin": 3}
+
+
+def accepted(method: str, rest: str) -> str | None:
+    """GitHub's X-Accepted-GitHub-Permissions for METHOD on REST (the path after /repos/O/R)."""
+    return next((h for m, pattern, h in ACCEPTED if m == method and pattern.fullmatch(rest)), None)
+
+
+def allows(permissions: Mapping[str, str], header: str) -> bool:
+    """Whether a job's PERMISSIONS (``pull-requests: write``) cover one of HEADER's alternatives;
+    ``metadata: read`` every installation token has."""
+    have = {k.replace("-", "_"): _LEVELS.get(v, 0) for k, v in permissions.items()}
+    have["metadata"] = max(have.get("metadata", 0), 1)
+    return any(
+        all(
+            have.get(name, 0) >= _LEVELS[level]
+            for name, _, level in (x.strip().partition("=") for x in alt.split(","))
+        )
+        for alt in header.split(";")
+    )
 
 
 @dataclass
@@ -101,6 +157,8 @@ class PullMeta:
     updated_at: str
     merged_at: str | None = None
     files: list[Json] | None = None
+    # The author's account was deleted: GitHub answers ``"user": null`` (the schema's nullable-simple-user).
+    ghost: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,6 +222,32 @@ class RawBytes:
     data: bytes
 
 
+class Recorder:
+    """What every fake of the session was asked and answered, for tests/test_openapi_conformity.py:
+    each (method, path with query) once, and up to SAMPLES answers per request shape (numbers and
+    shas made one), so that keeping it costs little whatever the suite sends. Hostile answers
+    (`misbehave`) and scripted faults are left out: they are meant not to be GitHub's."""
+
+    SAMPLES = 3
+
+    def __init__(self) -> None:
+        self.requests: set[tuple[str, str]] = set()
+        self.answers: dict[tuple[str, str, int], list[bytes]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, method: str, path: str, status: int, payload: object) -> None:
+        shape = re.sub(r"[0-9a-f]{40}|\d+", "N", path.partition("?")[0])
+        with self._lock:
+            self.requests.add((method, path))
+            kept = self.answers.setdefault((method, shape, status), [])
+            if len(kept) < self.SAMPLES and not isinstance(payload, RawBytes):
+                kept.append(json.dumps(payload).encode())
+
+
+# Set by tests/conftest.py for the session; None: nothing is kept.
+RECORDER: Recorder | None = None
+
+
 def blob_sha(data: bytes) -> str:
     """The git object id of a blob with DATA, as GitHub's APIs report it."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
@@ -203,6 +287,12 @@ class FakeGitHub:
         self.trees: dict[str, tuple[str, str]] = {}
         self.extra_tree_entries: list[Json] = []
         self.truncated_trees = False  # recursive listings say `truncated` (GitHub's answer for a huge tree)
+        # Every 2xx answer's Link also names a deprecation notice, before its pages (`DEPRECATION_LINK`).
+        self.deprecation_links = False
+        # Compare answers leave out `files` (optional in GitHub's schema of a comparison).
+        self.compare_without_files = False
+        # git/trees/COMMIT:DIR (undocumented: GitHub's reference names a tree sha) answers 404.
+        self.refuse_tree_paths = False
         # GitHub's primary rate limit: every answer but a 304 (a conditional request that matched)
         # counts, and X-RateLimit-Remaining says what is left.
         self.rate_limit = 5000
@@ -270,10 +360,22 @@ class FakeGitHub:
             return self.users[login]
 
     def add_token(
-        self, token: str, login: str, *, bot: bool = True, can_write: bool = True, user_endpoint: bool = True
+        self,
+        token: str,
+        login: str,
+        *,
+        bot: bool = True,
+        can_write: bool = True,
+        user_endpoint: bool = True,
+        permissions: Mapping[str, str] | None = None,
+        repository: str | None = None,
     ) -> None:
+        """A token of LOGIN; with PERMISSIONS (a workflow job's `permissions:`), an installation
+        token limited to them (in REPOSITORY, when given), which GET /user refuses."""
         self.add_user(login, bot=bot)
-        self.tokens[token] = TokenInfo(login, can_write, user_endpoint)
+        if permissions is not None:
+            user_endpoint = False
+        self.tokens[token] = TokenInfo(login, can_write, user_endpoint, permissions, repository)
 
     def add_repo(self, full_name: str) -> RepoState:
         with self._lock:
@@ -658,11 +760,17 @@ class FakeGitHub:
                 }
             size = len(_encode(payload)) if scripted is None else 0
             self.requests.append(Recorded(method, shown, dict(headers), body, status, size))
+            if RECORDER is not None and fault is None and scripted is None:
+                RECORDER.add(method, shown, status, payload)
         if isinstance(scripted, EndlessPages):
             extra = {
                 **extra,
                 "Link": f'<{self.api_url}{path}?{urlencode({**query, "page": page + 1})}>; rel="next"',
             }
+        if self.deprecation_links and 200 <= status < 300:
+            pages = [v for k, v in extra.items() if k.lower() == "link"]
+            extra = {k: v for k, v in extra.items() if k.lower() != "link"}
+            extra["Link"] = ", ".join([DEPRECATION_LINK, *pages])
         elif isinstance(scripted, Misdirect):
             if not isinstance(payload, RawBytes):
                 payload = json.loads(
@@ -722,6 +830,16 @@ class FakeGitHub:
         if repo is None:
             raise _error(404, "Not Found")
         rest = m.group(2) or ""
+        if who is not None and who.permissions is not None:
+            needs = accepted(method, rest)
+            own = who.repository is None or who.repository.lower() == repo.full_name.lower()
+            # Another repository is public here: read as anyone may, never written.
+            if needs is None or not (allows(who.permissions, needs) if own else method == "GET"):
+                raise _Reply(
+                    403,
+                    {"message": "Resource not accessible by integration", "documentation_url": DOCS},
+                    {"X-Accepted-GitHub-Permissions": needs or "unknown"},
+                )
         user = None if who is None else self.users[who.login]
         if rest == "" and method == "GET":
             return 200, self._repo_json(repo), {}
@@ -840,7 +958,28 @@ class FakeGitHub:
         raw = "raw" in headers.get("Accept", "")
         if mc := re.fullmatch(r"/commits/([^/]+)", rest):
             commit = self._commit_of(repo, unquote(mc.group(1)))
+            if "application/vnd.github.sha" in headers.get("Accept", ""):
+                return 200, RawBytes(commit.sha.encode()), {"Content-Type": "application/vnd.github.sha"}
             return 200, self._commit_json(repo, commit), {}
+        if mg := re.fullmatch(r"/git/commits/([0-9a-f]{40})", rest):
+            found = repo.commits.get(mg.group(1))
+            if found is None:
+                raise _error(404, "Not Found")
+            commit = found
+            person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}
+            tree = self._tree_sha(commit.sha, "")
+            return 200, {
+                "sha": commit.sha, "node_id": f"C_{commit.sha[:12]}",
+                "url": f"{self.api_url}/repos/{repo.full_name}/git/commits/{commit.sha}",
+                "html_url": f"{HTML_ROOT}/{repo.full_name}/commit/{commit.sha}",
+                "author": person, "committer": person, "message": "a commit",
+                "tree": {"sha": tree, "url": f"{self.api_url}/repos/{repo.full_name}/git/trees/{tree}"},
+                "parents": [] if commit.parent is None else [{
+                    "sha": commit.parent, "url": f"{self.api_url}/repos/{repo.full_name}/git/commits/{commit.parent}",
+                    "html_url": f"{HTML_ROOT}/{repo.full_name}/commit/{commit.parent}",
+                }],
+                "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None, "verified_at": None},
+            }, {}  # fmt: skip
         if mc := re.fullmatch(r"/contents/(.+)", rest):
             commit = self._commit_of(repo, query.get("ref", "main"))
             path = unquote(mc.group(1))
@@ -865,6 +1004,12 @@ class FakeGitHub:
                 return 200, RawBytes(blob), {"Content-Type": "application/vnd.github.raw"}
             return 200, {"sha": mb.group(1), "size": len(blob), "encoding": "base64",
                          "content": base64.b64encode(blob).decode()}, {}  # fmt: skip
+        if (
+            (mt := re.fullmatch(r"/git/trees/(.+)", rest))
+            and self.refuse_tree_paths
+            and ":" in unquote(mt.group(1))
+        ):
+            raise _error(404, "Not Found")  # what the undocumented COMMIT:DIR form may one day answer
         if mt := re.fullmatch(r"/git/trees/(.+)", rest):
             return 200, self._tree_json(repo, unquote(mt.group(1)), query.get("recursive") == "1"), {}
         if mc := re.fullmatch(r"/compare/([^/.]+)\.\.\.([^/.]+)", rest):
@@ -884,13 +1029,16 @@ class FakeGitHub:
                 raise _error(404, "Not Found")
             # Compare pages its commits; the file list (at most 300) is on the first page only.
             files = self._compare_files(repo, at, head.sha)
-            return 200, {
+            answer: Json = {
                 "base_commit": self._commit_json(repo, base),
                 "merge_base_commit": self._commit_json(repo, repo.commits[at]),
                 "status": "diverged",
                 "commits": [self._commit_json(repo, head)],
                 "files": files[:300] if query.get("page", "1") == "1" else [],
-            }, {}  # fmt: skip
+            }  # fmt: skip
+            if self.compare_without_files:
+                del answer["files"]
+            return 200, answer, {}
         return None
 
     def _tree_json(self, repo: RepoState, tree_id: str, recursive: bool) -> Json:
@@ -905,10 +1053,7 @@ class FakeGitHub:
             raise _error(404, "Not Found")
 
         def tree_sha(path: str) -> str:
-            sha = hashlib.sha1(f"tree {commit.sha}:{path}".encode()).hexdigest()
-            with self._lock:
-                self.trees[sha] = (commit.sha, path)
-            return sha
+            return self._tree_sha(commit.sha, path)
 
         entries: dict[str, Json] = {}
         for path, oid in sorted(commit.files.items()):
@@ -929,6 +1074,13 @@ class FakeGitHub:
             entry["url"] = f"{self.api_url}/repos/{repo.full_name}/git/{kind}/{entry['sha']}"
         listed = list(entries.values()) + (list(self.extra_tree_entries) if recursive else [])
         return {"sha": tree_sha(folder), "tree": listed, "truncated": recursive and self.truncated_trees}
+
+    def _tree_sha(self, commit: str, path: str) -> str:
+        """The made-up sha of directory PATH's tree at COMMIT, listed afterwards by git/trees/SHA."""
+        sha = hashlib.sha1(f"tree {commit}:{path}".encode()).hexdigest()
+        with self._lock:
+            self.trees[sha] = (commit, path)
+        return sha
 
     def _merge_base(self, repo: RepoState, base: str, head: str) -> str | None:
         seen = set()
@@ -985,7 +1137,7 @@ class FakeGitHub:
             "number": number,
             "state": issue["state"],
             "title": issue["title"],
-            "user": issue["user"],
+            "user": None if meta.ghost else issue["user"],
             "draft": meta.draft,
             "labels": list(issue["labels"]),
             "created_at": issue["created_at"],

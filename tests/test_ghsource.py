@@ -94,8 +94,10 @@ def test_diff_of_two_tags_is_the_report_of_the_files_and_a_repeat_fetches_no_con
     assert again.out == text_remote.out
     repeat = fake.requests[before:]
     assert not [r for r in repeat if "/git/blobs/" in r.path], "the cache by blob sha serves every content"
-    # Per side only the commit: a tree at a commit sha never changes, so its listing is cached too.
-    assert [r.path.split("/")[-2] for r in repeat] == ["commits", "commits"]
+    # Per side only the commit, its sha (the tag resolved in the sha media type) then its git object:
+    # a tree at a commit sha never changes, so its listing is cached too.
+    assert [r.path.split("/")[-2] for r in repeat] == ["commits"] * 4
+    assert sum(r.size for r in repeat) < 2_000
     assert text_remote.out.splitlines()[1:] == opdrift(*files, "--format", "text").out.splitlines()[1:]
 
 
@@ -143,7 +145,12 @@ def test_server_errors_are_retried_and_a_bad_cache_entry_is_refetched(
     )
     files = read_github_source(f"gh:{REPO}@v2.14.1", settings)
     assert files.native_functions is not None
-    assert [r.status for r in fake.requests if "/commits/" in r.path] == [502, 502, 200]
+    assert [r.status for r in fake.requests if "/commits/" in r.path] == [
+        502,
+        502,
+        200,
+        200,
+    ]  # ref, git/commits
     oid = blob_sha(_files("2.14.1")[NATIVE_PATH])
     cached = tmp_path / "c" / "blobs" / oid[:2] / oid
     cached.write_bytes(b"tampered")

@@ -353,7 +353,7 @@ def test_comment_workflow_trusts_only_the_event() -> None:
     data = load(POSTER)
     assert triggers(data)["workflow_run"]["workflows"] == [pr["name"]]
     (job,) = data["jobs"].values()
-    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert job["permissions"] == {"contents": "read", "issues": "read", "pull-requests": "write"}
     assert "concurrency" in job
     steps = job["steps"]
     for step in steps:

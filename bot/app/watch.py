@@ -10,6 +10,9 @@ since (a `PullSource`: `bot.publish.pulls.PullsClient` in production), and a `Ju
 - an open PR that touches none of the operator files (`bot.model.OPERATOR_PATHS`) has no row;
 - any other open PR is judged from its merge base to its head; it has a row when it affects a backend;
 - a PR that closed leaves; one that merged leaves and is named under "landed since the last run".
+  PyTorch's merge bot closes a PR (its push does) before it labels it ``Merged`` (`bot.publish.pulls.
+  landed`): a PR with a row seen closed without the label keeps its row one more run, on the retry
+  list, so that a label added after this run's listing still names it as landed.
 - a PR that cannot be read now (its compare, its files, a read's deadline) keeps its row as it was and
   goes to the state's retry list: the next run fetches it again although the watermark moved past it.
 
@@ -57,6 +60,8 @@ from bot.render.watch import (
 )
 
 Say = Callable[[str], None]
+# The retry list's reason for a PR seen closed unlanded while it had a row: looked at once more.
+CLOSED_UNLABELLED = "closed without a landing label: looked at once more, in case the merge bot labels it"
 
 
 class Scanned(Protocol):
@@ -199,6 +204,17 @@ def plan_watch(
     def examine(pull: PullRef) -> None:
         nonlocal judged
         if pull.state != "open":
+            old = tried.get(pull.number)
+            if (
+                pull.state == "closed"
+                and pull.number in rows
+                and not (old is not None and old.reason == CLOSED_UNLABELLED)
+            ):
+                # The merge bot's push closed it; its `Merged` label comes in a later call, which
+                # this run's listing may have missed (see the module docstring).
+                retry[pull.number] = Retry(pull.number, pull.head_sha, CLOSED_UNLABELLED, 1)
+                return
+            retry.pop(pull.number, None)
             gone = rows.pop(pull.number, None)
             quiet.pop(pull.number, None)
             if gone is not None and pull.state == "merged":

@@ -48,6 +48,7 @@ _SPEC = re.compile(
 )
 _SHA = re.compile(r"[0-9a-f]{40}")
 RAW = "application/vnd.github.raw+json"
+SHA_ONLY = "application/vnd.github.sha"  # commits/REF answers with the bare sha
 JSON = "application/vnd.github+json"
 
 
@@ -275,6 +276,7 @@ class _Api:
         limit: int | None = None,
         etag: str | None = None,
         url: str | None = None,
+        missing: frozenset[int] = frozenset({404}),
     ) -> Answer | None:
         """The answer, or None for a 404; a SourceError for anything else that is not a 200, or a 304
         when ETAG was sent (``If-None-Match``: the stored answer is still current). URL, when given, is
@@ -299,7 +301,7 @@ class _Api:
             else:
                 if answer.status == 200 or (answer.status == 304 and etag is not None):
                     return answer
-                if answer.status == 404:
+                if answer.status in missing:
                     return None
                 location = answer.header("location")
                 if answer.status in (301, 302, 307, 308) and location and redirects < 3:
@@ -354,8 +356,14 @@ class _Api:
             return ""
         return self._scrub(str(data.get("message", ""))) if isinstance(data, dict) else ""
 
-    def json(self, path: str, *, params: Mapping[str, str] | None = None) -> Any:
-        answer = self.get(path, params=params)
+    def json(
+        self,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        missing: frozenset[int] = frozenset({404}),
+    ) -> Any:
+        answer = self.get(path, params=params, missing=missing)
         if answer is None:
             return None
         try:
@@ -366,6 +374,28 @@ class _Api:
     def raw(self, path: str, limit: int) -> bytes | None:
         answer = self.get(path, accept=RAW, limit=limit)
         return None if answer is None else answer.body
+
+
+def commit_at(api: _Api, repo: str, rev: str) -> tuple[str, str | None] | None:
+    """(sha, committer date) of REV in REPO; None when there is no such commit. ``commits/REF``
+    answers with up to 300 files and their patches (megabytes for a big merge); the git database's
+    ``git/commits/SHA`` is about a kilobyte, and a ref name is first resolved to its sha alone
+    (``commits/REF`` in the ``application/vnd.github.sha`` media type: 40 bytes)."""
+    sha = rev
+    if not _SHA.fullmatch(rev):
+        answer = api.get(f"/repos/{repo}/commits/{quote(rev, safe='')}", accept=SHA_ONLY)
+        if answer is None:
+            return None
+        sha = answer.body.decode("ascii", "replace").strip()
+        if not _SHA.fullmatch(sha):
+            raise SourceError(f"GitHub sent no commit sha for {rev}", path=api.spec)
+    commit = api.json(f"/repos/{repo}/git/commits/{sha}", missing=frozenset({404, 422}))
+    if commit is None:
+        return None
+    found, date = _field(commit, "sha"), _field(commit, "committer", "date")
+    if found != sha:
+        raise SourceError(f"GitHub sent another commit for {rev}", path=api.spec)
+    return sha, date if isinstance(date, str) else None
 
 
 def _field(data: Any, *keys: str) -> Any:
@@ -389,6 +419,7 @@ class TreeReader:
         self.repo = repo
         self.cache = cache
         self._seen: dict[tuple[str, str], dict[str, tuple[str, str, int]] | None] = {}
+        self._walk_only = False  # git/trees/COMMIT:DIR was refused: walk from the commit's tree
 
     def listing(self, commit: str, directory: str) -> dict[str, tuple[str, str, int]] | None:
         """name → (type, sha, size; -1 for a tree), or None when DIRECTORY is not a tree at COMMIT."""
@@ -399,12 +430,35 @@ class TreeReader:
         stored = self.cache.get(cache_key)
         listing = _listing(stored) if stored is not None else None
         if listing is None:
-            tree = self.api.json(f"/repos/{self.repo}/git/trees/{quote(f'{commit}:{directory}', safe='/:')}")
-            listing = None if tree is None else _tree_listing(tree, self.api.spec, directory)
+            listing = self._read(commit, directory)
             if listing is not None:
                 self.cache.put(cache_key, {n: list(v) for n, v in listing.items()})
         self._seen[key] = listing
         return listing
+
+    def _read(self, commit: str, directory: str) -> dict[str, tuple[str, str, int]] | None:
+        """DIRECTORY's listing at COMMIT in one request, ``git/trees/COMMIT:DIR``. That form is not in
+        GitHub's reference (which names a tree sha): when it is refused (404, 422) the documented walk
+        answers instead, the commit's tree and then each subtree, and the rest of the run walks."""
+        if not self._walk_only:
+            path = f"/repos/{self.repo}/git/trees/{quote(f'{commit}:{directory}', safe='/:')}"
+            tree = self.api.json(path, missing=frozenset({404, 422}))
+            if tree is not None:
+                return _tree_listing(tree, self.api.spec, directory)
+            self._walk_only = True
+        data = self.api.json(f"/repos/{self.repo}/git/commits/{commit}", missing=frozenset({404, 422}))
+        oid = _field(data, "tree", "sha")
+        if data is None or not isinstance(oid, str) or not _SHA.fullmatch(oid):
+            return None
+        walked = ""
+        for part in directory.split("/") if directory else ():
+            tree = self.api.json(f"/repos/{self.repo}/git/trees/{oid}")
+            found = None if tree is None else _tree_listing(tree, self.api.spec, walked or ".").get(part)
+            if found is None or found[0] != "tree":
+                return None
+            oid, walked = found[1], f"{walked}/{part}".lstrip("/")
+        tree = self.api.json(f"/repos/{self.repo}/git/trees/{oid}")
+        return None if tree is None else _tree_listing(tree, self.api.spec, directory)
 
     def entry(self, commit: str, path: str) -> tuple[str, int] | None:
         """(blob sha, size) of the file PATH at COMMIT; None when it does not exist."""
@@ -479,10 +533,10 @@ def read_github_source(spec: str, settings: ApiSettings) -> SourceFiles:
                 if not isinstance(ref, str):
                     raise SourceError(f"no merge base for pull request #{source.pr}", path=spec)
         rev = ref or ""
-        commit = api.json(f"{base}/commits/{quote(rev, safe='')}")
-        sha, date = _field(commit, "sha"), _field(commit, "commit", "committer", "date")
-        if not isinstance(sha, str) or not _SHA.fullmatch(sha):
+        found = commit_at(api, source.repo, rev)
+        if found is None:
             raise SourceError(f"no commit {rev} in {source.repo} (or the token cannot see it)", path=spec)
+        sha, date = found
         cache = BlobCache(settings.cache_dir)
         stored = False
         trees = TreeReader(api, source.repo, JsonCache(settings.cache_dir, "trees"))

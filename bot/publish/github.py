@@ -10,8 +10,11 @@ settings (token, API root): it never reads the environment itself.
 
 Finding its own posts (`RepoClient.is_mine`): every post carries a hidden HTML-comment marker, and the bot finds its comment or
 issue by that marker (never by title), and only among posts whose author is the bot's own login. When
-``GET /user`` is refused (``GITHUB_TOKEN`` in Actions cannot read it) the login must be given (config
-``bot_login``, or `Settings.login_if_refused`): any other app's bot, or a person, may quote the marker.
+``GET /user`` is refused (``GITHUB_TOKEN`` in Actions, and any App installation token, get 403
+"Resource not accessible by integration") the login must be given (config ``bot_login``, or
+`Settings.login_if_refused`): any other app's bot, or a person, may quote the marker. Only that
+refusal means so: a rate limit's 403 is waited out and asked again, never answered with a guessed
+login (a wrong login would not find the bot's comment, and post a second one).
 
 Retries: PyGithub's own urllib3 retry is switched off, because it retries POST and so can duplicate a
 comment when a 500 arrives after GitHub already stored it. Instead each publish step (look up, then
@@ -46,6 +49,12 @@ from bot.publish.limits import Answer, ApiRoot, Guard, new_session
 DEFAULT_API_URL = "https://api.github.com"
 MAX_BODY_CHARS = 65536  # GitHub rejects longer comment and issue bodies
 RATE_LIMIT_MIN_WAIT = 60.0  # seconds, for a rate limit that names no time to wait
+# GitHub's 403 to an installation token (the workflow's GITHUB_TOKEN, a GitHub App's) for what its
+# permissions do not cover, GET /user included (PyGithub's tests/ReplayData hold it).
+NOT_FOR_INTEGRATIONS = "Resource not accessible by integration"
+# The permissions GitHub says a refused request needs: ``issues=read; pull_requests=read`` (either
+# set), ``contents=write,workflows=write`` (both), in PyGithub's recorded answers.
+_ACCEPTED = "x-accepted-github-permissions"
 _REPO_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 
 Action = Literal["created", "updated", "unchanged", "skipped", "dry-run"]
@@ -292,12 +301,13 @@ class RepoClient:
         return self._gh.get_repo(self.repo_name)
 
     def login(self) -> str | None:
-        """The bot's own login, if the token may read it (installation tokens get 403)."""
+        """The bot's own login, if the token may read it (installation tokens get 403). Any other
+        failure (a rate limit's 403 included) is raised, for `run` to retry or explain."""
         if not self._login_known:
             try:
                 self._login = self._gh.get_user().login
             except GithubException as exc:
-                if exc.status not in (403, 404):
+                if not (exc.status == 403 and _message(exc.data) == NOT_FOR_INTEGRATIONS):
                     raise
                 self._login = self.settings.login_if_refused
             self._login_known = True
@@ -335,7 +345,10 @@ class RepoClient:
                     message = _message(exc.data)
                     delay = retry_delay(exc.status, exc.headers, message, attempt, policy, time.time())
                     if delay is None:
-                        raise _explain(exc.status, message, what, permission, not_found, token) from None
+                        needs = _header(exc.headers, _ACCEPTED) if exc.status == 403 else None
+                        raise _explain(
+                            exc.status, message, what, needs_permission(needs) or permission, not_found, token
+                        ) from None
                     problem = scrub(f"{exc.status} {message}".strip(), token)
                     rate_limited = is_rate_limit(exc.status, exc.headers, message)
                 except (
@@ -454,6 +467,25 @@ class _Response:
             raise requests.HTTPError(f"{self.status}")
 
 
+def needs_permission(header: str | None) -> str | None:
+    """GitHub's ``X-Accepted-GitHub-Permissions`` in a workflow's ``permissions:`` words: each
+    alternative (``;``) a set of ``name=level`` (``,``), e.g. ``issues: read` or `pull-requests: read``.
+    None when the header is absent or not of that form (it is the sender's text: only names and levels
+    of letters and underscores are repeated)."""
+    if not header:
+        return None
+    alternatives = []
+    for part in header.split(";"):
+        wanted = []
+        for item in part.split(","):
+            name, eq, level = item.strip().partition("=")
+            if not eq or not re.fullmatch(r"[a-z_]{1,40}", name) or not re.fullmatch(r"[a-z_]{1,20}", level):
+                return None
+            wanted.append(f"{name.replace('_', '-')}: {level}")
+        alternatives.append("` and `".join(wanted))
+    return "` or `".join(alternatives[:4]) if alternatives else None
+
+
 def _explain(
     status: int, message: str, what: str, permission: str, not_found: str, token: str
 ) -> PublishError:
@@ -462,8 +494,8 @@ def _explain(
         text = f"GitHub rejected the token (401 {message or 'Unauthorized'}): check GITHUB_TOKEN"
     elif status == 403:
         text = (
-            f"GitHub refused {what}{detail}: the token needs the `{permission}` permission "
-            "(in a workflow: `permissions:`)"
+            f"GitHub refused {what}{detail}: the token needs `{permission}` "
+            "(in a workflow: the job's `permissions:`)"
         )
     elif status == 404:
         text = not_found

@@ -132,18 +132,27 @@ class Answer:
         return json.loads(self.body)
 
 
-# One part of GitHub's ``Link`` header, exactly as PyGithub splits it (on ", " then "; "): another
-# shape makes PyGithub's PaginatedList fail with a bare ValueError, or read a URL this check did not.
-_LINK_PART = re.compile(r'<([^<>\s]*)>; rel="([A-Za-z]+)"')
+# One part of GitHub's ``Link`` header, as PyGithub splits it (on ", " then "; ", the URL first and
+# the relation second): another shape makes PyGithub's PaginatedList fail with a bare ValueError, or
+# read a URL this check did not. Parameters may follow the relation: GitHub adds
+# ``<https://github.blog/changelog/...>; rel="deprecation"; type="text/html"`` to some answers
+# (PyGithub's tests/ReplayData/PaginatedList.testTotalCountWithDeprecationLink.txt, PyGithub#3379).
+_LINK_PART = re.compile(r'<([^<>\s]*)>; rel="([A-Za-z]+)"(?:; [A-Za-z-]+="[^"]*")*')
+# The relations that page a list: the only URLs of a Link that opdrift or PyGithub ever request.
+# Another relation (``deprecation``) points at a web page, typically off the API root; it is read
+# past, never followed and never checked.
+PAGE_RELATIONS = frozenset({"next", "prev", "first", "last"})
 
 
 def link_urls(value: str) -> Iterator[tuple[str, str]]:
-    """(rel, url) for each part of a ``Link`` header: ``<url>; rel="next", <url>; rel="last"``."""
+    """(rel, url) for each paging part of a ``Link`` header: ``<url>; rel="next", <url>; rel="last"``;
+    parts of another relation are skipped."""
     for part in value.split(", "):
         m = _LINK_PART.fullmatch(part)
         if m is None:
             raise ApiLimitError('GitHub\'s answer has a Link header that is not <URL>; rel="NAME", ...')
-        yield m.group(2), m.group(1)
+        if m.group(2) in PAGE_RELATIONS:
+            yield m.group(2), m.group(1)
 
 
 def _followed_urls(data: Any) -> Iterator[str]:

@@ -101,6 +101,8 @@ def publish_pr_comment(
     return client.run(
         step,
         what=f"posting the comment on PR #{pr} of {repo_name}",
-        permission="pull-requests: write",
+        # GET issues/N (the PR as an issue) needs `issues: read`, even on a pull request: without it a
+        # private repository answers 403. GitHub's X-Accepted-GitHub-Permissions, when sent, wins.
+        permission="issues: read` and `pull-requests: write",
         not_found=f"repository {repo_name} or PR {pr} not found (or the token cannot see it)",
     )

@@ -36,8 +36,9 @@ scan, or once the scan's deadline is spent, the scan stops as if out of budget. 
 ``since`` is so old that its updates run past MAX_LIST_PAGES pages falls back to a cold listing of
 the open pull requests (see `PullsClient._list`).
 
-A pull request is "merged" when GitHub says so (``merged_at``) or when it was closed with the
-``Merged`` label, which is how PyTorch's merge bot lands one (see `PullsClient._pull_ref`).
+A pull request is "merged" when GitHub says so (``merged_at``) or when it is closed and carries more
+``Merged*`` labels than ``Reverted*`` ones, which is how PyTorch's merge bot marks one it landed and
+how its revert bot marks one it took back (see `landed`).
 
 The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
 it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
@@ -84,8 +85,10 @@ from bot.publish.limits import link_urls
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 _SHA = re.compile(r"[0-9a-f]{40}")
-# Labels that say a closed pull request landed (see `_pull_ref`), lower case.
-LANDED_LABELS = frozenset({"merged"})
+# The labels PyTorch's merge bot adds (`landed`): ``Merged`` on the first landing, ``MergedX1``,
+# ``MergedX2``... on later ones; the revert bot's ``Reverted``, ``RevertedX1``... Matched lower case.
+_MERGED_LABEL = re.compile(r"merged(?:x\d+)?")
+_REVERTED_LABEL = re.compile(r"reverted(?:x\d+)?")
 _WHEN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # GitHub's form: sorts as it reads
 _URL = re.compile(r"https?://[^\s\"'<>`\\]+")
 PER_PAGE = 100
@@ -145,6 +148,9 @@ class PullsClient:
         self._limit: int | None = None  # scan's ceiling on `requests_sent`, while it prefetches
         self._progress: str | None = None  # what PROGRESS_FILE gets on close; None: no scan ran
         self._served_at: str | None = None  # the last answer's Date, in GitHub's updated_at form
+        # Listed pull requests whose answer cannot become a PullRef (`user: null`...): the scan names
+        # them in `failed`, for the caller's retry list, rather than fail.
+        self._unlisted: dict[int, tuple[PullRef, str]] = {}
 
     # --- the interface ------------------------------------------------------------------------
 
@@ -189,9 +195,10 @@ class PullsClient:
         known = frozenset(known_heads)
         start, deadline = self.charged, time.monotonic() + SCAN_SECONDS
         self.api.guard.restart(SCAN_SECONDS)
+        self._unlisted = {}
         listed, complete = self._list(since, start + budget)
         pulls: list[PullRef] = []
-        failed: list[tuple[PullRef, str]] = []
+        failed: list[tuple[PullRef, str]] = list(self._unlisted.values())
         self._limit = start + budget
         try:
             for pull in listed:
@@ -220,7 +227,8 @@ class PullsClient:
         self._progress = f"complete {now[:10]}\n" if complete else f"incomplete {now}\n"
         if not complete:
             return Scan(tuple(pulls), since, False, tuple(failed))
-        newest = max((p.updated_at for p in (*pulls, *(f for f, _ in failed))), default=since)
+        seen = (p.updated_at for p in (*pulls, *(f for f, _ in failed)) if p.updated_at)
+        newest = max(seen, default=since)
         return Scan(tuple(pulls), newest, True, tuple(failed))
 
     def touched(self, pull: PullRef) -> tuple[str, ...]:
@@ -303,7 +311,9 @@ class PullsClient:
             if not isinstance(data, list):
                 raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
             for item in data:
-                pull = self._pull_ref(item)
+                pull = self._listed_ref(item)
+                if pull is None:
+                    continue
                 if since is not None and pull.updated_at < since:
                     return pulls, True, True
                 if pull.number not in seen:  # a pull request updated while paging moves up a page
@@ -328,7 +338,8 @@ class PullsClient:
         data, _ = self._get_json(f"/repos/{self.repo}/pulls?{urlencode(params)}", None, keep=_slim_pulls)
         if not isinstance(data, list):
             raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
-        return all(self._pull_ref(item).updated_at < start for item in data)
+        listed = (self._listed_ref(item) for item in data)
+        return all(pull is not None and pull.updated_at < start for pull in listed)
 
     def _get_json(
         self, path: str | None, url: str | None, *, keep: Callable[[Any], Any] | None = None
@@ -389,14 +400,17 @@ class PullsClient:
         self._bases[(pull.base_sha, pull.head_sha)] = base
         self.answers.put(self._base_key(pull.base_sha, pull.head_sha), base)
         files = _field(data, "files")
-        if not isinstance(files, list):
+        if files is not None and not isinstance(files, list):
             raise SourceError(
-                f"GitHub's compare for pull request #{pull.number} lists no files", path=self.repo
+                f"GitHub's compare for pull request #{pull.number} has files that are not a list",
+                path=self.repo,
             )
         if pull.head_sha in self._touched:
             return
-        names: set[str] | None = _names(files, self.repo)
-        if len(files) >= COMPARE_FILES:
+        # `files` is optional in GitHub's schema of a comparison: without it, the pull request's
+        # file list, then the trees.
+        names: set[str] | None = None if files is None else _names(files, self.repo)
+        if files is None or len(files) >= COMPARE_FILES:
             names = self._all_files(pull)
         if names is None:
             names = self._by_trees(base, pull.head_sha)
@@ -444,6 +458,26 @@ class PullsClient:
 
     # --- answers → records --------------------------------------------------------------------
 
+    def _listed_ref(self, item: Any) -> PullRef | None:
+        """ITEM of a listing as a PullRef; None, and the pull request kept in `_unlisted`, when a field
+        the schema lets be null (``user``, for a deleted account's pull request) or leave out makes it
+        unreadable: one such pull request never fails the scan. One without a number or head sha
+        cannot even be retried, and fails it."""
+        try:
+            return self._pull_ref(item)
+        except SourceError as err:
+            number, head = _field(item, "number"), _field(item, "head", "sha")
+            if not isinstance(number, int) or not isinstance(head, str) or not _SHA.fullmatch(head):
+                raise
+            updated = _field(item, "updated_at")
+            stand_in = PullRef(
+                number=number, title="", author="", draft=False, state="open",
+                updated_at=updated if isinstance(updated, str) and _WHEN.fullmatch(updated) else "",
+                html_url="", head_sha=head, base_sha=head,
+            )  # fmt: skip
+            self._unlisted[number] = (stand_in, _reason(err))
+            return None
+
     def _pull_ref(self, item: Any) -> PullRef:
         number = _field(item, "number")
         if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
@@ -476,14 +510,9 @@ class PullsClient:
             or not _SHA.fullmatch(base)
         ):
             raise bad("no head or base commit sha")
-        # PyTorch's merge bot lands a pull request by pushing its commits to main and closing it with
-        # the `Merged` label (pytorch/pytorch#77005, "Add 'merged' label to GHF merged PRs"); GitHub then
-        # keeps merged_at null (pytorch/pytorch#102559). Label names compare case-insensitively, as
-        # GitHub's do.
-        landed = merged_at or (
-            state == "closed" and any(_field(lb, "name").lower() in LANDED_LABELS for lb in labels)
-        )
-        shown: PullState = "merged" if landed else "open" if state == "open" else "closed"
+        names = [_field(lb, "name") for lb in labels]
+        is_landed = landed(state, merged_at, names)
+        shown: PullState = "merged" if is_landed else "open" if state == "open" else "closed"
         return PullRef(
             number=number,
             title=title,
@@ -495,6 +524,27 @@ class PullsClient:
             head_sha=head,
             base_sha=base,
         )
+
+
+def landed(state: str, merged_at: str | None, labels: Collection[str]) -> bool:
+    """Whether a pull request landed: GitHub merged it (``merged_at``), or it is closed and carries
+    more ``Merged*`` labels than ``Reverted*`` ones.
+
+    PyTorch's merge bot (pytorch/pytorch .github/scripts/trymerge.py) pushes the commits to main
+    itself, the message carrying ``Pull Request resolved: .../pull/N``; the push closes the pull
+    request (merged_at stays null, pytorch/pytorch#102559) and the bot then adds ``Merged`` in a
+    separate call (pytorch/pytorch#77005), ``MergedX1``, ``MergedX2``... on later landings. A revert
+    adds ``Reverted`` (``RevertedX1``...) and reopens the pull request, and no label is ever taken
+    off (pytorch/test-infra#8085): merged, reverted, then abandoned leaves a closed pull request that
+    still carries ``Merged``. Label names compare case-insensitively, as GitHub's do."""
+    if merged_at:
+        return True
+    if state != "closed":
+        return False
+    lower = [name.lower() for name in labels]
+    merges = sum(1 for name in lower if _MERGED_LABEL.fullmatch(name))
+    reverts = sum(1 for name in lower if _REVERTED_LABEL.fullmatch(name))
+    return merges > reverts
 
 
 def _http_date(value: str | None) -> str | None:
