@@ -23,6 +23,10 @@ from datafiles import DATA, release_text
 from fake_github import FakeGitHub
 from watch_upstream import UPSTREAM, ServedUpstream, with_fast, with_gated_ops_changed
 
+from bot.errors import SourceError
+from bot.publish.ghsource import ApiSettings, blob_sha, read_github_source
+from bot.publish.github import RetryPolicy
+
 TOKEN = "ghs_versiongates00000000000000000000000"
 REPO = "me/ascend"
 GATED = ("_unsafe_index", "fake_quantize_per_channel_affine_cachemask")
@@ -208,3 +212,49 @@ def test_a_judgement_is_cached_by_the_torch_version_of_both_sides_too(tmp_path: 
     (warning,) = said
     assert "op_plugin_functions.yaml: the PyTorch SOURCE judged has no torch version" in warning
     assert "every entry counts" in warning
+
+
+def _settings(fake: FakeGitHub, cache: Path) -> ApiSettings:
+    return ApiSettings(
+        api_url=fake.api_url, token=TOKEN, cache_dir=cache, retry=RetryPolicy(total_seconds=30)
+    )
+
+
+def test_a_gh_sources_version_is_its_tags_else_its_version_txts_and_what_is_no_version_is_none(
+    up: ServedUpstream, tmp_path: Path
+) -> None:
+    fake, settings = up.fake, _settings(up.fake, tmp_path / "c")
+    assert read_github_source(f"gh:{UPSTREAM}@main", settings).meta.torch_version == "2.13.0a0"
+    # A release tag names its version: no request for version.txt.
+    fake.repos[UPSTREAM].refs["v2.13.0"] = up.main
+    mark = len(fake.requests)
+    assert read_github_source(f"gh:{UPSTREAM}@v2.13.0", settings).meta.torch_version == "2.13.0"
+    assert _version_reads(fake, mark) == []
+    # A head whose version.txt is no version (any PR may write one), or that has none: no version,
+    # and no error. The absence is cached too.
+    files = dict(up.files)
+    files["version.txt"] = b"<script>alert(1)</script>\n"
+    garbage = fake.add_commit(UPSTREAM, files, parent=up.main)
+    del files["version.txt"]
+    absent = fake.add_commit(UPSTREAM, files, parent=up.main)
+    for sha in (garbage, absent, absent):
+        assert read_github_source(f"gh:{UPSTREAM}@{sha}", settings).meta.torch_version is None
+    assert [r.status for r in fake.requests if r.path.endswith(f"version.txt?ref={absent}")] == [404]
+    # Content that is not the blob it claims to be is refused, as for the operator files.
+    files["version.txt"] = b"2.13.0a0\n"
+    forged = fake.add_commit(UPSTREAM, files, parent=up.main, date="2026-12-03T10:00:00Z")
+    fake.blobs[blob_sha(b"2.13.0a0\n")] = b"9.99.0\n"
+    with pytest.raises(SourceError, match="not blob"):
+        read_github_source(f"gh:{UPSTREAM}@{forged}", _settings(fake, tmp_path / "other"))
+
+
+def test_a_checkouts_version_txt_is_read_as_any_other_sources(tmp_path: Path) -> None:
+    from bot.sources.read import read_source
+
+    root = tmp_path / "pytorch"
+    native = root / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"
+    native.parent.mkdir(parents=True)
+    native.write_text(release_text("2.13.0"))
+    for text, version in (("2.13.0a0\n", "2.13.0a0"), ("not a version\n", None), ("", None)):
+        (root / "version.txt").write_text(text)
+        assert read_source(str(root)).meta.torch_version == version
