@@ -482,42 +482,32 @@ def _version_txt(api: _Api, repo: str, commit: str, cache: JsonCache, blobs: Blo
     """version.txt's text at COMMIT (None: the commit has none, or it is no text). One request to the
     contents API, whose answer names the blob and carries its content; the blob sha is cached by
     (repository, commit) and the content by that sha, so a commit already read costs nothing."""
-    key = f"{repo}\n{commit}\n{VERSION_PATH}"
+    key = f"{repo}\n{commit}"
     stored = cache.get(key)
     oid = _field(stored, "sha")
-    data = None
-    if isinstance(stored, dict) and "sha" in stored and oid is None:
-        return None  # the commit has no version.txt
-    if isinstance(oid, str):
-        data = blobs.get(oid)
-    if data is None:
-        answer = api.get(
+    data = blobs.get(oid) if isinstance(oid, str) else None
+    if data is None and not (isinstance(stored, dict) and "sha" in stored and oid is None):
+        found = api.get(
             f"/repos/{repo}/contents/{VERSION_PATH}", params={"ref": commit}, limit=MAX_VERSION_ANSWER
         )
-        if answer is None:
-            cache.put(key, {"sha": None})
-            cache.prune()
-            return None
-        display = f"{api.spec}:{VERSION_PATH}"
-        try:
-            item = answer.json()
-        except (ValueError, RecursionError):
-            raise SourceError("GitHub API sent no JSON", path=display) from None
-        data, oid = _version_blob(item, display)
-        if data is None or oid is None:
-            return None  # a directory or a symlink: no version.txt
-        blobs.put(oid, data)
-        cache.put(key, {"sha": oid})
+        data, oid = (None, None) if found is None else _version_blob(found, f"{api.spec}:{VERSION_PATH}")
+        if data is not None and oid is not None:
+            blobs.put(oid, data)
+        cache.put(key, {"sha": oid})  # None: no file there (nothing, a directory or a symlink)
         cache.prune()  # one entry per commit read: a watch adds two for every pull request it judges
     try:
-        return data.decode("utf-8")
+        return None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         return None
 
 
-def _version_blob(item: Any, display: str) -> tuple[bytes | None, str | None]:
-    """(content, blob sha) of a contents-API answer for a file, checked against each other; (None,
-    None) when the path is not a file."""
+def _version_blob(answer: Answer, display: str) -> tuple[bytes | None, str | None]:
+    """(content, blob sha) of a contents-API answer, checked against each other; (None, None) when
+    the path is not a file."""
+    try:
+        item = answer.json()
+    except (ValueError, RecursionError):
+        raise SourceError("GitHub API sent no JSON", path=display) from None
     if _field(item, "type") != "file":
         return None, None
     oid, content = _field(item, "sha"), _field(item, "content")
