@@ -4,7 +4,7 @@
 
 A fake GitHub API (tests/fake_github.py, real HTTP on 127.0.0.1, 100 items a page as GitHub serves)
 holds a repository shaped like pytorch/pytorch: main with PyTorch 2.14.1's three operator files (real
-sizes) and OPEN open pull requests, TOUCHING of which change native_functions.yaml, the others a file
+sizes) and a version.txt, and OPEN open pull requests, TOUCHING of which change native_functions.yaml, the others a file
 elsewhere. Every count comes from the fake's own log of requests and answers.
 
 - **cold**: `PullsClient.scan(None, budget=BUDGET)` run after run (one run per hour, each within the
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from datafiles import release_text  # noqa: E402
 from fake_github import FakeCommit, FakeGitHub, blob_sha  # noqa: E402
 
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH  # noqa: E402
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH  # noqa: E402
 from bot.publish.ghsource import ApiSettings, _Api, read_github_source  # noqa: E402
 from bot.publish.github import RetryPolicy  # noqa: E402
 from bot.publish.pulls import PullsClient  # noqa: E402
@@ -70,6 +70,7 @@ def _world(fake: FakeGitHub, n_open: int, touching: int) -> tuple[str, list[int]
     fake.add_token(TOKEN, "watcher")
     fake.add_repo(REPO)
     files = {path: release_text("2.14.1", name).encode() for path, name in NAMES.items()}
+    files[VERSION_PATH] = b"2.15.0a0\n"  # main's, after the 2.14 branch cut: each side's reads ask for it
     main = fake.add_commit(REPO, files, refs=("main",), date="2026-11-01T00:00:00Z")
     repo = fake.repos[REPO.lower()]
     base_files = dict(repo.commits[main].files)
@@ -129,7 +130,7 @@ def _watch_run(
 
 def _read_sides(fake: FakeGitHub, settings: ApiSettings, sides: list[tuple[str, str]]) -> Cost:
     """What `watch` then reads for each touching pull request's drift: the gh: source at its merge
-    base and at its head (commit, two trees, the blobs the cache lacks)."""
+    base and at its head (commit, two trees, version.txt, the blobs the cache lacks)."""
     mark = len(fake.requests)
     sides = sorted(set(sides))  # a cold start's runs list the same pull requests again
     for base, head in sides:

@@ -71,7 +71,7 @@ class SourceMeta:
     revision: str | None = None  # REV of DIR@REV, as given
     commit: str | None = None  # full sha, when the source is a git revision or a checkout with .git
     date: str | None = None  # committer date, ISO 8601, when known
-    torch_version: str | None = None  # e.g. "2.14.1", when known (wheels, tags like v2.14.1)
+    torch_version: str | None = None  # e.g. "2.14.1": a wheel's, a release tag's, else version.txt's
 
 
 @dataclass(frozen=True)

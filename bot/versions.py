@@ -59,3 +59,20 @@ def parse_user_version(text: str) -> TorchVersion | None:
 def is_final_release(text: str | None) -> bool:
     """Whether TEXT is a released version with a tag of its own (``2.14.1``, not ``2.15.0a0``)."""
     return text is not None and _FINAL.fullmatch(text) is not None
+
+
+# version.txt holds one line (``2.14.0a0``); a longer text is no version, and the snapshot stores the
+# version in at most 64 characters.
+_MAX_VERSION_CHARS = 64
+
+
+def version_in_text(text: str | None) -> str | None:
+    """The torch version a version.txt (TEXT) names, as written (``2.14.0a0``), or None when TEXT is
+    absent or holds no version as torch spells one: the file comes from any revision, a pull request's
+    head included, so what is not a version is no version rather than an error."""
+    if text is None:
+        return None
+    value = text.strip()
+    if len(value) > _MAX_VERSION_CHARS or not value[:1].isdigit() or parse_user_version(value) is None:
+        return None
+    return value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.versions import is_final_release, minor_of, parse_user_version, parse_version
+from bot.versions import is_final_release, minor_of, parse_user_version, parse_version, version_in_text
 
 
 @pytest.mark.parametrize(
@@ -50,3 +50,21 @@ def test_only_a_final_release_has_a_tag() -> None:
     assert not is_final_release("2.15.0a0")
     assert not is_final_release("2.1.0+cpu")
     assert not is_final_release(None)
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [
+        ("2.14.0a0\n", "2.14.0a0"),  # main's version.txt
+        ("2.6.0a0+git1234abc\n", "2.6.0a0+git1234abc"),
+        ("1.12.0", "1.12.0"),
+        ("v2.14.0", None),  # a tag's spelling, never version.txt's (and no snapshot would store it)
+        ("2.14.0a0\n2.15.0a0\n", None),
+        ("<b>2.14</b>", None),  # a pull request may write anything there
+        ("9" * 70 + ".1", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_a_version_txt_names_a_version_or_none(text: str | None, version: str | None) -> None:
+    assert version_in_text(text) == version

@@ -226,32 +226,63 @@ def rows_of(plan: WatchPlan) -> dict[int, BackendImpact]:
     return {r.number: r.impacts[0] for r in plan.view.rows}
 
 
+# What a pull request that touches only ops Ascend's op-plugin list gates to torch 2.1 and 2.2 does:
+# `_unsafe_index.Tensor` (`op_api: v2.1`) gains an argument, `fake_quantize_per_channel_affine_cachemask`
+# (`op_api: v2.1, v2.2`) is removed, in native_functions.yaml and derivatives.yaml alike.
+UNSAFE_INDEX = "_unsafe_index.Tensor(Tensor self, Tensor?[] indices)"
+CACHEMASK = "fake_quantize_per_channel_affine_cachemask(Tensor self,"
+
+
+def with_gated_ops_changed(native: str, derivatives: str) -> tuple[str, str]:
+    """NATIVE and DERIVATIVES with `_unsafe_index.Tensor` given `bool check=False` and
+    `fake_quantize_per_channel_affine_cachemask` removed (its entry, and its derivative)."""
+    changed = UNSAFE_INDEX.replace("indices)", "indices, bool check=False)")
+    out = []
+    for text, key in ((native, "- func: "), (derivatives, "- name: ")):
+        if text.count(key + UNSAFE_INDEX) != 1 or text.count(key + CACHEMASK) != 1:
+            raise ValueError("the two ops")
+        text = text.replace(key + UNSAFE_INDEX, key + changed)
+        blocks = text.split("\n\n")
+        kept = [b for b in blocks if not b.lstrip("\n").startswith(key + CACHEMASK)]
+        if len(kept) != len(blocks) - 1:
+            raise ValueError(CACHEMASK)
+        out.append("\n\n".join(kept))
+    return out[0], out[1]
+
+
 @dataclass(frozen=True)
 class ServedUpstream:
-    """pytorch/pytorch on the fake GitHub API: main holds release 2.14.1's operator files, and each PR
-    head is one commit on top of main (tests/test_watch_cli.py, tests/test_act_watch.py)."""
+    """pytorch/pytorch on the fake GitHub API: main holds a release's operator files (2.14.1's unless
+    told), with a version.txt when VERSION is given, and each PR head is one commit on top of main
+    (tests/test_watch_cli.py, tests/test_act_watch.py, tests/test_version_gates.py)."""
 
     fake: FakeGitHub
     main: str
     files: dict[str, bytes]
 
     @classmethod
-    def serve(cls, fake: FakeGitHub) -> ServedUpstream:
+    def serve(cls, fake: FakeGitHub, release: str = "2.14.1", version: str | None = None) -> ServedUpstream:
         fake.add_repo(UPSTREAM)
         files = {
-            NATIVE_PATH: release_text("2.14.1").encode(),
-            TAGS_PATH: release_text("2.14.1", "tags.yaml").encode(),
-            DERIVATIVES_PATH: release_text("2.14.1", "derivatives.yaml").encode(),
+            NATIVE_PATH: release_text(release).encode(),
+            TAGS_PATH: release_text(release, "tags.yaml").encode(),
+            DERIVATIVES_PATH: release_text(release, "derivatives.yaml").encode(),
             "README.md": b"PyTorch\n",
         }
+        if version is not None:
+            files["version.txt"] = f"{version}\n".encode()
         main = fake.add_commit(UPSTREAM, files, refs=("main",), date="2026-12-01T10:00:00Z")
         return cls(fake, main, files)
 
-    def head(self, native: str | None = None, readme: bytes | None = None) -> str:
-        """A commit on main with native_functions.yaml (and README.md) replaced."""
+    def head(
+        self, native: str | None = None, readme: bytes | None = None, derivatives: str | None = None
+    ) -> str:
+        """A commit on main with native_functions.yaml (and README.md, derivatives.yaml) replaced."""
         files = dict(self.files)
         if native is not None:
             files[NATIVE_PATH] = native.encode()
+        if derivatives is not None:
+            files[DERIVATIVES_PATH] = derivatives.encode()
         if readme is not None:
             files["README.md"] = readme
         return self.fake.add_commit(UPSTREAM, files, parent=self.main, date="2026-12-02T10:00:00Z")

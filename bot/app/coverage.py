@@ -114,7 +114,19 @@ def read_and_cover(
     if warn is not None:
         for message in listed.warnings:
             warn(message)
+        if listed.ungated:
+            warn(ungated_warning(listed, "the PyTorch SOURCE judged"))
     return listed, coverage.compute_coverage(snapshot, listed)
+
+
+def ungated_warning(backend: BackendList, which: str, hint: str = "") -> str:
+    """What to say when WHICH source has no torch version (no release tag, version.txt or wheel
+    metadata): the list's version gates go unchecked and every gated entry counts."""
+    return (
+        f"{backend.path}: {which} has no torch version (no release tag, version.txt or wheel metadata), "
+        f"so the version gates of {backend.ungated} op-plugin entries were not checked and every entry "
+        f"counts{hint}"
+    )
 
 
 def _warn_about(backend: BackendList, which: str, warn: Say) -> None:
@@ -123,7 +135,4 @@ def _warn_about(backend: BackendList, which: str, warn: Say) -> None:
         for message in backend.warnings:
             warn(message)
     if backend.ungated:
-        warn(
-            f"{backend.path}: {which} has no torch version, so the version gates of {backend.ungated} "
-            "op-plugin entries were not checked and every entry counts (give --torch-version X.Y)"
-        )
+        warn(ungated_warning(backend, which, " (give --torch-version X.Y)"))

@@ -57,9 +57,14 @@ def who_by_backend(cfg: BotConfig) -> dict[str, tuple[str, ...]]:
 
 
 def _files_key(files: SourceFiles) -> list[str | None]:
+    # The torch version too: it selects op-plugin's gated entries (and the codegen's rules), and a
+    # version.txt bump leaves the three files as they were.
     return [
-        blob_sha(f.text.encode("utf-8")) if f is not None else None
-        for f in (files.native_functions, files.tags, files.derivatives)
+        *(
+            blob_sha(f.text.encode("utf-8")) if f is not None else None
+            for f in (files.native_functions, files.tags, files.derivatives)
+        ),
+        files.meta.torch_version,
     ]
 
 
@@ -225,6 +230,17 @@ def impacts_of(
 _LISTS = ("ops", "broken", "removed", *(g.field for g in GAP_LISTS))
 
 
+def _once(warn: Say) -> Say:
+    said: set[str] = set()
+
+    def once(message: str) -> None:
+        if message not in said:
+            said.add(message)
+            warn(message)
+
+    return once
+
+
 @dataclass
 class Judge:
     """Judges a pull request from its merge base and head commit: `spec_for(sha)` names the SOURCE of a
@@ -240,6 +256,8 @@ class Judge:
     cached: int = 0
 
     def __post_init__(self) -> None:
+        if self.warn is not None:
+            self.warn = _once(self.warn)  # each PR reads the same lists again: say a thing once a run
         self._overrides: Overrides | None = load_overrides(self.cfg.overrides) if self.cfg.overrides else None
         self._who = who_by_backend(self.cfg)
         self.backends = backend_digest(self.cfg)  # what the judgements are made against (None: unreadable)

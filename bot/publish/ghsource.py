@@ -13,13 +13,18 @@ sends the whole file base64-encoded inside its JSON (about 0.8 MB for native_fun
 listing at a commit sha never changes, so it is cached by (commit, directory) under
 ``$XDG_CACHE_HOME/opdrift/trees``; contents are cached by blob sha under ``.../opdrift/blobs`` (the
 least recently used removed past MAX_BLOB_BYTES) and checked against that sha when read, so a
-repeat sends one request per side (the commit) and no content at all. It lives here, not in
+repeat sends one request per side (the commit) and no content at all. The torch version is REF's
+when it is a release tag (``v2.14.1``), else the one version.txt names at the commit: one contents
+request (the file is a few bytes, so its base64 inside the JSON costs nothing), its blob sha cached
+by commit under ``.../opdrift/versions`` and its content with the other blobs. It lives here, not in
 bot.sources, because only bot.publish talks to the network (the import contracts in pyproject.toml);
 the CLI hands it to the pipeline as the reader of ``gh:`` specs.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import hashlib
 import json
@@ -36,10 +41,18 @@ from urllib.parse import quote, urlencode, urljoin, urlsplit
 import requests
 
 from bot.errors import ApiLimitError, PublishError, SourceError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, SourceFiles, SourceMeta, TextFile
+from bot.model import (
+    DERIVATIVES_PATH,
+    NATIVE_PATH,
+    TAGS_PATH,
+    VERSION_PATH,
+    SourceFiles,
+    SourceMeta,
+    TextFile,
+)
 from bot.publish.github import DEFAULT_API_URL, RetryPolicy, retry_delay, scrub
 from bot.publish.limits import MAX_PAGES, MAX_REQUESTS, Answer, ApiRoot, Guard, new_session
-from bot.sources.read import MAX_FILE_BYTES, decode
+from bot.sources.read import MAX_FILE_BYTES, decode, version_of
 
 PREFIX = "gh:"
 _SPEC = re.compile(
@@ -514,6 +527,55 @@ def _tree_listing(tree: Any, spec: str, directory: str) -> dict[str, tuple[str, 
     return out
 
 
+# version.txt is one short line; the contents API's answer for it (JSON, the content base64-encoded,
+# links to the file) is under 2 KB. An answer past this is no PyTorch version.txt.
+MAX_VERSION_ANSWER = 64 * 1024
+
+
+def _version_txt(api: _Api, repo: str, commit: str, cache: JsonCache, blobs: BlobCache) -> str | None:
+    """version.txt's text at COMMIT (None: the commit has none, or it is no text). One request to the
+    contents API, whose answer names the blob and carries its content; the blob sha is cached by
+    (repository, commit) and the content by that sha, so a commit already read costs nothing."""
+    key = f"{repo}\n{commit}"
+    stored = cache.get(key)
+    oid = _field(stored, "sha")
+    data = blobs.get(oid) if isinstance(oid, str) else None
+    if data is None and not (isinstance(stored, dict) and "sha" in stored and oid is None):
+        found = api.get(
+            f"/repos/{repo}/contents/{VERSION_PATH}", params={"ref": commit}, limit=MAX_VERSION_ANSWER
+        )
+        data, oid = (None, None) if found is None else _version_blob(found, f"{api.spec}:{VERSION_PATH}")
+        if data is not None and oid is not None:
+            blobs.put(oid, data)
+        cache.put(key, {"sha": oid})  # None: no file there (nothing, a directory or a symlink)
+        cache.prune()  # one entry per commit read: a watch adds two for every pull request it judges
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _version_blob(answer: Answer, display: str) -> tuple[bytes | None, str | None]:
+    """(content, blob sha) of a contents-API answer, checked against each other; (None, None) when
+    the path is not a file."""
+    try:
+        item = answer.json()
+    except (ValueError, RecursionError):
+        raise SourceError("GitHub API sent no JSON", path=display) from None
+    if _field(item, "type") != "file":
+        return None, None
+    oid, content = _field(item, "sha"), _field(item, "content")
+    if not isinstance(oid, str) or not _SHA.fullmatch(oid) or not isinstance(content, str):
+        raise SourceError("GitHub sent no content for the file", path=display)
+    try:
+        data = base64.b64decode(content)
+    except (binascii.Error, ValueError):
+        data = b""
+    if blob_sha(data) != oid:
+        raise SourceError(f"the content GitHub sent is not blob {oid[:12]}", path=display)
+    return data, oid
+
+
 def read_github_source(spec: str, settings: ApiSettings) -> SourceFiles:
     """The three files of SPEC (see the module docstring), with the commit's sha and date in the meta."""
     source = parse_spec(spec)
@@ -566,17 +628,21 @@ def read_github_source(spec: str, settings: ApiSettings) -> SourceFiles:
         if native is None:
             raise SourceError(f"{NATIVE_PATH} does not exist at {rev}", path=spec)
         tags, derivatives = file_at(TAGS_PATH), file_at(DERIVATIVES_PATH)
+        # A release tag names the version; any other commit's version.txt does (`version_of`).
+        version = version_of(source.ref, None)
+        if version is None:
+            versions = JsonCache(settings.cache_dir, "versions")
+            version = version_of(None, _version_txt(api, source.repo, sha, versions, cache))
     finally:
         api.close()
     if stored:
         cache.prune()
-    version = re.fullmatch(r"v(\d+\.\d+\.\d+)", source.ref or "")
     meta = SourceMeta(
         kind="git",
         path=spec,
         revision=source.ref if source.ref is not None else f"#{source.pr}",
         commit=sha,
         date=date if isinstance(date, str) else None,
-        torch_version=version.group(1) if version else None,
+        torch_version=version,
     )
     return SourceFiles(meta=meta, native_functions=native, tags=tags, derivatives=derivatives)

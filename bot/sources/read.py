@@ -32,6 +32,7 @@ from bot.model import (
     SourceMeta,
     TextFile,
 )
+from bot.versions import version_in_text
 
 if TYPE_CHECKING:
     import zipfile
@@ -182,9 +183,8 @@ def read_checkout(directory: str) -> SourceFiles:
     if _is_file(root / ".git", or_dir=True):
         commit, date = _head_commit(directory)
     version_file = root / VERSION_PATH
-    torch_version = None
-    if _is_file(version_file):
-        torch_version = _read_text_file(version_file, str(version_file)).text.strip() or None
+    version_txt = _optional_file(version_file, str(version_file))
+    torch_version = version_of(None, None if version_txt is None else version_txt.text)
     return SourceFiles(
         meta=SourceMeta(
             kind="checkout", path=directory, commit=commit, date=date, torch_version=torch_version
@@ -250,13 +250,15 @@ def read_revision(directory: str, rev: str, *, spec: str | None = None) -> Sourc
     )
 
 
-def version_of(rev: str, version_txt: str | None) -> str | None:
-    """The torch version of revision REV: its release tag's, else its version.txt's (TEXT), if any."""
+def version_of(rev: str | None, version_txt: str | None) -> str | None:
+    """The torch version of revision REV (None: a working tree): its release tag's, else the one its
+    version.txt (TEXT) names, if any. Every SOURCE with a version.txt takes its version here: a
+    checkout, DIR@REV, a history walk's commits and gh:OWNER/NAME@REF (`bot.publish.ghsource`)."""
     # PyTorch tags its releases v2.14.1; refs/tags/v2.14.1 and tags/v2.14.1 name the same tag.
-    m = _RELEASE_TAG.fullmatch(rev.removeprefix("refs/").removeprefix("tags/"))
+    m = None if rev is None else _RELEASE_TAG.fullmatch(rev.removeprefix("refs/").removeprefix("tags/"))
     if m:
         return m.group(1)
-    return None if version_txt is None else version_txt.strip() or None
+    return version_in_text(version_txt)
 
 
 # --- wheels -----------------------------------------------------------------------------------
