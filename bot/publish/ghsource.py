@@ -291,11 +291,19 @@ class _Api:
             try:
                 answer = self._exchange(url, accept, limit, etag)
             except requests.RequestException as err:
-                if attempt >= policy.max_attempts or policy.backoff(attempt) >= self.guard.remaining():
-                    raise SourceError(
-                        f"cannot reach the GitHub API: {self._scrub(str(err))}", path=self.spec
-                    ) from None
-                wait = policy.backoff(attempt)
+                unresolved = _unresolved(err)
+                # A host that does not resolve is a machine offline (or a wrong GITHUB_API_URL), not a
+                # server's hiccup: one quick second try, never a minute of backoff.
+                retries = min(policy.max_attempts, 2) if unresolved else policy.max_attempts
+                if attempt >= retries or policy.backoff(attempt) >= self.guard.remaining():
+                    host = urlsplit(url).hostname or url
+                    why = (
+                        f"{host} does not resolve (offline, or a wrong GITHUB_API_URL?)"
+                        if unresolved
+                        else self._scrub(str(err))
+                    )
+                    raise SourceError(f"cannot reach the GitHub API: {why}", path=self.spec) from None
+                wait = 1.0 if unresolved else policy.backoff(attempt)
             else:
                 if answer.status == 200 or (answer.status == 304 and etag is not None):
                     return answer
@@ -366,6 +374,21 @@ class _Api:
     def raw(self, path: str, limit: int) -> bytes | None:
         answer = self.get(path, accept=RAW, limit=limit)
         return None if answer is None else answer.body
+
+
+def _unresolved(err: requests.RequestException) -> bool:
+    """Whether ERR is a failed name lookup (urllib3's NameResolutionError, or the resolver's own words)."""
+    text = str(err)
+    return isinstance(err, requests.ConnectionError) and any(
+        s in text
+        for s in (
+            "NameResolutionError",
+            "Name or service not known",
+            "Temporary failure in name resolution",
+            "nodename nor servname",
+            "No address associated with hostname",
+        )
+    )
 
 
 def _field(data: Any, *keys: str) -> Any:
