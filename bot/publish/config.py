@@ -65,6 +65,22 @@ class BackendSpec:
     line: int = field(default=0, compare=False)  # the first subscription naming it; not its identity
     value_line: int = field(default=0, compare=False)  # where `value` is written (its `key:` or `path:`)
 
+    def missing(self, config_path: str) -> str | None:
+        """One line when the list is not there, saying what `value` was resolved against: a path is
+        relative to the config file's directory (.github/ for .github/opdrift.yml), not the repository's
+        root, and `path: codegen/x.yaml` there means .github/codegen/x.yaml. None when it is there."""
+        if self.kind == "dispatch" or self.value.startswith(GH_PREFIX) or os.path.exists(self.resolved):
+            return None
+        where = os.path.dirname(config_path) or "."
+        hint = ""
+        beside = os.path.normpath(os.path.join(where, os.pardir, self.value))
+        if where not in (".", "") and os.path.exists(beside):
+            hint = f"; {self.value} from the directory above is there: write {os.path.relpath(beside, where)}"
+        return (
+            f"{self.value}: no such file or directory ({self.resolved}: paths are relative to the config "
+            f"file's directory, {where}/){hint}"
+        )
+
 
 @dataclass(frozen=True)
 class Subscription:

@@ -154,7 +154,10 @@ def release_of(snapshot: Snapshot) -> SiteRelease:
 
 
 def _event(
-    change: Change, release: SiteRelease, commit: Attribution | None = None, previous: SiteRelease | None = None
+    change: Change,
+    release: SiteRelease,
+    commit: Attribution | None = None,
+    previous: SiteRelease | None = None,
 ) -> Event:
     before, after = change.before, change.after
     keys_before = set(_backend_keys(before))
