@@ -26,6 +26,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -234,6 +235,19 @@ class JsonCache:
             _prune(self.root, limit)
 
 
+# Every request any `_Api` of this process sent: a command that reads several gh: SOURCEs and lists
+# pull requests (`watch`: the scan's client and each judgement's reads) reports the sum, not one
+# client's share. A lock, as reads may run on threads.
+_SENT = [0]
+_SENT_LOCK = threading.Lock()
+
+
+def requests_sent() -> int:
+    """The requests every reader of the REST API in this process has sent so far, retries included."""
+    with _SENT_LOCK:
+        return _SENT[0]
+
+
 class _Api:
     """GET with the token, retries on 5xx, rate limits and dropped connections, within the bounds of
     `bot.publish.limits`: the API root, one deadline for the whole SOURCE, a size cap per body."""
@@ -342,6 +356,8 @@ class _Api:
         if etag is not None:
             headers["If-None-Match"] = etag
         self.sent += 1
+        with _SENT_LOCK:
+            _SENT[0] += 1
         try:
             answer = self.guard.exchange(
                 self.session, "GET", url, headers=headers, timeout=self.settings.timeout,
