@@ -10,11 +10,18 @@ from fake_github import FakeGitHub
 
 
 @pytest.mark.slow  # act runs
-def test_downstream_weekly_twice_gives_one_issue_and_one_snapshot_commit(
+def test_downstream_weekly_twice_gives_one_issue_and_one_snapshot_commit_on_its_own_branch(
     github_server: FakeGitHub, act_site: Site
 ) -> None:
     site = act_site
-    before = git(site.origin, "rev-list", "--count", "main")
+    # main is protected, as GitHub refuses a push of github-actions[bot] to most default branches.
+    hook = site.origin / "hooks" / "pre-receive"
+    hook.write_text(
+        '#!/bin/sh\nwhile read old new ref; do [ "$ref" = refs/heads/main ] && '
+        "echo 'GH006: Protected branch update failed for refs/heads/main.' && exit 1; done; exit 0\n"
+    )
+    hook.chmod(0o755)
+    main = git(site.origin, "rev-parse", "main")
     logs = [
         run_act(site, github_server, "schedule", "weekly-drift.yml", {"schedule": "17 6 * * 1"})
         for _ in range(2)
@@ -25,7 +32,11 @@ def test_downstream_weekly_twice_gives_one_issue_and_one_snapshot_commit(
     assert len(issues) == 1, [i["title"] for i in github_server.issues(BACKEND)]
     body = str(issues[0]["body"])
     assert "2.13.0" in body or "v2.13.0" in body
-    # One refresh commit pushed to the origin, by the first run only; it holds 2.14.1's snapshot.
-    assert int(git(site.origin, "rev-list", "--count", "main")) == int(before) + 1
-    refreshed = json.loads(git(site.origin, "show", "main:snapshots/main.json"))
+    # The first run started opdrift-state from the checked-out seed (v2.13.0) and pushed it with one
+    # refresh (2.14.1); the second found the same base there, so the same issue, and nothing to commit.
+    assert git(site.origin, "rev-list", "--count", "opdrift-state") == "2"
+    seed = json.loads(git(site.origin, "show", "opdrift-state~1:snapshots/main.json"))
+    refreshed = json.loads(git(site.origin, "show", "opdrift-state:snapshots/main.json"))
+    assert seed["source"]["commit"] != site.pytorch_head
     assert refreshed["source"]["commit"] == site.pytorch_head
+    assert git(site.origin, "rev-parse", "main") == main, "the default branch gets no bot commit"

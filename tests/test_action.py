@@ -69,11 +69,16 @@ class ActionRun:
         """The action's declared outputs, resolved like the runner does."""
         ids = {step.get("id"): run for step, run in zip(STEPS, self.steps, strict=False) if step.get("id")}
         result = {}
+        ref = r"steps\.([a-z0-9-]+)\.outputs\.([a-z0-9-]+)"
         for name, spec in ACTION["outputs"].items():
-            m = re.fullmatch(r"\$\{\{ steps\.([a-z0-9-]+)\.outputs\.([a-z0-9-]+) \}\}", spec["value"])
+            # `${{ steps.A.outputs.X }}`, or several joined by `||` (the first that is not empty)
+            m = re.fullmatch(rf"\$\{{\{{ ({ref}(?: \|\| {ref})*) \}}\}}", spec["value"])
             if m:
-                run = ids.get(m.group(1))
-                result[name] = "" if run is None else run.outputs.get(m.group(2), "")
+                values = []
+                for step_id, output in re.findall(ref, m.group(1)):
+                    run = ids.get(step_id)
+                    values.append("" if run is None else run.outputs.get(output, ""))
+                result[name] = next((v for v in values if v), "")
         return result
 
 

@@ -310,6 +310,36 @@ def test_weekly_upstream_and_chart() -> None:
             parse_config(f"weekly:\n  {bad}\n", "c.yml")
 
 
+def test_a_backend_path_that_is_not_there_says_what_it_was_resolved_against(
+    tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As docs/workflows.md used to write it: a path from the repository's root, in .github/opdrift.yml.
+    repo = tmp_path / "backend"
+    (repo / ".github").mkdir(parents=True)
+    (repo / "codegen").mkdir()
+    (repo / "codegen" / "xla_native_functions.yaml").write_text("backend: XLA\nsupported:\n- add.Tensor\n")
+    (repo / ".github" / "opdrift.yml").write_text(
+        "subscriptions:\n  - who: ['@xla']\n    backend: {kind: xla, path: codegen/xla_native_functions.yaml}\n"
+    )
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    snaps = Path(__file__).resolve().parent.parent / "snapshots"
+    argv = ["issue", "--repo", "o/r", "--config", ".github/opdrift.yml", str(snaps / "v2.13.0.json")]
+    run = opdrift(*argv, str(snaps / "v2.14.1.json"), "--week", "2026-W48")
+    assert run.code == 2
+    assert run.err == (
+        "opdrift: error: .github/opdrift.yml:3: backend list codegen/xla_native_functions.yaml: no such file or "
+        "directory (.github/codegen/xla_native_functions.yaml: paths are relative to the config file's directory, "
+        ".github/); codegen/xla_native_functions.yaml from the directory above is there: write "
+        "../codegen/xla_native_functions.yaml\n"
+    )
+    # Written so, it is read.
+    text = (repo / ".github" / "opdrift.yml").read_text().replace("path: codegen/", "path: ../codegen/")
+    (repo / ".github" / "opdrift.yml").write_text(text)
+    run = opdrift(*argv, str(snaps / "v2.14.1.json"), "--week", "2026-W48")
+    assert run.code == 0, run.err
+
+
 def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_path: Path) -> None:
     """2.13.0 → 2.14.1: one backend lists the new ops that need a kernel, one lists none of them."""
     from bot.coverage.backends import read_backend

@@ -839,6 +839,50 @@ def test_cli_weekly_issue_reruns_keep_one_issue(
 
 
 @pytest.mark.slow
+def test_cli_a_quiet_week_opens_no_issue_and_a_new_week_closes_the_last(
+    fake: FakeGitHub,
+    gh_env: Path,
+    releases: dict[str, str],
+    opdrift: Opdrift,
+    tmp_path: Path,
+) -> None:
+    # No config at all: the defaults a new user gets.
+    run = opdrift("issue", "--repo", REPO, releases["2.13.0"], releases["2.14.1"], "--week", "2026-W47")
+    assert run.code == 0, run.err
+    run = opdrift("issue", "--repo", REPO, releases["2.14.1"], releases["2.14.1"], "--week", "2026-W48")
+    assert run.code == 0, run.err
+    assert "no operator changes between" in run.err and "no issue this week (weekly.quiet: skip)" in run.err
+    (first,) = fake.issues(REPO)  # 52 quiet weeks would have opened 52 issues
+    assert first["state"] == "open"
+    run = opdrift("issue", "--repo", REPO, releases["2.14.1"], releases["2.15.0"], "--week", "2026-W49")
+    assert run.code == 0, run.err
+    old, new = sorted(fake.issues(REPO), key=lambda i: int(i["number"]))
+    assert old["state"] == "closed" and new["state"] == "open"  # close_previous is on by default
+    # `weekly.quiet: comment`: one line on the open issue, once per week however often it runs.
+    config = tmp_path / "opdrift.yml"
+    config.write_text("weekly:\n  quiet: comment\n")
+    for _ in range(2):
+        run = opdrift(
+            "issue",
+            "--repo",
+            REPO,
+            "--config",
+            str(config),
+            releases["2.15.0"],
+            releases["2.15.0"],
+            "--week",
+            "2026-W50",
+        )
+        assert run.code == 0, run.err
+    assert len(fake.issues(REPO)) == 2
+    said = [c for c in fake.comments(REPO, int(new["number"])) if "no operator changes" in str(c["body"])]
+    assert len(said) == 1 and str(said[0]["body"]).count("2026-W50: no operator changes between") == 1
+    config.write_text("weekly:\n  quiet: never\n")
+    run = opdrift("issue", "--repo", REPO, "--config", str(config), releases["2.15.0"], releases["2.15.0"])
+    assert run.code == 2 and "weekly: quiet must be one of skip, comment, issue, got 'never'" in run.err
+
+
+@pytest.mark.slow
 def test_cli_dry_run_prints_the_markdown_alone_and_no_body_when_it_would_post_nothing(
     fake: FakeGitHub,
     gh_env: Path,

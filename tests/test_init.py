@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,14 @@ from datafiles import release_text
 from fake_github import FakeGitHub
 
 from bot.app.init import InitRequest, config_text
-from bot.app.init_workflows import WORKFLOWS, available, pin_from_direct_url, workflow_text
+from bot.app.init_workflows import (
+    WORKFLOWS,
+    available,
+    pin_from_direct_url,
+    pin_from_flag,
+    pin_from_metadata,
+    workflow_text,
+)
 from bot.cli.init_cmds import _complete
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 from bot.publish.config import load_config, parse_config
@@ -60,7 +68,8 @@ WRITTEN = (
     ".github/workflows/manual-drift.yml",
     "snapshots/main.json",
 )
-ARGS = ("init", "--backend", "dlprim:cpp=src", "--who", "@team", "--weekly")
+PIN = "acme/opdrift@" + "ab" * 20
+ARGS = ("init", "--backend", "dlprim:cpp=src", "--who", "@team", "--weekly", "--action", PIN)
 
 
 def _tool(name: str) -> str:
@@ -101,12 +110,15 @@ def test_init_writes_a_config_workflows_and_the_snapshot_of_upstream_main(
     assert run.code == 0, run.err
     written = {str(p.relative_to(backend)) for p in backend.rglob("*") if p.is_file()}
     assert {p for p in written if not p.startswith(("src/", ".git/"))} == set(WRITTEN)
-    # The coverage summary, the files, the pin (unknown here: an editable install) and the three steps.
+    # The coverage summary, the files, the pin (--action's: an editable install knows none) and the steps.
     assert "dlprim:cpp=src against gh:pytorch/pytorch@main" in run.out
     assert re.search(r"covered \d+ of \d+ operators; needs a kernel: \d+; stale: \d+", run.out), run.out
     for path in WRITTEN:
         assert f"wrote {path}" in run.out
-    assert "the pin must be filled in" in run.out
+    assert f"pinned: uses: {PIN} # " in run.out
+    for path in WRITTEN[1:3]:
+        text = (backend / path).read_text(encoding="utf-8")
+        assert f"uses: {PIN} # " in text and ZERO not in text
     assert "1. commit" in run.out and "2. push" in run.out and "3. enable issues" in run.out
 
     # The config, read back by the parser every command uses: one backend subscription.
@@ -160,6 +172,56 @@ def test_init_without_a_terminal_needs_its_flags(fake: FakeGitHub, backend: Path
     run = opdrift("init", "--backend", "dlprim:cpp=src", "--who", "not a handle!")
     assert run.code == 2 and "is not a GitHub handle" in run.err
     assert not (backend / ".github").exists()
+
+
+def test_init_never_writes_a_pin_that_cannot_work(fake: FakeGitHub, backend: Path, opdrift: Opdrift) -> None:
+    # This checkout's opdrift is an editable install: no commit, no release. Without --action, init used
+    # to write `uses: OWNER/opdrift@000…` and exit 0; the first run then failed on GitHub.
+    run = opdrift(*ARGS[:-2])
+    assert run.code == 2
+    assert run.err.count("\n") == 1 and "give --action OWNER/NAME@SHA" in run.err
+    run = opdrift(*ARGS[:-1], "acme/opdrift@v0.2.0")
+    assert run.code == 2 and "the full 40-character commit sha" in run.err
+    assert not (backend / ".github").exists() and fake.requests == []  # refused before reading upstream
+
+
+def test_a_release_installed_from_an_index_pins_its_repository_and_build_commit() -> None:
+    sha = "cd" * 20
+    urls = ["Documentation, https://acme.github.io/opdrift/", "Source, https://github.com/acme/opdrift"]
+    assert pin_from_metadata(urls, "0.3.0", sha).uses() == f"acme/opdrift@{sha} # v0.3.0"
+    assert not pin_from_metadata(urls, "0.3.1.dev4", sha).known  # between releases: no reviewed tag
+    assert not pin_from_metadata(urls, "0.3.0", None).known  # a wheel built without git
+    assert not pin_from_metadata(urls[:1], "0.3.0", sha).known
+    assert (
+        pin_from_flag(f"acme/opdrift@{sha}", "0.3.1.dev4").uses()
+        == f"acme/opdrift@{sha} # pinned with --action"
+    )
+
+
+def test_init_checks_flags_and_the_repository_before_reading_upstream(
+    fake: FakeGitHub, backend: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    run = opdrift("init", "--backend", "dlprim:cpp=src", "--who", "not a handle!", "--action", PIN)
+    assert run.code == 2 and "is not a GitHub handle" in run.err
+    monkeypatch.chdir(backend / "src")
+    run = opdrift(*ARGS)
+    assert run.code == 2 and f"run it at the repository's root, {backend}" in run.err
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    run = opdrift(*ARGS)
+    assert run.code == 2 and "not inside a git repository" in run.err
+    assert fake.requests == []
+    # Offline (a host that does not resolve): one line, in seconds, not a minute of retries.
+    monkeypatch.chdir(backend)
+    monkeypatch.setenv("GITHUB_API_URL", "http://api.opdrift-offline.invalid/api/v3")
+    started = time.monotonic()
+    run = opdrift(*ARGS)
+    assert time.monotonic() - started < 5
+    assert run.code == 2, run.err
+    (error,) = [line for line in run.err.splitlines() if not line.startswith("opdrift init: reading")]
+    assert "does not resolve (offline, or a wrong GITHUB_API_URL?)" in run.err
+    assert "HTTPConnectionPool" not in error and not (backend / ".github").exists()
 
 
 def test_watch_is_written_reading_the_config_init_writes(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from clirun import Opdrift
+from datafiles import release_text
 from sitebuild import BACKEND_LIST, SNAPSHOTS, hostile_source
 
 from bot.coverage.backends import read_backend, read_text_list
@@ -86,6 +88,31 @@ def test_an_operator_page_has_every_overload_its_history_and_its_links(built: Pa
         "_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -&gt; Tensor"
         in page
     )
+
+
+@pytest.mark.slow
+def test_a_removed_operator_links_the_last_release_that_had_it_at_its_line(built: Path) -> None:
+    # The removal release's line is another entry by then (cholesky's landed on nonzero.out).
+    releases = json.loads((built / "data/ops.json").read_text())["releases"]
+    texts = {v: release_text(v).splitlines() for v in releases}
+    removed = 0
+    for path in sorted((built / "data/ops").glob("*.json")):
+        for event in json.loads(path.read_text())["history"]:
+            if event["kind"] != "removed":
+                continue
+            removed += 1
+            previous = releases[releases.index(event["release"]) - 1]
+            prefix = f"https://github.com/pytorch/pytorch/blob/v{previous}/aten/src/ATen/native/native_functions.yaml#L"
+            assert event["url"].startswith(prefix), (path.name, event)
+            at = int(event["url"].removeprefix(prefix)) - 1
+            lines = texts[previous]
+            rest = itertools.takewhile(lambda ln: not ln.startswith("- func:"), lines[at + 1 :])
+            entry = [lines[at], *rest]
+            # Its own entry, or (an `autogen:` operator) the entry that generates it.
+            own = entry[0].startswith(f"- func: {event['name']}(")
+            generated = any(ln.strip().startswith("autogen:") and event["name"] in ln for ln in entry)
+            assert own or generated, (path.name, event["name"], entry[0])
+    assert removed >= 100
 
 
 @pytest.mark.slow

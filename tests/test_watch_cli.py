@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import re
 from pathlib import Path
 
 import jsonschema
@@ -122,6 +123,40 @@ def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
     assert len(comments) == 2
     latest = str(comments[1]["body"])
     assert latest.count("@xla-team") == 1 and f"/pull/{new})" in latest and f"/pull/{a})" not in latest
+
+
+@pytest.mark.slow
+def test_a_first_run_the_budget_stops_says_how_far_it_got_and_the_count_is_every_request_sent(
+    site: Site, opdrift: Opdrift
+) -> None:
+    fake = site.fake
+    site.up.open("(a) add _philox_randint_", site.up.head(_with_added(site.base)))
+    for n in range(5):
+        site.up.open(f"docs {n}", site.up.head(readme=f"docs {n}\n".encode()))
+    site.up.open("(b) mean: a fast path", site.up.head(with_fast(site.base)))
+    argv = ("watch", "--upstream", UPSTREAM, "--repo", REPO, "--config", str(site.config))
+    mark = len(fake.requests)
+    run = opdrift(*argv, "--budget", "6")  # the listing's page, then a few compares
+    assert run.code == 0, run.err
+    (issue,) = site.dashboard()
+    body = str(issue["body"])
+    partial = re.search(
+        r"⚠️ \*\*Partial\*\*: scanned (\d) of 7 open pull requests; the rest within about (\d) more hourly runs",
+        body,
+    )
+    assert partial is not None, body[:2000]
+    scanned, runs = int(partial.group(1)), int(partial.group(2))
+    assert 0 < scanned < 7 and runs == -(-(7 - scanned) // scanned)  # at this run's pace
+    # The count printed is what reached the upstream: the scan's list and compares, and the judge's reads.
+    sent = [r for r in fake.requests[mark:] if f"/repos/{UPSTREAM}/" in r.path]
+    said = re.search(r"(\d+) request\(s\) to pytorch/pytorch", run.err)
+    assert said is not None and int(said.group(1)) == len(sent), (run.err, len(sent))
+    assert any("/git/" in r.path or "/contents/" in r.path for r in sent)  # the judge's reads counted too
+    # The next runs go on from there, and the last one's dashboard is whole.
+    for _ in range(runs):
+        assert opdrift(*argv, "--budget", "6").code == 0
+    (issue,) = site.dashboard()
+    assert "Partial" not in str(issue["body"]) and "request budget" not in str(issue["body"])
 
 
 def test_a_dry_run_prints_the_body_and_the_comment_and_writes_nothing(site: Site, opdrift: Opdrift) -> None:

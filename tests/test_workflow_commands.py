@@ -316,6 +316,68 @@ def test_push_snapshot_to_a_protected_branch_says_why_and_does_not_retry(tmp_pat
     assert "times" not in str(err.value)  # refused once, not rebased and retried
 
 
+def test_state_branch_starts_then_fast_forwards_its_own_branch_never_the_protected_default(
+    tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The repository as GitHub holds it: main is protected (GH006), like most backends' default branch,
+    # and holds the seed `opdrift init` wrote.
+    (tmp_path / "acme").mkdir()
+    origin = tmp_path / "acme" / "backend.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    work = tmp_path / "work"
+    _git(tmp_path, "clone", "-q", str(origin), str(work))
+    (work / "snapshots").mkdir()
+    (work / "snapshots" / "main.json").write_text('{"seed": 1}\n')
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "opdrift: operator drift alerts")
+    _git(work, "push", "-q", "origin", "HEAD:main")
+    hook = origin / "hooks" / "pre-receive"
+    hook.write_text(
+        '#!/bin/sh\nwhile read old new ref; do [ "$ref" = refs/heads/main ] && '
+        "echo 'GH006: Protected branch update failed for refs/heads/main.' && exit 1; done; exit 0\n"
+    )
+    hook.chmod(0o755)
+    main = _git(origin, "rev-parse", "main")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("GITHUB_SERVER_URL", f"file://{tmp_path}")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/backend")
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+
+    def week(n: int, text: str) -> dict[str, str]:
+        run = opdrift(
+            "state-branch", "--branch", "opdrift-state", "--file", "snapshots/main.json", "--dir", f"s{n}"
+        )
+        assert run.code == 0, run.err
+        outputs = dict(line.split("=", 1) for line in run.out.splitlines())
+        assert outputs["base-source"] == f"s{n}/snapshots/main.json"
+        (work / outputs["base-source"]).write_text(text)
+        committed = commit_file(work / outputs["base-source"], f"refresh {n}")
+        assert committed.sha is not None
+        pushed = opdrift("push-snapshot", "--dir", outputs["dir"], "--branch", "opdrift-state")
+        assert pushed.code == 0, pushed.err
+        return outputs
+
+    # The first run starts the branch from the checked-out seed: one commit with no parent, then the refresh.
+    first = week(1, '{"week": 1}\n')
+    assert first["seeded"] == _git(origin, "rev-parse", "opdrift-state~1")
+    assert _git(origin, "show", "opdrift-state~1:snapshots/main.json") == '{"seed": 1}'
+    assert _git(origin, "ls-tree", "-r", "--name-only", "opdrift-state") == "snapshots/main.json"
+    # The next one reads the branch with its history (the week's base is read from it) and fast-forwards it.
+    second = week(2, '{"week": 2}\n')
+    assert second["seeded"] == ""
+    assert _git(origin, "log", "--format=%s", "opdrift-state").splitlines()[:2] == ["refresh 2", "refresh 1"]
+    assert _git(origin, "rev-parse", "main") == main, "the default branch gets no bot commit"
+
+    # Nothing to seed from: one line that names the way out.
+    (work / "snapshots" / "main.json").unlink()
+    run = opdrift("state-branch", "--branch", "other", "--file", "snapshots/main.json", "--dir", "s3")
+    assert run.code == 2
+    assert "other does not exist and there is no snapshots/main.json to seed it from: give --seed" in run.err
+    run = opdrift("state-branch", "--branch", "opdrift-state", "--file", "../x.json", "--dir", "s4")
+    assert run.code == 2 and "relative to its root" in run.err
+
+
 def test_commit_snapshot_command(tmp_path: Path, opdrift: Opdrift) -> None:
     run = opdrift("commit-snapshot", str(tmp_path / "absent.json"))
     assert run.code == 2

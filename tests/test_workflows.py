@@ -420,7 +420,9 @@ def test_the_workflow_requirements_pin_every_dependency_with_hashes() -> None:
 )
 def test_example_weekly_workflows_read_three_files_and_push_only_after_posting(path: Path) -> None:
     data = load(path)
-    assert "schedule" in triggers(data)
+    assert {"schedule", "workflow_dispatch"} <= set(
+        triggers(data)
+    )  # the docs say: run it from the Actions tab
     (job,) = data["jobs"].values()
     pytorch = next(s for s in job["steps"] if s.get("with", {}).get("path") == "pytorch")["with"]
     assert (pytorch["filter"], pytorch["fetch-depth"], pytorch["sparse-checkout-cone-mode"]) == (
@@ -439,6 +441,11 @@ def test_example_weekly_workflows_read_three_files_and_push_only_after_posting(p
         "true",
         drift["base-source"],
     )
+    # The snapshot is kept on a branch of its own, never pushed to the default (often protected) one.
+    run = job["steps"][push]["run"]
+    assert "GITHUB_REF_NAME" not in run and f"--branch {drift['snapshot-branch']}" in run
+    assert job["steps"][push]["env"]["SNAPSHOT_DIR"] == "${{ steps.drift.outputs.snapshot-dir }}"
+    assert drift["dry-run"] == "${{ inputs.dry-run && 'true' || 'false' }}"
 
 
 def test_weekly_workflow_reads_only_the_three_files() -> None:

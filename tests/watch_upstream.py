@@ -102,6 +102,10 @@ class Scan:
     watermark: str | None
     complete: bool = True
     failed: tuple[tuple[PullRef, str], ...] = ()
+    listed_open: int = 0
+    listed_whole: bool = True
+    examined_open: int = 0
+    paid: int = 0
 
 
 @dataclass
@@ -149,7 +153,15 @@ class LocalPulls:
             reverse=True,
         )
         if self.afford is not None and len(found) > self.afford:
-            return Scan(tuple(found[: self.afford]), since, False)
+            afforded = found[: self.afford]
+            return Scan(
+                tuple(afforded),
+                since,
+                False,
+                listed_open=sum(p.state == "open" for p in found),
+                examined_open=sum(p.state == "open" for p in afforded),
+                paid=len(afforded),
+            )
         failed = tuple((p, "no merge base") for p in found if p.number in self.unreadable)
         kept = tuple(p for p in found if p.number not in self.unreadable)
         return Scan(kept, found[0].updated_at if found else since, True, failed)

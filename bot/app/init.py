@@ -46,7 +46,6 @@ class InitPlan:
     files: tuple[tuple[str, str], ...]  # (path relative to the repository, text), in writing order
     coverage: Coverage
     head: Snapshot
-    unpinned: tuple[str, ...]  # workflows whose `uses: OWNER/opdrift@000…` is still to fill in
 
 
 def targets(request: InitRequest) -> tuple[str, ...]:
@@ -97,6 +96,16 @@ def config_text(request: InitRequest, name: str | None, kind: backends.BackendKi
     )
 
 
+def check_request(request: InitRequest, root: str) -> str:
+    """The config init would write, checked against the repository, before anything is read upstream:
+    --backend's path, and the config read back by the parser every command uses (a handle it refuses,
+    a path it cannot resolve stops init here)."""
+    name, kind, value = check_backend(request, root)
+    text = config_text(request, name, kind, value)
+    parse_config(text, CONFIG_PATH, base_dir=os.path.join(root, os.path.dirname(CONFIG_PATH)))
+    return text
+
+
 def plan_init(
     request: InitRequest,
     root: str,
@@ -106,11 +115,7 @@ def plan_init(
     version: str,
     warn: Callable[[str], None],
 ) -> InitPlan:
-    name, kind, value = check_backend(request, root)
-    text = config_text(request, name, kind, value)
-    # Read back by the parser every command uses, against the repository: a handle it refuses, or a
-    # path it cannot resolve, stops init here, before anything is written.
-    parse_config(text, CONFIG_PATH, base_dir=os.path.join(root, os.path.dirname(CONFIG_PATH)))
+    text = check_request(request, root)
     # `root` is the working directory (the command line passes "."), where coverage reads PATH from.
     run = coverage_of(
         request.source,
@@ -123,16 +128,16 @@ def plan_init(
     )
     ((cov, _),) = run.results
     files: list[tuple[str, str]] = [(CONFIG_PATH, text)]
-    left: list[str] = []
     for row in WORKFLOWS:
         if row.flag in request.workflows or row.flag in ALWAYS:
             path = f"{WORKFLOW_DIR}/{row.example}"
             body = workflow_text(row, pin=pin, upstream=request.upstream, version=version)
             files.append((path, body))
             if unpinned(body):
-                left.append(path)
+                # A zero sha fails on GitHub at the first run: never written (the CLI stops before).
+                raise ConfigError(f"{path}: no opdrift release to pin; give --action OWNER/NAME@SHA")
     files.append((SNAPSHOT_PATH, snapshots.to_json(run.head)))
-    return InitPlan(tuple(files), cov, run.head, tuple(left))
+    return InitPlan(tuple(files), cov, run.head)
 
 
 def write_files(root: str, files: Sequence[tuple[str, str]], *, force: bool) -> None:

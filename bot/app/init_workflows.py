@@ -5,8 +5,8 @@ The texts are the examples themselves (examples/downstream/*.yml, shipped as the
 reaches what init writes. Init changes four things, each on lines it can find exactly:
 
 - the zero-sha pin ``OWNER/opdrift@000… # v0.1.0`` (watch.yml: ``repository: OWNER/opdrift`` and
-  ``ref: 000… # v0.1.0``) becomes the installed opdrift's repository, commit
-  and version, when known (`installed_pin`); otherwise it stays, and init says it must be filled in;
+  ``ref: 000… # v0.1.0``) becomes the installed opdrift's repository, commit and version
+  (`installed_pin`), or ``--action``'s; init never writes a pin that cannot work (it stops first);
 - ``pytorch/pytorch`` becomes ``--upstream``;
 - the action's steps that publish (``mode: issue``, ``mode: manual-issue``) get ``config:``, so the
   subscription init writes is read (the examples pass none: a copied example has no config);
@@ -19,11 +19,12 @@ import importlib.metadata
 import importlib.resources
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.errors import ConfigError
-from bot.version import version
+from bot.version import commit, version
 
 CONFIG_PATH = ".github/opdrift.yml"
 
@@ -57,6 +58,8 @@ _ZERO_CHECKOUT = re.compile(
 _MODE = re.compile(r"^(?P<indent>[ ]+)mode: (?P<mode>[a-z-]+)[ ]*$", re.MULTILINE)
 _GITHUB_URL = re.compile(r"https://github\.com/(?P<slug>[A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?")
 _SHA = re.compile(r"[0-9a-f]{40}")
+_RELEASE = re.compile(r"[0-9]+(\.[0-9]+)*")  # a tagged release: no .devN, no +local
+_ACTION = re.compile(r"(?P<slug>[A-Za-z0-9-]+/[A-Za-z0-9._-]+)@(?P<sha>[0-9a-f]{40})")
 
 
 def _examples_root() -> Path:
@@ -99,7 +102,12 @@ class Pin:
         return self.slug is not None and self.sha is not None
 
     def uses(self) -> str:
-        return f"{self.slug}@{self.sha} # v{self.version}" if self.known else ""
+        return f"{self.slug}@{self.sha} # {self.label}" if self.known else ""
+
+    @property
+    def label(self) -> str:
+        """The comment after the sha: the release's tag, or where the pin came from."""
+        return f"v{self.version}" if _RELEASE.fullmatch(self.version) else "pinned with --action"
 
 
 def installed_version() -> str:
@@ -129,13 +137,40 @@ def pin_from_direct_url(text: str | None, version: str) -> Pin:
     return Pin(version, m.group("slug"), commit)
 
 
+def pin_from_metadata(project_urls: Sequence[str], version: str, commit: str | None) -> Pin:
+    """The pin of a release installed from an index: its repository from a ``Project-URL`` on
+    github.com, and the commit its wheel was built from (`bot.version.commit`, the release tag's).
+    Only a tagged release counts: a .devN build's commit is on no tag anyone reviewed."""
+    if commit is None or _SHA.fullmatch(commit) is None or not _RELEASE.fullmatch(version):
+        return Pin(version)
+    for entry in project_urls:
+        url = entry.split(",", 1)[-1].strip()
+        m = _GITHUB_URL.fullmatch(url)
+        if m is not None:
+            return Pin(version, m.group("slug"), commit)
+    return Pin(version)
+
+
+def pin_from_flag(value: str, version: str) -> Pin:
+    """``--action OWNER/NAME@SHA``: the full commit sha of the opdrift release the workflows use."""
+    m = _ACTION.fullmatch(value.strip())
+    if m is None:
+        raise ConfigError(f"--action {value}: give OWNER/NAME@SHA, with the full 40-character commit sha")
+    return Pin(version, m.group("slug"), m.group("sha"))
+
+
 def installed_pin() -> Pin:
+    """The installed opdrift's pin: a git install's commit (direct_url.json), else a release's
+    Project-URL and build commit; unknown otherwise (`opdrift init` then needs --action)."""
     version = installed_version()
     try:
-        text = importlib.metadata.distribution("opdrift").read_text("direct_url.json")
+        dist = importlib.metadata.distribution("opdrift")
     except importlib.metadata.PackageNotFoundError:
-        text = None
-    return pin_from_direct_url(text, version)
+        return Pin(version)
+    pin = pin_from_direct_url(dist.read_text("direct_url.json"), version)
+    if pin.known:
+        return pin
+    return pin_from_metadata(dist.metadata.get_all("Project-URL") or [], version, commit())
 
 
 # --- the transformation ---------------------------------------------------------------------------
@@ -146,7 +181,7 @@ def workflow_text(row: Workflow, *, pin: Pin, upstream: str, version: str) -> st
     if pin.known:
         text = _ZERO_PIN.sub(pin.uses(), text)
         text = _ZERO_CHECKOUT.sub(
-            lambda m: f"{m['i1']}repository: {pin.slug}\n{m['i2']}ref: {pin.sha} # v{pin.version}", text
+            lambda m: f"{m['i1']}repository: {pin.slug}\n{m['i2']}ref: {pin.sha} # {pin.label}", text
         )
     if upstream != "pytorch/pytorch":
         text = text.replace("pytorch/pytorch", upstream)

@@ -18,6 +18,9 @@ class IssuePlan:
     title: str
     body: Callable[[int | None], str]  # the previous issue's number (None: none) → the body
     summary: str  # the job summary
+    # No operator changed and HEAD's file reads as cleanly as BASE's: nothing to tell anyone
+    # (`weekly.quiet` says what such a week posts).
+    quiet: bool = False
 
 
 def issue_context(setup: PublishSetup, walked: IssueAttribution, *, title: str, marker: str) -> ReportContext:
@@ -57,4 +60,4 @@ def plan_issue(setup: PublishSetup, walked: IssueAttribution, week: str) -> Issu
     title = setup.cfg.weekly.title(
         week=week, base=source_label(drift.base, short=True), head=source_label(drift.head, short=True)
     )
-    return IssuePlan(title, body, job_summary(setup))
+    return IssuePlan(title, body, job_summary(setup), drift.is_empty and not setup.warnings)

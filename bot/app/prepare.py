@@ -9,7 +9,6 @@ command line passes in.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -132,8 +131,9 @@ def backend_work(
     lacking = {}
     implemented: dict[BackendSpec, Kernels] = {}
     for spec in backend_specs(cfg):
-        if spec.kind != "dispatch" and not os.path.exists(spec.resolved):
-            raise ConfigError(f"backend list {spec.resolved}: no such file", path=cfg.path, line=spec.line)
+        missing = spec.missing(cfg.path)
+        if missing is not None:
+            raise ConfigError(f"backend list {missing}", path=cfg.path, line=spec.value_line or spec.line)
         lacking[spec], implemented[spec] = _work_of(
             spec.kind, spec.resolved, head, warn=warn, release=release
         )
@@ -165,10 +165,9 @@ def _local_copy(
     path as is, a ``gh:`` spec through `fetch`, its temporary copy's path said as the spec."""
     spec = listed.spec
     if not listed.remote:
-        if not os.path.exists(spec.resolved):
-            raise ConfigError(
-                f"backends: {listed.name}: {spec.resolved}: no such file", path=cfg.path, line=spec.value_line
-            )
+        missing = spec.missing(cfg.path)
+        if missing is not None:
+            raise ConfigError(f"backends: {listed.name}: {missing}", path=cfg.path, line=spec.value_line)
         yield spec.resolved, warn
         return
     if fetch is None:

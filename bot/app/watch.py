@@ -51,6 +51,7 @@ from bot.render.watch import (
     BackendImpact,
     Landed,
     PullRow,
+    ScanProgress,
     WatchView,
     fingerprint,
     grew,
@@ -78,6 +79,18 @@ class Scanned(Protocol):
 
     @property
     def failed(self) -> tuple[tuple[PullRef, str], ...]: ...  # PRs it could not examine, and why
+
+    @property
+    def listed_open(self) -> int: ...  # open PRs listed
+
+    @property
+    def listed_whole(self) -> bool: ...  # the listing itself finished (else: at least listed_open)
+
+    @property
+    def examined_open(self) -> int: ...  # of them, examined
+
+    @property
+    def paid(self) -> int: ...  # compares this run paid for: the pace of the runs to come
 
 
 class PullSource(Protocol):
@@ -107,6 +120,14 @@ class WatchPlan:
     state: WatchState
     judged: int  # pull requests judged this run (a cached judgement counts)
     json: dict[str, object]
+
+
+def _progress(scan: Scanned) -> ScanProgress:
+    """How far a scan the budget stopped got, and how many more runs at this run's pace the rest takes
+    (None when this run examined nothing new: no pace to tell from)."""
+    left = max(scan.listed_open - scan.examined_open, 0)
+    runs = -(-left // scan.paid) if scan.paid else None
+    return ScanProgress(scan.examined_open, scan.listed_open, scan.listed_whole, runs)
 
 
 def _row(pull: PullRef, impacts: tuple[BackendImpact, ...]) -> PullRow:
@@ -293,6 +314,7 @@ def plan_watch(
         news=_news(ordered, before),
         state_block="",
         complete=scan.complete,
+        progress=None if scan.complete else _progress(scan),
     )
     quiet_kept = tuple(sorted(quiet.items(), reverse=True))[:MAX_QUIET]
     full = {r.number: r for r in ordered}

@@ -52,6 +52,12 @@ def add_init(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write the hourly watch of open upstream pull requests (when this version ships it)",
     )
+    p.add_argument(
+        "--action",
+        metavar="OWNER/NAME@SHA",
+        help="the opdrift the workflows use, by its full commit sha (default: the installed one, when it "
+        "was installed from a git commit or is a release whose project URL names its repository)",
+    )
     p.add_argument("--force", action="store_true", help="replace files that already exist")
 
 
@@ -89,30 +95,44 @@ def _complete(args: argparse.Namespace, ask: Callable[[str], str] | None) -> Non
 
 def run_init(args: argparse.Namespace) -> int:
     from bot.app import init
-    from bot.app.init_workflows import available, installed_pin, installed_version
+    from bot.app.init_workflows import available, installed_pin, installed_version, pin_from_flag
     from bot.errors import OpdriftError
+    from bot.sources.repo import toplevel
 
+    # Everything the flags and the repository can settle, before the one slow step (reading upstream):
+    # a wrong flag costs a second, not a minute of network.
     _complete(args, _ask if sys.stdin.isatty() else None)
     upstream = args.upstream or DEFAULT_UPSTREAM
     if args.watch and not available("watch"):
         raise OpdriftError(
             "--watch: the watch of open upstream pull requests is not available in this version"
         )
+    version = installed_version()
+    pin = installed_pin() if args.action is None else pin_from_flag(args.action, version)
     flags = tuple(f for f, on in (("weekly", args.weekly), ("watch", args.watch)) if on)
     request = init.InitRequest(args.backend, tuple(args.who), upstream, flags)
+    # The workflows check the repository out and read these paths from its root: init writes there.
+    root = toplevel(".")
+    if root is None:
+        raise OpdriftError("init: not inside a git repository: run it in the backend's repository")
+    if os.path.realpath(root) != os.path.realpath("."):
+        raise OpdriftError(
+            f"init: run it at the repository's root, {root} (--backend PATH is relative to it)"
+        )
     root = "."
     if not args.force:
         # Before the upstream read: a taken file stops init at once, having written nothing.
         taken = init.targets_taken(root, init.targets(request))
         if taken is not None:
             raise OpdriftError("exists (use --force)", path=taken)
-    init.check_backend(request, root)
-    if not os.path.exists(os.path.join(root, ".git")):
-        # The workflows check the repository out and read these paths from its root.
-        warn("no .git here: run `opdrift init` at the root of the backend's repository")
+    init.check_request(request, root)
+    if not pin.known:
+        raise OpdriftError(
+            f"init: this opdrift ({version}) was not installed from a git commit or a release that names its "
+            "repository, so the workflows could name no opdrift that runs on GitHub: give --action "
+            "OWNER/NAME@SHA (the full commit sha of the opdrift release to use)"
+        )
     print(f"opdrift init: reading {request.source} and {args.backend} ...", file=sys.stderr)
-    version = installed_version()
-    pin = installed_pin()
     plan = init.plan_init(request, root, load=load, pin=pin, version=version, warn=warn)
     init.write_files(root, plan.files, force=args.force)
     _report(plan, request, pin)
@@ -134,14 +154,7 @@ def _report(plan: InitPlan, request: InitRequest, pin: Pin) -> None:
     )
     for path, _ in plan.files:
         out.write(f"wrote {path}\n")
-    if plan.unpinned:
-        out.write(
-            f"the pin must be filled in: this opdrift ({pin.version}) was not installed from a git commit, so "
-            f"`uses: OWNER/opdrift@0000… # v{pin.version}` in {', '.join(plan.unpinned)} names no real "
-            "commit: replace it with the repository and the full commit sha of the release you use\n"
-        )
-    else:
-        out.write(f"pinned: uses: {pin.uses()}\n")
+    out.write(f"pinned: uses: {pin.uses()}\n")
     out.write(
         "left to do by hand:\n"
         f"  1. commit: git add {' '.join(sorted({p.split('/')[0] for p, _ in plan.files}))} && "

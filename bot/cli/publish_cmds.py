@@ -172,6 +172,8 @@ def run_issue(args: argparse.Namespace) -> int:
         return _manual_issue(args, setup, walked)
     plan = plan_issue(setup, walked, week)
     client, dry_run = _publish_client(args, cfg)
+    if plan.quiet and cfg.weekly.quiet != "issue":
+        return _quiet_week(setup, plan.summary, week, client, dry_run)
     outcome = publish_weekly_issue(
         client,
         title=plan.title,
@@ -186,6 +188,34 @@ def run_issue(args: argparse.Namespace) -> int:
     # For the action: the snapshot may advance only past a drift that is really in an issue now.
     published = outcome.action in ("created", "updated", "unchanged")
     emit_outputs({"published": "true" if published else "false"}, echo=False)
+    return EXIT_OK
+
+
+def _quiet_week(
+    setup: PublishSetup,
+    summary: str,
+    week: str,
+    client: RepoClient | None,
+    dry_run: bool,
+) -> int:
+    """A week with no operator change opens no issue (`weekly.quiet`: skip, or comment on the open one).
+    The snapshot may still advance (published=true): there was nothing to tell."""
+    from bot.publish.github import Outcome
+    from bot.publish.weekly_issue import publish_quiet_week
+    from bot.render.view import source_label
+
+    drift = setup.drift
+    between = f"{source_label(drift.base, short=True)} and {source_label(drift.head, short=True)}"
+    if setup.cfg.weekly.quiet == "comment":
+        text = f"{week}: no operator changes between {between} ({drift.head_operators} operators)."
+        outcome = publish_quiet_week(client, window_key=week, text=text, dry_run=dry_run)
+    else:
+        outcome = Outcome(
+            "skipped",
+            detail=f"no operator changes between {between}: no issue this week (weekly.quiet: skip)",
+        )
+    _publish_report(outcome, summary)
+    emit_outputs({"published": "false" if outcome.action == "dry-run" else "true"}, echo=False)
     return EXIT_OK
 
 

@@ -152,6 +152,12 @@ COMMANDS: tuple[Command, ...] = (
         f"{_WORKFLOW}:run_prepare_history",
     ),
     Command(
+        "state-branch",
+        "check out (or start) the branch that keeps the stored snapshot, as a worktree",
+        workflow_arguments.add_state_branch,
+        f"{_WORKFLOW}:run_state_branch",
+    ),
+    Command(
         "commit-snapshot",
         "commit FILE (only FILE) to its git repository when it changed",
         workflow_arguments.add_commit_snapshot,

@@ -17,6 +17,7 @@ def run_watch(args: argparse.Namespace) -> int:
     from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
     from bot.cli.publish_cmds import _publish_client
     from bot.errors import ConfigError
+    from bot.publish import ghsource
     from bot.publish.config import load_config
     from bot.publish.ghsource import ApiSettings, default_cache_dir
     from bot.publish.github import DEFAULT_API_URL, check_repo_name
@@ -42,6 +43,8 @@ def run_watch(args: argparse.Namespace) -> int:
         warn=warn,
     )
     pulls = PullsClient(settings, upstream)
+    # The scan's own client and every judgement's gh: reads: all of them go to the upstream.
+    sent_before = ghsource.requests_sent()
     try:
         plan = plan_watch(
             cfg,
@@ -54,7 +57,7 @@ def run_watch(args: argparse.Namespace) -> int:
             backends=judge.backends,
             budget=args.budget,
         )
-        listing = pulls.requests_sent
+        listing = ghsource.requests_sent() - sent_before
     finally:
         pulls.close()
     note(

@@ -144,6 +144,28 @@ def add_fetch_commits(p: argparse.ArgumentParser) -> None:
     p.add_argument("head", metavar="HEAD", help="the head commit (a pull request's head sha)")
 
 
+def add_state_branch(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Clone BRANCH, the branch that keeps the stored snapshot (never the default branch), with its "
+        "history into DIR, from the repository push-snapshot pushes to. When BRANCH does not exist yet it is started at DIR as one commit holding the "
+        "seed at FILE: the checked-out copy of FILE when there is one (the seed `opdrift init` wrote), else "
+        "a snapshot of --seed SOURCE. Prints dir=, base-source= (DIR/FILE) and seeded= (the seed commit to "
+        "push, empty when the branch existed or in a dry run) for $GITHUB_OUTPUT."
+    )
+    p.add_argument("--branch", required=True, help="the snapshot's branch (e.g. opdrift-state)")
+    p.add_argument("--file", required=True, metavar="FILE", help="the snapshot's path inside the branch")
+    p.add_argument(
+        "--dir", default=".opdrift-state", metavar="DIR", help="the worktree to make (default: %(default)s)"
+    )
+    p.add_argument(
+        "--seed", metavar="SOURCE", help="what to seed a new branch from, when FILE is not checked out"
+    )
+    p.add_argument(
+        "--remote", help="a remote URL (default: this repository on GitHub, with $GITHUB_TOKEN when set)"
+    )
+    p.add_argument("--dry-run", choices=("true", "false"), default="false", help="seed locally, push nothing")
+
+
 def add_commit_snapshot(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Stage and commit FILE alone when it differs from HEAD; do nothing when it is "

@@ -1,5 +1,5 @@
 """Runners of the workflow plumbing commands: verify-artifact, resolve-sources, pr-number,
-fetch-commits, prepare-history, commit-snapshot, push-snapshot, append-summary.
+fetch-commits, prepare-history, state-branch, commit-snapshot, push-snapshot, append-summary.
 
 The decisions the GitHub workflows and action.yml make, as commands so that no YAML holds logic.
 Their results go to stdout as NAME=VALUE lines and to $GITHUB_OUTPUT (bot.cli.common.emit_outputs).
@@ -148,27 +148,64 @@ def run_prepare_history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_push_snapshot(args: argparse.Namespace) -> int:
+def _this_repository(remote: str | None, *, token_needed: bool) -> tuple[str, str | None, tuple[str, ...]]:
+    """The remote the snapshot's branch is read from and pushed to, its credentials header and the
+    secrets to keep out of messages: REMOTE as given, else $GITHUB_SERVER_URL/$GITHUB_REPOSITORY with
+    $GITHUB_TOKEN (needed to push; a read of a public repository goes without)."""
     import base64
 
     from bot.errors import WorkflowError
     from bot.publish import github
+
+    if remote is not None:
+        return remote, None, ()
+    token = github_token()
+    if token is None and token_needed:
+        raise WorkflowError("GITHUB_TOKEN is not set: nothing to push with (or give --remote)")
+    repo = github.check_repo_name(os.environ.get("GITHUB_REPOSITORY", ""), "GITHUB_REPOSITORY")
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    url = f"{server}/{repo}.git"
+    if token is None:
+        return url, None, ()
+    token = github.check_token(token)
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return url, f"AUTHORIZATION: basic {basic}", (token, basic)
+
+
+def run_push_snapshot(args: argparse.Namespace) -> int:
     from bot.sources.repo import push_commits
 
-    header = None
-    secrets: tuple[str, ...] = ()
-    remote = args.remote
-    if remote is None:
-        token = github_token()
-        if token is None:
-            raise WorkflowError("GITHUB_TOKEN is not set: nothing to push with (or give --remote)")
-        token = github.check_token(token)
-        repo = github.check_repo_name(os.environ.get("GITHUB_REPOSITORY", ""), "GITHUB_REPOSITORY")
-        server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
-        remote = f"{server}/{repo}.git"
-        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-        header, secrets = f"AUTHORIZATION: basic {basic}", (token, basic)
+    remote, header, secrets = _this_repository(args.remote, token_needed=True)
     print(f"opdrift: {push_commits(args.dir, remote, args.branch, auth_header=header, secrets=secrets)}")
+    return EXIT_OK
+
+
+def run_state_branch(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bot import snapshot
+    from bot.cli.common import load
+    from bot.errors import WorkflowError
+    from bot.sources.repo import open_state_branch
+
+    def seed() -> bytes:
+        checked_out = Path(args.file)
+        if checked_out.is_file():
+            print(f"opdrift: seeding {args.branch} from the checked-out {args.file}", file=sys.stderr)
+            return checked_out.read_bytes()
+        if args.seed:
+            print(f"opdrift: seeding {args.branch} from {args.seed}", file=sys.stderr)
+            return snapshot.to_json(load(args.seed)).encode("utf-8")
+        raise WorkflowError(
+            f"{args.branch} does not exist and there is no {args.file} to seed it from: give --seed SOURCE "
+            '(e.g. gh:pytorch/pytorch@main), or commit a seed (docs/workflows.md, "Seeding the snapshot")'
+        )
+
+    remote, header, _ = _this_repository(args.remote, token_needed=False)
+    state = open_state_branch(remote, args.branch, args.dir, args.file, seed, auth_header=header)
+    print(f"opdrift: {state.note}", file=sys.stderr)
+    seeded = state.seeded if state.seeded and args.dry_run != "true" else ""
+    emit_outputs({"dir": state.directory, "base-source": f"{state.directory}/{args.file}", "seeded": seeded})
     return EXIT_OK
 
 

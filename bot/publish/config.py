@@ -65,6 +65,22 @@ class BackendSpec:
     line: int = field(default=0, compare=False)  # the first subscription naming it; not its identity
     value_line: int = field(default=0, compare=False)  # where `value` is written (its `key:` or `path:`)
 
+    def missing(self, config_path: str) -> str | None:
+        """One line when the list is not there, saying what `value` was resolved against: a path is
+        relative to the config file's directory (.github/ for .github/opdrift.yml), not the repository's
+        root, and `path: codegen/x.yaml` there means .github/codegen/x.yaml. None when it is there."""
+        if self.kind == "dispatch" or self.value.startswith(GH_PREFIX) or os.path.exists(self.resolved):
+            return None
+        where = os.path.dirname(config_path) or "."
+        hint = ""
+        beside = os.path.normpath(os.path.join(where, os.pardir, self.value))
+        if where not in (".", "") and os.path.exists(beside):
+            hint = f"; {self.value} from the directory above is there: write {os.path.relpath(beside, where)}"
+        return (
+            f"{self.value}: no such file or directory ({self.resolved}: paths are relative to the config "
+            f"file's directory, {where}/){hint}"
+        )
+
 
 @dataclass(frozen=True)
 class Subscription:
@@ -97,10 +113,16 @@ class ListedBackend:
         return self.spec.value.startswith(GH_PREFIX)
 
 
+# What a week with no operator change posts (`weekly.quiet`): nothing, a comment on the open issue, or
+# an issue of its own. Fifty-two "no changes" issues a year bury the ones that matter.
+QUIET_WEEK = ("skip", "comment", "issue")
+
+
 @dataclass(frozen=True)
 class WeeklyConfig:
-    close_previous: bool = False
+    close_previous: bool = True  # the new week's issue closes the last one: one open drift issue at a time
     link_previous: bool = True
+    quiet: str = "skip"  # one of QUIET_WEEK
     title_format: str = DEFAULT_TITLE
     upstream: str = DEFAULT_UPSTREAM  # where attributed commits and PRs link to
     chart: int = 0  # embed the Mermaid chart of the last N history points (0: no chart)
@@ -450,12 +472,21 @@ def _chart(reader: _Reader, node: yaml.Node) -> int:
 
 def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
     keys = reader.mapping(
-        node, "weekly", ("close_previous", "link_previous", "title_format", "upstream", "chart", "site_url")
+        node,
+        "weekly",
+        ("close_previous", "link_previous", "quiet", "title_format", "upstream", "chart", "site_url"),
     )
     kwargs: dict[str, object] = {}
     for key in ("close_previous", "link_previous"):
         if key in keys:
             kwargs[key] = reader.boolean(keys[key][1], f"weekly: {key}")
+    if "quiet" in keys:
+        quiet = reader.string(keys["quiet"][1], "weekly: quiet")
+        if quiet not in QUIET_WEEK:
+            raise reader.error(
+                keys["quiet"][1], f"weekly: quiet must be one of {', '.join(QUIET_WEEK)}, got {quiet!r}"
+            )
+        kwargs["quiet"] = quiet
     if "title_format" in keys:
         kwargs["title_format"] = _title_format(reader, keys["title_format"][1])
     if "upstream" in keys:

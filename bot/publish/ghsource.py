@@ -31,6 +31,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -248,6 +249,19 @@ class JsonCache:
             _prune(self.root, limit)
 
 
+# Every request any `_Api` of this process sent: a command that reads several gh: SOURCEs and lists
+# pull requests (`watch`: the scan's client and each judgement's reads) reports the sum, not one
+# client's share. A lock, as reads may run on threads.
+_SENT = [0]
+_SENT_LOCK = threading.Lock()
+
+
+def requests_sent() -> int:
+    """The requests every reader of the REST API in this process has sent so far, retries included."""
+    with _SENT_LOCK:
+        return _SENT[0]
+
+
 class _Api:
     """GET with the token, retries on 5xx, rate limits and dropped connections, within the bounds of
     `bot.publish.limits`: the API root, one deadline for the whole SOURCE, a size cap per body."""
@@ -306,11 +320,19 @@ class _Api:
             try:
                 answer = self._exchange(url, accept, limit, etag)
             except requests.RequestException as err:
-                if attempt >= policy.max_attempts or policy.backoff(attempt) >= self.guard.remaining():
-                    raise SourceError(
-                        f"cannot reach the GitHub API: {self._scrub(str(err))}", path=self.spec
-                    ) from None
-                wait = policy.backoff(attempt)
+                unresolved = _unresolved(err)
+                # A host that does not resolve is a machine offline (or a wrong GITHUB_API_URL), not a
+                # server's hiccup: one quick second try, never a minute of backoff.
+                retries = min(policy.max_attempts, 2) if unresolved else policy.max_attempts
+                if attempt >= retries or policy.backoff(attempt) >= self.guard.remaining():
+                    host = urlsplit(url).hostname or url
+                    why = (
+                        f"{host} does not resolve (offline, or a wrong GITHUB_API_URL?)"
+                        if unresolved
+                        else self._scrub(str(err))
+                    )
+                    raise SourceError(f"cannot reach the GitHub API: {why}", path=self.spec) from None
+                wait = 1.0 if unresolved else policy.backoff(attempt)
             else:
                 if answer.status == 200 or (answer.status == 304 and etag is not None):
                     return answer
@@ -349,6 +371,8 @@ class _Api:
         if etag is not None:
             headers["If-None-Match"] = etag
         self.sent += 1
+        with _SENT_LOCK:
+            _SENT[0] += 1
         try:
             answer = self.guard.exchange(
                 self.session, "GET", url, headers=headers, timeout=self.settings.timeout,
@@ -409,6 +433,21 @@ def commit_at(api: _Api, repo: str, rev: str) -> tuple[str, str | None] | None:
     if found != sha:
         raise SourceError(f"GitHub sent another commit for {rev}", path=api.spec)
     return sha, date if isinstance(date, str) else None
+
+
+def _unresolved(err: requests.RequestException) -> bool:
+    """Whether ERR is a failed name lookup (urllib3's NameResolutionError, or the resolver's own words)."""
+    text = str(err)
+    return isinstance(err, requests.ConnectionError) and any(
+        s in text
+        for s in (
+            "NameResolutionError",
+            "Name or service not known",
+            "Temporary failure in name resolution",
+            "nodename nor servname",
+            "No address associated with hostname",
+        )
+    )
 
 
 def _field(data: Any, *keys: str) -> Any:

@@ -122,6 +122,13 @@ class Scan:
     watermark: str | None  # the `updated_at` to pass as `since` next run (ISO 8601)
     complete: bool  # False when the request budget (or the deadline) stopped the scan early
     failed: tuple[tuple[PullRef, str], ...] = ()  # PRs the scan could not examine, with a one-line reason
+    # How far a scan the budget stopped got, for the dashboard to say so: the open PRs listed (every
+    # one when `listed_whole`), how many of them are examined (this run, a cache or an earlier run),
+    # and how many this run paid a compare for (the pace of the next runs).
+    listed_open: int = 0
+    listed_whole: bool = True
+    examined_open: int = 0
+    paid: int = 0
 
 
 class _OutOfBudget(Exception):
@@ -197,8 +204,10 @@ class PullsClient:
         self.api.guard.restart(SCAN_SECONDS)
         self._unlisted = {}
         listed, complete = self._list(since, start + budget)
+        listed_whole = complete
         pulls: list[PullRef] = []
         failed: list[tuple[PullRef, str]] = list(self._unlisted.values())
+        paid = 0
         self._limit = start + budget
         try:
             for pull in listed:
@@ -206,7 +215,9 @@ class PullsClient:
                     if self.charged >= self._limit or time.monotonic() >= deadline:
                         raise _OutOfBudget
                     try:
+                        before = self.charged
                         self.touched(pull)
+                        paid += self.charged > before
                     except (SourceError, ApiLimitError) as err:
                         # One pull request GitHub cannot compare (an unrelated history has no merge
                         # base: a 404; a 422; an answer over a bound) must not stop every run: it is
@@ -225,11 +236,18 @@ class PullsClient:
             self._limit = None
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self._progress = f"complete {now[:10]}\n" if complete else f"incomplete {now}\n"
-        if not complete:
-            return Scan(tuple(pulls), since, False, tuple(failed))
         seen = (p.updated_at for p in (*pulls, *(f for f, _ in failed)) if p.updated_at)
         newest = max(seen, default=since)
-        return Scan(tuple(pulls), newest, True, tuple(failed))
+        return Scan(
+            tuple(pulls),
+            newest if complete else since,
+            complete,
+            tuple(failed),
+            listed_open=sum(p.state == "open" for p in listed),
+            listed_whole=listed_whole,
+            examined_open=sum(p.state == "open" for p in pulls),
+            paid=paid,
+        )
 
     def touched(self, pull: PullRef) -> tuple[str, ...]:
         """Which of OPERATOR_PATHS the pull request changes (added, modified, removed or renamed)."""

@@ -174,3 +174,48 @@ def publish_weekly_issue(
         permission="issues: write",
         not_found=f"repository {repo_name} not found (or the token cannot see it)",
     )
+
+
+# --- a quiet week ----------------------------------------------------------------------------------
+
+_QUIET_MARKER = "<!-- opdrift:weekly quiet={} -->"
+
+
+def publish_quiet_week(client: RepoClient | None, *, window_key: str, text: str, dry_run: bool) -> Outcome:
+    """A week with no operator change (`weekly.quiet: comment`): one comment on the bot's open issue of
+    the latest earlier week, found by a hidden per-week marker, so a re-run adds none. No issue is
+    opened; with none open, nothing is posted."""
+    marker = _QUIET_MARKER.format(weekly_marker(window_key).split("window=")[1].removesuffix(" -->"))
+    body = with_marker(text, marker)
+    check_size(body, "the quiet week's comment")
+    if client is None:
+        return Outcome(
+            "dry-run", None, None, "would comment on the open drift issue that nothing changed", body
+        )
+
+    def step() -> Outcome:
+        found = _find_weekly(client, window_key)
+        issue = found.previous
+        if issue is None or issue.state != "open":
+            return Outcome(
+                "skipped", None, None, "no operator changes this week; no open drift issue to comment on"
+            )
+        for comment in issue.get_comments():
+            if marker in (comment.body or "") and client.is_mine(comment):
+                return Outcome(
+                    "unchanged", issue.html_url, issue.number, f"issue #{issue.number} already says so"
+                )
+        if dry_run:
+            return Outcome(
+                "dry-run", issue.html_url, issue.number, f"would comment on issue #{issue.number}", body
+            )
+        issue.create_comment(body)
+        return Outcome("updated", issue.html_url, issue.number, f"commented on issue #{issue.number}", body)
+
+    repo_name = client.repo_name
+    return client.run(
+        step,
+        what=f"commenting on the weekly issue in {repo_name}",
+        permission="issues: write",
+        not_found=f"repository {repo_name} not found (or the token cannot see it)",
+    )

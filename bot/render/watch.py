@@ -162,6 +162,16 @@ class Landed:
 
 
 @dataclass(frozen=True)
+class ScanProgress:
+    """How far a scan the request budget stopped got (a first run over thousands of open PRs)."""
+
+    examined: int  # open pull requests examined so far
+    listed: int  # open pull requests listed
+    listed_whole: bool  # False: the listing itself stopped, there are more than `listed`
+    runs_left: int | None  # runs at this run's pace to examine the rest; None: unknown
+
+
+@dataclass(frozen=True)
 class WatchView:
     upstream: str
     rows: tuple[PullRow, ...]  # newest update first
@@ -172,6 +182,7 @@ class WatchView:
     state_block: str  # the hidden block, rendered by bot.app.watch_state
     complete: bool = True  # False: the scan stopped at its request budget
     hidden_rows: int = 0  # rows the body had no room for
+    progress: ScanProgress | None = None  # with `complete` False: how far it got
 
 
 class _Words:
@@ -179,6 +190,15 @@ class _Words:
 
     def __init__(self, view: WatchView) -> None:
         self.view = view
+
+    @staticmethod
+    def count(n: int) -> str:
+        return f"{n:,}"  # 3,000 open pull requests
+
+    @staticmethod
+    def runs(n: int) -> str:
+        # The example workflow runs hourly (examples/downstream/watch.yml).
+        return "one more hourly run" if n == 1 else f"{n:,} more hourly runs ({n:,} hours)"
 
     def title(self, row: PullRow | Landed) -> Safe:
         label = Safe(f"#{row.number}")  # the bot's own reference: the one that may link

@@ -153,7 +153,12 @@ def release_of(snapshot: Snapshot) -> SiteRelease:
     return SiteRelease(label, ref, NATIVE_PATH)
 
 
-def _event(change: Change, release: SiteRelease, commit: Attribution | None = None) -> Event:
+def _event(
+    change: Change,
+    release: SiteRelease,
+    commit: Attribution | None = None,
+    previous: SiteRelease | None = None,
+) -> Event:
     before, after = change.before, change.after
     keys_before = set(_backend_keys(before))
     keys_after = set(_backend_keys(after))
@@ -174,7 +179,13 @@ def _event(change: Change, release: SiteRelease, commit: Attribution | None = No
         keys_lost=tuple(sorted(keys_before - keys_after)) if both else (),
         tags_gained=tuple(sorted(tags_after - tags_before)) if both else (),
         tags_lost=tuple(sorted(tags_before - tags_after)) if both else (),
-        url=release.line_url(change.record.line),
+        # A removed operator is on no line of the release that removed it (that line is another entry's
+        # now): the link goes to the last release that had it, at its line there.
+        url=(
+            previous.line_url(before.line)
+            if change.kind == "removed" and before is not None and previous is not None
+            else release.line_url(change.record.line)
+        ),
         commit=commit,
     )
 
@@ -204,7 +215,7 @@ def _events(
         changes = (*drift.added, *drift.removed, *drift.renamed, *drift.changed)
         found = commits.attribute(changes, i) if commits is not None else {}
         for change in changes:
-            event = _event(change, releases[i], found.get(change.fingerprint))
+            event = _event(change, releases[i], found.get(change.fingerprint), releases[i - 1])
             by_base[change.record.base].append(event)
             before = change.before
             if change.kind == "renamed" and before is not None and before.base != change.record.base:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,12 @@ def merge_base(repo: str | os.PathLike[str], base: str, head: str) -> str:
         detail = done.errors.strip() or "no common ancestor (is the clone shallow? use fetch-depth: 0)"
         raise GitError(f"no merge base of {base} and {head}: {detail}", path=os.fspath(repo))
     return sha
+
+
+def toplevel(path: str | os.PathLike[str]) -> str | None:
+    """The root of the git work tree holding PATH, or None outside one."""
+    done = run_git(path, "rev-parse", "--show-toplevel", check=False)
+    return done.text.strip() or None if done.returncode == 0 else None
 
 
 # --- the weekly window's base -----------------------------------------------------------------
@@ -258,3 +265,75 @@ def push_commits(
         if rebased.returncode != 0:
             run_git(top, "rebase", "--abort", check=False)
             raise WorkflowError(f"cannot replay the snapshot commit onto {branch}: {why(rebased.errors)}")
+
+
+# --- the branch that keeps the snapshot --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StateBranch:
+    """A worktree of the branch that keeps the stored snapshot, never the checked-out (default) branch."""
+
+    directory: str
+    seeded: str | None  # the seed commit, when the branch did not exist and was started here
+    note: str
+
+
+def open_state_branch(
+    remote: str,
+    branch: str,
+    directory: str | os.PathLike[str],
+    path: str,
+    seed: Callable[[], bytes],
+    *,
+    auth_header: str | None = None,
+) -> StateBranch:
+    """A clone at DIRECTORY of BRANCH of REMOTE (the repository `push_commits` pushes to), holding the
+    stored snapshot at PATH.
+
+    The weekly job commits the refreshed snapshot there, and `push_commits` pushes it as a fast-forward
+    of BRANCH: the default branch, often protected, never gets a bot commit. A clone of its own rather
+    than a worktree of the job's checkout, which may be shallow (depth 1): the week's base is read from
+    the branch's history (`file_at`), which must be whole. When REMOTE has no BRANCH, it is started here
+    as one commit with no parent holding `seed()` at PATH, pushed with the job's other commit (or
+    alone). `auth_header` travels as in `push_commits`; the remote is given as an argument, not saved.
+    """
+    check_rev(branch, "branch")
+    if not path or os.path.isabs(path) or ".." in Path(path).parts:
+        raise WorkflowError(f"{path!r}: give the snapshot's path inside {branch}, relative to its root")
+    target = Path(directory)
+    if os.path.lexists(target):
+        raise WorkflowError("exists: the snapshot branch needs a directory of its own", path=str(target))
+    auth = {"http.extraHeader": auth_header} if auth_header else None
+    target.mkdir(parents=True)
+    run_git(target, "init", "--quiet")
+    ref = f"refs/heads/{branch}"
+    listed = run_git(target, "ls-remote", "--exit-code", "--", remote, ref, check=False, config=auth)
+    if listed.returncode == 0:
+        fetched = run_git(
+            target, "fetch", "--quiet", "--no-tags", "--", remote, f"+{ref}:refs/remotes/origin/{branch}",
+            check=False, config=auth,
+        )  # fmt: skip
+        if fetched.returncode != 0:
+            detail = (fetched.errors.strip().splitlines() or ["failed"])[-1]
+            raise WorkflowError(f"cannot fetch {branch}: {detail}")
+        run_git(target, "checkout", "--quiet", "--detach", f"refs/remotes/origin/{branch}")
+        sha = run_git(target, "rev-parse", "HEAD").text.strip()
+        if not (target / path).is_file():
+            raise WorkflowError(f"{branch} ({sha[:12]}) holds no {path}", path=str(target))
+        return StateBranch(str(directory), None, f"{path} from {branch} at {sha[:12]}")
+    if listed.returncode != 2:  # 2: the remote answered, without that branch
+        detail = (listed.errors.strip().splitlines() or ["failed"])[-1]
+        raise WorkflowError(f"cannot list the branches of the repository: {detail}")
+    file = target / path
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_bytes(seed())
+    run_git(target, "add", "--", path)
+    run_git(
+        target, "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}",
+        "commit", "--quiet", "--no-verify", "-m", f"snapshots: start {branch} with the seed {path}",
+    )  # fmt: skip
+    sha = run_git(target, "rev-parse", "HEAD").text.strip()
+    return StateBranch(
+        str(directory), sha, f"{branch} did not exist: started it with the seed {path} as {sha[:12]}"
+    )
