@@ -260,7 +260,8 @@ def _summary_markdown(a: SchemaAlert) -> Safe:
 
 def since_words(a: SchemaAlert) -> Safe:
     """Since when upstream's schema is what it is: "added upstream in 2.8.0" when the op came with it,
-    "upstream's schema dates from 2.2.0" when it changed to it, "upstream's schema unchanged since
+    "upstream's schema dates from 2.2.0" when it changed to it, "upstream's kernel binding dates from
+    2.14.0" when only its binding did (it joined a structured group), "upstream's schema unchanged since
     1.12.0 or earlier" at the table's first release, "upstream's schema is in no release yet" without
     one (a change not released yet). The alert only says the backend's schema differs: the change it
     reports may be the op's arrival, not a change of its schema. Safe: the release names are the
@@ -271,6 +272,9 @@ def since_words(a: SchemaAlert) -> Safe:
         return Safe(f"added upstream in {a.upstream_since}")
     if a.upstream_event == "earliest":
         return Safe(f"upstream's schema unchanged since {a.upstream_since} or earlier")
+    if a.upstream_event == "rebound":
+        # the schema is older; what changed is how torchgen binds its kernels (`Binding`)
+        return Safe(f"upstream's kernel binding dates from {a.upstream_since}, its schema from before")
     return Safe(f"upstream's schema dates from {a.upstream_since}")
 
 
