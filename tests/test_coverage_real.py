@@ -668,7 +668,11 @@ def test_an_alert_says_whether_upstream_added_the_op_or_changed_its_schema(
     alerts = {a.name: a for a in cov.alerts}
     expected = {
         "addmm.dtype": ("2.8.0", "added", "added upstream in 2.8.0"),
-        "_scaled_mm_v2": ("2.14.0", "rebound", "upstream's kernel binding dates from 2.14.0, its schema from before"),
+        "_scaled_mm_v2": (
+            "2.14.0",
+            "rebound",
+            "upstream's kernel binding dates from 2.14.0, its schema from before",
+        ),
         "_scaled_grouped_mm": ("2.7.0", "added", "added upstream in 2.7.0"),
         "convolution": ("2.2.0", "changed", "upstream's schema dates from 2.2.0"),
         "linalg_qr": ("1.12.0", "earliest", "upstream's schema unchanged since 1.12.0 or earlier"),

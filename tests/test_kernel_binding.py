@@ -18,6 +18,7 @@ import json
 import lzma
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clirun import Opdrift
@@ -45,7 +46,7 @@ def op_plugin_list(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _alerts(opdrift: Opdrift, backend: Path, snapshot: str) -> dict[str, dict[str, object]]:
+def _alerts(opdrift: Opdrift, backend: Path, snapshot: str) -> dict[str, dict[str, Any]]:
     run = opdrift("coverage", "--backend", f"op-plugin={backend}", snapshot, "--format", "json")
     assert run.code == 0, run.err
     (cov,) = json.loads(run.out)["backends"]
