@@ -463,10 +463,12 @@ class CoverageChange:
     old_alerts: int = 0  # HEAD's alerts that BASE already raised
 
 
-def alert_key(a: SchemaAlert) -> tuple[str, str, str]:
-    """What makes two alerts the same news: the operator, the backend's text and upstream's schema
-    (not the line: an edit elsewhere in the backend's file moves it)."""
-    return (a.name, a.backend_schema, a.upstream_schema)
+def alert_key(a: SchemaAlert) -> tuple[str, str, str, tuple[str, ...]]:
+    """What makes two alerts the same news: the operator, the backend's text, upstream's schema and
+    upstream's C++ signatures (not the line: an edit elsewhere in the backend's file moves it). A kernel
+    that built at BASE and breaks at HEAD with no text changed (``_scaled_mm_v2`` joined a structured
+    group in 2.14.0) is news."""
+    return (a.name, a.backend_schema, a.upstream_schema, tuple(str(k.after) for k in a.kernel_changes))
 
 
 def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:
