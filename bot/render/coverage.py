@@ -95,7 +95,11 @@ class AlertCounts:
 def alert_counts(alerts: Sequence[SchemaAlert], change: CoverageChange | None) -> AlertCounts:
     grades = [grade(a) for a in alerts]
     return AlertCounts(
-        *(grades.count(g) for g in GRADES), new=None if change is None else len(change.new_alerts)
+        kernel=grades.count("kernel"),
+        symint=grades.count("symint"),
+        caller=grades.count("caller"),
+        cosmetic=grades.count("cosmetic"),
+        new=None if change is None else len(change.new_alerts),
     )
 
 
