@@ -27,6 +27,7 @@ from bot.operators.codegen import (
     NEWEST,
     RULES,
     CodegenError,
+    kernel_binding,
     rules_for_release,
     rules_for_version,
 )
@@ -267,10 +268,7 @@ def test_tensor_lists_are_taken_as_each_release_declares(version: str) -> None:
         declared = _LIST_PARAMETER.findall(wheel[op.name][0])
         if not declared:
             continue
-        group = op.structured or op.structured_delegate is not None
-        signature = kernel_signature(
-            parse_schema(op.schema), "SymInt", structured=group and rules.ilistref_for_structured
-        )
+        signature = kernel_signature(parse_schema(op.schema), "SymInt", kernel_binding(op, rules))
         ours = [p.removeprefix("at::").replace("const at::", "const ") for p in signature.parameters]
         assert [p for p in ours if p in ("const ITensorListRef &", "TensorList")] == declared, op.name
         checked += 1

@@ -593,9 +593,12 @@ def test_op_plugin_kernel_breaking_alerts_are_exactly_the_rrelu_with_noise_famil
 ) -> None:
     """torchnpugen declares an op's kernel in the SymInt form only when its name is in the file's
     `symint:` section (gen.py's SYMINT_SET), so `convolution`, `bincount` and `channel_shuffle` are
-    int64_t kernels, which still build after upstream's int → SymInt widenings. Only
+    int64_t kernels, which still build after upstream's int → SymInt widenings. What breaks them:
     rrelu_with_noise's `Tensor noise` → `Tensor(b!) noise` (a `const Tensor &` that became
-    `Tensor &`) breaks them."""
+    `Tensor &`), and the two ops that joined a structured group in 2.14.0 with their schemas unchanged,
+    whose `Tensor[]` scales became `const at::ITensorListRef &` while op-plugin's entries still bind
+    them outside one (no `structured_delegate:`; Ascend/op-plugin 49c8366e and f2d45694 changed their
+    kernels by hand, and force the binding in torchnpugen/context.py)."""
     _, backend, cov = op_plugin_real
     doc = yaml.safe_load(_real_text(OP_PLUGIN))
     symint = {entry["func"].split("(")[0] for entry in doc["symint"]}
@@ -604,12 +607,16 @@ def test_op_plugin_kernel_breaking_alerts_are_exactly_the_rrelu_with_noise_famil
     assert {"embedding", "zeros"} <= {op.name for op in backend.ops if op.kernel_form == "SymInt"}
     alerts = {a.name: a for a in cov.alerts}
     breaking = {a.name for a in cov.alerts if a.kernel == "breaking"}
-    assert breaking == {"rrelu_with_noise", "rrelu_with_noise.out", "rrelu_with_noise_"}
+    rrelu = {"rrelu_with_noise", "rrelu_with_noise.out", "rrelu_with_noise_"}
+    assert breaking == rrelu | {"_scaled_mm_v2", "_scaled_grouped_mm_v2"}
     for name in breaking:
         changed = {(k.form, part) for k in alerts[name].kernel_changes for part in k.differences()}
-        assert changed == {
-            (f, ("parameter 2", "const at::Tensor &", "at::Tensor &")) for f in ("SymInt", "int64_t")
-        }
+        parts = (
+            [("parameter 2", "const at::Tensor &", "at::Tensor &")]
+            if name in rrelu
+            else [(f"parameter {i}", "at::TensorList", "const at::ITensorListRef &") for i in (3, 6)]
+        )
+        assert changed == {(f, part) for f in ("SymInt", "int64_t") for part in parts}, name
     for name in ("convolution", "bincount", "channel_shuffle"):
         alert = alerts[name]
         assert (alert.kernel, alert.form) == ("symint", "int64_t"), name
@@ -662,16 +669,22 @@ def test_an_alert_says_since_which_release_upstreams_schema_holds(
 def test_an_alert_says_whether_upstream_added_the_op_or_changed_its_schema(
     op_plugin_real: tuple[str, BackendList, Coverage],
 ) -> None:
-    """`upstream_since` is the first release of the latest run of upstream's schema; an op that came in
-    that release was added, not changed (op-plugin's `addmm.dtype` 2.8.0, `_scaled_mm_v2` 2.10.0,
-    `_scaled_grouped_mm` 2.7.0), and a run from the table's first release says only "or earlier"."""
+    """`upstream_since` is the first release of the latest run of upstream's schema and binding; an op
+    that came in that release was added, not changed (op-plugin's `addmm.dtype` 2.8.0,
+    `_scaled_grouped_mm` 2.7.0); `_scaled_mm_v2` came in 2.10.0, but its run starts at 2.14.0, where it
+    joined a structured group with its schema unchanged ("rebound"); a run from the table's first
+    release says only "or earlier"."""
     from bot.render.coverage import since_words
 
     _, _, cov = op_plugin_real
     alerts = {a.name: a for a in cov.alerts}
     expected = {
         "addmm.dtype": ("2.8.0", "added", "added upstream in 2.8.0"),
-        "_scaled_mm_v2": ("2.10.0", "added", "added upstream in 2.10.0"),
+        "_scaled_mm_v2": (
+            "2.14.0",
+            "rebound",
+            "upstream's kernel binding dates from 2.14.0, its schema from before",
+        ),
         "_scaled_grouped_mm": ("2.7.0", "added", "added upstream in 2.7.0"),
         "convolution": ("2.2.0", "changed", "upstream's schema dates from 2.2.0"),
         "linalg_qr": ("1.12.0", "earliest", "upstream's schema unchanged since 1.12.0 or earlier"),
@@ -685,6 +698,8 @@ def test_an_alert_says_whether_upstream_added_the_op_or_changed_its_schema(
         elif event == "changed":  # the release before had the op, with another schema
             assert f"- func: {name}(" in release_text(earlier[-1]), name
             assert f"- func: {a.upstream_schema}\n" not in release_text(earlier[-1]), name
+        elif event == "rebound":  # the release before had the same schema (2.13.0, before 2.14.0)
+            assert f"- func: {a.upstream_schema}\n" in release_text(earlier[-1]), name
     doc = json.loads(json.dumps(coverage_json(cov)))
     events = {x["name"]: (x["upstream_since"], x["upstream_since_event"]) for x in doc["schema_alerts"]}
     assert {name: events[name] for name in expected} == {n: (s, e) for n, (s, e, _) in expected.items()}

@@ -15,8 +15,9 @@ from datafiles import DATA
 from bot import pipeline
 from bot.coverage.check import mlir_signature
 from bot.drift.changes import Change, compute_drift
+from bot.operators.codegen import kernel_binding, rules_for_version
 from bot.schema.grammar import parse_schema
-from bot.schema.kernel import KernelForm, kernel_changes, kernel_signature
+from bot.schema.kernel import Binding, KernelForm, kernel_changes, kernel_signature
 
 
 def _split(params: str) -> list[str]:
@@ -66,13 +67,12 @@ def test_signatures_equal_the_wheels_own_registration_declarations(
         name = json.loads(m.group(4))["schema"].removeprefix("aten::")
         schema = parse_schema(name)
         facets = records[str(schema.name)].facets
-        structured = facets.structured or facets.structured_delegate is not None
         returns, params = m.group(1).strip(), [re.sub(r"\s*\w+$", "", p) for p in _split(m.group(3))]
         checked += 1
         const_ref += bool(facets.const_ref_mutable)
-        options = {"structured": structured, "const_ref": bool(facets.const_ref_mutable)}
-        symint = kernel_signature(schema, "SymInt", **options)
-        plain = kernel_signature(schema, "int64_t", **options)
+        binding = kernel_binding(facets, rules_for_version("2.14.1"))
+        symint = kernel_signature(schema, "SymInt", binding)
+        plain = kernel_signature(schema, "int64_t", binding)
         assert (symint.returns, list(symint.parameters)) == (returns, params), name
         assert (plain.returns, list(plain.parameters)) == (returns, [_plain(p) for p in params]), name
     assert checked == 3103 and 10 < const_ref < 40
@@ -102,9 +102,11 @@ def test_dropping_use_const_ref_breaks_kernels_not_callers(release_file: Callabl
 
 def test_a_structured_group_takes_tensor_lists_as_ilistref() -> None:
     cat = parse_schema("cat(Tensor[] tensors, int dim=0) -> Tensor")
-    assert kernel_signature(cat, "SymInt", structured=True).parameters[0] == "const at::ITensorListRef &"
+    assert (
+        kernel_signature(cat, "SymInt", Binding(ilistref=True)).parameters[0] == "const at::ITensorListRef &"
+    )
     assert kernel_signature(cat, "SymInt").parameters[0] == "at::TensorList"
-    (joined, _) = kernel_changes(cat, cat, structured_after=True)
+    (joined, _) = kernel_changes(cat, cat, binding_after=Binding(ilistref=True))
     assert joined.differences() == (("parameter 1", "at::TensorList", "const at::ITensorListRef &"),)
 
 

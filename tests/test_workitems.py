@@ -19,6 +19,7 @@ from bot.coverage.check import Coverage, compute_coverage
 from bot.coverage.workitems import WorkItem, declaration, decomposition_in_degree, work_items
 from bot.model import Snapshot
 from bot.render.rank import work_item_rank_key
+from bot.schema.kernel import PLAIN
 
 REAL = DATA / "backends" / "real"
 XLA = "pytorch-xla.xla_native_functions.yaml.xz"
@@ -213,6 +214,6 @@ def test_before_1_13_the_declaration_is_in_the_symint_form(
     assert {i.form for i in work_items(dlprim, snap_215)} == {"int64_t"}
     # 1.12.0's RegistrationDeclarations.h declares expand.SymInt with c10::SymIntArrayRef
     rec = old.operators["expand.SymInt"]
-    assert declaration(rec.name, rec.schema, "SymInt", structured=False, const_ref=False) == (
+    assert declaration(rec.name, rec.schema, "SymInt", PLAIN) == (
         "at::Tensor expand_SymInt(const at::Tensor & self, c10::SymIntArrayRef size, bool implicit)"
     )

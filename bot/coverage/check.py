@@ -24,14 +24,17 @@ from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.schema_history import SinceEvent, schema_since
 from bot.errors import ConfigError, SchemaError
 from bot.model import OpRecord, Snapshot
+from bot.operators.codegen import kernel_binding, rules_for_version
 from bot.operators.kernels import Profile
 from bot.schema.codes import Code, Detail
 from bot.schema.compare import diff_schemas, widens
 from bot.schema.grammar import parse_schema, parse_type
 from bot.schema.kernel import (
+    Binding,
     KernelChange,
     KernelForm,
     KernelVerdict,
+    bound,
     breaks_form,
     kernel_changes,
     plain_kernels_accepted,
@@ -253,12 +256,29 @@ def _widened(before: str, after: str) -> bool:
         return False  # a type the grammar does not know (torch-mlir's `t`, `Any`): not provably wider
 
 
-def _structured(rec: OpRecord) -> bool:
-    return rec.facets.structured or rec.facets.structured_delegate is not None
+@dataclass(frozen=True)
+class _Bindings:
+    """How the backend's kernel is bound and how upstream's is, at the snapshot's release
+    (`bot.operators.codegen.kernel_binding`, the drift's rule too)."""
+
+    theirs: Binding
+    ours: Binding
+
+
+def _bindings(op: BackendOp, rec: OpRecord, torch_version: str | None) -> _Bindings:
+    """A list whose own keys bind its kernels (`BackendOp.own_binding`: op-plugin's) is bound by them;
+    any other backend's kernel is bound as upstream binds it: its list does not say, and its codegen
+    (torchgen's gen_backend_stubs for XLA's and XPU's) reads upstream's yaml."""
+    rules = rules_for_version(torch_version)
+    ours = kernel_binding(rec.facets, rules)
+    return _Bindings(kernel_binding(op, rules) if op.own_binding else ours, ours)
 
 
 def _kernel_verdict(
-    theirs: FunctionSchema | None, rec: OpRecord, schema: FunctionSchema, form: KernelForm | None
+    theirs: FunctionSchema | None,
+    schema: FunctionSchema,
+    form: KernelForm | None,
+    bindings: _Bindings,
 ) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
     """The kernel verdict from the backend's schema to upstream's, for a kernel written in FORM.
 
@@ -266,13 +286,13 @@ def _kernel_verdict(
     when it calls it (c10's KernelFunction::call; OperatorEntry checks a kernel against the signature
     of its own form), so a change that alters only the SymInt form leaves an int64_t kernel building:
     "symint", not "breaking". With no form known (torch-mlir lowers by types) the verdict is every
-    form's (`verdict_of`). The backend's side is taken to be in upstream's structured group or not as
-    upstream is: a list does not say. An unreadable backend side is "breaking" with no signature, as
-    the drift does for an unreadable schema."""
+    form's (`verdict_of`). Each side is bound by BINDINGS (`_bindings`): an op that joined a structured
+    group upstream (``_scaled_mm_v2`` in 2.14.0) breaks a kernel its list still binds outside one. An
+    unreadable backend side is "breaking" with no signature, as the drift does for an unreadable
+    schema."""
     if theirs is None:
         return "breaking", ()
-    structured = _structured(rec)
-    found = kernel_changes(theirs, schema, structured_before=structured, structured_after=structured)
+    found = kernel_changes(theirs, schema, binding_before=bindings.theirs, binding_after=bindings.ours)
     return judge_in_form(found, form), found
 
 
@@ -324,7 +344,7 @@ def _at(returns: tuple[Return, ...], i: int) -> Return | None:
 
 
 def _types_alert(
-    op: BackendOp, rec: OpRecord, schema: FunctionSchema, judged: KernelForm | None
+    op: BackendOp, schema: FunctionSchema, judged: KernelForm | None, bindings: _Bindings
 ) -> SchemaAlert | None:
     backend_sig = " ".join((op.schema or "").split())
     upstream = mlir_signature(schema)
@@ -357,7 +377,7 @@ def _types_alert(
             details.append(code(arg, before, after))
     breaking = any(d.severity == "breaking" for d in details)
     kernel, kernels = _kernel_verdict(
-        _schema_from_types(theirs, their_rets, ours, our_rets, schema), rec, schema, judged
+        _schema_from_types(theirs, their_rets, ours, our_rets, schema), schema, judged, bindings
     )
     return SchemaAlert(
         op.name,
@@ -375,10 +395,10 @@ def _types_alert(
 
 
 def _full_alert(
-    op: BackendOp, rec: OpRecord, schema: FunctionSchema, judged: KernelForm | None
+    op: BackendOp, rec: OpRecord, schema: FunctionSchema, judged: KernelForm | None, bindings: _Bindings
 ) -> SchemaAlert | None:
     text = op.schema or ""
-    if text == rec.schema:
+    if text == rec.schema and bound(bindings.theirs, schema) == bound(bindings.ours, schema):
         return None
     try:
         theirs = parse_schema(text, path=op.path, line=op.line)
@@ -389,7 +409,7 @@ def _full_alert(
             op.name, op.path, op.line, text, rec.schema, True, (), "breaking", (), op.kernel_form, judged
         )
     details = diff_schemas(theirs, schema)
-    kernel, kernels = _kernel_verdict(theirs, rec, schema, judged)
+    kernel, kernels = _kernel_verdict(theirs, schema, judged, bindings)
     # Nothing a caller or a kernel notices (a default respelled, `1e-05` for `1.0e-05`): no alert.
     if not kernels and all(d.severity == "info" for d in details):
         return None
@@ -424,9 +444,10 @@ def alert_for(op: BackendOp, rec: OpRecord, torch_version: str | None) -> Schema
     sides of a change."""
     judged = judged_form(op.kernel_form, torch_version)
     schema = parse_schema(rec.schema)
+    bindings = _bindings(op, rec, torch_version)
     if op.schema_kind == "types":
-        return _types_alert(op, rec, schema, judged)
-    return _full_alert(op, rec, schema, judged)
+        return _types_alert(op, schema, judged, bindings)
+    return _full_alert(op, rec, schema, judged, bindings)
 
 
 def _alerts(snapshot: Snapshot, backend: BackendList) -> Iterable[SchemaAlert]:
@@ -437,7 +458,10 @@ def _alerts(snapshot: Snapshot, backend: BackendList) -> Iterable[SchemaAlert]:
             continue
         alert = alert_for(op, rec, version)
         if alert is not None:
-            since = schema_since(op.name, rec.schema, version)
+            # since when upstream's schema has been what it is AND bound as it is (a run of the table)
+            schema = parse_schema(rec.schema)
+            bindings = _bindings(op, rec, version)
+            since = schema_since(op.name, rec.schema, version, binding=bound(bindings.ours, schema).label)
             if since is not None:
                 alert = dataclasses.replace(alert, upstream_since=since.release, upstream_event=since.event)
             yield alert
@@ -456,10 +480,12 @@ class CoverageChange:
     old_alerts: int = 0  # HEAD's alerts that BASE already raised
 
 
-def alert_key(a: SchemaAlert) -> tuple[str, str, str]:
-    """What makes two alerts the same news: the operator, the backend's text and upstream's schema
-    (not the line: an edit elsewhere in the backend's file moves it)."""
-    return (a.name, a.backend_schema, a.upstream_schema)
+def alert_key(a: SchemaAlert) -> tuple[str, str, str, tuple[str, ...]]:
+    """What makes two alerts the same news: the operator, the backend's text, upstream's schema and
+    upstream's C++ signatures (not the line: an edit elsewhere in the backend's file moves it). A kernel
+    that built at BASE and breaks at HEAD with no text changed (``_scaled_mm_v2`` joined a structured
+    group in 2.14.0) is news."""
+    return (a.name, a.backend_schema, a.upstream_schema, tuple(str(k.after) for k in a.kernel_changes))
 
 
 def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:

@@ -45,6 +45,14 @@ class BackendOp:
     # in its own form, since the dispatcher unpacks SymInts for an int64_t kernel. None: the backend
     # writes no C++ kernel of this signature (torch-mlir lowers by types), or its reader cannot tell
     kernel_form: KernelForm | None = None
+    # `own_binding`: a torchgen of the backend's own reads the list as native_functions.yaml and binds
+    # the kernel by the entry's keys below, not upstream's (op-plugin's torchnpugen: `structured:`,
+    # `structured_delegate:`, `use_const_ref_for_mutable_tensors:`; `bot.operators.codegen.kernel_binding`).
+    # False: the list does not say, and the kernel is bound as upstream binds it
+    own_binding: bool = False
+    structured: bool = False
+    structured_delegate: str | None = None
+    const_ref_mutable: bool | None = None
 
 
 @dataclass(frozen=True)

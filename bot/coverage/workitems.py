@@ -35,10 +35,10 @@ from bot.coverage.check import Coverage, OpCoverage, falls_back
 from bot.coverage.kinds import KIND_BY_ID
 from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
 from bot.model import OpRecord, Snapshot
-from bot.operators.codegen import rules_for_version
+from bot.operators.codegen import kernel_binding, rules_for_version
 from bot.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
 from bot.schema.grammar import parse_schema
-from bot.schema.kernel import KernelForm, kernel_signature, plain_kernels_accepted
+from bot.schema.kernel import Binding, KernelForm, kernel_signature, plain_kernels_accepted
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
 from bot.work.engine import scope
 
@@ -100,12 +100,13 @@ def decomposition_in_degree(snapshot: Snapshot) -> dict[str, int]:
     return {target: len(bases) for target, bases in callers.items()}
 
 
-def declaration(name: str, schema: str, form: KernelForm, *, structured: bool, const_ref: bool) -> str:
-    """The C++ function to register for NAME: the dispatcher's signature in FORM
-    (`bot.schema.kernel.kernel_signature`), its parameters named as the schema names them, the
-    function named after the operator (``acos.out`` → ``acos_out``, as torchgen names out= kernels)."""
+def declaration(name: str, schema: str, form: KernelForm, binding: Binding) -> str:
+    """The C++ function to register for NAME: the dispatcher's signature in FORM, bound by BINDING
+    (`bot.schema.kernel.kernel_signature`, `bot.operators.codegen.kernel_binding`), its parameters named
+    as the schema names them, the function named after the operator (``acos.out`` → ``acos_out``, as
+    torchgen names out= kernels)."""
     parsed = parse_schema(schema)
-    sig = kernel_signature(parsed, form, structured=structured, const_ref=const_ref)
+    sig = kernel_signature(parsed, form, binding)
     params = ", ".join(
         f"{t} {a.name}" for t, a in zip(sig.parameters, parsed.arguments.flat_all, strict=True)
     )
@@ -191,19 +192,14 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
             members[o.via].add(o.name)
     version = snapshot.meta.torch_version
     form = _form(cov, version)
-    ilistref = rules_for_version(version).ilistref_for_structured
+    rules = rules_for_version(version)
     in_degree = decomposition_in_degree(snapshot)
     items = []
     for lead in sorted(members):
         rec = records[lead]
         group = sorted(members[lead])
-        structured = ilistref and (rec.facets.structured or rec.facets.structured_delegate is not None)
         signature = (
-            ""
-            if form is None
-            else declaration(
-                lead, rec.schema, form, structured=structured, const_ref=bool(rec.facets.const_ref_mutable)
-            )
+            "" if form is None else declaration(lead, rec.schema, form, kernel_binding(rec.facets, rules))
         )
         items.append(
             WorkItem(

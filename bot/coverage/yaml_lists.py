@@ -241,8 +241,48 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
             continue
         form = _form(m.group(1) in symint)
         name = normalise_name(m.group(1), path=path, line=line)
-        ops.append(BackendOp(name, line, path, key, schema, "full", kernel_form=form))
+        structured, delegate, const_ref = _binding_keys(fields, path)
+        ops.append(
+            BackendOp(
+                name,
+                line,
+                path,
+                key,
+                schema,
+                "full",
+                kernel_form=form,
+                own_binding=True,
+                structured=structured,
+                structured_delegate=delegate,
+                const_ref_mutable=const_ref,
+            )
+        )
     return BackendList("op-plugin", path, tuple(ops), ungated=ungated)
+
+
+def _binding_keys(fields: dict[str, yaml.Node], path: str) -> tuple[bool, str | None, bool]:
+    """An op-plugin entry's own keys that bind its kernel: torchnpugen reads the file with torchgen's
+    NativeFunction.from_yaml and binds each kernel by the entry's ``structured: True``,
+    ``structured_delegate:`` and ``use_const_ref_for_mutable_tensors:`` (its context.py's
+    native_function_manager), so an absent key is False whatever upstream's entry says (Ascend/op-plugin
+    49c8366e forces ITensorListRef for ``_scaled_mm_v2`` by a list in that file, because its entry does
+    not say ``structured_delegate``)."""
+    node = fields.get("structured_delegate")
+    delegate = str(node.value).strip() if isinstance(node, yaml.ScalarNode) else ""
+    return (
+        _flag(fields.get("structured"), path),
+        delegate or None,
+        _flag(fields.get("use_const_ref_for_mutable_tensors"), path),
+    )
+
+
+def _flag(node: yaml.Node | None, path: str) -> bool:
+    """A boolean key of an entry (absent: False), as YAML reads ``True``, ``true`` or ``False``."""
+    if node is None:
+        return False
+    if isinstance(node, yaml.ScalarNode) and str(node.value).lower() in ("true", "false"):
+        return str(node.value).lower() == "true"
+    raise ConfigError("expected True or False", path=path, line=_line(node))
 
 
 def _op_plugin_symint(top: dict[str, yaml.Node], path: str) -> frozenset[str]:

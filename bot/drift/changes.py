@@ -15,14 +15,14 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from bot.dispatchkeys import CIA, GENERIC_KEYS
 from bot.drift.needs import ProfileNeeds
 from bot.errors import SchemaError
 from bot.model import OpRecord, Snapshot, SourceMeta
-from bot.operators.codegen import rules_for_version
+from bot.operators.codegen import NEWEST, CodegenRules, in_structured_group, kernel_binding, rules_for_version
 from bot.operators.kernels import PROFILES, Profile
 from bot.schema.codes import Code, Detail
 from bot.schema.compare import argument_types, diff_schemas
@@ -197,7 +197,9 @@ def _diff_schema(before: OpRecord, after: OpRecord) -> list[Detail]:
     return found
 
 
-def _diff_kernels(before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool]) -> list[Detail]:
+def _diff_kernels(
+    before: OpRecord, after: OpRecord, rules: tuple[CodegenRules, CodegenRules]
+) -> list[Detail]:
     out: list[Detail] = []
     fb, fa = before.facets, after.facets
     was_dec, now_dec = decomposes(before), decomposes(after)
@@ -221,8 +223,8 @@ def _diff_kernels(before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool]
         out.append(Code.CONST_REF_CHANGED("", str(const_before), str(const_after)))
     if fb.structured != fa.structured:
         out.append(Code.STRUCTURED_CHANGED("", str(fb.structured), str(fa.structured)))
-    lists = _tensor_lists(before, after, ilistref)
-    if lists is not None and _in_structured_group(before) == _in_structured_group(after):
+    lists = _tensor_lists(before, after, rules)
+    if lists is not None and in_structured_group(before.facets) == in_structured_group(after.facets):
         # The same group on both sides, but the releases' codegens take its tensor lists differently
         # (1.12 → 1.13, `CodegenRules.ilistref_for_structured`): no schema or key changed.
         out.append(Code.TENSOR_LISTS_CHANGED("", *lists))
@@ -268,13 +270,12 @@ def _diff_rest(before: OpRecord, after: OpRecord) -> list[Detail]:
 
 
 def diff_records(
-    before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool] = (True, True)
+    before: OpRecord, after: OpRecord, rules: tuple[CodegenRules, CodegenRules] = (NEWEST, NEWEST)
 ) -> tuple[Detail, ...]:
-    """Every classified difference between two records of (possibly renamed) operators. `ilistref`:
-    whether each side's release takes a structured group's tensor lists as ITensorListRef
-    (`ilistref_of`)."""
+    """Every classified difference between two records of (possibly renamed) operators. `rules`: each
+    side's release's codegen rules (`rules_of`), which bind its kernel (`kernel_binding`)."""
     return tuple(
-        _diff_schema(before, after) + _diff_kernels(before, after, ilistref) + _diff_rest(before, after)
+        _diff_schema(before, after) + _diff_kernels(before, after, rules) + _diff_rest(before, after)
     )
 
 
@@ -322,9 +323,9 @@ def _changed(
     needs_b: ProfileNeeds,
     needs_h: ProfileNeeds,
     head_version: str | None,
-    ilistref: tuple[bool, bool] = (True, True),
+    rules: tuple[CodegenRules, CodegenRules] = (NEWEST, NEWEST),
 ) -> Change | None:
-    details = diff_records(before, after, ilistref)
+    details = diff_records(before, after, rules)
     if kind == "changed" and not details:
         return None
     need_before, need_after = needs_b(before), needs_h(after)
@@ -332,7 +333,7 @@ def _changed(
     if kind == "renamed":
         facts = [before.name, after.schema, facts]
     breaking = kind == "renamed" or any(d.severity == "breaking" for d in details)
-    verdict, kernels = _kernel_verdict(before, after, head_version, ilistref)
+    verdict, kernels = _kernel_verdict(before, after, head_version, rules)
     # A renamed operator needs its kernels registered under the new name, whatever the old one had.
     newly = need_after if kind == "renamed" else need_after - need_before
     # One whose kernel no longer builds is work for everyone who writes it; a SymInt-only change is
@@ -357,27 +358,21 @@ def _changed(
     )
 
 
-def _in_structured_group(rec: OpRecord) -> bool:
-    return rec.facets.structured or rec.facets.structured_delegate is not None
-
-
-def ilistref_of(snap: Snapshot) -> bool:
-    """Whether the codegen of SNAP's release takes a structured group's tensor lists as ITensorListRef
-    (`CodegenRules.ilistref_for_structured`; the newest rules when the version is unknown)."""
-    return rules_for_version(snap.meta.torch_version).ilistref_for_structured
-
-
-def _takes_ilistref(rec: OpRecord, release_does: bool) -> bool:
-    return release_does and _in_structured_group(rec)
+def rules_of(snap: Snapshot) -> CodegenRules:
+    """The codegen rules of SNAP's release, which bind its kernels (`kernel_binding`; the newest rules
+    when the version is unknown)."""
+    return rules_for_version(snap.meta.torch_version)
 
 
 _LIST_TYPES = {False: "at::TensorList", True: "const at::ITensorListRef &"}
 _TENSOR_LIST = re.compile(r"\bTensor(?:\([^)]*\))?\[\]")  # Tensor[], Tensor(a!)[]; not Tensor?[]
 
 
-def _tensor_lists(before: OpRecord, after: OpRecord, ilistref: tuple[bool, bool]) -> tuple[str, str] | None:
+def _tensor_lists(
+    before: OpRecord, after: OpRecord, rules: tuple[CodegenRules, CodegenRules]
+) -> tuple[str, str] | None:
     """The C++ type of the tensor lists on each side, when it differs and the operator takes one."""
-    b, a = _takes_ilistref(before, ilistref[0]), _takes_ilistref(after, ilistref[1])
+    b, a = kernel_binding(before.facets, rules[0]).ilistref, kernel_binding(after.facets, rules[1]).ilistref
     if b == a or not (_TENSOR_LIST.search(before.schema) or _TENSOR_LIST.search(after.schema)):
         return None
     return _LIST_TYPES[b], _LIST_TYPES[a]
@@ -396,15 +391,17 @@ def _kernel_verdict(
     before: OpRecord,
     after: OpRecord,
     head_version: str | None,
-    ilistref: tuple[bool, bool] = (True, True),
+    rules: tuple[CodegenRules, CodegenRules] = (NEWEST, NEWEST),
 ) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
     """The verdict for out-of-tree kernels built against HEAD, whose torch version (HEAD_VERSION)
-    decides whether a kernel written with int64_t serves a SymInt schema (`verdict_at`). ILISTREF:
-    whether each side's codegen takes a structured group's tensor lists as ITensorListRef."""
+    decides whether a kernel written with int64_t serves a SymInt schema (`verdict_at`). RULES: each
+    side's codegen rules, which bind its kernel beyond the schema (`kernel_binding`)."""
     same_schema = before.schema == after.schema
     const_before, const_after = _const_refs(before, after)
-    lists_before, lists_after = _takes_ilistref(before, ilistref[0]), _takes_ilistref(after, ilistref[1])
-    if same_schema and lists_before == lists_after and const_before == const_after:
+    # An unknown const-ref key (a version-1 snapshot's) reads as the other side's (`_const_refs`).
+    bound_before = replace(kernel_binding(before.facets, rules[0]), const_ref=const_before)
+    bound_after = replace(kernel_binding(after.facets, rules[1]), const_ref=const_after)
+    if same_schema and bound_before == bound_after:
         return "none", ()
     a, b = _parse(before.schema), _parse(after.schema)
     if a is None or b is None:
@@ -412,14 +409,7 @@ def _kernel_verdict(
     # Joining or leaving a structured group (at a release that takes its tensor lists as ITensorListRef)
     # changes how tensor lists are taken, and the const-ref key how mutable tensors are, with the
     # schema unchanged.
-    found = kernel_changes(
-        a,
-        b,
-        structured_before=lists_before,
-        structured_after=lists_after,
-        const_ref_before=const_before,
-        const_ref_after=const_after,
-    )
+    found = kernel_changes(a, b, binding_before=bound_before, binding_after=bound_after)
     if found:
         return verdict_at(found, head_version), found
     return ("none" if same_schema else "compatible"), found
@@ -556,18 +546,18 @@ def compute_drift(
 
     need_b = ProfileNeeds(b_ops if base_all is None else base_all, version=base.meta.torch_version)
     need_h = ProfileNeeds(h_ops if head_all is None else head_all, version=head.meta.torch_version)
-    ilistref = (ilistref_of(base), ilistref_of(head))
+    rules = (rules_of(base), rules_of(head))
     # The kernels are built against HEAD, so its dispatcher's rule for SymInt schemas applies.
     version = head_release or head.meta.torch_version
     changed: list[Change] = []
     for name in sorted(set(b_ops) & set(h_ops)):
-        c = _changed(b_ops[name], h_ops[name], "changed", need_b, need_h, version, ilistref)
+        c = _changed(b_ops[name], h_ops[name], "changed", need_b, need_h, version, rules)
         if c is not None:
             changed.append(c)
     renamed = [
         c
         for old, new in renames
-        if (c := _changed(old, new, "renamed", need_b, need_h, version, ilistref)) is not None
+        if (c := _changed(old, new, "renamed", need_b, need_h, version, rules)) is not None
     ]
     return Drift(
         base=base.meta,

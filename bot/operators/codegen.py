@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from bot.errors import OpdriftError
+from bot.schema.kernel import Binding
 from bot.versions import minor_of
 
 
@@ -134,3 +136,31 @@ def rules_for_release(release: str) -> CodegenRules:
             f"--codegen {release!r}: no rules for that release; known: {', '.join(KNOWN_RELEASES)}"
         )
     return rules_for_version(text)
+
+
+class GroupedEntry(Protocol):
+    """What the binding reads of an entry: a registered `Operator` and a snapshot's `Facets` alike."""
+
+    @property
+    def structured(self) -> bool: ...
+    @property
+    def structured_delegate(self) -> str | None: ...
+    @property
+    def const_ref_mutable(self) -> bool | None: ...
+
+
+def in_structured_group(entry: GroupedEntry) -> bool:
+    """torchgen's ``part_of_structured_group``: ``structured: True``, or a ``structured_delegate``."""
+    return entry.structured or entry.structured_delegate is not None
+
+
+def kernel_binding(entry: GroupedEntry, rules: CodegenRules) -> Binding:
+    """THE rule for how the codegen of RULES' release binds ENTRY's kernel beyond its schema (torchgen's
+    ``native_function_manager``: ``use_ilistref_for_tensor_lists=f.part_of_structured_group`` from 1.13
+    on, ``use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors``). The drift compares
+    two releases' bindings, coverage a backend's against upstream's, and the work items declare by it.
+    An unknown const-ref key (a version-1 snapshot's) reads as absent."""
+    return Binding(
+        ilistref=rules.ilistref_for_structured and in_structured_group(entry),
+        const_ref=bool(entry.const_ref_mutable),
+    )

@@ -14,6 +14,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
 from bot.coverage.names import last_registered
@@ -50,10 +51,57 @@ _TORCH_MLIR_NOTE = Safe(
 )
 
 
-# The alerts sorted by what they do to the backend's own kernel before callers are considered.
-_KERNEL_NEWS = ("breaking", "symint")
 # What a "symint" verdict means to a backend whose kernel is int64_t (`bot.coverage.check.judge_in_form`).
 SYMINT_ONLY = "your int64_t kernel still builds; only the SymInt form changed"
+
+# An alert's grade, by what it does to the backend's own kernel before callers are considered: its C++
+# signature changed ("kernel"); only the SymInt form did and callers are fine ("symint"); callers break
+# and the kernel builds ("caller"); neither ("cosmetic"). Every format counts and lists by `grade`.
+Grade = Literal["kernel", "symint", "caller", "cosmetic"]
+GRADES: tuple[Grade, ...] = ("kernel", "symint", "caller", "cosmetic")
+
+
+def grade(a: SchemaAlert) -> Grade:
+    """A SymInt-only change that breaks callers (`_efficient_attention_backward` 2.1.0 → 2.2.0 reorders
+    arguments) is caller news first."""
+    if a.kernel == "breaking":
+        return "kernel"
+    if a.breaking:
+        return "caller"
+    return "symint" if a.kernel == "symint" else "cosmetic"
+
+
+@dataclass(frozen=True)
+class AlertCounts:
+    """A backend's schema alerts counted by grade, all of them (what the base raised too): the one
+    count the text, the Markdown and the JSON give. `new`: with --base, how many the base did not
+    raise (`bot.coverage.check.compare_coverage`), which the Markdown lists; None without a base."""
+
+    kernel: int = 0
+    symint: int = 0
+    caller: int = 0
+    cosmetic: int = 0
+    new: int | None = None
+
+    @property
+    def total(self) -> int:
+        return self.kernel + self.symint + self.caller + self.cosmetic
+
+    @property
+    def quiet(self) -> int:
+        """Those that break nothing the backend builds."""
+        return self.total - self.kernel
+
+
+def alert_counts(alerts: Sequence[SchemaAlert], change: CoverageChange | None) -> AlertCounts:
+    grades = [grade(a) for a in alerts]
+    return AlertCounts(
+        kernel=grades.count("kernel"),
+        symint=grades.count("symint"),
+        caller=grades.count("caller"),
+        cosmetic=grades.count("cosmetic"),
+        new=None if change is None else len(change.new_alerts),
+    )
 
 
 @dataclass(frozen=True)
@@ -84,7 +132,10 @@ class CoverageView:
     stale_note: Safe  # "" unless the backend's list is known to hold names that are not operators
     # how many of the operators that need a kernel only some backends need (`bot.taxonomy.scope`)
     other_ops: int = 0
-    # the alerts graded: the kernel's C++ signature changed; only callers break; neither
+    # every alert counted by grade (the header of each format), and with --base how many are new
+    counts: AlertCounts = AlertCounts()
+    # the alerts listed (with --base, the new ones), graded: the kernel's C++ signature changed; only
+    # callers break; neither
     alerts_kernel: tuple[SchemaAlert, ...] = ()
     # only the SymInt form changed, and the backend's kernel is int64_t: it still builds; callers too
     alerts_symint: tuple[SchemaAlert, ...] = ()
@@ -172,12 +223,11 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         stale=tuple((op.name, op.path, op.line) for op in cov.stale),
         stale_note=_TORCH_MLIR_NOTE if cov.backend_kind == "torch-mlir" else Safe(""),
         other_ops=sum(1 for o in uncovered if o.name in records and not scope(records[o.name]).generic),
-        alerts_kernel=tuple(a for a in shown if a.kernel == "breaking"),
-        # A SymInt-only change that breaks callers (`_efficient_attention_backward` 2.1.0 → 2.2.0
-        # reorders arguments) is caller news first: it goes with the caller-breaking ones.
-        alerts_symint=tuple(a for a in shown if a.kernel == "symint" and not a.breaking),
-        alerts_caller=tuple(a for a in shown if a.kernel != "breaking" and a.breaking),
-        alerts_cosmetic=tuple(a for a in shown if a.kernel not in _KERNEL_NEWS and not a.breaking),
+        counts=alert_counts(cov.alerts, change),
+        alerts_kernel=tuple(a for a in shown if grade(a) == "kernel"),
+        alerts_symint=tuple(a for a in shown if grade(a) == "symint"),
+        alerts_caller=tuple(a for a in shown if grade(a) == "caller"),
+        alerts_cosmetic=tuple(a for a in shown if grade(a) == "cosmetic"),
         old_alerts=0 if change is None else change.old_alerts,
         fallback=cov.fallback or "",
         roots=cov.roots or (cov.backend_path,),
@@ -263,7 +313,8 @@ def _summary_markdown(a: SchemaAlert) -> Safe:
 
 def since_words(a: SchemaAlert) -> Safe:
     """Since when upstream's schema is what it is: "added upstream in 2.8.0" when the op came with it,
-    "upstream's schema dates from 2.2.0" when it changed to it, "upstream's schema unchanged since
+    "upstream's schema dates from 2.2.0" when it changed to it, "upstream's kernel binding dates from
+    2.14.0" when only its binding did (it joined a structured group), "upstream's schema unchanged since
     1.12.0 or earlier" at the table's first release, "upstream's schema is in no release yet" without
     one (a change not released yet). The alert only says the backend's schema differs: the change it
     reports may be the op's arrival, not a change of its schema. Safe: the release names are the
@@ -274,6 +325,9 @@ def since_words(a: SchemaAlert) -> Safe:
         return Safe(f"added upstream in {a.upstream_since}")
     if a.upstream_event == "earliest":
         return Safe(f"upstream's schema unchanged since {a.upstream_since} or earlier")
+    if a.upstream_event == "rebound":
+        # the schema is older; what changed is how torchgen binds its kernels (`Binding`)
+        return Safe(f"upstream's kernel binding dates from {a.upstream_since}, its schema from before")
     return Safe(f"upstream's schema dates from {a.upstream_since}")
 
 
@@ -373,17 +427,27 @@ def _fitting_markdown(views: Sequence[CoverageView], head: Snapshot) -> str:
     return largest_cap_fitting(LIST_CAP - 1, MARKDOWN_LIMIT, at) or at(0)
 
 
+def alert_counts_json(counts: AlertCounts) -> dict[str, int | None]:
+    """The JSON's ``schema_alert_counts``: the view's counts, as the text and Markdown headers give them."""
+    return {**{g: getattr(counts, g) for g in GRADES}, "total": counts.total, "new": counts.new}
+
+
 def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
+    # One view per backend, whatever the format: the counts every format gives come from it.
+    views = [coverage_view(cov, change, head) for cov, change in results]
     if fmt == "json":
         doc = {
             "source": meta_json(head.meta),
             "backends": [
-                {**coverage_json(cov, change), "work_items": work_items_json(cov, head)}
-                for cov, change in results
+                {
+                    **coverage_json(cov, change),
+                    "schema_alert_counts": alert_counts_json(view.counts),
+                    "work_items": work_items_json(cov, head),
+                }
+                for (cov, change), view in zip(results, views, strict=True)
             ],
         }
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    views = [coverage_view(cov, change, head) for cov, change in results]
     if fmt == "markdown":
         return _fitting_markdown(views, head)
     # An empty run still prints one (empty) line, as every text output ends with a newline.

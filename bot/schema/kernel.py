@@ -12,18 +12,20 @@ A kernel may be written in either of two forms, and PyTorch accepts both: the Sy
 change that keeps one form and alters the other (``int`` → ``SymInt``) breaks the backends that
 register that form, so both are compared.
 
-The mapping is torchgen's ``cpp.argumenttype_type`` / ``returntype_type``, with its two switches: an
-operator that is part of a structured group takes its tensor lists as ``const at::ITensorListRef &``
-(torchgen's ``use_ilistref_for_tensor_lists``, from 1.13 on: the caller passes `structured` only where
-its release's codegen does that, `CodegenRules.ilistref_for_structured`), and returns always keep the SymInt form (the dispatcher
-converts only parameters for an int64_t kernel). An entry's ``use_const_ref_for_mutable_tensors`` makes
-a mutable Tensor argument or return ``const at::Tensor &``, so adding or dropping that key breaks the
-kernels too, with no schema change.
+The mapping is torchgen's ``cpp.argumenttype_type`` / ``returntype_type``, and returns always keep the
+SymInt form (the dispatcher converts only parameters for an int64_t kernel). Beside the schema, two
+per-operator switches of torchgen decide the signature, a `Binding`: an operator that is part of a
+structured group takes its tensor lists as ``const at::ITensorListRef &`` (torchgen's
+``use_ilistref_for_tensor_lists``, from 1.13 on), and an entry's ``use_const_ref_for_mutable_tensors``
+makes a mutable Tensor argument or return ``const at::Tensor &``. So joining a structured group, or
+adding or dropping that key, breaks the kernels with no schema change (``_scaled_mm_v2`` joined one in
+2.14.0). `bot.operators.codegen.kernel_binding` is the one rule that reads an entry's binding at a
+release; the drift, coverage and work items all ask it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Literal
 
 from bot.schema.model import BaseType, FunctionSchema, ListType, OptionalType, Type
@@ -72,6 +74,31 @@ def _value_type(t: Type, form: KernelForm) -> str | None:
     if isinstance(t, ListType) and str(t.elem) == "bool" and t.size is not None:
         return f"::std::array<bool,{t.size}>"
     return None
+
+
+@dataclass(frozen=True)
+class Binding:
+    """How torchgen binds an operator's kernel beyond its schema: its two per-operator switches."""
+
+    ilistref: bool = False  # Tensor[] as `const at::ITensorListRef &` (a structured group's, 1.13 on)
+    const_ref: bool = False  # use_const_ref_for_mutable_tensors: a mutable Tensor as `const at::Tensor &`
+
+    @property
+    def label(self) -> str:
+        """The switches that are on, comma-separated ("" for none): the schema table's binding field."""
+        return ",".join(f.name for f in fields(self) if getattr(self, f.name))
+
+    @classmethod
+    def from_label(cls, label: str) -> Binding:
+        """The inverse of `label`; ValueError for a name that is no switch."""
+        names = {f.name for f in fields(cls)}
+        on = [n for n in label.split(",") if n]
+        if any(n not in names for n in on):
+            raise ValueError(f"not a binding: {label!r}")
+        return cls(**dict.fromkeys(on, True))
+
+
+PLAIN = Binding()
 
 
 def argument_type(
@@ -147,21 +174,28 @@ class KernelSignature:
         return f"{self.returns}({', '.join(self.parameters)})"
 
 
-def kernel_signature(
-    schema: FunctionSchema, form: KernelForm, *, structured: bool = False, const_ref: bool = False
-) -> KernelSignature:
-    """The dispatcher's C++ signature of SCHEMA: arguments in schema order, out arguments last.
-
-    `structured`: the operator is part of a structured group (``structured`` or ``structured_delegate``)
-    at a release whose codegen takes such a group's tensor lists as ITensorListRef (1.13 on). `const_ref`: its entry sets
-    use_const_ref_for_mutable_tensors."""
+def kernel_signature(schema: FunctionSchema, form: KernelForm, binding: Binding = PLAIN) -> KernelSignature:
+    """The dispatcher's C++ signature of SCHEMA bound by BINDING (`bot.operators.codegen.kernel_binding`):
+    arguments in schema order, out arguments last."""
+    lists, const_ref = binding.ilistref, binding.const_ref
     params = tuple(
-        argument_type(a.type, mutable=a.is_write, form=form, ilistref=structured, const_ref=const_ref)
+        argument_type(a.type, mutable=a.is_write, form=form, ilistref=lists, const_ref=const_ref)
         for a in schema.arguments.flat_all
     )
     rets = [_return_type(r.type, mutable=r.is_write, const_ref=const_ref) for r in schema.returns]
     returns = "void" if not rets else rets[0] if len(rets) == 1 else f"::std::tuple<{','.join(rets)}>"
     return KernelSignature(form, returns, params)
+
+
+def bound(binding: Binding, schema: FunctionSchema) -> Binding:
+    """BINDING less the switches that change nothing in SCHEMA's signature (ilistref without a Tensor[],
+    const_ref without a mutable tensor): two operators bound alike in effect compare equal."""
+    for f in fields(binding):
+        if getattr(binding, f.name):
+            off = replace(binding, **{f.name: False})
+            if kernel_signature(schema, "SymInt", off) == kernel_signature(schema, "SymInt", binding):
+                binding = off
+    return binding
 
 
 # What a schema change does to out-of-tree kernels, judged per form:
@@ -201,18 +235,15 @@ def kernel_changes(
     before: FunctionSchema,
     after: FunctionSchema,
     *,
-    structured_before: bool = False,
-    structured_after: bool = False,
-    const_ref_before: bool = False,
-    const_ref_after: bool = False,
+    binding_before: Binding = PLAIN,
+    binding_after: Binding = PLAIN,
 ) -> tuple[KernelChange, ...]:
     """The forms whose C++ signature the change from BEFORE to AFTER alters (empty: kernels still build).
-    `structured_*`: whether the operator is part of a structured group on that side; `const_ref_*`:
-    whether its entry sets use_const_ref_for_mutable_tensors there."""
+    `binding_*`: how each side binds beyond its schema (`bot.operators.codegen.kernel_binding`)."""
     found = []
     for form in KERNEL_FORMS:
-        old = kernel_signature(before, form, structured=structured_before, const_ref=const_ref_before)
-        new = kernel_signature(after, form, structured=structured_after, const_ref=const_ref_after)
+        old = kernel_signature(before, form, binding_before)
+        new = kernel_signature(after, form, binding_after)
         if old != new:
             found.append(KernelChange(form, old, new))
     return tuple(found)
