@@ -204,8 +204,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         tuple(ops),
         tuple(stale),
         tuple(_alerts(snapshot, backend)),
-        # the sources' own (a C++ tree's `m.fallback`), else the one every backend of its kind has
-        backend.fallback or FALLBACK_OF_KIND.get(backend.kind) or None,
+        fallback_of(backend),
         backend.roots or (backend.path,),
         engine.export.table.origin if model.profile == "export" else "",
         backend.name,
@@ -503,6 +502,12 @@ def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:
         new_alerts=new_alerts,
         old_alerts=len(head.alerts) - len(new_alerts),
     )
+
+
+def fallback_of(backend: BackendList) -> str | None:
+    """Where BACKEND's boxed CPU fallback is registered ("path:line (KEY)"), or None when it has none:
+    the sources' own (a C++ tree's `m.fallback`), else the one every backend of its kind has."""
+    return backend.fallback or FALLBACK_OF_KIND.get(backend.kind) or None
 
 
 def falls_back(cov: Coverage) -> bool:

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from bot.coverage.check import backend_engine
+from bot.coverage.check import backend_engine, fallback_of
+from bot.coverage.workitems import TODAY_WORDS, has_cpu_kernel
 from bot.coverage.oplist import BackendList
 from bot.dispatchkeys import CIA
 from bot.model import Facets, OpRecord, Snapshot
@@ -232,8 +233,14 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
         why = f"{missing}, and no PyTorch kernel serves the {key} key"
     if v.alternative:
         why += f"; or list {v.alternative}, which its default kernel calls"
-    if backend.fallback:
-        why += f"; meanwhile it runs on the boxed CPU fallback ({backend.fallback})"
+    fallback = fallback_of(backend)
+    if fallback and has_cpu_kernel(rec):
+        why += f"; meanwhile it {TODAY_WORDS['cpu_fallback']}: the boxed CPU fallback ({fallback}) runs it"
+    elif fallback:
+        # the fallback calls the op again on CPU tensors: without a CPU kernel it fails there too
+        why += f"; meanwhile it {TODAY_WORDS['fails']}: PyTorch has no CPU kernel for the fallback to run"
+    elif b.profile == "eager":
+        why += f"; meanwhile it {TODAY_WORDS['fails']}"
     return why
 
 
@@ -263,7 +270,7 @@ def _explained_backend(
         backend.path,
         model.profile,
         engine.export.table.origin if model.profile == "export" else "",
-        backend.fallback,
+        fallback_of(backend),
         tuple(_verdict(rec, engine, backend) for rec in records),
     )
 
