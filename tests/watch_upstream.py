@@ -179,6 +179,15 @@ class LocalPulls:
         self.calls["merge_base"] += 1
         return _git(self.upstream.repo, "merge-base", pull.base_sha, pull.head_sha)
 
+    def head_sizes(self, pull: PullRef) -> dict[str, int]:
+        sizes = {}
+        for path in OPERATOR_PATHS:
+            try:
+                sizes[path] = int(_git(self.upstream.repo, "cat-file", "-s", f"{pull.head_sha}:{path}"))
+            except subprocess.CalledProcessError:
+                continue
+        return sizes
+
 
 def standard_heads(up: Upstream) -> dict[str, str]:
     """The heads of PRs (a) to (e) of the module docstring."""
