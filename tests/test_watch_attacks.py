@@ -6,7 +6,7 @@ them (`BackendImpact`); the real judge over real PyTorch files is tests/test_wat
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from bot.app.watch import DEFERRED, MAX_JUDGED, WatchPlan, plan_watch
 from bot.app.watch_state import (
@@ -27,7 +27,7 @@ from bot.publish.config import BotConfig
 from bot.render.watch import BackendImpact, BrokenKernel, Landed, PullRow
 
 XLA = "xla:xla_native_functions.yaml"
-WHO = {XLA: ("@xla-team",)}
+WHO: dict[str, tuple[str, ...]] = {XLA: ("@xla-team",)}
 CFG = BotConfig()
 EMOJI = "\U0001f600" * 256  # a title GitHub takes (256 characters)
 
@@ -84,7 +84,14 @@ class Forks:
             head_sha=head, base_sha="b" * 40,
         )  # fmt: skip
 
-    def scan(self, since: str | None, *, budget: int = 800, known_heads: Collection[str] = ()) -> Scan:
+    def scan(
+        self,
+        since: str | None,
+        *,
+        budget: int = 800,
+        known_heads: Collection[str] = (),
+        later: Collection[int] = (),
+    ) -> Scan:
         self.requests += 1
         found = sorted(
             (p for p in self.pulls.values() if since is None or p.updated_at >= since),
@@ -183,7 +190,7 @@ def test_the_worst_state_a_hostile_upstream_can_fill_is_written_within_what_the_
             sha(n),
             breaks("mean.dim") if n == 7 else many,
             fp,
-        )  # fmt: skip
+        )
         for n in range(1, 60)
     )
     state = WatchState(
@@ -227,7 +234,7 @@ def test_a_fork_force_pushed_hourly_with_a_new_op_mentions_at_most_once_a_day() 
     assert told[0] == 1 and sum(told) <= 3  # the first, then at most once a day
     assert sum(told[1:25]) <= 1
     # the dashboard shows each push meanwhile
-    assert "49 ops" in w.body or "op_48" in w.body
+    assert w.body is not None and "49 ops" in w.body
 
 
 def test_a_draft_mentions_nobody_until_it_is_ready() -> None:

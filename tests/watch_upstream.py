@@ -145,7 +145,14 @@ class LocalPulls:
             self.pulls[number], updated_at=f"2026-12-05T01:{self.clock:02d}:00Z", **changes
         )
 
-    def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
+    def scan(
+        self,
+        since: str | None,
+        *,
+        budget: int = 900,
+        known_heads: Collection[str] = (),
+        later: Collection[int] = (),
+    ) -> Scan:
         self.calls["scan"] += 1
         found = sorted(
             (p for p in self.pulls.values() if since is None or p.updated_at >= since),

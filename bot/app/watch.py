@@ -74,7 +74,7 @@ DEFERRED = "not judged: the run's judgement budget was spent; judged first next 
 # What one run judges at most, and for how long (each judgement reads about five answers and parses
 # two native_functions.yaml): a fork force-pushing hundreds of PRs hourly cannot take the run, and
 # what is left waits on the retry list, judged first next run.
-MAX_JUDGED = 40
+MAX_JUDGED = 60  # pytorch/pytorch has about 60 open PRs touching the operator files
 JUDGE_SECONDS = 300.0
 # A PR-head operator file past this is not judged (the real native_functions.yaml is 0.63 MB; GitHub
 # takes files of 100 MB, and parsing 64 MB of YAML costs a run about 50 s and 800 MB). Read from the
@@ -117,7 +117,12 @@ class PullSource(Protocol):
     """What `watch` asks of the upstream repository (`bot.publish.pulls.PullsClient`)."""
 
     def scan(
-        self, since: str | None, *, budget: int = ..., known_heads: Collection[str] = ...
+        self,
+        since: str | None,
+        *,
+        budget: int = ...,
+        known_heads: Collection[str] = ...,
+        later: Collection[int] = ...,  # compared after the others: the last run could not compare them
     ) -> Scanned: ...
 
     def touched(self, pull: PullRef) -> tuple[str, ...]: ...  # which OPERATOR_PATHS the PR changes
@@ -269,7 +274,8 @@ def plan_watch(
         )
     # Heads judged before need no compare to tell what they touch: their row (or quiet entry) says it.
     known = () if again else (*(r.head_sha for r in state.rows), *(sha for _, sha in state.quiet))
-    scan = pulls.scan(None if again else state.watermark, budget=budget, known_heads=known)
+    failing = [r.number for r in state.retry if r.reason not in (DEFERRED, CLOSED_UNLABELLED)]
+    scan = pulls.scan(None if again else state.watermark, budget=budget, known_heads=known, later=failing)
     if not scan.complete:
         warn("the pull request listing stopped at its request budget: the rest is looked at next run")
     rows = {r.number: r for r in state.rows}

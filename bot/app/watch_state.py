@@ -30,11 +30,11 @@ from bot.render.context import GAP_LISTS
 from bot.render.watch import (
     DIGEST_HEX,
     MAX_FINGERPRINT,
+    ROW_NOTES,
     BackendImpact,
     BrokenKernel,
     Landed,
     OpList,
-    ROW_NOTES,
     PullRow,
     pull_url,
 )
