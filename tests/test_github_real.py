@@ -298,12 +298,14 @@ def test_a_pr_whose_author_is_null_goes_to_the_retry_list_and_the_scan_goes_on(
     assert scan.watermark == fake.repos[REPO].pulls[ghost].updated_at
 
 
-def test_a_compare_without_files_falls_back_to_the_file_list(fake: FakeGitHub, pulls: PullsClient) -> None:
+def test_a_compare_without_files_falls_back_to_the_trees(fake: FakeGitHub, pulls: PullsClient) -> None:
     fake.compare_without_files = True
     pr = open_pull(fake, {TAGS_PATH: b"- tag: new\n  desc: x\n"})
     (pull,) = pulls.scan(None).pulls
     assert pulls.touched(pull) == (TAGS_PATH,)
-    assert any(r.path.startswith(f"/repos/{REPO}/pulls/{pr}/files") for r in fake.requests)
+    # the operator files' blobs at both ends, never the file list (30 pages for a fork's 3,000 files)
+    assert not any(r.path.startswith(f"/repos/{REPO}/pulls/{pr}/files") for r in fake.requests)
+    assert any("/git/trees/" in r.path for r in fake.requests)
 
 
 # --- cheap commit lookups, and the undocumented tree form with its documented fallback ------------------

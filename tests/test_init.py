@@ -279,3 +279,38 @@ def test_a_dispatch_key_backend_is_written_with_its_key() -> None:
     cfg = parse_config(config_text(request, "mps", "dispatch", "MPS"), ".github/opdrift.yml")
     (sub,) = cfg.subscriptions
     assert sub.backend is not None and (sub.backend.kind, sub.backend.value) == ("dispatch", "MPS")
+
+
+def test_a_newline_in_a_name_or_a_file_name_cannot_inject_yaml(tmp_path: Path) -> None:
+    """A NAME (or a PATH's file name) with a newline would start a config line of its own."""
+    from bot.app.init import check_request
+    from bot.errors import ConfigError
+
+    hostile = "xla\nweekly:\n  upstream: evil/pytorch\n# "
+    (tmp_path / "list.yaml").write_text("backend: XLA\n")
+    with pytest.raises(ConfigError, match="control character"):
+        check_request(InitRequest(f"{hostile}:xla=list.yaml", ("@team",)), str(tmp_path))
+    odd = "list\nextra: 1\n.yaml"
+    (tmp_path / odd).write_text("backend: XLA\n")
+    with pytest.raises(ConfigError, match="control character"):
+        check_request(InitRequest(f"xla={odd}", ("@team",)), str(tmp_path))
+    # what is written is one line per value, read back as given
+    text = config_text(InitRequest("x: y # z:xla=list.yaml", ("@team",)), "x: y # z", "xla", "list.yaml")
+    assert parse_config(text, "opdrift.yml", base_dir=str(tmp_path)).weekly.upstream == "pytorch/pytorch"
+    assert '# "x: y # z": new upstream' in text
+
+
+def test_init_never_writes_through_a_symlinked_github_directory(tmp_path: Path) -> None:
+    from bot.app.init import check_request, write_files
+    from bot.errors import ConfigError, OpdriftError
+
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    repo.mkdir()
+    elsewhere.mkdir()
+    (repo / "list.yaml").write_text("backend: XLA\n")
+    (repo / ".github").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(ConfigError, match="link out of the repository"):
+        check_request(InitRequest("xla=list.yaml", ("@team",)), str(repo))
+    with pytest.raises(OpdriftError, match="link out of the repository"):
+        write_files(str(repo), [(".github/opdrift.yml", "x: 1\n")], force=True)
+    assert list(elsewhere.iterdir()) == []

@@ -17,7 +17,7 @@ from bot.errors import ApiLimitError, SourceError
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
 from bot.publish.ghsource import ApiSettings, read_github_source
 from bot.publish.github import RetryPolicy
-from bot.publish.pulls import PullsClient
+from bot.publish.pulls import COMPARE_FILES, PullsClient
 
 UPSTREAM = "acme/pytorch"
 TOKEN = "ghs_pullstoken000000000000000000000000"
@@ -180,31 +180,45 @@ def test_a_budget_stops_a_cold_scan_and_the_next_runs_resume_through_the_cache(
     assert len(compares) == len(set(compares)) == 7, "no PR compared twice"
 
 
-def test_a_long_file_list_is_read_whole_and_past_githubs_cap_the_trees_decide(
+def test_a_compare_at_githubs_cap_of_300_files_goes_straight_to_the_trees(
     upstream: Upstream, client: PullsClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A fork's 3,000-file pull request: its file list would be 30 pages (about 34 requests for each
+    new head); the trees of the three operator paths' two directories answer in 2 to 4."""
     fake = upstream.fake
-    # 4 files sort before aten/: a compare that lists 3 left native_functions.yaml out.
-    many = {f"a/f{n}": b"x" for n in range(4)}
+    # 300 files sort before aten/: a compare that lists 300 left native_functions.yaml out.
+    many = {f"a/f{n:04d}": b"x" for n in range(COMPARE_FILES)}
     long = upstream.open("Many files", upstream.head({**many, NATIVE_PATH: b"- func: x\n"}))
-    monkeypatch.setattr(pulls_module, "COMPARE_FILES", 3)
+    mark = len(fake.requests)
     scan = client.scan(None)
     assert client.touched(scan.pulls[0]) == (NATIVE_PATH,)
-    assert any(f"/pulls/{long}/files" in r.path for r in fake.requests)
-    pages = [r for r in fake.requests if f"/pulls/{long}/files" in r.path]
-    assert len(pages) == 2  # 5 files, 3 a page
+    sent = [r.path for r in fake.requests[mark:]]
+    assert not any(f"/pulls/{long}/files" in p for p in sent)
+    assert 1 <= sum("/git/trees/" in p for p in sent) <= 4 and len(sent) <= 6, sent
+    second = upstream.open("Again", upstream.head({**many, DERIVATIVES_PATH: b"- name: y\n"}))
+    assert client.touched(client.pull(second)) == (DERIVATIVES_PATH,)
+    assert not any(f"/pulls/{second}/files" in r.path for r in fake.requests)
 
-    cut = upstream.open("Too many files", upstream.head({**many, DERIVATIVES_PATH: b"- name: y\n"}))
-    monkeypatch.setattr(pulls_module, "MAX_PR_FILES", 5)  # GitHub's cap, reached: the list may be cut
-    pull = client.pull(cut)
-    assert client.touched(pull) == (DERIVATIVES_PATH,)
-    assert any("/git/trees/" in r.path for r in fake.requests)
 
-    # A file list that announces more pages than the cap allows is led on.
-    monkeypatch.setattr(pulls_module, "MAX_FILE_PAGES", 1)
-    third = upstream.open("Again", upstream.head({**many, TAGS_PATH: b"- tag: x\n"}))
-    with pytest.raises(ApiLimitError, match=f"another page of pull request #{third}'s files"):
-        client.touched(client.pull(third))
+def test_a_compare_that_fails_with_a_5xx_is_not_retried_inside_the_scan_and_comes_last_next_run(
+    upstream: Upstream, client: PullsClient
+) -> None:
+    fake = upstream.fake
+    bad = upstream.open("Slow 5xx", upstream.readme(b"one\n"))
+    good = upstream.open("Fine", upstream.readme(b"two\n"))
+    fake.fail("GET", rf"/repos/{UPSTREAM}/compare/", 502, times=100)
+    mark = len(fake.requests)
+    scan = client.scan(None)
+    compares = [r for r in fake.requests[mark:] if "/compare/" in r.path]
+    assert len(compares) == 2  # one attempt each: no retry loop inside the scan
+    assert {p.number for p, _ in scan.failed} == {bad, good} and scan.complete
+    fake.faults.clear()
+    mark = len(fake.requests)
+    client.scan(None, later=[bad])
+    order = [r.path for r in fake.requests[mark:] if "/compare/" in r.path]
+    assert len(order) == 2
+    heads = {n: fake.repos[UPSTREAM.lower()].heads[n][2] for n in (bad, good)}
+    assert heads[good] in order[0] and heads[bad] in order[1]
 
 
 def test_hostile_answers_stay_data_or_stop_with_a_named_error(
@@ -439,3 +453,26 @@ def test_a_pr_updated_while_paging_is_listed_by_the_next_run(upstream: Upstream,
     scan = client.scan(None)
     assert scan.complete and sorted(p.number for p in scan.pulls) == sorted(prs[1:])
     assert [p.number for p in client.scan(scan.watermark).pulls] == [prs[0], prs[6]]
+
+
+def test_the_reader_refuses_what_the_watch_state_would(tmp_path: Path) -> None:
+    """An updated_at in other digits, a number past 10^10, an html_url off github.com or of another
+    pull request: each refused where the listing is read (the pull request then goes to `failed`)."""
+    client = PullsClient(ApiSettings(api_url="https://api.github.com", cache_dir=None), "pytorch/pytorch")
+    good = {
+        "number": 7, "title": "t", "user": {"login": "u"}, "state": "open", "merged_at": None,
+        "draft": False, "labels": [], "updated_at": "2026-12-05T01:02:03Z",
+        "html_url": "https://github.com/pytorch/pytorch/pull/7",
+        "head": {"sha": "a" * 40}, "base": {"sha": "b" * 40},
+    }  # fmt: skip
+    assert client._pull_ref(good).number == 7
+    for change in (
+        {"updated_at": "٢٠٢٦-12-05T01:02:03Z"},
+        {"number": 10**10, "html_url": f"https://github.com/pytorch/pytorch/pull/{10**10}"},
+        {"html_url": "https://evil.example/pytorch/pytorch/pull/7"},
+        {"html_url": "https://github.com/pytorch/pytorch/pull/8"},
+        {"html_url": "https://github.com/evil/pytorch/pull/7"},
+    ):
+        with pytest.raises(SourceError):
+            client._pull_ref({**good, **change})
+    client.close()

@@ -5,6 +5,7 @@ names the state's reader refuses. Each test fails on the code before the fix."""
 
 from __future__ import annotations
 
+import json
 import lzma
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,8 +210,11 @@ def _plan(
 
 
 def test_rows_the_body_has_no_room_for_stay_in_the_state(
-    upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig
+    upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import bot.app.watch as watch_module
+
+    monkeypatch.setattr(watch_module, "MAX_JUDGED", 1000)  # a hundred judged in one run
     up, _ = upstream
     ops = tuple(f"a_rather_long_operator_name_for_a_new_family_of_kernels_number_{i}" for i in range(8))
     impact = BackendImpact("xla", "xla_native_functions.yaml", ("@xla-team",), ops)
@@ -264,3 +268,30 @@ def test_a_body_full_of_unclosed_state_openings_reads_cold_in_linear_time() -> N
     state, warning = read_state(body, {})
     assert state == COLD and warning is not None and "no state block" in warning
     assert time.perf_counter() - began < 0.5
+
+
+def test_a_cached_judgement_is_checked_against_its_digest(tmp_path: Path) -> None:
+    """A judgement file whose content was changed, or copied under another key, is a miss: its digest
+    was made of the content and the key it was written under."""
+    import shutil
+
+    from bot.app.watch_judge import JudgementCache
+    from bot.render.watch import BackendImpact
+
+    said: list[str] = []
+    cache = JudgementCache(tmp_path, warn=said.append)
+    who = {"xla:x.yaml": ("@t",)}
+    one = (BackendImpact("xla", "x.yaml", ("@t",), lacking=("add",)),)
+    cache.put("a" * 64, one)
+    cache.put("b" * 64, ())
+    assert cache.get("a" * 64, who) == one and cache.get("b" * 64, who) == ()
+    files = {p.stem: p for p in tmp_path.rglob("*.json")}
+    # the empty judgement copied over the one that asks for `add`: well-shaped, not believed
+    shutil.copy(files["b" * 64], files["a" * 64])
+    assert cache.get("a" * 64, who) is None and any("digest" in w for w in said)
+    entry = json.loads(files["b" * 64].read_text())
+    entry["impacts"] = [
+        {"kind": "xla", "where": "x.yaml", "needs": ["sub"], "breaks": [], "removes": [], "more": [0, 0, 0]}
+    ]
+    files["b" * 64].write_text(json.dumps(entry))
+    assert cache.get("b" * 64, who) is None

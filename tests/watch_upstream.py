@@ -145,7 +145,14 @@ class LocalPulls:
             self.pulls[number], updated_at=f"2026-12-05T01:{self.clock:02d}:00Z", **changes
         )
 
-    def scan(self, since: str | None, *, budget: int = 900, known_heads: Collection[str] = ()) -> Scan:
+    def scan(
+        self,
+        since: str | None,
+        *,
+        budget: int = 900,
+        known_heads: Collection[str] = (),
+        later: Collection[int] = (),
+    ) -> Scan:
         self.calls["scan"] += 1
         found = sorted(
             (p for p in self.pulls.values() if since is None or p.updated_at >= since),
@@ -178,6 +185,15 @@ class LocalPulls:
     def merge_base(self, pull: PullRef) -> str:
         self.calls["merge_base"] += 1
         return _git(self.upstream.repo, "merge-base", pull.base_sha, pull.head_sha)
+
+    def head_sizes(self, pull: PullRef) -> dict[str, int]:
+        sizes = {}
+        for path in OPERATOR_PATHS:
+            try:
+                sizes[path] = int(_git(self.upstream.repo, "cat-file", "-s", f"{pull.head_sha}:{path}"))
+            except subprocess.CalledProcessError:
+                continue
+        return sizes
 
 
 def standard_heads(up: Upstream) -> dict[str, str]:

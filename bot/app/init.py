@@ -59,9 +59,31 @@ def targets_taken(root: str, paths: Sequence[str]) -> str | None:
     return next((p for p in paths if os.path.lexists(os.path.join(root, p))), None)
 
 
+def target_outside(root: str, paths: Sequence[str]) -> str | None:
+    """The first of `paths` whose directory resolves outside `root` (a symlinked ``.github`` or
+    ``snapshots`` pointing elsewhere), else None: init writes into the repository only."""
+    top = os.path.realpath(root)
+    for path in paths:
+        parent = os.path.realpath(os.path.dirname(os.path.join(root, path)))
+        if os.path.commonpath([top, parent]) != top:
+            return path
+    return None
+
+
+def _no_control(what: str, text: str) -> None:
+    """A value init writes into YAML has no control character: a newline in a backend's NAME, or in
+    a file name of its PATH, would start a line of YAML of the caller's making."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ConfigError(f"{what} {text!r}: a control character (a newline?) cannot go into the config")
+
+
 def check_backend(request: InitRequest, root: str) -> tuple[str | None, backends.BackendKind, str]:
     """NAME, KIND and PATH of --backend, its PATH inside the repository (the config names it relative
     to itself, and the workflows read it from the checkout)."""
+    for what, text in (("--backend", request.backend), ("--upstream", request.upstream)):
+        _no_control(what, text)
+    for h in request.who:
+        _no_control("--who", h)
     name, kind, value = backends.parse_named_backend_arg(request.backend)
     if kind == "dispatch":
         return name, kind, value
@@ -81,7 +103,7 @@ def config_text(request: InitRequest, name: str | None, kind: backends.BackendKi
         # The config's paths are relative to the config file (docs/config.md).
         relative = os.path.relpath(value, os.path.dirname(CONFIG_PATH)).replace(os.sep, "/")
         backend = f"{{kind: {kind}, path: {json.dumps(relative)}}}"
-    label = name or value
+    label = json.dumps(name or value)  # a comment's text, one line whatever NAME holds
     who = ", ".join(json.dumps(h) for h in request.who)
     return (
         "# opdrift's config (docs/config.md), written by `opdrift init`.\n"
@@ -100,6 +122,11 @@ def check_request(request: InitRequest, root: str) -> str:
     """The config init would write, checked against the repository, before anything is read upstream:
     --backend's path, and the config read back by the parser every command uses (a handle it refuses,
     a path it cannot resolve stops init here)."""
+    outside = target_outside(root, targets(request))
+    if outside is not None:
+        raise ConfigError(
+            f"{outside}: its directory is a link out of the repository; init writes inside it only"
+        )
     name, kind, value = check_backend(request, root)
     text = config_text(request, name, kind, value)
     parse_config(text, CONFIG_PATH, base_dir=os.path.join(root, os.path.dirname(CONFIG_PATH)))
@@ -143,6 +170,9 @@ def plan_init(
 def write_files(root: str, files: Sequence[tuple[str, str]], *, force: bool) -> None:
     """Every file, each written atomically; none when one exists and not `force` (checked again here:
     the upstream read took a while)."""
+    outside = target_outside(root, [p for p, _ in files])
+    if outside is not None:
+        raise OpdriftError("its directory is a link out of the repository: nothing written", path=outside)
     if not force:
         taken = targets_taken(root, [p for p, _ in files])
         if taken is not None:

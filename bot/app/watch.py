@@ -28,7 +28,9 @@ and writes what this plans after, only when the body changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+import datetime
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -37,10 +39,14 @@ from bot.app.watch_state import (
     MAX_LANDED,
     MAX_QUIET,
     MAX_RETRY,
+    MAX_TOLD,
     MAX_TRIES,
+    Closed,
     Retry,
     WatchState,
+    landed_title,
     read_state,
+    row_title,
     state_block,
 )
 from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
@@ -63,6 +69,20 @@ from bot.render.watch import (
 Say = Callable[[str], None]
 # The retry list's reason for a PR seen closed unlanded while it had a row: looked at once more.
 CLOSED_UNLABELLED = "closed without a landing label: looked at once more, in case the merge bot labels it"
+# The retry list's reason for a PR this run had no budget left to judge: judged first next run.
+DEFERRED = "not judged: the run's judgement budget was spent; judged first next run"
+# What one run judges at most, and for how long (each judgement reads about five answers and parses
+# two native_functions.yaml): a fork force-pushing hundreds of PRs hourly cannot take the run, and
+# what is left waits on the retry list, judged first next run.
+MAX_JUDGED = 60  # pytorch/pytorch has about 60 open PRs touching the operator files
+JUDGE_SECONDS = 300.0
+# A PR-head operator file past this is not judged (the real native_functions.yaml is 0.63 MB; GitHub
+# takes files of 100 MB, and parsing 64 MB of YAML costs a run about 50 s and 800 MB). Read from the
+# tree's blob size before any content is downloaded.
+MAX_JUDGED_BYTES = 8 * 1024 * 1024
+TOO_LARGE = "too-large"  # the row note (`PullRow.note`) of such a PR: shown, never news
+MENTION_HOURS = 24  # a PR mentions its subscribers at most once in this many hours
+REOPEN_HOURS = 7 * 24  # a PR closed unlanded keeps the fingerprint last told this long
 
 
 class Scanned(Protocol):
@@ -97,7 +117,12 @@ class PullSource(Protocol):
     """What `watch` asks of the upstream repository (`bot.publish.pulls.PullsClient`)."""
 
     def scan(
-        self, since: str | None, *, budget: int = ..., known_heads: Collection[str] = ...
+        self,
+        since: str | None,
+        *,
+        budget: int = ...,
+        known_heads: Collection[str] = ...,
+        later: Collection[int] = ...,  # compared after the others: the last run could not compare them
     ) -> Scanned: ...
 
     def touched(self, pull: PullRef) -> tuple[str, ...]: ...  # which OPERATOR_PATHS the PR changes
@@ -107,6 +132,8 @@ class PullSource(Protocol):
     def pull(
         self, number: int
     ) -> PullRef: ...  # as it is now: a PR to try again, which the scan did not list
+
+    def head_sizes(self, pull: PullRef) -> dict[str, int]: ...  # OPERATOR_PATHS at its head → bytes
 
 
 JudgeFn = Callable[[str, str], tuple[BackendImpact, ...]]  # (merge base sha, head sha) → impacts
@@ -133,7 +160,7 @@ def _progress(scan: Scanned) -> ScanProgress:
 def _row(pull: PullRef, impacts: tuple[BackendImpact, ...]) -> PullRow:
     return PullRow(
         pull.number,
-        pull.title,
+        row_title(pull.title),
         pull.author,
         pull.draft,
         pull.updated_at,
@@ -148,7 +175,7 @@ def _relisted(row: PullRow, pull: PullRef) -> PullRow:
     """ROW with what the listing now says of the PR (its title, draft state, last update)."""
     return replace(
         row,
-        title=pull.title,
+        title=row_title(pull.title),
         author=pull.author,
         draft=pull.draft,
         updated_at=pull.updated_at,
@@ -156,17 +183,55 @@ def _relisted(row: PullRow, pull: PullRef) -> PullRow:
     )
 
 
-def _news(
-    rows: Sequence[PullRow], before: dict[int, PullRow]
-) -> tuple[tuple[PullRow, tuple[BackendImpact, ...]], ...]:
+def _hours(since: str, until: str) -> float:
+    """Hours from SINCE to UNTIL (ISO 8601 times); a time that does not parse is long ago."""
+    try:
+        a = datetime.datetime.fromisoformat(since.replace("Z", "+00:00"))
+        b = datetime.datetime.fromisoformat(until.replace("Z", "+00:00"))
+        return (b - a).total_seconds() / 3600
+    except ValueError:
+        return float("inf")
+
+
+def _announce(
+    rows: Sequence[PullRow], seen: dict[int, frozenset[str]], told: dict[int, str], now: str
+) -> tuple[tuple[tuple[PullRow, tuple[BackendImpact, ...]], ...], set[int]]:
+    """The news to tell (rows whose impact grew past SEEN, the fingerprint last told), and the rows
+    whose growth is withheld: a draft, or a PR whose subscribers were mentioned less than
+    MENTION_HOURS ago (TOLD, updated here). A withheld row keeps the fingerprint last told, so it is
+    news once it is ready, or once the day is over, whatever it asked meanwhile."""
     out = []
+    withheld = set()
     for row in rows:
-        old = before.get(row.number)
-        seen = frozenset(old.fingerprint) if old is not None else frozenset()
-        grown = tuple(i for i in row.impacts if grew(i, seen))
-        if grown:
-            out.append((row, grown))
-    return tuple(out)
+        grown = tuple(i for i in row.impacts if grew(i, seen.get(row.number, frozenset())))
+        if not grown:
+            continue
+        last = told.get(row.number)
+        if row.draft or (last is not None and _hours(last, now) < MENTION_HOURS):
+            withheld.add(row.number)
+            continue
+        told[row.number] = now
+        out.append((row, grown))
+    return tuple(out), withheld
+
+
+def _in_turn(pulls: Iterable[PullRef], tried: dict[int, Retry]) -> list[PullRef]:
+    """The listed PRs in the order they are examined: each once, as most recently listed; first the
+    ones a run put off at the same head (judged first, so a flood of new heads cannot starve them),
+    then the least recently updated first (a PR force-pushed every hour comes last)."""
+    latest: dict[int, PullRef] = {}
+    for pull in pulls:  # newest first: the first listing of a PR is its latest
+        latest.setdefault(pull.number, pull)
+
+    def waited(pull: PullRef) -> bool:
+        old = tried.get(pull.number)
+        return old is not None and old.head_sha == pull.head_sha and old.reason == DEFERRED
+
+    return sorted(latest.values(), key=lambda p: (not waited(p), p.updated_at, p.number))
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _compact(row: PullRow) -> PullRow:
@@ -186,10 +251,17 @@ def plan_watch(
     warn: Say,
     backends: str | None = None,
     budget: int = DEFAULT_BUDGET,
+    now: str | None = None,
+    spent: Callable[[], int] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> WatchPlan:
     """The dashboard's next body and the run's comment, from the issue's PREVIOUS_BODY (None: there is
     no issue yet) and what PULLS lists since its watermark. WHO: each subscribed backend → handles;
-    BACKENDS: the digest of their lists (`watch_judge.backend_digest`)."""
+    BACKENDS: the digest of their lists (`watch_judge.backend_digest`). BUDGET bounds every request
+    of the run, the scan's and the judge's (SPENT: the requests sent so far; without it only the
+    scan's are counted); NOW (ISO 8601, the current time when None) dates the mentions."""
+    now = now or _now()
+    started = clock()
     state, problem = read_state(previous_body, who)
     if problem is not None and previous_body is not None:
         warn(problem)
@@ -202,7 +274,8 @@ def plan_watch(
         )
     # Heads judged before need no compare to tell what they touch: their row (or quiet entry) says it.
     known = () if again else (*(r.head_sha for r in state.rows), *(sha for _, sha in state.quiet))
-    scan = pulls.scan(None if again else state.watermark, budget=budget, known_heads=known)
+    failing = [r.number for r in state.retry if r.reason not in (DEFERRED, CLOSED_UNLABELLED)]
+    scan = pulls.scan(None if again else state.watermark, budget=budget, known_heads=known, later=failing)
     if not scan.complete:
         warn("the pull request listing stopped at its request budget: the rest is looked at next run")
     rows = {r.number: r for r in state.rows}
@@ -212,6 +285,33 @@ def plan_watch(
     tried = {r.number: r for r in state.retry}
     retry: dict[int, Retry] = {}
     judged = 0
+    deferred = 0
+    closed = {c.number: c for c in state.closed if _hours(c.when, now) < REOPEN_HOURS}
+
+    def affordable() -> bool:
+        """Whether another judgement fits the run: its count, its time, the requests of the run."""
+        within = spent is None or spent() < budget
+        return judged < MAX_JUDGED and clock() - started < JUDGE_SECONDS and within
+
+    def defer(pull: PullRef) -> None:
+        # Its row, if any, stays as it was; judged first next run (`_in_turn`), its tries unchanged.
+        nonlocal deferred
+        old = tried.get(pull.number)
+        tries = old.tries if old is not None and old.head_sha == pull.head_sha else 0
+        retry[pull.number] = Retry(pull.number, pull.head_sha, DEFERRED, tries)
+        deferred += 1
+
+    def too_large(pull: PullRef) -> bool:
+        """Whether an operator file at the PR's head is over MAX_JUDGED_BYTES (from the trees: no
+        content read); then the PR has a row that says so, and asks nothing of anyone."""
+        if max(pulls.head_sizes(pull).values(), default=0) <= MAX_JUDGED_BYTES:
+            return False
+        warn(
+            f"#{pull.number} at {pull.head_sha[:12]}: an operator file is over {MAX_JUDGED_BYTES} bytes: not judged"
+        )
+        rows[pull.number] = replace(_row(pull, ()), note=TOO_LARGE)
+        quiet.pop(pull.number, None)
+        return True
 
     def unread(number: int, head: str, reason: str) -> None:
         # Its row, if any, stays as it was; the watermark moves on, so the retry list is what brings
@@ -239,7 +339,9 @@ def plan_watch(
             gone = rows.pop(pull.number, None)
             quiet.pop(pull.number, None)
             if gone is not None and pull.state == "merged":
-                landed.append(Landed(pull.number, pull.title, pull.html_url))
+                landed.append(Landed(pull.number, landed_title(pull.title), pull.html_url))
+            elif gone is not None:  # what it asked stays the measure if it reopens within a week
+                closed[pull.number] = Closed(pull.number, now, gone.fingerprint)
             return
         row = rows.get(pull.number)
         if row is not None and row.head_sha == pull.head_sha and not again:
@@ -251,6 +353,11 @@ def plan_watch(
             if not pulls.touched(pull):
                 rows.pop(pull.number, None)
                 quiet.pop(pull.number, None)
+                return
+            if not affordable():
+                defer(pull)
+                return
+            if too_large(pull):
                 return
             impacts = judge(pulls.merge_base(pull), pull.head_sha)
         except (YamlError, SchemaError) as err:
@@ -274,8 +381,7 @@ def plan_watch(
             quiet[pull.number] = pull.head_sha
 
     failed = {p.number for p, _ in scan.failed}
-    # Oldest first, so that when one PR shows up twice (a listing that moved meanwhile) the newest wins.
-    for pull in reversed(scan.pulls):
+    for pull in _in_turn(scan.pulls, tried):
         if pull.number not in failed:
             examine(pull)
     for pull, reason in scan.failed:
@@ -286,7 +392,7 @@ def plan_watch(
             continue
         if old.tries >= MAX_TRIES:
             continue
-        if not scan.complete:  # the budget is spent: kept for a run that can afford it
+        if not scan.complete or not affordable():  # the budget is spent: kept for a run that can afford it
             retry[old.number] = old
             continue
         try:
@@ -298,6 +404,18 @@ def plan_watch(
     if again and scan.complete:  # listed anew: a row the listing of open PRs lacks is no longer open
         rows = {n: r for n, r in rows.items() if n in listed}
     ordered = tuple(sorted(rows.values(), key=lambda r: (r.updated_at, r.number), reverse=True))
+    # What is news is measured against what was told: the row's last fingerprint, or, for a PR that
+    # reopened, the one it had when it closed. Drafts, and PRs told less than a day ago, wait.
+    seen = {n: frozenset(c.fingerprint) for n, c in closed.items()}
+    seen.update({n: frozenset(r.fingerprint) for n, r in before.items()})
+    told = {n: when for n, when in state.told if _hours(when, now) < MENTION_HOURS}
+    news, withheld = _announce(ordered, seen, told, now)
+    ordered = tuple(
+        replace(r, fingerprint=tuple(sorted(seen.get(r.number, ())))) if r.number in withheld else r
+        for r in ordered
+    )
+    for n in rows:
+        closed.pop(n, None)
     # "Landed since the last run" stays while nothing else changes, so that a quiet run edits nothing.
     changed = landed or ordered != tuple(
         sorted(state.rows, key=lambda r: (r.updated_at, r.number), reverse=True)
@@ -306,18 +424,28 @@ def plan_watch(
     watermark = scan.watermark if scan.watermark is not None else state.watermark
     # A re-judgement the budget cut short is not done: the next run carries on judging again.
     judged_against = state.backends if again and not scan.complete else backends
-    retry_kept = tuple(sorted(retry.values(), key=lambda r: r.number, reverse=True))[:MAX_RETRY]
+    # Those put off first (they are judged first next run), then the newest PRs.
+    retry_kept = tuple(sorted(retry.values(), key=lambda r: (r.reason != DEFERRED, -r.number)))[:MAX_RETRY]
+    if deferred > sum(r.reason == DEFERRED for r in retry_kept):
+        watermark = state.watermark  # more put off than the retry list holds: listed again next run
     view = WatchView(
         upstream=upstream,
         rows=ordered,
         landed=kept_landed,
-        news=_news(ordered, before),
+        news=news,
         state_block="",
         complete=scan.complete,
         progress=None if scan.complete else _progress(scan),
     )
     quiet_kept = tuple(sorted(quiet.items(), reverse=True))[:MAX_QUIET]
+    told_kept = tuple(sorted(told.items(), key=lambda x: (x[1], x[0]), reverse=True))[:MAX_TOLD]
+    closed_kept = tuple(sorted(closed.values(), key=lambda c: (c.when, c.number), reverse=True))
     full = {r.number: r for r in ordered}
+
+    def kept_state(kept_rows: tuple[PullRow, ...]) -> WatchState:
+        return WatchState(
+            watermark, kept_rows, quiet_kept, kept_landed, judged_against, retry_kept, told_kept, closed_kept
+        )
 
     def state_for(shown: WatchView) -> str:
         # The rows as the body shows them (lists capped to fit), with the fingerprints of what was
@@ -328,7 +456,7 @@ def plan_watch(
             *(replace(r, fingerprint=full[r.number].fingerprint) for r in shown.rows),
             *(_compact(r) for r in ordered if r.number not in on_show),
         )
-        return state_block(WatchState(watermark, kept, quiet_kept, kept_landed, judged_against, retry_kept))
+        return state_block(kept_state(kept))
 
     body = render_issue(view, state_for)
     # What is published must read back, or the next run starts cold and mentions everyone again.
@@ -342,5 +470,5 @@ def plan_watch(
             warn(
                 f"{len(lost)} row(s) could not be kept in the watch state ({named}): they will be news again"
             )
-    final_state = WatchState(watermark, ordered, quiet_kept, kept_landed, judged_against, retry_kept)
+    final_state = kept_state(ordered)
     return WatchPlan(body, render_comment(view), view, final_state, judged, watch_json(view))

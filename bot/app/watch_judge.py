@@ -18,6 +18,7 @@ written atomically, a damaged one a miss with a warning, the oldest removed past
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -128,6 +129,16 @@ def _judging_digest() -> str | None:
     return digest.hexdigest()
 
 
+def _entry_digest(key: str, items: object) -> str:
+    """A digest of a judgement's content and the key it was written under, stored beside it. Not an
+    HMAC (there is no secret to key one with): whoever can write the cache directory can write a
+    matching digest. What it catches is a file that is not the one written for that key: a write
+    cut short, a damaged block, an entry copied or restored under another key (a judgement of one
+    pair of files served for another), a file edited by hand or by another version of the code."""
+    text = json.dumps([key, items], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class JudgementCache:
     """Judgements on disk under ROOT (`bot.history.cache.DiskCache`'s files, its atomic writes and its
     damaged-file policy), at most MAX_ENTRIES of them."""
@@ -146,6 +157,8 @@ class JudgementCache:
             items = raw.get("impacts")
             if not isinstance(items, list):
                 raise StateError("no impacts")
+            if raw.get("digest") != _entry_digest(key, items):
+                raise StateError("its digest does not match its content and key")
             found = [read_impact(x, f"impacts[{i}]", who) for i, x in enumerate(items)]
         except StateError as err:
             self.warn(f"watch cache {key[:12]}: ignoring a damaged judgement ({err})")
@@ -153,7 +166,8 @@ class JudgementCache:
         return tuple(i for i in found if i is not None)
 
     def put(self, key: str, impacts: tuple[BackendImpact, ...]) -> None:
-        self.disk.put(_KIND, key, {"impacts": [impact_data(i) for i in impacts]})
+        items = [impact_data(i) for i in impacts]
+        self.disk.put(_KIND, key, {"impacts": items, "digest": _entry_digest(key, items)})
         self._prune()
 
     def _prune(self) -> None:

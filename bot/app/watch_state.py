@@ -30,6 +30,7 @@ from bot.render.context import GAP_LISTS
 from bot.render.watch import (
     DIGEST_HEX,
     MAX_FINGERPRINT,
+    ROW_NOTES,
     BackendImpact,
     BrokenKernel,
     Landed,
@@ -49,7 +50,15 @@ MAX_QUIET = 300  # open PRs remembered as affecting nothing at their head
 MAX_LANDED = 50
 MAX_RETRY = 30  # PRs that could not be read, tried again next run
 MAX_TRIES = 24  # a day of hourly runs: a PR that never reads stops costing requests
-_REASON = 200  # characters of a retry's reason
+_REASON = 200  # characters of a retry's reason, as written (escapes included)
+MAX_TOLD = 100  # PRs whose subscribers were mentioned within the last day
+MAX_CLOSED = 30  # PRs closed unlanded within the last week, with the fingerprint last told
+# Characters each section but the rows may take in the block, as written: every one is bounded, so
+# whatever else a hostile upstream fills, the rows keep MAX_STATE_CHARS minus these (about 15,000,
+# a dozen rows with their op names) and the block never outgrows what `read_state` takes. The quiet
+# list needs none: 300 pairs of a number and a sha are at most 17,100 characters.
+SECTION_CHARS = {"landed": 8_000, "retry": 8_000, "closed": 9_000, "told": 4_000}
+_LANDED_TEXT = 120  # characters of a landed PR's title, as written
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 _SHORT = re.compile(rf"[0-9a-f]{{{DIGEST_HEX}}}")
@@ -72,6 +81,16 @@ class Retry:
 
 
 @dataclass(frozen=True)
+class Closed:
+    """A PR closed without landing, and the fingerprint its row had: if it reopens within a week,
+    what it asks is compared with that (closing and reopening is no way to be announced again)."""
+
+    number: int
+    when: str  # when a run saw it closed (ISO 8601)
+    fingerprint: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class WatchState:
     watermark: str | None = None
     rows: tuple[PullRow, ...] = ()
@@ -81,6 +100,9 @@ class WatchState:
     # another one (a list changed, a backend added) has every open PR judged again
     backends: str | None = None
     retry: tuple[Retry, ...] = ()
+    # (number, when): the last time a run mentioned the subscribers for that PR (at most once a day)
+    told: tuple[tuple[int, str], ...] = ()
+    closed: tuple[Closed, ...] = ()  # PRs closed unlanded lately: a reopened one is not news again
 
 
 COLD = WatchState()
@@ -128,10 +150,6 @@ _HANDLES: Kind[tuple[str, ...]] = Kind(
 
 def _handle(h: str) -> str:
     return h.lstrip("@").lower()[:100]
-
-
-def _keys(d: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
-    _READ.exact_keys(d, keys, where, where)
 
 
 def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> BackendImpact | None:
@@ -206,7 +224,13 @@ def _also(d: Any, where: str) -> tuple[OpList, ...]:
 
 def _row(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> PullRow | None:
     d = _READ.read(OBJECT, d, where, where)
-    _keys(d, ("n", "title", "author", "draft", "updated", "url", "head", "fp", "impacts"), where)
+    _READ.exact_keys(
+        d, ("n", "title", "author", "draft", "updated", "url", "head", "fp", "impacts"), where, where,
+        optional=("note",),
+    )  # fmt: skip
+    note = d.get("note", "")
+    if not isinstance(note, str) or (note and note not in ROW_NOTES):
+        raise StateError(f"{where}.note: unknown note")
     number = _READ.field(_NUMBER, d, "n", f"{where}.n", where)
     url = _READ.field(_TEXT, d, "url", f"{where}.url", where)
     if pull_url(url, number) is None:
@@ -214,7 +238,7 @@ def _row(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> PullRow | No
     listed: list[Any] = _READ.field(LIST, d, "impacts", where, where)
     impacts = [read_impact(x, f"{where}.impacts[{i}]", who) for i, x in enumerate(listed)]
     kept = tuple(i for i in impacts if i is not None)
-    if not kept:
+    if not kept and not note:
         return None
     return PullRow(
         number,
@@ -226,13 +250,18 @@ def _row(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> PullRow | No
         _READ.field(_SHA_KIND, d, "head", f"{where}.head", where),
         kept,
         _READ.field(_DIGESTS, d, "fp", f"{where}.fp", where),
+        note,
     )
 
 
 def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
     d = _READ.read(OBJECT, data, "state", "state")
     _READ.exact_keys(
-        d, ("watermark", "rows", "quiet", "landed"), "state", "state", optional=("backends", "retry")
+        d,
+        ("watermark", "rows", "quiet", "landed"),
+        "state",
+        "state",
+        optional=("backends", "retry", "told", "closed"),
     )
     watermark = _READ.field(OPT_STRING, d, "watermark", "state.watermark", "state")
     if watermark is not None and not _WHEN.fullmatch(watermark):
@@ -254,7 +283,7 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
     for x in _READ.field(LIST, d, "landed", "landed", "landed")[:MAX_LANDED]:
         if not (isinstance(x, list) and len(x) == 3 and _NUMBER.accepts(x[0]) and _TEXT.accepts(x[1])):
             raise StateError("landed: expected [number, title, url]")
-        if not isinstance(x[2], str) or pull_url(x[2], x[0]) is None:
+        if not _TEXT.accepts(x[2]) or pull_url(x[2], x[0]) is None:
             raise StateError("landed: not a link to the pull request")
         landed.append(Landed(x[0], x[1], x[2]))
     retry = []
@@ -264,6 +293,16 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
         if not (isinstance(x[2], str) and len(x[2]) <= _REASON and _COUNT.accepts(x[3])):
             raise StateError("retry: expected [number, sha, reason, tries]")
         retry.append(Retry(x[0], x[1], x[2], x[3]))
+    told = []
+    for x in _READ.field(LIST, d, "told", "told", "told")[:MAX_TOLD] if "told" in d else []:
+        if not (isinstance(x, list) and len(x) == 2 and _NUMBER.accepts(x[0]) and _WHEN_KIND.accepts(x[1])):
+            raise StateError("told: expected [number, time] pairs")
+        told.append((int(x[0]), str(x[1])))
+    closed = []
+    for x in _READ.field(LIST, d, "closed", "closed", "closed")[:MAX_CLOSED] if "closed" in d else []:
+        if not (isinstance(x, list) and len(x) == 3 and _NUMBER.accepts(x[0]) and _WHEN_KIND.accepts(x[1])):
+            raise StateError("closed: expected [number, time, fingerprint]")
+        closed.append(Closed(x[0], x[1], _READ.read(_DIGESTS, x[2], "closed", "closed")))
     return WatchState(
         watermark,
         tuple(r for r in rows if r is not None),
@@ -271,6 +310,8 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
         tuple(landed),
         backends,
         tuple(retry[:MAX_RETRY]),
+        tuple(told),
+        tuple(closed),
     )
 
 
@@ -373,10 +414,52 @@ def impact_data(impact: BackendImpact) -> dict[str, object]:
     }
 
 
+def written_len(text: str) -> int:
+    """How many characters TEXT takes in the block, quotes included: `_text` writes ASCII only, so
+    an emoji takes 12 (its surrogate pair escaped), a control character or a ``-`` 6."""
+    return len(json.dumps(text, ensure_ascii=True)) + 5 * text.count("-")
+
+
+def fit_text(text: str, limit: int) -> str:
+    """The longest start of TEXT that takes at most LIMIT characters in the block (quotes aside).
+    Texts are bounded by what they take when written, never by what they show: 256 emoji are 256
+    characters of a title and 3,072 of the block. `bot.app.watch` cuts a title with it too, so that
+    the body shows what a later run, reading the state, shows again."""
+    if written_len(text) <= limit + 2:
+        return text
+    low, high = 0, min(len(text), limit)
+    while low < high:  # the longest prefix that fits: written_len grows with the prefix
+        mid = (low + high + 1) // 2
+        if written_len(text[:mid]) <= limit + 2:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low]
+
+
+def row_title(title: str) -> str:
+    return fit_text(title, _MAX_TEXT)
+
+
+def landed_title(title: str) -> str:
+    return fit_text(title, _LANDED_TEXT)
+
+
+def impact_rank(row: PullRow) -> int:
+    """What keeps a row in a full state: 0 when it would break a backend's build (a kernel that stops
+    compiling, an op its codegen refuses once removed), 1 when it asks for ops to write, 2 else. Rows
+    are dropped by this first and by their last update second, never by how long their text is."""
+    if any(i.broken or i.more_broken or i.removed or i.more_removed for i in row.impacts):
+        return 0
+    if any(i.lacking or i.more_lacking for i in row.impacts):
+        return 1
+    return 2
+
+
 def _row_data(r: PullRow) -> dict[str, object]:
     return {
         "n": r.number,
-        "title": r.title[:_MAX_TEXT],
+        "title": row_title(r.title),
         "author": r.author,
         "draft": r.draft,
         "updated": r.updated_at,
@@ -384,11 +467,24 @@ def _row_data(r: PullRow) -> dict[str, object]:
         "head": r.head_sha,
         "fp": list(r.fingerprint),
         "impacts": [impact_data(i) for i in r.impacts],
+        **({"note": r.note} if r.note else {}),
     }
 
 
-def _text(data: dict[str, object]) -> str:
+def _text(data: object) -> str:
     return json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=True).replace("-", "\\u002d")
+
+
+def _within(entries: list[Any], budget: int) -> list[Any]:
+    """The first ENTRIES whose written JSON list takes at most BUDGET characters."""
+    out: list[Any] = []
+    used = 2
+    for entry in entries:
+        used += len(_text(entry)) + (1 if out else 0)
+        if used > budget:
+            break
+        out.append(entry)
+    return out
 
 
 def state_block(state: WatchState, dropped: Say | None = None) -> str:
@@ -396,10 +492,12 @@ def state_block(state: WatchState, dropped: Say | None = None) -> str:
     early: every ``-`` of the JSON is written as its ``\\u002d`` escape inside strings (no number of it
     is negative), which JSON reads back as itself.
 
-    Only what `read_state` accepts is written: a row it would refuse is left out (DROPPED is told why:
-    that PR will be news again), and rows past MAX_STATE_CHARS, the oldest updated last, too."""
+    Only what `read_state` accepts is written, and never more than it takes: a row it would refuse
+    is left out (DROPPED is told why: that PR will be news again); every other section is cut to
+    its share (SECTION_CHARS, the newest entries kept); and rows past MAX_STATE_CHARS go, those that
+    ask least of a backend first (`impact_rank`), the least recently updated among them first."""
     tell = dropped or (lambda _: None)
-    rows = []
+    rows: list[tuple[PullRow, dict[str, object]]] = []
     for r in state.rows:
         one = _row_data(r)
         try:
@@ -407,26 +505,53 @@ def state_block(state: WatchState, dropped: Say | None = None) -> str:
         except StateError as err:
             tell(f"#{r.number} cannot be kept in the watch state ({str(err)[:200]}): it will be news again")
             continue
-        rows.append(one)
+        rows.append((r, one))
     landed = [
-        [x.number, x.title[:_MAX_TEXT], x.url]
+        [x.number, landed_title(x.title), x.url]
         for x in state.landed[:MAX_LANDED]
-        if _NUMBER.accepts(x.number) and pull_url(x.url, x.number) is not None
+        if _NUMBER.accepts(x.number) and _TEXT.accepts(x.url) and pull_url(x.url, x.number) is not None
     ]
     data: dict[str, object] = {
         "watermark": state.watermark if state.watermark and _WHEN.fullmatch(state.watermark) else None,
         "backends": state.backends if state.backends and _DIGEST.fullmatch(state.backends) else None,
-        "rows": rows,
-        "quiet": [[n, sha] for n, sha in state.quiet[:MAX_QUIET]],
-        "landed": landed,
+        "rows": [],
+        "quiet": [
+            [n, sha] for n, sha in state.quiet[:MAX_QUIET] if _NUMBER.accepts(n) and _SHA.fullmatch(sha)
+        ],
+        "landed": _within(landed, SECTION_CHARS["landed"]),
     }
-    if state.retry:  # written only when there is one, so that older blocks stay byte-identical
-        data["retry"] = [[x.number, x.head_sha, x.reason[:_REASON], x.tries] for x in state.retry[:MAX_RETRY]]
-    text = _text(data)
-    while len(text) > MAX_STATE_CHARS and rows:
-        cut = max(1, len(rows) // 20)
-        for gone in rows[-cut:]:
-            tell(f"#{gone['n']} cannot be kept in the watch state (it is full): it will be news again")
-        del rows[-cut:]
-        text = _text(data)
-    return f"{_OPEN}{text}{_CLOSING}"
+    # Each written only when it holds something, so that older blocks stay byte-identical.
+    sections = {
+        "retry": [
+            [x.number, x.head_sha, fit_text(x.reason, _REASON), x.tries]
+            for x in state.retry[:MAX_RETRY]
+            if _NUMBER.accepts(x.number) and _SHA.fullmatch(x.head_sha) and _COUNT.accepts(x.tries)
+        ],
+        "told": [
+            [n, when] for n, when in state.told[:MAX_TOLD] if _NUMBER.accepts(n) and _WHEN.fullmatch(when)
+        ],
+        "closed": [
+            [x.number, x.when, list(x.fingerprint)]
+            for x in state.closed[:MAX_CLOSED]
+            if _NUMBER.accepts(x.number) and _WHEN.fullmatch(x.when) and _DIGESTS.accepts(list(x.fingerprint))
+        ],
+    }
+    for name, entries in sections.items():
+        if entries:
+            data[name] = _within(entries, SECTION_CHARS[name])
+    room = MAX_STATE_CHARS - len(_text(data))
+    sizes = {id(one): len(_text(one)) + 1 for _, one in rows}
+    keep = sorted(rows, key=lambda x: (impact_rank(x[0]), _recency(x[0].updated_at)))
+    total = sum(sizes.values())
+    while keep and total > room:
+        gone, one = keep.pop()
+        total -= sizes[id(one)]
+        tell(f"#{gone.number} cannot be kept in the watch state (it is full): it will be news again")
+    kept = {id(one) for _, one in keep}
+    data["rows"] = [one for _, one in rows if id(one) in kept]
+    return f"{_OPEN}{_text(data)}{_CLOSING}"
+
+
+def _recency(when: str) -> tuple[int, ...]:
+    """A sort key putting the most recently updated first (ISO 8601 times sort as they read)."""
+    return tuple(-ord(c) for c in when)

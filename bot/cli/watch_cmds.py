@@ -56,6 +56,7 @@ def run_watch(args: argparse.Namespace) -> int:
             warn=warn,
             backends=judge.backends,
             budget=args.budget,
+            spent=lambda: ghsource.requests_sent() - sent_before,
         )
         listing = ghsource.requests_sent() - sent_before
     finally:

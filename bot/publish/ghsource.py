@@ -34,7 +34,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode, urljoin, urlsplit
@@ -304,10 +304,12 @@ class _Api:
         etag: str | None = None,
         url: str | None = None,
         missing: frozenset[int] = frozenset({404}),
+        attempts: int | None = None,
     ) -> Answer | None:
         """The answer, or None for a 404; a SourceError for anything else that is not a 200, or a 304
         when ETAG was sent (``If-None-Match``: the stored answer is still current). URL, when given, is
-        a whole URL from an answer's ``Link`` (the guard checks it is under the API root)."""
+        a whole URL from an answer's ``Link`` (the guard checks it is under the API root). ATTEMPTS,
+        when given, caps the retry policy's attempts (1: no retry)."""
         if url is None:
             url = self.settings.api_url.rstrip("/") + path
             if params:
@@ -315,6 +317,8 @@ class _Api:
         else:
             path = urlsplit(url).path
         policy, attempt, redirects = self.settings.retry, 0, 0
+        if attempts is not None:
+            policy = replace(policy, max_attempts=min(policy.max_attempts, attempts))
         while True:
             attempt += 1
             try:

@@ -15,8 +15,10 @@ an hour, so what a run asks is bounded by what changed since the last one:
   (``compare/BASE...HEAD``: its ``merge_base_commit`` and the first 300 changed files), cached by head
   sha (the files) and by (base, head) (the merge base), so a pull request whose head did not move costs
   nothing, and one that moved costs one request. A compare that lists 300 files may have left some
-  out: then ``pulls/N/files`` (GitHub's 3,000 at most), and past 3,000 the operator files' blob shas at
-  the merge base and the head (git trees, `ghsource.TreeReader`).
+  out: then the operator files' blob shas at the merge base and the head decide (git trees,
+  `ghsource.TreeReader`: two directories a side, 2 to 4 requests, the merge base's cached). Not the
+  pull request's file list: 30 pages of 100 for a fork's 3,000-file pull request, about 34 requests
+  for each of its new heads, which a few such forks re-pushed hourly would spend the budget on.
 
 `PullsClient.scan` spends at most ``budget`` requests that count against the rate limit (a 304 does
 not), the compare of every open pull request it returns included: ``touched`` and ``merge_base``
@@ -89,8 +91,10 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 # ``MergedX2``... on later ones; the revert bot's ``Reverted``, ``RevertedX1``... Matched lower case.
 _MERGED_LABEL = re.compile(r"merged(?:x\d+)?")
 _REVERTED_LABEL = re.compile(r"reverted(?:x\d+)?")
-_WHEN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # GitHub's form: sorts as it reads
-_URL = re.compile(r"https?://[^\s\"'<>`\\]+")
+# GitHub's form: sorts as it reads. ASCII digits only (``\d`` takes any script's: ``٢٠٢٦`` too).
+_WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+MAX_NUMBER = 10**10  # the state's bound on a pull request number (`bot.app.watch_state`)
+_PULL_URL = re.compile(r"https://(?P<host>[A-Za-z0-9.-]+)/(?P<repo>[A-Za-z0-9._/-]+)/pull/(?P<n>[0-9]+)")
 PER_PAGE = 100
 # 100 pages of 100: more open pull requests than any repository has (pytorch/pytorch: a few
 # thousand). A list that goes on is leading the client on.
@@ -98,8 +102,6 @@ MAX_LIST_PAGES = 100
 # The compare endpoint lists at most 300 files, all on its first page (its pages are of commits,
 # since GitHub's changelog of 2021-03-22): a list of 300 may have been cut.
 COMPARE_FILES = 300
-MAX_PR_FILES = 3000  # and pulls/N/files at most this many, 100 a page
-MAX_FILE_PAGES = MAX_PR_FILES // PER_PAGE
 # Past this many pull requests that could not be compared the scan stops as if out of budget: so many
 # failures say something wider is wrong (a rate limit, an outage), not twenty odd pull requests.
 MAX_FAILED = 20
@@ -187,14 +189,20 @@ class PullsClient:
             _write_atomically(root / PROGRESS_FILE, self._progress.encode())
 
     def scan(
-        self, since: str | None, *, budget: int = DEFAULT_BUDGET, known_heads: Collection[str] = ()
+        self,
+        since: str | None,
+        *,
+        budget: int = DEFAULT_BUDGET,
+        known_heads: Collection[str] = (),
+        later: Collection[int] = (),
     ) -> Scan:
         """The pull requests updated since SINCE (a watermark from an earlier scan), newest first;
         every open one with its compare paid for (see the module docstring), except those whose head
         is in KNOWN_HEADS (the caller judged that head in an earlier run: a new title or label moves
         `updated_at` too, and a runner without the disk cache would pay a compare for nothing).
-        BUDGET is checked before each request: one pull request's long file list (pages) may take
-        the scan past it."""
+        BUDGET is checked before each request. The pull requests named in LATER (the last run could
+        not compare them) are compared after all the others: one GitHub keeps failing on cannot
+        take the scan's time from those it answers."""
         if since is not None and (not _WHEN.fullmatch(since) or since > _later_than_now()):
             # The watermark comes back from an issue body: a bad one, or one in the future (which
             # would hide every pull request for good), means a cold run.
@@ -210,7 +218,7 @@ class PullsClient:
         paid = 0
         self._limit = start + budget
         try:
-            for pull in listed:
+            for pull in _later_last(listed, frozenset(later)):
                 if pull.state == "open" and pull.head_sha not in known:
                     if self.charged >= self._limit or time.monotonic() >= deadline:
                         raise _OutOfBudget
@@ -272,6 +280,18 @@ class PullsClient:
                 self._restart()
                 self._learn(pull)
         return self._bases[key]
+
+    def head_sizes(self, pull: PullRef) -> dict[str, int]:
+        """The size in bytes of each of OPERATOR_PATHS at the pull request's head, from the git trees
+        (two requests, cached by commit; the judge's read of the head then finds them cached): a
+        file's size is known before any of its content is sent."""
+        self._restart()
+        sizes = {}
+        for path in OPERATOR_PATHS:
+            found = self.trees.entry(pull.head_sha, path)
+            if found is not None:
+                sizes[path] = found[1]
+        return sizes
 
     def pull(self, number: int) -> PullRef:
         """Pull request NUMBER as it is now (a dashboard's pull request the scan did not list)."""
@@ -360,7 +380,12 @@ class PullsClient:
         return all(pull is not None and pull.updated_at < start for pull in listed)
 
     def _get_json(
-        self, path: str | None, url: str | None, *, keep: Callable[[Any], Any] | None = None
+        self,
+        path: str | None,
+        url: str | None,
+        *,
+        keep: Callable[[Any], Any] | None = None,
+        attempts: int | None = None,
     ) -> tuple[Any, str | None]:
         """GET PATH (or a whole URL from a Link): the JSON and the next page's URL, (None, None) for
         a 404. With KEEP the request is conditional: the answer is stored with its ETag, as KEEP
@@ -370,7 +395,7 @@ class PullsClient:
         # An answer stored by a version that kept other fields is a miss, not a pull request without them.
         key = f"GET {full}" if keep is None else f"GET {full} keeping {','.join(_KEPT)}"
         stored = None if keep is None else _stored_answer(self.answers.get(key))
-        answer = self.api.get("", url=full, etag=None if stored is None else stored[0])
+        answer = self.api.get("", url=full, etag=None if stored is None else stored[0], attempts=attempts)
         self._served_at = _http_date(answer.header("date") if answer is not None else None)
         if answer is None:
             return None, None
@@ -409,8 +434,13 @@ class PullsClient:
 
     def _learn(self, pull: PullRef) -> None:
         """One compare: the merge base, and the changed files when it lists them all."""
+        # Inside a scan, one attempt: a compare GitHub answers with a 5xx (slowly, perhaps) marks the
+        # pull request for the caller's retry list at once, rather than take the scan's 900 s in
+        # retries (8 attempts of a 10 s answer, PR after PR).
         data, _ = self._get_json(
-            f"/repos/{self.repo}/compare/{pull.base_sha}...{pull.head_sha}?per_page=1", None
+            f"/repos/{self.repo}/compare/{pull.base_sha}...{pull.head_sha}?per_page=1",
+            None,
+            attempts=1 if self._limit is not None else None,
         )
         base = _field(data, "merge_base_commit", "sha")
         if not isinstance(base, str) or not _SHA.fullmatch(base):
@@ -427,38 +457,13 @@ class PullsClient:
             return
         # `files` is optional in GitHub's schema of a comparison: without it, the pull request's
         # file list, then the trees.
-        names: set[str] | None = None if files is None else _names(files, self.repo)
         if files is None or len(files) >= COMPARE_FILES:
-            names = self._all_files(pull)
-        if names is None:
             names = self._by_trees(base, pull.head_sha)
+        else:
+            names = _names(files, self.repo)
         touched = tuple(p for p in OPERATOR_PATHS if p in names)
         self._touched[pull.head_sha] = touched
         self.answers.put(self._touched_key(pull.head_sha), list(touched))
-
-    def _all_files(self, pull: PullRef) -> set[str] | None:
-        """Every file pulls/N/files lists; None when GitHub's cap of 3,000 may have cut the list."""
-        url: str | None = (
-            f"{self.api.settings.api_url.rstrip('/')}/repos/{self.repo}/pulls/{pull.number}/files"
-            f"?per_page={PER_PAGE}"
-        )
-        names: set[str] = set()
-        count = 0
-        for _ in range(MAX_FILE_PAGES):
-            self._charge()
-            data, url = self._get_json(None, url)
-            if not isinstance(data, list):
-                raise SourceError(
-                    f"GitHub's files of pull request #{pull.number} are not a list", path=self.repo
-                )
-            names |= _names(data, self.repo)
-            count += len(data)
-            if url is None:
-                return None if count >= MAX_PR_FILES else names
-        raise ApiLimitError(
-            f"GitHub kept announcing another page of pull request #{pull.number}'s files after "
-            f"{MAX_FILE_PAGES} pages; stopped before following more"
-        )
 
     def _by_trees(self, base: str, head: str) -> set[str]:
         """The operator files whose blob differs between the merge base and the head."""
@@ -496,9 +501,23 @@ class PullsClient:
             self._unlisted[number] = (stand_in, _reason(err))
             return None
 
+    def _own_url(self, url: str, number: int) -> bool:
+        """Whether URL is pull request NUMBER of the upstream (as the state reads it back), on
+        github.com when the API is api.github.com. Another API (GitHub Enterprise Server, a test's
+        server) names its own web host, which the API's URL does not tell."""
+        m = _PULL_URL.fullmatch(url)
+        public = (urlsplit(self.api.settings.api_url).hostname or "").lower() == "api.github.com"
+        return (
+            m is not None
+            and len(url) <= 200
+            and (not public or m["host"].lower() == "github.com")
+            and m["repo"].lower() == self.repo.lower()
+            and int(m["n"]) == number
+        )
+
     def _pull_ref(self, item: Any) -> PullRef:
         number = _field(item, "number")
-        if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+        if not isinstance(number, int) or isinstance(number, bool) or not 0 < number < MAX_NUMBER:
             raise SourceError("GitHub's pull request has no number", path=self.repo)
 
         def bad(what: str) -> SourceError:
@@ -519,8 +538,8 @@ class PullsClient:
             raise bad("labels that are not named")
         if not isinstance(updated, str) or not _WHEN.fullmatch(updated):
             raise bad("no updated_at in GitHub's form")
-        if not isinstance(url, str) or not _URL.fullmatch(url):
-            raise bad("no http(s) html_url")
+        if not isinstance(url, str) or not self._own_url(url, number):
+            raise bad(f"an html_url that is not a link to {self.repo}'s pull request #{number}")
         if (
             not isinstance(head, str)
             or not _SHA.fullmatch(head)
@@ -542,6 +561,11 @@ class PullsClient:
             head_sha=head,
             base_sha=base,
         )
+
+
+def _later_last(pulls: list[PullRef], later: frozenset[int]) -> list[PullRef]:
+    """PULLS in their order, those numbered in LATER moved to the end (still in their order)."""
+    return [p for p in pulls if p.number not in later] + [p for p in pulls if p.number in later]
 
 
 def landed(state: str, merged_at: str | None, labels: Collection[str]) -> bool:

@@ -147,6 +147,11 @@ class PullRow:
     head_sha: str
     impacts: tuple[BackendImpact, ...]
     fingerprint: tuple[str, ...] = ()
+    note: str = ""  # a key of ROW_NOTES: why the row has no impacts (the PR was not judged)
+
+
+# Why a row has no impacts: shown in its cell, never news.
+ROW_NOTES = {"too-large": "not judged: an operator file at its head is over 8 MB"}
 
 
 def pull_url(url: str, number: int) -> str | None:
@@ -206,7 +211,10 @@ class _Words:
         return Safe(f"{link(label, url) if url else label} {md(row.title[:256])}")
 
     def author(self, row: PullRow) -> Safe:
-        return code(row.author, 40)
+        return code(row.author, 40, in_table=True)  # a login GitHub would refuse must not split the row
+
+    def note(self, row: PullRow) -> Safe:
+        return md(ROW_NOTES.get(row.note, ""))
 
     def backend(self, imp: BackendImpact) -> Safe:
         return Safe(f"{code(imp.kind)} {code(imp.where, 80)}")
