@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.coverage.kinds import FALLBACK_OF_KIND, PROFILE_OF_KIND
+from bot.coverage.kinds import EDGE_KINDS, FALLBACK_OF_KIND, PROFILE_OF_KIND
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.schema_history import SinceEvent, schema_since
@@ -39,7 +39,7 @@ from bot.schema.kernel import (
 )
 from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
 from bot.text import did_you_mean
-from bot.work.engine import RULES, SHARED_BACKWARDS, TRAINING_ONLY, Backend, Engine
+from bot.work.engine import RULES, SHARED_BACKWARDS, TRAINING_ONLY, VERIFIER_REJECTS, Backend, Engine
 
 # The engine's vocabulary, which coverage reports use as they are.
 __all__ = ["RULES", "SHARED_BACKWARDS", "TRAINING_ONLY"]
@@ -120,6 +120,8 @@ class Coverage:
         """rule → operators it decided, every rule listed (zeros included; ``training_only`` for the
         export profile), "needs_kernel" last."""
         rules = (*RULES, TRAINING_ONLY) if self.profile == "export" else RULES
+        if self.backend_kind in EDGE_KINDS:
+            rules = (*rules, VERIFIER_REJECTS)
         return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*rules, "needs_kernel")}
 
     def by_bucket(self) -> dict[str, tuple[int, int, int]]:
@@ -167,6 +169,7 @@ def engine_backend(snapshot: Snapshot, backend: BackendList, profile: Profile | 
         backend.decompositions,
         backend.decompositions_origin,
         backend.decompositions_core_except,
+        edge=profile == "export" and backend.kind in EDGE_KINDS,
     )
 
 
@@ -191,6 +194,10 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
     seen_stale: set[str] = set()
     stale = []
     for op in backend.ops:
+        # an operator the backend defines itself, by a schema of its own (ExecuTorch's `- func:`
+        # allclose.out), that no release ever registered is its own, not a stale name of upstream's
+        if op.origin == "func" and last_registered(op.name) is None:
+            continue
         if op.name not in records and op.name not in seen_stale:
             seen_stale.add(op.name)
             stale.append(op)
@@ -258,7 +265,11 @@ def _structured(rec: OpRecord) -> bool:
 
 
 def _kernel_verdict(
-    theirs: FunctionSchema | None, rec: OpRecord, schema: FunctionSchema, form: KernelForm | None
+    theirs: FunctionSchema | None,
+    rec: OpRecord,
+    schema: FunctionSchema,
+    form: KernelForm | None,
+    op_structured: bool | None = None,
 ) -> tuple[KernelVerdict, tuple[KernelChange, ...]]:
     """The kernel verdict from the backend's schema to upstream's, for a kernel written in FORM.
 
@@ -268,10 +279,11 @@ def _kernel_verdict(
     "symint", not "breaking". With no form known (torch-mlir lowers by types) the verdict is every
     form's (`verdict_of`). The backend's side is taken to be in upstream's structured group or not as
     upstream is: a list does not say. An unreadable backend side is "breaking" with no signature, as
-    the drift does for an unreadable schema."""
+    the drift does for an unreadable schema. OP_STRUCTURED, when the list says (a gen_backend_stubs
+    yaml's per-op ``structured:``), overrides upstream's group for the backend's kernel."""
     if theirs is None:
         return "breaking", ()
-    structured = _structured(rec)
+    structured = _structured(rec) if op_structured is None else op_structured
     found = kernel_changes(theirs, schema, structured_before=structured, structured_after=structured)
     return judge_in_form(found, form), found
 
@@ -389,7 +401,7 @@ def _full_alert(
             op.name, op.path, op.line, text, rec.schema, True, (), "breaking", (), op.kernel_form, judged
         )
     details = diff_schemas(theirs, schema)
-    kernel, kernels = _kernel_verdict(theirs, rec, schema, judged)
+    kernel, kernels = _kernel_verdict(theirs, rec, schema, judged, op.structured)
     # Nothing a caller or a kernel notices (a default respelled, `1e-05` for `1.0e-05`): no alert.
     if not kernels and all(d.severity == "info" for d in details):
         return None

@@ -45,6 +45,10 @@ class BackendOp:
     # in its own form, since the dispatcher unpacks SymInts for an int64_t kernel. None: the backend
     # writes no C++ kernel of this signature (torch-mlir lowers by types), or its reader cannot tell
     kernel_form: KernelForm | None = None
+    # whether its kernel is a structured one (a gen_backend_stubs yaml's per-op ``structured: true``,
+    # `bot.coverage.stubs`): False, an unstructured external kernel whatever upstream's group is; None:
+    # the list does not say, and upstream's group stands
+    structured: bool | None = None
 
 
 @dataclass(frozen=True)
