@@ -153,6 +153,10 @@ def _listed(snapshot: Snapshot, backend: BackendList) -> frozenset[str]:
     if backend.kind == "dispatch":
         key = backend.dispatch_key or ""
         return frozenset(name for name, rec in snapshot.operators.items() if key in rec.facets.dispatch)
+    # a Python registration of a packet (torch.ops.aten.view) serves every overload of its base
+    packets = {op.name for op in backend.ops if op.origin == "packet"}
+    if packets:
+        return backend.names | {name for name, rec in snapshot.operators.items() if rec.base in packets}
     return backend.names
 
 
@@ -193,7 +197,10 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         ops.append(OpCoverage(name, rec.bucket, v.covered, v.rule, v.via, v.alternative))
     seen_stale: set[str] = set()
     stale = []
+    bases = {rec.base for rec in records.values()}
     for op in backend.ops:
+        if op.origin == "packet" and op.name in bases:
+            continue  # a packet names every overload of its base (`_listed`)
         # an operator the backend defines itself, by a schema of its own (ExecuTorch's `- func:`
         # allclose.out), that no release ever registered is its own, not a stale name of upstream's
         if op.origin == "func" and last_registered(op.name) is None:

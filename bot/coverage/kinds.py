@@ -102,6 +102,16 @@ KIND_TABLE: tuple[KindRow, ...] = (
         'm.impl("aten::…") inside TORCH_LIBRARY_IMPL(aten, KEY, m)',
     ),
     KindRow(
+        "python",
+        f"{_READERS}:read_python_tree",
+        "eager",
+        None,
+        "a tree of Python files (torchax's ops/, a Python backend)",
+        "torch.library impl and register_kernel, decorators handed torch.ops.aten ops (read with ast)",
+        # a Python kernel has no C++ signature
+        writes_kernels=False,
+    ),
+    KindRow(
         "op-plugin",
         f"{_READERS}:read_op_plugin_file",
         "eager",
