@@ -266,4 +266,6 @@ def read_python_tree(value: str, torch_version: str | None) -> BackendList:
         warnings.extend(found.warnings)
     if not ops:
         raise ConfigError("no ATen kernel registration in any Python file", path=value)
-    return BackendList("python", value, tuple(ops), warnings=tuple(warnings), roots=(value,) if path.is_dir() else ())
+    return BackendList(
+        "python", value, tuple(ops), warnings=tuple(warnings), roots=(value,) if path.is_dir() else ()
+    )

@@ -63,10 +63,11 @@ class _Reader:
         self.aten_aliases: set[str] = set()  # names bound to torch.ops.aten
         self.aten_libs: set[str] = set()  # names bound to Library("aten", "IMPL")
         self.ops: list[BackendOp] = []
-        self.warnings: list[str] = []
+        self.warnings: list[tuple[int, str]] = []
 
     def warn(self, node: ast.AST, why: str) -> None:
-        self.warnings.append(f"{self.path}:{getattr(node, 'lineno', 0)}: {why}")
+        line = getattr(node, "lineno", 0)
+        self.warnings.append((line, f"{self.path}:{line}: {why}"))
 
     def aten_ref(self, node: ast.expr) -> tuple[str, bool] | None:
         """(op name, is a packet) of an expression naming an ATen operator, or None."""
@@ -91,7 +92,11 @@ class _Reader:
         if sep and namespace != "aten":
             return  # another namespace's operator
         try:
-            self.ops.append(BackendOp(normalise_name(name, path=self.path, line=line), line, self.path, origin, dispatch_key=key))
+            self.ops.append(
+                BackendOp(
+                    normalise_name(name, path=self.path, line=line), line, self.path, origin, dispatch_key=key
+                )
+            )
         except ConfigError:
             self.warn(node, f"not an ATen operator name: {raw!r}")
 
@@ -141,7 +146,10 @@ class _Reader:
         if ref is not None:
             self.add(ref[0], call, "packet" if ref[1] else _call_name(call), key)
         elif lib_bound or receiver is None or receiver[:2] == ["torch", "library"]:
-            self.warn(call, f"{_call_name(call)}(...) registers an operator it names by an expression, not a literal")
+            self.warn(
+                call,
+                f"{_call_name(call)}(...) registers an operator it names by an expression, not a literal",
+            )
 
     def scan_decorator_args(self, call: ast.Call) -> None:
         """A decorator handed ATen operators (torchax's @op, a list to @register_fallback)."""
@@ -159,7 +167,10 @@ class _Reader:
             self.add(name, item, "packet" if packet else f"@{_call_name(call)}")
         if found and unresolved:
             for item in unresolved:
-                self.warn(item, f"@{_call_name(call)}(...) is handed {ast.unparse(item)[:60]}, which names no ATen operator it can read")
+                self.warn(
+                    item,
+                    f"@{_call_name(call)}(...) is handed {ast.unparse(item)[:60]}, which names no ATen operator it can read",
+                )
         elif not found and any(isinstance(a, ast.Starred) for a in call.args):
             self.warn(call, f"@{_call_name(call)}(*...) hands operators it cannot read")
 
@@ -193,4 +204,5 @@ def read_python(text: str, path: str) -> PyRegistrations:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and id(node) not in decorators and _call_name(node) in _IMPL_CALLS:
             reader.scan_impl(node)
-    return PyRegistrations(tuple(sorted(reader.ops, key=lambda o: o.line)), tuple(reader.warnings))
+    ops = sorted(reader.ops, key=lambda o: o.line)
+    return PyRegistrations(tuple(ops), tuple(text for _, text in sorted(reader.warnings)))

@@ -84,10 +84,15 @@ def read_backend_stubs(text: str, path: str, kind: str = "backend-stubs") -> Bac
     root = compose_yaml_document(text, path)
     if not isinstance(root, yaml.MappingNode):
         line = None if root is None else _line(root)
-        raise ConfigError("expected a gen_backend_stubs mapping (backend:, supported: …)", path=path, line=line)
+        raise ConfigError(
+            "expected a gen_backend_stubs mapping (backend:, supported: …)", path=path, line=line
+        )
     top = {str(k.value): v for k, v in root.value if isinstance(k, yaml.ScalarNode)}
     parsed = {
-        key: [(normalise_name(raw, path=path, line=line), line, s) for raw, line, s in _items(top[key], path, key)]
+        key: [
+            (normalise_name(raw, path=path, line=line), line, s)
+            for raw, line, s in _items(top[key], path, key)
+        ]
         for key in STUB_LISTS
         if key in top
     }
