@@ -111,8 +111,9 @@ class _Reader:
                 self.aten_libs.update(targets)
 
     def key_of(self, args: list[ast.expr], at: int) -> str | None:
-        if len(args) > at and isinstance(args[at], ast.Constant) and isinstance(args[at].value, str):
-            return str(args[at].value)
+        node = args[at] if len(args) > at else None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
         return None
 
     def scan_impl(self, call: ast.Call) -> None:

@@ -264,7 +264,8 @@ class Engine:
             return Verdict(True, "listed", out)
         if not edge_accepts(rec):
             return Verdict(True, VERIFIER_REJECTS)
-        return Verdict(False, NEEDS_KERNEL, alternative=next(iter(fz.out_variants_of(rec)), ""))
+        # what ExecuTorch writes for it is its out= variant; no "alternative" (a default kernel's callee)
+        return Verdict(False, NEEDS_KERNEL)
 
     def _autograd(self, rec: OpRecord, alternative: str = "") -> Verdict:
         forward = self._bypassed.get(rec.base)
