@@ -104,6 +104,14 @@ def test_executorch_needs_no_variant_and_covers_functional_ops_through_their_out
     # `- func:` allclose.out is ExecuTorch's own op (custom_ops.yaml style), not a stale upstream name
     assert not cov.stale
     assert cov.by_rule()["verifier_rejects"] == len(rejected)
+    # docs/coverage.md's figures
+    assert (len(cov.ops), len(cov.covered), len(cov.uncovered), len(cov.training_only)) == (
+        3110,
+        2988,
+        35,
+        87,
+    )
+    assert (cov.by_rule()["listed"], len(rejected)) == (379, 563)
 
 
 def test_an_executorch_checkout_reads_its_lean_mode_yamls(snapshot: Any, tmp_path: Path) -> None:

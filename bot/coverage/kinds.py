@@ -90,7 +90,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         f"{_READERS}:read_backend_stubs_file",
         "eager",
         "int64_t",
-        "a torchgen gen_backend_stubs yaml (OpenReg's, a vendor's)",
+        "a gen_backend_stubs yaml (OpenReg's, a vendor's)",
         "supported (per-op structured: true), autograd, symint, full_codegen and ir_gen lists",
     ),
     KindRow(
@@ -106,7 +106,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         f"{_READERS}:read_python_tree",
         "eager",
         None,
-        "a tree of Python files (torchax's ops/, a Python backend)",
+        "Python files (torchax's ops/)",
         "torch.library impl and register_kernel, decorators handed torch.ops.aten ops (read with ast)",
         # a Python kernel has no C++ signature
         writes_kernels=False,
@@ -142,7 +142,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         f"{_READERS}:read_executorch_file",
         "export",
         None,
-        "an ExecuTorch checkout, or one of its kernel yamls (kernels/portable/functions.yaml …)",
+        "an ExecuTorch checkout or kernel yaml (functions.yaml)",
         "- op: and - func: entries (ATen ones); out= variants cover their functional op",
         # its C++ kernels take ExecuTorch's own types (KernelRuntimeContext&, executorch Tensor&), not
         # a dispatcher signature of ATen's
