@@ -38,7 +38,10 @@ def test_the_docs_name_the_tables_kinds_in_its_order(capsys: pytest.CaptureFixtu
     help_text = " ".join(capsys.readouterr().out.split())
     for kind in KIND_TABLE:
         assert f"{kind.id} ({' '.join(kind.path.split())})" in help_text
-    assert "default: the KIND's (torch-mlir: export, xla: functional, the others: eager)" in help_text
+    assert (
+        "default: the KIND's (torch-mlir: export, xla: functional, executorch: export, the others: eager)"
+        in help_text
+    )
 
 
 @pytest.mark.slow

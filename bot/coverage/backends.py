@@ -15,10 +15,13 @@ from importlib import import_module
 from pathlib import Path
 
 from bot.coverage.cpp import read_cpp
+from bot.coverage.executorch import CHECKOUT_YAMLS, read_executorch_path
 from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind
 from bot.coverage.oplist import BackendList, BackendOp, normalise_name
+from bot.coverage.pyreg import read_python
+from bot.coverage.stubs import read_backend_stubs
 from bot.coverage.torch_mlir import FX_DECOMP_PATH, TD_PATH, read_fx_table, read_torch_mlir
-from bot.coverage.yaml_lists import read_op_plugin, read_torch_npu, read_xla, read_xpu, torch_version_key
+from bot.coverage.yaml_lists import read_op_plugin, read_torch_npu, read_xpu, torch_version_key
 from bot.errors import ConfigError, SourceError
 from bot.sources.read import read_capped, read_text
 
@@ -80,6 +83,10 @@ def reads_in_tree(kind: BackendKind, rel: str) -> bool:
         return Path(rel).suffix in _CPP_SUFFIXES
     if kind == "torch-mlir":
         return rel in (TD_PATH, FX_DECOMP_PATH)
+    if kind == "executorch":
+        return rel in CHECKOUT_YAMLS
+    if kind == "python":
+        return Path(rel).suffix == ".py"
     return False
 
 
@@ -209,7 +216,12 @@ def read_torch_mlir_source(value: str, torch_version: str | None) -> BackendList
 
 
 def read_xla_file(value: str, torch_version: str | None) -> BackendList:
-    return read_xla(_read_text(Path(value)), value)
+    """torch_xla's xla_native_functions.yaml: a gen_backend_stubs yaml, read as every other one."""
+    return read_backend_stubs(_read_text(Path(value)), value, "xla")
+
+
+def read_backend_stubs_file(value: str, torch_version: str | None) -> BackendList:
+    return read_backend_stubs(_read_text(Path(value)), value)
 
 
 def read_xpu_file(value: str, torch_version: str | None) -> BackendList:
@@ -226,3 +238,34 @@ def read_torch_npu_file(value: str, torch_version: str | None) -> BackendList:
 
 def read_text_file(value: str, torch_version: str | None) -> BackendList:
     return read_text_list(_read_text(Path(value)), value)
+
+
+def read_executorch_file(value: str, torch_version: str | None) -> BackendList:
+    """An ExecuTorch kernel yaml, or a checkout: the yamls of its lean-mode libraries that it has."""
+    path = Path(value)
+    if path.is_dir():
+        files = [path / rel for rel in CHECKOUT_YAMLS if (path / rel).is_file()]
+        if not files:
+            raise ConfigError(f"not an ExecuTorch checkout: no {CHECKOUT_YAMLS[0]}", path=value)
+    else:
+        files = [path]
+    return read_executorch_path(value, {str(f): _read_text(f) for f in files})
+
+
+def read_python_tree(value: str, torch_version: str | None) -> BackendList:
+    """A tree of Python files (or one) registering ATen kernels, read with `ast` (`bot.coverage.pyreg`)."""
+    path = Path(value)
+    if path.exists() and not (path.is_dir() or path.is_file()):
+        raise ConfigError("not a regular file or directory (a FIFO would block the read)", path=value)
+    files = sorted(p for p in path.rglob("*.py") if p.is_file()) if path.is_dir() else [path]
+    ops: list[BackendOp] = []
+    warnings: list[str] = []
+    for file in files:
+        found = read_python(_read_cpp_source(file), str(file))
+        ops.extend(found.ops)
+        warnings.extend(found.warnings)
+    if not ops:
+        raise ConfigError("no ATen kernel registration in any Python file", path=value)
+    return BackendList(
+        "python", value, tuple(ops), warnings=tuple(warnings), roots=(value,) if path.is_dir() else ()
+    )

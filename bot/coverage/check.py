@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.coverage.kinds import FALLBACK_OF_KIND, PROFILE_OF_KIND
+from bot.coverage.kinds import EDGE_KINDS, FALLBACK_OF_KIND, PROFILE_OF_KIND
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.coverage.schema_history import SinceEvent, schema_since
@@ -42,7 +42,7 @@ from bot.schema.kernel import (
 )
 from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
 from bot.text import did_you_mean
-from bot.work.engine import RULES, SHARED_BACKWARDS, TRAINING_ONLY, Backend, Engine
+from bot.work.engine import RULES, SHARED_BACKWARDS, TRAINING_ONLY, VERIFIER_REJECTS, Backend, Engine
 
 # The engine's vocabulary, which coverage reports use as they are.
 __all__ = ["RULES", "SHARED_BACKWARDS", "TRAINING_ONLY"]
@@ -123,6 +123,8 @@ class Coverage:
         """rule → operators it decided, every rule listed (zeros included; ``training_only`` for the
         export profile), "needs_kernel" last."""
         rules = (*RULES, TRAINING_ONLY) if self.profile == "export" else RULES
+        if self.backend_kind in EDGE_KINDS:
+            rules = (*rules, VERIFIER_REJECTS)
         return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*rules, "needs_kernel")}
 
     def by_bucket(self) -> dict[str, tuple[int, int, int]]:
@@ -154,6 +156,10 @@ def _listed(snapshot: Snapshot, backend: BackendList) -> frozenset[str]:
     if backend.kind == "dispatch":
         key = backend.dispatch_key or ""
         return frozenset(name for name, rec in snapshot.operators.items() if key in rec.facets.dispatch)
+    # a Python registration of a packet (torch.ops.aten.view) serves every overload of its base
+    packets = {op.name for op in backend.ops if op.origin == "packet"}
+    if packets:
+        return backend.names | {name for name, rec in snapshot.operators.items() if rec.base in packets}
     return backend.names
 
 
@@ -170,6 +176,7 @@ def engine_backend(snapshot: Snapshot, backend: BackendList, profile: Profile | 
         backend.decompositions,
         backend.decompositions_origin,
         backend.decompositions_core_except,
+        edge=profile == "export" and backend.kind in EDGE_KINDS,
     )
 
 
@@ -193,7 +200,14 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         ops.append(OpCoverage(name, rec.bucket, v.covered, v.rule, v.via, v.alternative))
     seen_stale: set[str] = set()
     stale = []
+    bases = {rec.base for rec in records.values()}
     for op in backend.ops:
+        if op.origin == "packet" and op.name in bases:
+            continue  # a packet names every overload of its base (`_listed`)
+        # an operator the backend defines itself, by a schema of its own (ExecuTorch's `- func:`
+        # allclose.out), that no release ever registered is its own, not a stale name of upstream's
+        if op.origin == "func" and last_registered(op.name) is None:
+            continue
         if op.name not in records and op.name not in seen_stale:
             seen_stale.add(op.name)
             stale.append(op)

@@ -59,6 +59,9 @@ class KindRow:
     # `m.fallback`, `bot.coverage.cpp`: pytorch_dlprim's src/tensor_ops.cpp:440 at 30e27c8, whose
     # `ptdlprim::fallback` calls `native::cpu_fallback`)
     fallback: str = ""
+    # an export backend that runs ExecuTorch's edge dialect (`bot.operators.edge`): views become their
+    # view_copy ops, a listed out= variant covers its functional op, the verifier's refusals are apart
+    edge: bool = False
 
 
 KIND_TABLE: tuple[KindRow, ...] = (
@@ -77,10 +80,18 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "functional",
         "int64_t",
         "xla_native_functions.yaml",
-        "full_codegen, ir_gen, supported, symint and autograd lists",
+        "a gen_backend_stubs yaml (backend-stubs' reader), judged as XLA: functional, CPU fallback",
         # `TORCH_LIBRARY_IMPL(_, XLA, m) { m.fallback(...&xla_fallback) }`, whose `xla_fallback` ends in
         # `at::native::cpu_fallback` (pytorch/xla, torch_xla/csrc/aten_fallback.cpp at 1815bb9)
         fallback=XLA_FALLBACK,
+    ),
+    KindRow(
+        "backend-stubs",
+        f"{_READERS}:read_backend_stubs_file",
+        "eager",
+        "int64_t",
+        "a gen_backend_stubs yaml (OpenReg's, a vendor's)",
+        "supported (per-op structured: true), autograd, symint, full_codegen and ir_gen lists",
     ),
     KindRow(
         "cpp",
@@ -89,6 +100,16 @@ KIND_TABLE: tuple[KindRow, ...] = (
         None,
         "a C++ source tree or file",
         'm.impl("aten::…") inside TORCH_LIBRARY_IMPL(aten, KEY, m)',
+    ),
+    KindRow(
+        "python",
+        f"{_READERS}:read_python_tree",
+        "eager",
+        None,
+        "Python files (torchax's ops/)",
+        "torch.library impl and register_kernel, decorators handed torch.ops.aten ops (read with ast)",
+        # a Python kernel has no C++ signature
+        writes_kernels=False,
     ),
     KindRow(
         "op-plugin",
@@ -117,6 +138,18 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "the supported: list",
     ),
     KindRow(
+        "executorch",
+        f"{_READERS}:read_executorch_file",
+        "export",
+        None,
+        "an ExecuTorch checkout or kernel yaml (functions.yaml)",
+        "- op: and - func: entries (ATen ones); out= variants cover their functional op",
+        # its C++ kernels take ExecuTorch's own types (KernelRuntimeContext&, executorch Tensor&), not
+        # a dispatcher signature of ATen's
+        writes_kernels=False,
+        edge=True,
+    ),
+    KindRow(
         "dispatch",
         f"{_READERS}:read_dispatch_key",
         "eager",
@@ -136,6 +169,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
 
 BACKEND_KINDS: tuple[BackendKind, ...] = tuple(k.id for k in KIND_TABLE)
 KIND_BY_ID: Mapping[BackendKind, KindRow] = {k.id: k for k in KIND_TABLE}
+EDGE_KINDS: frozenset[BackendKind] = frozenset(k.id for k in KIND_TABLE if k.edge)
 PROFILE_OF_KIND: Mapping[BackendKind, Profile] = {k.id: k.profile for k in KIND_TABLE}
 FALLBACK_OF_KIND: Mapping[BackendKind, str] = {k.id: k.fallback for k in KIND_TABLE}
 

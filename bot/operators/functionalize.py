@@ -149,6 +149,16 @@ class Functionalization:
         members = self._members(functional_base(rec.base)).get(key, []) if key is not None else []
         return next((m.name for m in members if m.kind == "functional"), None)
 
+    def out_variants_of(self, rec: OpRecord) -> tuple[str, ...]:
+        """The out= variants of functional REC's group, by name: what a backend that lists only out=
+        variants (ExecuTorch, whose to_out_variant pass turns each functional call into one) lists
+        for it."""
+        if rec.kind != "functional":
+            return ()
+        key = _group(rec)
+        members = self._members(functional_base(rec.base)).get(key, []) if key is not None else []
+        return tuple(m.name for m in members if m.kind == "out")
+
     def view_copy_of(self, rec: OpRecord) -> str | None:
         """The ``*_copy`` op view op REC becomes under functionalization that removes views (XLA,
         Lazy), or None: torchgen names it after the view, overload kept (``view.dtype`` →

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from bot.coverage.check import backend_engine, fallback_of
-from bot.coverage.workitems import TODAY_WORDS, has_cpu_kernel
 from bot.coverage.oplist import BackendList
+from bot.coverage.workitems import TODAY_WORDS, has_cpu_kernel
 from bot.dispatchkeys import CIA
 from bot.model import Facets, OpRecord, Snapshot
 from bot.operators.exported import export_fate

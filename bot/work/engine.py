@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 from bot.dispatchkeys import CEA_NON_FUNCTIONAL, CIA
 from bot.model import OpRecord
+from bot.operators.edge import edge_accepts
 from bot.operators.exported import (
     DecompTable,
     ExportPath,
@@ -77,6 +78,9 @@ from bot.taxonomy.scope import Scope, scope_of
 RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen", "autograd_key")
 # export only: in a training graph alone, so no need of the inference graph export gives by default
 TRAINING_ONLY = "training_only"
+# ExecuTorch's edge dialect only: its verifier rejects the op at to_edge (neither core nor view_copy),
+# so no kernel is ever asked for it: no need of the backend's, the model's author must decompose it
+VERIFIER_REJECTS = "verifier_rejects"
 NEEDS_KERNEL = "needs_kernel"
 
 # Backward ops that derivatives.yaml calls from the formulas of other ops than their own forward op (and
@@ -151,6 +155,11 @@ class Backend:
     decompositions_origin: str = ""
     # with the table above, PyTorch's Core-ATen table less these base operators (torch-mlir's #4733 form)
     decompositions_core_except: frozenset[str] | None = None
+    # export: the backend runs ExecuTorch's edge dialect (`bot.operators.edge`): its views become
+    # their ``*_copy`` ops, it lists out= variants (a functional op is covered when its out= variant
+    # is listed), and its verifier rejects an op that is neither core nor view_copy before any kernel
+    # is looked up
+    edge: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,6 +235,8 @@ class Engine:
                 return Verdict(True, "backend_codegen", fz.functional_of(rec) or "")
             if fate == TRAINING_ONLY:
                 return Verdict(True, TRAINING_ONLY)
+            if b.edge:
+                return self._edge(rec)
             return self._autograd(rec)
         kernel = self._serving(rec)
         if b.profile == "functional" and kernel != CIA and (copy := fz.view_copy_of(rec)):
@@ -241,6 +252,20 @@ class Engine:
         if b.profile in FUNCTIONALIZED and (via := fz.functional_of(rec)):
             return Verdict(True, "backend_codegen", via)
         return self._autograd(rec, back or "")
+
+    def _edge(self, rec: OpRecord) -> Verdict:
+        """An op that reaches ExecuTorch's edge dialect: its view_copy op, its listed out= variant, the
+        verifier's refusal, or a need (`bot.operators.edge`)."""
+        fz = self._functionalization
+        if copy := fz.view_copy_of(rec):
+            return Verdict(True, "backend_codegen", copy)
+        out = next((v for v in fz.out_variants_of(rec) if v in self.backend.listed), "")
+        if out:
+            return Verdict(True, "listed", out)
+        if not edge_accepts(rec):
+            return Verdict(True, VERIFIER_REJECTS)
+        # what ExecuTorch writes for it is its out= variant; no "alternative" (a default kernel's callee)
+        return Verdict(False, NEEDS_KERNEL)
 
     def _autograd(self, rec: OpRecord, alternative: str = "") -> Verdict:
         forward = self._bypassed.get(rec.base)

@@ -1,0 +1,37 @@
+"""Which operators ExecuTorch's edge dialect accepts: the verifier every exported program meets.
+
+ExecuTorch compiles the graph ``torch.export`` traces, after ``run_decompositions`` with PyTorch's
+Core-ATen table (`bot.operators.exported`), then ``to_edge`` (exir/program/_program.py at
+``cff6f4d``, 2026-08-22) replaces each view op by its ``*_copy`` op
+(``ReplaceViewOpsWithViewCopyOpsPass``) and verifies the graph: ``check_valid_op``
+(exir/verification/verifier.py) raises ``SpecViolationError`` "is not in Core ATen opset" for an
+``aten`` op tagged neither ``core`` nor ``view_copy`` unless it is on its exception list. The
+exported program is then converted to out= variants (``to_out_variant``), which is what ExecuTorch's
+kernel yamls list. So an op the verifier refuses never asks a kernel of the backend: the model's
+author decomposes it or adds it to ``_core_aten_ops_exception_list``.
+"""
+
+from __future__ import annotations
+
+from bot.model import OpRecord
+
+# The tags the verifier accepts an op by.
+ACCEPTED_TAGS = frozenset({"core", "view_copy"})
+# `_get_core_aten_ops_exception_list` (exir/verification/verifier.py at cff6f4d): accepted untagged.
+# `_EXECUTORCH_SYM_OPS` and `DISALLOW_LIST` name symbolic-int and Python operators, not ATen ops.
+EXCEPTIONS = frozenset(
+    {
+        "mkldnn_rnn_layer",
+        "_upsample_bilinear2d_aa",
+        "quantize_per_tensor",
+        "dequantize.self",
+        "max",
+        "min",
+        "full_like",
+    }
+)
+
+
+def edge_accepts(rec: OpRecord) -> bool:
+    """Whether ExecuTorch's edge verifier lets REC through (tagged core or view_copy, or excepted)."""
+    return bool(ACCEPTED_TAGS.intersection(rec.facets.tags)) or rec.name in EXCEPTIONS
