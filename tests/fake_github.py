@@ -493,6 +493,57 @@ class FakeGitHub:
                 meta.updated_at,
             )
 
+    def land_pull(self, full_name: str, number: int, *, between: Callable[[], None] | None = None) -> str:
+        """What PyTorch's merge bot does to land PR NUMBER (pytorch/pytorch .github/scripts/
+        trymerge.py): it pushes to main a commit of the PR's head whose message ends with ``Pull
+        Request resolved: URL`` (the push, not a merge through the API: merged_at stays null), closes
+        the PR, and adds the ``Merged`` label in a separate call (``MergedX1``, ``MergedX2``... on
+        later landings). BETWEEN runs after the close and before the label: what a run sees in
+        between. Returns the pushed commit's sha."""
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            issue = repo.issues[number]
+            main = repo.commits[repo.refs["main"]]
+            head = repo.commits.get(repo.heads[number][2])
+            message = (
+                f"{issue['title']} (#{number})\n\nPull Request resolved: {issue['html_url']}\n"
+                "Approved by: https://github.com/maintainer"
+            )
+            sha = self._push_main(repo, main, head.files if head else main.files, message)
+        self.close_pull(full_name, number)
+        if between is not None:
+            between()
+        self.label_pull(full_name, number, self._next_bot_label(full_name, number, "Merged"))
+        return sha
+
+    def revert_pull(self, full_name: str, number: int) -> str:
+        """What PyTorch's revert bot does to a landed PR NUMBER (trymerge.py's revert): a commit on
+        main putting back the files before the landing, the ``Reverted`` label (``RevertedX1``... on
+        later reverts) and the PR reopened; the ``Merged`` label stays. Returns the commit's sha."""
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            issue = repo.issues[number]
+            main = repo.commits[repo.refs["main"]]
+            before = repo.commits.get(main.parent or "") or main
+            message = f'Revert "{issue["title"]} (#{number})"\n\nThis reverts commit {main.sha}.'
+            sha = self._push_main(repo, main, before.files, message)
+        self.label_pull(full_name, number, self._next_bot_label(full_name, number, "Reverted"))
+        with self._lock:
+            issue["state"], issue["closed_at"], issue["state_reason"] = "open", None, "reopened"
+            repo.pulls[number].updated_at = issue["updated_at"] = self.tick()
+        return sha
+
+    def _push_main(self, repo: RepoState, main: FakeCommit, files: Mapping[str, str], message: str) -> str:
+        """A commit of FILES (path → blob sha) on top of MAIN, pushed to main."""
+        blobs = {path: self.blobs[oid] for path, oid in files.items()}
+        return self.add_commit(repo.full_name, blobs, refs=("main",), parent=main.sha, message=message)
+
+    def _next_bot_label(self, full_name: str, number: int, stem: str) -> str:
+        """``Merged`` the first time, then ``MergedX1``, ``MergedX2``...: how the bots name a repeat."""
+        have = {lb["name"].lower() for lb in self.repos[full_name.lower()].issues[number]["labels"]}
+        count = sum(1 for name in have if name == stem.lower() or name.startswith(f"{stem.lower()}x"))
+        return stem if count == 0 else f"{stem}X{count}"
+
     def label_pull(self, full_name: str, number: int, name: str) -> None:
         """Add label NAME to PR `number`: its updated_at moves, as GitHub's does."""
         with self._lock:
@@ -882,8 +933,12 @@ class FakeGitHub:
                 )
             ]
             # GitHub's default order is by creation, newest first; sort=updated orders by updated_at.
-            key = "updated_at" if query.get("sort") == "updated" else "number"
-            pulls.sort(key=lambda p: (p[key], p["number"]), reverse=query.get("direction", "desc") == "desc")
+            # `direction` defaults to desc for sort=created (the default sort), asc for any other
+            # (GitHub's reference of "List pull requests").
+            sort = query.get("sort", "created")
+            key = "updated_at" if sort == "updated" else "number"
+            direction = query.get("direction", "desc" if sort == "created" else "asc")
+            pulls.sort(key=lambda p: (p[key], p["number"]), reverse=direction == "desc")
             return self._page(path, query, pulls)
         if (mp := re.fullmatch(r"/pulls/(\d+)", rest)) and method == "GET":
             if int(mp.group(1)) not in repo.heads:

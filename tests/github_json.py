@@ -221,7 +221,8 @@ def pull(
         "body": issue_json["body"] or None,
         "user": user,
         "draft": draft,
-        "labels": list(issue_json["labels"]),
+        # A label without a description: null in an issue, "" in a pull request (the schemas say so).
+        "labels": [{**lb, "description": lb["description"] or ""} for lb in issue_json["labels"]],
         "assignee": None,
         "assignees": [],
         "milestone": None,

@@ -44,7 +44,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     problems = github_openapi.problems(recorder)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        reporter.ensure_newline()
+        reporter.write("\n")
         reporter.write_line(
             f"GitHub's OpenAPI description: {len(recorder.requests)} requests and "
             f"{sum(map(len, recorder.answers.values()))} answers of the fakes checked, "
