@@ -104,6 +104,7 @@ ACCEPTED: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("PATCH", r"/issues/\d+", "issues=write"),
         ("POST", r"/issues/\d+/comments", "issues=write; pull_requests=write"),
         ("PATCH", r"/issues/comments/\d+", "issues=write; pull_requests=write"),
+        ("DELETE", r"/issues/comments/\d+", "issues=write; pull_requests=write"),
         ("POST", r"/issues/\d+/labels", "issues=write; pull_requests=write"),
         ("GET", r"/labels(/[^/]+)?", "issues=read; pull_requests=read"),
         ("POST", r"/labels", "issues=write; pull_requests=write"),
@@ -764,8 +765,11 @@ class FakeGitHub:
             payload = _public(payload)
             if method == "GET" and status == 200 and fault is None and scripted is None:
                 status, payload, extra = _conditional(payload, extra, headers)
-            if status != 304:
+            if status != 304 and path != "/rate_limit":  # GET /rate_limit is not counted either
                 self.rate_used += 1
+            needs = self._accepted_header(method, path, headers)
+            if needs and not any(k.lower() == "x-accepted-github-permissions" for k in extra):
+                extra = {**extra, "X-Accepted-GitHub-Permissions": needs}
             if not any(k.lower() == "x-ratelimit-remaining" for k in extra):
                 extra = {
                     **extra,
@@ -796,6 +800,16 @@ class FakeGitHub:
                 status = 200
             payload = Wire(scripted, payload)
         return status, payload, extra
+
+    def _accepted_header(self, method: str, path: str, headers: Mapping[str, str]) -> str | None:
+        """GitHub's X-Accepted-GitHub-Permissions, which it sends with every answer to an app's
+        (installation) token, success or not."""
+        scheme, _, token = headers.get("Authorization", "").partition(" ")
+        info = self.tokens.get(token) if scheme.lower() in ("token", "bearer") else None
+        m = re.fullmatch(r"/repos/[^/]+/[^/]+(/.*)?", path)
+        if info is None or info.permissions is None or m is None:
+            return None
+        return accepted(method, m.group(1) or "")
 
     def _take_misbehaviour(self, method: str, path: str) -> Misbehaviour | None:
         for scripted in self.misbehaviours:
@@ -837,6 +851,14 @@ class FakeGitHub:
             if not who.user_endpoint:
                 raise _error(403, "Resource not accessible by integration")
             return 200, gj.public_user(self.users[who.login]), {}
+        if path == "/rate_limit" and method == "GET":
+            reset = int(time.time()) + 3600
+            return 200, gj.rate_limit(self.rate_limit, self.rate_used, reset), {}
+        if (mu := re.fullmatch(r"/users/([^/]+)", path)) and method == "GET":
+            found = self.users.get(unquote(mu.group(1)))
+            if found is None:
+                raise _error(404, "Not Found")
+            return 200, gj.public_user(found), {}
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
         if m is None:
             raise _error(404, "Not Found")
@@ -905,6 +927,10 @@ class FakeGitHub:
                 comment["body"] = data["body"]
                 comment["updated_at"] = _now()
                 return 200, comment, {}
+            if method == "DELETE":
+                del repo.comments[comment["id"]]
+                repo.issues[comment["_number"]]["comments"] -= 1
+                return 204, RawBytes(b""), {}
         if rest == "/labels":
             if method == "GET":
                 return self._page(path, query, sorted(repo.labels.values(), key=lambda lb: lb["id"]))

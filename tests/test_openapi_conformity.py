@@ -19,7 +19,10 @@ from datafiles import release_text
 from fake_github import FakeGitHub, Recorder
 from github_json import public_user, simple_user
 
+from bot.app.doctor import run_doctor
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from bot.publish.doctor import Prober
+from bot.publish.ghfiles import materialised
 from bot.publish.ghsource import ApiSettings, read_github_source
 from bot.publish.github import RepoClient, RetryPolicy, Settings
 from bot.publish.pr_comment import publish_pr_comment
@@ -49,8 +52,10 @@ def fake(github_server: FakeGitHub) -> FakeGitHub:
 
 
 def _scenario(fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Recorder:
-    """What opdrift's publishing, sources and watch ask of GitHub, recorded apart from the session's
-    (then added to it): this check never depends on which other tests ran in this process."""
+    """What opdrift's publishing (the sticky comment, the weekly issue with its label and last week's
+    closed), sources (a `gh:` snapshot, a `gh:` file), watch (the list, a compare with and without
+    its files) and doctor ask of GitHub, recorded apart from the session's (then added to it): this
+    check never depends on which other tests ran in this process."""
     session = fake_github.RECORDER
     assert session is not None, "tests/conftest.py turns the recorder on for the session"
     own = Recorder()
@@ -60,15 +65,33 @@ def _scenario(fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     client = RepoClient(settings)
     publish_pr_comment(client, 1, "report", has_drift=True, clean_body="clean", dry_run=False)
     publish_pr_comment(client, 1, "report 2", has_drift=True, clean_body="clean", dry_run=False)
-    publish_weekly_issue(client, title="t", body=lambda _: "b", window_key="2026-W48", dry_run=False)
+    # The second week links and closes the first; its rerun adds a label it lacks.
+    for week, labels in (("2026-W48", ("drift",)), ("2026-W49", ("drift",)), ("2026-W49", ("drift", "ops"))):
+        publish_weekly_issue(client, title=week, body=lambda _: "b", window_key=week, labels=labels,
+                             close_previous=True, dry_run=False)  # fmt: skip
     api = ApiSettings(api_url=fake.api_url, token=TOKEN, cache_dir=tmp_path, retry=retry)
     read_github_source(f"gh:{REPO}#1:merge-base", api)
+    with materialised(f"gh:{REPO}@main:{TAGS_PATH}", api, lambda _: True, warn=lambda _: None):
+        pass
     pulls = PullsClient(api, REPO)
     try:
         (pull,) = pulls.scan(None).pulls
         pulls.touched(pull)
     finally:
         pulls.close()
+    fake.compare_without_files = True  # GitHub may leave them out: the pull request's own list then
+    pulls = PullsClient(ApiSettings(api_url=fake.api_url, token=TOKEN, retry=retry), REPO)
+    try:
+        pulls.touched(pull)
+    finally:
+        pulls.close()
+    prober = Prober(fake.api_url, TOKEN)
+    try:
+        assert run_doctor(
+            prober, REPO, REPO, bot_login="opdrift-bot", write=True, emit=lambda line: print(line.render())
+        )
+    finally:
+        prober.close()
     session.merge(own.to_json())
     return own
 
