@@ -25,10 +25,12 @@ import fake_github
 from clirun import Opdrift, Run
 from datafiles import write_release
 from fake_github import FakeGitHub
+from openapi_session import pytest_sessionfinish, pytest_testnodedown  # noqa: F401 (the session's check)
 from watch_upstream import cfg, upstream  # noqa: F401 (the watch tests' fixtures, shared)
 
 # Every fake GitHub of the session records what it was asked and answered (a set and a few samples
-# per request shape): tests/test_openapi_conformity.py checks them against GitHub's description.
+# per request shape); at the end of the session every request and answer of every process is checked
+# against GitHub's description (tests/openapi_session.py), and a violation fails the session.
 fake_github.RECORDER = fake_github.Recorder()
 
 

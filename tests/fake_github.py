@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+
+import github_json as gj
 
 Json = dict[str, Any]
 
@@ -102,6 +104,7 @@ ACCEPTED: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("PATCH", r"/issues/\d+", "issues=write"),
         ("POST", r"/issues/\d+/comments", "issues=write; pull_requests=write"),
         ("PATCH", r"/issues/comments/\d+", "issues=write; pull_requests=write"),
+        ("DELETE", r"/issues/comments/\d+", "issues=write; pull_requests=write"),
         ("POST", r"/issues/\d+/labels", "issues=write; pull_requests=write"),
         ("GET", r"/labels(/[^/]+)?", "issues=read; pull_requests=read"),
         ("POST", r"/labels", "issues=write; pull_requests=write"),
@@ -167,6 +170,7 @@ class FakeCommit:
     date: str
     files: Mapping[str, str]  # path → blob sha
     parent: str | None
+    message: str = "a commit"
 
 
 @dataclass(frozen=True)
@@ -223,16 +227,19 @@ class RawBytes:
 
 
 class Recorder:
-    """What every fake of the session was asked and answered, for tests/test_openapi_conformity.py:
-    each (method, path with query) once, and up to SAMPLES answers per request shape (numbers and
-    shas made one), so that keeping it costs little whatever the suite sends. Hostile answers
-    (`misbehave`) and scripted faults are left out: they are meant not to be GitHub's."""
+    """What every fake of the session was asked and answered, for tests/github_openapi.py: each
+    (method, path with query) once, and up to SAMPLES answers per request shape (numbers and shas
+    made one), so that keeping it costs little whatever the suite sends; `raw` names the shapes
+    answered in a raw media type (no JSON to check). Hostile answers (`misbehave`) and scripted
+    faults are left out: they are meant not to be GitHub's. Under xdist each worker keeps its own,
+    and `to_json` / `merge` carry them to the controller (tests/conftest.py)."""
 
     SAMPLES = 3
 
     def __init__(self) -> None:
         self.requests: set[tuple[str, str]] = set()
         self.answers: dict[tuple[str, str, int], list[bytes]] = {}
+        self.raw: set[tuple[str, str, int]] = set()
         self._lock = threading.Lock()
 
     def add(self, method: str, path: str, status: int, payload: object) -> None:
@@ -240,8 +247,29 @@ class Recorder:
         with self._lock:
             self.requests.add((method, path))
             kept = self.answers.setdefault((method, shape, status), [])
-            if len(kept) < self.SAMPLES and not isinstance(payload, RawBytes):
+            if isinstance(payload, RawBytes):
+                self.raw.add((method, shape, status))
+            elif len(kept) < self.SAMPLES:
                 kept.append(json.dumps(payload).encode())
+
+    def to_json(self) -> str:
+        """What this process recorded, as text (an xdist worker's ``workeroutput`` carries it)."""
+        with self._lock:
+            return json.dumps({
+                "requests": sorted(self.requests),
+                "answers": [[*key, [b.decode() for b in bodies]] for key, bodies in self.answers.items()],
+                "raw": sorted(self.raw),
+            })  # fmt: skip
+
+    def merge(self, text: str) -> None:
+        """Add what another process recorded (`to_json`'s TEXT)."""
+        data = json.loads(text)
+        with self._lock:
+            self.requests.update((m, p) for m, p in data["requests"])
+            for method, shape, status, bodies in data["answers"]:
+                kept = self.answers.setdefault((method, shape, status), [])
+                kept.extend(b.encode() for b in bodies[: max(self.SAMPLES - len(kept), 0)])
+            self.raw.update((m, s, c) for m, s, c in data["raw"])
 
 
 # Set by tests/conftest.py for the session; None: nothing is kept.
@@ -347,16 +375,7 @@ class FakeGitHub:
     def add_user(self, login: str, *, bot: bool = False) -> Json:
         with self._lock:
             if login not in self.users:
-                uid = self.new_id()
-                self.users[login] = {
-                    "login": login,
-                    "id": uid,
-                    "node_id": f"U_{uid}",
-                    "type": "Bot" if bot else "User",
-                    "site_admin": False,
-                    "url": f"{self.api_url}/users/{quote(login)}",
-                    "html_url": f"{HTML_ROOT}/{quote(login)}",
-                }
+                self.users[login] = gj.simple_user(self.api_url, HTML_ROOT, login, self.new_id(), bot=bot)
             return self.users[login]
 
     def add_token(
@@ -451,6 +470,7 @@ class FakeGitHub:
             meta = repo.pulls[number]
             meta.merged_at = meta.updated_at = self.tick()
             issue = repo.issues[number]
+            issue["pull_request"]["merged_at"] = meta.merged_at
             issue["state"], issue["closed_at"], issue["updated_at"] = (
                 "closed",
                 meta.merged_at,
@@ -474,6 +494,57 @@ class FakeGitHub:
                 meta.updated_at,
             )
 
+    def land_pull(self, full_name: str, number: int, *, between: Callable[[], None] | None = None) -> str:
+        """What PyTorch's merge bot does to land PR NUMBER (pytorch/pytorch .github/scripts/
+        trymerge.py): it pushes to main a commit of the PR's head whose message ends with ``Pull
+        Request resolved: URL`` (the push, not a merge through the API: merged_at stays null), closes
+        the PR, and adds the ``Merged`` label in a separate call (``MergedX1``, ``MergedX2``... on
+        later landings). BETWEEN runs after the close and before the label: what a run sees in
+        between. Returns the pushed commit's sha."""
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            issue = repo.issues[number]
+            main = repo.commits[repo.refs["main"]]
+            head = repo.commits.get(repo.heads[number][2])
+            message = (
+                f"{issue['title']} (#{number})\n\nPull Request resolved: {issue['html_url']}\n"
+                "Approved by: https://github.com/maintainer"
+            )
+            sha = self._push_main(repo, main, head.files if head else main.files, message)
+        self.close_pull(full_name, number)
+        if between is not None:
+            between()
+        self.label_pull(full_name, number, self._next_bot_label(full_name, number, "Merged"))
+        return sha
+
+    def revert_pull(self, full_name: str, number: int) -> str:
+        """What PyTorch's revert bot does to a landed PR NUMBER (trymerge.py's revert): a commit on
+        main putting back the files before the landing, the ``Reverted`` label (``RevertedX1``... on
+        later reverts) and the PR reopened; the ``Merged`` label stays. Returns the commit's sha."""
+        with self._lock:
+            repo = self.repos[full_name.lower()]
+            issue = repo.issues[number]
+            main = repo.commits[repo.refs["main"]]
+            before = repo.commits.get(main.parent or "") or main
+            message = f'Revert "{issue["title"]} (#{number})"\n\nThis reverts commit {main.sha}.'
+            sha = self._push_main(repo, main, before.files, message)
+        self.label_pull(full_name, number, self._next_bot_label(full_name, number, "Reverted"))
+        with self._lock:
+            issue["state"], issue["closed_at"], issue["state_reason"] = "open", None, "reopened"
+            repo.pulls[number].updated_at = issue["updated_at"] = self.tick()
+        return sha
+
+    def _push_main(self, repo: RepoState, main: FakeCommit, files: Mapping[str, str], message: str) -> str:
+        """A commit of FILES (path → blob sha) on top of MAIN, pushed to main."""
+        blobs = {path: self.blobs[oid] for path, oid in files.items()}
+        return self.add_commit(repo.full_name, blobs, refs=("main",), parent=main.sha, message=message)
+
+    def _next_bot_label(self, full_name: str, number: int, stem: str) -> str:
+        """``Merged`` the first time, then ``MergedX1``, ``MergedX2``...: how the bots name a repeat."""
+        have = {lb["name"].lower() for lb in self.repos[full_name.lower()].issues[number]["labels"]}
+        count = sum(1 for name in have if name == stem.lower() or name.startswith(f"{stem.lower()}x"))
+        return stem if count == 0 else f"{stem}X{count}"
+
     def label_pull(self, full_name: str, number: int, name: str) -> None:
         """Add label NAME to PR `number`: its updated_at moves, as GitHub's does."""
         with self._lock:
@@ -492,18 +563,22 @@ class FakeGitHub:
         date: str = "2026-01-05T12:00:00Z",
         parent: str | None = None,
         sha: str | None = None,
+        message: str = "a commit",
     ) -> str:
-        """A commit holding FILES (path → bytes), named by REFS (branches or tags); returns its sha
-        (SHA when given: a commit of a real local repository mirrored here)."""
+        """A commit holding FILES (path → bytes), named by REFS (branches or tags), with MESSAGE;
+        returns its sha (SHA when given: a commit of a real local repository mirrored here)."""
         with self._lock:
             repo = self.repos[full_name.lower()]
             tree = {path: blob_sha(data) for path, data in files.items()}
             for data in files.values():
                 self.blobs[blob_sha(data)] = data
             if sha is None:
-                seed = json.dumps([sorted(tree.items()), date, parent]).encode()
+                # The message only when it is not the default: the shas goldens name stay as they were.
+                seed = json.dumps(
+                    [sorted(tree.items()), date, parent, *([message] if message != "a commit" else [])]
+                ).encode()
                 sha = hashlib.sha1(b"commit " + seed).hexdigest()
-            repo.commits[sha] = FakeCommit(sha, date, tree, parent)
+            repo.commits[sha] = FakeCommit(sha, date, tree, parent, message)
             for ref in refs:
                 repo.refs[ref] = sha
             return sha
@@ -618,35 +693,14 @@ class FakeGitHub:
 
     # --- object builders ------------------------------------------------------------------------
 
-    def _repo_json(self, repo: RepoState) -> Json:
-        owner, name = repo.full_name.split("/")
-        return {
-            "id": repo.id,
-            "node_id": f"R_{repo.id}",
-            "name": name,
-            "full_name": repo.full_name,
-            "owner": self.users[owner],
-            "private": False,
-            "html_url": f"{HTML_ROOT}/{repo.full_name}",
-            "url": f"{self.api_url}/repos/{repo.full_name}",
-            "issues_url": f"{self.api_url}/repos/{repo.full_name}/issues{{/number}}",
-            "default_branch": "main",
-            "has_issues": True,
-        }
+    def _repo_json(self, repo: RepoState, *, full: bool = False) -> Json:
+        owner = self.users[repo.full_name.split("/")[0]]
+        return gj.repository(self.api_url, HTML_ROOT, repo.full_name, repo.id, owner, full=full)
 
     def _ensure_label(self, repo: RepoState, name: str, color: str = "ededed", description: str = "") -> Json:
         key = name.lower()
         if key not in repo.labels:
-            lid = self.new_id()
-            repo.labels[key] = {
-                "id": lid,
-                "node_id": f"LA_{lid}",
-                "url": f"{self.api_url}/repos/{repo.full_name}/labels/{quote(name, safe='')}",
-                "name": name,
-                "color": color,
-                "description": description or None,
-                "default": False,
-            }
+            repo.labels[key] = gj.label(self.api_url, repo.full_name, self.new_id(), name, color, description)
         return repo.labels[key]
 
     def _new_issue(
@@ -661,57 +715,18 @@ class FakeGitHub:
     ) -> Json:
         number = repo.next_number
         repo.next_number += 1
-        now = _now()
-        kind = "pull" if pull else "issues"
-        issue: Json = {
-            "id": self.new_id(),
-            "node_id": f"I_{number}",
-            "number": number,
-            "title": title,
-            "body": body,
-            "state": state,
-            "state_reason": None,
-            "locked": False,
-            "user": user,
-            "labels": [repo.labels[n.lower()] for n in labels],
-            "assignees": [],
-            "comments": 0,
-            "url": f"{self.api_url}/repos/{repo.full_name}/issues/{number}",
-            "repository_url": f"{self.api_url}/repos/{repo.full_name}",
-            "comments_url": f"{self.api_url}/repos/{repo.full_name}/issues/{number}/comments",
-            "labels_url": f"{self.api_url}/repos/{repo.full_name}/issues/{number}/labels{{/name}}",
-            "html_url": f"{HTML_ROOT}/{repo.full_name}/{kind}/{number}",
-            "created_at": now,
-            "updated_at": now,
-            "closed_at": None,
-            "author_association": "NONE",
-        }
-        if pull:
-            issue["pull_request"] = {
-                "url": f"{self.api_url}/repos/{repo.full_name}/pulls/{number}",
-                "html_url": f"{HTML_ROOT}/{repo.full_name}/pull/{number}",
-            }
+        issue = gj.issue(
+            self.api_url, HTML_ROOT, repo.full_name, self.new_id(), number, user=user, pull=pull, now=_now()
+        )
+        issue.update(title=title, body=body, state=state, labels=[repo.labels[n.lower()] for n in labels])
         repo.issues[number] = issue
         return issue
 
     def _new_comment(self, repo: RepoState, number: int, body: str, user: Json) -> Json:
         issue = repo.issues[number]
-        cid = self.new_id()
-        now = _now()
-        comment: Json = {
-            "id": cid,
-            "node_id": f"IC_{cid}",
-            "url": f"{self.api_url}/repos/{repo.full_name}/issues/comments/{cid}",
-            "html_url": f"{issue['html_url']}#issuecomment-{cid}",
-            "issue_url": issue["url"],
-            "body": body,
-            "user": user,
-            "created_at": now,
-            "updated_at": now,
-            "author_association": "NONE",
-            "_number": number,  # stripped before sending
-        }
-        repo.comments[cid] = comment
+        comment = gj.issue_comment(self.api_url, issue, self.new_id(), body, user, _now())
+        comment["_number"] = number  # stripped before sending
+        repo.comments[comment["id"]] = comment
         issue["comments"] += 1
         return comment
 
@@ -750,8 +765,11 @@ class FakeGitHub:
             payload = _public(payload)
             if method == "GET" and status == 200 and fault is None and scripted is None:
                 status, payload, extra = _conditional(payload, extra, headers)
-            if status != 304:
+            if status != 304 and path != "/rate_limit":  # GET /rate_limit is not counted either
                 self.rate_used += 1
+            needs = self._accepted_header(method, path, headers)
+            if needs and not any(k.lower() == "x-accepted-github-permissions" for k in extra):
+                extra = {**extra, "X-Accepted-GitHub-Permissions": needs}
             if not any(k.lower() == "x-ratelimit-remaining" for k in extra):
                 extra = {
                     **extra,
@@ -782,6 +800,16 @@ class FakeGitHub:
                 status = 200
             payload = Wire(scripted, payload)
         return status, payload, extra
+
+    def _accepted_header(self, method: str, path: str, headers: Mapping[str, str]) -> str | None:
+        """GitHub's X-Accepted-GitHub-Permissions, which it sends with every answer to an app's
+        (installation) token, success or not."""
+        scheme, _, token = headers.get("Authorization", "").partition(" ")
+        info = self.tokens.get(token) if scheme.lower() in ("token", "bearer") else None
+        m = re.fullmatch(r"/repos/[^/]+/[^/]+(/.*)?", path)
+        if info is None or info.permissions is None or m is None:
+            return None
+        return accepted(method, m.group(1) or "")
 
     def _take_misbehaviour(self, method: str, path: str) -> Misbehaviour | None:
         for scripted in self.misbehaviours:
@@ -822,7 +850,15 @@ class FakeGitHub:
                 raise _error(401, "Requires authentication")
             if not who.user_endpoint:
                 raise _error(403, "Resource not accessible by integration")
-            return 200, self.users[who.login], {}
+            return 200, gj.public_user(self.users[who.login]), {}
+        if path == "/rate_limit" and method == "GET":
+            reset = int(time.time()) + 3600
+            return 200, gj.rate_limit(self.rate_limit, self.rate_used, reset), {}
+        if (mu := re.fullmatch(r"/users/([^/]+)", path)) and method == "GET":
+            found = self.users.get(unquote(mu.group(1)))
+            if found is None:
+                raise _error(404, "Not Found")
+            return 200, gj.public_user(found), {}
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
         if m is None:
             raise _error(404, "Not Found")
@@ -842,7 +878,7 @@ class FakeGitHub:
                 )
         user = None if who is None else self.users[who.login]
         if rest == "" and method == "GET":
-            return 200, self._repo_json(repo), {}
+            return 200, self._repo_json(repo, full=True), {}
         if rest == "/issues":
             if method == "GET":
                 return self._page(path, query, self._list_issues(repo, query))
@@ -891,6 +927,10 @@ class FakeGitHub:
                 comment["body"] = data["body"]
                 comment["updated_at"] = _now()
                 return 200, comment, {}
+            if method == "DELETE":
+                del repo.comments[comment["id"]]
+                repo.issues[comment["_number"]]["comments"] -= 1
+                return 204, RawBytes(b""), {}
         if rest == "/labels":
             if method == "GET":
                 return self._page(path, query, sorted(repo.labels.values(), key=lambda lb: lb["id"]))
@@ -919,13 +959,17 @@ class FakeGitHub:
                 )
             ]
             # GitHub's default order is by creation, newest first; sort=updated orders by updated_at.
-            key = "updated_at" if query.get("sort") == "updated" else "number"
-            pulls.sort(key=lambda p: (p[key], p["number"]), reverse=query.get("direction", "desc") == "desc")
+            # `direction` defaults to desc for sort=created (the default sort), asc for any other
+            # (GitHub's reference of "List pull requests").
+            sort = query.get("sort", "created")
+            key = "updated_at" if sort == "updated" else "number"
+            direction = query.get("direction", "desc" if sort == "created" else "asc")
+            pulls.sort(key=lambda p: (p[key], p["number"]), reverse=direction == "desc")
             return self._page(path, query, pulls)
         if (mp := re.fullmatch(r"/pulls/(\d+)", rest)) and method == "GET":
             if int(mp.group(1)) not in repo.heads:
                 raise _error(404, "Not Found")
-            return 200, self._pull_json(repo, int(mp.group(1))), {}
+            return 200, self._pull_json(repo, int(mp.group(1)), full=True), {}
         if (mp := re.fullmatch(r"/pulls/(\d+)/files", rest)) and method == "GET":
             number = int(mp.group(1))
             if number not in repo.heads:
@@ -965,23 +1009,10 @@ class FakeGitHub:
             found = repo.commits.get(mg.group(1))
             if found is None:
                 raise _error(404, "Not Found")
-            commit = found
-            person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}
-            tree = self._tree_sha(commit.sha, "")
-            return 200, {
-                "sha": commit.sha, "node_id": f"C_{commit.sha[:12]}",
-                "url": f"{self.api_url}/repos/{repo.full_name}/git/commits/{commit.sha}",
-                "html_url": f"{HTML_ROOT}/{repo.full_name}/commit/{commit.sha}",
-                "author": person, "committer": person, "message": "a commit",
-                "tree": {"sha": tree, "url": f"{self.api_url}/repos/{repo.full_name}/git/trees/{tree}"},
-                "parents": [] if commit.parent is None else [{
-                    "sha": commit.parent, "url": f"{self.api_url}/repos/{repo.full_name}/git/commits/{commit.parent}",
-                    "html_url": f"{HTML_ROOT}/{repo.full_name}/commit/{commit.parent}",
-                }],
-                "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None, "verified_at": None},
-            }, {}  # fmt: skip
+            return 200, self._commit_json(repo, found, git=True), {}
         if mc := re.fullmatch(r"/contents/(.+)", rest):
-            commit = self._commit_of(repo, query.get("ref", "main"))
+            ref = query.get("ref", "main")
+            commit = self._commit_of(repo, ref)
             path = unquote(mc.group(1))
             oid = commit.files.get(path)
             if oid is None:
@@ -991,19 +1022,17 @@ class FakeGitHub:
                 return 200, RawBytes(data), {"Content-Type": "application/vnd.github.raw"}
             # Over 1 MB the contents API leaves the content out ("encoding": "none"): use the blobs API.
             small = len(data) <= 1_000_000
-            return 200, {
-                "type": "file", "path": path, "name": path.rsplit("/", 1)[-1], "sha": oid, "size": len(data),
-                "encoding": "base64" if small else "none",
-                "content": base64.b64encode(data).decode() if small else "",
-            }, {}  # fmt: skip
+            content = {"size": len(data), "encoding": "base64" if small else "none",
+                       "content": base64.b64encode(data).decode() if small else ""}  # fmt: skip
+            return 200, gj.content_file(self.api_url, HTML_ROOT, repo.full_name, ref, path, oid, content), {}
         if mb := re.fullmatch(r"/git/blobs/([0-9a-f]{40})", rest):
             blob = self.blobs.get(mb.group(1))
             if blob is None:
                 raise _error(404, "Not Found")
             if raw:
                 return 200, RawBytes(blob), {"Content-Type": "application/vnd.github.raw"}
-            return 200, {"sha": mb.group(1), "size": len(blob), "encoding": "base64",
-                         "content": base64.b64encode(blob).decode()}, {}  # fmt: skip
+            encoded = base64.b64encode(blob).decode()
+            return 200, gj.blob(self.api_url, repo.full_name, mb.group(1), len(blob), encoded), {}
         if (
             (mt := re.fullmatch(r"/git/trees/(.+)", rest))
             and self.refuse_tree_paths
@@ -1017,25 +1046,25 @@ class FakeGitHub:
                 self._commit_of(repo, unquote(mc.group(1))),
                 self._commit_of(repo, unquote(mc.group(2))),
             )
-            seen = set()
-            at: str | None = base.sha
-            while at is not None:
-                seen.add(at)
-                at = repo.commits[at].parent
-            at = head.sha
-            while at is not None and at not in seen:
-                at = repo.commits[at].parent
+            behind = self._first_parents(repo, base.sha)
+            ahead = self._first_parents(repo, head.sha)
+            at = next((sha for sha in ahead if sha in behind), None)
             if at is None:
                 raise _error(404, "Not Found")
-            # Compare pages its commits; the file list (at most 300) is on the first page only.
-            files = self._compare_files(repo, at, head.sha)
-            answer: Json = {
-                "base_commit": self._commit_json(repo, base),
-                "merge_base_commit": self._commit_json(repo, repo.commits[at]),
-                "status": "diverged",
-                "commits": [self._commit_json(repo, head)],
-                "files": files[:300] if query.get("page", "1") == "1" else [],
-            }  # fmt: skip
+            # Compare pages its commits (oldest first, per_page of them); the file list (at most 300)
+            # is on the first page only.
+            first = query.get("page", "1") == "1"
+            new = ahead[: ahead.index(at)][::-1]
+            size = min(int(query.get("per_page", "250")), 250)
+            page = new[(int(query.get("page", "1")) - 1) * size :][:size]
+            files = self._compare_files(repo, at, head.sha) if first else []
+            answer = gj.comparison(
+                self.api_url, HTML_ROOT, repo.full_name, f"{mc.group(1)}...{mc.group(2)}",
+                base=self._commit_json(repo, base), head=head.sha, merge_base=self._commit_json(repo, repo.commits[at]),
+                commits=[self._commit_json(repo, repo.commits[sha]) for sha in page],
+                ahead_by=len(new), behind_by=behind.index(at),
+            )  # fmt: skip
+            answer["files"] = files[:300]
             if self.compare_without_files:
                 del answer["files"]
             return 200, answer, {}
@@ -1082,6 +1111,15 @@ class FakeGitHub:
             self.trees[sha] = (commit, path)
         return sha
 
+    def _first_parents(self, repo: RepoState, sha: str) -> list[str]:
+        """SHA and its first parents served here, newest first."""
+        line = []
+        at: str | None = sha
+        while at is not None and at in repo.commits:
+            line.append(at)
+            at = repo.commits[at].parent
+        return line
+
     def _merge_base(self, repo: RepoState, base: str, head: str) -> str | None:
         seen = set()
         at: str | None = base if base in repo.commits else None
@@ -1102,58 +1140,49 @@ class FakeGitHub:
             if old.get(path) == new.get(path):
                 continue
             status = "added" if path not in old else "removed" if path not in new else "modified"
-            files.append({
-                "sha": new.get(path) or old[path], "filename": path, "status": status,
-                "additions": 1, "deletions": 1, "changes": 2,
-                "blob_url": f"{HTML_ROOT}/{repo.full_name}/blob/{head}/{quote(path)}",
-            })  # fmt: skip
+            oid = new.get(path) or old[path]
+            files.append(gj.diff_entry(self.api_url, HTML_ROOT, repo.full_name, head, path, oid, status))
         return files
 
     def _pull_files(self, repo: RepoState, number: int) -> list[Json]:
         meta = repo.pulls.get(number)
-        if meta is not None and meta.files is not None:
-            return list(meta.files)
         head = repo.heads[number][2]
+        if meta is not None and meta.files is not None:
+            # A test's file list: what it gives (a status, perhaps no sha), the rest as GitHub has it.
+            return [
+                {**gj.diff_entry(self.api_url, HTML_ROOT, repo.full_name, head, f["filename"],
+                                 f.get("sha"), f.get("status", "modified")), **f}
+                for f in meta.files
+            ]  # fmt: skip
         if head not in repo.commits:
             return []
         base = repo.bases.get(number)
         return self._compare_files(repo, None if base is None else self._merge_base(repo, base, head), head)
 
-    def _commit_json(self, repo: RepoState, commit: FakeCommit) -> Json:
-        person = {"name": "Dev", "email": "dev@localhost", "date": commit.date}
-        return {
-            "sha": commit.sha,
-            "url": f"{self.api_url}/repos/{repo.full_name}/commits/{commit.sha}",
-            "commit": {"author": person, "committer": person, "message": "a commit"},
-            "parents": [] if commit.parent is None else [{"sha": commit.parent}],
-        }
+    def _commit_json(self, repo: RepoState, commit: FakeCommit, *, git: bool = False) -> Json:
+        """GET commits/REF's form of COMMIT, or with GIT git/commits/SHA's."""
+        build = gj.git_commit if git else gj.commit
+        return build(self.api_url, HTML_ROOT, repo.full_name, commit.sha, date=commit.date,
+                     message=commit.message, parent=commit.parent, tree=self._tree_sha(commit.sha, ""))  # fmt: skip
 
-    def _pull_json(self, repo: RepoState, number: int) -> Json:
+    def _pull_json(self, repo: RepoState, number: int, *, full: bool = False) -> Json:
+        """GET pulls' form of PR NUMBER, or with FULL GET pulls/N's. A ghost author (a deleted
+        account) is null in the list, GitHub's `ghost` account in the pull request itself."""
         issue = repo.issues[number]
-        head_repo, branch, sha = repo.heads[number]
+        head_repo, ref, sha = repo.heads[number]
         meta = repo.pulls.get(number) or PullMeta(False, issue["updated_at"])
-        return {
-            "id": issue["id"],
-            "number": number,
-            "state": issue["state"],
-            "title": issue["title"],
-            "user": None if meta.ghost else issue["user"],
-            "draft": meta.draft,
-            "labels": list(issue["labels"]),
-            "created_at": issue["created_at"],
-            "updated_at": meta.updated_at,
-            "closed_at": issue["closed_at"],
-            "merged_at": meta.merged_at,
-            "url": f"{self.api_url}/repos/{repo.full_name}/pulls/{number}",
-            "html_url": issue["pull_request"]["html_url"],
-            "head": {
-                "sha": sha,
-                "ref": branch,
-                "label": f"{head_repo.split('/')[0]}:{branch}",
-                "repo": self._repo_json(self.repos[head_repo.lower()]),
-            },
-            "base": {"sha": repo.bases.get(number, "0" * 40), "ref": "main", "repo": self._repo_json(repo)},
-        }
+        user = issue["user"] if not meta.ghost else self.add_user("ghost") if full else None
+        return gj.pull(
+            issue,
+            user=user,
+            draft=meta.draft,
+            updated_at=meta.updated_at,
+            merged_at=meta.merged_at,
+            head=gj.branch(self._repo_json(self.repos[head_repo.lower()]), ref, sha),
+            base=gj.branch(self._repo_json(repo), "main", repo.bases.get(number, "0" * 40)),
+            full=full,
+            changed_files=len(self._pull_files(repo, number)) if full else 0,
+        )
 
     def _list_issues(self, repo: RepoState, query: dict[str, str]) -> list[Json]:
         state = query.get("state", "open")
@@ -1250,10 +1279,14 @@ def _require(data: Json, key: str, kind: type) -> None:
         )
 
 
+# The fake's bookkeeping in the objects it keeps, never sent (GitHub's own ``_links`` is).
+_PRIVATE = frozenset({"_number"})
+
+
 def _public(payload: object) -> object:
-    """Drop the fake's private bookkeeping keys (``_number``) from what goes on the wire."""
+    """Drop the fake's private bookkeeping keys (`_PRIVATE`) from what goes on the wire."""
     if isinstance(payload, dict):
-        return {k: _public(v) for k, v in payload.items() if not k.startswith("_")}
+        return {k: _public(v) for k, v in payload.items() if k not in _PRIVATE}
     if isinstance(payload, list):
         return [_public(v) for v in payload]
     return payload

@@ -137,11 +137,12 @@ def test_a_reverted_then_abandoned_pr_is_closed_not_merged_over_the_api(
     fake: FakeGitHub, pulls: PullsClient
 ) -> None:
     pr = open_pull(fake)
-    fake.close_pull(REPO, pr, labels=("Merged",))  # the bot's push and label, as one move here
-    fake.label_pull(REPO, pr, "Reverted")  # reverted: reopened, then closed for good
+    fake.land_pull(REPO, pr)  # the merge bot: pushed to main, closed, then labelled `Merged`
+    fake.revert_pull(REPO, pr)  # the revert bot: main put back, `Reverted`, reopened
+    fake.close_pull(REPO, pr)  # then closed for good
     (pull,) = pulls.scan("2026-01-01T00:00:00Z").pulls
     assert pull.state == "closed"  # before: "merged", from the sticky `Merged` label
-    fake.label_pull(REPO, pr, "MergedX1")
+    fake.land_pull(REPO, pr)  # landed again: `MergedX1`
     assert pulls.pull(pr).state == "merged"
 
 

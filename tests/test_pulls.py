@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from datafiles import release_text
-from fake_github import EndlessPages, FakeGitHub
+from fake_github import EndlessPages, FakeGitHub, blob_sha
 
 import bot.publish.pulls as pulls_module
 from bot.errors import ApiLimitError, SourceError
@@ -351,9 +352,17 @@ def test_a_pr_pytorchs_merge_bot_closed_with_the_merged_label_has_landed(
     dropped = upstream.open("Abandoned", upstream.native())
     labelled = upstream.open("Merged label, still open", upstream.readme())
     first = client.scan(None)
-    # PyTorch's merge bot pushes to main itself and closes the PR with the `Merged` label:
+    # PyTorch's merge bot pushes to main itself, closes the PR, then adds the `Merged` label:
     # merged_at stays null (pytorch/pytorch#77005, #102559).
-    fake.close_pull(UPSTREAM, landed, labels=("Merged",))
+    between: list[str] = []
+    sha = fake.land_pull(UPSTREAM, landed, between=lambda: between.extend(
+        p.state for p in client.scan(first.watermark).pulls if p.number == landed))  # fmt: skip
+    assert between == ["closed"]  # pushed and closed, not yet labelled
+    main = fake.repos[UPSTREAM].commits[sha]
+    assert fake.repos[UPSTREAM].refs["main"] == sha and main.files[NATIVE_PATH] == blob_sha(
+        upstream.newer[NATIVE_PATH]
+    )
+    assert f"Pull Request resolved: https://github.test/{UPSTREAM}/pull/{landed}" in main.message
     fake.close_pull(UPSTREAM, dropped, labels=("triaged",))
     fake.label_pull(UPSTREAM, labelled, "merged")
     scan = client.scan(first.watermark)
@@ -476,3 +485,52 @@ def test_the_reader_refuses_what_the_watch_state_would(tmp_path: Path) -> None:
         with pytest.raises(SourceError):
             client._pull_ref({**good, **change})
     client.close()
+
+
+def test_a_revert_reopens_a_landed_pr_and_a_second_landing_counts_again(
+    upstream: Upstream, client: PullsClient
+) -> None:
+    """PyTorch's revert bot puts main back, adds `Reverted` and reopens the PR; landing it again adds
+    `MergedX1`: open, then merged again, as `landed` counts the bots' labels."""
+    fake = upstream.fake
+    number = upstream.open("Landed twice", upstream.native())
+    first = client.scan(None)
+    landing = fake.land_pull(UPSTREAM, number)
+    assert client.pull(number).state == "merged"
+    revert = fake.revert_pull(UPSTREAM, number)
+    repo = fake.repos[UPSTREAM]
+    assert repo.commits[revert].files == repo.commits[upstream.main].files
+    assert f"This reverts commit {landing}." in repo.commits[revert].message
+    (pull,) = client.scan(first.watermark).pulls
+    assert pull.state == "open" and [lb["name"] for lb in repo.issues[number]["labels"]] == [
+        "Merged",
+        "Reverted",
+    ]
+    fake.land_pull(UPSTREAM, number)
+    assert client.pull(number).state == "merged"
+    assert [lb["name"] for lb in repo.issues[number]["labels"]] == ["Merged", "Reverted", "MergedX1"]
+
+
+def test_the_list_s_order_is_asked_for_not_left_to_github_s_default(
+    upstream: Upstream, client: PullsClient
+) -> None:
+    """GitHub's `direction` defaults to desc only for sort=created; for sort=updated it is asc
+    (oldest update first), which would make the scan stop at once at the watermark. The fake
+    answers that way, and the scan names its direction on every page."""
+    fake = upstream.fake
+    older = upstream.open("older", upstream.readme(b"a\n"))
+    newer = upstream.open("newer", upstream.readme(b"b\n"))
+    url = f"{fake.api_url}/repos/{UPSTREAM}/pulls?state=all&sort=updated"
+    headers = {"Authorization": f"token {TOKEN}"}
+    listed = json.loads(urllib.request.urlopen(urllib.request.Request(url, headers=headers)).read())
+    assert [p["number"] for p in listed] == [older, newer]
+    default = json.loads(
+        urllib.request.urlopen(
+            urllib.request.Request(url.replace("updated", "created"), headers=headers)
+        ).read()
+    )
+    assert [p["number"] for p in default] == [newer, older]
+    mark = len(fake.requests)
+    assert [p.number for p in client.scan(None).pulls] == [newer, older]
+    pages = [r.path for r in fake.requests[mark:] if r.path.split("?")[0].endswith("/pulls")]
+    assert pages and all("direction=desc" in path for path in pages)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
-from bot.cli import arguments, init_cmds, workflow_arguments
+from bot.cli import arguments, doctor_cmds, init_cmds, workflow_arguments
 from bot.cli.options import SOURCE_HELP
 from bot.version import describe
 
@@ -114,6 +114,12 @@ COMMANDS: tuple[Command, ...] = (
         "set opdrift up in a backend's repository: config, workflows, seeded snapshot",
         init_cmds.add_init,
         f"{_INIT}:run_init",
+    ),
+    Command(
+        "doctor",
+        "try each call the workflows make with your token: one line per call, with the permission it needs and the fix",
+        doctor_cmds.add_doctor,
+        "bot.cli.doctor_cmds:run_doctor",
     ),
     Command(
         "append-summary",
