@@ -18,7 +18,7 @@ from typing import Literal
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
 from bot.coverage.names import last_registered
-from bot.coverage.workitems import WorkItem, work_items
+from bot.coverage.workitems import WorkItem, has_cpu_kernel, work_items
 from bot.model import NATIVE_PATH, Snapshot
 from bot.operators.kernels import FUNCTIONALIZED
 from bot.render.context import blob_url
@@ -144,6 +144,7 @@ class CoverageView:
     alerts_cosmetic: tuple[SchemaAlert, ...] = ()
     old_alerts: int = 0  # with --base: alerts the base already raised, left out of the graded lists
     fallback: str = ""  # where the backend's boxed fallback is registered, "" when it has none
+    fails: int = 0  # of the gap, the ops the fallback cannot run: PyTorch has no CPU kernel for them
     roots: tuple[str, ...] = ()  # the files or trees the backend's lists were read from
     # the stale entries split: upstream removed them (name, path, line, the last release that had
     # them), or no release from 1.9 on ever registered them (a TorchScript built-in, a typo)
@@ -202,9 +203,16 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
     )
     items = sorted(work_items(cov, head), key=work_item_rank_key)
     export = cov.profile == "export"
+    # The fallback calls an op again on CPU tensors, so it runs only what PyTorch has a CPU kernel for;
+    # the rest fails on the device though the backend has a fallback (`today` of each work item).
+    fails = (
+        sum(1 for o in uncovered if o.name in records and not has_cpu_kernel(records[o.name]))
+        if falls_back(cov)
+        else 0
+    )
     gap_words, gap_word = (
         ("fall back to CPU", "falls back to CPU")
-        if falls_back(cov)
+        if falls_back(cov) and not fails
         else ("need a lowering", "needs a lowering")
         if export
         else ("need a kernel", "needs a kernel")
@@ -230,6 +238,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         alerts_cosmetic=tuple(a for a in shown if grade(a) == "cosmetic"),
         old_alerts=0 if change is None else change.old_alerts,
         fallback=cov.fallback or "",
+        fails=fails,
         roots=cov.roots or (cov.backend_path,),
         stale_removed=tuple(
             (op.name, op.path, op.line, last)
