@@ -152,7 +152,7 @@ def test_the_new_gaps_of_an_opencl_backend_fold_cuda_only_ops(
     assert "its only kernel is for CUDA" in folded and "(3 new, 0 closed)" in md
     text = opdrift(*args, str(release_file("2.15.0"))).out
     news = [line for line in text.splitlines() if line.startswith("    new, ")]
-    assert news == ["    new, falls back to CPU: _philox_randint_"]
+    assert news == ["    new, needs a kernel: _philox_randint_"]
     assert "and 2 new ones only some backends need" in text
 
 
