@@ -702,8 +702,17 @@ def functional(case: Case, exported: Exported) -> tuple[Counter[str], str]:
 
     flat = (*case.args, *case.kwargs.values())
     try:
-        gm, _ = aot_export_module(Step().train(), flat, trace_joint=True, output_loss_index=0)
-        return graph_counts(gm), "joint forward+backward (aot_export_module, functionalized)"
+        # The joint trace wants a gradient for every parameter it is given: one eager step finds
+        # those the loss never reaches (BERT's pooler under a masked-LM head) and freezes them.
+        step = Step().train()
+        step(*flat)[0].backward()
+        unused = [p for p in net.parameters() if p.requires_grad and p.grad is None]
+        for p in unused:
+            p.requires_grad_(False)
+        net.zero_grad(set_to_none=True)
+        gm, _ = aot_export_module(step, flat, trace_joint=True, output_loss_index=0)
+        note = "joint forward+backward (aot_export_module, functionalized)"
+        return graph_counts(gm), note + (f"; {len(unused)} parameters without a gradient frozen" if unused else "")
     except Exception as err:
         joint_error = one_line(err)
     # The joint trace runs on fake tensors and stops at data-dependent Python (an .item()); export's
