@@ -803,8 +803,7 @@ def run(out_path: Path, only: set[str] | None, limit: int) -> None:
             out.write(json.dumps(record, sort_keys=True) + "\n")
             out.flush()
 
-        if not done:
-            write({"kind": "env", **environment(PACKAGES)})
+        write({"kind": "env", **environment(PACKAGES)})
         for spec in CORPUS:
             if only and spec.name not in only:
                 continue
@@ -884,8 +883,11 @@ def table(records_path: Path, out_path: Path) -> None:
     runs: dict[tuple[str, str], dict[str, Any]] = {}
     for line in records_path.read_text().splitlines():
         record = json.loads(line)
-        if record["kind"] == "env":
-            env = {k: str(v) for k, v in record.items() if k != "kind"}
+        if record["kind"] == "env":  # a resumed run adds one: keep the first, and every commit
+            commits = env.get("script_commit", "").split(", ") if env else []
+            env = env or {k: str(v) for k, v in record.items() if k != "kind"}
+            commits.append(str(record["script_commit"]))
+            env["script_commit"] = ", ".join(dict.fromkeys(c for c in commits if c))
         elif record["kind"] == "model":
             models[record["model"]] = record["family"]
         else:
