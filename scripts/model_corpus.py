@@ -315,6 +315,11 @@ model("hf_whisper", "transformers", "transformers")(
         max_source_positions=50,
         max_target_positions=64,
         use_cache=False,
+        # Whisper's defaults name GPT-2's token ids (50256 …), outside a small vocabulary.
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+        decoder_start_token_id=1,
     )
 )
 
