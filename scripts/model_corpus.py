@@ -612,7 +612,7 @@ def eager_training(case: Case) -> tuple[Counter[str], str]:
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad()
-    return rec.counts, "forward, backward, clip_grad_norm_, AdamW.step (CPU defaults: no foreach)"
+    return rec.counts, "forward, backward, clip_grad_norm_, AdamW.step, with torch's defaults on the CPU"
 
 
 def graph_counts(gm: Any) -> Counter[str]:
