@@ -112,7 +112,9 @@ def test_the_lstm_on_the_cpu_dispatches_what_the_cpu_runs() -> None:
     assert "lstm_lm" in usage.used_by("lstm.input", "export_torch_mlir")
     # ... and Core ATen decomposes it into the cell's matmuls.
     assert "lstm_lm" not in usage.used_by("lstm.input", "export_core")
-    assert "lstm_lm" in usage.used_by("addmm", "export_core") or "lstm_lm" in usage.used_by("mm", "export_core")
+    assert "lstm_lm" in usage.used_by("addmm", "export_core") or "lstm_lm" in usage.used_by(
+        "mm", "export_core"
+    )
 
 
 def test_the_embedding_bag_reaches_backends_from_the_recommenders() -> None:
@@ -142,7 +144,12 @@ def test_a_release_without_a_table_uses_the_nearest_and_says_so() -> None:
     exact = usage_for("2.14.1")
     assert exact.exact and exact.caveat() == "" and exact.usage.release == "2.14.1"
     assert usage_for("2.13.0+cpu").exact
-    for asked, got in (("2.14.0", "2.14.1"), ("2.15.0", "2.14.1"), ("2.16.0a0", "2.14.1"), ("2.6.0", "2.13.0")):
+    for asked, got in (
+        ("2.14.0", "2.14.1"),
+        ("2.15.0", "2.14.1"),
+        ("2.16.0a0", "2.14.1"),
+        ("2.6.0", "2.13.0"),
+    ):
         choice = usage_for(asked)
         assert choice.usage.release == got, asked
         assert not choice.exact
@@ -154,7 +161,11 @@ def test_a_release_without_a_table_uses_the_nearest_and_says_so() -> None:
 def test_an_op_newer_than_the_table_has_no_data_yet() -> None:
     usage = read_table("2.14.1")
     # A name 2.15.0 registered first: the 2.14.1 corpus could not have run it.
-    newer = [op for op in ("_scaled_addmm", "_philox_randint", "_scaled_addmm.out") if first_registered(op) == "2.15.0"]
+    newer = [
+        op
+        for op in ("_scaled_addmm", "_philox_randint", "_scaled_addmm.out")
+        if first_registered(op) == "2.15.0"
+    ]
     assert newer, "the names table lost the 2.15.0 names this test relies on"
     for op in newer:
         answer = usage.lookup(op, "eager_training", first_registered(op))
@@ -165,7 +176,9 @@ def test_an_op_newer_than_the_table_has_no_data_yet() -> None:
     # And a 2.14.1 name is a claim for the 2.14.1 table but no data for 2.13.0's.
     assert first_registered("linalg_polar") == "2.14.1"
     assert usage.lookup("linalg_polar", "eager_training", "2.14.1").status is Status.UNUSED
-    assert read_table("2.13.0").lookup("linalg_polar", "eager_training", "2.14.1").status is Status.NO_DATA_YET
+    assert (
+        read_table("2.13.0").lookup("linalg_polar", "eager_training", "2.14.1").status is Status.NO_DATA_YET
+    )
     unused = usage.lookup("cholesky_inverse", "eager_training", first_registered("cholesky_inverse"))
     assert unused.status is Status.UNUSED
     used = usage.lookup("convolution", "eager_inference", first_registered("convolution"))
@@ -179,7 +192,7 @@ def test_each_profile_maps_to_its_paths() -> None:
         "export": ("export_core",),
     }
     assert paths_for("export", torch_mlir=True) == ("export_torch_mlir",)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown path"):
         read_table("2.14.1").used_by("add", "eager")
 
 
@@ -195,7 +208,10 @@ def test_each_profile_maps_to_its_paths() -> None:
             "op\tfunctional\tadd\tm\t1\n",
             5,
         ),
-        ("# opdrift-model-corpus 1\n# torch: 2.14.1\nmodel\tm\tf\nrun\tfunctional\tm\tok\t1\t\nop\tfunctional\tadd\tm\tx\n", 5),
+        (
+            "# opdrift-model-corpus 1\n# torch: 2.14.1\nmodel\tm\tf\nrun\tfunctional\tm\tok\t1\t\nop\tfunctional\tadd\tm\tx\n",
+            5,
+        ),
     ],
 )
 def test_a_damaged_table_is_named_with_its_line(text: str, line: int) -> None:
@@ -231,10 +247,25 @@ def test_the_script_writes_what_the_reader_reads(tmp_path: Path) -> None:
         env,
         {"kind": "model", "model": "lstm_lm", "family": "rnn"},
         *(
-            {"kind": "run", "model": "lstm_lm", "path": p, "status": "ok", "note": "", "ops": {"mm": 3}, "cpu_s": 1.5}
+            {
+                "kind": "run",
+                "model": "lstm_lm",
+                "path": p,
+                "status": "ok",
+                "note": "",
+                "ops": {"mm": 3},
+                "cpu_s": 1.5,
+            }
             for p in PATHS[:-1]
         ),
-        {"kind": "run", "model": "lstm_lm", "path": "functional", "status": "failed", "note": "Boom:\tx", "ops": {}},
+        {
+            "kind": "run",
+            "model": "lstm_lm",
+            "path": "functional",
+            "status": "failed",
+            "note": "Boom:\tx",
+            "ops": {},
+        },
         {**env, "script_commit": "bbb"},
     ]
     source = tmp_path / "records.jsonl"

@@ -261,7 +261,10 @@ def parse_table(text: str, where: str = "<table>") -> ModelUsage:
         models=tuple(models.values()),
         runs=tuple(runs.values()),
         counts=MappingProxyType(
-            {p: MappingProxyType({op: MappingProxyType(m) for op, m in ops.items()}) for p, ops in counts.items()}
+            {
+                p: MappingProxyType({op: MappingProxyType(m) for op, m in ops.items()})
+                for p, ops in counts.items()
+            }
         ),
     )
 
