@@ -192,6 +192,12 @@ def test_each_profile_maps_to_its_paths() -> None:
         "export": ("export_core",),
     }
     assert paths_for("export", torch_mlir=True) == ("export_torch_mlir",)
+    usage = read_table("2.14.1")
+    # An eager backend serves inference and training: its models are the union of both paths'.
+    eager = set(usage.used_on("convolution_backward", paths_for("eager")))
+    assert eager == set(usage.used_by("convolution_backward", "eager_training")) and eager
+    both = set(usage.used_by("addmm", "eager_inference")) | set(usage.used_by("addmm", "eager_training"))
+    assert set(usage.used_on("addmm", paths_for("eager"))) == both
     with pytest.raises(ValueError, match="unknown path"):
         read_table("2.14.1").used_by("add", "eager")
 

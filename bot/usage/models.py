@@ -127,6 +127,15 @@ class ModelUsage:
         per_model = self.counts.get(_check_path(path), {}).get(op, {})
         return tuple(sorted(per_model, key=lambda m: (-per_model[m], m)))
 
+    def used_on(self, op: str, paths: tuple[Path_, ...]) -> tuple[str, ...]:
+        """The models that dispatched OP on any of PATHS (a profile's, `paths_for`), most calls
+        first: an eager backend's op serves a model whether it runs inference or training."""
+        calls: dict[str, int] = {}
+        for path in paths:
+            for name, count in self.counts.get(_check_path(path), {}).get(op, {}).items():
+                calls[name] = calls.get(name, 0) + count
+        return tuple(sorted(calls, key=lambda m: (-calls[m], m)))
+
     def ops(self, path: Path_) -> tuple[tuple[str, int], ...]:
         """Every overload dispatched on PATH with its number of models, most models first: the
         ranking a backend's work list can follow."""
