@@ -217,7 +217,6 @@ def _exported(case: Case, exported: Exported) -> Any:
 
 def functional(case: Case, exported: Exported) -> tuple[Counter[str], str]:
     import torch
-    from torch._functorch.aot_autograd import aot_export_module
 
     net = case.module
     kw_names = tuple(case.kwargs)
@@ -233,27 +232,65 @@ def functional(case: Case, exported: Exported) -> tuple[Counter[str], str]:
             return (loss_of(out),)
 
     flat = (*case.args, *case.kwargs.values())
+    untied = _untie(net)
+    notes = [f"{untied} tied parameters untied"] if untied else []
     try:
-        # The joint trace wants a gradient for every parameter it is given: one eager step finds
-        # those the loss never reaches (BERT's pooler under a masked-LM head) and freezes them.
-        step = Step().train()
-        step(*flat)[0].backward()
-        unused = [p for p in net.parameters() if p.requires_grad and p.grad is None]
-        for p in unused:
-            p.requires_grad_(False)
-        net.zero_grad(set_to_none=True)
-        gm, _ = aot_export_module(step, flat, trace_joint=True, output_loss_index=0)
-        note = "joint forward+backward (aot_export_module, functionalized)"
-        return graph_counts(gm), note + (
-            f"; {len(unused)} parameters without a gradient frozen" if unused else ""
+        gm = _joint(Step().train(), flat, notes)
+        return graph_counts(gm), "; ".join(
+            dict.fromkeys(["joint forward+backward (aot_export_module)", *notes])
         )
     except Exception as err:
+        direct_error = one_line(err)
+    # aot_export_module traces the Python again, on fake tensors, and stops at data-dependent Python
+    # (transformers' masks call .item()); torch.export resolves that while it traces, and the
+    # module it gives back replays its graph, which the joint trace then takes.
+    try:
+        replay = torch.export.export(Step().train(), flat).module()
+        gm = _joint(replay, flat, notes)
+        note = f"joint forward+backward of torch.export's graph (the direct trace failed: {direct_error})"
+        return graph_counts(gm), "; ".join(dict.fromkeys([note, *notes]))[:400]
+    except Exception as err:
         joint_error = one_line(err)
-    # The joint trace runs on fake tensors and stops at data-dependent Python (an .item()); export's
-    # own graph is functional too, but inference only and with composite-implicit ops kept.
+    # Export's own graph is functional too, but inference only and with composite-implicit ops kept.
     program = _exported(case, exported)
-    note = f"inference only: torch.export's functional IR (joint trace failed: {joint_error})"
+    note = f"inference only: torch.export's functional IR (joint traces failed: {joint_error})"
     return graph_counts(program.graph_module), note[:400]
+
+
+def _untie(net: Any) -> int:
+    """Give each shared parameter (a language model's tied embedding and head) a copy of its own:
+    aot_export_module lifts each name as its own input and then finds one without a gradient.
+    The ops are the same; the count of untied parameters goes in the run's note."""
+    import torch
+
+    seen: set[int] = set()
+    untied = 0
+    for module in net.modules():
+        for name, param in list(module._parameters.items()):
+            if param is None:
+                continue
+            if id(param) in seen:
+                module._parameters[name] = torch.nn.Parameter(param.detach().clone())
+                untied += 1
+            seen.add(id(param))
+    return untied
+
+
+def _joint(module: Any, flat: tuple[Any, ...], notes: list[str]) -> Any:
+    """The functionalized joint forward+backward graph of MODULE, whose output 0 is the loss. The
+    joint trace wants a gradient for every parameter it is given: one eager step finds those the
+    loss never reaches (BERT's pooler under a masked-LM head) and freezes them."""
+    from torch._functorch.aot_autograd import aot_export_module
+
+    module(*flat)[0].backward()
+    unused = [p for p in module.parameters() if p.requires_grad and p.grad is None]
+    for param in unused:
+        param.requires_grad_(False)
+    module.zero_grad(set_to_none=True)
+    if unused:
+        notes.append(f"{len(unused)} parameters without a gradient frozen")
+    gm, _ = aot_export_module(module, flat, trace_joint=True, output_loss_index=0)
+    return gm
 
 
 def one_line(err: BaseException) -> str:
