@@ -284,3 +284,31 @@ def test_the_script_writes_what_the_reader_reads(tmp_path: Path) -> None:
     assert usage.used_by("mm", "functional") == ()
     assert [(r.status, r.note) for r in usage.failed("functional")] == [("failed", "Boom: x")]
     assert script.PATHS == PATHS
+
+
+def failures_section() -> str:
+    """docs/models.md's list of what failed, from the shipped tables: a failed run, and a functional
+    run that could record the inference graph only."""
+    lines = []
+    for release in reversed(shipped_releases()):
+        usage = read_table(release)
+        for run in sorted(usage.runs, key=lambda r: (r.model, PATHS.index(r.path))):
+            if run.status == "failed" or run.note.startswith("inference only"):
+                what = "failed" if run.status == "failed" else "recorded inference only"
+                lines.append(f"- {release}, `{run.model}`, `{run.path}` {what}: `{run.note}`")
+    return "\n".join(lines)
+
+
+def test_the_docs_list_every_failure_of_the_shipped_tables() -> None:
+    page = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    listed = page.split("<!-- failures:begin -->\n", 1)[1].split("<!-- failures:end -->", 1)[0]
+    assert listed.strip() == failures_section(), "run `python tests/test_usage_models.py` to regenerate it"
+
+
+if __name__ == "__main__":
+    path = ROOT / "docs" / "models.md"
+    head, rest = path.read_text(encoding="utf-8").split("<!-- failures:begin -->\n", 1)
+    tail = rest.split("<!-- failures:end -->", 1)[1]
+    path.write_text(
+        f"{head}<!-- failures:begin -->\n{failures_section()}\n<!-- failures:end -->{tail}", encoding="utf-8"
+    )
