@@ -252,7 +252,10 @@ def functional(case: Case, exported: Exported) -> tuple[Counter[str], str]:
     except Exception as err:
         joint_error = one_line(err)
     # Export's own graph is functional too, but inference only and with composite-implicit ops kept.
-    program = _exported(case, exported)
+    try:
+        program = _exported(case, exported)
+    except Exception as err:
+        raise RuntimeError(f"joint trace: {joint_error[:150]}; then {one_line(err)}") from None
     note = f"inference only: torch.export's functional IR (joint traces failed: {joint_error})"
     return graph_counts(program.graph_module), note[:400]
 
