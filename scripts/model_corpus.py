@@ -231,7 +231,12 @@ def functional(case: Case, exported: Exported) -> tuple[Counter[str], str]:
             out = self.net(*flat[:n], **dict(zip(kw_names, flat[n:], strict=True)))
             return (loss_of(out),)
 
-    flat = (*case.args, *case.kwargs.values())
+    # A training step's arguments: a detection model takes its targets in training.
+    args = case.train_args if case.train_args is not None else case.args
+    kwargs = case.train_kwargs if case.train_kwargs is not None else case.kwargs
+    if tuple(kwargs) != kw_names:
+        raise RuntimeError("training and inference take different keyword arguments")
+    flat = (*args, *kwargs.values())
     untied = _untie(net)
     notes = [f"{untied} tied parameters untied"] if untied else []
     try:
