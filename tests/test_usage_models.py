@@ -1,4 +1,4 @@
-"""The model corpus's shipped tables (bot/usage/data/models-*.tsv.xz), read as opdrift reads them.
+"""The model corpus's shipped tables (data/models-2.14.1.tsv.xz and 2.13.0's beside bot/usage/models.py), as it reads them.
 
 The tables were recorded by scripts/model_corpus.py on a real torch 2.14.1 and 2.13.0 (docs/models.md);
 these tests never run a model nor install torch: they read what shipped and check that it says what a
