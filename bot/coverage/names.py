@@ -36,11 +36,12 @@ def read_shipped_table(table: str, what: str, error: type[OpdriftError]) -> str:
 
 
 @cache
-def _table() -> tuple[tuple[str, ...], dict[str, str]]:
-    """(the releases, name → the last release that registered it)."""
+def _table() -> tuple[tuple[str, ...], dict[str, str], dict[str, str]]:
+    """(the releases, name → the last release that registered it, name → the first)."""
     data = read_shipped_table(TABLE, "name table", NameTableError)
     releases: list[str] = []
     last: dict[str, str] = {}
+    first: dict[str, str] = {}
     for number, line in enumerate(data.splitlines(), start=1):
         if not line or line.startswith("#"):
             continue
@@ -51,18 +52,25 @@ def _table() -> tuple[tuple[str, ...], dict[str, str]]:
             elif fields[0] == "op" and len(fields) == 3:
                 end = fields[2].rsplit(",", 1)[-1].rsplit("-", 1)[-1]
                 last[fields[1]] = releases[int(end)]
+                first[fields[1]] = releases[int(fields[2].split(",", 1)[0].split("-", 1)[0])]
             else:
                 raise ValueError(line)
         except (ValueError, IndexError):
             raise NameTableError(
                 f"malformed line {fields[0]!r}", path=f"bot/coverage/{TABLE}", line=number
             ) from None
-    return tuple(releases), last
+    return tuple(releases), last, first
 
 
 def last_registered(name: str) -> str | None:
     """The last release (of the table's) that registered NAME, or None when none ever did."""
     return _table()[1].get(name)
+
+
+def first_registered(name: str) -> str | None:
+    """The first release (of the table's) that registered NAME, or None when none ever did: a
+    release's model data (`bot.usage.models`) can speak only for the names it registered."""
+    return _table()[2].get(name)
 
 
 def table_releases() -> tuple[str, ...]:
