@@ -27,6 +27,8 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}"),
     ("get", "/repos/{owner}/{repo}/commits/{ref}"),
     ("get", "/repos/{owner}/{repo}/compare/{basehead}"),
+    # version.txt at a commit, for a gh: SOURCE's torch version (bot.publish.ghsource)
+    ("get", "/repos/{owner}/{repo}/contents/{path}"),
     ("get", "/repos/{owner}/{repo}/git/blobs/{file_sha}"),
     ("get", "/repos/{owner}/{repo}/git/commits/{commit_sha}"),
     ("get", "/repos/{owner}/{repo}/git/trees/{tree_sha}"),
@@ -43,7 +45,6 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("post", "/repos/{owner}/{repo}/labels"),
     ("get", "/repos/{owner}/{repo}/pulls"),
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}"),
-    ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/files"),
     ("get", "/user"),
     ("get", "/users/{username}"),
 )

@@ -13,7 +13,8 @@ from fake_github import FakeGitHub
 
 from bot.errors import SourceError
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.ghsource import ApiSettings, BlobCache, blob_sha, parse_spec, read_github_source
+from bot.publish.ghcache import BlobCache, blob_sha
+from bot.publish.ghsource import ApiSettings, parse_spec, read_github_source
 from bot.publish.github import RetryPolicy
 
 REPO = "acme/pytorch"
@@ -212,7 +213,7 @@ def test_the_blob_cache_keeps_the_most_recently_used_blobs_under_its_cap(tmp_pat
 def test_a_watch_run_prunes_the_blobs_its_reads_cached(
     fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.publish.ghsource as ghsource
+    import bot.publish.ghcache as ghcache
     from bot.publish.pulls import PullsClient
 
     settings = ApiSettings(api_url=fake.api_url, token=TOKEN, cache_dir=tmp_path / "c")
@@ -220,6 +221,6 @@ def test_a_watch_run_prunes_the_blobs_its_reads_cached(
     read_github_source(f"gh:{REPO}@v2.15.0", settings)
     held = list((tmp_path / "c" / "blobs").glob("*/*"))
     assert len(held) >= 4, "two releases' files, some shared"
-    monkeypatch.setattr(ghsource, "MAX_BLOB_BYTES", sum(p.stat().st_size for p in held) // 2)
+    monkeypatch.setattr(ghcache, "MAX_BLOB_BYTES", sum(p.stat().st_size for p in held) // 2)
     PullsClient(settings, REPO).close()
     assert 0 < len(list((tmp_path / "c" / "blobs").glob("*/*"))) < len(held)

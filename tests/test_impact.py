@@ -25,7 +25,8 @@ from goldens import check_golden, updating
 from bot.errors import ConfigError, SourceError
 from bot.publish import ghfiles
 from bot.publish.config import parse_config
-from bot.publish.ghsource import ApiSettings, blob_sha
+from bot.publish.ghcache import blob_sha
+from bot.publish.ghsource import ApiSettings
 from bot.publish.github import RetryPolicy
 
 REAL = Path(__file__).parent / "data" / "backends" / "real"

@@ -20,7 +20,7 @@ from fake_github import FakeGitHub, Recorder
 from github_json import public_user, simple_user
 
 from bot.app.doctor import run_doctor
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
 from bot.publish.doctor import Prober
 from bot.publish.ghfiles import materialised
 from bot.publish.ghsource import ApiSettings, read_github_source
@@ -38,15 +38,12 @@ NAMES = {NATIVE_PATH: "native_functions.yaml", TAGS_PATH: "tags.yaml", DERIVATIV
 def fake(github_server: FakeGitHub) -> FakeGitHub:
     github_server.add_token(TOKEN, "opdrift-bot")
     github_server.add_repo(REPO)
-    main = github_server.add_commit(
-        REPO, {p: release_text("2.14.1", n).encode() for p, n in NAMES.items()}, refs=("main", "v2.14.1")
-    )
+    # version.txt names the torch version a gh: SOURCE at a non-tag ref has (read through contents)
+    files = {**{p: release_text("2.14.1", n).encode() for p, n in NAMES.items()}, VERSION_PATH: b"2.14.0a0\n"}
+    main = github_server.add_commit(REPO, files, refs=("main", "v2.14.1"))
     head = github_server.add_commit(
-        REPO,
-        {**{p: release_text("2.14.1", n).encode() for p, n in NAMES.items()},
-         NATIVE_PATH: release_text("2.15.0").encode()},
-        parent=main,
-    )  # fmt: skip
+        REPO, {**files, NATIVE_PATH: release_text("2.15.0").encode()}, parent=main
+    )
     github_server.add_pull(REPO, sha=head, base=main)
     return github_server
 

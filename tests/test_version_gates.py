@@ -24,7 +24,8 @@ from fake_github import FakeGitHub
 from watch_upstream import UPSTREAM, ServedUpstream, with_fast, with_gated_ops_changed
 
 from bot.errors import SourceError
-from bot.publish.ghsource import ApiSettings, blob_sha, read_github_source
+from bot.publish.ghcache import blob_sha
+from bot.publish.ghsource import ApiSettings, read_github_source
 from bot.publish.github import RetryPolicy
 
 TOKEN = "ghs_versiongates00000000000000000000000"

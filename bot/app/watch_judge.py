@@ -33,7 +33,7 @@ from bot.drift.changes import Change, compute_drift
 from bot.history.cache import DiskCache, code_digest
 from bot.model import SourceFiles
 from bot.publish.config import BackendSpec, BotConfig
-from bot.publish.ghsource import blob_sha
+from bot.publish.ghcache import blob_sha
 from bot.render.context import GAP_LISTS
 from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel, OpList
 from bot.schema.kernel import KernelForm

@@ -82,7 +82,8 @@ def read_any_source(spec: str) -> SourceFiles:
 
 def _api_settings() -> ApiSettings:
     """The REST API's settings for reading ``gh:`` specs: GITHUB_API_URL, GITHUB_TOKEN, XDG_CACHE_HOME."""
-    from bot.publish.ghsource import ApiSettings, default_cache_dir
+    from bot.publish.ghcache import default_cache_dir
+    from bot.publish.ghsource import ApiSettings
     from bot.publish.github import DEFAULT_API_URL
 
     return ApiSettings(

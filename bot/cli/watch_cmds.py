@@ -19,7 +19,8 @@ def run_watch(args: argparse.Namespace) -> int:
     from bot.errors import ConfigError
     from bot.publish import ghsource
     from bot.publish.config import load_config
-    from bot.publish.ghsource import ApiSettings, default_cache_dir
+    from bot.publish.ghcache import default_cache_dir
+    from bot.publish.ghsource import ApiSettings
     from bot.publish.github import DEFAULT_API_URL, check_repo_name
     from bot.publish.pulls import PullsClient
     from bot.publish.watch_issue import find_watch_issue, publish_watch

@@ -113,7 +113,7 @@ def _write(root: Path, parts: tuple[str, ...], data: bytes) -> None:
 
 def _blob(api: _Api, repo: str, oid: str, display: str, limit: int) -> tuple[bytes, bool]:
     """The content of blob OID (from the cache, or downloaded and checked), and whether it was downloaded."""
-    from bot.publish.ghsource import BlobCache, blob_sha
+    from bot.publish.ghcache import BlobCache, blob_sha
 
     cache = BlobCache(api.settings.cache_dir)
     data = cache.get(oid)

@@ -74,14 +74,12 @@ from urllib.parse import urlencode, urlsplit
 
 from bot.errors import ApiLimitError, SourceError
 from bot.model import OPERATOR_PATHS, PullRef, PullState
+from bot.publish.ghcache import BlobCache, JsonCache, write_atomically
 from bot.publish.ghsource import (
     ApiSettings,
-    BlobCache,
-    JsonCache,
     TreeReader,
     _Api,
     _field,
-    _write_atomically,
 )
 from bot.publish.limits import link_urls
 
@@ -186,7 +184,7 @@ class PullsClient:
         self.api.close()
         root = self.api.settings.cache_dir
         if root is not None and self._progress is not None:
-            _write_atomically(root / PROGRESS_FILE, self._progress.encode())
+            write_atomically(root / PROGRESS_FILE, self._progress.encode())
 
     def scan(
         self,
