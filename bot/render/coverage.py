@@ -58,6 +58,7 @@ _TORCH_MLIR_NOTE = Safe(
     " (torch-mlir also lists TorchScript built-ins such as size, add.t or Int.Tensor, which are not native functions)"
 )
 
+_NO_TEXT = Safe("")
 
 # What a "symint" verdict means to a backend whose kernel is int64_t (`bot.coverage.check.judge_in_form`).
 SYMINT_ONLY = "your int64_t kernel still builds; only the SymInt form changed"
@@ -179,9 +180,9 @@ class CoverageView:
     # the model table the items' "used by N of M models" come from (`bot.usage.models`): its torch
     # release, how many models ran on the backend's paths, and the caveat when the snapshot's release
     # has no table of its own ("" when it has); release "" without model data
-    models_release: str = ""
+    models_release: Safe = _NO_TEXT
     models_count: int = 0
-    models_caveat: str = ""
+    models_caveat: Safe = _NO_TEXT
     models_paths: tuple[str, ...] = ()
 
 
@@ -278,9 +279,10 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         decompositions=cov.decompositions,
         training_only=tuple((o.name, Safe(o.bucket)) for o in cov.training_only) if export else (),
         name=cov.name,
-        models_release="" if choice is None else choice.usage.release,
+        # Safe: the release is an X.Y.Z of opdrift's own shipped table (`bot.usage.models`)
+        models_release=Safe("" if choice is None else choice.usage.release),
         models_count=0 if choice is None else len(models_recorded(choice.usage, paths)),
-        models_caveat="" if choice is None else choice.caveat(),
+        models_caveat=Safe("" if choice is None else choice.caveat()),
         models_paths=paths,
     )
 
