@@ -260,7 +260,7 @@ def test_coverage_command_json_and_markdown(
     md = run.out
     assert md.startswith("## Coverage of `xla`")
     # torch_xla runs what it lacks on its boxed CPU fallback: the table says so
-    assert "| bucket | covered | falls back to CPU |" in md
+    assert "| bucket | covered | needs a kernel |" in md
     assert report["uncovered_run"] == "falls_back_to_cpu"
 
 

@@ -33,6 +33,7 @@ from typing import Literal
 
 from bot.coverage.check import Coverage, OpCoverage, falls_back
 from bot.coverage.kinds import KIND_BY_ID
+from bot.coverage.names import first_registered
 from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
 from bot.model import OpRecord, Snapshot
 from bot.operators.codegen import kernel_binding, rules_for_version
@@ -40,11 +41,33 @@ from bot.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import Binding, KernelForm, kernel_signature, plain_kernels_accepted
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
+from bot.usage.models import ModelTableError, ModelUsage, Status, UsageChoice, paths_for, usage_for
 from bot.work.engine import scope
 
 # What an item's operators do today on the backend's device, meanwhile.
 Today = Literal["fails", "cpu_fallback"]
 TODAY_WORDS: Mapping[Today, str] = {"fails": "fails on your device", "cpu_fallback": "runs on CPU"}
+# Models an item names, most calls first; the JSON counts them all.
+MODEL_NAMES = 3
+
+
+@dataclass(frozen=True)
+class ModelReach:
+    """Which models of the corpus (`bot.usage.models`) an item's operators reach on the backend's
+    paths: ``used_by`` of ``of`` models dispatch at least one of them; ``breaks`` of those fail on
+    the device today (an eager backend's item that `today` fails). ``no_data_yet``: no model uses
+    them and one of them is newer than the table's release, so the table cannot say "none"."""
+
+    used_by: int
+    of: int
+    names: tuple[str, ...]  # up to MODEL_NAMES, most calls first
+    breaks: int
+    release: str
+    no_data_yet: bool = False
+    # every one of its operators has a device kernel for the CPU only (`_scaled_dot_product_flash_
+    # attention_for_cpu`, `mkldnn_rnn_layer`): the corpus ran on the CPU, where the models chose them;
+    # on another device they dispatch that device's variant, so they are not counted as used
+    cpu_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +90,25 @@ class WorkItem:
     # what its operators do today on an eager backend (the module docstring); None for the other
     # profiles (an export compiler runs nothing it cannot lower; XLA's fallback is not judged yet)
     today: Today | None = None
+    # the models that dispatch its operators on the backend's paths; None without model data
+    models: ModelReach | None = None
+
+    @property
+    def models_words(self) -> str:
+        """ "breaks 3 models; used by 12 of 51 models (resnet18, gpt2, llama)", "used by no model of
+        51", "no model data yet (newer than torch 2.14.1)"; "" without model data."""
+        m = self.models
+        if m is None:
+            return ""
+        if m.no_data_yet:
+            return f"no model data yet (newer than torch {m.release})"
+        if m.cpu_only:
+            return "CPU-only: the models (run on the CPU) reach it there only"
+        if not m.used_by:
+            return f"used by none of {m.of} models"
+        named = f" ({', '.join(m.names)}{', ...' if m.used_by > len(m.names) else ''})"
+        breaks = f"breaks {m.breaks} model{'s' if m.breaks != 1 else ''}; " if m.breaks else ""
+        return f"{breaks}used by {m.used_by} of {m.of} models{named}"
 
     @property
     def today_words(self) -> str:
@@ -85,6 +127,64 @@ def _today(cov: Coverage, records: Mapping[str, OpRecord], names: tuple[str, ...
     if falls_back(cov) and all(has_cpu_kernel(records[n]) for n in names):
         return "cpu_fallback"
     return "fails"
+
+
+def model_paths(cov: Coverage) -> tuple[str, ...]:
+    """The corpus paths whose operators reach COV's backend: torch-mlir decomposes by its own table."""
+    return paths_for(cov.profile, torch_mlir=cov.backend_kind == "torch-mlir")
+
+
+def model_choice(torch_version: str | None) -> UsageChoice | None:
+    """The model table that answers for TORCH_VERSION (its release's or the nearest one), or None when
+    the snapshot names no release a table can answer for."""
+    if torch_version is None:
+        return None
+    try:
+        return usage_for(torch_version)
+    except ModelTableError:
+        return None
+
+
+def models_recorded(usage: ModelUsage, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """The models whose run succeeded on any of PATHS: the "of M" of "used by N of M models"."""
+    return tuple(sorted({m for p in paths for m in usage.recorded(p)}))
+
+
+def cpu_only(rec: OpRecord) -> bool:
+    """Whether PyTorch's only device kernel for REC is the CPU's (layouts aside)."""
+    return [k for k in device_kernel_keys(rec) if not k.startswith(LAYOUT_PREFIXES)] == ["CPU"]
+
+
+def model_reach(
+    usage: ModelUsage,
+    paths: tuple[str, ...],
+    names: tuple[str, ...],
+    today: Today | None,
+    cpu_names: frozenset[str] = frozenset(),
+) -> ModelReach:
+    """How many models dispatch any of NAMES on any of PATHS, and how many of them break today.
+    CPU_NAMES: those of NAMES whose only device kernel is the CPU's (`cpu_only`), not counted."""
+    calls: dict[str, int] = {}
+    for name in names:
+        if name in cpu_names:
+            continue
+        for path in paths:
+            for model, count in usage.counts.get(path, {}).get(name, {}).items():
+                calls[model] = calls.get(model, 0) + count
+    users = sorted(calls, key=lambda m: (-calls[m], m))
+    unknown = not users and any(
+        usage.lookup(n, paths[0], first_registered(n)).status is Status.NO_DATA_YET for n in names
+    )
+    return ModelReach(
+        used_by=len(users),
+        of=len(models_recorded(usage, paths)),
+        names=tuple(users[:MODEL_NAMES]),
+        # the eager paths are an eager backend's: an op that fails there fails each model using it
+        breaks=len(users) if today == "fails" else 0,
+        release=usage.release,
+        no_data_yet=unknown,
+        cpu_only=bool(names) and all(n in cpu_names for n in names),
+    )
 
 
 def decomposition_in_degree(snapshot: Snapshot) -> dict[str, int]:
@@ -194,6 +294,8 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
     form = _form(cov, version)
     rules = rules_for_version(version)
     in_degree = decomposition_in_degree(snapshot)
+    choice = model_choice(version)
+    paths = model_paths(cov)
     items = []
     for lead in sorted(members):
         rec = records[lead]
@@ -201,6 +303,7 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
         signature = (
             "" if form is None else declaration(lead, rec.schema, form, kernel_binding(rec.facets, rules))
         )
+        today = _today(cov, records, (lead, *group))
         items.append(
             WorkItem(
                 name=lead,
@@ -218,7 +321,16 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
                 in_degree=max(in_degree.get(records[n].base, 0) for n in (lead, *group)),
                 private=all(records[n].base.startswith("_") for n in (lead, *group)),
                 scope=scope(rec),
-                today=_today(cov, records, (lead, *group)),
+                today=today,
+                models=None
+                if choice is None
+                else model_reach(
+                    choice.usage,
+                    paths,
+                    (lead, *group),
+                    today,
+                    frozenset(n for n in (lead, *group) if cpu_only(records[n])),
+                ),
             )
         )
     return tuple(items)

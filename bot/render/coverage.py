@@ -18,7 +18,15 @@ from typing import Literal
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
 from bot.coverage.names import last_registered
-from bot.coverage.workitems import WorkItem, has_cpu_kernel, work_items
+from bot.coverage.workitems import (
+    ModelReach,
+    WorkItem,
+    has_cpu_kernel,
+    model_choice,
+    model_paths,
+    models_recorded,
+    work_items,
+)
 from bot.model import NATIVE_PATH, Snapshot
 from bot.operators.kernels import FUNCTIONALIZED
 from bot.render.context import blob_url
@@ -50,6 +58,7 @@ _TORCH_MLIR_NOTE = Safe(
     " (torch-mlir also lists TorchScript built-ins such as size, add.t or Int.Tensor, which are not native functions)"
 )
 
+_NO_TEXT = Safe("")
 
 # What a "symint" verdict means to a backend whose kernel is int64_t (`bot.coverage.check.judge_in_form`).
 SYMINT_ONLY = "your int64_t kernel still builds; only the SymInt form changed"
@@ -168,6 +177,13 @@ class CoverageView:
     # the backend's NAME when its lists were given one: the heading leads with it, the kind and the
     # paths (`roots`) follow
     name: str = ""
+    # the model table the items' "used by N of M models" come from (`bot.usage.models`): its torch
+    # release, how many models ran on the backend's paths, and the caveat when the snapshot's release
+    # has no table of its own ("" when it has); release "" without model data
+    models_release: Safe = _NO_TEXT
+    models_count: int = 0
+    models_caveat: Safe = _NO_TEXT
+    models_paths: tuple[str, ...] = ()
 
 
 def _change(change: CoverageChange | None) -> GapChange | None:
@@ -202,6 +218,8 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         else dataclasses.replace(change, new_uncovered=tuple(n for n in new_ranked if new_scopes[n].generic))
     )
     items = sorted(work_items(cov, head), key=work_item_rank_key)
+    choice = model_choice(head.meta.torch_version)
+    paths = model_paths(cov)
     export = cov.profile == "export"
     # The fallback calls an op again on CPU tensors, so it runs only what PyTorch has a CPU kernel for;
     # the rest fails on the device though the backend has a fallback (`today` of each work item).
@@ -261,12 +279,51 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         decompositions=cov.decompositions,
         training_only=tuple((o.name, Safe(o.bucket)) for o in cov.training_only) if export else (),
         name=cov.name,
+        # Safe: the release is an X.Y.Z of opdrift's own shipped table (`bot.usage.models`)
+        models_release=Safe("" if choice is None else choice.usage.release),
+        models_count=0 if choice is None else len(models_recorded(choice.usage, paths)),
+        models_caveat=Safe("" if choice is None else choice.caveat()),
+        models_paths=paths,
     )
+
+
+def model_data_json(view: CoverageView) -> dict[str, object] | None:
+    """The coverage JSON's ``model_data``: the table the items' model counts come from, or null."""
+    if not view.models_release:
+        return None
+    return {
+        "release": view.models_release,
+        "models": view.models_count,
+        "paths": list(view.models_paths),
+        "caveat": view.models_caveat or None,
+    }
+
+
+def models_json(m: ModelReach | None, note: str) -> dict[str, object] | None:
+    """A work item's ``models``: how many models of the corpus use it and break on it, or that the
+    table's release is older than its ops (``no_data_yet``, never a count of 0)."""
+    if m is None:
+        return None
+    if m.no_data_yet:
+        return {"no_data_yet": True, "release": m.release, "note": note}
+    return {
+        "used_by": m.used_by,
+        "of": m.of,
+        "names": list(m.names),
+        "breaks": m.breaks,
+        "cpu_only": m.cpu_only,
+        "release": m.release,
+        "note": note,
+    }
 
 
 def work_items_json(cov: Coverage, head: Snapshot) -> list[dict[str, object]]:
     """The coverage JSON's ``work_items``: every item, ranked as the reports show them (those only some
     backends need included, with their scope); the flat ``uncovered`` list stays beside it."""
+    choice = model_choice(head.meta.torch_version)
+    note = f"models of the corpus that dispatch its operators on {', '.join(model_paths(cov))}" + (
+        f"; {choice.caveat()}" if choice is not None and choice.caveat() else ""
+    )
     return [
         {
             "name": i.name,
@@ -281,7 +338,15 @@ def work_items_json(cov: Coverage, head: Snapshot) -> list[dict[str, object]]:
             "today": i.today,
             "alternative": i.alternative or None,
             "scope": None if i.scope.generic else {"rule": i.scope.rule, "reason": i.scope.reason},
-            "rank": {"core": i.core, "in_degree": i.in_degree, "private": i.private, "bucket": i.bucket},
+            "models": models_json(i.models, note),
+            "rank": {
+                "breaks_models": 0 if i.models is None else i.models.breaks,
+                "used_by_models": 0 if i.models is None else i.models.used_by,
+                "core": i.core,
+                "in_degree": i.in_degree,
+                "private": i.private,
+                "bucket": i.bucket,
+            },
         }
         for i in sorted(work_items(cov, head), key=work_item_rank_key)
     ]
@@ -452,6 +517,7 @@ def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
                     **coverage_json(cov, change),
                     "schema_alert_counts": alert_counts_json(view.counts),
                     "work_items": work_items_json(cov, head),
+                    "model_data": model_data_json(view),
                 }
                 for (cov, change), view in zip(results, views, strict=True)
             ],

@@ -37,12 +37,18 @@ def record_rank_key(rec: OpRecord) -> tuple[int, int, str]:
     return (tier(rec), _BUCKET_RANK.get(rec.bucket, len(_BUCKET_RANK)), rec.name)
 
 
-def work_item_rank_key(item: WorkItem) -> tuple[int, int, int, int, int, str]:
-    """A coverage's work items: what fails on the device today before what runs on a CPU fallback;
+def work_item_rank_key(item: WorkItem) -> tuple[int, int, int, int, int, int, int, str]:
+    """A coverage's work items: what makes the most real models fail first (`WorkItem.models`: an
+    eager backend's op that fails on the device breaks each model that dispatches it); then what the
+    most models use; the items no model reaches keep the order below. Then what fails on the device
+    today before what runs on a CPU fallback;
     then core first; then the ops most other ops decompose into (a kernel for `mul` serves the 131
     base operators whose Python decomposition calls it, at 2.15.0); then public before private; then
     in bucket order; then by name."""
+    models = item.models
     return (
+        -(models.breaks if models is not None else 0),
+        -(models.used_by if models is not None else 0),
         0 if item.today != "cpu_fallback" else 1,
         0 if item.core else 1,
         -item.in_degree,
