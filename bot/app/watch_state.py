@@ -37,6 +37,7 @@ from bot.render.watch import (
     PullRow,
     pull_url,
 )
+from bot.schema.kernel import KERNEL_FORMS, KernelSignature
 from bot.shapes import BOOLEAN, INTEGER, LIST, OBJECT, OPT_STRING, STRING, STRINGS, Kind, Reader
 
 VERSION = 1
@@ -150,8 +151,8 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     for i, item in enumerate(items):
         at = f"{where}.breaks[{i}]"
         b = _READ.read(LIST, item, at, at)
-        if len(b) != 3:
-            raise StateError(f"{at}: expected [op, form, parts]")
+        if len(b) not in (3, 4):
+            raise StateError(f"{at}: expected [op, form, parts] or [op, form, parts, signatures]")
         op = _READ.read(_NAMES, [b[0]], at, at)[0]
         form = _READ.read(_TEXT, b[1], at, at)
         if form not in ("", "int64_t", "SymInt"):
@@ -162,7 +163,8 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
             if len(part) != 3 or any(len(x) > _MAX_TEXT for x in part):
                 raise StateError(f"{at}: a part is [where, before, after]")
             parts.append((part[0], part[1], part[2]))
-        broken.append(BrokenKernel(op, form, tuple(parts)))
+        sigs = _signatures(b[3], at) if len(b) == 4 else (None, None)
+        broken.append(BrokenKernel(op, form, tuple(parts), *sigs))
     more = _READ.field(LIST, d, "more", f"{where}.more", where)
     if len(more) != 3 or not all(_COUNT.accepts(m) for m in more):
         raise StateError(f"{where}.more: expected three counts")
@@ -185,6 +187,55 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
         more[2],
         _also(d["also"], f"{where}.also") if "also" in d else (),
     )
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,100}")
+_CPP_TYPE = re.compile(r"[A-Za-z0-9_:<>,&*. ]{1,300}")  # how `bot.schema.kernel` spells a C++ type
+_MAX_PARAMS = 100
+
+
+def _signature(d: Any, at: str) -> KernelSignature:
+    """[form, returns, [[type, name], ...]] as `_signature_data` wrote it."""
+    x = _READ.read(LIST, d, at, at)
+    if len(x) != 3 or x[0] not in KERNEL_FORMS or not (isinstance(x[1], str) and _CPP_TYPE.fullmatch(x[1])):
+        raise StateError(f"{at}: a signature is [form, returns, parameters]")
+    params = _READ.read(LIST, x[2], at, at)
+    if len(params) > _MAX_PARAMS:
+        raise StateError(f"{at}: over {_MAX_PARAMS} parameters")
+    types, names = [], []
+    for p in params:
+        pair = _READ.read(STRINGS, p, at, at)
+        if len(pair) != 2 or not _CPP_TYPE.fullmatch(pair[0]) or not _IDENT.fullmatch(pair[1]):
+            raise StateError(f"{at}: a parameter is [type, name]")
+        types.append(pair[0])
+        names.append(pair[1])
+    return KernelSignature(x[0], x[1], tuple(types), tuple(names))
+
+
+def _signatures(d: Any, at: str) -> tuple[KernelSignature, KernelSignature]:
+    pair = _READ.read(LIST, d, at, at)
+    if len(pair) != 2:
+        raise StateError(f"{at}: expected the signatures [before, after]")
+    return _signature(pair[0], at), _signature(pair[1], at)
+
+
+def _signature_data(sig: KernelSignature) -> list[object]:
+    return [sig.form, sig.returns, [[t, n] for t, n in zip(sig.parameters, sig.names, strict=True)]]
+
+
+def _break_data(b: BrokenKernel) -> list[object]:
+    out: list[object] = [b.op, b.form, [[w[:_MAX_TEXT], x[:_MAX_TEXT], y[:_MAX_TEXT]] for w, x, y in b.parts]]
+    sigs = (b.before, b.after)
+    if all(
+        s is not None
+        and len(s.names) == len(s.parameters) <= _MAX_PARAMS
+        and _CPP_TYPE.fullmatch(s.returns)
+        and all(_CPP_TYPE.fullmatch(t) for t in s.parameters)
+        and all(_IDENT.fullmatch(n) for n in s.names)
+        for s in sigs
+    ):
+        out.append([_signature_data(s) for s in sigs if s is not None])
+    return out
 
 
 def _also(d: Any, where: str) -> tuple[OpList, ...]:
@@ -363,10 +414,7 @@ def impact_data(impact: BackendImpact) -> dict[str, object]:
         # without their "@": the issue body mentions nobody, not even in its hidden block
         "who": [_handle(h) for h in i.who[:100]],
         "needs": list(i.lacking),
-        "breaks": [
-            [b.op, b.form, [[w[:_MAX_TEXT], x[:_MAX_TEXT], y[:_MAX_TEXT]] for w, x, y in b.parts]]
-            for b in i.broken
-        ],
+        "breaks": [_break_data(b) for b in i.broken],
         "removes": list(i.removed),
         "more": [i.more_lacking, i.more_broken, i.more_removed],
         **({"also": {x.field: [list(x.ops), x.more] for x in i.also}} if i.also else {}),

@@ -22,11 +22,12 @@ from dataclasses import dataclass, replace
 
 from bot import __version__
 from bot.render.context import GAP_LISTS, GapList
-from bot.render.details import signature_parts
+from bot.render.details import named_parts, signature_parts
 from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
 from bot.render.helpers import mentions
 from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
-from bot.text import Safe, code, link, md
+from bot.schema.kernel import KernelSignature
+from bot.text import Safe, code, code_block, link, md
 
 BODY_LIMIT = GITHUB_BODY_LIMIT - PUBLISHER_MARGIN
 # Ops a row names per list (each backend: needs, breaks, removes); the count of the rest is kept. The
@@ -47,8 +48,13 @@ class BrokenKernel:
 
     op: str
     form: str  # "int64_t" or "SymInt": the form the kernel is judged in; "" when not known
-    # what changed in that form's C++ signature: (where, before, after), as `KernelChange.differences`
+    # what changed in that form's C++ signature: (where, before, after), as `KernelChange.differences`;
+    # what the fingerprint is made of (a state written before `before` and `after` existed reads the same)
     parts: tuple[tuple[str, str, str], ...] = ()
+    # that form's signature before and after the PR, parameters named: the comment shows both
+    # declarations and names what changed (`bot.schema.kernel.named_changes`); None when not known
+    before: KernelSignature | None = None
+    after: KernelSignature | None = None
 
 
 @dataclass(frozen=True)
@@ -195,9 +201,7 @@ class _Words:
         """One phrase per thing the PR does to the backend."""
         out: list[Safe] = []
         for b in imp.broken:
-            form = f"your form: {code(b.form)}; " if b.form else ""
-            change = signature_parts(b.parts, code) if b.parts else "its schema no longer parses"
-            out.append(Safe(f"would stop your {code(b.op)} kernel from compiling ({form}{change})"))
+            out.append(self._broken(b))
         if imp.more_broken:
             out.append(Safe(f"… and would break {imp.more_broken} more of your kernels"))
         if imp.lacking or imp.more_lacking:
@@ -220,6 +224,20 @@ class _Words:
             names = ", ".join(code(o) for o in x.ops)
             out.append(Safe(f"{x.kind.mark} {n} op{'s' if n != 1 else ''} {x.kind.says}: {names}{more}"))
         return out
+
+    @staticmethod
+    def _broken(b: BrokenKernel) -> Safe:
+        """A broken kernel: what changed, each parameter by its name, then the declaration it is
+        written against and the one it must become (in the form it is judged in)."""
+        form = f" (your form: {code(b.form)})" if b.form else ""
+        if b.before is not None and b.after is not None:
+            change = named_parts(b.before.named_against(b.after), code)
+            block = code_block(
+                (f"- {b.before.declaration(b.op)}", f"+ {b.after.declaration(b.op)}"), "diff", indent=4
+            )
+            return Safe(f"🔧 would stop your {code(b.op)} kernel from compiling: {change}{form}\n{block}")
+        change = signature_parts(b.parts, code) if b.parts else "its schema no longer parses"
+        return Safe(f"🔧 would stop your {code(b.op)} kernel from compiling: {change}{form}")
 
     def summary(self, imp: BackendImpact) -> Safe:
         """The row's short cell: counts."""
@@ -318,6 +336,18 @@ def _impact_json(imp: BackendImpact) -> dict[str, object]:
                 "op": b.op,
                 "form": b.form or None,
                 "changes": [{"where": w, "before": x, "after": y} for w, x, y in b.parts],
+                **(
+                    {
+                        "declaration_before": b.before.declaration(b.op),
+                        "declaration_after": b.after.declaration(b.op),
+                        "parameters": [
+                            {"change": p.kind, "name": p.name, "before": p.before, "after": p.after, "anchor": p.anchor}
+                            for p in b.before.named_against(b.after)
+                        ],
+                    }
+                    if b.before is not None and b.after is not None
+                    else {}
+                ),
             }
             for b in imp.broken
         ],
