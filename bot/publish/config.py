@@ -64,6 +64,13 @@ class BackendSpec:
     resolved: str
     line: int = field(default=0, compare=False)  # the first subscription naming it; not its identity
     value_line: int = field(default=0, compare=False)  # where `value` is written (its `key:` or `path:`)
+    # what every report calls the backend (`name:`, else `default_name`): a maintainer reads "dlprim",
+    # not "cpp ../src"; not its identity either (the list is)
+    name: str = field(default="", compare=False)
+
+    @property
+    def label(self) -> str:
+        return self.name or default_name(self.kind, self.value, self.resolved)
 
 
 @dataclass(frozen=True)
@@ -278,9 +285,55 @@ _SUB_KEYS = ("who", "buckets", "facets", "tags", "dispatch_keys", "backend")
 _MATCHERS = _SUB_KEYS[1:]
 
 
+_NAME_MAX = 50  # a backend's name heads its row of the impact table, and follows each of its mentions
+# What a backend is called when its subscription gives no `name:`: the product a kind is made for (one
+# backend reads op-plugin's yaml), else the list's own name (`default_name`).
+_KIND_NAMES: dict[str, str] = {
+    "torch-mlir": "torch-mlir",
+    "xla": "xla",
+    "op-plugin": "op-plugin",
+    "torch-npu": "torch_npu",
+    "xpu": "torch-xpu-ops",
+}
+# Directory and file names that say nothing of whose list it is: the name is looked for above them.
+_GENERIC = frozenset(
+    {"", ".", "..", ".github", "src", "csrc", "source", "sources", "lib", "include", "native", "ops", "aten",
+     "backend", "backends", "kernels", "codegen", "yaml", "list", "lists", "ops.txt", "op_list.txt"}
+)  # fmt: skip
+
+
+def default_name(kind: str, value: str, resolved: str = "") -> str:
+    """A backend's name when its subscription gives none: a dispatch key's own name (``MPS``); a
+    ``gh:OWNER/NAME@REF:PATH`` list's repository (``NAME``); the product of a kind made for one
+    (``xla``, ``op-plugin``); else the last component of the list's path that says whose it is (a
+    file without its extension; ``src`` and the like skipped, up to the directory holding them:
+    ``../src`` of pytorch_dlprim's checkout is ``pytorch_dlprim``)."""
+    if kind == "dispatch":
+        return value
+    if value.startswith(GH_PREFIX):
+        repo = value[len(GH_PREFIX) :].split("@", 1)[0].split(":", 1)[0]
+        return repo.rsplit("/", 1)[-1][:_NAME_MAX] or value[:_NAME_MAX]
+    if kind in _KIND_NAMES:
+        return _KIND_NAMES[kind]
+    for path in (value, resolved):
+        for part in reversed(path.replace(os.sep, "/").split("/")):
+            if part.lower() not in _GENERIC:
+                stem = part.rsplit(".", 1)[0] if "." in part.strip(".") else part
+                return (stem or part)[:_NAME_MAX]
+    return kind
+
+
+def _name(reader: _Reader, node: yaml.Node, what: str) -> str:
+    name = reader.string(node, f"{what}: name").strip()
+    if len(name) > _NAME_MAX or "\n" in name:
+        raise reader.error(node, f"{what}: name: one line of at most {_NAME_MAX} characters")
+    return name
+
+
 def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> BackendSpec:
     what = f"{what}: backend"
-    keys = reader.mapping(node, what, ("kind", "path", "key"))
+    keys = reader.mapping(node, what, ("name", "kind", "path", "key"))
+    name = _name(reader, keys["name"][1], what) if "name" in keys else ""
     if "kind" not in keys:
         raise reader.error(node, f"{what} has no `kind:` (one of: {', '.join(BACKEND_KINDS)})")
     kind_node = keys["kind"][1]
@@ -299,7 +352,7 @@ def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> Back
         key = _pattern(reader, _DISPATCH_KEY, "dispatch key")(
             keys["key"][1], reader.string(keys["key"][1], f"{what}: key")
         )
-        return BackendSpec(kind, key, key, line, keys["key"][1].start_mark.line + 1)
+        return BackendSpec(kind, key, key, line, keys["key"][1].start_mark.line + 1, name)
     if "key" in keys:
         raise reader.error(
             keys["key"][0], f"{what}: `key:` is only for kind dispatch; kind {kind} takes `path:`"
@@ -308,10 +361,9 @@ def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> Back
         raise reader.error(node, f"{what}: kind {kind} needs `path:`, the backend's op list")
     path = reader.string(keys["path"][1], f"{what}: path")
     value_line = keys["path"][1].start_mark.line + 1
-    return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line, value_line)
+    return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line, value_line, name)
 
 
-_NAME_MAX = 50  # a backend's name heads its row of the impact table
 # Each list is read before the comment is posted (a gh: one costs a few requests) and has its row: a
 # table for the backends a PyTorch author should weigh, not a registry of every fork.
 MAX_BACKENDS = 20
@@ -326,10 +378,7 @@ def _listed_backend(reader: _Reader, node: yaml.Node, index: int, base_dir: str)
     for key in _BACKENDS_KEYS:
         if key not in keys:
             raise reader.error(node, f"{what} has no `{key}:`")
-    name_node = keys["name"][1]
-    name = reader.string(name_node, f"{what}: name").strip()
-    if len(name) > _NAME_MAX or "\n" in name:
-        raise reader.error(name_node, f"{what}: name: one line of at most {_NAME_MAX} characters")
+    name = _name(reader, keys["name"][1], what)
     kind_node = keys["kind"][1]
     raw = reader.string(kind_node, f"{what}: kind")
     kind = next((k for k in BACKEND_KINDS if k == raw), None)
@@ -354,7 +403,7 @@ def _listed_backend(reader: _Reader, node: yaml.Node, index: int, base_dir: str)
         resolved = path
     else:
         resolved = os.path.normpath(os.path.join(base_dir, path))
-    return ListedBackend(name, BackendSpec(kind, path, resolved, line, value_line), line)
+    return ListedBackend(name, BackendSpec(kind, path, resolved, line, value_line, name), line)
 
 
 def _backends(reader: _Reader, node: yaml.Node, base_dir: str) -> tuple[ListedBackend, ...]:
