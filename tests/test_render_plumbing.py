@@ -24,7 +24,9 @@ from bot.render.view import BUCKET, View, build_view
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
-DRIFT_TEMPLATES = sorted({*_TEMPLATES.values(), "_body.md.j2", "_gap.md.j2", "_lead.md.j2", "_warnings.md.j2"})
+DRIFT_TEMPLATES = sorted(
+    {*_TEMPLATES.values(), "_body.md.j2", "_gap.md.j2", "_lead.md.j2", "_warnings.md.j2"}
+)
 
 
 # --- no dead branch --------------------------------------------------------------------------------

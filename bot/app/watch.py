@@ -28,20 +28,23 @@ and writes what this plans after, only when the body changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from bot.app.watch_state import (
     COLD,
+    MAX_BROKE,
     MAX_LANDED,
     MAX_QUIET,
     MAX_RETRY,
     MAX_TRIES,
     Retry,
     WatchState,
+    expired,
     read_state,
     state_block,
+    ticked,
 )
 from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
 from bot.model import PullRef
@@ -50,10 +53,13 @@ from bot.publish.pulls import DEFAULT_BUDGET
 from bot.render.watch import (
     BackendImpact,
     Landed,
+    LandedBreak,
     PullRow,
     WatchView,
+    breaks_build,
+    build_part,
     fingerprint,
-    grew,
+    new_items,
     render_comment,
     render_issue,
     watch_json,
@@ -137,15 +143,44 @@ def _relisted(row: PullRow, pull: PullRef) -> PullRow:
 
 def _news(
     rows: Sequence[PullRow], before: dict[int, PullRow]
-) -> tuple[tuple[PullRow, tuple[BackendImpact, ...]], ...]:
+) -> tuple[tuple[tuple[PullRow, tuple[BackendImpact, ...]], ...], dict[str, frozenset[str]]]:
+    """The rows with news and the backends each is news for; and for each backend the PR asked
+    something of at the last run and asks more of now, the items that are new (`WatchView.fresh`)."""
     out = []
+    fresh: dict[str, frozenset[str]] = {}
     for row in rows:
         old = before.get(row.number)
         seen = frozenset(old.fingerprint) if old is not None else frozenset()
-        grown = tuple(i for i in row.impacts if grew(i, seen))
+        grown = []
+        for i in row.impacts:
+            new = new_items(i, seen)
+            if not new:
+                continue
+            grown.append(i)
+            if new != i.items():  # some of it was said: mark what was not
+                fresh[f"{row.number}\0{i.key}"] = new
         if grown:
-            out.append((row, grown))
-    return tuple(out)
+            out.append((row, tuple(grown)))
+    return tuple(out), fresh
+
+
+def names_by_backend(cfg: BotConfig) -> dict[str, str]:
+    """Each subscribed backend's key (``kind:where``, as `watch_judge.who_by_backend`) → its name, the
+    first subscription's that names it."""
+    out: dict[str, str] = {}
+    for sub in cfg.subscriptions:
+        if sub.backend is not None:
+            out.setdefault(f"{sub.backend.kind}:{sub.backend.value}", sub.backend.label)
+    return out
+
+
+def _named_break(x: LandedBreak, names: Mapping[str, str]) -> LandedBreak:
+    return replace(x, impacts=tuple(replace(i, name=names.get(i.key, i.name)) for i in x.impacts))
+
+
+def _named(row: PullRow, names: Mapping[str, str]) -> PullRow:
+    """ROW with each backend called by its name in the config (NAMES: backend key → name)."""
+    return replace(row, impacts=tuple(replace(i, name=names.get(i.key, i.name)) for i in row.impacts))
 
 
 def _compact(row: PullRow) -> PullRow:
@@ -188,6 +223,7 @@ def plan_watch(
     before = dict(rows)
     quiet = dict(state.quiet)
     landed: list[Landed] = []
+    broke_now: list[LandedBreak] = []
     tried = {r.number: r for r in state.retry}
     retry: dict[int, Retry] = {}
     judged = 0
@@ -219,6 +255,11 @@ def plan_watch(
             quiet.pop(pull.number, None)
             if gone is not None and pull.state == "merged":
                 landed.append(Landed(pull.number, pull.title, pull.html_url))
+                breaking = tuple(build_part(i) for i in gone.impacts if breaks_build(i))
+                if breaking:  # its own comment, and the dashboard's top until ticked off
+                    broke_now.append(
+                        LandedBreak(pull.number, pull.title, pull.html_url, pull.updated_at, breaking)
+                    )
             return
         row = rows.get(pull.number)
         if row is not None and row.head_sha == pull.head_sha and not again:
@@ -286,13 +327,30 @@ def plan_watch(
     # A re-judgement the budget cut short is not done: the next run carries on judging again.
     judged_against = state.backends if again and not scan.complete else backends
     retry_kept = tuple(sorted(retry.values(), key=lambda r: r.number, reverse=True))[:MAX_RETRY]
+    # Landed breaks: this run's first, then the last run's that nobody ticked off and that are not
+    # older than BROKE_DAYS, at most MAX_BROKE (the state stays bounded).
+    done = ticked(previous_body)
+    fresh_numbers = {x.number for x in broke_now}
+    broke = (
+        *reversed(broke_now),
+        *(
+            x
+            for x in state.broke
+            if x.number not in done and x.number not in fresh_numbers and not expired(x.landed_at, watermark)
+        ),
+    )[:MAX_BROKE]
+    names = names_by_backend(cfg)
+    news, fresh = _news(tuple(_named(r, names) for r in ordered), before)
     view = WatchView(
         upstream=upstream,
-        rows=ordered,
+        rows=tuple(_named(r, names) for r in ordered),
         landed=kept_landed,
-        news=_news(ordered, before),
+        news=news,
         state_block="",
         complete=scan.complete,
+        fresh=fresh,
+        broke=tuple(_named_break(x, names) for x in broke),
+        broke_now=tuple(_named_break(x, names) for x in reversed(broke_now)),
     )
     quiet_kept = tuple(sorted(quiet.items(), reverse=True))[:MAX_QUIET]
     full = {r.number: r for r in ordered}
@@ -306,7 +364,9 @@ def plan_watch(
             *(replace(r, fingerprint=full[r.number].fingerprint) for r in shown.rows),
             *(_compact(r) for r in ordered if r.number not in on_show),
         )
-        return state_block(WatchState(watermark, kept, quiet_kept, kept_landed, judged_against, retry_kept))
+        return state_block(
+            WatchState(watermark, kept, quiet_kept, kept_landed, judged_against, retry_kept, broke)
+        )
 
     body = render_issue(view, state_for)
     # What is published must read back, or the next run starts cold and mentions everyone again.
@@ -320,5 +380,5 @@ def plan_watch(
             warn(
                 f"{len(lost)} row(s) could not be kept in the watch state ({named}): they will be news again"
             )
-    final_state = WatchState(watermark, ordered, quiet_kept, kept_landed, judged_against, retry_kept)
+    final_state = WatchState(watermark, ordered, quiet_kept, kept_landed, judged_against, retry_kept, broke)
     return WatchPlan(body, render_comment(view), view, final_state, judged, watch_json(view))

@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.coverage.oplist import BACKEND_KINDS
@@ -33,6 +34,7 @@ from bot.render.watch import (
     BackendImpact,
     BrokenKernel,
     Landed,
+    LandedBreak,
     OpList,
     PullRow,
     pull_url,
@@ -50,6 +52,8 @@ MAX_QUIET = 300  # open PRs remembered as affecting nothing at their head
 MAX_LANDED = 50
 MAX_RETRY = 30  # PRs that could not be read, tried again next run
 MAX_TRIES = 24  # a day of hourly runs: a PR that never reads stops costing requests
+MAX_BROKE = 10  # landed PRs that break a backend's build, shown atop the dashboard
+BROKE_DAYS = 14  # how long one stays there when nobody ticks it off
 _REASON = 200  # characters of a retry's reason
 
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -82,6 +86,7 @@ class WatchState:
     # another one (a list changed, a backend added) has every open PR judged again
     backends: str | None = None
     retry: tuple[Retry, ...] = ()
+    broke: tuple[LandedBreak, ...] = ()  # landed PRs that break a backend's build (the dashboard's top)
 
 
 COLD = WatchState()
@@ -283,7 +288,11 @@ def _row(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> PullRow | No
 def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
     d = _READ.read(OBJECT, data, "state", "state")
     _READ.exact_keys(
-        d, ("watermark", "rows", "quiet", "landed"), "state", "state", optional=("backends", "retry")
+        d,
+        ("watermark", "rows", "quiet", "landed"),
+        "state",
+        "state",
+        optional=("backends", "retry", "broke"),
     )
     watermark = _READ.field(OPT_STRING, d, "watermark", "state.watermark", "state")
     if watermark is not None and not _WHEN.fullmatch(watermark):
@@ -315,6 +324,20 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
         if not (isinstance(x[2], str) and len(x[2]) <= _REASON and _COUNT.accepts(x[3])):
             raise StateError("retry: expected [number, sha, reason, tries]")
         retry.append(Retry(x[0], x[1], x[2], x[3]))
+    broke = []
+    for i, x in enumerate(
+        _READ.field(LIST, d, "broke", "broke", "broke")[:MAX_BROKE] if "broke" in d else []
+    ):
+        at = f"broke[{i}]"
+        if not (isinstance(x, list) and len(x) == 5 and _NUMBER.accepts(x[0]) and _TEXT.accepts(x[1])):
+            raise StateError(f"{at}: expected [number, title, url, landed at, impacts]")
+        if not isinstance(x[2], str) or pull_url(x[2], x[0]) is None or not _WHEN_KIND.accepts(x[3]):
+            raise StateError(f"{at}: not a link to the pull request, or no time")
+        items: list[Any] = _READ.read(LIST, x[4], at, at)
+        found = [read_impact(y, f"{at}.impacts[{j}]", who) for j, y in enumerate(items)]
+        kept = tuple(y for y in found if y is not None)
+        if kept:
+            broke.append(LandedBreak(x[0], x[1], x[2], x[3], kept))
     return WatchState(
         watermark,
         tuple(r for r in rows if r is not None),
@@ -322,7 +345,29 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
         tuple(landed),
         backends,
         tuple(retry[:MAX_RETRY]),
+        tuple(broke),
     )
+
+
+_TICKED = re.compile(r"^[ \t]*[-*] \[[xX]\] [^\n]*<!-- opdrift:landed ([0-9]{1,10}) -->[ \t]*$", re.MULTILINE)
+
+
+def ticked(body: str | None) -> frozenset[int]:
+    """The landed PRs whose box a maintainer ticked in the dashboard's BODY (`LANDED_MARK` lines)."""
+    if not body:
+        return frozenset()
+    return frozenset(int(m.group(1)) for m in _TICKED.finditer(body[: MAX_STATE_CHARS + 70_000]))
+
+
+def expired(landed_at: str, now: str | None) -> bool:
+    """Whether a landed break seen at LANDED_AT is older than BROKE_DAYS at NOW (a watermark)."""
+    if now is None:
+        return False
+    try:
+        then, at = (datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (landed_at, now))
+    except ValueError:
+        return True
+    return at - then > timedelta(days=BROKE_DAYS)
 
 
 def _find_block(text: str) -> tuple[str, str] | None:
@@ -468,6 +513,15 @@ def state_block(state: WatchState, dropped: Say | None = None) -> str:
         "quiet": [[n, sha] for n, sha in state.quiet[:MAX_QUIET]],
         "landed": landed,
     }
+    broke = [
+        [x.number, x.title[:_MAX_TEXT], x.url, x.landed_at, [impact_data(i) for i in x.impacts]]
+        for x in state.broke[:MAX_BROKE]
+        if _NUMBER.accepts(x.number)
+        and pull_url(x.url, x.number) is not None
+        and _WHEN.fullmatch(x.landed_at)
+    ]
+    if broke:  # written only when there is one, as the retry list
+        data["broke"] = broke
     if state.retry:  # written only when there is one, so that older blocks stay byte-identical
         data["retry"] = [[x.number, x.head_sha, x.reason[:_REASON], x.tries] for x in state.retry[:MAX_RETRY]]
     text = _text(data)

@@ -77,7 +77,9 @@ class Helpers:
         for handle in self.ctx.mentions:
             key = handle.lstrip("@").lower()
             names = dict.fromkeys(
-                g.label for g in self.ctx.backend_gaps if g.warns() and key in {w.lstrip("@").lower() for w in g.who}
+                g.label
+                for g in self.ctx.backend_gaps
+                if g.warns() and key in {w.lstrip("@").lower() for w in g.who}
             )
             said = mentions((handle,))
             out.append(f"{said} ({', '.join(self.q(n) for n in names)})" if names else said)
