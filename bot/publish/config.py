@@ -288,12 +288,13 @@ _MATCHERS = _SUB_KEYS[1:]
 _NAME_MAX = 50  # a backend's name heads its row of the impact table, and follows each of its mentions
 # What a backend is called when its subscription gives no `name:`: the product a kind is made for (one
 # backend reads op-plugin's yaml), else the list's own name (`default_name`).
-_KIND_NAMES: dict[str, str] = {
-    "torch-mlir": "torch-mlir",
-    "xla": "xla",
-    "op-plugin": "op-plugin",
-    "torch-npu": "torch_npu",
-    "xpu": "torch-xpu-ops",
+_KIND_NAMES: dict[str, tuple[str, frozenset[str]]] = {
+    # kind → (the product's name, the file names its list has in the product's repository)
+    "torch-mlir": ("torch-mlir", frozenset({"GeneratedTorchOps.td", "torch_ods_gen.py", "torch-mlir", "."})),
+    "xla": ("xla", frozenset({"xla_native_functions.yaml"})),
+    "op-plugin": ("op-plugin", frozenset({"op_plugin_functions.yaml"})),
+    "torch-npu": ("torch_npu", frozenset({"npu_native_functions.yaml"})),
+    "xpu": ("torch-xpu-ops", frozenset({"xpu_functions.yaml"})),
 }
 # Directory and file names that say nothing of whose list it is: the name is looked for above them.
 _GENERIC = frozenset(
@@ -305,7 +306,7 @@ _GENERIC = frozenset(
 def default_name(kind: str, value: str, resolved: str = "") -> str:
     """A backend's name when its subscription gives none: a dispatch key's own name (``MPS``); a
     ``gh:OWNER/NAME@REF:PATH`` list's repository (``NAME``); the product of a kind made for one
-    (``xla``, ``op-plugin``); else the last component of the list's path that says whose it is (a
+    (``xla``, ``op-plugin``) when the list has the product's own file name; else the last component of the list's path that says whose it is (a
     file without its extension; ``src`` and the like skipped, up to the directory holding them:
     ``../src`` of pytorch_dlprim's checkout is ``pytorch_dlprim``)."""
     if kind == "dispatch":
@@ -313,8 +314,9 @@ def default_name(kind: str, value: str, resolved: str = "") -> str:
     if value.startswith(GH_PREFIX):
         repo = value[len(GH_PREFIX) :].split("@", 1)[0].split(":", 1)[0]
         return repo.rsplit("/", 1)[-1][:_NAME_MAX] or value[:_NAME_MAX]
-    if kind in _KIND_NAMES:
-        return _KIND_NAMES[kind]
+    product = _KIND_NAMES.get(kind)
+    if product is not None and value.replace(os.sep, "/").rstrip("/").rsplit("/", 1)[-1] in product[1]:
+        return product[0]
     for path in (value, resolved):
         for part in reversed(path.replace(os.sep, "/").split("/")):
             if part.lower() not in _GENERIC:

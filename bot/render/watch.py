@@ -88,8 +88,8 @@ class BackendImpact:
     more_removed: int = 0
     also: tuple[OpList, ...] = ()  # the other lists, non-empty ones only, in GAP_LISTS order
     # the backend's name (`bot.publish.config.BackendSpec.label`), what every output calls it; set from
-    # the config each run (`bot.app.watch`), never read from the state
-    name: str = ""
+    # the config each run (`bot.app.watch`), never read from the state: not part of what it says
+    name: str = field(default="", compare=False)
 
     @property
     def label(self) -> str:
