@@ -147,7 +147,7 @@ def test_init_refuses_to_overwrite_and_writes_nothing_then_force_does(
 
     run = opdrift(*ARGS, "--force")
     assert run.code == 0, run.err
-    assert "backend: {kind: cpp" in config.read_text(encoding="utf-8")
+    assert "kind: cpp, path:" in config.read_text(encoding="utf-8")
     assert (backend / "snapshots" / "main.json").exists()
 
 
@@ -217,3 +217,14 @@ def test_a_dispatch_key_backend_is_written_with_its_key() -> None:
     cfg = parse_config(config_text(request, "mps", "dispatch", "MPS"), ".github/opdrift.yml")
     (sub,) = cfg.subscriptions
     assert sub.backend is not None and (sub.backend.kind, sub.backend.value) == ("dispatch", "MPS")
+
+
+def test_init_names_the_backend_it_subscribes(tmp_path: Path) -> None:
+    """Issue 29: every report calls a backend by its config name; init writes one (given, else derived)."""
+    request = InitRequest("mps:dispatch=MPS", ("@mps-team",))
+    (sub,) = parse_config(config_text(request, "mps", "dispatch", "MPS"), ".github/opdrift.yml").subscriptions
+    assert sub.backend is not None and sub.backend.name == "mps"
+    repo = tmp_path / "pytorch_dlprim"
+    (repo / "src").mkdir(parents=True)
+    text = config_text(InitRequest("cpp=src", ("@dl",)), None, "cpp", "src", str(repo))
+    assert 'backend: {name: "pytorch_dlprim", kind: cpp, path: "../src"}' in text

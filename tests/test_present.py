@@ -26,7 +26,8 @@ from bot.app.subscriptions import backend_gaps, mentions_for
 from bot.app.watch_state import BROKE_DAYS, MAX_BROKE, WatchState, expired, read_state, state_block, ticked
 from bot.drift.changes import compute_drift
 from bot.errors import ConfigError
-from bot.publish.config import BotConfig, default_name, parse_config
+from bot.publish.backend_names import default_name
+from bot.publish.config import BotConfig, parse_config
 from bot.render.context import ReportContext
 from bot.render.report import render
 from bot.render.watch import LANDED_MARK, BackendImpact, LandedBreak

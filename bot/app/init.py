@@ -22,6 +22,7 @@ from bot.coverage import backends
 from bot.coverage.check import Coverage
 from bot.errors import ConfigError, OpdriftError
 from bot.model import Snapshot
+from bot.publish.backend_names import default_name
 from bot.publish.config import parse_config
 from bot.snapshot import write_atomic
 
@@ -73,16 +74,21 @@ def check_backend(request: InitRequest, root: str) -> tuple[str | None, backends
     return name, kind, value
 
 
-def config_text(request: InitRequest, name: str | None, kind: backends.BackendKind, value: str) -> str:
-    """The config: one backend subscription and the upstream. Values are written as JSON strings, which
-    YAML reads as they are (a handle's `@`, a path with spaces)."""
+def config_text(
+    request: InitRequest, name: str | None, kind: backends.BackendKind, value: str, root: str = ""
+) -> str:
+    """The config: one backend subscription, named (NAME, else `default_name` of the list in the
+    repository at ROOT: every report calls the backend so), and the upstream. Values are written as
+    JSON strings, which YAML reads as they are (a handle's `@`, a path with spaces)."""
+    label = (name or default_name(kind, value, os.path.join(os.path.abspath(root), value) if root else ""))[
+        :50
+    ]
     if kind == "dispatch":
-        backend = f"{{kind: dispatch, key: {json.dumps(value)}}}"
+        backend = f"{{name: {json.dumps(label)}, kind: dispatch, key: {json.dumps(value)}}}"
     else:
         # The config's paths are relative to the config file (docs/config.md).
         relative = os.path.relpath(value, os.path.dirname(CONFIG_PATH)).replace(os.sep, "/")
-        backend = f"{{kind: {kind}, path: {json.dumps(relative)}}}"
-    label = name or value
+        backend = f"{{name: {json.dumps(label)}, kind: {kind}, path: {json.dumps(relative)}}}"
     who = ", ".join(json.dumps(h) for h in request.who)
     return (
         "# opdrift's config (docs/config.md), written by `opdrift init`.\n"
@@ -107,7 +113,7 @@ def plan_init(
     warn: Callable[[str], None],
 ) -> InitPlan:
     name, kind, value = check_backend(request, root)
-    text = config_text(request, name, kind, value)
+    text = config_text(request, name, kind, value, root)
     # Read back by the parser every command uses, against the repository: a handle it refuses, or a
     # path it cannot resolve, stops init here, before anything is written.
     parse_config(text, CONFIG_PATH, base_dir=os.path.join(root, os.path.dirname(CONFIG_PATH)))
