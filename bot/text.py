@@ -9,7 +9,7 @@ and the report's Jinja2 environment escapes any plain `str` that reaches the out
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 # Between "@" or "#" and what follows, so GitHub's mention and reference filters see no handle.
 ZWJ = "\u200d"
@@ -62,6 +62,17 @@ def code(text: object, limit: int = MAX_INLINE, *, in_table: bool = False) -> Sa
     if in_table:
         body = body.replace("|", "\\|")
     return Safe(f"{fence}{body}{fence}")
+
+
+def code_block(lines: Sequence[str], lang: str = "", *, indent: int = 0, limit: int = 2000) -> Safe:
+    """A fenced Markdown code block showing LINES literally (each on one line, cut at LIMIT), its fence
+    longer than any backtick run inside, the whole indented by INDENT spaces (to sit in a list item)."""
+    body = [shorten(one_line(x), limit) for x in lines]
+    longest = max((len(m.group(0)) for x in body for m in _BACKTICK_RUN.finditer(x)), default=0)
+    fence = "`" * max(3, longest + 1)
+    pad = " " * indent
+    info = lang if re.fullmatch(r"[a-z+-]{0,20}", lang) else ""
+    return Safe("\n".join(f"{pad}{x}" for x in (f"{fence}{info}", *body, fence)))
 
 
 # GitHub's filters run on the rendered text (after Markdown, so backslash escapes are gone by then;

@@ -17,6 +17,9 @@ LIVE = {
     "mention": re.compile(r"@[\w-]"),
     "URL": re.compile(r"(?i)https?://|www\."),
 }
+# A fenced code block (its fence three or more backticks, closed by the same run): GitHub's filters
+# leave its lines alone, as they do a code span's.
+_FENCED = re.compile(r"(?ms)^[ ]*(`{3,})[^`\n]*\n.*?^[ ]*\1[ ]*$")
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -28,7 +31,7 @@ def rendered(markdown: str) -> str:
 
 def live(markdown: str) -> dict[str, list[str]]:
     """Each live reference left in MARKDOWN's text outside code spans and the links the bot built."""
-    text = rendered(_SPAN.sub("", re.sub(r"\]\([^)]*\)", "]", markdown)))
+    text = rendered(_SPAN.sub("", re.sub(r"\]\([^)]*\)", "]", _FENCED.sub("", markdown))))
     return {kind: found for kind, pattern in LIVE.items() if (found := pattern.findall(text))}
 
 

@@ -381,7 +381,9 @@ def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_
     assert some and all(g.some_need == some for g in gaps)
     assert [g.who for g in gaps if not g.warns()] == [("@has-all",)]
     warned = [g for g in gaps if g.warns()]
-    assert warned[0] == BackendGap(("@lacks-one",), "text", "some.txt", (new_lacking[0],), some_need=some)
+    assert warned[0] == BackendGap(
+        ("@lacks-one",), "text", "some.txt", (new_lacking[0],), some_need=some, name="some"
+    )
     assert [g.who for g in warned] == [(h,) for h in expected]
     with pytest.raises(ValueError, match="no coverage given"):
         mentions_for(cfg, changes)

@@ -159,7 +159,7 @@ def test_init_refuses_to_overwrite_and_writes_nothing_then_force_does(
 
     run = opdrift(*ARGS, "--force")
     assert run.code == 0, run.err
-    assert "backend: {kind: cpp" in config.read_text(encoding="utf-8")
+    assert "kind: cpp, path:" in config.read_text(encoding="utf-8")
     assert (backend / "snapshots" / "main.json").exists()
 
 
@@ -314,3 +314,14 @@ def test_init_never_writes_through_a_symlinked_github_directory(tmp_path: Path) 
     with pytest.raises(OpdriftError, match="link out of the repository"):
         write_files(str(repo), [(".github/opdrift.yml", "x: 1\n")], force=True)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_init_names_the_backend_it_subscribes(tmp_path: Path) -> None:
+    """Issue 29: every report calls a backend by its config name; init writes one (given, else derived)."""
+    request = InitRequest("mps:dispatch=MPS", ("@mps-team",))
+    (sub,) = parse_config(config_text(request, "mps", "dispatch", "MPS"), ".github/opdrift.yml").subscriptions
+    assert sub.backend is not None and sub.backend.name == "mps"
+    repo = tmp_path / "pytorch_dlprim"
+    (repo / "src").mkdir(parents=True)
+    text = config_text(InitRequest("cpp=src", ("@dl",)), None, "cpp", "src", str(repo))
+    assert 'backend: {name: "pytorch_dlprim", kind: cpp, path: "../src"}' in text

@@ -182,7 +182,11 @@ def test_reports_lead_with_kernel_changes_and_json_carries_both(
     text = opdrift("diff", base, head, "--fail-on", "never").out
     assert "🔧 Kernel signature changed:" in text
     line = next(ln for ln in text.splitlines() if ln.strip().startswith("std.correction "))
-    assert "SymInt and int64_t kernels: parameter 3" in line
+    # the parameter by its name, not its place (issue 29: say it so a maintainer can act)
+    assert (
+        "SymInt and int64_t kernels: `correction` retyped `::std::optional<int64_t>` → "
+        "`const ::std::optional<at::Scalar> &`" in line
+    )
     data = json.loads(opdrift("diff", base, head, "--fail-on", "never", "--format", "json").out)
     changed = {c["name"]: c for c in data["changed"]}
     assert (changed["std.correction"]["breaking"], changed["std.correction"]["kernel"]) == (False, "breaking")
@@ -247,8 +251,8 @@ def test_a_coverage_alert_gets_the_verdicts_diff_gives(
         " (callers: compatible; kernels: C++ signature changed)"
     ) in text
     assert (
-        "      - kernel signature: SymInt and int64_t kernels: parameter 3 `::std::optional<int64_t>` → "
-        "`const ::std::optional<at::Scalar> &`\n"
+        "      - kernel signature: SymInt and int64_t kernels: `correction` retyped "
+        "`::std::optional<int64_t>` → `const ::std::optional<at::Scalar> &`\n"
     ) in text
     markdown = opdrift("coverage", "--backend", f"torch-mlir={td}", head, "--format", "markdown").out
     assert "compatible for callers, 🔧 kernels: C++ signature changed:" in markdown

@@ -169,7 +169,7 @@ def test_markdown_folds_symint_only_changes_into_one_line(fmt: Format) -> None:
     assert line.startswith("<details><summary>🔧 <b>")
     assert "kernels written with <code>int64_t</code> still build" in line
     assert "### 🔧" not in body  # no breaking change, so no section of its own
-    assert "- `tril` (`view`): SymInt kernels: parameter 2 `int64_t` → `c10::SymInt`" in body
+    assert "- `tril` (`view`): SymInt kernels: `diagonal` retyped `int64_t` → `c10::SymInt`" in body
     assert "(6 more changed only their SymInt form) | 0 |" in body
 
 

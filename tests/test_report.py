@@ -622,17 +622,17 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
     drift = compute_drift(*realistic_pair())
     many = tuple(f"op_{i:03d}" for i in range(MAX_GAP_OPS + 5))
     gaps = (
-        BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("hardswish",)),
-        BackendGap(("@org/opencl", "@bob"), "cpp", "src/ops", many),
+        BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("hardswish",), name="xla"),
+        BackendGap(("@org/opencl", "@bob"), "cpp", "src/ops", many, name="opencl"),
     )
     for fmt in ("pr-comment", "weekly-issue"):
         body = render(drift, fmt, context=ReportContext(backend_gaps=gaps).linked(drift))
         assert "### 🔌 Backends that lack new ops, or ops that now need a kernel" in body
         assert (
-            "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new ops, or "
+            "- @xla-team (`xla`): ⚠️ `xla` lacks **1** of the new ops, or "
             "ops that now need a kernel: `hardswish`\n" in body
         )
-        line = next(x for x in body.splitlines() if x.startswith("- @org/opencl @bob:"))
+        line = next(x for x in body.splitlines() if x.startswith("- @org/opencl @bob (`opencl`):"))
         assert f"lacks **{len(many)}** of" in line
         assert line.endswith(f"`op_{MAX_GAP_OPS - 1:03d}`, … and 5 more")
     plain = render(drift, "weekly-issue", context=ReportContext().linked(drift))
@@ -647,8 +647,10 @@ def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_wha
 
     drift = compute_drift(*realistic_pair())
     gaps = (
-        BackendGap(("@ascend",), "op-plugin", "op_plugin_functions.yaml", (), ("rrelu_with_noise",)),
-        BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("hardswish",)),
+        BackendGap(
+            ("@ascend",), "op-plugin", "op_plugin_functions.yaml", (), ("rrelu_with_noise",), name="npu"
+        ),
+        BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("hardswish",), name="xla"),
     )
     body = render(drift, "pr-comment", context=ReportContext(backend_gaps=gaps).linked(drift))
     assert (
@@ -657,10 +659,9 @@ def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_wha
     )
     lines = [x for x in body.splitlines() if x.startswith("- @")]
     assert lines[:2] == [
-        "- @ascend: 🔧 your backend (`op-plugin`, `op_plugin_functions.yaml`) implements **1** op whose kernel"
+        "- @ascend (`npu`): 🔧 `npu` implements **1** op whose kernel"
         " no longer builds in the form you write it: `rrelu_with_noise`",
-        "- @xla-team: your backend (`xla`, `xla_native_functions.yaml`) lacks **1** of the new ops, or ops that now need a kernel:"
-        " `hardswish`",
+        "- @xla-team (`xla`): ⚠️ `xla` lacks **1** of the new ops, or ops that now need a kernel: `hardswish`",
     ]
 
 
@@ -668,14 +669,18 @@ def test_a_backend_gap_names_the_ops_it_implements_that_upstream_removed() -> No
     from bot.render.context import BackendGap
 
     drift = compute_drift(*realistic_pair())
-    gaps = (BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", (), (), ("cholesky", "qr")),)
+    gaps = (
+        BackendGap(
+            ("@xla-team",), "xla", "xla_native_functions.yaml", (), (), ("cholesky", "qr"), name="xla"
+        ),
+    )
     body = render(drift, "pr-comment", context=ReportContext(backend_gaps=gaps).linked(drift))
     assert (
         "### 🔌 Backends that lack new ops, or ops that now need a kernel, or whose kernels they break"
         in body
     )
     assert [x for x in body.splitlines() if x.startswith("- @")] == [
-        "- @xla-team: 🗑️ your backend (`xla`, `xla_native_functions.yaml`) implements **2** ops upstream"
+        "- @xla-team (`xla`): 🗑️ `xla` implements **2** ops upstream"
         " removed or renamed, which your codegen then refuses by name: `cholesky`, `qr`",
     ]
 

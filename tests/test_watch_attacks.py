@@ -6,10 +6,11 @@ them (`BackendImpact`); the real judge over real PyTorch files is tests/test_wat
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.app.watch import DEFERRED, MAX_JUDGED, WatchPlan, plan_watch
 from bot.app.watch_state import (
+    MAX_BROKE,
     MAX_CLOSED,
     MAX_LANDED,
     MAX_QUIET,
@@ -24,7 +25,7 @@ from bot.app.watch_state import (
 )
 from bot.model import OPERATOR_PATHS, PullRef
 from bot.publish.config import BotConfig
-from bot.render.watch import BackendImpact, BrokenKernel, Landed, PullRow
+from bot.render.watch import BackendImpact, BrokenKernel, Landed, LandedBreak, PullRow
 
 XLA = "xla:xla_native_functions.yaml"
 WHO: dict[str, tuple[str, ...]] = {XLA: ("@xla-team",)}
@@ -204,6 +205,21 @@ def test_the_worst_state_a_hostile_upstream_can_fill_is_written_within_what_the_
         retry=tuple(Retry(9_999_980_000 + i, sha(i), nasty, 3) for i in range(MAX_RETRY)),
         told=tuple((9_999_970_000 + i, "2026-12-05T01:00:00Z") for i in range(MAX_TOLD)),
         closed=tuple(Closed(9_999_960_000 + i, "2026-12-05T01:00:00Z", fp) for i in range(MAX_CLOSED)),
+        # landed PRs that break the build, each removing thirty long-named ops under a nasty title
+        broke=tuple(
+            LandedBreak(
+                9_999_950_000 + i,
+                nasty,
+                url.format(9_999_950_000 + i),
+                "2026-12-05T01:00:00Z",
+                (
+                    replace(
+                        breaks("mean.dim")[0], removed=tuple(f"op_{i}_{j}_" + "x" * 150 for j in range(30))
+                    ),
+                ),
+            )
+            for i in range(MAX_BROKE)
+        ),
     )
     block = state_block(state)
     assert len(block) <= MAX_STATE_CHARS + 40
@@ -211,6 +227,7 @@ def test_the_worst_state_a_hostile_upstream_can_fill_is_written_within_what_the_
     assert problem is None
     assert 7 in {r.number for r in back.rows}  # the row that breaks a kernel is the last to go
     assert len(back.quiet) == MAX_QUIET and back.landed and back.retry and back.told and back.closed
+    assert 0 < len(back.broke) < MAX_BROKE  # the newest landed breaks, within their share
     assert len(back.rows) >= 5
 
 
@@ -334,3 +351,25 @@ def test_a_64_mb_native_functions_at_a_fork_head_is_not_judged_and_mentions_nobo
     assert "over 8 MB" in plan.body and 1 in kept(plan)
     again = w()
     assert sha(1) not in w.judged and again.comment == "" and again.body == plan.body
+
+
+def test_growth_held_back_within_the_day_is_marked_new_when_told() -> None:
+    """The mention limit and issue 29's 🆕 together: what a PR added since its last mention, across
+    the runs that held it back, is what the comment marks when the day is over; what was told then
+    is not marked."""
+    w = Watch()
+    w.forks.put(1, sha(1))
+    w.judge[sha(1)] = needs("op_a")
+    assert mentions(w()) == 1
+    w.forks.put(1, sha(2))  # an hour later: one more op, held back
+    w.judge[sha(2)] = needs("op_a", "op_b")
+    held = w()
+    assert mentions(held) == 0 and held.view.fresh == {}
+    w.forks.hours(24)
+    w.forks.put(1, sha(3))  # a day on: one more again, told with everything since the last mention
+    w.judge[sha(3)] = needs("op_a", "op_b", "op_c")
+    told = w()
+    assert mentions(told) == 1
+    (marks,) = told.view.fresh.values()
+    assert {m.rsplit("\0", 1)[1] for m in marks} == {"op_b", "op_c"}
+    assert "`op_b` 🆕" in told.comment and "`op_c` 🆕" in told.comment and "`op_a` 🆕" not in told.comment

@@ -240,11 +240,13 @@ class Run:
         self.judge = Judge(cfg, up.spec_for, read_source, cache=cache)
         self.body: str | None = None
         self.warnings: list[str] = []
+        self.now: str | None = None  # the run's time (None: the clock's); a PR is mentioned once a day
 
     def __call__(self) -> WatchPlan:
         plan = plan_watch(
             self.cfg, "pytorch/pytorch", self.body, self.pulls, self.judge,
             who=who_by_backend(self.cfg), warn=self.warnings.append, backends=self.judge.backends,
+            now=self.now,
         )  # fmt: skip
         self.body = plan.body
         return plan

@@ -22,6 +22,7 @@ from bot.coverage import backends
 from bot.coverage.check import Coverage
 from bot.errors import ConfigError, OpdriftError
 from bot.model import Snapshot
+from bot.publish.backend_names import default_name
 from bot.publish.config import parse_config
 from bot.snapshot import write_atomic
 
@@ -94,21 +95,26 @@ def check_backend(request: InitRequest, root: str) -> tuple[str | None, backends
     return name, kind, value
 
 
-def config_text(request: InitRequest, name: str | None, kind: backends.BackendKind, value: str) -> str:
-    """The config: one backend subscription and the upstream. Values are written as JSON strings, which
-    YAML reads as they are (a handle's `@`, a path with spaces)."""
+def config_text(
+    request: InitRequest, name: str | None, kind: backends.BackendKind, value: str, root: str = ""
+) -> str:
+    """The config: one backend subscription, named (NAME, else `default_name` of the list in the
+    repository at ROOT: every report calls the backend so), and the upstream. Values are written as
+    JSON strings, which YAML reads as they are (a handle's `@`, a path with spaces)."""
+    label = (name or default_name(kind, value, os.path.join(os.path.abspath(root), value) if root else ""))[
+        :50
+    ]
     if kind == "dispatch":
-        backend = f"{{kind: dispatch, key: {json.dumps(value)}}}"
+        backend = f"{{name: {json.dumps(label)}, kind: dispatch, key: {json.dumps(value)}}}"
     else:
         # The config's paths are relative to the config file (docs/config.md).
         relative = os.path.relpath(value, os.path.dirname(CONFIG_PATH)).replace(os.sep, "/")
-        backend = f"{{kind: {kind}, path: {json.dumps(relative)}}}"
-    label = json.dumps(name or value)  # a comment's text, one line whatever NAME holds
+        backend = f"{{name: {json.dumps(label)}, kind: {kind}, path: {json.dumps(relative)}}}"
     who = ", ".join(json.dumps(h) for h in request.who)
     return (
         "# opdrift's config (docs/config.md), written by `opdrift init`.\n"
         "subscriptions:\n"
-        f"  # {label}: new upstream operators (or ones that now need a kernel) this backend lacks, kernels of it that no longer\n"
+        f"  # {json.dumps(label)}: new upstream operators (or ones that now need a kernel) this backend lacks, kernels of it that no longer\n"
         "  # build, removed operators it still lists, and the other changes to its ops (docs/config.md, What a backend\n"
         "  # subscription is told)\n"
         f"  - who: [{who}]\n"
@@ -128,7 +134,7 @@ def check_request(request: InitRequest, root: str) -> str:
             f"{outside}: its directory is a link out of the repository; init writes inside it only"
         )
     name, kind, value = check_backend(request, root)
-    text = config_text(request, name, kind, value)
+    text = config_text(request, name, kind, value, root)
     parse_config(text, CONFIG_PATH, base_dir=os.path.join(root, os.path.dirname(CONFIG_PATH)))
     return text
 

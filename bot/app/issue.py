@@ -38,6 +38,9 @@ def issue_context(setup: PublishSetup, walked: IssueAttribution, *, title: str, 
         head_blob_url=walked.head_blob_url,
         base_blob_url=walked.base_blob_url,
         site_url=setup.cfg.weekly.site_url,
+        backends=tuple(
+            dict.fromkeys(s.backend.label for s in setup.cfg.subscriptions if s.backend is not None)
+        ),
     ).linked(setup.drift)
 
 

@@ -318,6 +318,7 @@ def backend_gaps(
             joined_core=_names(c.name for c in matched if joins_core(spec, c, gap)),
             dead=_names(listed_name(c) for c in matched if dead(spec, c, listed)),
             some_need=tuple(dict.fromkeys(some)),
+            name=spec.label,
         )
         if found.warns() or found.some_need:
             out.append(found)

@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import datetime
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from bot.app.watch_breaks import expired, ticked
 from bot.app.watch_state import (
     COLD,
+    MAX_BROKE,
     MAX_LANDED,
     MAX_QUIET,
     MAX_RETRY,
@@ -56,11 +58,14 @@ from bot.publish.pulls import DEFAULT_BUDGET
 from bot.render.watch import (
     BackendImpact,
     Landed,
+    LandedBreak,
     PullRow,
     ScanProgress,
     WatchView,
+    breaks_build,
+    build_part,
     fingerprint,
-    grew,
+    new_items,
     render_comment,
     render_issue,
     watch_json,
@@ -195,15 +200,27 @@ def _hours(since: str, until: str) -> float:
 
 def _announce(
     rows: Sequence[PullRow], seen: dict[int, frozenset[str]], told: dict[int, str], now: str
-) -> tuple[tuple[tuple[PullRow, tuple[BackendImpact, ...]], ...], set[int]]:
-    """The news to tell (rows whose impact grew past SEEN, the fingerprint last told), and the rows
-    whose growth is withheld: a draft, or a PR whose subscribers were mentioned less than
-    MENTION_HOURS ago (TOLD, updated here). A withheld row keeps the fingerprint last told, so it is
-    news once it is ready, or once the day is over, whatever it asked meanwhile."""
+) -> tuple[tuple[tuple[PullRow, tuple[BackendImpact, ...]], ...], dict[str, frozenset[str]], set[int]]:
+    """The news to tell (rows whose impact grew past SEEN, the fingerprint last told, and for each
+    the backends it is news for); for each backend of the news its PR asked something of when last
+    told and asks more of now, the items that are new (`WatchView.fresh`); and the rows whose growth
+    is withheld: a draft, or a PR whose subscribers were mentioned less than MENTION_HOURS ago (TOLD,
+    updated here). A withheld row keeps the fingerprint last told, so it is news once it is ready,
+    or once the day is over, whatever it asked meanwhile, and its marks are measured from then."""
     out = []
+    fresh: dict[str, frozenset[str]] = {}
     withheld = set()
     for row in rows:
-        grown = tuple(i for i in row.impacts if grew(i, seen.get(row.number, frozenset())))
+        last_told = seen.get(row.number, frozenset())
+        grown = []
+        marks: dict[str, frozenset[str]] = {}
+        for i in row.impacts:
+            new = new_items(i, last_told)
+            if not new:
+                continue
+            grown.append(i)
+            if new != i.items():  # some of it was said: mark what was not
+                marks[f"{row.number}\0{i.key}"] = new
         if not grown:
             continue
         last = told.get(row.number)
@@ -211,8 +228,9 @@ def _announce(
             withheld.add(row.number)
             continue
         told[row.number] = now
-        out.append((row, grown))
-    return tuple(out), withheld
+        fresh.update(marks)
+        out.append((row, tuple(grown)))
+    return tuple(out), fresh, withheld
 
 
 def _in_turn(pulls: Iterable[PullRef], tried: dict[int, Retry]) -> list[PullRef]:
@@ -232,6 +250,25 @@ def _in_turn(pulls: Iterable[PullRef], tried: dict[int, Retry]) -> list[PullRef]
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def names_by_backend(cfg: BotConfig) -> dict[str, str]:
+    """Each subscribed backend's key (``kind:where``, as `watch_judge.who_by_backend`) → its name, the
+    first subscription's that names it."""
+    out: dict[str, str] = {}
+    for sub in cfg.subscriptions:
+        if sub.backend is not None:
+            out.setdefault(f"{sub.backend.kind}:{sub.backend.value}", sub.backend.label)
+    return out
+
+
+def _named_break(x: LandedBreak, names: Mapping[str, str]) -> LandedBreak:
+    return replace(x, impacts=tuple(replace(i, name=names.get(i.key, i.name)) for i in x.impacts))
+
+
+def _named(row: PullRow, names: Mapping[str, str]) -> PullRow:
+    """ROW with each backend called by its name in the config (NAMES: backend key → name)."""
+    return replace(row, impacts=tuple(replace(i, name=names.get(i.key, i.name)) for i in row.impacts))
 
 
 def _compact(row: PullRow) -> PullRow:
@@ -282,6 +319,7 @@ def plan_watch(
     before = dict(rows)
     quiet = dict(state.quiet)
     landed: list[Landed] = []
+    broke_now: list[LandedBreak] = []
     tried = {r.number: r for r in state.retry}
     retry: dict[int, Retry] = {}
     judged = 0
@@ -340,6 +378,13 @@ def plan_watch(
             quiet.pop(pull.number, None)
             if gone is not None and pull.state == "merged":
                 landed.append(Landed(pull.number, landed_title(pull.title), pull.html_url))
+                breaking = tuple(build_part(i) for i in gone.impacts if breaks_build(i))
+                if breaking:  # its own comment, and the dashboard's top until ticked off
+                    broke_now.append(
+                        LandedBreak(
+                            pull.number, landed_title(pull.title), pull.html_url, pull.updated_at, breaking
+                        )
+                    )
             elif gone is not None:  # what it asked stays the measure if it reopens within a week
                 closed[pull.number] = Closed(pull.number, now, gone.fingerprint)
             return
@@ -409,7 +454,8 @@ def plan_watch(
     seen = {n: frozenset(c.fingerprint) for n, c in closed.items()}
     seen.update({n: frozenset(r.fingerprint) for n, r in before.items()})
     told = {n: when for n, when in state.told if _hours(when, now) < MENTION_HOURS}
-    news, withheld = _announce(ordered, seen, told, now)
+    names = names_by_backend(cfg)
+    news, fresh, withheld = _announce(tuple(_named(r, names) for r in ordered), seen, told, now)
     ordered = tuple(
         replace(r, fingerprint=tuple(sorted(seen.get(r.number, ())))) if r.number in withheld else r
         for r in ordered
@@ -428,14 +474,29 @@ def plan_watch(
     retry_kept = tuple(sorted(retry.values(), key=lambda r: (r.reason != DEFERRED, -r.number)))[:MAX_RETRY]
     if deferred > sum(r.reason == DEFERRED for r in retry_kept):
         watermark = state.watermark  # more put off than the retry list holds: listed again next run
+    # Landed breaks: this run's first, then the last run's that nobody ticked off and that are not
+    # older than BROKE_DAYS, at most MAX_BROKE (the state stays bounded).
+    done = ticked(previous_body)
+    fresh_numbers = {x.number for x in broke_now}
+    broke = (
+        *reversed(broke_now),
+        *(
+            x
+            for x in state.broke
+            if x.number not in done and x.number not in fresh_numbers and not expired(x.landed_at, watermark)
+        ),
+    )[:MAX_BROKE]
     view = WatchView(
         upstream=upstream,
-        rows=ordered,
+        rows=tuple(_named(r, names) for r in ordered),
         landed=kept_landed,
         news=news,
         state_block="",
         complete=scan.complete,
         progress=None if scan.complete else _progress(scan),
+        fresh=fresh,
+        broke=tuple(_named_break(x, names) for x in broke),
+        broke_now=tuple(_named_break(x, names) for x in reversed(broke_now)),
     )
     quiet_kept = tuple(sorted(quiet.items(), reverse=True))[:MAX_QUIET]
     told_kept = tuple(sorted(told.items(), key=lambda x: (x[1], x[0]), reverse=True))[:MAX_TOLD]
@@ -444,7 +505,15 @@ def plan_watch(
 
     def kept_state(kept_rows: tuple[PullRow, ...]) -> WatchState:
         return WatchState(
-            watermark, kept_rows, quiet_kept, kept_landed, judged_against, retry_kept, told_kept, closed_kept
+            watermark,
+            kept_rows,
+            quiet_kept,
+            kept_landed,
+            judged_against,
+            retry_kept,
+            told_kept,
+            closed_kept,
+            broke,
         )
 
     def state_for(shown: WatchView) -> str:

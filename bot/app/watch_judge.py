@@ -188,8 +188,10 @@ class JudgementCache:
 def _broken(change: Change, form: KernelForm | None, torch_version: str | None) -> BrokenKernel:
     judged = judged_form(form, torch_version)
     changes = [k for k in change.kernel_changes if judged is None or k.form == judged]
-    parts = changes[0].differences() if changes else ()
-    return BrokenKernel(change.name, judged or "", parts)
+    if not changes:
+        return BrokenKernel(change.name, judged or "", ())
+    one = changes[0]
+    return BrokenKernel(change.name, judged or "", one.differences(), one.before, one.after)
 
 
 def impacts_of(

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bot.app.watch_breaks import DeclarationError, break_data, read_signatures
 from bot.coverage.oplist import BACKEND_KINDS
 from bot.render.context import GAP_LISTS
 from bot.render.watch import (
@@ -34,8 +35,10 @@ from bot.render.watch import (
     BackendImpact,
     BrokenKernel,
     Landed,
+    LandedBreak,
     OpList,
     PullRow,
+    breaks_build,
     pull_url,
 )
 from bot.shapes import BOOLEAN, INTEGER, LIST, OBJECT, OPT_STRING, STRING, STRINGS, Kind, Reader
@@ -53,11 +56,12 @@ MAX_TRIES = 24  # a day of hourly runs: a PR that never reads stops costing requ
 _REASON = 200  # characters of a retry's reason, as written (escapes included)
 MAX_TOLD = 100  # PRs whose subscribers were mentioned within the last day
 MAX_CLOSED = 30  # PRs closed unlanded within the last week, with the fingerprint last told
+MAX_BROKE = 10  # landed PRs that break a backend's build, shown atop the dashboard
 # Characters each section but the rows may take in the block, as written: every one is bounded, so
-# whatever else a hostile upstream fills, the rows keep MAX_STATE_CHARS minus these (about 15,000,
-# a dozen rows with their op names) and the block never outgrows what `read_state` takes. The quiet
-# list needs none: 300 pairs of a number and a sha are at most 17,100 characters.
-SECTION_CHARS = {"landed": 8_000, "retry": 8_000, "closed": 9_000, "told": 4_000}
+# whatever else a hostile upstream fills, the rows keep MAX_STATE_CHARS minus these (about 9,000,
+# half a dozen rows with their op names) and the block never outgrows what `read_state` takes. The
+# quiet list needs none: 300 pairs of a number and a sha are at most 17,100 characters.
+SECTION_CHARS = {"landed": 8_000, "retry": 8_000, "closed": 9_000, "told": 4_000, "broke": 6_000}
 _LANDED_TEXT = 120  # characters of a landed PR's title, as written
 
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -103,6 +107,7 @@ class WatchState:
     # (number, when): the last time a run mentioned the subscribers for that PR (at most once a day)
     told: tuple[tuple[int, str], ...] = ()
     closed: tuple[Closed, ...] = ()  # PRs closed unlanded lately: a reopened one is not news again
+    broke: tuple[LandedBreak, ...] = ()  # landed PRs that break a backend's build (the dashboard's top)
 
 
 COLD = WatchState()
@@ -168,8 +173,8 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     for i, item in enumerate(items):
         at = f"{where}.breaks[{i}]"
         b = _READ.read(LIST, item, at, at)
-        if len(b) != 3:
-            raise StateError(f"{at}: expected [op, form, parts]")
+        if len(b) not in (3, 4):
+            raise StateError(f"{at}: expected [op, form, parts] or [op, form, parts, signatures]")
         op = _READ.read(_NAMES, [b[0]], at, at)[0]
         form = _READ.read(_TEXT, b[1], at, at)
         if form not in ("", "int64_t", "SymInt"):
@@ -180,7 +185,11 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
             if len(part) != 3 or any(len(x) > _MAX_TEXT for x in part):
                 raise StateError(f"{at}: a part is [where, before, after]")
             parts.append((part[0], part[1], part[2]))
-        broken.append(BrokenKernel(op, form, tuple(parts)))
+        try:
+            sigs = read_signatures(b[3], at) if len(b) == 4 else (None, None)
+        except DeclarationError as err:
+            raise StateError(str(err)) from None
+        broken.append(BrokenKernel(op, form, tuple(parts), *sigs))
     more = _READ.field(LIST, d, "more", f"{where}.more", where)
     if len(more) != 3 or not all(_COUNT.accepts(m) for m in more):
         raise StateError(f"{where}.more: expected three counts")
@@ -261,7 +270,7 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
         ("watermark", "rows", "quiet", "landed"),
         "state",
         "state",
-        optional=("backends", "retry", "told", "closed"),
+        optional=("backends", "retry", "told", "closed", "broke"),
     )
     watermark = _READ.field(OPT_STRING, d, "watermark", "state.watermark", "state")
     if watermark is not None and not _WHEN.fullmatch(watermark):
@@ -303,6 +312,8 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
         if not (isinstance(x, list) and len(x) == 3 and _NUMBER.accepts(x[0]) and _WHEN_KIND.accepts(x[1])):
             raise StateError("closed: expected [number, time, fingerprint]")
         closed.append(Closed(x[0], x[1], _READ.read(_DIGESTS, x[2], "closed", "closed")))
+    found: list[Any] = _READ.field(LIST, d, "broke", "broke", "broke") if "broke" in d else []
+    broke = [_broke(x, f"broke[{i}]", who) for i, x in enumerate(found[:MAX_BROKE])]
     return WatchState(
         watermark,
         tuple(r for r in rows if r is not None),
@@ -312,7 +323,21 @@ def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
         tuple(retry[:MAX_RETRY]),
         tuple(told),
         tuple(closed),
+        tuple(x for x in broke if x is not None),
     )
+
+
+def _broke(x: Any, at: str, who: Mapping[str, tuple[str, ...]]) -> LandedBreak | None:
+    """One entry of the `broke` section, as `_broke_data` wrote it; None when none of its backends
+    is subscribed any more."""
+    if not (isinstance(x, list) and len(x) == 5 and _NUMBER.accepts(x[0]) and _TEXT.accepts(x[1])):
+        raise StateError(f"{at}: expected [number, title, url, landed at, impacts]")
+    if not isinstance(x[2], str) or pull_url(x[2], x[0]) is None or not _WHEN_KIND.accepts(x[3]):
+        raise StateError(f"{at}: not a link to the pull request, or no time")
+    items: list[Any] = _READ.read(LIST, x[4], at, at)
+    found = [read_impact(y, f"{at}.impacts[{j}]", who) for j, y in enumerate(items)]
+    kept = tuple(y for y in found if y is not None)
+    return LandedBreak(x[0], x[1], x[2], x[3], kept) if kept else None
 
 
 def _find_block(text: str) -> tuple[str, str] | None:
@@ -404,10 +429,7 @@ def impact_data(impact: BackendImpact) -> dict[str, object]:
         # without their "@": the issue body mentions nobody, not even in its hidden block
         "who": [_handle(h) for h in i.who[:100]],
         "needs": list(i.lacking),
-        "breaks": [
-            [b.op, b.form, [[w[:_MAX_TEXT], x[:_MAX_TEXT], y[:_MAX_TEXT]] for w, x, y in b.parts]]
-            for b in i.broken
-        ],
+        "breaks": [break_data(b, _MAX_TEXT) for b in i.broken],
         "removes": list(i.removed),
         "more": [i.more_lacking, i.more_broken, i.more_removed],
         **({"also": {x.field: [list(x.ops), x.more] for x in i.also}} if i.also else {}),
@@ -449,7 +471,7 @@ def impact_rank(row: PullRow) -> int:
     """What keeps a row in a full state: 0 when it would break a backend's build (a kernel that stops
     compiling, an op its codegen refuses once removed), 1 when it asks for ops to write, 2 else. Rows
     are dropped by this first and by their last update second, never by how long their text is."""
-    if any(i.broken or i.more_broken or i.removed or i.more_removed for i in row.impacts):
+    if any(breaks_build(i) for i in row.impacts):
         return 0
     if any(i.lacking or i.more_lacking for i in row.impacts):
         return 1
@@ -535,6 +557,7 @@ def state_block(state: WatchState, dropped: Say | None = None) -> str:
             for x in state.closed[:MAX_CLOSED]
             if _NUMBER.accepts(x.number) and _WHEN.fullmatch(x.when) and _DIGESTS.accepts(list(x.fingerprint))
         ],
+        "broke": [one for one in (_broke_data(x, tell) for x in state.broke[:MAX_BROKE]) if one is not None],
     }
     for name, entries in sections.items():
         if entries:
@@ -550,6 +573,24 @@ def state_block(state: WatchState, dropped: Say | None = None) -> str:
     kept = {id(one) for _, one in keep}
     data["rows"] = [one for _, one in rows if id(one) in kept]
     return f"{_OPEN}{_text(data)}{_CLOSING}"
+
+
+def _broke_data(x: LandedBreak, tell: Say) -> list[object] | None:
+    """X as the `broke` section writes it (its title fitted as a row's), or None, told, when
+    `read_state` would refuse it."""
+    one: list[object] = [
+        x.number,
+        row_title(x.title),
+        x.url,
+        x.landed_at,
+        [impact_data(i) for i in x.impacts],
+    ]
+    try:
+        _broke(json.loads(json.dumps(one)), "broke", _AnyBackend())
+    except StateError as err:
+        tell(f"#{x.number} cannot be kept among the landed breaks ({str(err)[:200]})")
+        return None
+    return one
 
 
 def _recency(when: str) -> tuple[int, ...]:

@@ -22,6 +22,7 @@ import yaml
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.flags import FACETS
 from bot.errors import ConfigError, SourceError, YamlError
+from bot.publish.backend_names import NAME_MAX, default_name
 from bot.publish.ghfiles import PREFIX as GH_PREFIX
 from bot.publish.ghfiles import parse_path_spec
 from bot.shapes import Kind
@@ -64,6 +65,13 @@ class BackendSpec:
     resolved: str
     line: int = field(default=0, compare=False)  # the first subscription naming it; not its identity
     value_line: int = field(default=0, compare=False)  # where `value` is written (its `key:` or `path:`)
+    # what every report calls the backend (`name:`, else `default_name`): a maintainer reads "dlprim",
+    # not "cpp ../src"; not its identity either (the list is)
+    name: str = field(default="", compare=False)
+
+    @property
+    def label(self) -> str:
+        return self.name or default_name(self.kind, self.value, self.resolved)
 
     def missing(self, config_path: str) -> str | None:
         """One line when the list is not there, saying what `value` was resolved against: a path is
@@ -300,9 +308,17 @@ _SUB_KEYS = ("who", "buckets", "facets", "tags", "dispatch_keys", "backend")
 _MATCHERS = _SUB_KEYS[1:]
 
 
+def _name(reader: _Reader, node: yaml.Node, what: str) -> str:
+    name = reader.string(node, f"{what}: name").strip()
+    if len(name) > NAME_MAX or "\n" in name:
+        raise reader.error(node, f"{what}: name: one line of at most {NAME_MAX} characters")
+    return name
+
+
 def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> BackendSpec:
     what = f"{what}: backend"
-    keys = reader.mapping(node, what, ("kind", "path", "key"))
+    keys = reader.mapping(node, what, ("name", "kind", "path", "key"))
+    name = _name(reader, keys["name"][1], what) if "name" in keys else ""
     if "kind" not in keys:
         raise reader.error(node, f"{what} has no `kind:` (one of: {', '.join(BACKEND_KINDS)})")
     kind_node = keys["kind"][1]
@@ -321,7 +337,7 @@ def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> Back
         key = _pattern(reader, _DISPATCH_KEY, "dispatch key")(
             keys["key"][1], reader.string(keys["key"][1], f"{what}: key")
         )
-        return BackendSpec(kind, key, key, line, keys["key"][1].start_mark.line + 1)
+        return BackendSpec(kind, key, key, line, keys["key"][1].start_mark.line + 1, name)
     if "key" in keys:
         raise reader.error(
             keys["key"][0], f"{what}: `key:` is only for kind dispatch; kind {kind} takes `path:`"
@@ -330,10 +346,9 @@ def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> Back
         raise reader.error(node, f"{what}: kind {kind} needs `path:`, the backend's op list")
     path = reader.string(keys["path"][1], f"{what}: path")
     value_line = keys["path"][1].start_mark.line + 1
-    return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line, value_line)
+    return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line, value_line, name)
 
 
-_NAME_MAX = 50  # a backend's name heads its row of the impact table
 # Each list is read before the comment is posted (a gh: one costs a few requests) and has its row: a
 # table for the backends a PyTorch author should weigh, not a registry of every fork.
 MAX_BACKENDS = 20
@@ -348,10 +363,7 @@ def _listed_backend(reader: _Reader, node: yaml.Node, index: int, base_dir: str)
     for key in _BACKENDS_KEYS:
         if key not in keys:
             raise reader.error(node, f"{what} has no `{key}:`")
-    name_node = keys["name"][1]
-    name = reader.string(name_node, f"{what}: name").strip()
-    if len(name) > _NAME_MAX or "\n" in name:
-        raise reader.error(name_node, f"{what}: name: one line of at most {_NAME_MAX} characters")
+    name = _name(reader, keys["name"][1], what)
     kind_node = keys["kind"][1]
     raw = reader.string(kind_node, f"{what}: kind")
     kind = next((k for k in BACKEND_KINDS if k == raw), None)
@@ -376,7 +388,7 @@ def _listed_backend(reader: _Reader, node: yaml.Node, index: int, base_dir: str)
         resolved = path
     else:
         resolved = os.path.normpath(os.path.join(base_dir, path))
-    return ListedBackend(name, BackendSpec(kind, path, resolved, line, value_line), line)
+    return ListedBackend(name, BackendSpec(kind, path, resolved, line, value_line, name), line)
 
 
 def _backends(reader: _Reader, node: yaml.Node, base_dir: str) -> tuple[ListedBackend, ...]:

@@ -44,6 +44,13 @@ class BackendGap:
     dead: tuple[str, ...] = ()
     # new ops, or ops that now need a kernel, it lacks that only some backends need (bot.work.engine.scope)
     some_need: tuple[str, ...] = ()
+    # what every report calls the backend: its subscription's `name:`, else one derived from its list
+    # (`bot.publish.config.default_name`); never a machine path
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or self.where
 
     def warns(self) -> bool:
         """Whether the gap asks something of the backend that is news to its subscribers: anything
@@ -153,6 +160,9 @@ class ReportContext:
     chart: str = ""
     # HEAD's parse warnings that BASE's parse did not give (bot.drift.warnings.new_warnings)
     warnings: tuple[SourceWarning, ...] = ()
+    # the names of the config's backend subscriptions, in config order (`BackendSpec.label`): the
+    # weekly issue of a backend's repository leads with what the drift asks of each
+    backends: tuple[str, ...] = ()
 
     def linked(self, drift: Drift) -> ReportContext:
         """This context, linking to pytorch/pytorch at the drift's base and head commits where it names

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from bot.schema.codes import Detail
-from bot.schema.kernel import KernelChange
+from bot.schema.kernel import KernelChange, ParamChange
 
 
 def describe(d: Detail, quote: Callable[[str], str]) -> str:
@@ -30,18 +30,36 @@ def describe(d: Detail, quote: Callable[[str], str]) -> str:
 
 
 def describe_kernel(changes: Sequence[KernelChange], quote: Callable[[str], str]) -> str:
-    """What changed in the kernel's C++ signature, once per set of forms it changed alike:
-    ``SymInt and int64_t kernels: parameter 3 `a` → `b```."""
-    by_parts: dict[tuple[tuple[str, str, str], ...], list[str]] = {}
+    """What changed in the kernel's C++ signature, once per set of forms it changed alike, each
+    parameter by its name: ``SymInt and int64_t kernels: `bool fast` added after `keepdim```."""
+    by_parts: dict[tuple[ParamChange, ...], list[str]] = {}
     for k in changes:
-        by_parts.setdefault(k.differences(), []).append(k.form)
+        by_parts.setdefault(k.named(), []).append(k.form)
     if not by_parts:
         return "a schema does not parse, so the signature cannot be compared"
     phrases = []
     for parts, forms in by_parts.items():
         which = " and ".join(forms) + " kernels"
-        phrases.append(f"{which}: {signature_parts(parts, quote)}")
+        phrases.append(f"{which}: {named_parts(parts, quote)}")
     return "; ".join(phrases)
+
+
+def named_parts(parts: Sequence[ParamChange], quote: Callable[[str], str]) -> str:
+    """What changed in one form's C++ signature, each parameter by its name
+    (`bot.schema.kernel.named_changes`): ``return `a` → `b`, `bool fast` added after `keepdim```."""
+    return ", ".join(_named_part(p, quote) for p in parts) or "only parameter names changed"
+
+
+def _named_part(p: ParamChange, quote: Callable[[str], str]) -> str:
+    if p.kind == "return":
+        return f"return {quote(p.before)} → {quote(p.after)}"
+    if p.kind == "added":
+        return f"{quote(p.after)} added " + (f"after {quote(p.anchor)}" if p.anchor else "first")
+    if p.kind == "removed":
+        return f"{quote(p.before)} removed"
+    if p.kind == "retyped":
+        return f"{quote(p.name)} retyped {quote(p.before)} → {quote(p.after)}"
+    return f"{quote(p.before)} became {quote(p.after)}"
 
 
 def signature_parts(parts: Sequence[tuple[str, str, str]], quote: Callable[[str], str]) -> str:

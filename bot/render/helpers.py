@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from bot.dispatchkeys import CIA, GENERIC_KEYS
-from bot.drift.changes import Change, decomposes
+from bot.drift.changes import Change, Drift, decomposes
 from bot.drift.flags import FLAG_TABLE
 from bot.drift.warnings import SourceWarning
 from bot.errors import ConfigError
@@ -69,8 +69,21 @@ class Helpers:
         self._mentions = mentions(context.mentions)  # checked now: a bad handle fails every render
 
     def mentions(self) -> Safe:
-        """The context's mentions as ``@login @org/team``."""
-        return self._mentions
+        """The context's mentions as ``@login @org/team``, each handle of a backend subscription with the
+        backends it is mentioned for: ``@dlprim-team (dlprim)``."""
+        if not self.ctx.backend_gaps:
+            return self._mentions
+        out = []
+        for handle in self.ctx.mentions:
+            key = handle.lstrip("@").lower()
+            names = dict.fromkeys(
+                g.label
+                for g in self.ctx.backend_gaps
+                if g.warns() and key in {w.lstrip("@").lower() for w in g.who}
+            )
+            said = mentions((handle,))
+            out.append(f"{said} ({', '.join(self.q(n) for n in names)})" if names else said)
+        return Safe(" ".join(out))
 
     def site_link(self) -> Safe:
         """The operator catalogue, linked."""
@@ -291,7 +304,32 @@ class Helpers:
         return Safe(" · ".join(parts))
 
     def who(self, g: BackendGap) -> Safe:
+        """The gap's handles, and which backend they are mentioned for: ``@dlprim-team (dlprim)``."""
+        return Safe(f"{mentions(g.who)} ({self.q(g.label)})") if g.who else Safe("")
+
+    def handles(self, g: BackendGap) -> Safe:
+        """The gap's handles alone, where the backend's name stands beside them."""
         return mentions(g.who)
+
+    def names(self, names: Sequence[str]) -> Safe:
+        """``a``, ``a and b``, ``a, b and c``: each quoted."""
+        quoted = [self.q(n) for n in names]
+        return Safe(", ".join(quoted[:-1]) + " and " + quoted[-1] if len(quoted) > 1 else "".join(quoted))
+
+    def gaps_of(self, name: str) -> list[BackendGap]:
+        """The gaps of the backend called NAME (one per subscription naming it), in config order."""
+        return [g for g in self.ctx.backend_gaps if g.label == name]
+
+    def broken_details(self, g: BackendGap, drift: Drift, cap: int) -> list[Safe]:
+        """For each op whose kernel broke (at most CAP): what changed in its C++ signature, each
+        parameter by its name (`bot.render.details.describe_kernel`)."""
+        by_name = {c.name: c for c in drift.changes}
+        out = []
+        for op in g.broken[:cap]:
+            c = by_name.get(op)
+            if c is not None and c.kernel_changes:
+                out.append(Safe(f"{self.q(op)}: {describe_kernel(c.kernel_changes, self.q)}"))
+        return out
 
     def gap_ops(self, g: BackendGap, cap: int) -> Safe:
         return self._names(g.ops, cap)

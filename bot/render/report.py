@@ -63,6 +63,8 @@ def _render_template(fmt: Format, view: View, context: ReportContext, cap: int |
         base_label=source_label(d.base),
         head_label=source_label(d.head),
         h=Helpers(context, markdown),
+        # the weekly issue of a backend's repository leads with its backends' gaps (templates/_lead.md.j2)
+        lead=fmt == "weekly-issue" and bool(context.backends) and not d.is_empty,
         truncated=truncated(view, cap, len(context.warnings)),
         version=Safe(__version__),
         gap_cap=min(bucket_cap, MAX_GAP_OPS),

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from bot import __version__
 from bot.render.context import GAP_LISTS, GapList
-from bot.render.details import signature_parts
+from bot.render.details import named_parts, signature_parts
 from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
 from bot.render.helpers import mentions
 from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
-from bot.text import Safe, code, link, md
+from bot.schema.kernel import KernelSignature
+from bot.text import Safe, code, code_block, link, md
 
 BODY_LIMIT = GITHUB_BODY_LIMIT - PUBLISHER_MARGIN
 # Ops a row names per list (each backend: needs, breaks, removes); the count of the rest is kept. The
@@ -47,8 +48,13 @@ class BrokenKernel:
 
     op: str
     form: str  # "int64_t" or "SymInt": the form the kernel is judged in; "" when not known
-    # what changed in that form's C++ signature: (where, before, after), as `KernelChange.differences`
+    # what changed in that form's C++ signature: (where, before, after), as `KernelChange.differences`;
+    # what the fingerprint is made of (a state written before `before` and `after` existed reads the same)
     parts: tuple[tuple[str, str, str], ...] = ()
+    # that form's signature before and after the PR, parameters named: the comment shows both
+    # declarations and names what changed (`bot.schema.kernel.named_changes`); None when not known
+    before: KernelSignature | None = None
+    after: KernelSignature | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,13 @@ class BackendImpact:
     more_broken: int = 0
     more_removed: int = 0
     also: tuple[OpList, ...] = ()  # the other lists, non-empty ones only, in GAP_LISTS order
+    # the backend's name (`bot.publish.config.BackendSpec.label`), what every output calls it; set from
+    # the config each run (`bot.app.watch`), never read from the state: not part of what it says
+    name: str = field(default="", compare=False)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.where
 
     @property
     def key(self) -> str:
@@ -92,7 +105,7 @@ class BackendImpact:
         out = {f"{self.key}\0need\0{op}" for op in self.lacking}
         out |= {f"{self.key}\0remove\0{op}" for op in self.removed}
         for b in self.broken:
-            out.add(f"{self.key}\0break\0{b.op}\0{b.form}\0{b.parts!r}")
+            out.add(_break_item(self, b))
         # Ops only some backends need are listed, never news (`GapList.warns`).
         out |= {f"{self.key}\0{x.field}\0{op}" for x in self.also if x.kind.warns for op in x.ops}
         return frozenset(out)
@@ -113,6 +126,23 @@ class BackendImpact:
         )
 
 
+NEW = "🆕"  # what the run's comment marks as new since its last comment about a PR
+
+
+def _break_item(imp: BackendImpact, b: BrokenKernel) -> str:
+    return f"{imp.key}\0break\0{b.op}\0{b.form}\0{b.parts!r}"
+
+
+def new_items(impact: BackendImpact, before: frozenset[str], cap: int = MAX_FINGERPRINT) -> frozenset[str]:
+    """The items of IMPACT (`BackendImpact.items`) the fingerprint of the last run (BEFORE) did not
+    hold: what `grew` finds, item by item."""
+    mine = {i: digest(i) for i in impact.items()}
+    if len(before) >= cap:  # BEFORE kept only its smallest digests: compare within that range
+        top = max(before)
+        mine = {i: d for i, d in mine.items() if d <= top}
+    return frozenset(i for i, d in mine.items() if d not in before)
+
+
 def digest(item: str) -> str:
     return hashlib.sha256(item.encode()).hexdigest()[:DIGEST_HEX]
 
@@ -126,12 +156,7 @@ def grew(impact: BackendImpact, before: frozenset[str], cap: int = MAX_FINGERPRI
     """Whether the PR now asks this backend for something it did not ask at the last run: an op it
     would need, a kernel it would break (or break differently), an op it would remove that the
     fingerprint of then (BEFORE) did not hold. Less (a fix) or the same is not news."""
-    mine = {digest(i) for i in impact.items()}
-    if not mine:
-        return False
-    if len(before) >= cap:  # BEFORE kept only its smallest digests: compare within that range
-        mine = {d for d in mine if d <= max(before)}
-    return not mine <= before
+    return bool(new_items(impact, before, cap))
 
 
 @dataclass(frozen=True)
@@ -177,6 +202,32 @@ class ScanProgress:
 
 
 @dataclass(frozen=True)
+class LandedBreak:
+    """A PR that landed while it broke a backend's build (a kernel that stops compiling, an op its
+    codegen refuses): shown at the top of the dashboard until a maintainer ticks it off, or for
+    `bot.app.watch_breaks.BROKE_DAYS` after it landed."""
+
+    number: int
+    title: str
+    url: str
+    landed_at: str  # the listing's last update of the PR when it was seen merged
+    impacts: tuple[BackendImpact, ...]  # only what breaks the build: its broken kernels and removals
+
+
+def breaks_build(imp: BackendImpact) -> bool:
+    """Whether IMPACT breaks the backend's build once its PR lands (rather than asking for work)."""
+    return bool(imp.broken or imp.removed or imp.more_broken or imp.more_removed)
+
+
+def build_part(imp: BackendImpact) -> BackendImpact:
+    """IMPACT reduced to what breaks the build: the kernels and the removals."""
+    return replace(imp, lacking=(), more_lacking=0, also=())
+
+
+LANDED_MARK = "<!-- opdrift:landed {} -->"  # ends each landed-break line; a ticked box there dismisses it
+
+
+@dataclass(frozen=True)
 class WatchView:
     upstream: str
     rows: tuple[PullRow, ...]  # newest update first
@@ -188,6 +239,15 @@ class WatchView:
     complete: bool = True  # False: the scan stopped at its request budget
     hidden_rows: int = 0  # rows the body had no room for
     progress: ScanProgress | None = None  # with `complete` False: how far it got
+    # "number\0backend key" → the items (`BackendImpact.items`) new since the last comment, for each
+    # backend of the news whose PR asked less of it then (a PR news for the first time has none: all
+    # of it is new); the comment marks them
+    fresh: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # the landed PRs that break a backend's build, newest first: the dashboard leads with them
+    broke: tuple[LandedBreak, ...] = ()
+    broke_now: tuple[
+        LandedBreak, ...
+    ] = ()  # those that landed since the last run: the comment leads with them
 
 
 class _Words:
@@ -217,37 +277,90 @@ class _Words:
         return md(ROW_NOTES.get(row.note, ""))
 
     def backend(self, imp: BackendImpact) -> Safe:
-        return Safe(f"{code(imp.kind)} {code(imp.where, 80)}")
+        """The backend by its name (`dlprim`), never by its kind and path."""
+        return Safe(f"**{code(imp.label, 80)}**")
 
-    def effects(self, imp: BackendImpact) -> list[Safe]:
-        """One phrase per thing the PR does to the backend."""
+    def effects(self, imp: BackendImpact, row: PullRow | None = None, indent: int = 4) -> list[Safe]:
+        """One phrase per thing the PR does to the backend. With ROW (the run's comment), what is new
+        since the last comment about a PR that asked less then is marked 🆕 (`WatchView.fresh`). INDENT:
+        the column a phrase starts at in its list item (a code block under it is indented as much)."""
+        fresh = (
+            self.view.fresh.get(f"{row.number}\0{imp.key}", frozenset()) if row is not None else frozenset()
+        )
+
+        def names(ops: Sequence[str], what: str) -> str:
+            return ", ".join(
+                f"{code(o)} {NEW}" if f"{imp.key}\0{what}\0{o}" in fresh else code(o) for o in ops
+            )
+
         out: list[Safe] = []
         for b in imp.broken:
-            form = f"your form: {code(b.form)}; " if b.form else ""
-            change = signature_parts(b.parts, code) if b.parts else "its schema no longer parses"
-            out.append(Safe(f"would stop your {code(b.op)} kernel from compiling ({form}{change})"))
+            said = self._broken(b, indent)
+            out.append(Safe(f"{NEW} {said}") if _break_item(imp, b) in fresh else said)
         if imp.more_broken:
             out.append(Safe(f"… and would break {imp.more_broken} more of your kernels"))
         if imp.lacking or imp.more_lacking:
             n = len(imp.lacking) + imp.more_lacking
             more = f", … and {imp.more_lacking} more" if imp.more_lacking else ""
-            names = ", ".join(code(o) for o in imp.lacking)
-            out.append(Safe(f"adds {n} op{'s' if n != 1 else ''} you would need: {names}{more}"))
+            out.append(
+                Safe(
+                    f"⚠️ adds {n} op{'s' if n != 1 else ''} you would need: {names(imp.lacking, 'need')}{more}"
+                )
+            )
         if imp.removed or imp.more_removed:
             n = len(imp.removed) + imp.more_removed
             more = f", … and {imp.more_removed} more" if imp.more_removed else ""
-            names = ", ".join(code(o) for o in imp.removed)
             out.append(
                 Safe(
-                    f"removes {n} op{'s' if n != 1 else ''} you implement, which your codegen refuses: {names}{more}"
+                    f"🗑️ removes {n} op{'s' if n != 1 else ''} you implement, which your codegen refuses: "
+                    f"{names(imp.removed, 'remove')}{more}"
                 )
             )
         for x in imp.also:
             n = len(x.ops) + x.more
             more = f", … and {x.more} more" if x.more else ""
-            names = ", ".join(code(o) for o in x.ops)
-            out.append(Safe(f"{x.kind.mark} {n} op{'s' if n != 1 else ''} {x.kind.says}: {names}{more}"))
+            listed = names(x.ops, x.field)
+            out.append(Safe(f"{x.kind.mark} {n} op{'s' if n != 1 else ''} {x.kind.says}: {listed}{more}"))
         return out
+
+    def landed_mark(self, x: LandedBreak) -> Safe:
+        return Safe(LANDED_MARK.format(int(x.number)))
+
+    def broke_who(self) -> Safe:
+        """The handles of every backend a PR that just landed breaks, each once, with its backends."""
+        return self._who(imp for x in self.view.broke_now for imp in x.impacts)
+
+    def _who(self, impacts: Iterable[BackendImpact]) -> Safe:
+        seen: dict[str, str] = {}
+        names: dict[str, dict[str, None]] = {}
+        for imp in impacts:
+            for h in imp.who:
+                seen.setdefault(h.lower(), h)
+                names.setdefault(h.lower(), {})[imp.label] = None
+        return Safe(
+            " ".join(
+                f"{mentions((h,))} ({', '.join(code(n, 80) for n in names[key])})" for key, h in seen.items()
+            )
+        )
+
+    def grown(self, row: PullRow, imp: BackendImpact) -> bool:
+        """Whether the comment names this backend of ROW because the PR asks more of it than at the
+        last comment (then what is new is marked), rather than because it is new."""
+        return f"{row.number}\0{imp.key}" in self.view.fresh
+
+    @staticmethod
+    def _broken(b: BrokenKernel, indent: int = 4) -> Safe:
+        """A broken kernel: what changed, each parameter by its name, then the declaration it is
+        written against and the one it must become (in the form it is judged in)."""
+        form = f" (your form: {code(b.form)})" if b.form else ""
+        if b.before is not None and b.after is not None:
+            change = named_parts(b.before.named_against(b.after), code)
+            block = code_block(
+                (f"- {b.before.declaration(b.op)}", f"+ {b.after.declaration(b.op)}"), "diff", indent=indent
+            )
+            return Safe(f"🔧 would stop your {code(b.op)} kernel from compiling: {change}{form}\n{block}")
+        change = signature_parts(b.parts, code) if b.parts else "its schema no longer parses"
+        return Safe(f"🔧 would stop your {code(b.op)} kernel from compiling: {change}{form}")
 
     def summary(self, imp: BackendImpact) -> Safe:
         """The row's short cell: counts."""
@@ -266,12 +379,9 @@ class _Words:
 
     def news_who(self) -> Safe:
         """The handles of every backend the news concerns, each once (GitHub handles are
-        case-insensitive), in the order the backends come."""
-        seen: dict[str, str] = {}
-        for _, impacts in self.view.news:
-            for h in (h for imp in impacts for h in imp.who):
-                seen.setdefault(h.lower(), h)
-        return mentions(tuple(seen.values()))
+        case-insensitive), in the order the backends come, each with the backends it is mentioned
+        for: ``@dlprim-team (dlprim)``."""
+        return self._who(imp for _, impacts in self.view.news for imp in impacts)
 
 
 _MARKERS = {"watch_issue.md.j2": WATCH_MARKER, "watch_comment.md.j2": WATCH_COMMENT_MARKER}
@@ -289,7 +399,8 @@ def _render(template: str, view: WatchView) -> str:
 
 def _capped(view: WatchView, cap: int) -> WatchView:
     rows = tuple(replace(r, impacts=tuple(i.capped(cap) for i in r.impacts)) for r in view.rows)
-    return replace(view, rows=rows)
+    broke = tuple(replace(x, impacts=tuple(i.capped(cap) for i in x.impacts)) for x in view.broke)
+    return replace(view, rows=rows, broke=broke)
 
 
 def render_issue(view: WatchView, state_for: Callable[[WatchView], str], limit: int = BODY_LIMIT) -> str:
@@ -319,8 +430,9 @@ def render_issue(view: WatchView, state_for: Callable[[WatchView], str], limit: 
 
 def render_comment(view: WatchView, limit: int = BODY_LIMIT) -> str:
     """The run's one comment: the PRs that newly affect a backend or ask more of it, with the handles
-    of those backends' subscriptions, each once. '' when there is no news."""
-    if not view.news:
+    of those backends' subscriptions, each once; led by the PRs that just landed and break a backend's
+    build. '' when there is neither."""
+    if not view.news and not view.broke_now:
         return ""
     full = _render("watch_comment.md.j2", view)
     if len(full) <= limit:
@@ -328,7 +440,8 @@ def render_comment(view: WatchView, limit: int = BODY_LIMIT) -> str:
 
     def at(cap: int) -> str:
         news = tuple((r, tuple(i.capped(cap) for i in imps)) for r, imps in view.news)
-        return _render("watch_comment.md.j2", replace(view, news=news))
+        now = tuple(replace(x, impacts=tuple(i.capped(cap) for i in x.impacts)) for x in view.broke_now)
+        return _render("watch_comment.md.j2", replace(view, news=news, broke_now=now))
 
     best = largest_cap_fitting(MAX_OPS, limit, at)
     return best if best is not None else at(0)[:limit]
@@ -337,6 +450,7 @@ def render_comment(view: WatchView, limit: int = BODY_LIMIT) -> str:
 def _impact_json(imp: BackendImpact) -> dict[str, object]:
     also = {x.field: x for x in imp.also}
     return {
+        "name": imp.label,
         "kind": imp.kind,
         "where": imp.where,
         "who": list(imp.who),
@@ -346,6 +460,24 @@ def _impact_json(imp: BackendImpact) -> dict[str, object]:
                 "op": b.op,
                 "form": b.form or None,
                 "changes": [{"where": w, "before": x, "after": y} for w, x, y in b.parts],
+                **(
+                    {
+                        "declaration_before": b.before.declaration(b.op),
+                        "declaration_after": b.after.declaration(b.op),
+                        "parameters": [
+                            {
+                                "change": p.kind,
+                                "name": p.name,
+                                "before": p.before,
+                                "after": p.after,
+                                "anchor": p.anchor,
+                            }
+                            for p in b.before.named_against(b.after)
+                        ],
+                    }
+                    if b.before is not None and b.after is not None
+                    else {}
+                ),
             }
             for b in imp.broken
         ],
@@ -363,6 +495,7 @@ def _impact_json(imp: BackendImpact) -> dict[str, object]:
 def watch_json(view: WatchView) -> dict[str, object]:
     """The impact per open PR and backend (schemas/watch.json)."""
     news = {r.number: {i.key for i in imps} for r, imps in view.news}
+    landed_now = {x.number for x in view.broke_now}
     return {
         "upstream": view.upstream,
         "complete": view.complete,
@@ -382,4 +515,14 @@ def watch_json(view: WatchView) -> dict[str, object]:
             for r in view.rows
         ],
         "landed": [{"number": x.number, "title": x.title, "url": x.url} for x in view.landed],
+        "landed_breaks": [
+            {
+                "number": x.number,
+                "title": x.title,
+                "url": x.url,
+                "landed_at": x.landed_at,
+                "backends": [{**_impact_json(i), "new": x.number in landed_now} for i in x.impacts],
+            }
+            for x in view.broke
+        ],
     }

@@ -25,7 +25,8 @@ release; the drift, coverage and work items all ask it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+import difflib
+from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 from bot.schema.model import BaseType, FunctionSchema, ListType, OptionalType, Type
@@ -169,9 +170,24 @@ class KernelSignature:
     form: KernelForm
     returns: str
     parameters: tuple[str, ...]
+    # each parameter's name as the schema names it: a kernel's parameters have no names the
+    # dispatcher checks, so two signatures that differ only by them are the same signature
+    names: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return f"{self.returns}({', '.join(self.parameters)})"
+
+    def declaration(self, op: str) -> str:
+        """The C++ function a backend registers for OP, its parameters named as the schema names them
+        and the function named after the operator (``acos.out`` → ``acos_out``, as torchgen names
+        out= kernels)."""
+        named = zip(self.parameters, self.names, strict=True) if self.names else ()
+        params = ", ".join(f"{t} {n}" for t, n in named) if self.names else ", ".join(self.parameters)
+        return f"{self.returns} {op.replace('.', '_')}({params})"
+
+    def named_against(self, after: KernelSignature) -> tuple[ParamChange, ...]:
+        """`named_changes` from this signature to AFTER."""
+        return named_changes(self, after)
 
 
 def kernel_signature(schema: FunctionSchema, form: KernelForm, binding: Binding = PLAIN) -> KernelSignature:
@@ -184,7 +200,26 @@ def kernel_signature(schema: FunctionSchema, form: KernelForm, binding: Binding 
     )
     rets = [_return_type(r.type, mutable=r.is_write, const_ref=const_ref) for r in schema.returns]
     returns = "void" if not rets else rets[0] if len(rets) == 1 else f"::std::tuple<{','.join(rets)}>"
-    return KernelSignature(form, returns, params)
+    return KernelSignature(form, returns, params, tuple(a.name for a in schema.arguments.flat_all))
+
+
+# What happened to a kernel's parameter, told by its name (`named_changes`): a parameter whose name
+# is on one side only was added or removed; one kept by name got another type ("retyped"); one in the
+# same place with another name and another type was "replaced"; the return type is "return".
+ParamChangeKind = Literal["added", "removed", "retyped", "replaced", "return"]
+
+
+@dataclass(frozen=True)
+class ParamChange:
+    """One named change of a kernel's signature, as a maintainer reads it: ``bool fast`` added after
+    ``keepdim``. `before`/`after` are the C++ parameter (type and name; the type alone for
+    "retyped" and "return"); `anchor` is the parameter an added one follows ("" when it comes first)."""
+
+    kind: ParamChangeKind
+    name: str
+    before: str = ""
+    after: str = ""
+    anchor: str = ""
 
 
 def bound(binding: Binding, schema: FunctionSchema) -> Binding:
@@ -229,6 +264,45 @@ class KernelChange:
         elif len(old) > len(new):
             found.append(("parameters removed", ", ".join(old[len(new) :]), ""))
         return tuple(found)
+
+    def named(self) -> tuple[ParamChange, ...]:
+        """`named_changes` of this form's two signatures."""
+        return named_changes(self.before, self.after)
+
+
+def named_changes(before: KernelSignature, after: KernelSignature) -> tuple[ParamChange, ...]:
+    """What changed between two signatures, by parameter name: the names are aligned (difflib's
+    longest matching runs), so ``bool fast`` inserted before ``dtype`` is one addition, not "parameter
+    4 changed, parameter 5 added". A rename that keeps the type breaks no kernel and is not told.
+    Signatures without names (a hand-built one) are aligned by position."""
+    out: list[ParamChange] = []
+    if before.returns != after.returns:
+        out.append(ParamChange("return", "", before.returns, after.returns))
+    old_names = before.names or tuple(f"#{i}" for i in range(1, len(before.parameters) + 1))
+    new_names = after.names or tuple(f"#{i}" for i in range(1, len(after.parameters) + 1))
+    old = list(zip(old_names, before.parameters, strict=True))
+    new = list(zip(new_names, after.parameters, strict=True))
+    matcher = difflib.SequenceMatcher(a=old_names, b=new_names, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(
+                ParamChange("retyped", n, t, u)
+                for (n, t), (_, u) in zip(old[i1:i2], new[j1:j2], strict=True)
+                if t != u
+            )
+        elif tag == "replace" and i2 - i1 == j2 - j1:
+            out.extend(
+                ParamChange("replaced", n, f"{t} {n}", f"{u} {m}")
+                for (n, t), (m, u) in zip(old[i1:i2], new[j1:j2], strict=True)
+                if t != u
+            )
+        else:
+            out.extend(ParamChange("removed", n, f"{t} {n}") for n, t in old[i1:i2])
+            anchor = new_names[j1 - 1] if j1 else ""
+            for n, t in new[j1:j2]:
+                out.append(ParamChange("added", n, "", f"{t} {n}", anchor))
+                anchor = n
+    return tuple(out)
 
 
 def kernel_changes(
