@@ -144,7 +144,7 @@ def test_text_list() -> None:
         ("xla", "backend: XLA\nfull_codegen: abs\n", "'full_codegen' must be a list", 2),
         ("xla", "backend: XLA\nfull_codegen:\n  - [abs]\n", "items must be operator names", 3),
         ("xla", "backend: XLA\nfull_codegen:\n  - abs\n  - 'add Tensor'\n", "not an ATen operator name", 4),
-        ("xla", "- just\n- a list\n", "expected a mapping", 1),
+        ("xla", "- just\n- a list\n", "expected a gen_backend_stubs mapping", 1),
         ("xla", "backend: XLA\nfull_codegen: [abs\n", "invalid YAML", 3),
         ("xpu", "backend: XPU\n", "no 'supported:' list", None),
         ("op-plugin", "official:\n  - op_api: all_version\n", "entry without 'func:'", 2),

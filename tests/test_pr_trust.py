@@ -169,7 +169,8 @@ def test_a_forged_report_of_the_pr_run_cannot_change_what_is_posted(
     # What it read: the merge base and the run's head commit, through the API.
     paths = [r.path for r in fake.requests if r.method == "GET"]
     assert any(p.startswith(f"/repos/{REPO}/compare/") for p in paths)
-    assert any(p == f"/repos/{REPO}/commits/{head}" for p in paths)
+    # the head commit by the git database (about a kilobyte), not commits/REF with its patches
+    assert any(p == f"/repos/{REPO}/git/commits/{head}" for p in paths)
 
 
 def test_the_poster_reads_nothing_the_pr_run_made_and_checks_out_only_opdrift() -> None:

@@ -25,7 +25,6 @@ release; the drift, coverage and work items all ask it.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
@@ -282,6 +281,8 @@ def named_changes(before: KernelSignature, after: KernelSignature) -> tuple[Para
     new_names = after.names or tuple(f"#{i}" for i in range(1, len(after.parameters) + 1))
     old = list(zip(old_names, before.parameters, strict=True))
     new = list(zip(new_names, after.parameters, strict=True))
+    import difflib  # only for a break's summary: `stats` and the other quick commands never load it
+
     matcher = difflib.SequenceMatcher(a=old_names, b=new_names, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
