@@ -27,6 +27,7 @@ from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitt
 from bot.render.helpers import mentions
 from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
 from bot.text import Safe, code, link, md
+from bot.versions import ships_in_words
 
 BODY_LIMIT = GITHUB_BODY_LIMIT - PUBLISHER_MARGIN
 # Ops a row names per list (each backend: needs, breaks, removes); the count of the rest is kept. The
@@ -187,6 +188,12 @@ class _Words:
 
     def author(self, row: PullRow) -> Safe:
         return code(row.author, 40)
+
+    def ships(self, row: PullRow) -> Safe:
+        """``: if it lands now, ships in 2.16 (branch cut …)``, by the PR's last update; "" past the
+        calendar. Our own words and digits: nothing to escape."""
+        words = ships_in_words(row.updated_at)
+        return Safe(f"; if it lands now, it {words}" if words else "")
 
     def backend(self, imp: BackendImpact) -> Safe:
         return Safe(f"{code(imp.kind)} {code(imp.where, 80)}")
