@@ -231,3 +231,22 @@ def test_a_list_without_all_version_is_an_error_naming_it(opdrift: Opdrift, tmp_
 
 def _no_load(spec: str) -> Snapshot:
     raise AssertionError(f"no SOURCE was given, yet {spec} was loaded")
+
+
+def test_the_release_tables_say_what_each_release_registered_and_grouped() -> None:
+    """The tables the gates read, against the releases' own yaml: 2.13 dropped the Dimname overloads,
+    and `_scaled_mm_v2` (a plain function in 2.13.0) has `structured_delegate: _scaled_mm_v2.out` in 2.14.1."""
+    from bot.coverage import names, schema_history
+
+    assert "cat.names" in names.registered_in("2.12.0") and "cat.names" not in names.registered_in("2.13.0")
+    assert "cat.out" in names.registered_in("2.13.0")
+    assert "cat.names" in schema_history.schemas_in(
+        "2.12.0"
+    ) and "cat.names" not in schema_history.schemas_in("2.13.0")
+    assert schema_history.schemas_in("2.13.0")["_scaled_mm_v2"].startswith(
+        "_scaled_mm_v2(Tensor self, Tensor mat2"
+    )
+    assert "_scaled_mm_v2" not in (schema_history.structured_in("2.13.0") or ())
+    assert "_scaled_mm_v2" in (schema_history.structured_in("2.14.1") or ())
+    assert "add.out" in (schema_history.structured_in("1.13.0") or ())  # structured since long before
+    assert schema_history.structured_in("2.16.0") is None
