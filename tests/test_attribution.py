@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -181,3 +182,26 @@ def test_range_comes_from_the_sources_commits_or_the_flags() -> None:
 def test_a_range_missing_from_the_clone_says_so(fine: History, tmp_path: Path) -> None:
     with pytest.raises(AttributionError, match=re.escape("shallow clone?")):
         walk_range(str(fine.path), "0123456789abcdef0123456789abcdef01234567", "HEAD")
+
+
+def test_an_attributed_change_says_which_release_ships_it() -> None:
+    """The commit's date puts the change in the next release whose branch is cut after it: 2026-11-02 is
+    before 2.16's cut (2026-11-30), so the weekly issue says 2.16; a commit after the last cut the
+    calendar knows says nothing rather than guess."""
+    drift = compute_drift(*realistic_pair())
+    added = drift.added[0]
+    points = [
+        Point(sha="a" * 40, date="2026-11-01T08:00:00Z", subject="first point, no drift"),
+        Point(sha="b" * 40, date="2026-11-02T10:00:00Z", subject="Add it (#101)", operators=1,
+              drift=PointDrift(base="0" * 40, added=(added.name,))),
+    ]  # fmt: skip
+    found = attribute([added], points)
+    assert found[added.fingerprint].date == "2026-11-02T10:00:00Z"
+    body = render(drift, "weekly-issue", context=ReportContext(attributions=found))
+    line = next(line for line in body.splitlines() if "· by [`bbbbbbb`]" in line)
+    assert line.endswith("; ships in 2.16 (branch cut 2026-11-30)"), line
+    text = render(drift, "text", context=ReportContext(attributions=found))
+    assert "by bbbbbbb Add it (#101); ships in 2.16 (branch cut 2026-11-30)" in text
+    late = {added.fingerprint: dataclasses.replace(found[added.fingerprint], date="2027-01-04T00:00:00Z")}
+    body = render(drift, "weekly-issue", context=ReportContext(attributions=late))
+    assert "ships in" not in body

@@ -138,6 +138,6 @@ def test_the_parsers_choices_are_the_stages_own() -> None:
 def test_every_runner_in_the_registry_exists() -> None:
     from bot.cli.registry import COMMANDS, load_runner
 
-    assert len({c.name for c in COMMANDS}) == len(COMMANDS) == 22
+    assert len({c.name for c in COMMANDS}) == len(COMMANDS) == 23
     for command in COMMANDS:
         assert callable(load_runner(command.runner)), command.name

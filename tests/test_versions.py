@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import itertools
+
 import pytest
 
 from bot.versions import is_final_release, minor_of, parse_user_version, parse_version, version_in_text
@@ -68,3 +71,40 @@ def test_only_a_final_release_has_a_tag() -> None:
 )
 def test_a_version_txt_names_a_version_or_none(text: str | None, version: str | None) -> None:
     assert version_in_text(text) == version
+
+
+# --- the release calendar: which release a change ships in --------------------------------------
+
+
+def test_a_change_ships_in_the_first_release_cut_after_its_day() -> None:
+    from bot.versions import ships_in
+
+    # 2.16's branch is cut on 2026-11-30 (pytorch#196028), 2.15's on 2026-10-05.
+    assert ships_in(dt.date(2026, 10, 5)).release == "2.16"  # type: ignore[union-attr]  # the cut day misses 2.15
+    assert ships_in(dt.date(2026, 10, 4)).release == "2.15"  # type: ignore[union-attr]
+    assert ships_in(dt.date(2026, 11, 29)).release == "2.16"  # type: ignore[union-attr]
+    assert ships_in(dt.date(2026, 11, 30)) is None  # after the last cut the calendar knows: 2.17 has no date
+    # A commit's date counts by its UTC day: 23:30 at UTC-2 on the 29th is the cut day in UTC.
+    assert ships_in("2026-11-29T23:30:00-02:00") is None
+    assert ships_in("2026-11-29T23:30:00Z").release == "2.16"  # type: ignore[union-attr]
+    assert ships_in("2026-06-07").release == "2.13"  # type: ignore[union-attr]
+    # Before the first cut listed (2.11's), the release is not in the table: no guess.
+    assert ships_in(dt.date(2025, 1, 1)) is None and ships_in(dt.date(2026, 2, 15)) is None
+    assert ships_in(dt.date(2026, 2, 16)).release == "2.12"  # type: ignore[union-attr]
+    assert ships_in(None) is None and ships_in("") is None and ships_in("not a date") is None
+
+
+def test_the_calendar_is_ordered_and_sourced() -> None:
+    from bot.versions import RELEASE_CALENDAR, ships_in_words
+
+    cuts = [r.branch_cut for r in RELEASE_CALENDAR]
+    assert cuts == sorted(cuts) and len(set(cuts)) == len(cuts)
+    minors = [tuple(int(p) for p in r.release.split(".")) for r in RELEASE_CALENDAR]
+    assert minors == sorted(minors) and all(b[1] == a[1] + 1 for a, b in itertools.pairwise(minors))
+    for row in RELEASE_CALENDAR:
+        assert row.branch_cut < row.release_date
+        assert row.source.startswith(
+            ("https://github.com/pytorch/pytorch/pull/", "https://github.com/pytorch/pytorch/issues/")
+        )
+    assert ships_in_words("2026-11-02T10:00:00Z") == "ships in 2.16 (branch cut 2026-11-30)"
+    assert ships_in_words("2027-01-04") == ""

@@ -4,6 +4,7 @@ entries (tests/watch_upstream.py), judged against XLA's real list with the weekl
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import lzma
 import os
@@ -345,3 +346,22 @@ def test_the_judgement_cache_is_bounded(tmp_path: Path) -> None:
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 2
     assert cache.get(cache.disk.key(3), who) == (imp,)  # the newest stay
     assert cache.get(cache.disk.key(3), {}) == ()  # a backend no longer subscribed: its part goes
+
+
+def test_a_dashboard_row_says_which_release_it_would_ship_in() -> None:
+    """A PR last updated on 2026-11-02 would, if it landed now, make 2.16 (branch cut 2026-11-30); the
+    golden rows, updated after that cut, say nothing: the calendar has no later date."""
+    from bot.app.watch_state import WatchState
+    from bot.render.watch import render_issue
+
+    view = _golden_view()
+    early = dataclasses.replace(view.rows[0], updated_at="2026-11-02T10:00:00Z")
+    body = render_issue(
+        dataclasses.replace(view, rows=(early, view.rows[1])),
+        lambda v: state_block(WatchState("2026-12-05T01:02:00Z", v.rows)),
+    )
+    summaries = [line for line in body.splitlines() if line.startswith("<details><summary>")]
+    assert summaries[0].endswith(
+        "what it does to your backend; if it lands now, it ships in 2.16 (branch cut 2026-11-30)</summary>"
+    )
+    assert summaries[1].endswith("what it does to your backend</summary>")

@@ -281,6 +281,35 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
     add_codegen(p)
 
 
+def add_gates(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Gate Ascend op-plugin's op_plugin_functions.yaml for torch X.Y: cap the entries whose operator "
+        "X.Y removed (and torch_npu's own ones whose schema uses a type X.Y removed) at the last release "
+        "that had it, append X.Y to the top-level all_version, and list, as comments above the diff, the "
+        "entries whose C++ binding X.Y changes. Prints a unified diff (empty when the file is gated for "
+        "X.Y already); --write applies it. The operators of X.Y come from opdrift's release tables, or "
+        "from SOURCE for a release newer than they are."
+    )
+    p.epilog = SOURCE_HELP
+    p.add_argument(
+        "--backend",
+        metavar="[NAME:]op-plugin=PATH",
+        required=True,
+        help="the op-plugin list to gate, e.g. NPU:op-plugin=op_plugin/config/op_plugin_functions.yaml",
+    )
+    p.add_argument("--torch-version", metavar="X.Y", required=True, help="the release to gate for, e.g. 2.14")
+    p.add_argument(
+        "source",
+        metavar="SOURCE",
+        nargs="?",
+        help="X.Y's operators (e.g. gh:pytorch/pytorch@v2.16.0-rc1); default: opdrift's release tables",
+    )
+    p.add_argument(
+        "--write", action="store_true", help="also replace the list with the gated one (atomically)"
+    )
+    add_output(p)
+
+
 def add_site(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Write a static site into DIR: an index of every base operator with search and filters, a page "

@@ -104,6 +104,12 @@ COMMANDS: tuple[Command, ...] = (
         f"{_REPORTS}:run_coverage",
     ),
     Command(
+        "gates",
+        "gate Ascend op-plugin's yaml for a torch release: caps, all_version, C++ bindings to fix",
+        arguments.add_gates,
+        f"{_REPORTS}:run_gates",
+    ),
+    Command(
         "site",
         "a static site of every operator: its history across SOURCEs, coverage per backend, growth",
         arguments.add_site,

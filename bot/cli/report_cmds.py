@@ -1,4 +1,5 @@
-"""Runners of `diff` (the drift report between two SOURCEs) and `coverage` (a backend against SOURCE).
+"""Runners of `diff` (the drift report between two SOURCEs), `coverage` (a backend against SOURCE) and
+`gates` (op-plugin's yaml gated for a release).
 
 Each runner imports its stages when it runs: the two share no renderer, and neither loads the GitHub
 client.
@@ -53,4 +54,14 @@ def run_coverage(args: argparse.Namespace) -> int:
         warn=warn,
     )
     write_output(coverage_report.render(run.results, args.format, head=run.head), args.output)
+    return EXIT_OK
+
+
+def run_gates(args: argparse.Namespace) -> int:
+    from bot.app.gates import gates_of, write
+
+    run = gates_of(args.backend, args.torch_version, args.source, load=lambda spec: load(spec))
+    write_output(run.diff, args.output)
+    if args.write and write(run):
+        print(f"opdrift: gated {run.path} for torch {args.torch_version}", file=sys.stderr)
     return EXIT_OK

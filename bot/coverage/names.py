@@ -75,3 +75,27 @@ def first_registered(name: str) -> str | None:
 
 def table_releases() -> tuple[str, ...]:
     return _table()[0]
+
+
+@cache
+def _members() -> dict[int, frozenset[str]]:
+    """Release index → every name that release registered (the table's runs of releases unpacked)."""
+    data = read_shipped_table(TABLE, "name table", NameTableError)
+    found: dict[int, set[str]] = {}
+    for line in data.splitlines():
+        fields = line.split("\t")
+        if fields[0] != "op" or len(fields) != 3:
+            continue  # the release lines; _table() has checked every line
+        for run in fields[2].split(","):
+            first, _, last = run.partition("-")
+            for index in range(int(first), int(last or first) + 1):
+                found.setdefault(index, set()).add(fields[1])
+    return {index: frozenset(names) for index, names in found.items()}
+
+
+def registered_in(release: str) -> frozenset[str]:
+    """Every name RELEASE (one of `table_releases()`) registered."""
+    releases = table_releases()
+    if release not in releases:
+        raise NameTableError(f"the name table has no release {release}", path=f"bot/coverage/{TABLE}")
+    return _members().get(releases.index(release), frozenset())

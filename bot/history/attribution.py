@@ -45,6 +45,7 @@ class Attribution:
     commit_url: str
     pr_url: str | None
     later: int = 0
+    date: str = ""  # the commit's, ISO 8601: which release the change ships in (bot.versions.ships_in)
 
 
 def split_subject(subject: str) -> tuple[str, int | None]:
@@ -122,6 +123,7 @@ def attribute(
             commit_url=commit_url(upstream, first.sha),
             pr_url=pull_url(upstream, pr) if pr is not None else None,
             later=len(hits) - 1,
+            date=first.date,
         )
     return out
 

@@ -24,6 +24,7 @@ from bot.render.view import BucketSection
 from bot.schema.codes import Code
 from bot.taxonomy.scope import scope_of
 from bot.text import Safe, code, link, md, one_line, shorten, terminal
+from bot.versions import ships_in_words
 
 MAX_SCHEMA = 1000  # characters of a schema shown inline; real ones reach about 450
 MAX_SUBJECT = 120  # characters of a commit subject shown next to a change
@@ -273,11 +274,14 @@ class Helpers:
         return code(c.record.schema, MAX_SCHEMA) if self.markdown else terminal(c.record.schema)
 
     def by(self, c: Change) -> Safe:
-        """`` · by <sha> <subject> (#PR)``: the commit that introduced the change, when attributed."""
+        """`` · by <sha> <subject> (#PR); ships in 2.16 (branch cut …)``: the commit that introduced the
+        change, when attributed, and the release its date puts it in."""
         a = self.ctx.attributions.get(c.fingerprint)
         if a is None:
             return Safe("")
         later = f" (+{a.later} later)" if a.later else ""
+        ships = ships_in_words(a.date)  # our own words and digits: nothing to escape
+        later += f"; {ships}" if ships else ""
         if not self.markdown:
             pr = f" (#{a.pr})" if a.pr is not None else ""
             return Safe(f"  by {a.sha[:7]} {terminal(shorten(a.subject, MAX_SUBJECT))}{pr}{later}")

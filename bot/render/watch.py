@@ -28,6 +28,7 @@ from bot.render.helpers import mentions
 from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
 from bot.schema.kernel import KernelSignature
 from bot.text import Safe, code, code_block, link, md
+from bot.versions import ships_in_words
 
 BODY_LIMIT = GITHUB_BODY_LIMIT - PUBLISHER_MARGIN
 # Ops a row names per list (each backend: needs, breaks, removes); the count of the rest is kept. The
@@ -275,6 +276,12 @@ class _Words:
 
     def note(self, row: PullRow) -> Safe:
         return md(ROW_NOTES.get(row.note, ""))
+
+    def ships(self, row: PullRow) -> Safe:
+        """``: if it lands now, ships in 2.16 (branch cut …)``, by the PR's last update; "" past the
+        calendar. Our own words and digits: nothing to escape."""
+        words = ships_in_words(row.updated_at)
+        return Safe(f"; if it lands now, it {words}" if words else "")
 
     def backend(self, imp: BackendImpact) -> Safe:
         """The backend by its name (`dlprim`), never by its kind and path."""
