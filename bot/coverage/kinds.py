@@ -134,8 +134,19 @@ KIND_TABLE: tuple[KindRow, ...] = (
         f"{_READERS}:read_xpu_file",
         "eager",
         "int64_t",
-        "xpu_functions.yaml",
-        "the supported: list",
+        "xpu_functions.yaml (torch-xpu-ops before 2026-06)",
+        "the supported: list; XPU's kernels now live in PyTorch's XPU: entries (dispatch=XPU)",
+    ),
+    KindRow(
+        "xpu-fallback",
+        f"{_READERS}:read_fallback_list_file",
+        "eager",
+        None,
+        "torch-xpu-ops' src/ATen/native/xpu/XPUFallback.cpp",
+        "its fallback_list: ops with no kernel that run on CPU; one backend with dispatch=XPU",
+        # the list names no kernel: it only tells which ops of the backend it is given with run on CPU.
+        # Every other op lacking an XPU kernel fails: torch-xpu-ops' catch-all `m.fallback` raises
+        # NotImplementedError unless PYTORCH_ENABLE_XPU_FALLBACK=1 (XPUFallback.cpp:298 at 9061f28)
     ),
     KindRow(
         "executorch",
