@@ -156,7 +156,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         f"{_READERS}:read_fallback_list_file",
         "eager",
         None,
-        "torch-xpu-ops' src/ATen/native/xpu/XPUFallback.cpp",
+        "src/ATen/native/xpu/XPUFallback.cpp of Intel's torch-xpu-ops",
         "its fallback_list: ops with no kernel that run on CPU; one backend with dispatch=XPU",
         fallback_found="for the listed ops only; the others fail unless PYTORCH_ENABLE_XPU_FALLBACK=1",
         # the list names no kernel: it only tells which ops of the backend it is given with run on CPU.
