@@ -9,6 +9,7 @@ import json
 import lzma
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clirun import ROOT, Opdrift
@@ -65,7 +66,7 @@ def test_the_real_fallback_list_reads_every_name_and_no_kernel(fallback_cpp: Pat
     assert found.fallback is None
 
 
-def _items(opdrift: Opdrift, *argv: str) -> tuple[dict[str, object], dict[str, str]]:
+def _items(opdrift: Opdrift, *argv: str) -> tuple[dict[str, Any], dict[str, str]]:
     run = opdrift("coverage", *argv, SNAPSHOT, "--format", "json")
     assert run.code == 0, run.err
     (backend,) = json.loads(run.out)["backends"]

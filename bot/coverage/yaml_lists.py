@@ -143,8 +143,8 @@ def read_xpu(text: str, path: str) -> BackendList:
 # XPU lacks runs on CPU by the `fallback_list` of its XPUFallback.cpp (`bot.coverage.cpp`).
 XPU_MOVED = (
     "{path}: torch-xpu-ops deleted xpu_functions.yaml in June 2026 (08c2910); XPU's kernels now live in "
-    "PyTorch's own XPU: entries: use --backend xpu:dispatch=XPU (with "
-    "--backend xpu:xpu-fallback=src/ATen/native/xpu/XPUFallback.cpp for the ops it runs on CPU)"
+    "PyTorch's own XPU: entries: use --backend xpu:dispatch=XPU, and "
+    "--backend xpu:xpu-fallback=src/ATen/native/xpu/XPUFallback.cpp for the ops it runs on CPU"
 )
 
 
