@@ -16,6 +16,7 @@ from clirun import Opdrift
 
 from bot.cli.app import build_parser
 from bot.cli.registry import COMMANDS
+from bot.coverage.kinds import KIND_TABLE
 from bot.taxonomy.buckets import BUCKET_TABLE
 from bot.taxonomy.rules import RULES
 
@@ -142,6 +143,24 @@ def command_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def kind_table() -> str:
+    """The README's table of backend kinds, from `KIND_TABLE`: what each reads, its profile, its boxed
+    CPU fallback, and the real list of that kind the tests read."""
+    rows = [
+        "| kind | reads | profile | CPU fallback | real example (tests/data/backends/real/) |",
+        "|---|---|---|---|---|",
+    ]
+    for k in KIND_TABLE:
+        fallback = f"`{k.fallback}`" if k.fallback else k.fallback_found or "none"
+        cells = (f"`{k.id}`", f"{k.path}: {k.help}", f"`{k.profile}`", fallback, k.example or "none vendored")
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def _with_kind_table(text: str) -> str:
+    return _with_generated(text, "kinds", kind_table())
+
+
 def _with_command_table(text: str) -> str:
     return _with_generated(text, "commands", command_table())
 
@@ -175,6 +194,25 @@ def test_the_command_table_is_generated_from_the_registry() -> None:
     )
 
 
+def test_the_readme_kind_table_is_generated_from_the_kind_table() -> None:
+    assert _with_kind_table(README) == README, (
+        "README.md's table of kinds differs from bot/coverage/kinds.py: run `python tests/test_docs.py` to regenerate it"
+    )
+    # every kind is a row, and every example it names is a vendored file
+    assert re.findall(r"^\| `([a-z-]+)` \|", README.split("<!-- kinds:begin", 1)[1], re.MULTILINE)[
+        : len(KIND_TABLE)
+    ] == [k.id for k in KIND_TABLE]
+    real = ROOT / "tests" / "data" / "backends" / "real"
+    for kind in KIND_TABLE:
+        for name in re.findall(r"`([\w.-]+\.xz)`", kind.example):
+            assert (real / name).is_file() and name in (real / "SOURCES.md").read_text(encoding="utf-8"), name
+
+
+def test_the_kind_table_check_would_catch_a_stale_row() -> None:
+    stale = README.replace("| `xpu-fallback` |", "| `xpu-gone` |", 1)
+    assert stale != README and _with_kind_table(stale) != stale
+
+
 def test_the_table_check_would_catch_a_stale_table() -> None:
     text = COMMANDS_PAGE.read_text(encoding="utf-8")
     stale = text.replace(f"| `opdrift {COMMANDS[0].name}` |", "| `opdrift gone` |", 1)
@@ -187,6 +225,8 @@ def _regenerate() -> None:
     for page in _bucket_pages():
         page.write_text(_with_bucket_table(page.read_text(encoding="utf-8")), encoding="utf-8")
     COMMANDS_PAGE.write_text(_with_command_table(COMMANDS_PAGE.read_text(encoding="utf-8")), encoding="utf-8")
+    readme = ROOT / "README.md"
+    readme.write_text(_with_kind_table(readme.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 # --- every example command on every page is one opdrift accepts ------------------------------------

@@ -88,7 +88,7 @@ def check_keys(head: Snapshot, groups: BackendGroups) -> None:
 def read_group(key: str, specs: list[tuple[backends.BackendKind, str]], version: str | None) -> BackendList:
     """One backend from its lists (`backend_groups`), read against torch VERSION."""
     lists = [backends.read_backend(kind, value, torch_version=version) for kind, value in specs]
-    return lists[0] if key.startswith("\0") else backends.merge_backends(key, lists)
+    return backends.alone(lists[0]) if key.startswith("\0") else backends.merge_backends(key, lists)
 
 
 def read_backends(
@@ -110,7 +110,7 @@ def read_and_cover(
 ) -> tuple[BackendList, coverage.Coverage]:
     """One backend list read against SNAPSHOT's torch version, what its reader skipped told to `warn`,
     and its coverage as a backend of its kind's profile (the site's columns, the subscriptions' lists)."""
-    listed = backends.read_backend(kind, value, torch_version=snapshot.meta.torch_version)
+    listed = backends.alone(backends.read_backend(kind, value, torch_version=snapshot.meta.torch_version))
     if warn is not None:
         for message in listed.warnings:
             warn(message)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from importlib import import_module
 from pathlib import Path
 
-from bot.coverage.cpp import read_cpp
+from bot.coverage.cpp import read_cpp, read_fallback_list
 from bot.coverage.executorch import CHECKOUT_YAMLS, read_executorch_path
 from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind
 from bot.coverage.oplist import BackendList, BackendOp, normalise_name
@@ -31,6 +31,7 @@ __all__ = [
     "BackendKind",
     "BackendList",
     "BackendOp",
+    "alone",
     "merge_backends",
     "parse_backend_arg",
     "parse_named_backend_arg",
@@ -115,12 +116,37 @@ def parse_named_backend_arg(arg: str) -> tuple[str | None, BackendKind, str]:
     raise ConfigError(f"unknown backend kind {kind!r} (kinds: {', '.join(BACKEND_KINDS)})")
 
 
+def fallback_only(backend: BackendList) -> bool:
+    """Whether BACKEND names only ops that run on CPU (an ``xpu-fallback`` list), no kernel."""
+    return not backend.ops and backend.dispatch_key is None and bool(backend.cpu_fallback_at)
+
+
+def _fallback_only_error(backend: BackendList) -> ConfigError:
+    return ConfigError(
+        f"the {backend.kind} list names the ops that run on CPU, not kernels: give it with the backend's "
+        f"kernels under one NAME (--backend xpu:dispatch=XPU --backend xpu:{backend.kind}=PATH)",
+        path=backend.path,
+    )
+
+
+def alone(backend: BackendList) -> BackendList:
+    """BACKEND judged on its own; ConfigError for a list that names no kernel, only ops that run on
+    CPU: it says nothing without the backend's kernels."""
+    if fallback_only(backend):
+        raise _fallback_only_error(backend)
+    return backend
+
+
 def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
-    """One backend from several of its lists: every op any of them names, the first list's kind (which
-    picks the profile, `--profile` overrides), and every list's warnings and fallback."""
-    if any(b.kind == "dispatch" for b in lists) and len(lists) > 1:
+    """One backend from several of its lists: every op any of them names, the first kernel list's kind
+    (which picks the profile, `--profile` overrides), and every list's warnings and fallbacks. A list
+    of ops that run on CPU (`fallback_only`) joins any; a dispatch key joins no other kernel list."""
+    kernels = [b for b in lists if not fallback_only(b)]
+    if not kernels:
+        raise _fallback_only_error(lists[0])
+    if any(b.kind == "dispatch" for b in kernels) and len(kernels) > 1:
         raise ConfigError(f"backend {name!r}: a dispatch key cannot be combined with other lists")
-    first = lists[0]
+    first = kernels[0]
     return BackendList(
         first.kind,
         f"{name} ({' + '.join(b.path for b in lists)})",
@@ -137,6 +163,8 @@ def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
         ),
         decompositions_form=next((b.decompositions_form for b in lists if b.decompositions_form), ""),
         name=name,
+        cpu_fallback_ops=tuple(op for b in lists for op in b.cpu_fallback_ops),
+        cpu_fallback_at=next((b.cpu_fallback_at for b in lists if b.cpu_fallback_at), ""),
     )
 
 
@@ -206,6 +234,11 @@ def read_cpp_tree(value: str, torch_version: str | None) -> BackendList:
     if not ops:
         raise ConfigError("no m.impl(...) registrations inside TORCH_LIBRARY_IMPL(aten, ...)", path=value)
     return BackendList("cpp", value, tuple(ops), warnings=tuple(warnings), fallback=fallback)
+
+
+def read_fallback_list_file(value: str, torch_version: str | None) -> BackendList:
+    """torch-xpu-ops' XPUFallback.cpp: the ops its `fallback_list` runs on CPU (`read_fallback_list`)."""
+    return read_fallback_list(_read_cpp_source(Path(value)), value)
 
 
 def read_torch_mlir_source(value: str, torch_version: str | None) -> BackendList:

@@ -103,6 +103,9 @@ class Coverage:
     roots: tuple[str, ...] = ()  # what the list was read from (BackendList.roots, else its path)
     decompositions: str = ""  # export: the decomposition table judged by (its origin), else ""
     name: str = ""  # the backend's NAME (`BackendList.name`), "" when none was given
+    # ops the backend runs on CPU one by one (`BackendList.cpu_fallback_ops`), and where it lists them
+    cpu_fallback_ops: frozenset[str] = frozenset()
+    cpu_fallback_at: str = ""
 
     @property
     def uncovered(self) -> tuple[OpCoverage, ...]:
@@ -201,7 +204,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
     seen_stale: set[str] = set()
     stale = []
     bases = {rec.base for rec in records.values()}
-    for op in backend.ops:
+    for op in (*backend.ops, *backend.cpu_fallback_ops):
         if op.origin == "packet" and op.name in bases:
             continue  # a packet names every overload of its base (`_listed`)
         # an operator the backend defines itself, by a schema of its own (ExecuTorch's `- func:`
@@ -222,6 +225,8 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         backend.roots or (backend.path,),
         engine.export.table.origin if model.profile == "export" else "",
         backend.name,
+        frozenset(op.name for op in backend.cpu_fallback_ops),
+        backend.cpu_fallback_at,
     )
 
 
@@ -524,6 +529,13 @@ def fallback_of(backend: BackendList) -> str | None:
     return backend.fallback or FALLBACK_OF_KIND.get(backend.kind) or None
 
 
+def runs_on_cpu(cov: Coverage, name: str) -> bool:
+    """Whether the backend sends NAME, which it has no kernel for, to a CPU fallback: its boxed one for
+    every op, or the list of ops it registers one by one to one (torch-xpu-ops' `fallback_list`).
+    Whether PyTorch has the CPU kernel the fallback calls is `workitems.has_cpu_kernel`'s matter."""
+    return falls_back(cov) or name in cov.cpu_fallback_ops
+
+
 def falls_back(cov: Coverage) -> bool:
     """What an op without a kernel does on this backend: run on its boxed CPU fallback (XLA's
     aten_fallback.cpp, pytorch_dlprim's `m.fallback`), or fail."""
@@ -539,6 +551,8 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
             **({"name": cov.name} if cov.name else {}),
             "profile": cov.profile,
             "fallback": cov.fallback,
+            # the list of ops it runs on CPU one by one ("path:line (KEY)"), only when given
+            **({"cpu_fallback_list": cov.cpu_fallback_at} if cov.cpu_fallback_at else {}),
             **({"decompositions": cov.decompositions} if cov.profile == "export" else {}),
         },
         "operators": len(cov.ops),

@@ -348,3 +348,33 @@ def _matching_brace(code: str, start: int) -> int:
                 return i
         i += 1
     return -1
+
+
+# A list of operator names a backend registers one by one to a boxed CPU fallback: torch-xpu-ops'
+# `std::vector<std::string> fallback_list = {"cholesky_inverse", ...}` inside
+# `TORCH_LIBRARY_IMPL(aten, XPU, m)`, each name then `m.impl(op_name, ...&xpu_fallback_impl)`
+# (intel/torch-xpu-ops, src/ATen/native/xpu/XPUFallback.cpp:344 at 9061f28)
+_FALLBACK_LIST = re.compile(r"\bfallback_list\s*=\s*\{([^{}]*)\}")
+_QUOTED = re.compile(r"\"([^\"\n]*)\"")
+
+
+def read_fallback_list(text: str, path: str) -> BackendList:
+    """The ``fallback_list`` of a ``TORCH_LIBRARY_IMPL(aten, KEY, m)`` block: the operators the backend
+    runs on CPU through its boxed fallback, one by one. They have no kernel of the backend's: the list
+    names no op (`BackendList.ops`), only what runs on CPU (`BackendList.cpu_fallback_ops`)."""
+    code = code_only(text)
+    line_at = line_finder(text)
+    found: list[BackendOp] = []
+    for _, key, _var, body_start, body_end in _blocks(code, _LIB_IMPL):
+        if body_end < 0:
+            continue
+        listing = _FALLBACK_LIST.search(code, body_start, body_end)
+        if listing is None:
+            continue
+        for m in _QUOTED.finditer(code, listing.start(1), listing.end(1)):
+            line = line_at(m.start())
+            name = normalise_name(m.group(1), path=path, line=line)
+            found.append(BackendOp(name, line, path, "fallback_list", dispatch_key=key))
+        where = f"{path}:{line_at(listing.start())} ({key})"
+        return BackendList("xpu-fallback", path, (), cpu_fallback_ops=tuple(found), cpu_fallback_at=where)
+    raise ConfigError("no fallback_list = {...} inside TORCH_LIBRARY_IMPL(aten, KEY, m)", path=path)

@@ -59,9 +59,14 @@ class KindRow:
     # `m.fallback`, `bot.coverage.cpp`: pytorch_dlprim's src/tensor_ops.cpp:440 at 30e27c8, whose
     # `ptdlprim::fallback` calls `native::cpu_fallback`)
     fallback: str = ""
+    # without one for the kind: the fallback its reader finds in the sources read, in a few words
+    fallback_found: str = ""
     # an export backend that runs ExecuTorch's edge dialect (`bot.operators.edge`): views become their
     # view_copy ops, a listed out= variant covers its functional op, the verifier's refusals are apart
     edge: bool = False
+    # a real list of this kind the tests read (tests/data/backends/real/, sources in its SOURCES.md),
+    # for the README's table of kinds
+    example: str = ""
 
 
 KIND_TABLE: tuple[KindRow, ...] = (
@@ -73,6 +78,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "a torch-mlir checkout, GeneratedTorchOps.td or torch_ods_gen.py",
         "the ops it generates, and its FX importer's decomposition table",
         writes_kernels=False,
+        example="llvm/torch-mlir's GeneratedTorchOps.td and fx_decomp_util.py (`torch-mlir.checkout.tar.xz`)",
     ),
     KindRow(
         "xla",
@@ -84,6 +90,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         # `TORCH_LIBRARY_IMPL(_, XLA, m) { m.fallback(...&xla_fallback) }`, whose `xla_fallback` ends in
         # `at::native::cpu_fallback` (pytorch/xla, torch_xla/csrc/aten_fallback.cpp at 1815bb9)
         fallback=XLA_FALLBACK,
+        example="pytorch/xla's codegen/xla_native_functions.yaml (`pytorch-xla.xla_native_functions.yaml.xz`)",
     ),
     KindRow(
         "backend-stubs",
@@ -92,6 +99,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "int64_t",
         "a gen_backend_stubs yaml (OpenReg's, a vendor's)",
         "supported (per-op structured: true), autograd, symint, full_codegen and ir_gen lists",
+        example="OpenReg's openreg_native_functions.yaml in pytorch/pytorch (`openreg.openreg_native_functions.yaml.xz`)",
     ),
     KindRow(
         "cpp",
@@ -100,6 +108,8 @@ KIND_TABLE: tuple[KindRow, ...] = (
         None,
         "a C++ source tree or file",
         'm.impl("aten::…") inside TORCH_LIBRARY_IMPL(aten, KEY, m)',
+        fallback_found="when the tree registers one: m.fallback in TORCH_LIBRARY_IMPL(_, KEY, m)",
+        example="pytorch_dlprim's src/ (`pytorch_dlprim.src.tar.xz`)",
     ),
     KindRow(
         "python",
@@ -110,6 +120,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "torch.library impl and register_kernel, decorators handed torch.ops.aten ops (read with ast)",
         # a Python kernel has no C++ signature
         writes_kernels=False,
+        example="torchax's ops/jaten.py (`torchax.jaten.py.xz`)",
     ),
     KindRow(
         "op-plugin",
@@ -119,6 +130,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "op_plugin_functions.yaml",
         "official: and quant: entries whose version gate admits the torch version",
         fallback=NPU_FALLBACK,
+        example="Ascend/op-plugin's op_plugin_functions.yaml (`op-plugin.op_plugin_functions.yaml.xz`)",
     ),
     KindRow(
         "torch-npu",
@@ -128,14 +140,29 @@ KIND_TABLE: tuple[KindRow, ...] = (
         "torch_npu's npu_native_functions.yaml",
         "the ATen ops torch_npu registers itself (supported, symint, autograd)",
         fallback=NPU_FALLBACK,
+        example="Ascend/pytorch's npu_native_functions.yaml (`torch_npu.npu_native_functions.yaml.xz`)",
     ),
     KindRow(
         "xpu",
         f"{_READERS}:read_xpu_file",
         "eager",
         "int64_t",
-        "xpu_functions.yaml",
-        "the supported: list",
+        "xpu_functions.yaml (torch-xpu-ops before 2026-06)",
+        "the supported: list; XPU's kernels now live in PyTorch's XPU: entries (dispatch=XPU)",
+        example="torch-xpu-ops' last yaml/xpu_functions.yaml, 2024-11 (`torch-xpu-ops.xpu_functions.yaml.xz`)",
+    ),
+    KindRow(
+        "xpu-fallback",
+        f"{_READERS}:read_fallback_list_file",
+        "eager",
+        None,
+        "src/ATen/native/xpu/XPUFallback.cpp of Intel's torch-xpu-ops",
+        "its fallback_list: ops with no kernel that run on CPU; one backend with dispatch=XPU",
+        fallback_found="for the listed ops only; the others fail unless PYTORCH_ENABLE_XPU_FALLBACK=1",
+        # the list names no kernel: it only tells which ops of the backend it is given with run on CPU.
+        # Every other op lacking an XPU kernel fails: torch-xpu-ops' catch-all `m.fallback` raises
+        # NotImplementedError unless PYTORCH_ENABLE_XPU_FALLBACK=1 (XPUFallback.cpp:298 at 9061f28)
+        example="torch-xpu-ops' XPUFallback.cpp (`torch-xpu-ops.XPUFallback.cpp.xz`), with `dispatch=XPU`",
     ),
     KindRow(
         "executorch",
@@ -148,6 +175,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         # a dispatcher signature of ATen's
         writes_kernels=False,
         edge=True,
+        example="ExecuTorch's kernels/portable/functions.yaml (`executorch.portable.functions.yaml.xz`)",
     ),
     KindRow(
         "dispatch",
@@ -156,6 +184,7 @@ KIND_TABLE: tuple[KindRow, ...] = (
         None,
         "a dispatch key of native_functions.yaml such as MPS",
         "the ops with a kernel under that key in native_functions.yaml itself",
+        example="`XPU` or `MPS` against snapshots/v2.15.0.json",
     ),
     KindRow(
         "text",

@@ -83,6 +83,11 @@ class BackendList:
     decompositions_core_except: frozenset[str] | None = None
     decompositions_form: str = ""  # how the table was read ("the hand list DEFAULT_DECOMPOSITIONS")
     name: str = ""  # the backend's NAME, when its lists were given one (`--backend NAME:KIND=PATH`)
+    # operators the backend registers one by one to a boxed CPU fallback (torch-xpu-ops'
+    # `fallback_list`, `bot.coverage.cpp.read_fallback_list`): no kernel of its own, they run on CPU;
+    # and where that list is, "path:line (KEY)"
+    cpu_fallback_ops: tuple[BackendOp, ...] = ()
+    cpu_fallback_at: str = ""
 
     @property
     def names(self) -> frozenset[str]:

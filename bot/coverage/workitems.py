@@ -11,8 +11,8 @@ operator on its own:
   the trio.
 
 What an item's operators do today, meanwhile (`today`, for the eager profile): a backend with a
-boxed CPU fallback (its kind's, `bot.coverage.kinds`, or one its sources register) runs them on CPU
-through ``at::native::cpu_fallback``, which calls the operator again on CPU tensors, so only when the
+boxed CPU fallback (its kind's, `bot.coverage.kinds`, or one its sources register; or one it registers
+for the ops of a list only, torch-xpu-ops' `fallback_list`) runs them on CPU through ``at::native::cpu_fallback``, which calls the operator again on CPU tensors, so only when the
 dispatcher has a kernel for it at the CPU key: its own or its structured delegate's, or a composite one
 that serves CPU (`bot.operators.kernels.kernel_for`; the set this derives for 2.13.0 is the one the
 dispatcher computed, tests/data/observed/reach/). Otherwise, or without a fallback, they fail on the
@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.coverage.check import Coverage, OpCoverage, falls_back
+from bot.coverage.check import Coverage, OpCoverage, runs_on_cpu
 from bot.coverage.kinds import KIND_BY_ID
 from bot.coverage.names import first_registered
 from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
@@ -124,7 +124,7 @@ def has_cpu_kernel(rec: OpRecord) -> bool:
 def _today(cov: Coverage, records: Mapping[str, OpRecord], names: tuple[str, ...]) -> Today | None:
     if cov.profile != "eager":
         return None
-    if falls_back(cov) and all(has_cpu_kernel(records[n]) for n in names):
+    if all(runs_on_cpu(cov, n) and has_cpu_kernel(records[n]) for n in names):
         return "cpu_fallback"
     return "fails"
 

@@ -135,7 +135,17 @@ def read_xpu(text: str, path: str) -> BackendList:
     ops = [
         BackendOp(name, line, path, "supported", kernel_form=_form(name in symint)) for name, line in names
     ]
-    return BackendList("xpu", path, tuple(ops))
+    return BackendList("xpu", path, tuple(ops), warnings=(XPU_MOVED.format(path=path),))
+
+
+# torch-xpu-ops generated its registrations from this yaml until 229a887 (2024-09-26) and deleted its
+# yaml/ folder in 08c2910 (2026-06-17): XPU's kernels are PyTorch's own `XPU:` entries since, and what
+# XPU lacks runs on CPU by the `fallback_list` of its XPUFallback.cpp (`bot.coverage.cpp`).
+XPU_MOVED = (
+    "{path}: torch-xpu-ops deleted xpu_functions.yaml in June 2026 (08c2910); XPU's kernels now live in "
+    "PyTorch's own XPU: entries: use --backend xpu:dispatch=XPU, and "
+    "--backend xpu:xpu-fallback=src/ATen/native/xpu/XPUFallback.cpp for the ops it runs on CPU"
+)
 
 
 def _version_key(text: str, *, path: str, line: int) -> tuple[int, ...]:

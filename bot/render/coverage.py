@@ -154,6 +154,10 @@ class CoverageView:
     old_alerts: int = 0  # with --base: alerts the base already raised, left out of the graded lists
     fallback: str = ""  # where the backend's boxed fallback is registered, "" when it has none
     fails: int = 0  # of the gap, the ops the fallback cannot run: PyTorch has no CPU kernel for them
+    # the list of ops the backend runs on CPU one by one (torch-xpu-ops' fallback_list), "" when none,
+    # and how many of the gap it runs there (listed, with a CPU kernel); the rest of the gap fails
+    cpu_fallback_at: str = ""
+    listed_on_cpu: int = 0
     roots: tuple[str, ...] = ()  # the files or trees the backend's lists were read from
     # the stale entries split: upstream removed them (name, path, line, the last release that had
     # them), or no release from 1.9 on ever registered them (a TorchScript built-in, a typo)
@@ -257,6 +261,12 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         old_alerts=0 if change is None else change.old_alerts,
         fallback=cov.fallback or "",
         fails=fails,
+        cpu_fallback_at=cov.cpu_fallback_at,
+        listed_on_cpu=sum(
+            1
+            for o in uncovered
+            if o.name in cov.cpu_fallback_ops and o.name in records and has_cpu_kernel(records[o.name])
+        ),
         roots=cov.roots or (cov.backend_path,),
         stale_removed=tuple(
             (op.name, op.path, op.line, last)
