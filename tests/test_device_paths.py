@@ -9,11 +9,16 @@ import json
 from pathlib import Path
 
 import pytest
+from clirun import Opdrift
+from goldens import check_golden, updating
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 from bot import pipeline
 from bot.coverage.backends import read_backend
 from bot.coverage.check import Coverage, compute_coverage
-from bot.coverage.workitems import has_cpu_kernel, model_usage, work_items
+from bot.coverage.firstwork import first_work
+from bot.coverage.workitems import cpu_only, has_cpu_kernel, model_usage, work_items
 from bot.model import Snapshot
 from bot.render.rank import work_item_rank_key
 from bot.usage.device import SUBSTITUTIONS, device_key, on_device
@@ -115,3 +120,70 @@ def test_the_first_40_items_hold_what_common_models_send_to_dlprims_fallback(
     ):
         sent = {op for op, users in usage.counts["eager_training"].items() if model in users} & lacking
         assert sent and sent <= first, (model, sorted(sent - first))
+
+
+def test_first_work_lets_the_most_models_run_without_fallback_step_by_step(
+    dlprim: Coverage, snap: Snapshot, dlprim_src: Path, opdrift: Opdrift, request: pytest.FixtureRequest
+) -> None:
+    ranked = sorted(work_items(dlprim, snap), key=work_item_rank_key)
+    usage = model_usage(dlprim, read_table("2.14.1"))
+    fw = first_work(ranked, usage, ("eager_inference", "eager_training"), snap)
+    # clip_grad_norm_'s linalg_vector_norm is in every training step: no model runs without fallback yet
+    assert fw.of == 51 and fw.start == 0 and fw.steps[-1].runs == 51
+    assert fw.steps[0].items == ("linalg_vector_norm.out",)
+    runs = [s.runs for s in fw.steps]
+    assert runs == sorted(runs) and all(s.unblocks for s in fw.steps)
+    # each step's count is the models whose every lacking op is written by then
+    lacking = {n: i.name for i in ranked for n in (i.name, *i.members)}
+    written: set[str] = set()
+    for step in fw.steps:
+        written |= set(step.items)
+        free = [
+            m
+            for m in usage.recorded("eager_inference") + usage.recorded("eager_training")
+            if all(
+                lacking[op] in written or cpu_only(snap.operators[op])
+                for p in ("eager_inference", "eager_training")
+                for op, users in usage.counts[p].items()
+                if m in users and op in lacking
+            )
+        ]
+        assert len(set(free)) == step.runs
+    lstm = next(s for s in fw.steps if "lstm_lm" in s.unblocks)
+    assert set(lstm.items) == {"_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl"}
+    # the maintainer's report: a golden of dlprim's Markdown, and the JSON against its schema
+    run = opdrift(
+        "coverage",
+        "--backend",
+        f"cpp={dlprim_src}",
+        str(ROOT / "snapshots" / "v2.14.1.json"),
+        "--format",
+        "markdown",
+    )
+    assert run.code == 0, run.err
+    text = run.out.replace(str(dlprim_src), "DLPRIM/src")
+    assert "### First work: 10 kernels to write, and 0 → 30 of 51 models run without fallback" in text
+    check_golden("coverage-dlprim-2.14.1.md", text, updating(request))
+    doc = json.loads(
+        opdrift(
+            "coverage",
+            "--backend",
+            f"cpp={dlprim_src}",
+            str(ROOT / "snapshots" / "v2.14.1.json"),
+            "--format",
+            "json",
+        ).out
+    )
+    first = doc["backends"][0]["first_work"]
+    assert first["models"] == 51 and len(first["steps"]) == len(fw.steps)
+    assert first["steps"][0] == {
+        "items": ["linalg_vector_norm.out"],
+        "unblocks": list(fw.steps[0].unblocks),
+        "runs": 14,
+    }
+    schemas = {
+        n: json.loads((ROOT / "schemas" / f"{n}.schema.json").read_text(encoding="utf-8"))
+        for n in ("snapshot", "drift", "coverage")
+    }
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas.values())
+    Draft202012Validator(schemas["coverage"], registry=registry).validate(doc)
