@@ -16,7 +16,7 @@ from referencing import Registry, Resource
 from bot import pipeline
 from bot.coverage.backends import read_backend
 from bot.coverage.check import Coverage, compute_coverage
-from bot.coverage.workitems import WorkItem, cpu_only, work_items
+from bot.coverage.workitems import WorkItem, cpu_only, model_usage, work_items
 from bot.model import Snapshot
 from bot.render.rank import work_item_rank_key
 from bot.usage.models import read_table
@@ -41,10 +41,10 @@ def mps(snap_2141: Snapshot) -> Coverage:
     return compute_coverage(snap_2141, read_backend("dispatch", "MPS"))
 
 
-def _direct(item: WorkItem, snap: Snapshot) -> set[str]:
+def _direct(item: WorkItem, snap: Snapshot, coverage: Coverage | None = None) -> set[str]:
     """The models of the 2.14.1 table that dispatch any of the item's ops on an eager path, counted
-    with the table's own `used_by`, CPU-only ops aside."""
-    table = read_table("2.14.1")
+    with the table's own `used_by`, CPU-only ops aside, as the backend's device receives them."""
+    table = model_usage(coverage, read_table("2.14.1")) if coverage is not None else read_table("2.14.1")
     return {
         m
         for n in (item.name, *item.members)
@@ -63,14 +63,20 @@ def test_an_items_model_counts_are_the_tables(dlprim: Coverage, snap_2141: Snaps
     for item in items:
         assert item.models is not None and item.models.release == "2.14.1"
         assert item.models.of == len(everyone) == 51
-        users = _direct(item, snap_2141)
+        users = _direct(item, snap_2141, dlprim)
         assert item.models.used_by == len(users), item.name
         assert set(item.models.names) <= users and len(item.models.names) == min(3, len(users))
     norm = next(i for i in items if i.name == "linalg_vector_norm.out")
     # clip_grad_norm_ in every training step calls it
     assert norm.models is not None and norm.models.used_by == 51
-    # dlprim's CPU fallback runs what the models use: nothing it lacks breaks a model of the corpus
-    assert all(i.models is not None and not i.models.breaks for i in items)
+    # dlprim's CPU fallback runs what the models use on the CPU; what breaks them is what its device
+    # dispatches instead, which has no CPU kernel (bot.usage.device, tests/test_device_paths.py)
+    assert {i.name for i in items if i.models is not None and i.models.breaks} == {
+        "_thnn_fused_lstm_cell",
+        "_thnn_fused_lstm_cell_backward_impl",
+        "_thnn_fused_gru_cell",
+        "_thnn_fused_gru_cell_backward",
+    }
 
 
 def test_model_breaking_items_lead_then_used_ones_then_todays_order(

@@ -27,6 +27,7 @@ decompositions call (the in-degree of the ``decomposes_to`` facet over the snaps
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -41,6 +42,7 @@ from bot.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import Binding, KernelForm, kernel_signature, plain_kernels_accepted
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
+from bot.usage.device import device_key, on_device
 from bot.usage.models import ModelTableError, ModelUsage, Status, UsageChoice, paths_for, usage_for
 from bot.work.engine import scope
 
@@ -143,6 +145,15 @@ def model_choice(torch_version: str | None) -> UsageChoice | None:
         return usage_for(torch_version)
     except ModelTableError:
         return None
+
+
+def model_usage(cov: Coverage, usage: ModelUsage) -> ModelUsage:
+    """USAGE as COV's backend receives it: on an eager backend's device, what the models dispatch
+    there instead of the CPU's choices (`bot.usage.device`: ``nn.LSTM`` calls ``_thnn_fused_lstm_cell``)."""
+    if cov.profile != "eager":
+        return usage
+    key = device_key(cov.backend_kind, cov.backend_path)
+    return dataclasses.replace(usage, counts=on_device(usage.counts, key))
 
 
 def models_recorded(usage: ModelUsage, paths: tuple[str, ...]) -> tuple[str, ...]:
@@ -296,6 +307,7 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
     in_degree = decomposition_in_degree(snapshot)
     choice = model_choice(version)
     paths = model_paths(cov)
+    usage = None if choice is None else model_usage(cov, choice.usage)
     items = []
     for lead in sorted(members):
         rec = records[lead]
@@ -323,9 +335,9 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
                 scope=scope(rec),
                 today=today,
                 models=None
-                if choice is None
+                if usage is None
                 else model_reach(
-                    choice.usage,
+                    usage,
                     paths,
                     (lead, *group),
                     today,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
+from bot.coverage.firstwork import FirstWork, first_work, first_work_json
 from bot.coverage.names import last_registered
 from bot.coverage.workitems import (
     ModelReach,
@@ -24,6 +25,7 @@ from bot.coverage.workitems import (
     has_cpu_kernel,
     model_choice,
     model_paths,
+    model_usage,
     models_recorded,
     work_items,
 )
@@ -49,6 +51,8 @@ LIST_CAP = 200
 ALERT_CAP = 50
 # Work items shown in full (why, C++ declaration, schema: four lines each); the rest one line each.
 ITEM_DETAIL_CAP = 12
+# First-work steps the text and Markdown show (the JSON gives every step).
+FIRST_STEPS = 8
 # What a Markdown report must fit: a GitHub comment or issue body, with room for what a poster adds.
 MARKDOWN_LIMIT = 65_536 - 1_000
 
@@ -188,6 +192,11 @@ class CoverageView:
     models_count: int = 0
     models_caveat: Safe = _NO_TEXT
     models_paths: tuple[str, ...] = ()
+    # the fewest items that let the most models run without fallback (`bot.coverage.firstwork`), None
+    # without model data; `first_steps` those shown, `first_items` how many items they write
+    first_work: FirstWork | None = None
+    first_steps: tuple[tuple[tuple[str, ...], tuple[str, ...], int], ...] = ()
+    first_items: int = 0
 
 
 def _change(change: CoverageChange | None) -> GapChange | None:
@@ -239,6 +248,8 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         if export
         else ("need a kernel", "needs a kernel")
     )
+    fw = None if choice is None else first_work(items, model_usage(cov, choice.usage), paths, head)
+    shown_steps = () if fw is None else fw.upto(FIRST_STEPS)
     return CoverageView(
         kind=cov.backend_kind,
         path=cov.backend_path,
@@ -294,6 +305,9 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         models_count=0 if choice is None else len(models_recorded(choice.usage, paths)),
         models_caveat=Safe("" if choice is None else choice.caveat()),
         models_paths=paths,
+        first_work=fw,
+        first_steps=tuple((s.items, s.unblocks, s.runs) for s in shown_steps),
+        first_items=sum(len(s.items) for s in shown_steps),
     )
 
 
@@ -528,6 +542,7 @@ def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
                     "schema_alert_counts": alert_counts_json(view.counts),
                     "work_items": work_items_json(cov, head),
                     "model_data": model_data_json(view),
+                    "first_work": first_work_json(view.first_work),
                 }
                 for (cov, change), view in zip(results, views, strict=True)
             ],
