@@ -168,3 +168,56 @@ def test_a_hostile_source_runs_no_script(browser: WebDriver, tmp_path: Path) -> 
     assert '<img src=x onerror="window.pwned=2">' in browser.find_element(By.TAG_NAME, "main").text
     index = json.loads((out / "data" / "ops.json").read_text())
     assert any('<img src=x onerror="window.pwned=2">' in op["t"] for op in index["ops"])
+
+
+def _column(driver: WebDriver, key: str) -> list[object]:
+    """The visible rows' values of the index row's KEY, in the order the table shows them."""
+    return list(
+        driver.execute_script(
+            "const ops = JSON.parse(document.getElementById('ops-data').textContent).ops;"
+            "return [...document.querySelectorAll('#ops tbody tr')].filter(r => !r.hidden)"
+            f".map(r => ops[Number(r.dataset.i)]['{key}'])"
+        )
+    )
+
+
+def _models(driver: WebDriver) -> list[int | None]:
+    return [m if isinstance(m, int) else None for m in _column(driver, "m")]
+
+
+def _names(driver: WebDriver) -> list[str]:
+    return [str(n) for n in _column(driver, "n")]
+
+
+def test_the_models_column_sorts_and_the_order_is_linked(browser: WebDriver, site: Path) -> None:
+    _open(browser, site / "index.html")
+    header = browser.find_element(By.CSS_SELECTOR, 'th[data-sort="m"]')
+    header.find_element(By.TAG_NAME, "button").click()
+    most = _models(browser)
+    known = [m for m in most if m is not None]
+    # most models first; an operator newer than the model table ("new", null) last
+    assert known == sorted(known, reverse=True) and known[0] == 51
+    assert most[: len(known)] == known and set(most[len(known) :]) <= {None}
+    assert header.get_attribute("aria-sort") == "descending"
+    rows = browser.find_elements(By.CSS_SELECTOR, "#ops tbody tr:not([hidden])")
+    assert rows[0].find_elements(By.TAG_NAME, "td")[3].text == "51"
+    assert browser.current_url.endswith("#sort=-m")
+    header.find_element(By.TAG_NAME, "button").click()
+    fewest = [m for m in _models(browser) if m is not None]
+    assert fewest == sorted(known) and header.get_attribute("aria-sort") == "ascending"
+    # the filters still apply to the sorted rows
+    browser.find_element(By.ID, "q").send_keys("conv")
+    assert all("conv" in n for n in _names(browser))
+    assert [m for m in _models(browser) if m is not None] == sorted(
+        m for m in _models(browser) if m is not None
+    )
+    # a link keeps the order and the filters
+    browser.get((site / "index.html").as_uri() + "#sort=-m&q=conv")
+    browser.refresh()
+    linked = [m for m in _models(browser) if m is not None]
+    assert linked == sorted(linked, reverse=True) and all("conv" in n for n in _names(browser))
+    # the name header puts the page's own order back
+    browser.find_element(By.CSS_SELECTOR, 'th[data-sort="n"] button').click()
+    names = _names(browser)
+    assert names == sorted(names)
+    assert [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"] == []  # type: ignore[no-untyped-call]

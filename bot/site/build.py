@@ -12,6 +12,7 @@ from datetime import datetime
 from itertools import pairwise
 
 from bot.coverage.check import Coverage
+from bot.coverage.workitems import model_choice
 from bot.dispatchkeys import COMPOSITE_KEYS
 from bot.drift.changes import Change, compute_drift
 from bot.drift.needs import ProfileNeeds
@@ -35,6 +36,7 @@ from bot.site.model import (
     SiteRelease,
     file_name,
 )
+from bot.site.usage import backend_work, model_source, op_models
 from bot.taxonomy.buckets import BUCKETS
 from bot.taxonomy.counts import count_by_bucket
 from bot.versions import TorchVersion, parse_version
@@ -276,6 +278,8 @@ def build_site(
             newest[base] = i
     needs = [ProfileNeeds(s.operators, version=s.meta.torch_version) for s in snapshots]
     last = len(snapshots) - 1
+    # The table of the last SOURCE's release (or the nearest one's) speaks for the operators in it.
+    choice = model_choice(snapshots[-1].meta.torch_version)
     ops: list[OpPage] = []
     for base in sorted(newest):
         i = newest[base]
@@ -319,6 +323,9 @@ def build_site(
                 profiles=tuple(p for p in PROFILES if any(p in o.profiles for o in overloads)),
                 coverage=summary,
                 commits=touched_by.get(base, ()),
+                models=op_models(choice.usage, (r.name for r in recs))
+                if choice is not None and on_now
+                else None,
             )
         )
     growth = (
@@ -333,6 +340,8 @@ def build_site(
         _gaps(snapshots[-1], coverages),
         len(snapshots[-1].operators),
         history=points is not None,
+        models=model_source(choice) if choice is not None else None,
+        work=tuple(backend_work(spec, cov, snapshots[-1]) for spec, cov in coverages),
     )
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bot.site.model import Event, OpPage, Overload, Site
+from bot.site.model import Event, ModelSource, OpModels, OpPage, Overload, Site
 
 FORMAT_VERSION = 1
 
@@ -21,6 +21,7 @@ def index_row(op: OpPage) -> dict[str, object]:
         "o": len(op.overloads),
         "g": 0 if op.present else 1,
         "v": {s.backend: [s.covered, s.total] for s in op.coverage},
+        "m": None if op.models is None or op.models.no_data_yet else op.models.used_by,
     }
 
 
@@ -42,8 +43,36 @@ def index_json(site: Site) -> dict[str, object]:
             "o": "overloads",
             "g": "1 when gone from the last release",
             "v": "backend → [covered, overloads]",
+            "m": "models of the corpus that dispatch it on any path; null: no model data (gone, newer than "
+            "the model table, or no table)",
         },
+        "models": _source(site.models),
         "ops": [index_row(op) for op in site.ops],
+    }
+
+
+def _source(m: ModelSource | None) -> dict[str, object] | None:
+    return None if m is None else {"release": m.release, "caveat": m.caveat or None, "models": m.of}
+
+
+def _models(m: OpModels | None) -> dict[str, object] | None:
+    if m is None:
+        return None
+    return {
+        "release": m.release,
+        "used_by": m.used_by,
+        "of": m.of,
+        "no_data_yet": m.no_data_yet,
+        "paths": {
+            p.path: {
+                "used_by": p.used_by,
+                "of": p.of,
+                "no_data_yet": p.no_data_yet,
+                "models": list(p.names),
+                "overloads": dict(p.overloads),
+            }
+            for p in m.paths
+        },
     }
 
 
@@ -122,6 +151,9 @@ def op_json(op: OpPage) -> dict[str, object]:
         "overloads": [_overload(o) for o in op.overloads],
         "history": [_event(e) for e in op.events],
         "coverage": {s.backend: {"covered": s.covered, "overloads": s.total} for s in op.coverage},
+        # which models of the corpus dispatch it, per path (`bot.usage.models`); null when not in the
+        # last release or no model table answers for it (index.json's "models" names the table)
+        "models": _models(op.models),
         "commits": [
             {"sha": c.sha, "date": c.date, "subject": c.subject, "pr": c.pr, "tag": c.tag} for c in op.commits
         ],

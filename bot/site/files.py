@@ -5,9 +5,11 @@ from __future__ import annotations
 import importlib.resources
 import json
 
+from bot.site.coverage_page import coverage_page
 from bot.site.export import index_json, op_json
+from bot.site.growth import growth_page
 from bot.site.model import Site
-from bot.site.pages import coverage_page, growth_page, index_page, op_page
+from bot.site.pages import index_page, op_page
 
 ASSETS = ("site.js", "site.css")
 

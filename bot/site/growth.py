@@ -1,4 +1,5 @@
-"""The growth chart: base operators per bucket over releases, a stacked-bar SVG drawn at build time.
+"""The growth page and its chart: base operators per bucket over releases, a stacked-bar SVG drawn at
+build time.
 
 The seed post's 2021 figures stand first, hatched, so the chart answers the post's question of where
 the operators come from, over time. Only numbers and bucket labels reach the markup, escaped.
@@ -8,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.site.html import Markup, el, join
-from bot.site.model import Growth
-from bot.taxonomy.buckets import CORE_BUCKETS, LABELS, TOP_BUCKETS
+from bot.site.html import Markup, el, join, page
+from bot.site.model import Growth, Site
+from bot.site.parts import generated, label
+from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
 
 # The post's eight groups, bottom to top: core (its sub-buckets summed), then the others.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -108,4 +110,73 @@ def chart(points: Sequence[Growth]) -> Markup:
             "class": "growth",
         },
         join(parts),
+    )
+
+
+def growth_page(site: Site) -> str:
+    points = site.growth
+    groups = [g for g, _ in GROUPS]
+
+    def group_value(counts: tuple[tuple[str, int], ...], members: tuple[str, ...]) -> int:
+        found = dict(counts)
+        return sum(found.get(b, 0) for b in members)
+
+    table = el(
+        "table",
+        {"class": "growth"},
+        el(
+            "thead",
+            {},
+            el(
+                "tr",
+                {},
+                el("th", {}, "source"),
+                [el("th", {}, label(g)) for g in groups],
+                el("th", {}, "total"),
+            ),
+        ),
+        el(
+            "tbody",
+            {},
+            [
+                el(
+                    "tr",
+                    {"class": "seed" if p.seed else None},
+                    el("td", {}, p.label),
+                    [el("td", {"class": "num"}, group_value(p.counts, members)) for _, members in GROUPS],
+                    el("td", {"class": "num"}, sum(n for _, n in p.counts)),
+                )
+                for p in points
+            ],
+        ),
+    )
+    body = join(
+        el("h1", {}, "Where the operators come from, over time"),
+        _growth_summary(points),
+        el(
+            "p",
+            {},
+            "Base operators per bucket in each source. The first bar is the 2021 post's own count "
+            "(PyTorch master between 1.9 and 1.10), for comparison with the classifier's.",
+        ),
+        chart(points),
+        table,
+    )
+    return page("Growth of the ATen operator surface", body, root="", generated=generated(site))
+
+
+def _growth_summary(points: tuple[Growth, ...]) -> Markup | None:
+    """One sentence: how many base operators the releases added, and which buckets they went to."""
+    releases = [p for p in points if not p.seed]
+    if len(releases) < 2:
+        return None
+    first, last = dict(releases[0].counts), dict(releases[-1].counts)
+    grown = sorted(((last.get(b, 0) - first.get(b, 0), b) for b in BUCKETS), reverse=True)
+    top = [f"{label(b)} {delta:+d}" for delta, b in grown[:3] if delta > 0]
+    total = sum(last.values()) - sum(first.values())
+    return el(
+        "p",
+        {"class": "summary"},
+        f"From {releases[0].label} to {releases[-1].label}: {total:+d} base operators in all",
+        f"; the buckets that grew most: {', '.join(top)}." if top else ".",
     )

@@ -6,6 +6,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from bot.coverage.workitems import WorkItem
 from bot.history.attribution import Attribution
 from bot.model import Facets
 from bot.schema.codes import Detail
@@ -98,6 +99,59 @@ class BackendSummary:
 
 
 @dataclass(frozen=True)
+class PathModels:
+    """One base operator on one path of the model corpus (`bot.usage.models`): ``used_by`` of ``of``
+    models dispatch at least one of its overloads there. ``no_data_yet``: none does and one of its
+    overloads is newer than the table's release, so the table cannot say "none"."""
+
+    path: str
+    used_by: int
+    of: int
+    names: tuple[str, ...]  # every model that dispatched it, most calls first
+    overloads: tuple[tuple[str, int], ...]  # the overloads dispatched, with how many models each
+    no_data_yet: bool = False
+
+
+@dataclass(frozen=True)
+class OpModels:
+    """One base operator against the model table: per path, and on any path (the index's column)."""
+
+    paths: tuple[PathModels, ...]
+    used_by: int  # models that dispatch it on any path
+    of: int  # models with a run on any path
+    release: str  # the table's torch release
+    no_data_yet: bool = False
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """The model table the site's "used by N of M models" come from."""
+
+    release: str  # the table's torch release
+    caveat: str  # "torch 2.15.0 has no table of its own"; "" when it has
+    of: int  # models with a run on any path
+
+
+@dataclass(frozen=True)
+class WorkRow:
+    """One work item of a backend's coverage, with the page of the base operator it belongs to."""
+
+    item: WorkItem
+    file: str
+
+
+@dataclass(frozen=True)
+class BackendWork:
+    """A backend's first work: the top items of `opdrift coverage`'s ranked list (those every backend
+    needs), of how many."""
+
+    backend: str
+    rows: tuple[WorkRow, ...]
+    total: int
+    paths: tuple[str, ...]  # the corpus paths that reach the backend
+
+
+@dataclass(frozen=True)
 class OpPage:
     name: str
     file: str  # the page's and the JSON's file name (without extension)
@@ -115,6 +169,7 @@ class OpPage:
     profiles: tuple[str, ...]
     coverage: tuple[BackendSummary, ...]
     commits: tuple[CommitRef, ...] = ()  # with --history: every commit that touched it, oldest first
+    models: OpModels | None = None  # present in the last SOURCE and a model table answers for it
 
 
 @dataclass(frozen=True)
@@ -145,6 +200,8 @@ class Site:
     gaps: tuple[BucketGap, ...]
     registered: int  # registered operators of the last SOURCE
     history: bool = False  # built with --history (per-commit attribution)
+    models: ModelSource | None = None  # None: no model table answers for the last SOURCE
+    work: tuple[BackendWork, ...] = ()  # per backend, in the columns' order
 
     @property
     def now(self) -> SiteRelease:

@@ -1,8 +1,9 @@
-"""The pages, each a pure function of the `Site`: index, one per base operator, coverage, growth.
+"""The index and the page of each base operator, each a pure function of the `Site` (the coverage
+page is in `coverage_page`, the growth page in `growth`).
 
 Every value from a source is passed to the builder as a plain `str` (escaped there); the only
 `Markup` here is structure this module writes, and sentences from `render.details` whose source
-parts went through `_quote`.
+parts went through `parts.quote`.
 """
 
 from __future__ import annotations
@@ -13,32 +14,17 @@ from bot.dispatchkeys import SHORT_NAMES
 from bot.render.details import describe, describe_kernel
 from bot.schema.codes import Code
 from bot.site.export import index_json
-from bot.site.growth import GROUPS, chart
-from bot.site.html import Markup, el, escape, join, json_block, page
-from bot.site.model import Cell, Event, Growth, OpPage, Overload, Site
-from bot.taxonomy.buckets import BUCKETS, LABELS
+from bot.site.html import Markup, el, join, json_block, page
+from bot.site.model import Cell, Event, OpPage, Overload, Site
+from bot.site.parts import PATH_WORDS, codes, coverage_cell, generated, label, models_cell, quote
+from bot.taxonomy.buckets import BUCKETS
 from bot.work.engine import TRAINING_ONLY
 
 PROFILES = ("eager", "functional", "export")
 # The index's column is narrow; the operator page spells the kinds out.
 SHORT_COMPOSITE = SHORT_NAMES
-
-
-def _quote(text: str) -> str:
-    return f"<code>{escape(text)}</code>"
-
-
-def _label(bucket: str) -> str:
-    return LABELS.get(bucket, bucket)
-
-
-def _codes(values: Iterable[str]) -> Markup:
-    return join([(el("code", {}, v), " ") for v in values])
-
-
-def _generated(site: Site) -> str:
-    labels = [r.label for r in site.releases]
-    return labels[0] if len(labels) == 1 else f"{labels[0]} … {labels[-1]} ({len(labels)} sources)"
+# How many models a path's row names on an operator page; the JSON names them all.
+MODEL_NAMES = 8
 
 
 def _options(element_id: str, label: str, values: Iterable[tuple[str, str]]) -> Markup:
@@ -56,14 +42,25 @@ def _options(element_id: str, label: str, values: Iterable[tuple[str, str]]) -> 
     )
 
 
-def _coverage_cell(covered: int, total: int) -> Markup:
-    if total == 0:  # every overload training-only for an export backend: nothing to serve
-        return el("td", {"class": "cov na", "title": "training-only: never in an inference graph"}, "n/a")
-    state = "full" if covered == total else "none" if covered == 0 else "part"
+def _sortable(key: str, text: str, css: str | None = None, first: str = "desc") -> Markup:
+    """A header the site's script sorts the table by (`data-sort`: the index row's key; `data-first`:
+    the direction of the first click, most first for a count)."""
     return el(
-        "td",
-        {"class": f"cov {state}", "title": f"{covered} of {total} overloads covered"},
-        f"{covered}/{total}",
+        "th",
+        {"class": css, "data-sort": key, "data-first": first},
+        el("button", {"type": "button", "class": "sort"}, text),
+    )
+
+
+def _models_note(site: Site) -> Markup | None:
+    m = site.models
+    if m is None:
+        return None
+    return join(
+        f" The models column counts the models of opdrift's corpus (of {m.of}) that dispatch an operator "
+        f"on any path, by the table of torch {m.release}",
+        f" ({m.caveat})" if m.caveat else "",
+        "; “new”: no model data yet, the operator is newer than the table.",
     )
 
 
@@ -80,7 +77,7 @@ def index_page(site: Site) -> str:
             "Search ",
             el("input", {"type": "search", "id": "q", "placeholder": "name, e.g. conv", "autofocus": True}),
         ),
-        _options("bucket", "Bucket", [(b, _label(b)) for b in BUCKETS if any(op.bucket == b for op in ops)]),
+        _options("bucket", "Bucket", [(b, label(b)) for b in BUCKETS if any(op.bucket == b for op in ops)]),
         _options("tag", "Tag", [(t, t) for t in tags]),
         _options("key", "Dispatch key", [(k, k) for k in keys]),
         _options("profile", "Must write a kernel", [(p, p) for p in PROFILES]),
@@ -109,9 +106,10 @@ def index_page(site: Site) -> str:
     head = el(
         "tr",
         {},
-        el("th", {}, "operator"),
+        _sortable("n", "operator", first="asc"),
         el("th", {}, "bucket"),
-        el("th", {}, "overloads"),
+        _sortable("o", "overloads"),
+        _sortable("m", "models", "models") if site.models is not None else None,
         el("th", {}, "tags"),
         el("th", {}, "composite"),
         el("th", {}, "kernels"),
@@ -124,12 +122,13 @@ def index_page(site: Site) -> str:
                 "tr",
                 {"data-i": i, "hidden": not op.present},
                 el("td", {}, el("a", {"href": f"ops/{op.file}.html"}, op.name)),
-                el("td", {}, _label(op.bucket)),
+                el("td", {}, label(op.bucket)),
                 el("td", {"class": "num"}, len(op.overloads)),
+                models_cell(op.models, site.models.release) if site.models is not None else None,
                 el("td", {}, ", ".join(op.tags)),
                 el("td", {}, ", ".join(SHORT_COMPOSITE.get(c, c) for c in op.composites)),
                 el("td", {}, ", ".join(op.keys)),
-                [_coverage_cell(s.covered, s.total) for s in op.coverage]
+                [coverage_cell(s.covered, s.total) for s in op.coverage]
                 if op.present
                 else [el("td", {}, "") for _ in site.backends],
             )
@@ -143,13 +142,14 @@ def index_page(site: Site) -> str:
             f"{present} base operators ({site.registered} registered) in {site.now.label}; ",
             el("a", {"href": "data/ops.json"}, "data/ops.json"),
             " has this table as JSON.",
+            _models_note(site),
         ),
         filters,
         el("p", {"class": "count"}, el("span", {"id": "shown"}, present), " shown"),
         el("table", {"id": "ops", "class": "ops"}, el("thead", {}, head), el("tbody", {}, rows)),
         json_block("ops-data", index_json(site)),
     )
-    return page(f"ATen operators in {site.now.label}", body, root="", script=True, generated=_generated(site))
+    return page(f"ATen operators in {site.now.label}", body, root="", script=True, generated=generated(site))
 
 
 def _facets(o: Overload) -> Markup:
@@ -174,9 +174,9 @@ def _facets(o: Overload) -> Markup:
             "p",
             {},
             "dispatch: ",
-            _codes(f.dispatch) if f.dispatch else "none",
+            codes(f.dispatch) if f.dispatch else "none",
             " · tags: ",
-            _codes(f.tags) if f.tags else "none",
+            codes(f.tags) if f.tags else "none",
             " · must write a kernel: ",
             ", ".join(o.profiles) or "no profile",
         ),
@@ -274,16 +274,16 @@ def _commits(op: OpPage) -> Markup:
 
 
 def _event_row(e: Event, history: bool = False) -> Markup:
-    what: list[object] = [Markup(describe(d, _quote)) for d in e.details if d.code not in _SHOWN_APART]
+    what: list[object] = [Markup(describe(d, quote)) for d in e.details if d.code not in _SHOWN_APART]
     if e.kernel_changes:
-        what.append(Markup("C++ signature: " + describe_kernel(e.kernel_changes, _quote)))
+        what.append(Markup("C++ signature: " + describe_kernel(e.kernel_changes, quote)))
     if e.kind == "renamed":
         what.insert(0, join("renamed from ", el("code", {}, e.old_name)))
     gained_lost = [
-        join("kernel keys gained: ", _codes(e.keys_gained)) if e.keys_gained else None,
-        join("kernel keys lost: ", _codes(e.keys_lost)) if e.keys_lost else None,
-        join("tags gained: ", _codes(e.tags_gained)) if e.tags_gained else None,
-        join("tags lost: ", _codes(e.tags_lost)) if e.tags_lost else None,
+        join("kernel keys gained: ", codes(e.keys_gained)) if e.keys_gained else None,
+        join("kernel keys lost: ", codes(e.keys_lost)) if e.keys_lost else None,
+        join("tags gained: ", codes(e.tags_gained)) if e.tags_gained else None,
+        join("tags lost: ", codes(e.tags_lost)) if e.tags_lost else None,
     ]
     return el(
         "tr",
@@ -314,6 +314,58 @@ def _rule_words(rule: str, via: str) -> str:
     if words is not None and via:
         return words.format(via=via)
     return rule.replace("_", " ") + (f" ({via})" if via else "")
+
+
+def _used_by(used: int, of: int, no_data_yet: bool, release: str) -> str:
+    if no_data_yet:
+        return f"no model data yet (newer than torch {release})"
+    return f"used by {used} of {of} models" if used else f"used by none of {of} models"
+
+
+def _models(site: Site, op: OpPage) -> Markup:
+    """Which models of the corpus dispatch the operator, per path (`bot.usage.models`)."""
+    source, m = site.models, op.models
+    if source is None:
+        return el("p", {}, "No model table answers for this release.")
+    if m is None:
+        return el("p", {}, f"Not in {site.now.label}.")
+    rows = [
+        el(
+            "tr",
+            {"data-path": p.path},
+            el("td", {}, PATH_WORDS.get(p.path, p.path)),
+            el("td", {}, _used_by(p.used_by, p.of, p.no_data_yet, source.release)),
+            el(
+                "td",
+                {},
+                ", ".join(p.names[:MODEL_NAMES]),
+                f", and {len(p.names) - MODEL_NAMES} more" if len(p.names) > MODEL_NAMES else "",
+            ),
+            el("td", {}, join([(el("code", {}, n), f" ({k}) ") for n, k in p.overloads])),
+        )
+        for p in m.paths
+    ]
+    return join(
+        el(
+            "p",
+            {"class": "models"},
+            _used_by(m.used_by, m.of, m.no_data_yet, source.release).capitalize(),
+            " of opdrift's corpus on any path, by the table of torch ",
+            source.release,
+            f" ({source.caveat})" if source.caveat else "",
+            ".",
+        ),
+        el(
+            "table",
+            {"class": "models"},
+            el(
+                "thead",
+                {},
+                el("tr", {}, [el("th", {}, h) for h in ("path", "used by", "models", "overloads (models)")]),
+            ),
+            el("tbody", {}, rows),
+        ),
+    )
 
 
 def op_page(site: Site, op: OpPage) -> str:
@@ -406,7 +458,7 @@ def op_page(site: Site, op: OpPage) -> str:
             "p",
             {"class": "bucket"},
             "Bucket ",
-            el("strong", {}, _label(op.bucket)),
+            el("strong", {}, label(op.bucket)),
             " by rule ",
             el("code", {}, op.rule),
             ": ",
@@ -420,187 +472,11 @@ def op_page(site: Site, op: OpPage) -> str:
         [el("h2", {"id": "commits"}, f"Commits that touched it ({len(op.commits)})"), _commits(op)]
         if op.commits
         else None,
+        el("h2", {"id": "models"}, "Models that run it"),
+        _models(site, op),
         el("h2", {"id": "coverage"}, "Coverage"),
         coverage,
         el("h2", {"id": "facets"}, "Facets of each overload"),
         [_overload_section(o) for o in op.overloads],
     )
-    return page(f"{op.name} — ATen operator", body, root="../", generated=_generated(site))
-
-
-def _core_first(op: OpPage) -> tuple[int, str]:
-    rank = 0 if "core" in op.tags else 2 if op.name.startswith("_") else 1
-    return rank, op.name
-
-
-def coverage_page(site: Site) -> str:
-    if not site.backends:
-        body = join(el("h1", {}, "Coverage"), el("p", {}, "The site was built without --backend."))
-        return page("Coverage", body, root="", generated=_generated(site))
-    gaps = {(g.bucket, g.backend): g for g in site.gaps}
-    summary = el(
-        "table",
-        {"class": "gaps", "id": "gaps"},
-        el(
-            "thead",
-            {},
-            el(
-                "tr",
-                {},
-                el("th", {}, "bucket"),
-                [el("th", {}, f"{b.name} ({b.kind}, {b.profile})") for b in site.backends],
-            ),
-        ),
-        el(
-            "tbody",
-            {},
-            [
-                el(
-                    "tr",
-                    {"data-bucket": bucket},
-                    el("td", {}, _label(bucket)),
-                    [
-                        el(
-                            "td",
-                            {"class": "num", "data-backend": b.name},
-                            f"{g.missing} of {g.total}" if g else "—",
-                        )
-                        for b in site.backends
-                        for g in [gaps.get((bucket, b.name))]
-                    ],
-                )
-                for bucket in BUCKETS
-                if any((bucket, b.name) in gaps for b in site.backends)
-            ],
-            el(
-                "tr",
-                {"class": "total", "data-bucket": "all"},
-                el("td", {}, "all buckets"),
-                [
-                    el(
-                        "td",
-                        {"class": "num", "data-backend": b.name},
-                        f"{sum(g.missing for g in site.gaps if g.backend == b.name)} of "
-                        f"{sum(g.total for g in site.gaps if g.backend == b.name)}",
-                    )
-                    for b in site.backends
-                ],
-            ),
-        ),
-    )
-    present = sorted((op for op in site.ops if op.present), key=_core_first)
-    matrix = el(
-        "table",
-        {"class": "matrix", "id": "matrix"},
-        el(
-            "thead",
-            {},
-            el(
-                "tr",
-                {},
-                el("th", {}, "operator"),
-                el("th", {}, "bucket"),
-                [el("th", {}, b.name) for b in site.backends],
-            ),
-        ),
-        el(
-            "tbody",
-            {},
-            [
-                el(
-                    "tr",
-                    {"class": "core" if "core" in op.tags else None},
-                    el("td", {}, el("a", {"href": f"ops/{op.file}.html"}, op.name)),
-                    el("td", {}, _label(op.bucket)),
-                    [_coverage_cell(s.covered, s.total) for s in op.coverage],
-                )
-                for op in present
-            ],
-        ),
-    )
-    body = join(
-        el("h1", {}, f"Coverage of {site.now.label}"),
-        el(
-            "p",
-            {},
-            "Registered operators each backend must still write a kernel for (missing of all), per bucket. "
-            "An operator PyTorch decomposes or gives a default kernel for counts as covered, as in opdrift coverage.",
-        ),
-        summary,
-        el(
-            "h2",
-            {},
-            "Every base operator: Core ATen IR first, then public, then private; covered overloads of all",
-        ),
-        matrix,
-    )
-    return page(f"Coverage of {site.now.label}", body, root="", generated=_generated(site))
-
-
-def growth_page(site: Site) -> str:
-    points = site.growth
-    groups = [g for g, _ in GROUPS]
-
-    def group_value(counts: tuple[tuple[str, int], ...], members: tuple[str, ...]) -> int:
-        found = dict(counts)
-        return sum(found.get(b, 0) for b in members)
-
-    table = el(
-        "table",
-        {"class": "growth"},
-        el(
-            "thead",
-            {},
-            el(
-                "tr",
-                {},
-                el("th", {}, "source"),
-                [el("th", {}, _label(g)) for g in groups],
-                el("th", {}, "total"),
-            ),
-        ),
-        el(
-            "tbody",
-            {},
-            [
-                el(
-                    "tr",
-                    {"class": "seed" if p.seed else None},
-                    el("td", {}, p.label),
-                    [el("td", {"class": "num"}, group_value(p.counts, members)) for _, members in GROUPS],
-                    el("td", {"class": "num"}, sum(n for _, n in p.counts)),
-                )
-                for p in points
-            ],
-        ),
-    )
-    body = join(
-        el("h1", {}, "Where the operators come from, over time"),
-        _growth_summary(points),
-        el(
-            "p",
-            {},
-            "Base operators per bucket in each source. The first bar is the 2021 post's own count "
-            "(PyTorch master between 1.9 and 1.10), for comparison with the classifier's.",
-        ),
-        chart(points),
-        table,
-    )
-    return page("Growth of the ATen operator surface", body, root="", generated=_generated(site))
-
-
-def _growth_summary(points: tuple[Growth, ...]) -> Markup | None:
-    """One sentence: how many base operators the releases added, and which buckets they went to."""
-    releases = [p for p in points if not p.seed]
-    if len(releases) < 2:
-        return None
-    first, last = dict(releases[0].counts), dict(releases[-1].counts)
-    grown = sorted(((last.get(b, 0) - first.get(b, 0), b) for b in BUCKETS), reverse=True)
-    top = [f"{_label(b)} {delta:+d}" for delta, b in grown[:3] if delta > 0]
-    total = sum(last.values()) - sum(first.values())
-    return el(
-        "p",
-        {"class": "summary"},
-        f"From {releases[0].label} to {releases[-1].label}: {total:+d} base operators in all",
-        f"; the buckets that grew most: {', '.join(top)}." if top else ".",
-    )
+    return page(f"{op.name} — ATen operator", body, root="../", generated=generated(site))

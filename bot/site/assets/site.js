@@ -1,5 +1,6 @@
-// The index's search and filters, over the JSON index embedded in the page (no framework, no network).
-// The table's rows are in the page already; this only hides those that do not match.
+// The index's search, filters and sorting, over the JSON index embedded in the page (no framework, no
+// network). The table's rows are in the page already; this only hides those that do not match, and
+// reorders them when a header with data-sort is clicked.
 "use strict";
 (function () {
   var data = document.getElementById("ops-data");
@@ -7,12 +8,16 @@
   if (!data || !table) { return; }
   var index = JSON.parse(data.textContent);
   var ops = index.ops;
-  var rows = table.tBodies[0].rows;
+  var body = table.tBodies[0];
+  // ops[i]'s row, found by its data-i: sorting moves the rows, the data keeps its order
+  var rows = [];
+  for (var r = 0; r < body.rows.length; r++) { rows[Number(body.rows[r].getAttribute("data-i"))] = body.rows[r]; }
   var shown = document.getElementById("shown");
-  var ids = ["q", "bucket", "tag", "key", "profile", "backend", "state", "status"];
+  var ids = ["q", "bucket", "tag", "key", "profile", "backend", "state", "status", "sort"];
+  var sort = "";  // "m" (ascending) or "-m" (descending): the index row's key; "" the page's order
   var inputs = {};
   ids.forEach(function (id) { inputs[id] = document.getElementById(id); });
-  function value(id) { return inputs[id] ? inputs[id].value : ""; }
+  function value(id) { return id === "sort" ? sort : inputs[id] ? inputs[id].value : ""; }
   function has(list, x) { return list.indexOf(x) !== -1; }
 
   function apply() {
@@ -44,8 +49,48 @@
     }
   }
 
-  // Filters can be linked to: index.html#bucket=view&tag=core
+  // A null (no data: a model count for an operator newer than the table) sorts last either way; ties
+  // keep the name order.
+  function compare(key, dir) {
+    return function (a, b) {
+      var x = ops[a][key], y = ops[b][key];
+      if (x === y || (x == null && y == null)) { return a - b; }
+      if (x == null) { return 1; }
+      if (y == null) { return -1; }
+      return (x < y ? -1 : 1) * dir;
+    };
+  }
+
+  var headers = table.tHead.querySelectorAll("th[data-sort]");
+  function order() {
+    var key = sort.replace(/^-/, ""), dir = sort.charAt(0) === "-" ? -1 : 1;
+    var known = false;
+    headers.forEach(function (th) {
+      var mine = th.getAttribute("data-sort") === key;
+      known = known || mine;
+      if (mine) { th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending"); } else { th.removeAttribute("aria-sort"); }
+    });
+    if (!known) { sort = ""; }
+    var idx = ops.map(function (_, i) { return i; });
+    if (sort) { idx.sort(compare(key, dir)); }
+    var frag = document.createDocumentFragment();
+    idx.forEach(function (i) { frag.appendChild(rows[i]); });
+    body.appendChild(frag);
+  }
+  headers.forEach(function (th) {
+    th.querySelector("button").addEventListener("click", function () {
+      var key = th.getAttribute("data-sort");
+      var first = th.getAttribute("data-first") === "desc" ? "-" + key : key;
+      var flipped = sort.charAt(0) === "-" ? key : "-" + key;
+      sort = sort.replace(/^-/, "") === key ? flipped : first;
+      order();
+      apply();
+    });
+  });
+
+  // Filters and the order can be linked to: index.html#bucket=view&tag=core&sort=-m
   var start = new URLSearchParams(window.location.hash.slice(1));
+  if (start.has("sort")) { sort = start.get("sort"); order(); }
   ids.forEach(function (id) {
     if (inputs[id] && start.has(id)) { inputs[id].value = start.get(id); }
     if (inputs[id]) { inputs[id].addEventListener(id === "q" ? "input" : "change", apply); }
