@@ -40,11 +40,13 @@ def test_downstream_manual_issue_reads_the_tracked_snapshot_from_its_branch(
     git(state, "push", "-q", "origin", "opdrift-state")
     tracked = git(site.origin, "rev-parse", "opdrift-state")
     payload = {
-        "inputs": {"pytorch-ref": "v2.14.1", "base-snapshot": "snapshots/main.json", "post-issue": True}
+        "inputs": {"pytorch-ref": "v2.14.1", "base-snapshot": "snapshots/main.json", "post-issue": "true"}
     }
     log = run_act(site, github_server, "workflow_dispatch", "manual-drift.yml", payload)
     assert f"snapshots/main.json from opdrift-state at {tracked[:12]}" in log, log[-4000:]
-    (issue,) = [i for i in github_server.issues(BACKEND) if "manual run" in str(i["title"])]
+    issues = github_server.issues(BACKEND)
+    assert len(issues) == 1, ([i["title"] for i in issues], log[-6000:])
+    (issue,) = issues
     body = str(issue["body"])
     assert "2.14.1" in body and "2.13.0" not in body, body[:2000]
     # Nothing pushed: the manual run refreshes nothing.
