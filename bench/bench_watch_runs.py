@@ -253,9 +253,13 @@ def main(argv: list[str] | None = None) -> int:
             for hour in range(1, a.attack_runs + 1):
                 if hour > 1:
                     for k, number in enumerate(forks):
-                        fake.update_pull(UPSTREAM, number, sha=world.head(f"fork-{hour}-{k}", world.real_blob))
+                        fake.update_pull(
+                            UPSTREAM, number, sha=world.head(f"fork-{hour}-{k}", world.real_blob)
+                        )
                     for k, number in enumerate(big):
-                        fake.update_pull(UPSTREAM, number, sha=world.head(f"big-{hour}-{k}", None, extra=3000))
+                        fake.update_pull(
+                            UPSTREAM, number, sha=world.head(f"big-{hour}-{k}", None, extra=3000)
+                        )
                 one("attack", hour, pushed)
     finally:
         fake.stop()
