@@ -357,6 +357,9 @@ def run_act(
     for pin, local in pins(path).items():
         # act resolves `uses:` against GITHUB_SERVER_URL, which points at the local origins here.
         argv += ["--local-repository", f"file://{site.origins}/{pin}={local}"]
+    # GitHub adds a deprecation notice to the Link of some answers, before the pages (PyGithub's
+    # replay data): every act run meets it, so no client of a workflow takes it for a page.
+    fake.deprecation_links = True
     # The token can do what the workflow's jobs ask in `permissions:` (their union: one token serves
     # every job of the run), in the repository act runs for: a call they do not cover answers 403.
     fake.add_token(

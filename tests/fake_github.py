@@ -73,6 +73,7 @@ class Fault:
     # Perform the request first, then answer with the fault: the server-side write happened but the
     # client sees an error, which is the case that breeds duplicate comments.
     after_apply: bool = False
+    delay: float = 0.0  # seconds the answer takes (a slow 5xx), the server's lock released
 
 
 @dataclass(frozen=True)
@@ -310,6 +311,9 @@ class FakeGitHub:
         self.hooks: list[tuple[re.Pattern[str], Callable[[], None]]] = []
         self.stopping = threading.Event()
         self.blobs: dict[str, bytes] = {}  # blob sha → content, across repositories
+        # blob sha → the size git trees announce for it instead of its content's (a 64 MB file a
+        # client must refuse from the tree alone, without the fake holding 64 MB)
+        self.blob_sizes: dict[str, int] = {}
         # git/trees: a made-up tree sha → (commit sha, directory) it lists; entries a test adds to every
         # recursive listing (a symlink, a submodule, a path with ``..``: what a hostile tree holds)
         self.trees: dict[str, tuple[str, str]] = {}
@@ -648,14 +652,17 @@ class FakeGitHub:
         headers: Mapping[str, str] | None = None,
         message: str = "Server Error",
         after_apply: bool = False,
+        delay: float = 0.0,
     ) -> None:
-        """Script the next `times` requests whose path (prefix stripped) matches to answer `status`."""
+        """Script the next `times` requests whose path (prefix stripped) matches to answer `status`,
+        each after DELAY seconds."""
         with self._lock:
             self.faults.append(
                 Fault(
-                    method, re.compile(path_regex), status, times, dict(headers or {}), message, after_apply
+                    method, re.compile(path_regex), status, times, dict(headers or {}), message, after_apply,
+                    delay,
                 )
-            )
+            )  # fmt: skip
 
     def misbehave(
         self, method: str | None, path_regex: str, behaviour: Misbehaviour, *, times: int = 1_000_000
@@ -780,6 +787,8 @@ class FakeGitHub:
             self.requests.append(Recorded(method, shown, dict(headers), body, status, size))
             if RECORDER is not None and fault is None and scripted is None:
                 RECORDER.add(method, shown, status, payload)
+        if fault is not None and fault.delay:
+            time.sleep(fault.delay)  # outside the lock: the other requests go on meanwhile
         if isinstance(scripted, EndlessPages):
             extra = {
                 **extra,
@@ -1097,7 +1106,7 @@ class FakeGitHub:
                                              "sha": tree_sha(prefix + sub)})  # fmt: skip
             if recursive or len(parts) == 1:
                 entries[rel] = {"path": rel, "mode": "100644", "type": "blob", "sha": oid,
-                                "size": len(self.blobs[oid])}  # fmt: skip
+                                "size": self.blob_sizes.get(oid) or len(self.blobs[oid])}  # fmt: skip
         for entry in entries.values():
             kind = "trees" if entry["type"] == "tree" else "blobs"
             entry["url"] = f"{self.api_url}/repos/{repo.full_name}/git/{kind}/{entry['sha']}"

@@ -469,9 +469,16 @@ def test_weekly_workflow_reads_only_the_three_files() -> None:
     push = next(i for i, s in enumerate(job["steps"]) if "opdrift push-snapshot" in s.get("run", ""))
     assert ids.index("drift") < push, "push only after the action posted and committed"
     assert job["steps"][push]["if"] == "steps.drift.outputs.committed != ''"
+    # The tracked snapshot lives on opdrift-state, never pushed to the (protected) default branch.
+    drift = job["steps"][ids.index("drift")]["with"]
+    assert "'snapshots/main.json') == 'snapshots/main.json' && 'opdrift-state'" in drift["snapshot-branch"]
+    run = job["steps"][push]["run"]
+    assert "GITHUB_REF_NAME" not in run and "--branch opdrift-state" in run and '--dir "$SNAPSHOT_DIR"' in run
+    assert job["steps"][push]["env"]["SNAPSHOT_DIR"] == "${{ steps.drift.outputs.snapshot-dir }}"
     # A manual run refreshes the tracked snapshot only for upstream main, reported to this repository.
-    refresh = job["steps"][ids.index("drift")]["with"]["refresh-snapshot"]
+    refresh = drift["refresh-snapshot"]
     for condition in (
+        "(inputs.base-snapshot || 'snapshots/main.json') == 'snapshots/main.json'",
         "(inputs.pytorch-repository || 'pytorch/pytorch') == 'pytorch/pytorch'",
         "(inputs.pytorch-ref || 'main') == 'main'",
         "(inputs.target-repository || github.repository) == github.repository",
@@ -520,10 +527,13 @@ def test_the_site_is_built_from_the_pushed_snapshots_and_only_its_deploy_job_may
     assert site["needs"] == "weekly" and site["permissions"] == {"contents": "read"}
     assert deploy["needs"] == "site" and deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert jobs["weekly"]["permissions"].keys().isdisjoint({"pages", "id-token"})
-    checkout = site["steps"][0]
-    assert checkout["with"]["ref"] == "${{ github.ref_name }}"
+    checkout, state = site["steps"][0], site["steps"][1]
+    assert checkout["with"]["ref"] == "${{ github.ref_name }}"  # the release snapshots and the docs
+    assert (state["with"]["ref"], state["with"]["path"]) == ("opdrift-state", "opdrift-state")
     build = next(s for s in site["steps"] if "opdrift site" in s.get("run", ""))
-    assert "-o _site" in build["run"] and "snapshots/main.json" in build["run"]
+    # The tracked snapshot as the weekly job pushed it, not the default branch's seed.
+    assert "-o _site" in build["run"] and " opdrift-state/snapshots/main.json" in build["run"]
+    assert " snapshots/main.json" not in build["run"]
     uses = [s["uses"] for job in (site, deploy) for s in job["steps"] if "uses" in s]
     assert any(u.startswith("actions/upload-pages-artifact@") for u in uses)
     assert any(u.startswith("actions/deploy-pages@") for u in uses)
@@ -540,6 +550,12 @@ def test_the_manual_summary_run_holds_no_write_permission() -> None:
         modes[mode] = job
         writes = {k for k, v in job["permissions"].items() if v == "write"}
         assert writes == ({"issues"} if mode == "manual-issue" else set()), (mode, writes)
+        # The tracked snapshot is read from the branch the weekly workflow keeps it on (the default
+        # branch holds only the seed), read only.
+        assert action["with"]["snapshot-branch"] == (
+            "${{ inputs.base-snapshot == 'snapshots/main.json' && 'opdrift-state' || '' }}"
+        )
+        assert "refresh-snapshot" not in action["with"]
     # Issue 25: the issue job posts the run's own issue, never the week's (mode issue).
     assert set(modes) == {"summary", "manual-issue"}
     assert modes["summary"]["if"] == "${{ !inputs.post-issue }}"
