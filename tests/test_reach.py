@@ -185,8 +185,8 @@ def dlprim_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_what_fails_on_an_eager_device_today_ranks_first(dlprim_tree: Path, snap_2141: Snapshot) -> None:
     """pytorch_dlprim's boxed fallback runs on CPU only what has a CPU kernel: `_thnn_fused_lstm_cell`
     (CUDA and XPU kernels only), which PyTorch's RNN code calls for a PrivateUse1 tensor, fails, and
-    ranks among the first items, not at #693. The items real models use lead (tests/test_model_rank.py:
-    the corpus ran on the CPU, so none of them fails here); among the rest, what fails comes first."""
+    ranks among the first items, not at #693: the corpus's LSTM models dispatch it on such a device. The
+    items real models use lead (tests/test_model_rank.py); among the rest, what fails comes first."""
     cov = compute_coverage(snap_2141, read_backend("cpp", str(dlprim_tree)))
     everything = _ranked(cov, snap_2141)
     used = [i for i in everything if i.models is not None and i.models.used_by]
@@ -198,10 +198,11 @@ def test_what_fails_on_an_eager_device_today_ranks_first(dlprim_tree: Path, snap
     for item in ranked:
         names = (item.name, *item.members)
         assert (item.today == "cpu_fallback") == all(has_cpu_kernel(records[n]) for n in names), item.name
-    lstm = [i for i in ranked if i.name == "_thnn_fused_lstm_cell"]
-    assert lstm and lstm[0].today == "fails"
-    assert ranked.index(lstm[0]) < todays.count("fails") <= 250 < len(ranked)
-    assert everything.index(lstm[0]) < len(used) + 250 and len(used) < 60
+    # the corpus's LSTM models dispatch it on a PrivateUse1 device (bot.usage.device): it fails and
+    # breaks them, so it leads
+    lstm = [i for i in everything if i.name == "_thnn_fused_lstm_cell"]
+    assert lstm and lstm[0].today == "fails" and everything.index(lstm[0]) < 10
+    assert todays.count("fails") <= 250 < len(ranked) and len(used) < 60
 
 
 def test_today_is_in_the_words_and_the_json(
