@@ -28,11 +28,10 @@ from bot.history.attribution import Attribution, attribute_walk, check_slug
 from bot.model import Snapshot, SourceFiles
 from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
+from bot.publish.backend_specs import BackendSpec, ListedBackend
 from bot.publish.config import (
     MAX_CHART_POINTS,
-    BackendSpec,
     BotConfig,
-    ListedBackend,
     Subscription,
     check_names,
     load_config,

@@ -31,7 +31,8 @@ from bot.coverage.oplist import BackendKind, BackendOp
 from bot.drift.changes import Change
 from bot.drift.flags import FLAGS
 from bot.operators.kernels import Profile
-from bot.publish.config import BackendSpec, BotConfig, Subscription
+from bot.publish.backend_specs import BackendSpec
+from bot.publish.config import BotConfig, Subscription
 from bot.render.context import BackendGap
 from bot.schema.kernel import KernelForm
 from bot.work.engine import scope

@@ -32,7 +32,8 @@ from bot.coverage.check import judged_form
 from bot.drift.changes import Change, compute_drift
 from bot.history.cache import DiskCache, code_digest
 from bot.model import SourceFiles
-from bot.publish.config import BackendSpec, BotConfig
+from bot.publish.backend_specs import BackendSpec
+from bot.publish.config import BotConfig
 from bot.publish.ghcache import blob_sha
 from bot.render.context import GAP_LISTS
 from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel, OpList
