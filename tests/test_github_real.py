@@ -1,4 +1,4 @@
-"""GitHub as it really answers (issue 30): what github.com sends that a fake written from the docs
+"""GitHub as it really answers: what github.com sends that a fake written from the docs
 alone would not, each against the fake GitHub API over real HTTP. The shapes come from GitHub's
 recorded answers in PyGithub's tests/ReplayData (cited per test) and from GitHub's OpenAPI
 description (tests/test_openapi_conformity.py checks the fake against it)."""
