@@ -147,7 +147,6 @@ class JudgementCache:
         self.disk = DiskCache(root, warn=warn, code=_judging_digest() or "")
         self.warn = warn
         self.max_entries = max_entries
-        self.misses = 0
 
     def get(self, key: str, who: Mapping[str, tuple[str, ...]]) -> tuple[BackendImpact, ...] | None:
         raw = self.disk.get(_KIND, key)
