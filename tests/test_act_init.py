@@ -1,4 +1,4 @@
-"""What `opdrift init` writes runs in a real workflow engine: act, on the host, no Docker (issue 25).
+"""What `opdrift init` writes runs in a real workflow engine: act, on the host, no Docker.
 
 A fresh backend repository (pytorch_dlprim's real `src/`) is set up by `opdrift init --weekly --watch` against
 the fake GitHub API, whose pytorch/pytorch mirrors a local PyTorch history at its v2.13.0 commit (same

@@ -14,7 +14,7 @@ from fake_github import FakeGitHub
 def test_pytorch_poster_ignores_a_forged_report_of_the_pr_run(
     github_server: FakeGitHub, act_pytorch_site: PyTorchSite
 ) -> None:
-    """Issue 22, finding 1: a fork's run uploads base.json = a copy of head.json with its own sentence
+    """A forged artifact: a fork's run uploads base.json = a copy of head.json with its own sentence
     in `warnings`; the poster reads the PR's files itself and posts the real drift."""
     ps = act_pytorch_site
     number = github_server.add_pull(PYTORCH, sha=ps.heads[1], branch="pr")

@@ -1,4 +1,4 @@
-"""examples/downstream/watch.yml end to end in act (issue 24, section 4), against the fake GitHub API
+"""examples/downstream/watch.yml end to end in act, against the fake GitHub API
 serving a PyTorch-shaped upstream (release 2.14.1 on main) and its open pull requests. A PR appears, is
 updated, and merges; the backend's one dashboard issue and its comments follow, and an hour with nothing
 new writes nothing. actions/cache is the stand-in of tests/act_actions/cache; tests/test_act.py says how

@@ -1,4 +1,4 @@
-"""Hostile API answers (issue 22, findings 8 and 9) end within the budget, in bounded memory, and never
+"""Hostile API answers (endless pages, huge bodies, slow answers, links off the API root) end within the budget, in bounded memory, and never
 send a request, or the token, off the configured API root. Real HTTP against the fake GitHub API."""
 
 from __future__ import annotations

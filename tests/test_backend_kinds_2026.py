@@ -1,4 +1,4 @@
-"""The kinds of list backends keep in 2026 (issue 32), each read from its real file: ExecuTorch's kernel
+"""The kinds of list backends keep in 2026, each read from its real file: ExecuTorch's kernel
 yamls, a gen_backend_stubs yaml (OpenReg's, XLA's), a Python tree (torchax), judged on a real snapshot."""
 
 from __future__ import annotations

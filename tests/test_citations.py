@@ -1,5 +1,13 @@
-"""What the tests cite of the package exists: a docstring or comment naming ``bot/x.py`` or ``bot.x.y``
-names a module (or a name in it) that is there, so a reader who follows it finds the code."""
+"""What the code cites exists. A test's docstring or comment naming ``bot/x.py`` or ``bot.x.y`` names a
+module (or a name in it) that is there, so a reader who follows it finds the code. A ``Note [Title]``
+cited anywhere in bot/, scripts/ or tests/ is written once, in torchgen's habit:
+
+    # Note [Title]
+    # ~~~~~~~~~~~~
+    # the explanation, once
+
+so a rule explained in one place is cited by name everywhere else (PyTorch's own notes, which the
+code cites as torchgen's, are listed in `PYTORCH_NOTES`)."""
 
 from __future__ import annotations
 
@@ -40,6 +48,71 @@ def test_every_module_a_test_cites_exists() -> None:
                 line = text.count("\n", 0, match.start()) + 1
                 stale.append(f"tests/{path.name}:{line}: {match.group(0)}: {why}")
     assert stale == []
+
+
+# Notes of PyTorch's that the code cites, and where PyTorch writes them: not ours to define.
+PYTORCH_NOTES = {
+    "Overload Ambiguity With Functional Variants": "torchgen/model.py",
+    "bernoulli.p schema": "aten/src/ATen/native/native_functions.yaml",
+}
+_NOTE = re.compile(r"Note \[([^\]\n]+)\]")
+_HEADING = re.compile(r"^\s*# Note \[([^\]]+)\]\s*\n\s*# ~+\s*$", re.MULTILINE)
+# a citation wrapped over lines, in a comment or a docstring, reads as one line
+_WRAP = re.compile(r"\s*\n\s*(?:#\s*)?")
+
+
+def _notes(texts: dict[str, str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(title → where it is written as a heading, title → where it is cited) over TEXTS (path → text)."""
+    written: dict[str, list[str]] = {}
+    cited: dict[str, list[str]] = {}
+    for path, text in texts.items():
+        for m in _HEADING.finditer(text):
+            written.setdefault(m.group(1), []).append(f"{path}:{text.count(chr(10), 0, m.start(1)) + 1}")
+        for m in _NOTE.finditer(_WRAP.sub(" ", text)):
+            cited.setdefault(m.group(1), []).append(path)
+    return written, cited
+
+
+def _note_problems(texts: dict[str, str]) -> list[str]:
+    written, cited = _notes(texts)
+    problems = [
+        f"Note [{t}] is written {len(w)} times: {', '.join(w)}" for t, w in written.items() if len(w) > 1
+    ]
+    for title, where in sorted(cited.items()):
+        if title not in written and title not in PYTORCH_NOTES:
+            problems.append(f"Note [{title}] is cited ({', '.join(sorted(set(where)))}) but written nowhere")
+    return problems
+
+
+def _sources() -> dict[str, str]:
+    paths = [*ROOT.glob("bot/**/*.py"), *ROOT.glob("scripts/*.py"), *ROOT.glob("tests/*.py")]
+    return {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+        for p in sorted(paths)
+        if p.name != Path(__file__).name
+    }
+
+
+def test_every_cited_note_is_written_exactly_once() -> None:
+    written, cited = _notes(_sources())
+    assert [w.split(":")[0] for w in written["SymInt kernels from 1.13"]] == ["bot/schema/kernel.py"]
+    assert len(set(cited["SymInt kernels from 1.13"])) > 5  # cited by name, not explained again
+    assert _note_problems(_sources()) == []
+
+
+def test_a_note_cited_but_not_written_or_written_twice_is_found() -> None:
+    heading = "# Note [Twice]\n# ~~~~~~~~~~~\n# why\n"
+    problems = _note_problems(
+        {
+            "a.py": heading + "x = 1  # see Note [Nowhere]\n",
+            "b.py": heading
+            + '"""wrapped: see Note\n    [Twice] and torchgen\'s Note [bernoulli.p schema]"""\n',
+        }
+    )
+    assert problems == [
+        "Note [Twice] is written 2 times: a.py:1, b.py:1",
+        "Note [Nowhere] is cited (a.py) but written nowhere",
+    ]
 
 
 def test_a_stale_citation_is_found() -> None:

@@ -736,7 +736,7 @@ def test_usage_errors_exit_2_through_argparse(argv: list[str], opdrift: Opdrift)
     run = opdrift(*argv)
     assert run.code == 2
     assert run.out == "" and "Traceback" not in run.err
-    # One line, like every other error (issue 22): no usage block before it.
+    # One line, like every other error: no usage block before it.
     assert run.err.startswith("opdrift: error: ") and run.err.count("\n") == 1, run.err
 
 
@@ -752,7 +752,7 @@ def test_usage_error_keeps_a_did_you_mean(opdrift: Opdrift) -> None:
 
 
 def test_a_misspelled_option_gets_a_did_you_mean(opdrift: Opdrift) -> None:
-    """Issue 23, a newcomer's stumble: `--formt` said only "unrecognized arguments"."""
+    """A mistyped option (`--formt`) names the option meant, not only "unrecognized arguments"."""
     run = opdrift("stats", "x.yaml", "--formatt=json")
     assert run.code == 2
     assert run.err == (

@@ -12,8 +12,9 @@ from clirun import Opdrift
 from datafiles import release_text, write_release
 
 from bot import pipeline
+from bot.coverage.alerts import SchemaAlert, mlir_signature
 from bot.coverage.backends import read_backend
-from bot.coverage.check import SchemaAlert, compare_coverage, compute_coverage, mlir_signature
+from bot.coverage.check import compare_coverage, compute_coverage
 from bot.coverage.oplist import BackendList, BackendOp, SchemaKind
 from bot.model import Snapshot
 from bot.operators.kernels import Profile
@@ -332,7 +333,8 @@ def test_schema_alert_details_read_as_the_drift_report_sentences(
 
 
 def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
-    from bot.coverage.check import Coverage, SchemaAlert
+    from bot.coverage.alerts import SchemaAlert
+    from bot.coverage.check import Coverage
     from bot.render.coverage import render
     from bot.schema.codes import Detail
     from bot.text import code

@@ -1,4 +1,4 @@
-"""Issue 29 (6b): `opdrift coverage` gives one answer in text, Markdown and JSON.
+"""`opdrift coverage` gives one answer in text, Markdown and JSON.
 
 With `--base`, the Markdown led with "Schema alerts: **0** break your kernels" (it counted only the
 alerts the base had not raised) while the text of the same run listed 3 such alerts and said no count,

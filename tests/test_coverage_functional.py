@@ -1,5 +1,5 @@
-"""What functional backends receive, registrations at other keys, and lists a backend keeps elsewhere
-(issue 21, items 5 to 7), on the real lists of tests/data/backends/real (SOURCES.md) and 2.15.0."""
+"""What functional backends receive, registrations at other keys, and lists a backend keeps elsewhere,
+on the real lists of tests/data/backends/real (SOURCES.md) and 2.15.0."""
 
 from __future__ import annotations
 

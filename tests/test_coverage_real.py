@@ -192,7 +192,7 @@ def test_a_subscription_to_the_real_dlprim_tree_says_what_its_reader_skipped(
     assert lacking, "the tree still needs kernels for some 2.15.0 operators"
 
 
-# --- the three lists of issue 13, each against two releases ---------------------------------------
+# --- three real lists (torch-mlir, op-plugin, Intel XPU), each against two releases ------------------
 #
 # Expected values come from the vendored files themselves, by a parse of their own here (a regex or
 # yaml.safe_load), not from the readers under test; ops named below were checked by hand in the files.
@@ -582,7 +582,7 @@ def test_opdrift_says_the_real_op_plugin_gates_went_unchecked_without_a_torch_ve
     assert f"the version gates of {gated} op-plugin entries were not checked" in run.err
 
 
-# --- issue 21: each backend's kernel form; a schema comment tied to its function; since when ---------
+# --- each backend's kernel form; a schema comment tied to its function; since when ----------------------
 
 
 @pytest.mark.slow
@@ -803,35 +803,6 @@ def _subscribed(kind: BackendKind, name: str, tmp_path: Path) -> BotConfig:
         f'subscriptions:\n  - who: ["@{kind}"]\n    backend: {{kind: {kind}, path: "{path}"}}\n',
         "opdrift.yml",
     )
-
-
-def test_a_subscription_judges_kernels_before_1_13_in_the_symint_form_as_coverage_does(
-    release_file: Callable[[str], Path], dlprim_src: Path
-) -> None:
-    """2.1.0 → 2.2.0 widened `convolution_overrideable`'s stride to SymInt[], which leaves dlprim's
-    int64_t kernel building from 1.13 on. Were HEAD a release before 1.13, whose dispatcher accepted
-    only the SymInt form, the same change breaks it: the subscription says so, as coverage's alert
-    judges it (in the SymInt form, its written form kept)."""
-    import dataclasses
-
-    from bot.app.prepare import backend_work
-    from bot.app.subscriptions import backend_gaps
-    from bot.drift.changes import compute_drift
-
-    text = f'subscriptions:\n  - who: ["@dlprim"]\n    backend: {{kind: cpp, path: "{dlprim_src}"}}\n'
-    config = parse_config(text, "opdrift.yml")
-    before = pipeline.load_snapshot(str(release_file("2.1.0")))
-    after = pipeline.load_snapshot(str(release_file("2.2.0")))
-    for version, broken in (("2.2.0", False), ("1.12.0", True)):
-        head = dataclasses.replace(after, meta=dataclasses.replace(after.meta, torch_version=version))
-        changes = compute_drift(before, head).changes
-        lacking, implemented = backend_work(config, head)
-        gaps = backend_gaps(config, changes, lacking, implemented)
-        said = {name for gap in gaps for name in gap.broken}
-        assert ("convolution_overrideable" in said) is broken, version
-        assert ("convolution_backward_overrideable" in said) is broken, version
-        (conv,) = [c for c in changes if c.name == "convolution_overrideable"]
-        assert conv.kernel == ("breaking" if broken else "symint")  # the drift's own verdict agrees
 
 
 def test_a_coverage_alert_before_1_13_keeps_the_written_form_and_says_why_it_is_judged_in_symint(

@@ -57,7 +57,7 @@ def test_the_checkout_reads_torch_mlirs_own_table(checkout: Path) -> None:
 
 @pytest.mark.parametrize("version", ["2.13.0", "2.15.0"])
 def test_a_torch_mlir_checkouts_needs(checkout: Path, snapshots: dict[str, Snapshot], version: str) -> None:
-    """Issue 21's done-means: no out= or in-place variant; cdist, kron, nanmean, diff, clip and
+    """What torch-mlir must lower at 2.15.0: no out= or in-place variant; cdist, kron, nanmean, diff, clip and
     divide.Tensor (not in torch-mlir's list) need a lowering; squeeze.dims, grid_sampler_2d and
     linspace do not."""
     snapshot = snapshots[version]

@@ -1,4 +1,4 @@
-"""Issue 29: every channel tells each backend the whole truth. A subscription's gap (and the watch and
+"""Every channel tells each backend the whole truth. A subscription's gap (and the watch and
 the impact table built from it) carries, beside lacks, breaks and removals: torch-mlir's recorded
 schema changes, judged by coverage's alert rule; core-set changes for a backend of the export or
 functional profile; dead C++ registrations of removed ops; and, apart, the ops only some backends need.

@@ -159,7 +159,7 @@ def test_actions_token_without_user_endpoint_finds_its_own_bot_comment(fake: Fak
 
 
 def test_with_the_login_unknown_another_apps_bot_post_is_never_taken_for_the_bots(fake: FakeGitHub) -> None:
-    """Issue 22, 12e: GET /user refused and no login given: any Bot's post with the marker used to count."""
+    """GET /user refused and no login given: a post with the marker by any other Bot does not count."""
     actions_token = "ghs_actionsInstallationToken001"
     fake.add_token(actions_token, "github-actions[bot]", bot=True, user_endpoint=False)
     pr = fake.add_pull(REPO)
@@ -728,7 +728,7 @@ def test_cli_bot_login_from_the_config_decides_whose_posts_are_the_bots(
 def test_cli_weekly_lookup_in_a_repository_of_20000_issues_lists_at_most_10_pages(
     github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch, releases: dict[str, str], opdrift: Opdrift
 ) -> None:
-    """Issue 22, finding 4: with the workflow token (GET /user refused) and no bot_login, the lookup
+    """With the workflow token (GET /user refused) and no bot_login, the lookup
     listed every issue: 200 pages for 20,000. The action tells opdrift the token's login instead."""
     github_server.page_size = 100
     actions_token = "ghs_actionsInstallationToken002"

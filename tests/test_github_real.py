@@ -1,4 +1,4 @@
-"""GitHub as it really answers (issue 30): what github.com sends that a fake written from the docs
+"""GitHub as it really answers: what github.com sends that a fake written from the docs
 alone would not, each against the fake GitHub API over real HTTP. The shapes come from GitHub's
 recorded answers in PyGithub's tests/ReplayData (cited per test) and from GitHub's OpenAPI
 description (tests/test_openapi_conformity.py checks the fake against it)."""
@@ -16,7 +16,7 @@ from fake_github import FakeGitHub
 from watch_upstream import Run, Upstream, rows_of
 
 import bot.publish.github as github_module
-import bot.publish.pulls as pulls_module
+import bot.publish.pulljson as pulljson
 from bot.app.watch import CLOSED_UNLABELLED
 from bot.app.watch_judge import who_by_backend
 from bot.app.watch_state import read_state
@@ -130,7 +130,7 @@ def test_an_answer_with_a_deprecation_link_is_read_by_every_client(
 def test_landed_counts_the_merge_bots_labels_against_the_revert_bots(
     state: str, labels: list[str], expected: bool
 ) -> None:
-    assert pulls_module.landed(state, None, labels) is expected
+    assert pulljson.landed(state, None, labels) is expected
 
 
 def test_a_reverted_then_abandoned_pr_is_closed_not_merged_over_the_api(

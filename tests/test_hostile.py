@@ -1,4 +1,4 @@
-"""Hostile inputs a fork's pull request controls (issue 22, findings 2, 3, 7, 11, 12): each ends fast, in
+"""Hostile inputs a fork's pull request controls (YAML, snapshots, configs, paths): each ends fast, in
 one `opdrift: error:` line (exit 2) or a normal run with a warning, never a traceback."""
 
 from __future__ import annotations

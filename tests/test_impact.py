@@ -410,7 +410,7 @@ def test_an_op_renamed_away_from_a_listed_backend_is_in_its_removed_column(tmp_p
 
 
 def test_more_than_the_bound_of_backends_is_an_error() -> None:
-    from bot.publish.config import MAX_BACKENDS
+    from bot.publish.backend_specs import MAX_BACKENDS
 
     items = "".join(f"  - {{name: b{i}, kind: text, path: ops{i}.txt}}\n" for i in range(MAX_BACKENDS + 1))
     with pytest.raises(ConfigError, match=f"at most {MAX_BACKENDS}") as info:

@@ -1,4 +1,4 @@
-"""Text from a PR's files stays inert in every Markdown output the bot posts (issue 22, finding 5):
+"""Text from a PR's files stays inert in every Markdown output the bot posts:
 no ``GH-1`` references, emoji shortcodes, commit shas, mentions or links, and it still reads the same."""
 
 from __future__ import annotations

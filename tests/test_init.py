@@ -1,4 +1,4 @@
-"""`opdrift init` (issue 25) in a fresh, empty backend repository, against the fake GitHub API.
+"""`opdrift init` in a fresh, empty backend repository, against the fake GitHub API.
 
 The backend is pytorch_dlprim's real `src/` tree (C++ `m.impl` registrations); upstream is a
 PyTorch-shaped repository on tests/fake_github.py whose main holds the vendored 2.15.0 release files,
@@ -317,7 +317,7 @@ def test_init_never_writes_through_a_symlinked_github_directory(tmp_path: Path) 
 
 
 def test_init_names_the_backend_it_subscribes(tmp_path: Path) -> None:
-    """Issue 29: every report calls a backend by its config name; init writes one (given, else derived)."""
+    """Every report calls a backend by its config name; init writes one (given, else derived)."""
     request = InitRequest("mps:dispatch=MPS", ("@mps-team",))
     (sub,) = parse_config(config_text(request, "mps", "dispatch", "MPS"), ".github/opdrift.yml").subscriptions
     assert sub.backend is not None and sub.backend.name == "mps"

@@ -13,7 +13,7 @@ from clirun import Opdrift
 from datafiles import DATA
 
 from bot import pipeline
-from bot.coverage.check import mlir_signature
+from bot.coverage.alerts import mlir_signature
 from bot.drift.changes import Change, compute_drift
 from bot.operators.codegen import kernel_binding, rules_for_version
 from bot.schema.grammar import parse_schema
@@ -182,7 +182,7 @@ def test_reports_lead_with_kernel_changes_and_json_carries_both(
     text = opdrift("diff", base, head, "--fail-on", "never").out
     assert "🔧 Kernel signature changed:" in text
     line = next(ln for ln in text.splitlines() if ln.strip().startswith("std.correction "))
-    # the parameter by its name, not its place (issue 29: say it so a maintainer can act)
+    # the parameter by its name, not its place: what a maintainer can act on
     assert (
         "SymInt and int64_t kernels: `correction` retyped `::std::optional<int64_t>` → "
         "`const ::std::optional<at::Scalar> &`" in line

@@ -1,4 +1,4 @@
-"""Issue 29 (5): one rule binds a kernel beyond its schema, in the diff and in coverage alike.
+"""One rule binds a kernel beyond its schema, in the diff and in coverage alike.
 
 torchgen binds a structured group's `Tensor[]` as `const at::ITensorListRef &` (1.13 on) and a
 `use_const_ref_for_mutable_tensors` entry's mutable tensors as `const at::Tensor &`

@@ -25,7 +25,7 @@ from bot.drift.policy import failing
 from bot.render.context import ReportContext
 from bot.render.markers import Format
 from bot.render.report import render
-from bot.schema.kernel import PLAIN_KERNELS_FOR_SYMINT_SINCE, plain_kernels_accepted
+from bot.schema.kernel import PLAIN_KERNELS_FOR_SYMINT_SINCE, judged_form
 from bot.site.build import build_site
 from bot.site.pages import op_page
 
@@ -50,7 +50,7 @@ def test_the_observed_run_backs_the_rule() -> None:
     is refused at registration. Every kernel returns self + sum(size) * n = 1 + 5 * 4."""
     observed = json.loads(OBSERVED.read_text(encoding="utf-8"))
     assert observed["torch"].startswith("2.13.0")
-    assert plain_kernels_accepted(observed["torch"])
+    assert judged_form("int64_t", observed["torch"]) == "int64_t"
     cases = {c["operator"]: c for c in observed["cases"]}
     plain = cases["symint_schema_plain_kernel"]
     assert plain["schema"] == "(Tensor self, SymInt[] size, SymInt n) -> Tensor"
@@ -76,8 +76,12 @@ def test_the_observed_run_backs_the_rule() -> None:
     ],
 )
 def test_plain_kernels_for_symint_schemas_since_1_13(version: str | None, accepted: bool) -> None:
+    """Note [SymInt kernels from 1.13]: a kernel is judged in its own form from 1.13, else in the SymInt
+    form; one whose form is not known stays not known from 1.13."""
     assert PLAIN_KERNELS_FOR_SYMINT_SINCE == (1, 13)
-    assert plain_kernels_accepted(version) is accepted
+    assert judged_form("int64_t", version) == ("int64_t" if accepted else "SymInt")
+    assert judged_form("SymInt", version) == "SymInt"
+    assert judged_form(None, version) == (None if accepted else "SymInt")
 
 
 # --- real release pairs ----------------------------------------------------------------------------

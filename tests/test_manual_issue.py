@@ -1,4 +1,4 @@
-"""A manual run's issue (issue 25): its own issue, never the week's, over the fake GitHub API.
+"""A manual run's issue: its own issue, never the week's, over the fake GitHub API.
 
 The manual example once ran the action in mode `issue`, which posts into the week's issue: an arbitrary
 ref's drift then replaced the week's report. `opdrift issue --manual REF` (the action's mode

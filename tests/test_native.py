@@ -267,7 +267,7 @@ def test_bad_tags_file_is_a_yaml_error() -> None:
 
 def test_an_alias_bomb_under_an_unknown_key_is_refused() -> None:
     """Ten levels of YAML aliases are 643 bytes and 10**10 items once expanded: no file opdrift reads
-    has a use for aliases, so the entry is refused at the line holding the first repeat (issue 22)."""
+    has a use for aliases, so the entry is refused at the line holding the first repeat."""
     levels = ["  l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
     levels += [f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 10)]
     text = "- func: relu(Tensor self) -> Tensor\n  bomb:\n" + "\n".join("  " + ln for ln in levels) + "\n"

@@ -1,9 +1,9 @@
-"""Issue 21, item 8: one question, one answer. Every operator of 2.15.0 against every real backend list
+"""One question, one answer. Every operator of 2.15.0 against every real backend list
 (tests/data/backends/real, see SOURCES.md there) through each view: coverage's JSON, the per-change
 profiles of a drift that adds every operator, a subscription's lacking set, `explain`'s "without its
 own" line and the site's coverage cell. All of them ask the work engine (`bot.work.engine`).
 
-Issue 29, item 6a: `explain OP SOURCE --backend NAME:KIND=PATH` gives, for every (operator, backend) pair,
+And `explain OP SOURCE --backend NAME:KIND=PATH` gives, for every (operator, backend) pair,
 the verdict `coverage` gives: the same list read the same way, its Autograd-key registrations, its
 decomposition table, the source's own release."""
 
@@ -342,7 +342,7 @@ def test_subscriptions_and_the_watch_agree_with_coverage_on_every_gap_category(
     lists: dict[str, tuple[list[tuple[str, str]], BackendList]],
     release_file: Callable[[str], Path],
 ) -> None:
-    """Issue 29: 2.14.1 → 2.15.0 against every real single-kind list. A subscription's lacks and its
+    """2.14.1 → 2.15.0 against every real single-kind list. A subscription's lacks and its
     ops only some backends need are coverage's new gaps, split by the engine's one scope rule; its
     recorded-schema changes are coverage's new schema alerts; the watch regroups the same lists."""
     from bot.app.subscriptions import backend_gaps

@@ -1,4 +1,4 @@
-"""What a fork's pull request controls cannot change what the privileged poster posts (issue 22, finding 1).
+"""What a fork's pull request controls cannot change what the privileged poster posts.
 
 The poster's own steps (examples/pytorch/pr-drift-comment.yml, run by bash as the runner would) against
 the fake GitHub API over real HTTP, with the real CLI: it reads the PR's three files itself, at the

@@ -1,4 +1,4 @@
-"""Issue 29, item 9: say it so a maintainer can act. Each backend by its config name, never by kind and
+"""Say it so a maintainer can act. Each backend by its config name, never by kind and
 path; the weekly issue of a backend's repository leads with that backend; a broken kernel shown as its
 old and new C++ declaration with the changed parameters named; a grown impact marks what is new; a
 landed PR that breaks a build leads the comment and tops the dashboard until ticked off, bounded.

@@ -18,6 +18,7 @@ from bot.errors import ApiLimitError, SourceError
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
 from bot.publish.ghsource import ApiSettings, read_github_source
 from bot.publish.github import RetryPolicy
+from bot.publish.pulljson import pull_ref
 from bot.publish.pulls import COMPARE_FILES, PullsClient
 
 UPSTREAM = "acme/pytorch"
@@ -467,14 +468,14 @@ def test_a_pr_updated_while_paging_is_listed_by_the_next_run(upstream: Upstream,
 def test_the_reader_refuses_what_the_watch_state_would(tmp_path: Path) -> None:
     """An updated_at in other digits, a number past 10^10, an html_url off github.com or of another
     pull request: each refused where the listing is read (the pull request then goes to `failed`)."""
-    client = PullsClient(ApiSettings(api_url="https://api.github.com", cache_dir=None), "pytorch/pytorch")
+    api = "https://api.github.com"
     good = {
         "number": 7, "title": "t", "user": {"login": "u"}, "state": "open", "merged_at": None,
         "draft": False, "labels": [], "updated_at": "2026-12-05T01:02:03Z",
         "html_url": "https://github.com/pytorch/pytorch/pull/7",
         "head": {"sha": "a" * 40}, "base": {"sha": "b" * 40},
     }  # fmt: skip
-    assert client._pull_ref(good).number == 7
+    assert pull_ref(good, "pytorch/pytorch", api).number == 7
     for change in (
         {"updated_at": "٢٠٢٦-12-05T01:02:03Z"},
         {"number": 10**10, "html_url": f"https://github.com/pytorch/pytorch/pull/{10**10}"},
@@ -483,8 +484,7 @@ def test_the_reader_refuses_what_the_watch_state_would(tmp_path: Path) -> None:
         {"html_url": "https://github.com/evil/pytorch/pull/7"},
     ):
         with pytest.raises(SourceError):
-            client._pull_ref({**good, **change})
-    client.close()
+            pull_ref({**good, **change}, "pytorch/pytorch", api)
 
 
 def test_a_revert_reopens_a_landed_pr_and_a_second_landing_counts_again(

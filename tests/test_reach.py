@@ -1,4 +1,4 @@
-"""What really reaches each kind of backend (issue 29, item 7), on the real lists of
+"""What really reaches each kind of backend, on the real lists of
 tests/data/backends/real and the vendored releases, against what torch 2.13.0 did
 (tests/data/observed/reach/, the script beside its output)."""
 

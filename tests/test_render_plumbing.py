@@ -1,4 +1,4 @@
-"""The drift report's plumbing (issue 23, item 3): one context passed whole, no template branch on a
+"""The drift report's plumbing: one context passed whole, no template branch on a
 value nobody sets, and every list of the view capped by construction."""
 
 from __future__ import annotations

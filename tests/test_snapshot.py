@@ -163,7 +163,7 @@ def test_same_snapshot_in_any_order_gives_the_same_bytes() -> None:
 
 @pytest.mark.parametrize("version", ["1.12.0", "2.15.0"])
 def test_stored_snapshot_reads_back_as_the_source_classified(tmp_path: Path, version: str) -> None:
-    """Issue 2, section 6: reading a snapshot back gives the same classification as its source."""
+    """Reading a snapshot back gives the same classification as its source."""
     native = write_release(version, tmp_path / version)
     fresh = pipeline.load_snapshot(str(native))
     assert fresh.meta.kind == "yaml" and len(fresh.operators) > 2000

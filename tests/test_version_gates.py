@@ -1,5 +1,4 @@
-"""Ascend op-plugin's version gates, applied at the torch version a ``gh:`` SOURCE's version.txt names
-(issue 29, item 3).
+"""Ascend op-plugin's version gates, applied at the torch version a ``gh:`` SOURCE's version.txt names.
 
 The list is Ascend's real op_plugin_functions.yaml (tests/data/backends/real, SOURCES.md): it builds
 `_unsafe_index.Tensor` for torch 2.1 only (``op_api: v2.1``) and

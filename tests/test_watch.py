@@ -1,4 +1,4 @@
-"""`opdrift watch`'s judgement side (issue 24, sections 1 and 4): the dashboard, the news, the hidden
+"""`opdrift watch`'s judgement side: the dashboard, the news, the hidden
 state, over a real PyTorch-shaped git history whose PR heads are made from release 2.14.1 and 2.15.0's
 entries (tests/watch_upstream.py), judged against XLA's real list with the weekly issue's engine."""
 
@@ -50,7 +50,7 @@ def test_the_dashboard_lists_exactly_the_prs_that_affect_the_backend(
     assert run.pulls.calls["merge_base"] == 3  # (a), (b), (d): (c) touches no operator file
     # the comment: both PRs, the subscribers once each
     assert first.comment.count("@xla-team") == 1 and first.comment.count("@Someone") == 1
-    # the change by parameter name, then both declarations in the backend's form (issue 29)
+    # the change by parameter name, then both declarations in the backend's form
     assert (
         "would stop your `mean.dim` kernel from compiling: `bool fast` added after `keepdim` "
         "(your form: `int64_t`)" in first.comment

@@ -1,4 +1,4 @@
-"""`opdrift watch` against hostile fork pull requests (issue 30, part 3): each attack of the security
+"""`opdrift watch` against hostile fork pull requests: each attack of the security
 review reproduced on `plan_watch` with a scripted upstream (`Forks`) and a scripted judge, so that a
 run of hundreds of pull requests costs milliseconds. The impacts are shaped as the real judge makes
 them (`BackendImpact`); the real judge over real PyTorch files is tests/test_watch.py's."""
@@ -354,7 +354,7 @@ def test_a_64_mb_native_functions_at_a_fork_head_is_not_judged_and_mentions_nobo
 
 
 def test_growth_held_back_within_the_day_is_marked_new_when_told() -> None:
-    """The mention limit and issue 29's 🆕 together: what a PR added since its last mention, across
+    """The mention limit and the 🆕 mark of a grown impact together: what a PR added since its last mention, across
     the runs that held it back, is what the comment marks when the day is over; what was told then
     is not marked."""
     w = Watch()

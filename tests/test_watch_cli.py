@@ -1,4 +1,4 @@
-"""`opdrift watch` end to end over real HTTP (issue 24, "Done means"): the fake GitHub API serves a
+"""`opdrift watch` end to end over real HTTP: the fake GitHub API serves a
 PyTorch-shaped upstream (release 2.14.1 on main) with open PRs that (a) add an op XLA lacks, (b) change
 the signature of an op XLA implements, (c) touch no operator file, (d) only add an in-tree kernel, (e)
 have merged; the backend's repository gets one issue listing exactly (a) and (b), and one comment

@@ -1,4 +1,4 @@
-"""`opdrift watch` tells each backend the whole truth (issue 29): open upstream pull requests replayed on
+"""`opdrift watch` tells each backend the whole truth: open upstream pull requests replayed on
 a real PyTorch-shaped history (tests/watch_upstream.py) whose main is the release the change was made
 against, each PR head that change as the next release shipped it, judged for four real backends at once
 (torch-mlir's ODS of the time, XLA, op-plugin, dlprim; tests/data/backends/real, SOURCES.md).

@@ -118,7 +118,7 @@ def test_weekly_issue_attributes_the_added_op_and_mentions_only_the_backend_that
 
     mentioned = set(re.findall(r"(?<![\w`])@[\w-]+", body))
     assert mentioned == {"@lacks-it"}, mentioned
-    # the config subscribes backends: the issue leads with what it asks of each, by name (issue 29)
+    # the config subscribes backends: the issue leads with what it asks of each, by name
     lead = body.split("\n---\n", 1)[0]
     assert "### 🔌 What this asks of `has` and `lacks` first" in lead
     assert "✅ **`has`**: nothing in this drift asks anything of it" in lead

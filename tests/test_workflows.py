@@ -380,7 +380,7 @@ def test_comment_workflow_trusts_only_the_event() -> None:
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_install_is_hash_pinned(path: Path) -> None:
-    """Issue 22, finding 10: a dependency installed by a lower bound runs whatever is published next."""
+    """A dependency installed by a lower bound runs whatever is published next."""
     for where, step in steps_of(path):
         script = step.get("run", "")
         if "pip install" not in script:
@@ -541,7 +541,7 @@ def test_the_site_is_built_from_the_pushed_snapshots_and_only_its_deploy_job_may
 
 
 def test_the_manual_summary_run_holds_no_write_permission() -> None:
-    """Issue 22, 12c: one job with `issues: write` served both modes, so a summary run held it too."""
+    """`issues: write` only in the job that posts: a summary run, in a job of its own, never holds it."""
     data = load(EXAMPLES_DIR / "downstream" / "manual-drift.yml")
     modes = {}
     for job in data["jobs"].values():
@@ -556,7 +556,7 @@ def test_the_manual_summary_run_holds_no_write_permission() -> None:
             "${{ inputs.base-snapshot == 'snapshots/main.json' && 'opdrift-state' || '' }}"
         )
         assert "refresh-snapshot" not in action["with"]
-    # Issue 25: the issue job posts the run's own issue, never the week's (mode issue).
+    # the issue job posts the run's own issue, never the week's (mode issue).
     assert set(modes) == {"summary", "manual-issue"}
     assert modes["summary"]["if"] == "${{ !inputs.post-issue }}"
     assert modes["manual-issue"]["if"] == "${{ inputs.post-issue }}"

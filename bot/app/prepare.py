@@ -28,11 +28,10 @@ from bot.history.attribution import Attribution, attribute_walk, check_slug
 from bot.model import Snapshot, SourceFiles
 from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
+from bot.publish.backend_specs import BackendSpec, ListedBackend
 from bot.publish.config import (
     MAX_CHART_POINTS,
-    BackendSpec,
     BotConfig,
-    ListedBackend,
     Subscription,
     check_names,
     load_config,
@@ -98,7 +97,7 @@ def publish_setup(
     source_warnings = new_warnings(head.warnings, head.native_display, base.warnings, base.native_display)
     check_config_names(cfg, (base_spec, head_spec), base, head, read=read)
     # --codegen names the release for the kernel verdict too; its row's first release decides that
-    # rule as well as the asked one (the rule changed at 1.13, where a row starts).
+    # rule as well as the asked one (see Note [SymInt kernels from 1.13]: a row starts at 1.13).
     drift = compute_drift(base, head, head_release=None if codegen is None else codegen.since)
     acks = NO_ACKNOWLEDGEMENTS if allow is None else acknowledge(drift, allow, today=dt.date.today())
     for warning in acks.warnings:

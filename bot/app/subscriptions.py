@@ -25,15 +25,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from bot.coverage.check import alert_for, alert_key, judge_in_form, judged_form
+from bot.coverage.alerts import alert_for, alert_key, judge_in_form
 from bot.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
 from bot.coverage.oplist import BackendKind, BackendOp
 from bot.drift.changes import Change
 from bot.drift.flags import FLAGS
 from bot.operators.kernels import Profile
-from bot.publish.config import BackendSpec, BotConfig, Subscription
+from bot.publish.backend_specs import BackendSpec
+from bot.publish.config import BotConfig, Subscription
 from bot.render.context import BackendGap
-from bot.schema.kernel import KernelForm
+from bot.schema.kernel import KernelForm, judged_form
 from bot.work.engine import scope
 
 # Kinds whose list feeds a codegen that refuses an operator name upstream no longer has, so an op
@@ -89,7 +90,7 @@ def schema_changed(spec: BackendSpec, change: Change, kernels: Kernels | None) -
     """The backend records the op's schema and builds from it rather than writing a C++ kernel
     (torch-mlir's GeneratedTorchOps.td is generated from the registry: a new or retyped argument
     changes the ODS op's operands), and the change gives it a schema alert it did not have, or
-    another one: coverage's rule (`bot.coverage.check.alert_for`), asked of both sides, new alerts
+    another one: coverage's rule (`bot.coverage.alerts.alert_for`), asked of both sides, new alerts
     as `compare_coverage` finds them. A SymInt-only or default-only change keeps the types it records:
     no alert, nothing to say."""
     if change.kind != "changed" or KIND_BY_ID[spec.kind].writes_kernels or kernels is None:
@@ -148,9 +149,7 @@ def dead(spec: BackendSpec, change: Change, kernels: Kernels | None) -> bool:
 def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_version: str | None) -> bool:
     """Whether a change breaks the build of the kernel this backend implements for the op, written
     in FORM (None: not known, so judged as every form would be), against torch TORCH_VERSION
-    (HEAD's). A SymInt-only change leaves an int64_t kernel building from 1.13 on, and before it
-    every kernel is judged in the SymInt form (`bot.coverage.check.judged_form`, as coverage's
-    alerts are). An op upstream removes, or renames (the backend lists its old name: `breaks_kernel`),
+    (HEAD's), in the form `judged_form` gives (see Note [SymInt kernels from 1.13]). An op upstream removes, or renames (the backend lists its old name: `breaks_kernel`),
     breaks the build of a backend whose codegen refuses the name (`REMOVAL_BREAKS`). An in-tree ``dispatch`` key's kernels are changed by the same PR, and
     torch-mlir writes no C++ kernel (it lowers by types)."""
     if change.kind in ("removed", "renamed"):
@@ -175,8 +174,8 @@ def listed_name(change: Change) -> str:
 @dataclass(frozen=True)
 class Kernels:
     """The operators a backend lists, each with the form its kernel is written in (None: not known),
-    and the torch version they are built against (HEAD's): before 1.13 that decides the form they are
-    judged in (`breaks`)."""
+    and the torch version they are built against (HEAD's), which decides the form they are judged in
+    (`breaks`; see Note [SymInt kernels from 1.13])."""
 
     forms: Mapping[str, KernelForm | None]
     torch_version: str | None

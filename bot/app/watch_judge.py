@@ -28,15 +28,15 @@ from bot import pipeline
 from bot.app.prepare import backend_work
 from bot.app.subscriptions import Kernels, backend_gaps, backend_specs
 from bot.app.watch_state import StateError, impact_data, read_impact
-from bot.coverage.check import judged_form
 from bot.drift.changes import Change, compute_drift
 from bot.history.cache import DiskCache, code_digest
 from bot.model import SourceFiles
-from bot.publish.config import BackendSpec, BotConfig
+from bot.publish.backend_specs import BackendSpec
+from bot.publish.config import BotConfig
 from bot.publish.ghcache import blob_sha
 from bot.render.context import GAP_LISTS
 from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel, OpList
-from bot.schema.kernel import KernelForm
+from bot.schema.kernel import KernelForm, judged_form
 from bot.taxonomy.overrides import Overrides, load_overrides
 
 Say = Callable[[str], None]
@@ -147,7 +147,6 @@ class JudgementCache:
         self.disk = DiskCache(root, warn=warn, code=_judging_digest() or "")
         self.warn = warn
         self.max_entries = max_entries
-        self.misses = 0
 
     def get(self, key: str, who: Mapping[str, tuple[str, ...]]) -> tuple[BackendImpact, ...] | None:
         raw = self.disk.get(_KIND, key)

@@ -44,8 +44,8 @@ class KindRow:
     # compiles exported graphs; XLA runs under functionalization; a plain list could be anything, and
     # eager is the common case
     profile: Profile
-    # the form its C++ kernels are written in where its list says nothing per operator (the
-    # dispatcher unpacks SymInts for an int64_t kernel, `bot.coverage.check`); None: judged in every
+    # the form its C++ kernels are written in where its list says nothing per operator (judged as
+    # Note [SymInt kernels from 1.13] says); None: judged in every
     # form (torch-mlir lowers by types; a C++ tree's reader reads each function's own; a plain list)
     kernel_form: KernelForm | None
     path: str  # what PATH is, for the help

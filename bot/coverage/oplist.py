@@ -41,8 +41,8 @@ class BackendOp:
         None  # "full": a native schema; "types": torch-mlir's "(Tensor, int) -> (Tensor)"
     )
     dispatch_key: str | None = None  # for C++ registrations: the TORCH_LIBRARY_IMPL key
-    # the form the backend's C++ kernel for it is written in (`bot.schema.kernel`): a kernel is judged
-    # in its own form, since the dispatcher unpacks SymInts for an int64_t kernel. None: the backend
+    # the form the backend's C++ kernel for it is written in (`bot.schema.kernel`), which it is judged
+    # in (see Note [SymInt kernels from 1.13]). None: the backend
     # writes no C++ kernel of this signature (torch-mlir lowers by types), or its reader cannot tell
     kernel_form: KernelForm | None = None
     # `own_binding`: a torchgen of the backend's own reads the list as native_functions.yaml and binds

@@ -40,7 +40,7 @@ from bot.model import OpRecord, Snapshot
 from bot.operators.codegen import kernel_binding, rules_for_version
 from bot.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
 from bot.schema.grammar import parse_schema
-from bot.schema.kernel import Binding, KernelForm, kernel_signature, plain_kernels_accepted
+from bot.schema.kernel import Binding, KernelForm, judged_form, kernel_signature
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
 from bot.usage.device import device_key, on_device
 from bot.usage.models import ModelTableError, ModelUsage, Status, UsageChoice, paths_for, usage_for
@@ -226,15 +226,12 @@ def declaration(name: str, schema: str, form: KernelForm, binding: Binding) -> s
 
 def _form(cov: Coverage, torch_version: str | None) -> KernelForm | None:
     """The form a new kernel of COV's backend is declared in: its kind's (`bot.coverage.kinds`), else
-    the plain one, which the dispatcher accepts for a SymInt schema from 1.13 on; before 1.13 a kernel
-    had its schema's own types (`plain_kernels_accepted`). None for a backend that writes no C++ (torch-
-    mlir lowers ops by their schema in its own dialect)."""
+    the plain one, as judged at TORCH_VERSION (see Note [SymInt kernels from 1.13]). None for a backend
+    that writes no C++ (torch-mlir lowers ops by their schema in its own dialect)."""
     kind = KIND_BY_ID.get(cov.backend_kind)
     if kind is not None and not kind.writes_kernels:
         return None
-    if not plain_kernels_accepted(torch_version):
-        return "SymInt"
-    return (kind.kernel_form if kind is not None else None) or "int64_t"
+    return judged_form((kind.kernel_form if kind is not None else None) or "int64_t", torch_version)
 
 
 def _why(o: OpCoverage, rec: OpRecord, cov: Coverage) -> str:

@@ -60,7 +60,8 @@ class Change:
     # The second axis: does an out-of-tree kernel still build? "none" when neither the schema nor the
     # kernel's C++ signature changed (or the operator is new or gone); "breaking" when the int64_t
     # form changed (every kernel), "symint" when only the SymInt form did (only kernels written with
-    # c10::SymInt), "compatible" when neither did; judged by HEAD's release (`bot.schema.kernel`).
+    # c10::SymInt), "compatible" when neither did; judged by HEAD's release, see
+    # Note [SymInt kernels from 1.13].
     kernel: KernelVerdict = "none"
     kernel_changes: tuple[KernelChange, ...] = ()
     # The backend profiles that must act (`bot.drift.needs`), in PROFILES order: for a new or renamed

@@ -113,8 +113,8 @@ FLAG_TABLE: tuple[Flag, ...] = (
         lambda c: c.now_decomposes,
         "any",
     ),
-    # Only the SymInt form changed: since 1.13 the dispatcher unpacks SymInts for a kernel written with
-    # int64_t (`bot.schema.kernel`), so only kernels written with c10::SymInt must follow. No level of
+    # Only the SymInt form changed: only kernels written with c10::SymInt must follow, see
+    # Note [SymInt kernels from 1.13]. No level of
     # its own in --fail-on: a run over PyTorch's yaml cannot know which form a backend wrote (1.12 →
     # 2.15 has 484 such changes), and no annotation: they are counted on one line under 🔧.
     Flag(

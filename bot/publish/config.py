@@ -19,17 +19,21 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.drift.flags import FACETS
-from bot.errors import ConfigError, SourceError, YamlError
-from bot.publish.backend_names import NAME_MAX, default_name
-from bot.publish.ghfiles import PREFIX as GH_PREFIX
-from bot.publish.ghfiles import parse_path_spec
+from bot.errors import ConfigError, YamlError
+from bot.publish.backend_specs import (
+    DISPATCH_KEY,
+    BackendSpec,
+    ListedBackend,
+    listed_backends,
+    subscription_backend,
+)
+from bot.publish.confignodes import ConfigReader, one_of, pattern
 from bot.shapes import Kind
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
 from bot.text import did_you_mean
-from bot.yamltext import MAPPING, SEQUENCE, NodeReader, compose_yaml_document, read_yaml_document, tagged
+from bot.yamltext import SEQUENCE, compose_yaml_document, read_yaml_document, tagged
 
 TITLE_FIELDS = ("week", "base", "head")
 DEFAULT_TITLE = "Operator drift {week} ({base}..{head})"
@@ -37,7 +41,6 @@ DEFAULT_TITLE = "Operator drift {week} ({base}..{head})"
 # GitHub logins: alphanumerics and single inner hyphens, at most 39; team slugs are looser.
 _USER = r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}"
 _HANDLE = re.compile(rf"@?({_USER})(?:/([A-Za-z0-9][A-Za-z0-9._-]{{0,99}}))?")
-_DISPATCH_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _TAG = re.compile(r"[a-z][a-z0-9_]*")
 _LABEL_MAX = 50  # GitHub's limit on a label name
 
@@ -49,45 +52,7 @@ BOT_LOGIN = re.compile(rf"{_USER}(?:\[bot\])?")  # a user, or an app's bot accou
 DEFAULT_UPSTREAM = "pytorch/pytorch"
 MAX_CHART_POINTS = 100  # timeline.CHART_MAX_POINTS: more would be sampled anyway
 
-_STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
-_BOOL = "tag:yaml.org,2002:bool"
-
-
-@dataclass(frozen=True)
-class BackendSpec:
-    """A subscription's backend op list: `kind` as `opdrift coverage --backend` takes it, and `value`
-    as written in the config (a path, or a dispatch key for ``dispatch``); `resolved` is the path
-    against the config file's directory."""
-
-    kind: BackendKind
-    value: str
-    resolved: str
-    line: int = field(default=0, compare=False)  # the first subscription naming it; not its identity
-    value_line: int = field(default=0, compare=False)  # where `value` is written (its `key:` or `path:`)
-    # what every report calls the backend (`name:`, else `default_name`): a maintainer reads "dlprim",
-    # not "cpp ../src"; not its identity either (the list is)
-    name: str = field(default="", compare=False)
-
-    @property
-    def label(self) -> str:
-        return self.name or default_name(self.kind, self.value, self.resolved)
-
-    def missing(self, config_path: str) -> str | None:
-        """One line when the list is not there, saying what `value` was resolved against: a path is
-        relative to the config file's directory (.github/ for .github/opdrift.yml), not the repository's
-        root, and `path: codegen/x.yaml` there means .github/codegen/x.yaml. None when it is there."""
-        if self.kind == "dispatch" or self.value.startswith(GH_PREFIX) or os.path.exists(self.resolved):
-            return None
-        where = os.path.dirname(config_path) or "."
-        hint = ""
-        beside = os.path.normpath(os.path.join(where, os.pardir, self.value))
-        if where not in (".", "") and os.path.exists(beside):
-            hint = f"; {self.value} from the directory above is there: write {os.path.relpath(beside, where)}"
-        return (
-            f"{self.value}: no such file or directory ({self.resolved}: paths are relative to the config "
-            f"file's directory, {where}/){hint}"
-        )
 
 
 @dataclass(frozen=True)
@@ -104,21 +69,6 @@ class Subscription:
     # (matcher, value, line) of each `tags` and `dispatch_keys` item, for errors found once the
     # snapshots are loaded (`check_names`); where a value is written is not part of what it matches.
     value_lines: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
-
-
-@dataclass(frozen=True)
-class ListedBackend:
-    """An item of `backends:`: a downstream backend whose impact the PR comment shows (no one is
-    mentioned). Its `spec.value` is a local path or a ``gh:OWNER/NAME@REF:PATH`` spec, which
-    `spec.resolved` keeps as written (`bot.publish.ghfiles` reads it)."""
-
-    name: str
-    spec: BackendSpec
-    line: int = field(default=0, compare=False)
-
-    @property
-    def remote(self) -> bool:
-        return self.spec.value.startswith(GH_PREFIX)
 
 
 # What a week with no operator change posts (`weekly.quiet`): nothing, a comment on the open issue, or
@@ -205,15 +155,6 @@ def check_names(config: BotConfig, *, dispatch_keys: Collection[str], tags: Coll
 # --- parsing ---------------------------------------------------------------------------------------
 
 
-# What the config's values must be, as kinds over composed nodes (the node gives the error its line);
-# the tag, not the text, decides: `"1"` is a string, `1` an int, `yes` a bool.
-_LIST = SEQUENCE
-_STRING: Kind[str] = Kind(
-    "a string (quote it if YAML reads it as another type)", tagged(_STR), lambda n: str(n.value)
-)
-_BOOLEAN: Kind[bool] = Kind(
-    "true or false", tagged(_BOOL), lambda n: str(n.value).lower() in ("true", "yes", "on", "y")
-)
 # YAML 1.1 ints include 0x10, 0o17, 1_000 and 1:30 (base 60): build it as YAML does
 _POINTS: Kind[int] = Kind(
     "a number of points (0 for no chart)",
@@ -222,49 +163,7 @@ _POINTS: Kind[int] = Kind(
 )
 
 
-class _Reader(NodeReader):
-    """Typed access to composed YAML nodes, raising ConfigError at the node's line."""
-
-    def __init__(self, display: str) -> None:
-        super().__init__(display, ConfigError)
-
-    def mapping(
-        self, node: yaml.Node, what: str, keys: tuple[str, ...]
-    ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
-        out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
-        for key_node, value_node in self.read(MAPPING, node, what, node):
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR else None
-            if key is None:
-                raise self.error(key_node, f"{what}: keys must be strings")
-            if key not in keys:
-                raise self.error(
-                    key_node, f"{what}: unknown key {key!r} (expected one of: {', '.join(keys)})"
-                )
-            if key in out:
-                raise self.error(key_node, f"{what}: duplicate key {key!r}")
-            out[key] = (key_node, value_node)
-        return out
-
-    def string(self, node: yaml.Node, what: str) -> str:
-        value = self.read(_STRING, node, what, node)
-        if not value.strip():
-            raise self.error(node, f"{what} must not be empty")
-        return value
-
-    def boolean(self, node: yaml.Node, what: str) -> bool:
-        return self.read(_BOOLEAN, node, what, node)
-
-    def strings(
-        self, node: yaml.Node, what: str, check: Callable[[yaml.Node, str], str] | None = None
-    ) -> tuple[str, ...]:
-        out: list[str] = []
-        for item in self.read(SEQUENCE, node, what, node):
-            value = self.string(item, f"each item of {what}")
-            out.append(check(item, value) if check else value)
-        return tuple(dict.fromkeys(out))
-
-
-def _handle(reader: _Reader) -> Callable[[yaml.Node, str], str]:
+def _handle(reader: ConfigReader) -> Callable[[yaml.Node, str], str]:
     def check(node: yaml.Node, value: str) -> str:
         m = _HANDLE.fullmatch(value.strip())
         if m is None:
@@ -277,25 +176,7 @@ def _handle(reader: _Reader) -> Callable[[yaml.Node, str], str]:
     return check
 
 
-def _one_of(reader: _Reader, allowed: tuple[str, ...], kind: str) -> Callable[[yaml.Node, str], str]:
-    def check(node: yaml.Node, value: str) -> str:
-        if value not in allowed:
-            raise reader.error(node, f"unknown {kind} {value!r} (expected one of: {', '.join(allowed)})")
-        return value
-
-    return check
-
-
-def _pattern(reader: _Reader, regex: re.Pattern[str], kind: str) -> Callable[[yaml.Node, str], str]:
-    def check(node: yaml.Node, value: str) -> str:
-        if regex.fullmatch(value) is None:
-            raise reader.error(node, f"{value!r} is not a valid {kind}")
-        return value
-
-    return check
-
-
-def _label(reader: _Reader) -> Callable[[yaml.Node, str], str]:
+def _label(reader: ConfigReader) -> Callable[[yaml.Node, str], str]:
     def check(node: yaml.Node, value: str) -> str:
         if len(value) > _LABEL_MAX or "," in value:
             raise reader.error(node, f"label {value!r}: at most {_LABEL_MAX} characters and no commas")
@@ -308,108 +189,7 @@ _SUB_KEYS = ("who", "buckets", "facets", "tags", "dispatch_keys", "backend")
 _MATCHERS = _SUB_KEYS[1:]
 
 
-def _name(reader: _Reader, node: yaml.Node, what: str) -> str:
-    name = reader.string(node, f"{what}: name").strip()
-    if len(name) > NAME_MAX or "\n" in name:
-        raise reader.error(node, f"{what}: name: one line of at most {NAME_MAX} characters")
-    return name
-
-
-def _backend(reader: _Reader, node: yaml.Node, what: str, base_dir: str) -> BackendSpec:
-    what = f"{what}: backend"
-    keys = reader.mapping(node, what, ("name", "kind", "path", "key"))
-    name = _name(reader, keys["name"][1], what) if "name" in keys else ""
-    if "kind" not in keys:
-        raise reader.error(node, f"{what} has no `kind:` (one of: {', '.join(BACKEND_KINDS)})")
-    kind_node = keys["kind"][1]
-    raw = reader.string(kind_node, f"{what}: kind")
-    kind = next((k for k in BACKEND_KINDS if k == raw), None)
-    if kind is None:
-        raise reader.error(
-            kind_node, f"unknown backend kind {raw!r} (expected one of: {', '.join(BACKEND_KINDS)})"
-        )
-    line = node.start_mark.line + 1
-    if kind == "dispatch":
-        if "path" in keys:
-            raise reader.error(keys["path"][0], f"{what}: kind dispatch takes `key:` (e.g. MPS), not `path:`")
-        if "key" not in keys:
-            raise reader.error(node, f"{what}: kind dispatch needs `key:`, a dispatch key such as MPS")
-        key = _pattern(reader, _DISPATCH_KEY, "dispatch key")(
-            keys["key"][1], reader.string(keys["key"][1], f"{what}: key")
-        )
-        return BackendSpec(kind, key, key, line, keys["key"][1].start_mark.line + 1, name)
-    if "key" in keys:
-        raise reader.error(
-            keys["key"][0], f"{what}: `key:` is only for kind dispatch; kind {kind} takes `path:`"
-        )
-    if "path" not in keys:
-        raise reader.error(node, f"{what}: kind {kind} needs `path:`, the backend's op list")
-    path = reader.string(keys["path"][1], f"{what}: path")
-    value_line = keys["path"][1].start_mark.line + 1
-    return BackendSpec(kind, path, os.path.normpath(os.path.join(base_dir, path)), line, value_line, name)
-
-
-# Each list is read before the comment is posted (a gh: one costs a few requests) and has its row: a
-# table for the backends a PyTorch author should weigh, not a registry of every fork.
-MAX_BACKENDS = 20
-_BACKENDS_KEYS = ("name", "kind", "path")
-
-
-def _listed_backend(reader: _Reader, node: yaml.Node, index: int, base_dir: str) -> ListedBackend:
-    """One item of `backends:`: name, kind and path; the path is local (against the config file's
-    directory, as a subscription's) or a ``gh:OWNER/NAME@REF:PATH`` spec, checked here."""
-    what = f"backends: item {index + 1}"
-    keys = reader.mapping(node, what, _BACKENDS_KEYS)
-    for key in _BACKENDS_KEYS:
-        if key not in keys:
-            raise reader.error(node, f"{what} has no `{key}:`")
-    name = _name(reader, keys["name"][1], what)
-    kind_node = keys["kind"][1]
-    raw = reader.string(kind_node, f"{what}: kind")
-    kind = next((k for k in BACKEND_KINDS if k == raw), None)
-    # A dispatch key's kernels live in native_functions.yaml itself: the PR changes them, and the
-    # drift's own sections show it; this table is for backends built outside PyTorch.
-    listed = tuple(k for k in BACKEND_KINDS if k != "dispatch")
-    if kind is None or kind == "dispatch":
-        said = (
-            "kind dispatch: an in-tree dispatch key is not a downstream backend"
-            if kind
-            else f"unknown backend kind {raw!r}"
-        )
-        raise reader.error(kind_node, f"{what}: {said} (expected one of: {', '.join(listed)})")
-    path_node = keys["path"][1]
-    path = reader.string(path_node, f"{what}: path").strip()
-    line, value_line = node.start_mark.line + 1, path_node.start_mark.line + 1
-    if path.startswith(GH_PREFIX):
-        try:
-            parse_path_spec(path)
-        except SourceError as err:
-            raise reader.error(path_node, f"{what}: path: {err.message}") from None
-        resolved = path
-    else:
-        resolved = os.path.normpath(os.path.join(base_dir, path))
-    return ListedBackend(name, BackendSpec(kind, path, resolved, line, value_line, name), line)
-
-
-def _backends(reader: _Reader, node: yaml.Node, base_dir: str) -> tuple[ListedBackend, ...]:
-    out: list[ListedBackend] = []
-    seen: dict[str, int] = {}
-    items = reader.read(_LIST, node, "backends", node)
-    if len(items) > MAX_BACKENDS:
-        raise reader.error(node, f"backends: {len(items)} items, at most {MAX_BACKENDS}")
-    for index, item in enumerate(items):
-        backend = _listed_backend(reader, item, index, base_dir)
-        if backend.name.lower() in seen:
-            raise reader.error(
-                item,
-                f"backends: item {index + 1}: name {backend.name!r} is item {seen[backend.name.lower()]}'s too",
-            )
-        seen[backend.name.lower()] = index + 1
-        out.append(backend)
-    return tuple(out)
-
-
-def _subscription(reader: _Reader, node: yaml.Node, index: int, base_dir: str = "") -> Subscription:
+def _subscription(reader: ConfigReader, node: yaml.Node, index: int, base_dir: str = "") -> Subscription:
     what = f"subscription {index + 1}"
     keys = reader.mapping(node, what, _SUB_KEYS)
     if "who" not in keys:
@@ -420,14 +200,14 @@ def _subscription(reader: _Reader, node: yaml.Node, index: int, base_dir: str = 
     if not any(k in keys for k in _MATCHERS):
         raise reader.error(node, f"{what} matches nothing: give at least one of {', '.join(_MATCHERS)}")
     checks = {
-        "buckets": _one_of(reader, BUCKETS, "bucket"),
-        "facets": _one_of(reader, FACETS, "facet"),
-        "tags": _pattern(reader, _TAG, "tag name"),
-        "dispatch_keys": _pattern(reader, _DISPATCH_KEY, "dispatch key"),
+        "buckets": one_of(reader, BUCKETS, "bucket"),
+        "facets": one_of(reader, FACETS, "facet"),
+        "tags": pattern(reader, _TAG, "tag name"),
+        "dispatch_keys": pattern(reader, DISPATCH_KEY, "dispatch key"),
     }
     values: dict[str, tuple[str, ...]] = {}
     value_lines: list[tuple[str, str, int]] = []
-    backend = _backend(reader, keys["backend"][1], what, base_dir) if "backend" in keys else None
+    backend = subscription_backend(reader, keys["backend"][1], what, base_dir) if "backend" in keys else None
     for key in _MATCHERS:
         if key == "backend":
             continue
@@ -458,7 +238,7 @@ def _noting(
     return noted
 
 
-def _title_format(reader: _Reader, node: yaml.Node) -> str:
+def _title_format(reader: ConfigReader, node: yaml.Node) -> str:
     value = reader.string(node, "weekly: title_format")
     try:
         fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(value) if f is not None]
@@ -475,14 +255,14 @@ def _title_format(reader: _Reader, node: yaml.Node) -> str:
     return value
 
 
-def _chart(reader: _Reader, node: yaml.Node) -> int:
+def _chart(reader: ConfigReader, node: yaml.Node) -> int:
     value = reader.read(_POINTS, node, "weekly: chart", node)
     if not 0 <= value <= MAX_CHART_POINTS:
         raise reader.error(node, f"weekly: chart must be between 0 and {MAX_CHART_POINTS}, got {value}")
     return value
 
 
-def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
+def _weekly(reader: ConfigReader, node: yaml.Node) -> WeeklyConfig:
     keys = reader.mapping(
         node,
         "weekly",
@@ -502,13 +282,13 @@ def _weekly(reader: _Reader, node: yaml.Node) -> WeeklyConfig:
     if "title_format" in keys:
         kwargs["title_format"] = _title_format(reader, keys["title_format"][1])
     if "upstream" in keys:
-        kwargs["upstream"] = _pattern(reader, _SLUG, "repository (OWNER/NAME)")(
+        kwargs["upstream"] = pattern(reader, _SLUG, "repository (OWNER/NAME)")(
             keys["upstream"][1], reader.string(keys["upstream"][1], "weekly: upstream")
         )
     if "chart" in keys:
         kwargs["chart"] = _chart(reader, keys["chart"][1])
     if "site_url" in keys:
-        kwargs["site_url"] = _pattern(
+        kwargs["site_url"] = pattern(
             reader, _SITE_URL, "https:// URL (a host and a path, no query or fragment)"
         )(keys["site_url"][1], reader.string(keys["site_url"][1], "weekly: site_url"))
     return WeeklyConfig(**kwargs)  # type: ignore[arg-type]
@@ -563,12 +343,12 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
     node = compose_yaml_document(text, display)
     if node is None:
         return BotConfig(path=display)
-    reader = _Reader(display)
+    reader = ConfigReader(display)
     keys = reader.mapping(node, "the config", _TOP_KEYS)
     subs: tuple[Subscription, ...] = ()
     if "subscriptions" in keys:
         sub_node = keys["subscriptions"][1]
-        items = reader.read(_LIST, sub_node, "subscriptions", sub_node)
+        items = reader.read(SEQUENCE, sub_node, "subscriptions", sub_node)
         subs = tuple(_subscription(reader, n, i, base_dir) for i, n in enumerate(items))
     labels = reader.strings(keys["labels"][1], "labels", _label(reader)) if "labels" in keys else ()
     paths: dict[str, str | None] = {}
@@ -583,11 +363,11 @@ def parse_config(text: str, display: str, *, base_dir: str = "") -> BotConfig:
     if "bot_login" in keys:
         node = keys["bot_login"][1]
         value = reader.string(node, "bot_login").strip().removeprefix("@")
-        bot_login = _pattern(reader, BOT_LOGIN, "GitHub login (e.g. github-actions[bot])")(node, value)
+        bot_login = pattern(reader, BOT_LOGIN, "GitHub login (e.g. github-actions[bot])")(node, value)
     on_keys = "comment_on_kernel_keys" in keys and reader.boolean(
         keys["comment_on_kernel_keys"][1], "comment_on_kernel_keys"
     )
-    listed = _backends(reader, keys["backends"][1], base_dir) if "backends" in keys else ()
+    listed = listed_backends(reader, keys["backends"][1], base_dir) if "backends" in keys else ()
     return BotConfig(
         subscriptions=subs,
         backends=listed,

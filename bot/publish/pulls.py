@@ -40,7 +40,7 @@ the open pull requests (see `PullsClient._list`).
 
 A pull request is "merged" when GitHub says so (``merged_at``) or when it is closed and carries more
 ``Merged*`` labels than ``Reverted*`` ones, which is how PyTorch's merge bot marks one it landed and
-how its revert bot marks one it took back (see `landed`).
+how its revert bot marks one it took back (see `bot.publish.pulljson.landed`).
 
 The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
 it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
@@ -57,14 +57,12 @@ the scan began, it is incomplete (the next run lists again, the compares being c
 lists every state, and nothing leaves that list.
 
 Every exchange goes through `bot.publish.limits.Guard` (API root, deadline, size cap, pages) via
-`ghsource._Api`; every field of an answer is checked before it becomes a `PullRef` (its text stays
-data: a title is whatever its author wrote).
+`ghsource._Api`; every field of an answer is checked before it becomes a `PullRef`
+(`bot.publish.pulljson`: its text stays data, a title is whatever its author wrote).
 """
 
 from __future__ import annotations
 
-import datetime
-import email.utils
 import re
 import time
 from collections.abc import Callable, Collection
@@ -73,7 +71,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from bot.errors import ApiLimitError, SourceError
-from bot.model import OPERATOR_PATHS, PullRef, PullState
+from bot.model import OPERATOR_PATHS, PullRef
 from bot.publish.ghcache import BlobCache, JsonCache, write_atomically
 from bot.publish.ghsource import (
     ApiSettings,
@@ -82,17 +80,19 @@ from bot.publish.ghsource import (
     _field,
 )
 from bot.publish.limits import link_urls
+from bot.publish.pulljson import (
+    KEPT,
+    SHA,
+    WHEN,
+    file_names,
+    http_date,
+    pull_ref,
+    slim_pull,
+    slim_pulls,
+    stored_answer,
+)
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
-_SHA = re.compile(r"[0-9a-f]{40}")
-# The labels PyTorch's merge bot adds (`landed`): ``Merged`` on the first landing, ``MergedX1``,
-# ``MergedX2``... on later ones; the revert bot's ``Reverted``, ``RevertedX1``... Matched lower case.
-_MERGED_LABEL = re.compile(r"merged(?:x\d+)?")
-_REVERTED_LABEL = re.compile(r"reverted(?:x\d+)?")
-# GitHub's form: sorts as it reads. ASCII digits only (``\d`` takes any script's: ``٢٠٢٦`` too).
-_WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
-MAX_NUMBER = 10**10  # the state's bound on a pull request number (`bot.app.watch_state`)
-_PULL_URL = re.compile(r"https://(?P<host>[A-Za-z0-9.-]+)/(?P<repo>[A-Za-z0-9._/-]+)/pull/(?P<n>[0-9]+)")
 PER_PAGE = 100
 # 100 pages of 100: more open pull requests than any repository has (pytorch/pytorch: a few
 # thousand). A list that goes on is leading the client on.
@@ -201,7 +201,7 @@ class PullsClient:
         BUDGET is checked before each request. The pull requests named in LATER (the last run could
         not compare them) are compared after all the others: one GitHub keeps failing on cannot
         take the scan's time from those it answers."""
-        if since is not None and (not _WHEN.fullmatch(since) or since > _later_than_now()):
+        if since is not None and (not WHEN.fullmatch(since) or since > _later_than_now()):
             # The watermark comes back from an issue body: a bad one, or one in the future (which
             # would hide every pull request for good), means a cold run.
             since = None
@@ -272,7 +272,7 @@ class PullsClient:
         key = (pull.base_sha, pull.head_sha)
         if key not in self._bases:
             stored = self.answers.get(self._base_key(*key))
-            if isinstance(stored, str) and _SHA.fullmatch(stored):
+            if isinstance(stored, str) and SHA.fullmatch(stored):
                 self._bases[key] = stored
             else:
                 self._restart()
@@ -294,10 +294,10 @@ class PullsClient:
     def pull(self, number: int) -> PullRef:
         """Pull request NUMBER as it is now (a dashboard's pull request the scan did not list)."""
         self._restart()
-        data, _ = self._get_json(f"/repos/{self.repo}/pulls/{number}", None, keep=_slim_pull)
+        data, _ = self._get_json(f"/repos/{self.repo}/pulls/{number}", None, keep=slim_pull)
         if data is None:
             raise SourceError(f"no pull request #{number}", path=self.repo)
-        return self._pull_ref(data)
+        return pull_ref(data, self.repo, self.api.settings.api_url)
 
     # --- the list -----------------------------------------------------------------------------
 
@@ -343,7 +343,7 @@ class PullsClient:
         for page in range(MAX_LIST_PAGES):
             if self.charged >= limit:
                 return pulls, False, True
-            data, next_url = self._get_json(None, url, keep=_slim_pulls)
+            data, next_url = self._get_json(None, url, keep=slim_pulls)
             if not isinstance(data, list):
                 raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
             for item in data:
@@ -371,7 +371,7 @@ class PullsClient:
         if self.charged >= limit:
             return False
         params = {"state": "closed", "sort": "updated", "direction": "desc", "per_page": str(PER_PAGE)}
-        data, _ = self._get_json(f"/repos/{self.repo}/pulls?{urlencode(params)}", None, keep=_slim_pulls)
+        data, _ = self._get_json(f"/repos/{self.repo}/pulls?{urlencode(params)}", None, keep=slim_pulls)
         if not isinstance(data, list):
             raise SourceError("GitHub's list of pull requests is not a list", path=self.repo)
         listed = (self._listed_ref(item) for item in data)
@@ -391,10 +391,10 @@ class PullsClient:
         reused on a 304. Whatever comes back from the cache is checked again like a fresh answer."""
         full = url or f"{self.api.settings.api_url.rstrip('/')}{path}"
         # An answer stored by a version that kept other fields is a miss, not a pull request without them.
-        key = f"GET {full}" if keep is None else f"GET {full} keeping {','.join(_KEPT)}"
-        stored = None if keep is None else _stored_answer(self.answers.get(key))
+        key = f"GET {full}" if keep is None else f"GET {full} keeping {','.join(KEPT)}"
+        stored = None if keep is None else stored_answer(self.answers.get(key))
         answer = self.api.get("", url=full, etag=None if stored is None else stored[0], attempts=attempts)
-        self._served_at = _http_date(answer.header("date") if answer is not None else None)
+        self._served_at = http_date(answer.header("date") if answer is not None else None)
         if answer is None:
             return None, None
         if answer.status == 304 and stored is not None:
@@ -441,7 +441,7 @@ class PullsClient:
             attempts=1 if self._limit is not None else None,
         )
         base = _field(data, "merge_base_commit", "sha")
-        if not isinstance(base, str) or not _SHA.fullmatch(base):
+        if not isinstance(base, str) or not SHA.fullmatch(base):
             raise SourceError(f"no merge base for pull request #{pull.number}", path=self.repo)
         self._bases[(pull.base_sha, pull.head_sha)] = base
         self.answers.put(self._base_key(pull.base_sha, pull.head_sha), base)
@@ -458,7 +458,7 @@ class PullsClient:
         if files is None or len(files) >= COMPARE_FILES:
             names = self._by_trees(base, pull.head_sha)
         else:
-            names = _names(files, self.repo)
+            names = file_names(files, self.repo)
         touched = tuple(p for p in OPERATOR_PATHS if p in names)
         self._touched[pull.head_sha] = touched
         self.answers.put(self._touched_key(pull.head_sha), list(touched))
@@ -485,119 +485,24 @@ class PullsClient:
         unreadable: one such pull request never fails the scan. One without a number or head sha
         cannot even be retried, and fails it."""
         try:
-            return self._pull_ref(item)
+            return pull_ref(item, self.repo, self.api.settings.api_url)
         except SourceError as err:
             number, head = _field(item, "number"), _field(item, "head", "sha")
-            if not isinstance(number, int) or not isinstance(head, str) or not _SHA.fullmatch(head):
+            if not isinstance(number, int) or not isinstance(head, str) or not SHA.fullmatch(head):
                 raise
             updated = _field(item, "updated_at")
             stand_in = PullRef(
                 number=number, title="", author="", draft=False, state="open",
-                updated_at=updated if isinstance(updated, str) and _WHEN.fullmatch(updated) else "",
+                updated_at=updated if isinstance(updated, str) and WHEN.fullmatch(updated) else "",
                 html_url="", head_sha=head, base_sha=head,
             )  # fmt: skip
             self._unlisted[number] = (stand_in, _reason(err))
             return None
 
-    def _own_url(self, url: str, number: int) -> bool:
-        """Whether URL is pull request NUMBER of the upstream (as the state reads it back), on
-        github.com when the API is api.github.com. Another API (GitHub Enterprise Server, a test's
-        server) names its own web host, which the API's URL does not tell."""
-        m = _PULL_URL.fullmatch(url)
-        public = (urlsplit(self.api.settings.api_url).hostname or "").lower() == "api.github.com"
-        return (
-            m is not None
-            and len(url) <= 200
-            and (not public or m["host"].lower() == "github.com")
-            and m["repo"].lower() == self.repo.lower()
-            and int(m["n"]) == number
-        )
-
-    def _pull_ref(self, item: Any) -> PullRef:
-        number = _field(item, "number")
-        if not isinstance(number, int) or isinstance(number, bool) or not 0 < number < MAX_NUMBER:
-            raise SourceError("GitHub's pull request has no number", path=self.repo)
-
-        def bad(what: str) -> SourceError:
-            return SourceError(f"GitHub's pull request #{number} has {what}", path=self.repo)
-
-        title, login = _field(item, "title"), _field(item, "user", "login")
-        state, merged_at, draft = _field(item, "state"), _field(item, "merged_at"), _field(item, "draft")
-        labels = _field(item, "labels")
-        updated, url = _field(item, "updated_at"), _field(item, "html_url")
-        head, base = _field(item, "head", "sha"), _field(item, "base", "sha")
-        if not isinstance(title, str) or not isinstance(login, str):
-            raise bad("no title or author")
-        if state not in ("open", "closed") or not (merged_at is None or isinstance(merged_at, str)):
-            raise bad("no state")
-        if labels is None:
-            labels = []
-        if not isinstance(labels, list) or not all(isinstance(_field(lb, "name"), str) for lb in labels):
-            raise bad("labels that are not named")
-        if not isinstance(updated, str) or not _WHEN.fullmatch(updated):
-            raise bad("no updated_at in GitHub's form")
-        if not isinstance(url, str) or not self._own_url(url, number):
-            raise bad(f"an html_url that is not a link to {self.repo}'s pull request #{number}")
-        if (
-            not isinstance(head, str)
-            or not _SHA.fullmatch(head)
-            or not isinstance(base, str)
-            or not _SHA.fullmatch(base)
-        ):
-            raise bad("no head or base commit sha")
-        names = [_field(lb, "name") for lb in labels]
-        is_landed = landed(state, merged_at, names)
-        shown: PullState = "merged" if is_landed else "open" if state == "open" else "closed"
-        return PullRef(
-            number=number,
-            title=title,
-            author=login,
-            draft=draft is True,
-            state=shown,
-            updated_at=updated,
-            html_url=url,
-            head_sha=head,
-            base_sha=base,
-        )
-
 
 def _later_last(pulls: list[PullRef], later: frozenset[int]) -> list[PullRef]:
     """PULLS in their order, those numbered in LATER moved to the end (still in their order)."""
     return [p for p in pulls if p.number not in later] + [p for p in pulls if p.number in later]
-
-
-def landed(state: str, merged_at: str | None, labels: Collection[str]) -> bool:
-    """Whether a pull request landed: GitHub merged it (``merged_at``), or it is closed and carries
-    more ``Merged*`` labels than ``Reverted*`` ones.
-
-    PyTorch's merge bot (pytorch/pytorch .github/scripts/trymerge.py) pushes the commits to main
-    itself, the message carrying ``Pull Request resolved: .../pull/N``; the push closes the pull
-    request (merged_at stays null, pytorch/pytorch#102559) and the bot then adds ``Merged`` in a
-    separate call (pytorch/pytorch#77005), ``MergedX1``, ``MergedX2``... on later landings. A revert
-    adds ``Reverted`` (``RevertedX1``...) and reopens the pull request, and no label is ever taken
-    off (pytorch/test-infra#8085): merged, reverted, then abandoned leaves a closed pull request that
-    still carries ``Merged``. Label names compare case-insensitively, as GitHub's do."""
-    if merged_at:
-        return True
-    if state != "closed":
-        return False
-    lower = [name.lower() for name in labels]
-    merges = sum(1 for name in lower if _MERGED_LABEL.fullmatch(name))
-    reverts = sum(1 for name in lower if _REVERTED_LABEL.fullmatch(name))
-    return merges > reverts
-
-
-def _http_date(value: str | None) -> str | None:
-    """An HTTP Date header in GitHub's ``updated_at`` form; None when it is absent or not a date."""
-    if not value:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _later_than_now() -> str:
@@ -610,46 +515,3 @@ def _reason(err: SourceError | ApiLimitError) -> str:
     """ERR's message on one line, at most MAX_REASON characters (it may quote GitHub's answer)."""
     text = " ".join(err.message.split())
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
-
-
-def _names(files: list[Any], repo: str) -> set[str]:
-    """The paths a file list names: each file's, and a rename's old one (a rename away touches it)."""
-    names = set()
-    for item in files:
-        name, old = _field(item, "filename"), _field(item, "previous_filename")
-        if not isinstance(name, str) or not (old is None or isinstance(old, str)):
-            raise SourceError("GitHub's file list has an entry with no filename", path=repo)
-        names.add(name)
-        if old is not None:
-            names.add(old)
-    return names
-
-
-def _stored_answer(value: Any) -> tuple[str, str | None, Any] | None:
-    if not isinstance(value, dict) or "data" not in value:
-        return None
-    etag, link = value.get("etag"), value.get("link")
-    if not isinstance(etag, str) or not etag or not (link is None or isinstance(link, str)):
-        return None
-    return etag, link, value["data"]
-
-
-# The fields of a pull request `_pull_ref` reads: all a list page's answer is stored as.
-_KEPT = ("number", "title", "state", "merged_at", "draft", "updated_at", "html_url", "labels")
-
-
-def _slim_pull(item: Any) -> Any:
-    if not isinstance(item, dict):
-        return item  # `_pull_ref` refuses it, fresh or stored
-    kept = {k: item[k] for k in _KEPT if k in item and k != "labels"}
-    labels = item.get("labels")
-    # A label's name is all `_pull_ref` reads (GitHub's label objects carry urls, colours, descriptions).
-    kept["labels"] = [{"name": _field(lb, "name")} for lb in labels] if isinstance(labels, list) else labels
-    kept["user"] = {"login": _field(item, "user", "login")}
-    kept["head"] = {"sha": _field(item, "head", "sha")}
-    kept["base"] = {"sha": _field(item, "base", "sha")}
-    return kept
-
-
-def _slim_pulls(data: Any) -> Any:
-    return [_slim_pull(item) for item in data] if isinstance(data, list) else data

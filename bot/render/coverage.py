@@ -64,7 +64,7 @@ _TORCH_MLIR_NOTE = Safe(
 
 _NO_TEXT = Safe("")
 
-# What a "symint" verdict means to a backend whose kernel is int64_t (`bot.coverage.check.judge_in_form`).
+# What a "symint" verdict means to a backend whose kernel is int64_t (`bot.coverage.alerts.judge_in_form`).
 SYMINT_ONLY = "your int64_t kernel still builds; only the SymInt form changed"
 
 # An alert's grade, by what it does to the backend's own kernel before callers are considered: its C++
@@ -430,9 +430,8 @@ def since_words(a: SchemaAlert) -> Safe:
 
 
 def kernel_words(a: SchemaAlert) -> str:
-    """What the change does to the backend's kernel, in the form it is judged in. Before 1.13 the
-    dispatcher took a kernel only in the SymInt form (`bot.coverage.check.judged_form`), so a kernel
-    written in int64_t is judged in that form, and the words say so rather than blame its own form.
+    """What the change does to the backend's kernel, in the form it is judged in (when that is not
+    its own form, the words say so rather than blame it). See Note [SymInt kernels from 1.13].
     A plain str: the templates escape it."""
     if a.kernel == "symint":
         return SYMINT_ONLY

@@ -226,9 +226,8 @@ class Helpers:
         return self.summary(c)
 
     def symint_only(self, n: int) -> Safe:
-        """The one line that folds the changes to the SymInt form alone: since 1.13 the dispatcher
-        unpacks SymInts for a kernel written with int64_t (`bot.schema.kernel`), so only kernels
-        written with c10::SymInt must follow."""
+        """The one line that folds the changes to the SymInt form alone: only kernels written with
+        c10::SymInt must follow (see Note [SymInt kernels from 1.13])."""
         ops = f"{n} operator changed only its" if n == 1 else f"{n} operators changed only their"
         if not self.markdown:
             return Safe(

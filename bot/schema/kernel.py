@@ -10,7 +10,8 @@ breaks no kernel, while ``int[1] dim`` → ``int[1]? dim`` (``IntArrayRef`` → 
 A kernel may be written in either of two forms, and PyTorch accepts both: the SymInt form
 (``c10::SymInt``, ``c10::SymIntArrayRef``) and the plain one, where a SymInt is an ``int64_t``. A
 change that keeps one form and alters the other (``int`` → ``SymInt``) breaks the backends that
-register that form, so both are compared.
+register that form, so both are compared. Which form a kernel is judged in at a release: see
+Note [SymInt kernels from 1.13].
 
 The mapping is torchgen's ``cpp.argumenttype_type`` / ``returntype_type``, and returns always keep the
 SymInt form (the dispatcher converts only parameters for an int64_t kernel). Beside the schema, two
@@ -234,8 +235,8 @@ def bound(binding: Binding, schema: FunctionSchema) -> Binding:
 
 # What a schema change does to out-of-tree kernels, judged per form:
 # - "breaking": the plain (int64_t) form changed, so every out-of-tree kernel stops compiling;
-# - "symint": only the SymInt form changed, so only kernels written in the SymInt form break (the
-#   dispatcher unpacks SymInts for a kernel written with int64_t / IntArrayRef);
+# - "symint": only the SymInt form changed, so only kernels written in the SymInt form break (see
+#   Note [SymInt kernels from 1.13]);
 # - "compatible": neither form changed; "none": the change is not about a schema.
 KernelVerdict = Literal["breaking", "symint", "compatible", "none"]
 
@@ -338,9 +339,15 @@ def breaks_form(changes: tuple[KernelChange, ...], form: KernelForm) -> bool:
     return any(c.form == form for c in changes)
 
 
-# From which release the dispatcher accepts a kernel written in the plain form (int64_t, IntArrayRef)
-# for a schema with SymInts, and unpacks the SymInts when it calls it. Read in the release wheels'
-# c10 headers:
+# Note [SymInt kernels from 1.13]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# From 1.13.0 the dispatcher accepts a kernel written in the plain form (int64_t, IntArrayRef) for a
+# schema with SymInts, and unpacks the SymInts when it calls it; before, a kernel had to take its
+# schema's own types, the SymInt form, whatever it was written in. So a change to the SymInt form alone
+# leaves an int64_t kernel building from 1.13 on ("symint", not "breaking"), and against an earlier
+# release every kernel is judged in the SymInt form (`judged_form`, the one rule: the drift's
+# `verdict_at`, coverage's alerts, subscriptions, the watch and the work items' declarations ask it).
+# Read in the release wheels' c10 headers:
 # - 1.13.0 (and 2.0.0): ATen/core/boxing/KernelFunction.h adds `has_symint` / `remove_symint` and a
 #   second pointer, `sym_unboxed_kernel_func_`; KernelFunction_impl.h's `makeFromUnboxedFunctor`
 #   stores a kernel under the one its signature fits (`fn_has_symint`), and `KernelFunction::call`
@@ -357,16 +364,17 @@ def breaks_form(changes: tuple[KernelChange, ...], form: KernelForm) -> bool:
 PLAIN_KERNELS_FOR_SYMINT_SINCE = (1, 13)
 
 
-def plain_kernels_accepted(torch_version: str | None) -> bool:
-    """Whether the dispatcher of torch VERSION ("2.14.1", "1.13.0a0+git…") takes an int64_t kernel for
-    a SymInt schema (`PLAIN_KERNELS_FOR_SYMINT_SINCE`). An unknown version is a recent one."""
+def judged_form(form: KernelForm | None, torch_version: str | None) -> KernelForm | None:
+    """The form a kernel written in FORM (None: not known) is judged in against torch TORCH_VERSION
+    ("2.14.1", "1.13.0a0+git…"; None, a recent one): its own, or "SymInt" before
+    `PLAIN_KERNELS_FOR_SYMINT_SINCE`. See Note [SymInt kernels from 1.13]."""
     key = minor_of(torch_version)
-    return key is None or key >= PLAIN_KERNELS_FOR_SYMINT_SINCE
+    return form if key is None or key >= PLAIN_KERNELS_FOR_SYMINT_SINCE else "SymInt"
 
 
 def verdict_at(changes: tuple[KernelChange, ...], torch_version: str | None) -> KernelVerdict:
-    """`verdict_of` by the rule of the release the kernels are built against: before 1.13 a kernel had
-    one form, the SymInt one, so a change to either form breaks every out-of-tree kernel."""
-    if changes and not plain_kernels_accepted(torch_version):
+    """`verdict_of` by the rule of the release the kernels are built against: before 1.13 a change to
+    either form breaks every out-of-tree kernel. See Note [SymInt kernels from 1.13]."""
+    if changes and judged_form("int64_t", torch_version) == "SymInt":  # no int64_t kernel at that release
         return "breaking"
     return verdict_of(changes)
