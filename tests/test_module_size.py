@@ -9,9 +9,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 600
 # Temporary, named exceptions: a module being split elsewhere, with the reason. Each must still be over
 # the limit (one that is no longer over is dropped from here), so the list can only shrink.
-OVER_FOR_NOW = {
-    "bot/site/pages.py": "being split into page modules of their own (the catalogue's pages, one module each)",
-}
+OVER_FOR_NOW: dict[str, str] = {}
 
 
 def _line_counts(root: Path, package: str = "bot") -> dict[str, int]:

@@ -10,7 +10,7 @@ since (a `PullSource`: `bot.publish.pulls.PullsClient` in production), and a `Ju
 - an open PR that touches none of the operator files (`bot.model.OPERATOR_PATHS`) has no row;
 - any other open PR is judged from its merge base to its head; it has a row when it affects a backend;
 - a PR that closed leaves; one that merged leaves and is named under "landed since the last run".
-  PyTorch's merge bot closes a PR (its push does) before it labels it ``Merged`` (`bot.publish.pulls.
+  PyTorch's merge bot closes a PR (its push does) before it labels it ``Merged`` (`bot.publish.pulljson.
   landed`): a PR with a row seen closed without the label keeps its row one more run, on the retry
   list, so that a label added after this run's listing still names it as landed.
 - a PR that cannot be read now (its compare, its files, a read's deadline) keeps its row as it was and
