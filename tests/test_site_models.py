@@ -175,3 +175,23 @@ def test_a_column_of_each_new_kind_reads_its_real_list(tmp_path: Path, opdrift: 
     )
     assert cells["maximum"]["torchax"]["covered"]
     assert "✓ listed" in (out / "ops/maximum.html").read_text()
+
+
+def test_the_coverage_page_shows_the_same_first_work_as_opdrift_coverage(
+    built: Path, opdrift: Opdrift
+) -> None:
+    """The greedy set (`bot.coverage.firstwork`) on the site is coverage's, step by step."""
+    list_file = built.parent / "list.txt"
+    report = json.loads(
+        opdrift("coverage", "--backend", f"mine:text={list_file}", str(SNAPSHOTS[-1]), "--format", "json").out
+    )
+    steps = report["backends"][0]["first_work"]["steps"]
+    assert steps, "a text list of five ops leaves models blocked"
+    page = (built / "coverage.html").read_text()
+    shown = re.search(r'<ol class="first-work" data-backend="mine">(.*?)</ol>', page)
+    assert shown is not None
+    lis = re.findall(r"<li>(.*?)</li>", shown.group(1))
+    assert 0 < len(lis) <= len(steps)
+    for li, step in zip(lis, steps, strict=False):
+        assert re.findall(r"<code>(.*?)</code>", li) == list(step["items"])
+        assert f": {step['runs']} of {report['backends'][0]['first_work']['models']} models" in li

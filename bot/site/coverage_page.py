@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from bot.render.coverage import FIRST_STEPS
 from bot.site.html import Markup, el, join, page
 from bot.site.model import BackendWork, OpPage, Site
 from bot.site.parts import coverage_cell, generated, label, path_words
@@ -141,8 +142,45 @@ def _work_list(site: Site, work: BackendWork) -> Markup:
         )
     return join(
         heading,
+        _greedy(work),
         el("p", {}, f"The first {len(work.rows)} of {work.total} work items{reach}:"),
         el("ol", {"class": "work", "data-backend": work.backend}, rows),
+    )
+
+
+def _greedy(work: BackendWork) -> Markup | None:
+    """`opdrift coverage`'s first work: the fewest items that let the most models run without fallback,
+    step by step, each with the models it frees (the first FIRST_STEPS steps)."""
+    fw = work.first
+    if fw is None or not fw.steps:
+        return None
+    steps = fw.upto(FIRST_STEPS)
+    written = sum(len(s.items) for s in steps)
+    return join(
+        el(
+            "p",
+            {"class": "first-work"},
+            f"First work: write these {written} items, and {fw.start} → {steps[-1].runs} of {fw.of} "
+            f"models run without fallback (every ATen op they dispatch on {path_words(work.paths)} covered):",
+        ),
+        el(
+            "ol",
+            {"class": "first-work", "data-backend": work.backend},
+            [
+                el(
+                    "li",
+                    {},
+                    join(
+                        *(
+                            join(el("code", {}, n), ", " if k < len(s.items) - 1 else "")
+                            for k, n in enumerate(s.items)
+                        )
+                    ),
+                    f": {s.runs} of {fw.of} models (+{len(s.unblocks)}: {', '.join(s.unblocks)})",
+                )
+                for s in steps
+            ],
+        ),
     )
 
 

@@ -6,6 +6,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from bot.coverage.firstwork import FirstWork
 from bot.coverage.workitems import WorkItem
 from bot.history.attribution import Attribution
 from bot.model import Facets
@@ -149,6 +150,9 @@ class BackendWork:
     rows: tuple[WorkRow, ...]
     total: int
     paths: tuple[str, ...]  # the corpus paths that reach the backend
+    # `opdrift coverage`'s first work (`bot.coverage.firstwork`): the fewest items that let the most
+    # models run without fallback, step by step; None without model data
+    first: FirstWork | None = None
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from bot.coverage.check import Coverage
+from bot.coverage.firstwork import first_work
 from bot.coverage.names import first_registered
-from bot.coverage.workitems import model_choice, model_paths, models_recorded, work_items
+from bot.coverage.workitems import model_choice, model_paths, model_usage, models_recorded, work_items
 from bot.model import Snapshot
 from bot.render.rank import work_item_rank_key
 from bot.site.model import BackendColumn, BackendWork, ModelSource, OpModels, PathModels, WorkRow, file_name
@@ -72,7 +73,11 @@ def op_models(usage: ModelUsage, names: Iterable[str]) -> OpModels:
 def backend_work(spec: BackendColumn, cov: Coverage, now: Snapshot) -> BackendWork:
     """SPEC's first work: `opdrift coverage`'s ranked items that every backend needs (scope generic),
     the first TOP_WORK of them."""
-    ranked = [i for i in sorted(work_items(cov, now), key=work_item_rank_key) if i.scope.generic]
+    every = sorted(work_items(cov, now), key=work_item_rank_key)
+    ranked = [i for i in every if i.scope.generic]
     rows = tuple(WorkRow(i, file_name(now.operators[i.name].base)) for i in ranked[:TOP_WORK])
-    paths = model_paths(cov) if model_choice(now.meta.torch_version) is not None else ()
-    return BackendWork(spec.name, rows, len(ranked), paths)
+    choice = model_choice(now.meta.torch_version)
+    paths = model_paths(cov) if choice is not None else ()
+    # the same greedy set as `opdrift coverage` prints, over the same ranked items
+    first = None if choice is None else first_work(every, model_usage(cov, choice.usage), paths, now)
+    return BackendWork(spec.name, rows, len(ranked), paths, first)
