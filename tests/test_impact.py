@@ -312,6 +312,8 @@ def test_a_pr_that_breaks_a_listed_backends_kernel_gets_the_impact_table(
     # nothing of it (it falls back to CPU as before), so it gets no row.
     assert rows == ["| `XLA` | `xla` | 1 | 1 | 0 |  |"]
     assert "dlprim" not in table
+    # the folded details by the backend's name alone, as the table's row: never its list's path
+    assert "<details><summary>XLA: the ops</summary>" in body and "xla_native_functions.yaml" not in body
     xla = body.split("<summary>XLA:", 1)[1].split("</details>", 1)[0]
     assert "no longer build in the form it writes them: `rrelu_with_noise`\n" in xla
     check_golden("impact-rrelu.pr-comment.md", body, updating(request))

@@ -233,18 +233,26 @@ def test_a_landed_break_leads_until_ticked_off(
     run()
     run.pulls.update(8, state="merged")
     landed = run()
-    check_golden("present-dlprim.watch-landed.md", landed.comment, updating(request))
-    assert landed.comment.startswith(
-        "<!-- opdrift:watch-comment -->\n@dlprim-team (`dlprim`) @xla-team (`xla`): 🚨 1 pull request of "
-        "`pytorch/pytorch` landed and breaks your build."
+    # a comment of its own, in the present: it has landed; the news comment has nothing to say
+    (own,) = landed.landed_comments
+    assert landed.comment == "" and landed.comments == (own,)
+    check_golden("present-dlprim.watch-landed.md", own, updating(request))
+    assert own.startswith(
+        "<!-- opdrift:watch-comment -->\n@dlprim-team (`dlprim`) @xla-team (`xla`): 🚨 "
+        "[#8](https://github.com/pytorch/pytorch/pull/8) mean: a fast path landed in `pytorch/pytorch` "
+        "and breaks your build now."
     )
+    assert (
+        "- **`xla`**, landed:\n  - 🔧 stops your `mean.dim` kernel from compiling: `bool fast` added" in own
+    )
+    assert "would" not in own
     body = landed.body
     assert body.index("## 🚨 Landed: breaks your build") < body.index("## Open upstream pull requests")
     assert "- [ ] [#8](https://github.com/pytorch/pytorch/pull/8) mean: a fast path" in body
     assert LANDED_MARK.format(8) in body
     # the next run, nothing new: it stays, and says nothing
     again = run()
-    assert again.comment == "" and "## 🚨 Landed" in again.body
+    assert again.comments == () and "## 🚨 Landed" in again.body
     # a maintainer ticks it off: the next run drops it
     run.body = again.body.replace("- [ ] [#8]", "- [x] [#8]")
     assert ticked(run.body) == {8}
@@ -265,3 +273,28 @@ def test_landed_breaks_are_bounded() -> None:
     )
     state, problem = read_state(state_block(WatchState(broke=many)), {"xla:x.yaml": ("@xla-team",)})
     assert problem is None and [x.number for x in state.broke] == list(range(1, MAX_BROKE + 1))
+
+
+def test_landed_break_comments_are_bounded() -> None:
+    """Each landed break its own comment, at most MAX_LANDED_COMMENTS a run; the others named together
+    in one more, with their backends' subscribers."""
+    from bot.render.watch import MAX_LANDED_COMMENTS, WatchView, render_landed
+
+    imp = BackendImpact("xla", "x.yaml", ("@xla-team",), removed=("old_op",), name="xla")
+    now = tuple(
+        LandedBreak(
+            n, f"PR {n}", f"https://github.com/pytorch/pytorch/pull/{n}", "2026-12-01T00:00:00Z", (imp,)
+        )
+        for n in range(9, 4, -1)
+    )
+    comments = render_landed(WatchView("pytorch/pytorch", (), (), (), "", broke_now=now))
+    assert len(comments) == MAX_LANDED_COMMENTS + 1 == 4
+    for n, one in zip((9, 8, 7), comments, strict=False):
+        assert (
+            f"[#{n}](https://github.com/pytorch/pytorch/pull/{n}) PR {n} landed in `pytorch/pytorch`" in one
+        )
+        assert "🗑️ removes 1 op you implement" in one and "@xla-team (`xla`)" in one
+    rest = comments[-1]
+    assert "🚨 2 more pull requests of `pytorch/pytorch` landed and break your build" in rest
+    assert "- [#6](https://github.com/pytorch/pytorch/pull/6) PR 6: **`xla`**" in rest and "@xla-team" in rest
+    assert render_landed(WatchView("pytorch/pytorch", (), (), (), "")) == ()
