@@ -194,9 +194,11 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     up = Upstream(tmp_path / "up", "2.14.1")
     run = Run(up, _config(tmp_path / "cfg", dlprim_src))
     fast = with_fast(up.base_text)
+    # main after 2.14.1 says 2.15.0a0: the models are counted from the nearest table, 2.14.1's
+    version = {"version.txt": "2.15.0a0\n"}
     run.pulls.add(
         7,
-        up.commit({"aten/src/ATen/native/native_functions.yaml": fast}, "mean: fast"),
+        up.commit({"aten/src/ATen/native/native_functions.yaml": fast, **version}, "mean: fast"),
         title="mean: a fast path",
     )
     run.now = "2026-12-05T02:00:00Z"
@@ -219,7 +221,8 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     assert "🆕" not in comment  # all of it is new: nothing to mark
     # the same PR now also removes mse_loss_backward: news again, and only that is marked new
     grown = up.commit(
-        {"aten/src/ATen/native/native_functions.yaml": _without(fast, "mse_loss_backward")}, "and drop"
+        {"aten/src/ATen/native/native_functions.yaml": _without(fast, "mse_loss_backward"), **version},
+        "and drop",
     )
     run.pulls.update(7, head_sha=grown)
     run.now = "2026-12-06T03:00:00Z"  # a day later: a PR's subscribers are mentioned at most once a day
@@ -231,6 +234,17 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     assert (
         second.comment.count("🆕") == 2 + 2
     )  # the two lines that say what 🆕 is, and one op for each backend
+    # each broken kernel says how many models reach it on the backend's paths, the table said once;
+    # a later run draws the dashboard from the state, and says the same
+    assert (
+        "`mean.dim` kernel from compiling: `bool fast` added after `keepdim` (your form: `int64_t`) — used by "
+        in comment
+    )
+    assert comment.count("model counts from torch 2.14.1's table") == 1
+    run.now = "2026-12-06T04:00:00Z"
+    third = run()
+    assert third.comment == "" and "— used by none of 51 models" in third.body
+    assert third.body.count("model counts from torch 2.14.1's table") == 1
 
 
 @pytest.mark.slow

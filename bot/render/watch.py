@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from bot import __version__
+from bot.coverage.workitems import ModelReach
 from bot.render.context import GAP_LISTS, GapList
 from bot.render.details import named_parts, signature_parts
 from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
@@ -56,6 +57,10 @@ class BrokenKernel:
     # declarations and names what changed (`bot.schema.kernel.named_changes`); None when not known
     before: KernelSignature | None = None
     after: KernelSignature | None = None
+    # the models of the corpus that dispatch the op on the backend's paths and device (the weekly
+    # issue's count, `bot.app.subscriptions.ModelData`); None without a model table. Not what the PR
+    # asks of the backend, so not compared
+    models: ModelReach | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,8 @@ class BackendImpact:
     # the backend's name (`bot.publish.config.BackendSpec.label`), what every output calls it; set from
     # the config each run (`bot.app.watch`), never read from the state: not part of what it says
     name: str = field(default="", compare=False)
+    # the models that reach any of its needs (all of them, `lacking` and the more), as BrokenKernel's
+    lacking_models: ModelReach | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -225,7 +232,7 @@ def breaks_build(imp: BackendImpact) -> bool:
 
 def build_part(imp: BackendImpact) -> BackendImpact:
     """IMPACT reduced to what breaks the build: the kernels and the removals."""
-    return replace(imp, lacking=(), more_lacking=0, also=())
+    return replace(imp, lacking=(), more_lacking=0, also=(), lacking_models=None)
 
 
 LANDED_MARK = "<!-- opdrift:landed {} -->"  # ends each landed-break line; a ticked box there dismisses it
@@ -322,6 +329,7 @@ class _Words:
             out.append(
                 Safe(
                     f"⚠️ adds {n} op{'s' if n != 1 else ''} you would need: {names(imp.lacking, 'need')}{more}"
+                    f"{_models(imp.lacking_models)}"
                 )
             )
         if imp.removed or imp.more_removed:
@@ -377,9 +385,24 @@ class _Words:
             block = code_block(
                 (f"- {b.before.declaration(b.op)}", f"+ {b.after.declaration(b.op)}"), "diff", indent=indent
             )
-            return Safe(f"🔧 {stops} your {code(b.op)} kernel from compiling: {change}{form}\n{block}")
+            said = f"{change}{form}{_models(b.models)}"
+            return Safe(f"🔧 {stops} your {code(b.op)} kernel from compiling: {said}\n{block}")
         change = signature_parts(b.parts, code) if b.parts else "its schema no longer parses"
-        return Safe(f"🔧 {stops} your {code(b.op)} kernel from compiling: {change}{form}")
+        return Safe(f"🔧 {stops} your {code(b.op)} kernel from compiling: {change}{form}{_models(b.models)}")
+
+    def models_caveat(self) -> Safe:
+        """Once per output: the release of the model table its counts come from (HEAD's own, or the
+        nearest one's); "" when it shows none."""
+        v = self.view
+        impacts = [i for r in v.rows for i in r.impacts] + [i for x in v.broke for i in x.impacts]
+        reach = [
+            m
+            for i in (*impacts, *(i for _, news in v.news for i in news))
+            for m in (i.lacking_models, *(b.models for b in i.broken))
+            if m is not None
+        ]
+        releases = sorted({m.release for m in reach})
+        return Safe(f" · model counts from torch {', '.join(releases)}'s table" if releases else "")
 
     def summary(self, imp: BackendImpact) -> Safe:
         """The row's short cell: counts."""
@@ -486,6 +509,11 @@ def _fitting(template: str, view: WatchView, limit: int) -> str:
 
     best = largest_cap_fitting(MAX_OPS, limit, at)
     return best if best is not None else at(0)[:limit]
+
+
+def _models(reach: ModelReach | None) -> str:
+    """ " — used by 31 of 51 models" (`ModelReach.short_words`, our words and digits); "" without data."""
+    return f" — {reach.short_words()}" if reach is not None else ""
 
 
 def _impact_json(imp: BackendImpact) -> dict[str, object]:
