@@ -162,13 +162,8 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     """One backend's impact as `impact_data` wrote it (StateError when it does not read); None when
     the config (WHO: backend key → handles) no longer subscribes that backend."""
     d = _READ.read(OBJECT, d, where, where)
-    _READ.exact_keys(
-        d,
-        ("kind", "where", "needs", "breaks", "removes", "more"),
-        where,
-        where,
-        optional=("who", "also", "models"),
-    )
+    keys = ("kind", "where", "needs", "breaks", "removes", "more")
+    _READ.exact_keys(d, keys, where, where, optional=("who", "also", "models"))
     kind = _READ.field(STRING, d, "kind", f"{where}.kind", where)
     if kind not in BACKEND_KINDS:
         raise StateError(f"{where}.kind: unknown kind")
@@ -205,7 +200,7 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     if "who" in d:  # the subscriptions that matched: a choice among the config's handles, never more
         stored: tuple[str, ...] = _READ.field(_HANDLES, d, "who", f"{where}.who", where)
         handles = tuple(h for h in handles if _handle(h) in stored) or handles
-    impact = BackendImpact(
+    impact = BackendImpact(  # with its model counts, when they read (bot.app.watch_models)
         kind,
         path,
         handles,
