@@ -20,7 +20,7 @@ from bot.app.subscriptions import Kernels, ModelData, backend_gaps, backend_spec
 from bot.coverage import check as coverage
 from bot.coverage.backends import reads_in_tree
 from bot.coverage.oplist import BackendOp
-from bot.coverage.workitems import cpu_only, model_choice, model_paths, model_usage
+from bot.coverage.workitems import model_choice, model_paths, model_usage
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
 from bot.drift.changes import Change, Drift, compute_drift
 from bot.drift.warnings import SourceWarning, new_warnings
@@ -161,7 +161,7 @@ def _work_of(
         models = ModelData(
             model_usage(cov, choice.usage),
             model_paths(cov),
-            frozenset(n for n, rec in head.operators.items() if cpu_only(rec)),
+            head.operators,
             choice.caveat(),
         )
     return frozenset(o.name for o in cov.uncovered), Kernels(forms, version, recorded, models)

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from bot.coverage.check import alert_for, alert_key, judge_in_form, judged_form
 from bot.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
 from bot.coverage.oplist import BackendKind, BackendOp
-from bot.coverage.workitems import ModelReach, model_reach
+from bot.coverage.workitems import ModelReach, cpu_only, model_reach
 from bot.drift.changes import Change
 from bot.drift.flags import FLAGS
+from bot.model import OpRecord
 from bot.operators.kernels import Profile
 from bot.publish.config import BackendSpec, BotConfig, Subscription
 from bot.render.context import BackendGap
@@ -192,12 +193,12 @@ class Kernels:
 @dataclass(frozen=True)
 class ModelData:
     """The model table as a backend receives it (`bot.coverage.workitems.model_usage`: its device's
-    choices), its paths, the ops whose only device kernel is the CPU's (not counted), and the caveat
-    when the table is another release's than HEAD's."""
+    choices), its paths, HEAD's operators (those whose only device kernel is the CPU's are not
+    counted, `cpu_only`), and the caveat when the table is another release's than HEAD's."""
 
     usage: ModelUsage
     paths: tuple[str, ...]
-    cpu_only: frozenset[str]
+    operators: Mapping[str, OpRecord] = field(repr=False)
     caveat: str = ""
 
     def reach(self, names: Iterable[str]) -> ModelReach | None:
@@ -205,7 +206,8 @@ class ModelData:
         ops = tuple(names)
         if not ops:
             return None
-        return model_reach(self.usage, self.paths, ops, None, self.cpu_only & set(ops))
+        cpu = frozenset(n for n in ops if n in self.operators and cpu_only(self.operators[n]))
+        return model_reach(self.usage, self.paths, ops, None, cpu)
 
 
 def matches(
