@@ -12,9 +12,12 @@ and torch_xla's real yaml (tests/data/backends/real, SOURCES.md), a PR adding `b
 from __future__ import annotations
 
 import dataclasses
+import json
 import lzma
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 from datafiles import DATA, release_text, write_release
 from goldens import check_golden, updating
@@ -245,6 +248,14 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     third = run()
     assert third.comment == "" and "— used by none of 51 models" in third.body
     assert third.body.count("model counts from torch 2.14.1's table") == 1
+    # and the JSON gives the counts behind each phrase
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "watch.schema.json").read_text())
+    jsonschema.validate(third.json, schema)
+    pulls: list[dict[str, Any]] = third.json["pulls"]  # type: ignore[assignment]
+    xla = next(b for b in pulls[0]["backends"] if b["name"] == "xla")
+    assert xla["breaks"][0]["models"] == {
+        "used_by": 25, "of": 47, "no_data_yet": False, "cpu_only": False, "release": "2.14.1"
+    }  # fmt: skip
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from bot.operators.kernels import PROFILES
 from bot.render.context import GAP_LISTS, BackendGap, ReportContext
 from bot.render.details import describe, describe_kernel, named_parts
 from bot.render.rank import Item
+from bot.render.reach import reach_phrase
 from bot.render.view import BucketSection
 from bot.schema.codes import Code
 from bot.taxonomy.scope import scope_of
@@ -351,7 +352,7 @@ class Helpers:
 
     def models(self, reach: ModelReach | None) -> Safe:
         """ " — used by 31 of 51 models" after a list of ops (`ModelReach.short_words`); "" without data."""
-        return Safe(f" — {reach.short_words()}") if reach is not None else Safe("")
+        return Safe(reach_phrase(reach))
 
     def models_caveat(self) -> Safe:
         """Once per report: the release whose model table the gaps' counts come from, when it is not

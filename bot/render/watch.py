@@ -27,6 +27,7 @@ from bot.render.details import named_parts, signature_parts
 from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
 from bot.render.helpers import mentions
 from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
+from bot.render.reach import reach_json, reach_phrase
 from bot.schema.kernel import KernelSignature
 from bot.text import Safe, code, code_block, link, md
 from bot.versions import ships_in_words
@@ -329,7 +330,7 @@ class _Words:
             out.append(
                 Safe(
                     f"⚠️ adds {n} op{'s' if n != 1 else ''} you would need: {names(imp.lacking, 'need')}{more}"
-                    f"{_models(imp.lacking_models)}"
+                    f"{reach_phrase(imp.lacking_models)}"
                 )
             )
         if imp.removed or imp.more_removed:
@@ -385,10 +386,12 @@ class _Words:
             block = code_block(
                 (f"- {b.before.declaration(b.op)}", f"+ {b.after.declaration(b.op)}"), "diff", indent=indent
             )
-            said = f"{change}{form}{_models(b.models)}"
+            said = f"{change}{form}{reach_phrase(b.models)}"
             return Safe(f"🔧 {stops} your {code(b.op)} kernel from compiling: {said}\n{block}")
         change = signature_parts(b.parts, code) if b.parts else "its schema no longer parses"
-        return Safe(f"🔧 {stops} your {code(b.op)} kernel from compiling: {change}{form}{_models(b.models)}")
+        return Safe(
+            f"🔧 {stops} your {code(b.op)} kernel from compiling: {change}{form}{reach_phrase(b.models)}"
+        )
 
     def models_caveat(self) -> Safe:
         """Once per output: the release of the model table its counts come from (HEAD's own, or the
@@ -511,11 +514,6 @@ def _fitting(template: str, view: WatchView, limit: int) -> str:
     return best if best is not None else at(0)[:limit]
 
 
-def _models(reach: ModelReach | None) -> str:
-    """ " — used by 31 of 51 models" (`ModelReach.short_words`, our words and digits); "" without data."""
-    return f" — {reach.short_words()}" if reach is not None else ""
-
-
 def _impact_json(imp: BackendImpact) -> dict[str, object]:
     also = {x.field: x for x in imp.also}
     return {
@@ -524,11 +522,13 @@ def _impact_json(imp: BackendImpact) -> dict[str, object]:
         "where": imp.where,
         "who": list(imp.who),
         "needs": list(imp.lacking),
+        "needs_models": reach_json(imp.lacking_models),
         "breaks": [
             {
                 "op": b.op,
                 "form": b.form or None,
                 "changes": [{"where": w, "before": x, "after": y} for w, x, y in b.parts],
+                "models": reach_json(b.models),
                 **(
                     {
                         "declaration_before": b.before.declaration(b.op),
