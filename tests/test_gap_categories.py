@@ -192,3 +192,42 @@ def test_the_impact_table_gets_a_torch_mlir_row_for_a_new_argument_of_mean_dim(p
     body = render(drift, "pr-comment", context=ReportContext(impact=(impact,)).linked(drift))
     assert "| `torch-mlir` | `torch-mlir` | 0 | 0 | 0 | 📐 1 recorded schema changed |" in body
     assert "📐 **1** op whose recorded schema changed upstream (regenerate the ODS op" in body
+
+
+def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(pr: Pr, folder: Path) -> None:
+    """Issue 31: 2.14.1 with `bool fast` added to `mean.dim`/`mean.out` and 2.15.0's new
+    `_philox_randint_`, HEAD said to be 2.14.1. XLA's `mean.dim` kernel breaks, and the models that
+    reach it on XLA's functional path are the ones coverage counts; dlprim writes `mean.out`, which the
+    models reach through `mean.dim`'s structured kernel only; a new op is newer than the table."""
+    import dataclasses
+
+    from watch_upstream import added_entry, with_fast
+
+    from bot.coverage.workitems import model_reach
+    from bot.usage.models import usage_for
+
+    base, head = pr("2.14.1", with_fast(release_text("2.14.1")) + added_entry())
+    head = dataclasses.replace(head, meta=dataclasses.replace(head.meta, torch_version="2.14.1"))
+    found = gaps(folder, "mlir", base, head)
+    xla, dlprim = found["xla"], found["dlprim"]
+    assert xla.broken == ("mean.dim",) and xla.broken_forms == (("mean.dim", "int64_t"),)
+    assert xla.broken_models is not None and xla.broken_models.short_words().startswith("used by ")
+    table = usage_for("2.14.1").usage
+    assert xla.broken_models == model_reach(table, ("functional",), ("mean.dim",), None)
+    assert 0 < xla.broken_models.used_by < xla.broken_models.of
+    assert dlprim.broken == ("mean.out",) and dlprim.broken_forms == (("mean.out", "int64_t"),)
+    assert dlprim.broken_models is not None and dlprim.broken_models.short_words().startswith(
+        "used by none of "
+    )
+    # the new op: every backend lacks it, and no table can say whether models use it
+    assert xla.ops == ("_philox_randint",)  # its functional variant, on a functional backend
+    assert xla.ops_models is not None and xla.ops_models.short_words() == "no model data yet"
+    assert all(g.models_caveat == "" for g in found.values())  # 2.14.1 has its own table
+    # a HEAD that names no release: no counts, and nothing said of models
+    bare = gaps(folder, "mlir", *pr("2.14.1", with_fast(release_text("2.14.1"))))
+    assert all(g.broken_models is None and g.ops_models is None for g in bare.values())
+    body = render(
+        compute_drift(base, head), "weekly-issue", context=ReportContext(backend_gaps=tuple(found.values()))
+    )
+    assert "whose kernel no longer builds in the form you write it: `mean.dim` — used by " in body
+    assert "— no model data yet" in body

@@ -284,7 +284,7 @@ def test_a_pr_that_breaks_a_listed_backends_kernel_gets_the_impact_table(
 ) -> None:
     """As the privileged poster runs it: BASE and HEAD read through the API too (the PR's merge base
     and its head commit), the backends' lists from their own repositories."""
-    from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+    from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
 
     config = tmp_path / "opdrift.yml"
     config.write_text(CONFIG, encoding="utf-8")
@@ -294,6 +294,7 @@ def test_a_pr_that_breaks_a_listed_backends_kernel_gets_the_impact_table(
 
     def commit(folder: Path, parent: str | None) -> str:
         files = {paths[n]: (folder / n).read_bytes() for n in FILES}
+        files[VERSION_PATH] = b"2.6.0a0\n"  # a PR against 2.6's main: the model counts' release
         return fake.add_commit("pytorch/pytorch", files, parent=parent, refs=() if parent else ("main",))
 
     base_sha = commit(base, None)
@@ -312,8 +313,14 @@ def test_a_pr_that_breaks_a_listed_backends_kernel_gets_the_impact_table(
     # nothing of it (it falls back to CPU as before), so it gets no row.
     assert rows == ["| `XLA` | `xla` | 1 | 1 | 0 |  |"]
     assert "dlprim" not in table
+    # the folded details by the backend's name alone, as the table's row: never its list's path
+    assert "<details><summary>XLA: the ops</summary>" in body and "xla_native_functions.yaml" not in body
     xla = body.split("<summary>XLA:", 1)[1].split("</details>", 1)[0]
-    assert "no longer build in the form it writes them: `rrelu_with_noise`\n" in xla
+    # each list says how many models of the corpus reach its ops on XLA's path (2.6.0 has no table of
+    # its own: the nearest one's, said once)
+    assert "no longer build in the form it writes them: `rrelu_with_noise` — used by none of " in xla
+    assert "new ops it lacks, or ops that now need a kernel: `rrelu_with_noise_functional` — used by " in xla
+    assert body.count("Model data from torch 2.13.0") == 1 and "2.6.0a0 has no table of its own" in body
     check_golden("impact-rrelu.pr-comment.md", body, updating(request))
 
 

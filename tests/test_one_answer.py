@@ -302,8 +302,9 @@ def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
         doc = json.loads(run.out)
         assert [b["backend"] for b in doc["backends"]] == [c["backend"] for c in cov["backends"]]
         checkout, td = doc["backends"]
-        assert checkout["backend"]["decompositions"].endswith(
-            "fx_decomp_util.py (the hand list DEFAULT_DECOMPOSITIONS)"
+        # the table by its path in torch-mlir's tree, never this machine's path to the checkout
+        assert checkout["backend"]["decompositions"] == (
+            "python/torch_mlir/extras/fx_decomp_util.py (the hand list DEFAULT_DECOMPOSITIONS)"
         )
         assert (
             td["backend"]["decompositions"]
@@ -335,6 +336,15 @@ def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
         in markdown
     )
     assert "| `cdist` | covered | `decomposes` | decomposes |" in markdown
+    # issue 29: the backend by its NAME, paths relative to its own root, never a machine path
+    root = str(Path(mlir[0].partition("=")[2]).parent)
+    assert root not in text and root not in markdown
+    assert "\nbackend torch-mlir  [torch-mlir, profile export; decompositions: python/torch_mlir/" in text
+    assert "Read from `GeneratedTorchOps.td`." in markdown
+    shown = opdrift("coverage", *(f"--backend={a}" for a in mlir), source).out
+    assert root not in shown
+    assert shown.startswith("torch-mlir (torch-mlir: torch-mlir) against ")
+    assert "decomposed by python/torch_mlir/extras/fx_decomp_util.py (the hand list" in shown
 
 
 def test_subscriptions_and_the_watch_agree_with_coverage_on_every_gap_category(

@@ -11,9 +11,13 @@ and torch_xla's real yaml (tests/data/backends/real, SOURCES.md), a PR adding `b
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import lzma
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 from datafiles import DATA, release_text, write_release
 from goldens import check_golden, updating
@@ -133,13 +137,15 @@ def test_the_weekly_issue_of_dlprims_repository_leads_with_dlprim(
     head = write_release("2.14.1", tmp_path / "head")
     head.write_text(_without(with_fast(release_text("2.14.1")), "mse_loss_backward"))
     b, h = pipeline.load_snapshot(str(base)), pipeline.load_snapshot(str(head))
+    # HEAD as 2.14.1 (a bare yaml names no release): its model table answers for the gap's ops
+    as_release = dataclasses.replace(h, meta=dataclasses.replace(h.meta, torch_version="2.14.1"))
     folder = tmp_path / "cfg"
     folder.mkdir()
     (folder / "src").symlink_to(dlprim_src)
     text = 'subscriptions:\n  - who: ["@dlprim-team"]\n    backend: {name: dlprim, kind: cpp, path: src}\n'
     cfg = parse_config(text, str(folder / "opdrift.yml"), base_dir=str(folder))
     drift = compute_drift(b, h)
-    lacking, implemented = backend_work(cfg, h)
+    lacking, implemented = backend_work(cfg, as_release)
     ctx = ReportContext(
         title="2026-W49",
         mentions=mentions_for(cfg, drift.changes, lacking, implemented),
@@ -151,7 +157,15 @@ def test_the_weekly_issue_of_dlprims_repository_leads_with_dlprim(
     lead, rest = body.split("\n---\n", 1)
     # dlprim first, by its name, with what broke said by parameter name; then the generic drift
     assert "### 🔌 What this asks of `dlprim` first" in lead and "**`dlprim`** (@dlprim-team):" in lead
-    assert "`mean.out`: SymInt and int64_t kernels: `bool fast` added after `keepdim`" in lead
+    # the break said in dlprim's form, its declaration before and after, and how many models reach it
+    assert "`mean.out`: `bool fast` added after `keepdim` (your form: `int64_t`)" in lead
+    assert (
+        "    - at::Tensor & mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, "
+        "::std::optional<at::ScalarType> dtype, at::Tensor & out)\n"
+        "    + at::Tensor & mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, "
+        "bool fast, ::std::optional<at::ScalarType> dtype, at::Tensor & out)\n"
+    ) in lead
+    assert "form you write it: `mean.out` — used by none of " in lead  # mean.dim's users call mean.dim
     assert (
         "🪦 **1** op it registers that upstream removed or renamed" in lead and "`mse_loss_backward`" in lead
     )
@@ -183,9 +197,11 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     up = Upstream(tmp_path / "up", "2.14.1")
     run = Run(up, _config(tmp_path / "cfg", dlprim_src))
     fast = with_fast(up.base_text)
+    # main after 2.14.1 says 2.15.0a0: the models are counted from the nearest table, 2.14.1's
+    version = {"version.txt": "2.15.0a0\n"}
     run.pulls.add(
         7,
-        up.commit({"aten/src/ATen/native/native_functions.yaml": fast}, "mean: fast"),
+        up.commit({"aten/src/ATen/native/native_functions.yaml": fast, **version}, "mean: fast"),
         title="mean: a fast path",
     )
     run.now = "2026-12-05T02:00:00Z"
@@ -208,7 +224,8 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     assert "🆕" not in comment  # all of it is new: nothing to mark
     # the same PR now also removes mse_loss_backward: news again, and only that is marked new
     grown = up.commit(
-        {"aten/src/ATen/native/native_functions.yaml": _without(fast, "mse_loss_backward")}, "and drop"
+        {"aten/src/ATen/native/native_functions.yaml": _without(fast, "mse_loss_backward"), **version},
+        "and drop",
     )
     run.pulls.update(7, head_sha=grown)
     run.now = "2026-12-06T03:00:00Z"  # a day later: a PR's subscribers are mentioned at most once a day
@@ -220,6 +237,25 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     assert (
         second.comment.count("🆕") == 2 + 2
     )  # the two lines that say what 🆕 is, and one op for each backend
+    # each broken kernel says how many models reach it on the backend's paths, the table said once;
+    # a later run draws the dashboard from the state, and says the same
+    assert (
+        "`mean.dim` kernel from compiling: `bool fast` added after `keepdim` (your form: `int64_t`) — used by "
+        in comment
+    )
+    assert comment.count("model counts from torch 2.14.1's table") == 1
+    run.now = "2026-12-06T04:00:00Z"
+    third = run()
+    assert third.comment == "" and "— used by none of 51 models" in third.body
+    assert third.body.count("model counts from torch 2.14.1's table") == 1
+    # and the JSON gives the counts behind each phrase
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "watch.schema.json").read_text())
+    jsonschema.validate(third.json, schema)
+    pulls: list[dict[str, Any]] = third.json["pulls"]  # type: ignore[assignment]
+    xla = next(b for b in pulls[0]["backends"] if b["name"] == "xla")
+    assert xla["breaks"][0]["models"] == {
+        "used_by": 25, "of": 47, "no_data_yet": False, "cpu_only": False, "release": "2.14.1"
+    }  # fmt: skip
 
 
 @pytest.mark.slow
@@ -233,18 +269,26 @@ def test_a_landed_break_leads_until_ticked_off(
     run()
     run.pulls.update(8, state="merged")
     landed = run()
-    check_golden("present-dlprim.watch-landed.md", landed.comment, updating(request))
-    assert landed.comment.startswith(
-        "<!-- opdrift:watch-comment -->\n@dlprim-team (`dlprim`) @xla-team (`xla`): 🚨 1 pull request of "
-        "`pytorch/pytorch` landed and breaks your build."
+    # a comment of its own, in the present: it has landed; the news comment has nothing to say
+    (own,) = landed.landed_comments
+    assert landed.comment == "" and landed.comments == (own,)
+    check_golden("present-dlprim.watch-landed.md", own, updating(request))
+    assert own.startswith(
+        "<!-- opdrift:watch-comment -->\n@dlprim-team (`dlprim`) @xla-team (`xla`): 🚨 "
+        "[#8](https://github.com/pytorch/pytorch/pull/8) mean: a fast path landed in `pytorch/pytorch` "
+        "and breaks your build now."
     )
+    assert (
+        "- **`xla`**, landed:\n  - 🔧 stops your `mean.dim` kernel from compiling: `bool fast` added" in own
+    )
+    assert "would" not in own
     body = landed.body
     assert body.index("## 🚨 Landed: breaks your build") < body.index("## Open upstream pull requests")
     assert "- [ ] [#8](https://github.com/pytorch/pytorch/pull/8) mean: a fast path" in body
     assert LANDED_MARK.format(8) in body
     # the next run, nothing new: it stays, and says nothing
     again = run()
-    assert again.comment == "" and "## 🚨 Landed" in again.body
+    assert again.comments == () and "## 🚨 Landed" in again.body
     # a maintainer ticks it off: the next run drops it
     run.body = again.body.replace("- [ ] [#8]", "- [x] [#8]")
     assert ticked(run.body) == {8}
@@ -265,3 +309,28 @@ def test_landed_breaks_are_bounded() -> None:
     )
     state, problem = read_state(state_block(WatchState(broke=many)), {"xla:x.yaml": ("@xla-team",)})
     assert problem is None and [x.number for x in state.broke] == list(range(1, MAX_BROKE + 1))
+
+
+def test_landed_break_comments_are_bounded() -> None:
+    """Each landed break its own comment, at most MAX_LANDED_COMMENTS a run; the others named together
+    in one more, with their backends' subscribers."""
+    from bot.render.watch import MAX_LANDED_COMMENTS, WatchView, render_landed
+
+    imp = BackendImpact("xla", "x.yaml", ("@xla-team",), removed=("old_op",), name="xla")
+    now = tuple(
+        LandedBreak(
+            n, f"PR {n}", f"https://github.com/pytorch/pytorch/pull/{n}", "2026-12-01T00:00:00Z", (imp,)
+        )
+        for n in range(9, 4, -1)
+    )
+    comments = render_landed(WatchView("pytorch/pytorch", (), (), (), "", broke_now=now))
+    assert len(comments) == MAX_LANDED_COMMENTS + 1 == 4
+    for n, one in zip((9, 8, 7), comments, strict=False):
+        assert (
+            f"[#{n}](https://github.com/pytorch/pytorch/pull/{n}) PR {n} landed in `pytorch/pytorch`" in one
+        )
+        assert "🗑️ removes 1 op you implement" in one and "@xla-team (`xla`)" in one
+    rest = comments[-1]
+    assert "🚨 2 more pull requests of `pytorch/pytorch` landed and break your build" in rest
+    assert "- [#6](https://github.com/pytorch/pytorch/pull/6) PR 6: **`xla`**" in rest and "@xla-team" in rest
+    assert render_landed(WatchView("pytorch/pytorch", (), (), (), "")) == ()

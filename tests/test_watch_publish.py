@@ -37,8 +37,10 @@ def _publish(run: Run, client: RepoClient) -> tuple[str, str | None]:
     found = find_watch_issue(client)
     run.body = found.body if found else None
     plan = run()
-    issue, comment = publish_watch(client, body=plan.body, comment=plan.comment, found=found, dry_run=False)
-    return issue.action, None if comment is None else comment.action
+    issue, comments = publish_watch(
+        client, body=plan.body, comments=plan.comments, found=found, dry_run=False
+    )
+    return issue.action, comments[-1].action if comments else None
 
 
 @pytest.mark.slow
@@ -89,8 +91,10 @@ def test_a_dry_run_reads_and_writes_nothing(
     run.pulls.add(2, heads["b"])
     found = find_watch_issue(client)
     plan = run()
-    issue, comment = publish_watch(client, body=plan.body, comment=plan.comment, found=found, dry_run=True)
-    assert issue.action == "dry-run" and comment is not None and comment.action == "dry-run"
+    issue, (comment,) = publish_watch(
+        client, body=plan.body, comments=plan.comments, found=found, dry_run=True
+    )
+    assert issue.action == "dry-run" and comment.action == "dry-run"
     assert "mean.dim" in issue.text and "@xla-team" in comment.text
     assert github_server.writes() == []
 

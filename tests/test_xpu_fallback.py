@@ -109,7 +109,7 @@ def test_the_text_report_counts_what_the_list_runs_on_cpu(opdrift: Opdrift, fall
     assert run.code == 0, run.err
     head = run.out.splitlines()[1]
     assert re.search(
-        rf"(\d+) need a kernel \(22 run on CPU meanwhile: the fallback_list at {re.escape(str(fallback_cpp))}:344"
+        rf"(\d+) need a kernel \(22 run on CPU meanwhile: the fallback_list at {re.escape(fallback_cpp.name)}:344"
         r" \(XPU\) runs them; (\d+) fail on your device\)",
         head,
     ), head

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from bot import pipeline
 from bot.app.coverage import read_and_cover
-from bot.app.subscriptions import Kernels, backend_gaps, backend_specs, mentions_for
+from bot.app.subscriptions import Kernels, ModelData, backend_gaps, backend_specs, mentions_for
 from bot.coverage import check as coverage
 from bot.coverage.backends import reads_in_tree
 from bot.coverage.oplist import BackendOp
+from bot.coverage.workitems import model_choice, model_paths, model_usage
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
 from bot.drift.changes import Change, Drift, compute_drift
 from bot.drift.warnings import SourceWarning, new_warnings
@@ -151,9 +152,18 @@ def _work_of(
         forms[op.name] = forms.get(op.name) or op.kernel_form
         if op.schema is not None:
             recorded.setdefault(op.name, op)
-    return frozenset(o.name for o in cov.uncovered), Kernels(
-        forms, release or head.meta.torch_version, recorded
-    )
+    version = release or head.meta.torch_version
+    # The models that reach each op, as coverage counts them (HEAD's release's table, or the nearest)
+    choice = model_choice(version)
+    models = None
+    if choice is not None:
+        models = ModelData(
+            model_usage(cov, choice.usage),
+            model_paths(cov),
+            head.operators,
+            choice.caveat(),
+        )
+    return frozenset(o.name for o in cov.uncovered), Kernels(forms, version, recorded, models)
 
 
 @contextmanager

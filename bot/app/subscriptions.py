@@ -28,13 +28,16 @@ from dataclasses import dataclass, field
 from bot.coverage.alerts import alert_for, alert_key, judge_in_form
 from bot.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
 from bot.coverage.oplist import BackendKind, BackendOp
+from bot.coverage.workitems import ModelReach, cpu_only, model_reach
 from bot.drift.changes import Change
 from bot.drift.flags import FLAGS
+from bot.model import OpRecord
 from bot.operators.kernels import Profile
 from bot.publish.backend_specs import BackendSpec
 from bot.publish.config import BotConfig, Subscription
 from bot.render.context import BackendGap
 from bot.schema.kernel import KernelForm, judged_form
+from bot.usage.models import ModelUsage
 from bot.work.engine import scope
 
 # Kinds whose list feeds a codegen that refuses an operator name upstream no longer has, so an op
@@ -182,6 +185,28 @@ class Kernels:
     # the ops it lists with the schema it records for each (op-plugin's yaml, torch-mlir's ODS
     # summaries): what `schema_changed` judges, by coverage's rule
     recorded: Mapping[str, BackendOp] = field(default_factory=dict)
+    # the models that dispatch each op on the backend's paths and device; None without a table
+    models: ModelData | None = None
+
+
+@dataclass(frozen=True)
+class ModelData:
+    """The model table as a backend receives it (`bot.coverage.workitems.model_usage`: its device's
+    choices), its paths, HEAD's operators (those whose only device kernel is the CPU's are not
+    counted, `cpu_only`), and the caveat when the table is another release's than HEAD's."""
+
+    usage: ModelUsage
+    paths: tuple[str, ...]
+    operators: Mapping[str, OpRecord] = field(repr=False)
+    caveat: str = ""
+
+    def reach(self, names: Iterable[str]) -> ModelReach | None:
+        """How many models reach any of NAMES (coverage's count, `model_reach`); None for no names."""
+        ops = tuple(names)
+        if not ops:
+            return None
+        cpu = frozenset(n for n in ops if n in self.operators and cpu_only(self.operators[n]))
+        return model_reach(self.usage, self.paths, ops, None, cpu)
 
 
 def matches(
@@ -318,6 +343,16 @@ def backend_gaps(
             dead=_names(listed_name(c) for c in matched if dead(spec, c, listed)),
             some_need=tuple(dict.fromkeys(some)),
             name=spec.label,
+            broken_forms=tuple(
+                (op, judged_form(listed.forms.get(op), listed.torch_version) or "") for op in sorted(broken)
+            )
+            if listed is not None
+            else (),
+            ops_models=None if listed is None or listed.models is None else listed.models.reach(names),
+            broken_models=None
+            if listed is None or listed.models is None
+            else listed.models.reach(sorted(broken)),
+            models_caveat="" if listed is None or listed.models is None else listed.models.caveat,
         )
         if found.warns() or found.some_need:
             out.append(found)

@@ -68,6 +68,7 @@ from bot.render.watch import (
     new_items,
     render_comment,
     render_issue,
+    render_landed,
     watch_json,
 )
 
@@ -147,11 +148,18 @@ JudgeFn = Callable[[str, str], tuple[BackendImpact, ...]]  # (merge base sha, he
 @dataclass(frozen=True)
 class WatchPlan:
     body: str  # the dashboard, hidden state included
-    comment: str  # '' when nothing is news
+    comment: str  # the news: '' when no open PR is news
     view: WatchView
     state: WatchState
     judged: int  # pull requests judged this run (a cached judgement counts)
     json: dict[str, object]
+    # a comment of its own for each PR that landed since the last run and breaks a build (bounded)
+    landed_comments: tuple[str, ...] = ()
+
+    @property
+    def comments(self) -> tuple[str, ...]:
+        """What the run posts, in order: the landed breaks, then the news ('' ones left out)."""
+        return tuple(c for c in (*self.landed_comments, self.comment) if c)
 
 
 def _progress(scan: Scanned) -> ScanProgress:
@@ -540,4 +548,6 @@ def plan_watch(
                 f"{len(lost)} row(s) could not be kept in the watch state ({named}): they will be news again"
             )
     final_state = kept_state(ordered)
-    return WatchPlan(body, render_comment(view), view, final_state, judged, watch_json(view))
+    return WatchPlan(
+        body, render_comment(view), view, final_state, judged, watch_json(view), render_landed(view)
+    )

@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bot import pipeline
@@ -223,10 +223,14 @@ def impacts_of(
             continue  # only ops some backends need
         spec = specs[key]
         kernels = implemented[spec]
+        models = kernels.models
         kernels_broken = tuple(
-            _broken(by_name[op], kernels.forms.get(op), kernels.torch_version)
-            if op in by_name
-            else BrokenKernel(op, "", ())  # a name the gap gives as the list has it: no signature to show
+            replace(
+                _broken(by_name[op], kernels.forms.get(op), kernels.torch_version)
+                if op in by_name
+                else BrokenKernel(op, "", ()),  # a name the gap gives as the list has it: no signature
+                models=None if models is None else models.reach((op,)),
+            )
             for op in sorted(lists["broken"])
         )
         impact = BackendImpact(
@@ -237,6 +241,7 @@ def impacts_of(
             kernels_broken,
             tuple(sorted(lists["removed"])),
             also=tuple(OpList(g.field, tuple(sorted(lists[g.field]))) for g in GAP_LISTS if lists[g.field]),
+            lacking_models=None if models is None else models.reach(sorted(lists["ops"])),
         )
         out.append(impact.capped(MAX_OPS))
     return tuple(out)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.app.watch_breaks import DeclarationError, break_data, read_signatures
+from bot.app.watch_models import models_data, with_models
 from bot.coverage.oplist import BACKEND_KINDS
 from bot.render.context import GAP_LISTS
 from bot.render.watch import (
@@ -161,9 +162,8 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     """One backend's impact as `impact_data` wrote it (StateError when it does not read); None when
     the config (WHO: backend key → handles) no longer subscribes that backend."""
     d = _READ.read(OBJECT, d, where, where)
-    _READ.exact_keys(
-        d, ("kind", "where", "needs", "breaks", "removes", "more"), where, where, optional=("who", "also")
-    )
+    keys = ("kind", "where", "needs", "breaks", "removes", "more")
+    _READ.exact_keys(d, keys, where, where, optional=("who", "also", "models"))
     kind = _READ.field(STRING, d, "kind", f"{where}.kind", where)
     if kind not in BACKEND_KINDS:
         raise StateError(f"{where}.kind: unknown kind")
@@ -200,7 +200,7 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     if "who" in d:  # the subscriptions that matched: a choice among the config's handles, never more
         stored: tuple[str, ...] = _READ.field(_HANDLES, d, "who", f"{where}.who", where)
         handles = tuple(h for h in handles if _handle(h) in stored) or handles
-    return BackendImpact(
+    impact = BackendImpact(  # with its model counts, when they read (bot.app.watch_models)
         kind,
         path,
         handles,
@@ -212,6 +212,7 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
         more[2],
         _also(d["also"], f"{where}.also") if "also" in d else (),
     )
+    return with_models(impact, d.get("models"))
 
 
 def _also(d: Any, where: str) -> tuple[OpList, ...]:
@@ -433,6 +434,7 @@ def impact_data(impact: BackendImpact) -> dict[str, object]:
         "removes": list(i.removed),
         "more": [i.more_lacking, i.more_broken, i.more_removed],
         **({"also": {x.field: [list(x.ops), x.more] for x in i.also}} if i.also else {}),
+        **models_data(i),
     }
 
 

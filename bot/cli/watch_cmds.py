@@ -70,16 +70,16 @@ def run_watch(args: argparse.Namespace) -> int:
         write_output(json.dumps(plan.json, indent=2, sort_keys=True) + "\n", args.output)
     elif args.output is not None:
         write_output(plan.body, args.output)  # the dashboard's body, as it is (or would be) posted
-    issue, comment = publish_watch(client, body=plan.body, comment=plan.comment, found=found, dry_run=dry_run)
-    for outcome in (issue, comment):
-        if outcome is None:
-            continue
+    issue, comments = publish_watch(
+        client, body=plan.body, comments=plan.comments, found=found, dry_run=dry_run
+    )
+    for outcome in (issue, *comments):
         if outcome.action == "dry-run":
             print(f"opdrift: dry run: {outcome.detail}", file=sys.stderr)
             if outcome.text and args.format != "json":
                 sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
         else:
             print(f"opdrift: {outcome.detail}" + (f": {outcome.url}" if outcome.url else ""), file=sys.stderr)
-    if comment is None:
+    if not comments:
         note("watch: nothing new, no comment")
     return EXIT_OK

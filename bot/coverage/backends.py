@@ -155,7 +155,8 @@ def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
         ungated=sum(b.ungated for b in lists),
         warnings=tuple(w for b in lists for w in b.warnings),
         fallback=next((b.fallback for b in lists if b.fallback), None),
-        roots=tuple(b.path for b in lists),
+        # a checkout's root, not the file its reader names the list by: paths show relative to it
+        roots=tuple(r for b in lists for r in (b.roots or (b.path,))),
         decompositions=next((b.decompositions for b in lists if b.decompositions is not None), None),
         decompositions_path=next((b.decompositions_path for b in lists if b.decompositions_path), ""),
         decompositions_core_except=next(
@@ -187,7 +188,8 @@ def _read_torch_mlir_checkout(root: Path, value: str) -> BackendList:
         roots=(value,),
         warnings=found.warnings + table.warnings,
         decompositions=table.named,
-        decompositions_path=str(fx),
+        # relative to the checkout: what its maintainers call the file, never this machine's path to it
+        decompositions_path=FX_DECOMP_PATH,
         decompositions_core_except=table.core_except,
         decompositions_form=table.form,
     )

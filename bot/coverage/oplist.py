@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Literal
 
 from bot.coverage.kinds import BACKEND_KINDS, BackendKind
@@ -17,7 +18,15 @@ from bot.errors import ConfigError
 from bot.schema.kernel import KernelForm
 
 # The kinds are `bot.coverage.kinds`' table; readers and the config name them from here too.
-__all__ = ["BACKEND_KINDS", "BackendKind", "BackendList", "BackendOp", "SchemaKind"]
+__all__ = [
+    "BACKEND_KINDS",
+    "BackendKind",
+    "BackendList",
+    "BackendOp",
+    "SchemaKind",
+    "relative_path",
+    "root_label",
+]
 
 # What a backend recorded about an operator's signature, when it recorded one.
 SchemaKind = Literal["full", "types"]
@@ -75,7 +84,8 @@ class BackendList:
     # are shown relative to them); empty: `path` itself
     roots: tuple[str, ...] = ()
     # the decomposition table the backend's compiler passes to run_decompositions ("base.overload",
-    # "base" or "base.*"), and the file it was read from; None: PyTorch's default Core-ATen table
+    # "base" or "base.*"), and the file it was read from (relative to the checkout); None: PyTorch's
+    # default Core-ATen table
     decompositions: frozenset[str] | None = None
     decompositions_path: str = ""
     # torch-mlir's form from llvm/torch-mlir#4733: PyTorch's Core-ATen table of the release judged,
@@ -98,6 +108,26 @@ class BackendList:
         """The table's file and the form read from it, as reports name the table."""
         path = self.decompositions_path
         return f"{path} ({self.decompositions_form})" if path and self.decompositions_form else path
+
+
+def root_label(root: str) -> str:
+    """A file or tree a backend was read from as the reports show it: its last component (`src`,
+    `xla_native_functions.yaml`), never the machine's path to it."""
+    return PurePath(root).name or root
+
+
+def relative_path(path: str, roots: Sequence[str]) -> str:
+    """PATH of a backend's list as its maintainer knows it: relative to the tree it was read from
+    (`pointwise_ops.cpp`, `python/torch_mlir/extras/fx_decomp_util.py`), or the file's own name when
+    it is the file given. PATH may be followed by ":line (KEY)", as a fallback's place is; a path under
+    no root (a dispatch key, a table's description) is returned as it is."""
+    for root in roots:
+        top = root.rstrip("/")
+        if top and path.startswith(top + "/"):
+            return path[len(top) + 1 :]
+        if path == root or path.startswith(root + ":"):
+            return root_label(root) + path[len(root) :]
+    return path
 
 
 def normalise_name(raw: str, *, path: str, line: int) -> str:

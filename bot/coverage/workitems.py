@@ -71,6 +71,18 @@ class ModelReach:
     # on another device they dispatch that device's variant, so they are not counted as used
     cpu_only: bool = False
 
+    def short_words(self) -> str:
+        """One phrase for a list of ops in a report: "used by 31 of 51 models", "used by none of 51
+        models", "no model data yet" (an op newer than the table's release), "CPU-only in the model
+        data" (the models reach them on the CPU only)."""
+        if self.no_data_yet:
+            return "no model data yet"
+        if self.cpu_only:
+            return "CPU-only in the model data"
+        if not self.used_by:
+            return f"used by none of {self.of} models"
+        return f"used by {self.used_by} of {self.of} models"
+
 
 @dataclass(frozen=True)
 class WorkItem:

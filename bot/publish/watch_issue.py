@@ -7,13 +7,15 @@ the marker is never taken for it. Its body carries the last run's state, which i
 anything is planned (`find_watch_issue`) and written after (`publish_watch`).
 
 A run with nothing new sends no write at all: the body is compared byte for byte, and no comment is
-planned. A run with news comments first and writes the body after, so that a comment that fails
+planned. A landed PR that breaks a backend's build gets a comment of its own, before the news'. A run
+with news comments first and writes the body after, so that a comment that fails
 leaves the state that would have recorded it unwritten. A retried step (the create or the comment "failed" but landed) finds its own write: the issue
 by its marker, the comment by its exact body among the issue's comments.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,17 +72,18 @@ def publish_watch(
     client: RepoClient | None,
     *,
     body: str,
-    comment: str,
+    comments: Sequence[str],
     found: FoundIssue | None,
     title: str = DEFAULT_TITLE,
     dry_run: bool,
-) -> tuple[Outcome, Outcome | None]:
-    """Post COMMENT ('' for none) on the dashboard, then write the dashboard (create it, or edit its
-    body when it changed): the outcome of each (None: no comment planned)."""
+) -> tuple[Outcome, tuple[Outcome, ...]]:
+    """Post COMMENTS ('' ones skipped: a landed break's own comments, then the run's news) on the
+    dashboard, in order, then write the dashboard (create it, or edit its body when it changed): the
+    outcome of the body and of each comment posted."""
     text = with_marker(body, WATCH_MARKER)
     check_size(text, "the watch issue")
-    note = with_marker(comment, WATCH_COMMENT_MARKER) if comment else ""
-    if note:
+    notes = [with_marker(c, WATCH_COMMENT_MARKER) for c in comments if c]
+    for note in notes:
         check_size(note, "the watch comment")
     if client is None or dry_run:
         where = f"issue #{found.number}" if found else "a new issue"
@@ -89,15 +92,14 @@ def publish_watch(
         else:
             issue = Outcome("dry-run", found.url if found else None, found.number if found else None,
                             f"would {'update' if found else 'open'} {where}", text)  # fmt: skip
-        posted = Outcome("dry-run", None, None, f"would comment on {where}", note) if note else None
-        return issue, posted
-    if found is not None and found.body == text and not note:
+        return issue, tuple(Outcome("dry-run", None, None, f"would comment on {where}", n) for n in notes)
+    if found is not None and found.body == text and not notes:
         # What was read before planning is what would be written: nothing to send, nothing to re-read.
-        return Outcome("unchanged", found.url, found.number, f"issue #{found.number} is up to date"), None
+        return Outcome("unchanged", found.url, found.number, f"issue #{found.number} is up to date"), ()
     repo_name = client.repo_name
     created = False
-    posted = None
-    if note:
+    posted: list[Outcome] = []
+    if notes:
         # The comment before the body: the body's hidden state records the news as told, so a comment
         # that fails must leave the body as it was, and the next run tells it again (a duplicate
         # warning is better than a lost one). With no issue yet, one is opened with a body that
@@ -116,25 +118,8 @@ def publish_watch(
             permission="issues: write",
             not_found=f"repository {repo_name} not found (or the token cannot see it)",
         )
-        tried_comment = False
-
-        def write_comment() -> Outcome:
-            nonlocal tried_comment
-            target = client.repo.get_issue(number)
-            if tried_comment:  # a comment that "failed" may have landed: never post it twice
-                for old in target.get_comments():
-                    if old.body == note and client.is_mine(old):
-                        return Outcome("created", old.html_url, number, f"commented on issue #{number}", note)
-            tried_comment = True
-            made = target.create_comment(note)
-            return Outcome("created", made.html_url, number, f"commented on issue #{number}", note)
-
-        posted = client.run(
-            write_comment,
-            what=f"commenting on the watch issue #{number} of {repo_name}",
-            permission="issues: write",
-            not_found=f"issue #{number} of {repo_name} not found",
-        )
+        for note in notes:
+            posted.append(_comment(client, number, note))
 
     def write_issue() -> Outcome:
         nonlocal created
@@ -159,4 +144,27 @@ def publish_watch(
         permission="issues: write",
         not_found=f"repository {repo_name} not found (or the token cannot see it)",
     )
-    return issue, posted
+    return issue, tuple(posted)
+
+
+def _comment(client: RepoClient, number: int, note: str) -> Outcome:
+    """NOTE posted on issue NUMBER, once: a retried post first looks for its own exact body."""
+    tried = False
+
+    def write_comment() -> Outcome:
+        nonlocal tried
+        target = client.repo.get_issue(number)
+        if tried:  # a comment that "failed" may have landed: never post it twice
+            for old in target.get_comments():
+                if old.body == note and client.is_mine(old):
+                    return Outcome("created", old.html_url, number, f"commented on issue #{number}", note)
+        tried = True
+        made = target.create_comment(note)
+        return Outcome("created", made.html_url, number, f"commented on issue #{number}", note)
+
+    return client.run(
+        write_comment,
+        what=f"commenting on the watch issue #{number} of {client.repo_name}",
+        permission="issues: write",
+        not_found=f"issue #{number} of {client.repo_name} not found",
+    )

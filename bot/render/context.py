@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from bot.coverage.workitems import ModelReach
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
 from bot.drift.changes import Drift
 from bot.drift.warnings import SourceWarning
@@ -47,6 +48,16 @@ class BackendGap:
     # what every report calls the backend: its subscription's `name:`, else one derived from its list
     # (`bot.publish.config.default_name`); never a machine path
     name: str = ""
+    # each op of `broken` with the form its kernel is judged in (`bot.coverage.check.judged_form`:
+    # "int64_t" or "SymInt"; "" when not known): the declarations the report shows are in that form
+    broken_forms: tuple[tuple[str, str], ...] = ()
+    # which models of the corpus (`bot.usage.models`) reach the ops of `ops` and of `broken` on the
+    # backend's paths and device (`bot.coverage.workitems.model_reach`); None without model data
+    ops_models: ModelReach | None = None
+    broken_models: ModelReach | None = None
+    # said once per report when those counts come from another release's table than HEAD's
+    # (`bot.usage.models.UsageChoice.caveat`)
+    models_caveat: str = ""
 
     @property
     def label(self) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -19,6 +18,7 @@ from typing import Literal
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
 from bot.coverage.firstwork import FirstWork, first_work, first_work_json
 from bot.coverage.names import last_registered
+from bot.coverage.oplist import relative_path, root_label
 from bot.coverage.workitems import (
     ModelReach,
     WorkItem,
@@ -489,14 +489,8 @@ def _linker(head: Snapshot) -> Callable[[str], Safe]:
 
 
 def _relative(path: str, roots: Sequence[str]) -> Safe:
-    """A path in a backend's list as the reader knows it: relative to the directory or file given.
-    `path` may be followed by ":line (KEY)", as a fallback's place is."""
-    for root in roots:
-        if path.startswith(root.rstrip("/") + "/"):
-            return md(path[len(root.rstrip("/")) + 1 :])
-        if path == root or path.startswith(root + ":"):
-            return md(os.path.basename(root) + path[len(root) :])
-    return md(path)
+    """A path in a backend's list as its maintainer knows it (`relative_path`), for Markdown."""
+    return md(relative_path(path, roots))
 
 
 def _fitting_markdown(views: Sequence[CoverageView], head: Snapshot) -> str:
@@ -512,6 +506,7 @@ def _fitting_markdown(views: Sequence[CoverageView], head: Snapshot) -> str:
             summary=_summary_markdown,
             op=_linker(head),
             rel=_relative,
+            label=root_label,
             list_cap=min(cap, LIST_CAP),
             alert_cap=min(cap, ALERT_CAP),
             item_cap=min(cap, ITEM_DETAIL_CAP),
@@ -551,5 +546,15 @@ def render(results: Sequence[Result], fmt: str, *, head: Snapshot) -> str:
         return _fitting_markdown(views, head)
     # An empty run still prints one (empty) line, as every text output ends with a newline.
     return (
-        _render("coverage.txt.j2", "text", views, _detail_text, _kernel_text, source=head.meta.path) or "\n"
+        _render(
+            "coverage.txt.j2",
+            "text",
+            views,
+            _detail_text,
+            _kernel_text,
+            source=head.meta.path,
+            rel=relative_path,
+            label=root_label,
+        )
+        or "\n"
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from bot.coverage.check import backend_engine, fallback_of
-from bot.coverage.oplist import BackendList
+from bot.coverage.oplist import BackendList, relative_path, root_label
 from bot.coverage.workitems import TODAY_WORDS, has_cpu_kernel
 from bot.dispatchkeys import CIA
 from bot.model import Facets, OpRecord, Snapshot
@@ -73,7 +73,8 @@ class ExplainedBackend:
 
     name: str  # its NAME, "" when none was given
     kind: str
-    path: str
+    path: str  # as coverage's JSON gives it (the paths given)
+    read_from: str  # what the text and Markdown say it was read from: no machine path (`_read_from`)
     profile: str
     decompositions: str  # export: the table it is judged with (coverage's), else ""
     fallback: str | None  # its boxed CPU fallback, where an op without a kernel runs meanwhile
@@ -211,15 +212,19 @@ def _listed_at(backend: BackendList, name: str) -> str:
     """Where BACKEND lists NAME ("xla_native_functions.yaml:57", relative to the tree it was read from)."""
     for op in backend.ops:
         if op.name == name:
-            where = op.path
-            for root in backend.roots or (backend.path,):
-                if where.startswith(root.rstrip("/") + "/"):
-                    where = where[len(root.rstrip("/")) + 1 :]
-                    break
-            else:
-                where = PurePath(where).name
-            return f"{where}:{op.line}"
+            where = relative_path(op.path, _roots(backend))
+            return f"{PurePath(where).name if where == op.path else where}:{op.line}"
     return ""
+
+
+def _roots(backend: BackendList) -> tuple[str, ...]:
+    return backend.roots or (backend.path,)
+
+
+def _read_from(backend: BackendList) -> str:
+    """What BACKEND was read from as its maintainer knows it: each file or tree by its last component
+    (`src`, `xla_native_functions.yaml`), a dispatch key as itself; never the machine's path."""
+    return " + ".join(root_label(r) for r in _roots(backend))
 
 
 def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList) -> str:
@@ -234,6 +239,7 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
     if v.alternative:
         why += f"; or list {v.alternative}, which its default kernel calls"
     fallback = fallback_of(backend)
+    fallback = fallback and relative_path(fallback, _roots(backend))
     if fallback and has_cpu_kernel(rec):
         why += f"; meanwhile it {TODAY_WORDS['cpu_fallback']}: the boxed CPU fallback ({fallback}) runs it"
     elif fallback:
@@ -268,6 +274,7 @@ def _explained_backend(
         backend.name,
         backend.kind,
         backend.path,
+        _read_from(backend),
         model.profile,
         engine.export.table.origin if model.profile == "export" else "",
         fallback_of(backend),
@@ -315,7 +322,7 @@ _STATUS_WORDS = {"covered": "covered", NEEDS_KERNEL: "needs a kernel", TRAINING_
 
 def _backend_title(b: ExplainedBackend) -> str:
     table = f"; decompositions: {b.decompositions}" if b.decompositions else ""
-    return f"{b.name or b.kind}  [{b.kind}, profile {b.profile}{table}]  {b.path}"
+    return f"{b.name or b.kind}  [{b.kind}, profile {b.profile}{table}]  {b.read_from}"
 
 
 def render_text(view: ExplainView) -> str:
@@ -366,7 +373,7 @@ def render_markdown(view: ExplainView) -> str:
             "",
             f"#### Backend {code(b.name or b.kind)} ({code(b.kind)}, profile {code(b.profile)}{table})",
             "",
-            f"Read from {code(b.path, 10_000)}.",
+            f"Read from {code(b.read_from, 10_000)}.",
             "",
             "| operator | verdict | rule | how or why |",
             "|---|---|---|---|",

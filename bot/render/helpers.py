@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from bot.coverage.workitems import ModelReach
 from bot.dispatchkeys import CIA, GENERIC_KEYS
 from bot.drift.changes import Change, Drift, decomposes
 from bot.drift.flags import FLAG_TABLE
@@ -18,12 +19,13 @@ from bot.errors import ConfigError
 from bot.model import OpRecord
 from bot.operators.kernels import PROFILES
 from bot.render.context import GAP_LISTS, BackendGap, ReportContext
-from bot.render.details import describe, describe_kernel
+from bot.render.details import describe, describe_kernel, named_parts
 from bot.render.rank import Item
+from bot.render.reach import reach_phrase
 from bot.render.view import BucketSection
 from bot.schema.codes import Code
 from bot.taxonomy.scope import scope_of
-from bot.text import Safe, code, link, md, one_line, shorten, terminal
+from bot.text import Safe, code, code_block, link, md, one_line, shorten, terminal
 from bot.versions import ships_in_words
 
 MAX_SCHEMA = 1000  # characters of a schema shown inline; real ones reach about 450
@@ -325,14 +327,38 @@ class Helpers:
 
     def broken_details(self, g: BackendGap, drift: Drift, cap: int) -> list[Safe]:
         """For each op whose kernel broke (at most CAP): what changed in its C++ signature, each
-        parameter by its name (`bot.render.details.describe_kernel`)."""
+        parameter by its name, then (Markdown) the declaration in the form the backend's kernel is
+        judged in before and after, as a ``diff`` block under the list item, as the watch shows it
+        (`bot.render.watch`); in every form it changed (`describe_kernel`) when its form is not known."""
         by_name = {c.name: c for c in drift.changes}
+        forms = dict(g.broken_forms)
         out = []
         for op in g.broken[:cap]:
             c = by_name.get(op)
-            if c is not None and c.kernel_changes:
+            if c is None or not c.kernel_changes:
+                continue
+            mine = [k for k in c.kernel_changes if k.form == forms.get(op)]
+            if not mine or not self.markdown:
                 out.append(Safe(f"{self.q(op)}: {describe_kernel(c.kernel_changes, self.q)}"))
+                continue
+            k = mine[0]
+            block = code_block(
+                (f"- {k.before.declaration(op)}", f"+ {k.after.declaration(op)}"), "diff", indent=4
+            )
+            said = named_parts(k.named(), self.q)
+            out.append(Safe(f"{self.q(op)}: {said} (your form: {self.q(k.form)})\n{block}"))
         return out
+
+    def models(self, reach: ModelReach | None) -> Safe:
+        """ " — used by 31 of 51 models" after a list of ops (`ModelReach.short_words`); "" without data."""
+        return Safe(reach_phrase(reach))
+
+    def models_caveat(self) -> Safe:
+        """Once per report: the release whose model table the gaps' counts come from, when it is not
+        HEAD's own; "" when it is, or when no gap has counts."""
+        gaps = [*self.ctx.backend_gaps, *(i.gap for i in self.ctx.impact if i.gap is not None)]
+        said = "; ".join(dict.fromkeys(g.models_caveat for g in gaps if g.models_caveat))
+        return Safe(f"<sub>{md(said[:1].upper() + said[1:])}.</sub>") if said else Safe("")
 
     def gap_ops(self, g: BackendGap, cap: int) -> Safe:
         return self._names(g.ops, cap)

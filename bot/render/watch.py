@@ -21,11 +21,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from bot import __version__
+from bot.coverage.workitems import ModelReach
 from bot.render.context import GAP_LISTS, GapList
 from bot.render.details import named_parts, signature_parts
 from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
 from bot.render.helpers import mentions
 from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
+from bot.render.reach import reach_json, reach_phrase
 from bot.schema.kernel import KernelSignature
 from bot.text import Safe, code, code_block, link, md
 from bot.versions import ships_in_words
@@ -56,6 +58,10 @@ class BrokenKernel:
     # declarations and names what changed (`bot.schema.kernel.named_changes`); None when not known
     before: KernelSignature | None = None
     after: KernelSignature | None = None
+    # the models of the corpus that dispatch the op on the backend's paths and device (the weekly
+    # issue's count, `bot.app.subscriptions.ModelData`); None without a model table. Not what the PR
+    # asks of the backend, so not compared
+    models: ModelReach | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,8 @@ class BackendImpact:
     # the backend's name (`bot.publish.backend_specs.BackendSpec.label`), what every output calls it; set from
     # the config each run (`bot.app.watch`), never read from the state: not part of what it says
     name: str = field(default="", compare=False)
+    # the models that reach any of its needs (all of them, `lacking` and the more), as BrokenKernel's
+    lacking_models: ModelReach | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -126,6 +134,9 @@ class BackendImpact:
             ),
         )
 
+
+# Landed breaks told in comments of their own per run; more are named together in one more comment.
+MAX_LANDED_COMMENTS = 3
 
 NEW = "🆕"  # what the run's comment marks as new since its last comment about a PR
 
@@ -222,7 +233,7 @@ def breaks_build(imp: BackendImpact) -> bool:
 
 def build_part(imp: BackendImpact) -> BackendImpact:
     """IMPACT reduced to what breaks the build: the kernels and the removals."""
-    return replace(imp, lacking=(), more_lacking=0, also=())
+    return replace(imp, lacking=(), more_lacking=0, also=(), lacking_models=None)
 
 
 LANDED_MARK = "<!-- opdrift:landed {} -->"  # ends each landed-break line; a ticked box there dismisses it
@@ -287,7 +298,13 @@ class _Words:
         """The backend by its name (`dlprim`), never by its kind and path."""
         return Safe(f"**{code(imp.label, 80)}**")
 
-    def effects(self, imp: BackendImpact, row: PullRow | None = None, indent: int = 4) -> list[Safe]:
+    def landed(self, imp: BackendImpact) -> list[Safe]:
+        """What a PR that landed does to the backend's build, said in the present: it has landed."""
+        return self.effects(imp, landed=True)
+
+    def effects(
+        self, imp: BackendImpact, row: PullRow | None = None, indent: int = 4, *, landed: bool = False
+    ) -> list[Safe]:
         """One phrase per thing the PR does to the backend. With ROW (the run's comment), what is new
         since the last comment about a PR that asked less then is marked 🆕 (`WatchView.fresh`). INDENT:
         the column a phrase starts at in its list item (a code block under it is indented as much)."""
@@ -302,16 +319,18 @@ class _Words:
 
         out: list[Safe] = []
         for b in imp.broken:
-            said = self._broken(b, indent)
+            said = self._broken(b, indent, landed)
             out.append(Safe(f"{NEW} {said}") if _break_item(imp, b) in fresh else said)
         if imp.more_broken:
-            out.append(Safe(f"… and would break {imp.more_broken} more of your kernels"))
+            verb = "breaks" if landed else "would break"
+            out.append(Safe(f"… and {verb} {imp.more_broken} more of your kernels"))
         if imp.lacking or imp.more_lacking:
             n = len(imp.lacking) + imp.more_lacking
             more = f", … and {imp.more_lacking} more" if imp.more_lacking else ""
             out.append(
                 Safe(
                     f"⚠️ adds {n} op{'s' if n != 1 else ''} you would need: {names(imp.lacking, 'need')}{more}"
+                    f"{reach_phrase(imp.lacking_models)}"
                 )
             )
         if imp.removed or imp.more_removed:
@@ -356,18 +375,37 @@ class _Words:
         return f"{row.number}\0{imp.key}" in self.view.fresh
 
     @staticmethod
-    def _broken(b: BrokenKernel, indent: int = 4) -> Safe:
+    def _broken(b: BrokenKernel, indent: int = 4, landed: bool = False) -> Safe:
         """A broken kernel: what changed, each parameter by its name, then the declaration it is
-        written against and the one it must become (in the form it is judged in)."""
+        written against and the one it must become (in the form it is judged in). LANDED: the PR is
+        in, so the kernel stops compiling now, not once it lands."""
         form = f" (your form: {code(b.form)})" if b.form else ""
+        stops = "stops" if landed else "would stop"
         if b.before is not None and b.after is not None:
             change = named_parts(b.before.named_against(b.after), code)
             block = code_block(
                 (f"- {b.before.declaration(b.op)}", f"+ {b.after.declaration(b.op)}"), "diff", indent=indent
             )
-            return Safe(f"🔧 would stop your {code(b.op)} kernel from compiling: {change}{form}\n{block}")
+            said = f"{change}{form}{reach_phrase(b.models)}"
+            return Safe(f"🔧 {stops} your {code(b.op)} kernel from compiling: {said}\n{block}")
         change = signature_parts(b.parts, code) if b.parts else "its schema no longer parses"
-        return Safe(f"🔧 would stop your {code(b.op)} kernel from compiling: {change}{form}")
+        return Safe(
+            f"🔧 {stops} your {code(b.op)} kernel from compiling: {change}{form}{reach_phrase(b.models)}"
+        )
+
+    def models_caveat(self) -> Safe:
+        """Once per output: the release of the model table its counts come from (HEAD's own, or the
+        nearest one's); "" when it shows none."""
+        v = self.view
+        impacts = [i for r in v.rows for i in r.impacts] + [i for x in v.broke for i in x.impacts]
+        reach = [
+            m
+            for i in (*impacts, *(i for _, news in v.news for i in news))
+            for m in (i.lacking_models, *(b.models for b in i.broken))
+            if m is not None
+        ]
+        releases = sorted({m.release for m in reach})
+        return Safe(f" · model counts from torch {', '.join(releases)}'s table" if releases else "")
 
     def summary(self, imp: BackendImpact) -> Safe:
         """The row's short cell: counts."""
@@ -391,7 +429,11 @@ class _Words:
         return self._who(imp for _, impacts in self.view.news for imp in impacts)
 
 
-_MARKERS = {"watch_issue.md.j2": WATCH_MARKER, "watch_comment.md.j2": WATCH_COMMENT_MARKER}
+_MARKERS = {
+    "watch_issue.md.j2": WATCH_MARKER,
+    "watch_comment.md.j2": WATCH_COMMENT_MARKER,
+    "watch_landed.md.j2": WATCH_COMMENT_MARKER,
+}
 
 
 def _render(template: str, view: WatchView) -> str:
@@ -436,19 +478,37 @@ def render_issue(view: WatchView, state_for: Callable[[WatchView], str], limit: 
 
 
 def render_comment(view: WatchView, limit: int = BODY_LIMIT) -> str:
-    """The run's one comment: the PRs that newly affect a backend or ask more of it, with the handles
-    of those backends' subscriptions, each once; led by the PRs that just landed and break a backend's
-    build. '' when there is neither."""
-    if not view.news and not view.broke_now:
+    """The run's news comment: the open PRs that newly affect a backend or ask more of it, with the
+    handles of those backends' subscriptions, each once. '' when there is none."""
+    if not view.news:
         return ""
-    full = _render("watch_comment.md.j2", view)
+    return _fitting("watch_comment.md.j2", replace(view, broke_now=()), limit)
+
+
+def render_landed(view: WatchView, limit: int = BODY_LIMIT) -> tuple[str, ...]:
+    """A comment of its own for each PR that landed since the last run and breaks a backend's build
+    (`WatchView.broke_now`, newest first), with the handles of the backends it breaks: at most
+    MAX_LANDED_COMMENTS; the others, when there are more, named in one more comment."""
+    own = tuple(
+        _fitting("watch_landed.md.j2", replace(view, broke_now=(x,), news=()), limit)
+        for x in view.broke_now[:MAX_LANDED_COMMENTS]
+    )
+    rest = view.broke_now[MAX_LANDED_COMMENTS:]
+    if not rest:
+        return own
+    return (*own, _fitting("watch_landed.md.j2", replace(view, broke_now=rest, news=()), limit))
+
+
+def _fitting(template: str, view: WatchView, limit: int) -> str:
+    """TEMPLATE fed VIEW with the largest per-list cap that fits LIMIT."""
+    full = _render(template, view)
     if len(full) <= limit:
         return full
 
     def at(cap: int) -> str:
         news = tuple((r, tuple(i.capped(cap) for i in imps)) for r, imps in view.news)
         now = tuple(replace(x, impacts=tuple(i.capped(cap) for i in x.impacts)) for x in view.broke_now)
-        return _render("watch_comment.md.j2", replace(view, news=news, broke_now=now))
+        return _render(template, replace(view, news=news, broke_now=now))
 
     best = largest_cap_fitting(MAX_OPS, limit, at)
     return best if best is not None else at(0)[:limit]
@@ -462,11 +522,13 @@ def _impact_json(imp: BackendImpact) -> dict[str, object]:
         "where": imp.where,
         "who": list(imp.who),
         "needs": list(imp.lacking),
+        "needs_models": reach_json(imp.lacking_models),
         "breaks": [
             {
                 "op": b.op,
                 "form": b.form or None,
                 "changes": [{"where": w, "before": x, "after": y} for w, x, y in b.parts],
+                "models": reach_json(b.models),
                 **(
                     {
                         "declaration_before": b.before.declaration(b.op),
