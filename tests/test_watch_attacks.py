@@ -25,6 +25,7 @@ from bot.app.watch_state import (
 )
 from bot.model import OPERATOR_PATHS, PullRef
 from bot.publish.config import BotConfig
+from bot.publish.pulls import Scan
 from bot.render.watch import BackendImpact, BrokenKernel, Landed, LandedBreak, PullRow
 
 XLA = "xla:xla_native_functions.yaml"
@@ -43,18 +44,6 @@ def breaks(op: str) -> tuple[BackendImpact, ...]:
 
 def needs(*ops: str) -> tuple[BackendImpact, ...]:
     return (BackendImpact("xla", "xla_native_functions.yaml", ("@xla-team",), lacking=tuple(sorted(ops))),)
-
-
-@dataclass(frozen=True)
-class Scan:
-    pulls: tuple[PullRef, ...]
-    watermark: str | None
-    complete: bool = True
-    failed: tuple[tuple[PullRef, str], ...] = ()
-    listed_open: int = 0
-    listed_whole: bool = True
-    examined_open: int = 0
-    paid: int = 0
 
 
 @dataclass
@@ -99,7 +88,7 @@ class Forks:
             key=lambda p: p.updated_at,
             reverse=True,
         )
-        return Scan(tuple(found), found[0].updated_at if found else since)
+        return Scan(tuple(found), found[0].updated_at if found else since, True)
 
     def touched(self, pull: PullRef) -> tuple[str, ...]:
         return OPERATOR_PATHS[:1]

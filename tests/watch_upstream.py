@@ -27,6 +27,7 @@ from bot.app.watch import WatchPlan, plan_watch
 from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH, PullRef
 from bot.publish.config import BotConfig, parse_config
+from bot.publish.pulls import Scan
 from bot.render.watch import BackendImpact
 from bot.sources.read import read_source
 
@@ -94,18 +95,6 @@ class Upstream:
 
     def spec_for(self, sha: str) -> str:
         return f"{self.repo}@{sha}"
-
-
-@dataclass(frozen=True)
-class Scan:
-    pulls: tuple[PullRef, ...]
-    watermark: str | None
-    complete: bool = True
-    failed: tuple[tuple[PullRef, str], ...] = ()
-    listed_open: int = 0
-    listed_whole: bool = True
-    examined_open: int = 0
-    paid: int = 0
 
 
 @dataclass
