@@ -40,9 +40,9 @@ from datafiles import release_text  # noqa: E402
 from fake_github import FakeCommit, FakeGitHub, blob_sha  # noqa: E402
 
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH  # noqa: E402
-from bot.publish.ghsource import ApiSettings, _Api, read_github_source  # noqa: E402
+from bot.github.ghsource import ApiSettings, _Api, read_github_source  # noqa: E402
 from bot.publish.github import RetryPolicy  # noqa: E402
-from bot.publish.pulls import PullsClient  # noqa: E402
+from bot.github.pulls import PullsClient  # noqa: E402
 
 REPO = "pytorch/pytorch"
 TOKEN = "ghs_benchwatch0000000000000000000000000"  # noqa: S105 the fake's token

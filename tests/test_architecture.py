@@ -57,7 +57,7 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
         ),
         (
             "render/coverage.py",
-            "from bot.publish import config as _c",
+            "from bot.config import file as _c",
             "Each stage imports only the stages below it",
         ),
         # the renderer may not reach up into the use cases; publish composes no stage, it gets bodies

@@ -12,8 +12,8 @@ from driftcases import real_snapshot, realistic_pair
 from bot.app.subscriptions import backend_gaps, backend_specs, concerns, concerns_some, matches, mentions_for
 from bot.drift.changes import Change, compute_drift
 from bot.errors import ConfigError, YamlError
-from bot.publish.backend_specs import BackendSpec
-from bot.publish.config import (
+from bot.config.backend_specs import BackendSpec
+from bot.config.file import (
     BotConfig,
     Subscription,
     WeeklyConfig,

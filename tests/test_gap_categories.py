@@ -24,7 +24,7 @@ from bot.coverage.backends import read_backend
 from bot.coverage.check import compare_coverage, compute_coverage
 from bot.drift.changes import Change, compute_drift
 from bot.model import Snapshot
-from bot.publish.config import parse_config
+from bot.config.file import parse_config
 from bot.render.context import BackendGap, ReportContext
 from bot.render.report import render
 

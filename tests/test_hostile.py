@@ -489,7 +489,7 @@ def _run_reader(kind: str, data: bytes, root: Path, snapshot_text: str) -> int:
     from bot.cli import main
     from bot.drift.allowlist import load_allowlist
     from bot.history.cache import DiskCache, decode_summary
-    from bot.publish.config import load_config
+    from bot.config.file import load_config
     from bot.taxonomy.overrides import load_overrides
 
     base = (BASES[kind] if kind != "snapshot" else snapshot_text).encode("utf-8")

@@ -35,7 +35,7 @@ from bot.drift.needs import ProfileNeeds, export_path_for
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH, Snapshot
 from bot.operators.export_table import core_aten_release
 from bot.operators.kernels import PROFILES, Profile
-from bot.publish.config import parse_config
+from bot.config.file import parse_config
 from bot.render.explain import explain_json, explain_view
 from bot.site.build import build_site
 from bot.site.model import BackendColumn

@@ -24,8 +24,8 @@ from bot.app.watch_state import (
     state_block,
 )
 from bot.model import OPERATOR_PATHS, PullRef
-from bot.publish.config import BotConfig
-from bot.publish.pulls import Scan
+from bot.config.file import BotConfig
+from bot.github.pulls import Scan
 from bot.render.watch import BackendImpact, BrokenKernel, Landed, LandedBreak, PullRow
 
 XLA = "xla:xla_native_functions.yaml"

@@ -11,7 +11,7 @@ from fake_github import FakeGitHub
 from watch_upstream import Run, Upstream
 
 from bot.errors import PublishError
-from bot.publish.config import BotConfig
+from bot.config.file import BotConfig
 from bot.publish.github import RepoClient, RetryPolicy, Settings
 from bot.publish.watch_issue import find_watch_issue, publish_watch
 

@@ -19,7 +19,7 @@ from bot.app.watch_judge import Judge, JudgementCache, backend_digest, who_by_ba
 from bot.app.watch_state import MAX_TRIES, read_state
 from bot.errors import ApiLimitError, SourceError
 from bot.model import OPERATOR_PATHS, PullRef
-from bot.publish.config import BotConfig, parse_config
+from bot.config.file import BotConfig, parse_config
 from bot.render.watch import BackendImpact, BrokenKernel
 from bot.sources.read import read_source
 

@@ -29,8 +29,8 @@ from bot.history.attribution import Attribution, attribute_walk, check_slug
 from bot.model import Snapshot, SourceFiles
 from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
-from bot.publish.backend_specs import BackendSpec, ListedBackend
-from bot.publish.config import (
+from bot.config.backend_specs import BackendSpec, ListedBackend
+from bot.config.file import (
     MAX_CHART_POINTS,
     BotConfig,
     Subscription,
@@ -47,7 +47,7 @@ from bot.text import one_line
 
 Say = Callable[[str], None]
 # A ``gh:OWNER/NAME@REF:PATH`` spec and which of a directory's files to read → the local copy, for the
-# block's time (the CLI's reads it over the REST API: `bot.publish.ghfiles`).
+# block's time (the CLI's reads it over the REST API: `bot.github.ghfiles`).
 FetchFiles = Callable[[str, Callable[[str], bool]], AbstractContextManager[Path]]
 
 

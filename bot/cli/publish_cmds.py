@@ -25,7 +25,7 @@ from bot.cli.common import (
 
 if TYPE_CHECKING:
     from bot.app.prepare import IssueAttribution, PublishSetup
-    from bot.publish.config import BotConfig
+    from bot.config.file import BotConfig
     from bot.publish.github import Outcome, RepoClient
 
 
@@ -53,7 +53,7 @@ def _env_login() -> str | None:
     """OPDRIFT_BOT_LOGIN: the token's login when GitHub refuses it GET /user (the workflow's own token
     posts as github-actions[bot]); GET /user's answer, and the config's bot_login, win over it."""
     from bot.errors import PublishError
-    from bot.publish.config import BOT_LOGIN
+    from bot.config.file import BOT_LOGIN
 
     value = os.environ.get("OPDRIFT_BOT_LOGIN", "").strip().removeprefix("@")
     if not value:

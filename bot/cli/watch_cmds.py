@@ -17,12 +17,12 @@ def run_watch(args: argparse.Namespace) -> int:
     from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
     from bot.cli.publish_cmds import _publish_client
     from bot.errors import ConfigError
-    from bot.publish import ghsource
-    from bot.publish.config import load_config
-    from bot.publish.ghcache import default_cache_dir
-    from bot.publish.ghsource import ApiSettings
+    from bot.github import ghsource
+    from bot.config.file import load_config
+    from bot.github.ghcache import default_cache_dir
+    from bot.github.ghsource import ApiSettings
     from bot.publish.github import DEFAULT_API_URL, check_repo_name
-    from bot.publish.pulls import PullsClient
+    from bot.github.pulls import PullsClient
     from bot.publish.watch_issue import find_watch_issue, publish_watch
 
     upstream = check_repo_name(args.upstream, "--upstream")

@@ -23,7 +23,7 @@ one, so a write that "failed" but landed is found instead of repeated. Waits gro
 and network errors and follow ``Retry-After`` / ``x-ratelimit-reset`` for rate limits, and the total
 waiting is bounded by `RetryPolicy.total_seconds`: a rate limit that resets later than that fails at
 once with a message rather than sleeping past the budget. The same budget is the call's deadline, for
-the requests themselves too (`bot.publish.limits`: a server that drips its answer, or one that announces
+the requests themselves too (`bot.github.limits`: a server that drips its answer, or one that announces
 page after page, stops there), and every request PyGithub makes goes through `_Connection`, which
 sends it only under the configured API root and reads its answer within the size cap.
 """
@@ -44,7 +44,7 @@ import requests
 from github.GithubException import GithubException
 
 from bot.errors import ApiLimitError, PublishError
-from bot.publish.limits import Answer, ApiRoot, Guard, new_session
+from bot.github.limits import Answer, ApiRoot, Guard, new_session
 
 DEFAULT_API_URL = "https://api.github.com"
 MAX_BODY_CHARS = 65536  # GitHub rejects longer comment and issue bodies

@@ -1,4 +1,4 @@
-"""What GitHub's pull-request JSON says, checked (`bot.publish.pulls` lists and compares; this reads).
+"""What GitHub's pull-request JSON says, checked (`bot.github.pulls` lists and compares; this reads).
 
 An item of a listing or a single pull request becomes a `PullRef` only when every field it needs is
 there and in GitHub's form (a title stays data: whatever its author wrote); its ``html_url`` must be
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from bot.errors import SourceError
 from bot.model import PullRef, PullState
-from bot.publish.ghsource import _field
+from bot.github.ghsource import _field
 
 SHA = re.compile(r"[0-9a-f]{40}")
 # The labels PyTorch's merge bot adds (`landed`): ``Merged`` on the first landing, ``MergedX1``,

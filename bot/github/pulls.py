@@ -40,7 +40,7 @@ the open pull requests (see `PullsClient._list`).
 
 A pull request is "merged" when GitHub says so (``merged_at``) or when it is closed and carries more
 ``Merged*`` labels than ``Reverted*`` ones, which is how PyTorch's merge bot marks one it landed and
-how its revert bot marks one it took back (see `bot.publish.pulljson.landed`).
+how its revert bot marks one it took back (see `bot.github.pulljson.landed`).
 
 The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
 it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
@@ -56,9 +56,9 @@ one request for the most recently updated closed pull requests, and if one of th
 the scan began, it is incomplete (the next run lists again, the compares being cached). A steady scan
 lists every state, and nothing leaves that list.
 
-Every exchange goes through `bot.publish.limits.Guard` (API root, deadline, size cap, pages) via
+Every exchange goes through `bot.github.limits.Guard` (API root, deadline, size cap, pages) via
 `ghsource._Api`; every field of an answer is checked before it becomes a `PullRef`
-(`bot.publish.pulljson`: its text stays data, a title is whatever its author wrote).
+(`bot.github.pulljson`: its text stays data, a title is whatever its author wrote).
 """
 
 from __future__ import annotations
@@ -72,15 +72,15 @@ from urllib.parse import urlencode, urlsplit
 
 from bot.errors import ApiLimitError, SourceError
 from bot.model import OPERATOR_PATHS, PullRef
-from bot.publish.ghcache import BlobCache, JsonCache, write_atomically
-from bot.publish.ghsource import (
+from bot.github.ghcache import BlobCache, JsonCache, write_atomically
+from bot.github.ghsource import (
     ApiSettings,
     TreeReader,
     _Api,
     _field,
 )
-from bot.publish.limits import link_urls
-from bot.publish.pulljson import (
+from bot.github.limits import link_urls
+from bot.github.pulljson import (
     KEPT,
     SHA,
     WHEN,

@@ -46,13 +46,13 @@ from bot.model import (
     SourceMeta,
     TextFile,
 )
-from bot.publish.ghcache import (
+from bot.github.ghcache import (
     BlobCache,
     JsonCache,
     blob_sha,
 )
 from bot.publish.github import DEFAULT_API_URL, RetryPolicy, retry_delay, scrub
-from bot.publish.limits import MAX_PAGES, MAX_REQUESTS, Answer, ApiRoot, Guard, new_session
+from bot.github.limits import MAX_PAGES, MAX_REQUESTS, Answer, ApiRoot, Guard, new_session
 from bot.sources.read import MAX_FILE_BYTES, decode, version_of
 
 PREFIX = "gh:"
@@ -113,7 +113,7 @@ def requests_sent() -> int:
 
 class _Api:
     """GET with the token, retries on 5xx, rate limits and dropped connections, within the bounds of
-    `bot.publish.limits`: the API root, one deadline for the whole SOURCE, a size cap per body."""
+    `bot.github.limits`: the API root, one deadline for the whole SOURCE, a size cap per body."""
 
     def __init__(
         self,

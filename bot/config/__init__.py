@@ -1,0 +1,1 @@
+"""The bot's config file, parsed and checked."""
