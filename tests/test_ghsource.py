@@ -12,10 +12,11 @@ from datafiles import release_text
 from fake_github import FakeGitHub
 
 from bot.errors import SourceError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from bot.github.api import ApiSettings
 from bot.github.ghcache import BlobCache, blob_sha
-from bot.github.ghsource import ApiSettings, parse_spec, read_github_source
-from bot.publish.github import RetryPolicy
+from bot.github.ghsource import parse_spec, read_github_source
+from bot.github.retry import RetryPolicy
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 
 REPO = "acme/pytorch"
 TOKEN = "ghs_ghsourcetoken00000000000000000000"

@@ -22,12 +22,12 @@ from datafiles import release_text, write_release
 from fake_github import FakeGitHub
 from goldens import check_golden, updating
 
+from bot.config.file import parse_config
 from bot.errors import ConfigError, SourceError
 from bot.github import ghfiles
-from bot.config.file import parse_config
+from bot.github.api import ApiSettings
 from bot.github.ghcache import blob_sha
-from bot.github.ghsource import ApiSettings
-from bot.publish.github import RetryPolicy
+from bot.github.retry import RetryPolicy
 
 REAL = Path(__file__).parent / "data" / "backends" / "real"
 GOLDEN = Path(__file__).parent / "golden"

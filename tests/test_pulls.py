@@ -15,11 +15,12 @@ from fake_github import EndlessPages, FakeGitHub, blob_sha
 
 import bot.github.pulls as pulls_module
 from bot.errors import ApiLimitError, SourceError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
-from bot.github.ghsource import ApiSettings, read_github_source
-from bot.publish.github import RetryPolicy
+from bot.github.api import ApiSettings
+from bot.github.ghsource import read_github_source
 from bot.github.pulljson import pull_ref
 from bot.github.pulls import COMPARE_FILES, PullsClient
+from bot.github.retry import RetryPolicy
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
 
 UPSTREAM = "acme/pytorch"
 TOKEN = "ghs_pullstoken000000000000000000000000"

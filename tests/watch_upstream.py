@@ -25,9 +25,9 @@ from pytorch_history import NATIVE, build_history, entry_blocks, entry_name
 
 from bot.app.watch import WatchPlan, plan_watch
 from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH, PullRef
 from bot.config.file import BotConfig, parse_config
 from bot.github.pulls import Scan
+from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH, PullRef
 from bot.render.watch import BackendImpact
 from bot.sources.read import read_source
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from bot.config.backend_specs import BackendSpec
+from bot.config.file import BotConfig, Subscription
 from bot.coverage.alerts import alert_for, alert_key, judge_in_form
 from bot.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
 from bot.coverage.oplist import BackendKind, BackendOp
@@ -33,8 +35,6 @@ from bot.drift.changes import Change
 from bot.drift.flags import FLAGS
 from bot.model import OpRecord
 from bot.operators.kernels import Profile
-from bot.config.backend_specs import BackendSpec
-from bot.config.file import BotConfig, Subscription
 from bot.render.context import BackendGap
 from bot.schema.kernel import KernelForm, judged_form
 from bot.usage.models import ModelUsage

@@ -51,10 +51,10 @@ from bot.app.watch_state import (
     row_title,
     state_block,
 )
-from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
-from bot.model import PullRef
 from bot.config.file import BotConfig
+from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
 from bot.github.pulls import DEFAULT_BUDGET
+from bot.model import PullRef
 from bot.render.watch import (
     BackendImpact,
     Landed,

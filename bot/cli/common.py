@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     import argparse
 
     from bot.drift.warnings import SourceWarning
+    from bot.github.api import ApiSettings
     from bot.model import Snapshot, SourceFiles
     from bot.operators.codegen import CodegenRules
-    from bot.github.ghsource import ApiSettings
     from bot.taxonomy.overrides import Overrides
 
 EXIT_OK = 0
@@ -82,9 +82,9 @@ def read_any_source(spec: str) -> SourceFiles:
 
 def _api_settings() -> ApiSettings:
     """The REST API's settings for reading ``gh:`` specs: GITHUB_API_URL, GITHUB_TOKEN, XDG_CACHE_HOME."""
+    from bot.github.api import ApiSettings
     from bot.github.ghcache import default_cache_dir
-    from bot.github.ghsource import ApiSettings
-    from bot.publish.github import DEFAULT_API_URL
+    from bot.github.retry import DEFAULT_API_URL
 
     return ApiSettings(
         api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.coverage.oplist import BACKEND_KINDS, BackendKind
-from bot.errors import SourceError
 from bot.config.backend_names import NAME_MAX, default_name
 from bot.config.nodes import ConfigReader, pattern
+from bot.coverage.oplist import BACKEND_KINDS, BackendKind
+from bot.errors import SourceError
 from bot.github.ghfiles import PREFIX as GH_PREFIX
 from bot.github.ghfiles import parse_path_spec
 from bot.yamltext import SEQUENCE

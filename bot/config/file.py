@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.drift.flags import FACETS
-from bot.errors import ConfigError, YamlError
 from bot.config.backend_specs import (
     DISPATCH_KEY,
     BackendSpec,
@@ -29,6 +27,8 @@ from bot.config.backend_specs import (
     subscription_backend,
 )
 from bot.config.nodes import ConfigReader, one_of, pattern
+from bot.drift.flags import FACETS
+from bot.errors import ConfigError, YamlError
 from bot.shapes import Kind
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS

@@ -15,8 +15,9 @@ from typing import Any
 import requests
 
 from bot.errors import ApiLimitError, PublishError
-from bot.publish.github import needs_permission, scrub
 from bot.github.limits import ApiRoot, Guard, new_session
+from bot.github.retry import scrub
+from bot.publish.github import needs_permission
 
 JSON = "application/vnd.github+json"
 SHA_ONLY = "application/vnd.github.sha"
