@@ -39,10 +39,11 @@ sys.path.insert(0, str(ROOT))
 from datafiles import release_text  # noqa: E402
 from fake_github import FakeCommit, FakeGitHub, blob_sha  # noqa: E402
 
+from bot.github.api import Api, ApiSettings  # noqa: E402
+from bot.github.ghsource import read_github_source  # noqa: E402
+from bot.github.pulls import PullsClient  # noqa: E402
+from bot.github.retry import RetryPolicy  # noqa: E402
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH  # noqa: E402
-from bot.publish.ghsource import ApiSettings, _Api, read_github_source  # noqa: E402
-from bot.publish.github import RetryPolicy  # noqa: E402
-from bot.publish.pulls import PullsClient  # noqa: E402
 
 REPO = "pytorch/pytorch"
 TOKEN = "ghs_benchwatch0000000000000000000000000"  # noqa: S105 the fake's token
@@ -141,7 +142,7 @@ def _read_sides(fake: FakeGitHub, settings: ApiSettings, sides: list[tuple[str, 
 
 def _naive(fake: FakeGitHub, settings: ApiSettings) -> int:
     """List every open PR, then GET each one's files (no watermark, no cache, no ETag)."""
-    api = _Api(settings, REPO, max_requests=100_000, max_pages=1_000)
+    api = Api(settings, REPO, max_requests=100_000, max_pages=1_000)
     url: str | None = f"{settings.api_url}/repos/{REPO}/pulls?state=open&per_page=100"
     numbers: list[int] = []
     while url is not None:

@@ -78,7 +78,7 @@ def load_snapshot(
     `codegen` overrides the rules of the source's version; a stored snapshot was built already and
     keeps its operators.
     `read` turns SPEC into files: bot.sources' reader by default; the CLI passes one that also reads
-    ``gh:`` specs over the network (bot.publish.ghsource), which this stage may not import.
+    ``gh:`` specs over the network (bot.github.ghsource), which this stage may not import.
     """
     files = read(spec)
     if files.meta.kind == "snapshot":

@@ -26,7 +26,7 @@ from referencing.jsonschema import DRAFT7
 SPEC = Path(__file__).parent / "data" / "github" / "api.github.com.subset.json.xz"
 URI = "urn:github-openapi"
 # A path parameter that may hold slashes: a file's path, and the tree form ``COMMIT:DIR`` opdrift
-# sends although the description names a tree sha (bot/publish/ghsource.py falls back when refused).
+# sends although the description names a tree sha (bot/github/ghsource.py falls back when refused).
 _SLASHED = {"path", "tree_sha"}
 _METHODS = ("get", "post", "patch", "put", "delete")
 

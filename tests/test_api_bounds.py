@@ -16,10 +16,12 @@ from datafiles import release_text
 from fake_github import Drip, EndlessPages, FakeGitHub, Flood, Misdirect
 
 from bot.errors import ApiLimitError, SourceError
+from bot.github.api import ApiSettings
+from bot.github.ghsource import read_github_source
+from bot.github.limits import MAX_JSON_BYTES, MAX_PAGES, Answer, ApiRoot, Guard
+from bot.github.retry import RetryPolicy
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.ghsource import ApiSettings, read_github_source
-from bot.publish.github import CONNECTION_HOOKS, RepoClient, RetryPolicy, Settings
-from bot.publish.limits import MAX_JSON_BYTES, MAX_PAGES, Answer, ApiRoot, Guard
+from bot.publish.github import CONNECTION_HOOKS, RepoClient, Settings
 from bot.publish.pr_comment import publish_pr_comment
 
 REPO = "pytorch/pytorch"
@@ -109,7 +111,7 @@ def test_the_cli_ends_an_endless_listing_with_one_line_and_exit_2(
 
 def test_a_call_sends_at_most_the_request_budget(fake: FakeGitHub) -> None:
     guard = Guard(ApiRoot.parse(fake.api_url), seconds=10.0, max_requests=3)
-    from bot.publish.limits import new_session
+    from bot.github.limits import new_session
 
     session = new_session(TOKEN)
     for _ in range(3):
@@ -136,9 +138,9 @@ def test_a_dripping_answer_ends_the_gh_source_at_its_budget(fake: FakeGitHub) ->
 def test_stats_of_a_dripping_gh_source_is_one_line_at_the_budget(
     fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, opdrift: Opdrift
 ) -> None:
-    import bot.publish.ghsource as ghsource
+    import bot.github.api as api
 
-    monkeypatch.setattr(ghsource, "READ_BUDGET", 2.0)
+    monkeypatch.setattr(api, "READ_BUDGET", 2.0)
     for name, value in gh_env(fake, tmp_path).items():
         monkeypatch.setenv(name, value)
     fake.misbehave("GET", r"/git/trees/", Drip(0.5))
@@ -347,7 +349,7 @@ def test_one_exchange_has_its_own_deadline_within_the_call(fake: FakeGitHub) -> 
     """Past its own deadline an exchange is a timeout, which the caller's retry policy may retry."""
     import requests
 
-    from bot.publish.limits import new_session
+    from bot.github.limits import new_session
 
     fake.misbehave("GET", rf"/repos/{REPO}$", Drip(0.1), times=1)
     guard = Guard(ApiRoot.parse(fake.api_url), seconds=30.0, request_seconds=0.5)

@@ -57,7 +57,7 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
         ),
         (
             "render/coverage.py",
-            "from bot.publish import config as _c",
+            "from bot.config import file as _c",
             "Each stage imports only the stages below it",
         ),
         # the renderer may not reach up into the use cases; publish composes no stage, it gets bodies
@@ -72,18 +72,51 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
             "The publish stage talks to GitHub; it composes no stage",
         ),
         (
-            "publish/config.py",
+            "publish/doctor.py",
             "from bot.coverage import check as _c",
             "The publish stage talks to GitHub; it composes no stage",
+        ),
+        # the publisher gets bodies, not the config; the pure stages never reach GitHub's read API
+        (
+            "publish/pr_comment.py",
+            "from bot.config import file as _c",
+            "Each stage imports only the stages below it",
+        ),
+        (
+            "render/report.py",
+            "from bot.github import pulls as _p",
+            "Each stage imports only the stages below it",
+        ),
+        # reading GitHub posts nothing and composes no stage
+        (
+            "github/pulls.py",
+            "from bot.publish import github as _g",
+            "The github stage reads GitHub; it posts nothing and composes no stage",
+        ),
+        (
+            "github/ghsource.py",
+            "from bot import pipeline as _p",
+            "The github stage reads GitHub; it posts nothing and composes no stage",
+        ),
+        (
+            "github/api.py",
+            "import github as _g",
+            "The github stage reads GitHub; it posts nothing and composes no stage",
         ),
         (
             "publish/github.py",
             "from bot import pipeline as _p",
             "The publish stage talks to GitHub; it composes no stage",
         ),
-        # only the sources stage runs git; only publish talks to the network
+        # only the sources stage runs git; only github and publish talk to the network
         ("history/timeline.py", "import subprocess as _s", "Only the sources stage runs git"),
-        ("coverage/check.py", "import requests as _q", "Only the publish stage talks to the network"),
+        ("github/limits.py", "import subprocess as _s", "Only the sources stage runs git"),
+        (
+            "coverage/check.py",
+            "import requests as _q",
+            "Only the github and publish stages talk to the network",
+        ),
+        ("config/file.py", "import requests as _q", "Only the github and publish stages talk to the network"),
     ],
 )
 @pytest.mark.slow

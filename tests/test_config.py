@@ -10,10 +10,8 @@ from clirun import Opdrift
 from driftcases import real_snapshot, realistic_pair
 
 from bot.app.subscriptions import backend_gaps, backend_specs, concerns, concerns_some, matches, mentions_for
-from bot.drift.changes import Change, compute_drift
-from bot.errors import ConfigError, YamlError
-from bot.publish.backend_specs import BackendSpec
-from bot.publish.config import (
+from bot.config.backend_specs import BackendSpec
+from bot.config.file import (
     BotConfig,
     Subscription,
     WeeklyConfig,
@@ -21,6 +19,8 @@ from bot.publish.config import (
     load_config,
     parse_config,
 )
+from bot.drift.changes import Change, compute_drift
+from bot.errors import ConfigError, YamlError
 from bot.render.context import BackendGap
 from bot.taxonomy.scope import scope_of
 from bot.text import did_you_mean

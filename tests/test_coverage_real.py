@@ -16,12 +16,12 @@ from clirun import Opdrift
 from datafiles import DATA, RELEASES, _vkey, release_text
 
 from bot import pipeline
+from bot.config.file import BotConfig, parse_config
 from bot.coverage.backends import BackendKind, BackendList, read_backend
 from bot.coverage.check import Coverage, compute_coverage, coverage_json
 from bot.coverage.yaml_lists import XPU_MOVED
 from bot.operators.autogen import group_key
 from bot.operators.functionalize import Functionalization
-from bot.publish.config import BotConfig, parse_config
 from bot.schema.grammar import parse_schema
 
 REAL = DATA / "backends" / "real"
@@ -179,7 +179,7 @@ def test_a_subscription_to_the_real_dlprim_tree_says_what_its_reader_skipped(
     dlprim_src: Path, release_file: Callable[[str], Path]
 ) -> None:
     from bot.app.prepare import backend_work
-    from bot.publish.config import parse_config
+    from bot.config.file import parse_config
 
     text = f'subscriptions:\n  - who: ["@dlprim"]\n    backend: {{kind: cpp, path: "{dlprim_src}"}}\n'
     config = parse_config(text, "opdrift.yml")
@@ -777,8 +777,8 @@ def test_a_backend_subscription_mentions_its_subscriber_when_a_kernel_it_impleme
 ) -> None:
     from bot.app.prepare import backend_work
     from bot.app.subscriptions import backend_gaps, mentions_for
+    from bot.config.file import parse_config
     from bot.drift.changes import compute_drift
-    from bot.publish.config import parse_config
 
     path = _real(OP_PLUGIN, tmp_path)
     config = parse_config(

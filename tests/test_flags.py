@@ -60,7 +60,7 @@ from bot.drift.changes import compute_drift
 from bot.drift.policy import failing
 from bot.publish.actions import annotation_lines
 from bot.app.subscriptions import matches
-from bot.publish.config import parse_config
+from bot.config.file import parse_config
 from bot.render.context import ReportContext
 from bot.render.report import render
 

@@ -12,10 +12,11 @@ from datafiles import release_text
 from fake_github import FakeGitHub
 
 from bot.errors import SourceError
+from bot.github.api import ApiSettings
+from bot.github.ghcache import BlobCache, blob_sha
+from bot.github.ghsource import parse_spec, read_github_source
+from bot.github.retry import RetryPolicy
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.ghcache import BlobCache, blob_sha
-from bot.publish.ghsource import ApiSettings, parse_spec, read_github_source
-from bot.publish.github import RetryPolicy
 
 REPO = "acme/pytorch"
 TOKEN = "ghs_ghsourcetoken00000000000000000000"
@@ -175,7 +176,7 @@ def test_server_errors_are_retried_and_a_bad_cache_entry_is_refetched(
 def test_a_file_over_the_cap_is_refused_before_it_is_downloaded(
     fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.publish.ghsource as ghsource
+    import bot.github.ghsource as ghsource
 
     monkeypatch.setattr(ghsource, "MAX_FILE_BYTES", 1000)
     settings = ApiSettings(api_url=fake.api_url, token=TOKEN, cache_dir=None)
@@ -213,8 +214,8 @@ def test_the_blob_cache_keeps_the_most_recently_used_blobs_under_its_cap(tmp_pat
 def test_a_watch_run_prunes_the_blobs_its_reads_cached(
     fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.publish.ghcache as ghcache
-    from bot.publish.pulls import PullsClient
+    import bot.github.ghcache as ghcache
+    from bot.github.pulls import PullsClient
 
     settings = ApiSettings(api_url=fake.api_url, token=TOKEN, cache_dir=tmp_path / "c")
     read_github_source(f"gh:{REPO}@v2.14.1", settings)

@@ -16,9 +16,10 @@ from fake_github import FakeGitHub
 
 from bot.drift.changes import compute_drift
 from bot.errors import PublishError
+from bot.github.retry import RetryPolicy, retry_delay
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 from bot.publish.actions import annotation_lines, append_step_summary, workflow_command
-from bot.publish.github import Outcome, RepoClient, RetryPolicy, Settings, check_token, retry_delay
+from bot.publish.github import Outcome, RepoClient, Settings, check_token
 from bot.publish.pr_comment import PR_MARKER, publish_pr_comment
 from bot.publish.weekly_issue import publish_weekly_issue, weekly_marker
 

@@ -15,19 +15,21 @@ from datafiles import release_text
 from fake_github import FakeGitHub
 from watch_upstream import Run, Upstream, rows_of
 
+import bot.github.pulljson as pulljson
 import bot.publish.github as github_module
-import bot.publish.pulljson as pulljson
 from bot.app.watch import CLOSED_UNLABELLED
 from bot.app.watch_judge import who_by_backend
 from bot.app.watch_state import read_state
+from bot.config.file import BotConfig
 from bot.errors import PublishError
+from bot.github.api import ApiSettings
+from bot.github.ghsource import read_github_source
+from bot.github.limits import link_urls
+from bot.github.pulls import PullsClient
+from bot.github.retry import RetryPolicy
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.config import BotConfig
-from bot.publish.ghsource import ApiSettings, read_github_source
-from bot.publish.github import RepoClient, RetryPolicy, Settings
-from bot.publish.limits import link_urls
+from bot.publish.github import RepoClient, Settings
 from bot.publish.pr_comment import PR_MARKER, publish_pr_comment
-from bot.publish.pulls import PullsClient
 
 REPO = "pytorch/pytorch"
 TOKEN = "ghs_realgithubt0ken000000000000000000"

@@ -22,12 +22,12 @@ from datafiles import release_text, write_release
 from fake_github import FakeGitHub
 from goldens import check_golden, updating
 
+from bot.config.file import parse_config
 from bot.errors import ConfigError, SourceError
-from bot.publish import ghfiles
-from bot.publish.config import parse_config
-from bot.publish.ghcache import blob_sha
-from bot.publish.ghsource import ApiSettings
-from bot.publish.github import RetryPolicy
+from bot.github import ghfiles
+from bot.github.api import ApiSettings
+from bot.github.ghcache import blob_sha
+from bot.github.retry import RetryPolicy
 
 REAL = Path(__file__).parent / "data" / "backends" / "real"
 GOLDEN = Path(__file__).parent / "golden"
@@ -417,7 +417,7 @@ def test_an_op_renamed_away_from_a_listed_backend_is_in_its_removed_column(tmp_p
 
 
 def test_more_than_the_bound_of_backends_is_an_error() -> None:
-    from bot.publish.backend_specs import MAX_BACKENDS
+    from bot.config.backend_specs import MAX_BACKENDS
 
     items = "".join(f"  - {{name: b{i}, kind: text, path: ops{i}.txt}}\n" for i in range(MAX_BACKENDS + 1))
     with pytest.raises(ConfigError, match=f"at most {MAX_BACKENDS}") as info:

@@ -31,8 +31,8 @@ from bot.app.init_workflows import (
     workflow_text,
 )
 from bot.cli.init_cmds import _complete
+from bot.config.file import load_config, parse_config
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.config import load_config, parse_config
 
 UPSTREAM = "pytorch/pytorch"
 TOKEN = "ghs_inittesttoken00000000000000000000"

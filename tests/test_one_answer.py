@@ -26,6 +26,7 @@ from datafiles import DATA, has_release_file, release_text
 from bot import pipeline
 from bot.app.coverage import backend_groups, coverage_of, read_backends
 from bot.app.prepare import backend_work
+from bot.config.file import parse_config
 from bot.coverage.backends import merge_backends, read_backend
 from bot.coverage.check import OpCoverage, compute_coverage, coverage_json
 from bot.coverage.kinds import PROFILE_OF_KIND
@@ -35,7 +36,6 @@ from bot.drift.needs import ProfileNeeds, export_path_for
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH, Snapshot
 from bot.operators.export_table import core_aten_release
 from bot.operators.kernels import PROFILES, Profile
-from bot.publish.config import parse_config
 from bot.render.explain import explain_json, explain_view
 from bot.site.build import build_site
 from bot.site.model import BackendColumn

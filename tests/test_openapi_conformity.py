@@ -20,13 +20,15 @@ from fake_github import FakeGitHub, Recorder
 from github_json import public_user, simple_user
 
 from bot.app.doctor import run_doctor
+from bot.github.api import ApiSettings
+from bot.github.ghfiles import materialised
+from bot.github.ghsource import read_github_source
+from bot.github.pulls import PullsClient
+from bot.github.retry import RetryPolicy
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
 from bot.publish.doctor import Prober
-from bot.publish.ghfiles import materialised
-from bot.publish.ghsource import ApiSettings, read_github_source
-from bot.publish.github import RepoClient, RetryPolicy, Settings
+from bot.publish.github import RepoClient, Settings
 from bot.publish.pr_comment import publish_pr_comment
-from bot.publish.pulls import PullsClient
 from bot.publish.weekly_issue import publish_weekly_issue
 
 REPO = "pytorch/pytorch"

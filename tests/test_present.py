@@ -29,10 +29,10 @@ from bot.app.prepare import backend_work
 from bot.app.subscriptions import backend_gaps, mentions_for
 from bot.app.watch_breaks import BROKE_DAYS, expired, ticked
 from bot.app.watch_state import MAX_BROKE, WatchState, read_state, state_block
+from bot.config.backend_names import default_name
+from bot.config.file import BotConfig, parse_config
 from bot.drift.changes import compute_drift
 from bot.errors import ConfigError
-from bot.publish.backend_names import default_name
-from bot.publish.config import BotConfig, parse_config
 from bot.render.context import ReportContext
 from bot.render.report import render
 from bot.render.watch import LANDED_MARK, BackendImpact, LandedBreak

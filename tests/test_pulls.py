@@ -1,4 +1,4 @@
-"""bot.publish.pulls over real HTTP against the fake GitHub API: the open-PR listing within the rate limit."""
+"""bot.github.pulls over real HTTP against the fake GitHub API: the open-PR listing within the rate limit."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ import pytest
 from datafiles import release_text
 from fake_github import EndlessPages, FakeGitHub, blob_sha
 
-import bot.publish.pulls as pulls_module
+import bot.github.pulls as pulls_module
 from bot.errors import ApiLimitError, SourceError
+from bot.github.api import ApiSettings
+from bot.github.ghsource import read_github_source
+from bot.github.pulljson import pull_ref
+from bot.github.pulls import COMPARE_FILES, PullsClient
+from bot.github.retry import RetryPolicy
 from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
-from bot.publish.ghsource import ApiSettings, read_github_source
-from bot.publish.github import RetryPolicy
-from bot.publish.pulljson import pull_ref
-from bot.publish.pulls import COMPARE_FILES, PullsClient
 
 UPSTREAM = "acme/pytorch"
 TOKEN = "ghs_pullstoken000000000000000000000000"

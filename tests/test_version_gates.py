@@ -23,9 +23,10 @@ from fake_github import FakeGitHub
 from watch_upstream import UPSTREAM, ServedUpstream, with_fast, with_gated_ops_changed
 
 from bot.errors import SourceError
-from bot.publish.ghcache import blob_sha
-from bot.publish.ghsource import ApiSettings, read_github_source
-from bot.publish.github import RetryPolicy
+from bot.github.api import ApiSettings
+from bot.github.ghcache import blob_sha
+from bot.github.ghsource import read_github_source
+from bot.github.retry import RetryPolicy
 
 TOKEN = "ghs_versiongates00000000000000000000000"
 REPO = "me/ascend"
@@ -166,8 +167,8 @@ def test_a_judgement_is_cached_by_the_torch_version_of_both_sides_too(tmp_path: 
     """A version.txt bump changes none of the three operator files, but it changes which entries of
     Ascend's list count: a judgement made at 2.1 is not the one at 2.13.0a0."""
     from bot.app.watch_judge import Judge, JudgementCache
+    from bot.config.file import parse_config
     from bot.model import SourceFiles, SourceMeta, TextFile
-    from bot.publish.config import parse_config
 
     (tmp_path / "op_plugin_functions.yaml").write_bytes(OP_PLUGIN)
     cfg = parse_config(

@@ -20,7 +20,7 @@ from watch_upstream import Run, Upstream, rows_of
 
 from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
 from bot.app.watch_state import read_state, state_block
-from bot.publish.config import BotConfig, parse_config
+from bot.config.file import BotConfig, parse_config
 from bot.render.watch import BackendImpact, BrokenKernel, Landed, PullRow, WatchView, grew
 from bot.sources.read import read_source
 

@@ -23,9 +23,9 @@ from bot.app.watch_state import (
     read_state,
     state_block,
 )
+from bot.config.file import BotConfig
+from bot.github.pulls import Scan
 from bot.model import OPERATOR_PATHS, PullRef
-from bot.publish.config import BotConfig
-from bot.publish.pulls import Scan
 from bot.render.watch import BackendImpact, BrokenKernel, Landed, LandedBreak, PullRow
 
 XLA = "xla:xla_native_functions.yaml"

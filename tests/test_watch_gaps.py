@@ -22,7 +22,7 @@ from watch_upstream import Run, Upstream
 
 from bot.app.watch_judge import who_by_backend
 from bot.app.watch_state import read_state
-from bot.publish.config import BotConfig, parse_config
+from bot.config.file import BotConfig, parse_config
 from bot.render.watch import watch_json
 
 REAL = DATA / "backends" / "real"

@@ -17,9 +17,9 @@ from watch_upstream import LocalPulls, Run, Upstream, rows_of
 from bot.app.watch import WatchPlan, plan_watch
 from bot.app.watch_judge import Judge, JudgementCache, backend_digest, who_by_backend
 from bot.app.watch_state import MAX_TRIES, read_state
+from bot.config.file import BotConfig, parse_config
 from bot.errors import ApiLimitError, SourceError
 from bot.model import OPERATOR_PATHS, PullRef
-from bot.publish.config import BotConfig, parse_config
 from bot.render.watch import BackendImpact, BrokenKernel
 from bot.sources.read import read_source
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from bot import snapshot as snapshots
 from bot.app.coverage import coverage_of
 from bot.app.init_workflows import ALWAYS, CONFIG_PATH, WORKFLOWS, Pin, unpinned, workflow_text
+from bot.config.backend_names import default_name
+from bot.config.file import parse_config
 from bot.coverage import backends
 from bot.coverage.check import Coverage
 from bot.errors import ConfigError, OpdriftError
 from bot.model import Snapshot
-from bot.publish.backend_names import default_name
-from bot.publish.config import parse_config
 from bot.snapshot import write_atomic
 
 SNAPSHOT_PATH = "snapshots/main.json"

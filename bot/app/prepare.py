@@ -17,6 +17,14 @@ from pathlib import Path
 from bot import pipeline
 from bot.app.coverage import read_and_cover
 from bot.app.subscriptions import Kernels, ModelData, backend_gaps, backend_specs, mentions_for
+from bot.config.backend_specs import BackendSpec, ListedBackend
+from bot.config.file import (
+    MAX_CHART_POINTS,
+    BotConfig,
+    Subscription,
+    check_names,
+    load_config,
+)
 from bot.coverage import check as coverage
 from bot.coverage.backends import reads_in_tree
 from bot.coverage.oplist import BackendOp
@@ -29,14 +37,6 @@ from bot.history.attribution import Attribution, attribute_walk, check_slug
 from bot.model import Snapshot, SourceFiles
 from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
-from bot.publish.backend_specs import BackendSpec, ListedBackend
-from bot.publish.config import (
-    MAX_CHART_POINTS,
-    BotConfig,
-    Subscription,
-    check_names,
-    load_config,
-)
 from bot.publish.github import check_repo_name
 from bot.render.context import BackendGap, BackendImpact, blob_url
 from bot.render.timeline import chart_of_last
@@ -47,7 +47,7 @@ from bot.text import one_line
 
 Say = Callable[[str], None]
 # A ``gh:OWNER/NAME@REF:PATH`` spec and which of a directory's files to read → the local copy, for the
-# block's time (the CLI's reads it over the REST API: `bot.publish.ghfiles`).
+# block's time (the CLI's reads it over the REST API: `bot.github.ghfiles`).
 FetchFiles = Callable[[str, Callable[[str], bool]], AbstractContextManager[Path]]
 
 

@@ -17,7 +17,7 @@ schema it records (torch-mlir's ODS ops) when their schema changes as coverage's
 ops it lacks that only some backends need (`concerns_some`) are listed apart and match nothing by
 themselves. The caller (`bot.app.prepare.backend_work`) works out what it lacks and lists with
 `bot.coverage.check` and passes them in as `lacking` and `implemented`. The config file itself is
-parsed by `bot.publish.config`.
+parsed by `bot.config.file`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from bot.config.backend_specs import BackendSpec
+from bot.config.file import BotConfig, Subscription
 from bot.coverage.alerts import alert_for, alert_key, judge_in_form
 from bot.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
 from bot.coverage.oplist import BackendKind, BackendOp
@@ -33,8 +35,6 @@ from bot.drift.changes import Change
 from bot.drift.flags import FLAGS
 from bot.model import OpRecord
 from bot.operators.kernels import Profile
-from bot.publish.backend_specs import BackendSpec
-from bot.publish.config import BotConfig, Subscription
 from bot.render.context import BackendGap
 from bot.schema.kernel import KernelForm, judged_form
 from bot.usage.models import ModelUsage

@@ -2,7 +2,7 @@
 dashboard issue, and one comment per run for what is new.
 
 Given what the last run saw (`bot.app.watch_state`, read from the issue), the pull requests updated
-since (a `PullSource`: `bot.publish.pulls.PullsClient` in production), and a `Judge`
+since (a `PullSource`: `bot.github.pulls.PullsClient` in production), and a `Judge`
 (`bot.app.watch_judge`), it works out each row of the dashboard:
 
 - a PR whose head is the one the last run judged keeps its row (its title, draft state and last update
@@ -10,7 +10,7 @@ since (a `PullSource`: `bot.publish.pulls.PullsClient` in production), and a `Ju
 - an open PR that touches none of the operator files (`bot.model.OPERATOR_PATHS`) has no row;
 - any other open PR is judged from its merge base to its head; it has a row when it affects a backend;
 - a PR that closed leaves; one that merged leaves and is named under "landed since the last run".
-  PyTorch's merge bot closes a PR (its push does) before it labels it ``Merged`` (`bot.publish.pulljson.
+  PyTorch's merge bot closes a PR (its push does) before it labels it ``Merged`` (`bot.github.pulljson.
   landed`): a PR with a row seen closed without the label keeps its row one more run, on the retry
   list, so that a label added after this run's listing still names it as landed.
 - a PR that cannot be read now (its compare, its files, a read's deadline) keeps its row as it was and
@@ -51,10 +51,10 @@ from bot.app.watch_state import (
     row_title,
     state_block,
 )
+from bot.config.file import BotConfig
 from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
+from bot.github.pulls import DEFAULT_BUDGET
 from bot.model import PullRef
-from bot.publish.config import BotConfig
-from bot.publish.pulls import DEFAULT_BUDGET
 from bot.render.watch import (
     BackendImpact,
     Landed,
@@ -92,7 +92,7 @@ REOPEN_HOURS = 7 * 24  # a PR closed unlanded keeps the fingerprint last told th
 
 
 class Scanned(Protocol):
-    """What one listing of the upstream's pull requests gave (`bot.publish.pulls.Scan`)."""
+    """What one listing of the upstream's pull requests gave (`bot.github.pulls.Scan`)."""
 
     @property
     def pulls(self) -> tuple[PullRef, ...]: ...  # updated since the watermark, any state, newest first
@@ -120,7 +120,7 @@ class Scanned(Protocol):
 
 
 class PullSource(Protocol):
-    """What `watch` asks of the upstream repository (`bot.publish.pulls.PullsClient`)."""
+    """What `watch` asks of the upstream repository (`bot.github.pulls.PullsClient`)."""
 
     def scan(
         self,

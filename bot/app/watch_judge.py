@@ -28,12 +28,12 @@ from bot import pipeline
 from bot.app.prepare import backend_work
 from bot.app.subscriptions import Kernels, backend_gaps, backend_specs
 from bot.app.watch_state import StateError, impact_data, read_impact
+from bot.config.backend_specs import BackendSpec
+from bot.config.file import BotConfig
 from bot.drift.changes import Change, compute_drift
+from bot.github.ghcache import blob_sha
 from bot.history.cache import DiskCache, code_digest
 from bot.model import SourceFiles
-from bot.publish.backend_specs import BackendSpec
-from bot.publish.config import BotConfig
-from bot.publish.ghcache import blob_sha
 from bot.render.context import GAP_LISTS
 from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel, OpList
 from bot.schema.kernel import KernelForm, judged_form

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     import argparse
 
     from bot.drift.warnings import SourceWarning
+    from bot.github.api import ApiSettings
     from bot.model import Snapshot, SourceFiles
     from bot.operators.codegen import CodegenRules
-    from bot.publish.ghsource import ApiSettings
     from bot.taxonomy.overrides import Overrides
 
 EXIT_OK = 0
@@ -75,16 +75,16 @@ def read_any_source(spec: str) -> SourceFiles:
         from bot.sources.read import read_source
 
         return read_source(spec)
-    from bot.publish.ghsource import read_github_source
+    from bot.github.ghsource import read_github_source
 
     return read_github_source(spec, _api_settings())
 
 
 def _api_settings() -> ApiSettings:
     """The REST API's settings for reading ``gh:`` specs: GITHUB_API_URL, GITHUB_TOKEN, XDG_CACHE_HOME."""
-    from bot.publish.ghcache import default_cache_dir
-    from bot.publish.ghsource import ApiSettings
-    from bot.publish.github import DEFAULT_API_URL
+    from bot.github.api import ApiSettings
+    from bot.github.ghcache import default_cache_dir
+    from bot.github.retry import DEFAULT_API_URL
 
     return ApiSettings(
         api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
@@ -98,7 +98,7 @@ def fetch_gh_files(spec: str, want: Callable[[str], bool]) -> Iterator[Path]:
     """A ``gh:OWNER/NAME@REF:PATH`` file or directory (of a directory, the files `want` accepts)
     copied into a private temporary directory for the block's time, with the settings of ``gh:``
     SOURCEs; what it skipped goes to stderr."""
-    from bot.publish.ghfiles import materialised
+    from bot.github.ghfiles import materialised
 
     with materialised(spec, _api_settings(), want, warn=warn) as fetched:
         yield fetched.root

@@ -43,8 +43,9 @@ def add_doctor(p: argparse.ArgumentParser) -> None:
 def run_doctor(args: argparse.Namespace) -> int:
     from bot.app.doctor import run_doctor as doctor
     from bot.cli.publish_cmds import _env_login
+    from bot.github.retry import DEFAULT_API_URL
     from bot.publish.doctor import Prober
-    from bot.publish.github import DEFAULT_API_URL, check_repo_name
+    from bot.publish.github import check_repo_name
 
     repo = check_repo_name(args.repo)
     upstream = check_repo_name(args.upstream, "--upstream")

@@ -25,7 +25,7 @@ from bot.cli.common import (
 
 if TYPE_CHECKING:
     from bot.app.prepare import IssueAttribution, PublishSetup
-    from bot.publish.config import BotConfig
+    from bot.config.file import BotConfig
     from bot.publish.github import Outcome, RepoClient
 
 
@@ -52,8 +52,8 @@ def _setup(args: argparse.Namespace, *, impact: bool = False) -> PublishSetup:
 def _env_login() -> str | None:
     """OPDRIFT_BOT_LOGIN: the token's login when GitHub refuses it GET /user (the workflow's own token
     posts as github-actions[bot]); GET /user's answer, and the config's bot_login, win over it."""
+    from bot.config.file import BOT_LOGIN
     from bot.errors import PublishError
-    from bot.publish.config import BOT_LOGIN
 
     value = os.environ.get("OPDRIFT_BOT_LOGIN", "").strip().removeprefix("@")
     if not value:
@@ -67,7 +67,8 @@ def _env_login() -> str | None:
 
 def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClient | None, bool]:
     """A client when GITHUB_TOKEN is set (a dry run still reads with it), and whether to write."""
-    from bot.publish.github import DEFAULT_API_URL, RepoClient, RetryPolicy, Settings, check_token
+    from bot.github.retry import DEFAULT_API_URL, RetryPolicy
+    from bot.publish.github import RepoClient, Settings, check_token
 
     token = github_token()
     if token is None:

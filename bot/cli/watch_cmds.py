@@ -16,13 +16,13 @@ def run_watch(args: argparse.Namespace) -> int:
     from bot.app.watch import plan_watch
     from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
     from bot.cli.publish_cmds import _publish_client
+    from bot.config.file import load_config
     from bot.errors import ConfigError
-    from bot.publish import ghsource
-    from bot.publish.config import load_config
-    from bot.publish.ghcache import default_cache_dir
-    from bot.publish.ghsource import ApiSettings
-    from bot.publish.github import DEFAULT_API_URL, check_repo_name
-    from bot.publish.pulls import PullsClient
+    from bot.github.api import ApiSettings, requests_sent
+    from bot.github.ghcache import default_cache_dir
+    from bot.github.pulls import PullsClient
+    from bot.github.retry import DEFAULT_API_URL
+    from bot.publish.github import check_repo_name
     from bot.publish.watch_issue import find_watch_issue, publish_watch
 
     upstream = check_repo_name(args.upstream, "--upstream")
@@ -45,7 +45,7 @@ def run_watch(args: argparse.Namespace) -> int:
     )
     pulls = PullsClient(settings, upstream)
     # The scan's own client and every judgement's gh: reads: all of them go to the upstream.
-    sent_before = ghsource.requests_sent()
+    sent_before = requests_sent()
     try:
         plan = plan_watch(
             cfg,
@@ -57,9 +57,9 @@ def run_watch(args: argparse.Namespace) -> int:
             warn=warn,
             backends=judge.backends,
             budget=args.budget,
-            spent=lambda: ghsource.requests_sent() - sent_before,
+            spent=lambda: requests_sent() - sent_before,
         )
-        listing = ghsource.requests_sent() - sent_before
+        listing = requests_sent() - sent_before
     finally:
         pulls.close()
     note(

@@ -78,6 +78,7 @@ def run_resolve_sources(args: argparse.Namespace) -> int:
 
 
 def run_pr_number(args: argparse.Namespace) -> int:
+    from bot.github.retry import DEFAULT_API_URL
     from bot.publish import github, workflow
 
     numbers = workflow.event_pr_numbers(args.event_numbers) if args.event_numbers else []
@@ -100,7 +101,7 @@ def run_pr_number(args: argparse.Namespace) -> int:
     settings = github.Settings(
         repo=github.check_repo_name(args.repo),
         token=github.check_token(token),
-        api_url=os.environ.get("GITHUB_API_URL") or github.DEFAULT_API_URL,
+        api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
     )
     client = github.connect(settings)
     try:

@@ -1,7 +1,9 @@
-"""The publishing stage, the only one that talks to the network: GitHub posts, Actions outputs, CI files.
+"""The publishing stage: GitHub posts, Actions outputs, CI files.
 
-`github` is the client (settings, retries, secrets); `pr_comment` and `weekly_issue` are the two
-posts; `actions` writes the job summary and annotation lines; `config` reads the bot's config file;
-`workflow` holds the CI steps' helpers and `artifact` checks downloaded artifacts. What `comment` and
-`issue` settle before rendering, and subscription matching, are use cases: `bot.app`.
+`github` is the posting client (settings, retries, secrets); `pr_comment`, `weekly_issue`,
+`manual_issue` and `watch_issue` are the posts; `actions` writes the job summary and annotation lines;
+`workflow` holds the CI steps' helpers, `artifact` checks downloaded artifacts and `doctor` tries the
+workflows' calls. Reading GitHub (gh: sources and files, pull requests, the bounds every request
+keeps) is `bot.github`'s; the config file is `bot.config`'s. What `comment` and `issue` settle before
+rendering, and subscription matching, are use cases: `bot.app`.
 """

@@ -4,9 +4,11 @@ The sticky PR comment (`bot.publish.pr_comment`) and the weekly drift issue
 (`bot.publish.weekly_issue`) are publishing steps run through `RepoClient.run`; the job summary and
 annotations (`bot.publish.actions`) are files and lines for Actions, no network.
 
-This is the only stage that talks to the network. It is handed finished text (the report is rendered
-completely before anything is posted, so a failure never leaves a half-written comment) and explicit
-settings (token, API root): it never reads the environment itself.
+With `bot.github` (which reads), this is the only stage that talks to the network. It is handed
+finished text (the report is rendered completely before anything is posted, so a failure never
+leaves a half-written comment) and explicit settings (token, API root): it never reads the
+environment itself. The retry policy and `scrub` are `bot.github.retry`'s, shared with the reading
+client.
 
 Finding its own posts (`RepoClient.is_mine`): every post carries a hidden HTML-comment marker, and the bot finds its comment or
 issue by that marker (never by title), and only among posts whose author is the bot's own login. When
@@ -23,7 +25,7 @@ one, so a write that "failed" but landed is found instead of repeated. Waits gro
 and network errors and follow ``Retry-After`` / ``x-ratelimit-reset`` for rate limits, and the total
 waiting is bounded by `RetryPolicy.total_seconds`: a rate limit that resets later than that fails at
 once with a message rather than sleeping past the budget. The same budget is the call's deadline, for
-the requests themselves too (`bot.publish.limits`: a server that drips its answer, or one that announces
+the requests themselves too (`bot.github.limits`: a server that drips its answer, or one that announces
 page after page, stops there), and every request PyGithub makes goes through `_Connection`, which
 sends it only under the configured API root and reads its answer within the size cap.
 """
@@ -44,11 +46,18 @@ import requests
 from github.GithubException import GithubException
 
 from bot.errors import ApiLimitError, PublishError
-from bot.publish.limits import Answer, ApiRoot, Guard, new_session
+from bot.github.limits import Answer, ApiRoot, Guard, new_session
+from bot.github.retry import (
+    DEFAULT_API_URL,
+    RetryPolicy,
+    error_message,
+    header,
+    is_rate_limit,
+    retry_delay,
+    scrub,
+)
 
-DEFAULT_API_URL = "https://api.github.com"
 MAX_BODY_CHARS = 65536  # GitHub rejects longer comment and issue bodies
-RATE_LIMIT_MIN_WAIT = 60.0  # seconds, for a rate limit that names no time to wait
 # GitHub's 403 to an installation token (the workflow's GITHUB_TOKEN, a GitHub App's) for what its
 # permissions do not cover, GET /user included (PyGithub's tests/ReplayData hold it).
 NOT_FOR_INTEGRATIONS = "Resource not accessible by integration"
@@ -75,19 +84,6 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
-    """How long to keep trying. Waits double from `first_delay` up to `max_delay`."""
-
-    total_seconds: float = 300.0  # the whole budget for waiting, per publish call
-    first_delay: float = 2.0
-    max_delay: float = 60.0
-    max_attempts: int = 8
-
-    def backoff(self, attempt: int) -> float:
-        return float(min(self.max_delay, self.first_delay * 2 ** (attempt - 1)))
-
-
-@dataclass(frozen=True)
 class Settings:
     """Everything needed to reach one repository. The CLI fills it from the environment."""
 
@@ -110,79 +106,7 @@ def check_repo_name(repo: str, what: str = "--repo") -> str:
     return repo
 
 
-# --- retry policy (pure) ---------------------------------------------------------------------------
-
-
-def _header(headers: Any, name: str) -> str | None:
-    if not headers:
-        return None
-    for key, value in dict(headers).items():
-        if str(key).lower() == name:
-            return str(value)
-    return None
-
-
-def _message(data: Any) -> str:
-    if isinstance(data, dict):
-        return str(data.get("message") or "")
-    return ""
-
-
-def is_rate_limit(status: int, headers: Any, message: str) -> bool:
-    """403/429 that GitHub means as "slow down" rather than "not allowed"."""
-    if status not in (403, 429):
-        return False
-    return (
-        status == 429
-        or _header(headers, "retry-after") is not None
-        or _header(headers, "x-ratelimit-remaining") == "0"
-        or "rate limit" in message.lower()
-    )
-
-
-def retry_delay(
-    status: int, headers: Any, message: str, attempt: int, policy: RetryPolicy, now: float
-) -> float | None:
-    """Seconds to wait before retrying after this response, or None when retrying cannot help.
-
-    `now` is wall-clock time (``x-ratelimit-reset`` is a Unix timestamp).
-    """
-    if is_rate_limit(status, headers, message):
-        # GitHub: without a retry-after or reset header, wait at least a minute (secondary limits
-        # answer a client that keeps retrying sooner with a longer block).
-        headerless = max(policy.backoff(attempt), RATE_LIMIT_MIN_WAIT)
-        after = _header(headers, "retry-after")
-        if after is not None:
-            try:
-                return max(0.0, float(after))
-            except ValueError:
-                return headerless
-        reset = _header(headers, "x-ratelimit-reset")
-        if _header(headers, "x-ratelimit-remaining") == "0" and reset is not None:
-            try:
-                return max(float(reset) - now, 0.0) + 0.5
-            except ValueError:
-                return headerless
-        return headerless
-    if status >= 500:
-        # A 503 may say when to come back; wait that long (the caller still holds the time budget).
-        after = _header(headers, "retry-after")
-        try:
-            return (
-                max(policy.backoff(attempt), float(after)) if after is not None else policy.backoff(attempt)
-            )
-        except ValueError:
-            return policy.backoff(attempt)
-    return None
-
-
-# --- secrets ---------------------------------------------------------------------------------------
-
-
-def scrub(text: str, secret: str | None) -> str:
-    if secret:
-        return text.replace(secret, "***")
-    return text
+# --- secrets (the retry policy and `scrub` are bot.github.retry's, which the reading client shares) ------
 
 
 class _ScrubFilter(logging.Filter):
@@ -307,7 +231,7 @@ class RepoClient:
             try:
                 self._login = self._gh.get_user().login
             except GithubException as exc:
-                if not (exc.status == 403 and _message(exc.data) == NOT_FOR_INTEGRATIONS):
+                if not (exc.status == 403 and error_message(exc.data) == NOT_FOR_INTEGRATIONS):
                     raise
                 self._login = self.settings.login_if_refused
             self._login_known = True
@@ -342,10 +266,10 @@ class RepoClient:
                 try:
                     return step()
                 except GithubException as exc:
-                    message = _message(exc.data)
+                    message = error_message(exc.data)
                     delay = retry_delay(exc.status, exc.headers, message, attempt, policy, time.time())
                     if delay is None:
-                        needs = _header(exc.headers, _ACCEPTED) if exc.status == 403 else None
+                        needs = header(exc.headers, _ACCEPTED) if exc.status == 403 else None
                         raise _explain(
                             exc.status, message, what, needs_permission(needs) or permission, not_found, token
                         ) from None

@@ -46,7 +46,7 @@ class BackendGap:
     # new ops, or ops that now need a kernel, it lacks that only some backends need (bot.work.engine.scope)
     some_need: tuple[str, ...] = ()
     # what every report calls the backend: its subscription's `name:`, else one derived from its list
-    # (`bot.publish.config.default_name`); never a machine path
+    # (`bot.config.file.default_name`); never a machine path
     name: str = ""
     # each op of `broken` with the form its kernel is judged in (`bot.coverage.check.judged_form`:
     # "int64_t" or "SymInt"; "" when not known): the declarations the report shows are in that form

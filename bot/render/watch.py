@@ -94,7 +94,7 @@ class BackendImpact:
     more_broken: int = 0
     more_removed: int = 0
     also: tuple[OpList, ...] = ()  # the other lists, non-empty ones only, in GAP_LISTS order
-    # the backend's name (`bot.publish.backend_specs.BackendSpec.label`), what every output calls it; set from
+    # the backend's name (`bot.config.backend_specs.BackendSpec.label`), what every output calls it; set from
     # the config each run (`bot.app.watch`), never read from the state: not part of what it says
     name: str = field(default="", compare=False)
     # the models that reach any of its needs (all of them, `lacking` and the more), as BrokenKernel's

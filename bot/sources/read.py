@@ -253,7 +253,7 @@ def read_revision(directory: str, rev: str, *, spec: str | None = None) -> Sourc
 def version_of(rev: str | None, version_txt: str | None) -> str | None:
     """The torch version of revision REV (None: a working tree): its release tag's, else the one its
     version.txt (TEXT) names, if any. Every SOURCE with a version.txt takes its version here: a
-    checkout, DIR@REV, a history walk's commits and gh:OWNER/NAME@REF (`bot.publish.ghsource`)."""
+    checkout, DIR@REV, a history walk's commits and gh:OWNER/NAME@REF (`bot.github.ghsource`)."""
     # PyTorch tags its releases v2.14.1; refs/tags/v2.14.1 and tags/v2.14.1 name the same tag.
     m = None if rev is None else _RELEASE_TAG.fullmatch(rev.removeprefix("refs/").removeprefix("tags/"))
     if m:

@@ -1,7 +1,7 @@
 """A backend's list as the config names it: a subscription's `backend:` and the items of `backends:`,
-read and checked (`bot.publish.config` reads the rest of the file). A path is resolved against the
+read and checked (`bot.config.file` reads the rest of the file). A path is resolved against the
 config file's directory; a ``gh:OWNER/NAME@REF:PATH`` spec is checked here and read by
-`bot.publish.ghfiles`; no list is read here."""
+`bot.github.ghfiles`; no list is read here."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from bot.config.backend_names import NAME_MAX, default_name
+from bot.config.nodes import ConfigReader, pattern
 from bot.coverage.oplist import BACKEND_KINDS, BackendKind
 from bot.errors import SourceError
-from bot.publish.backend_names import NAME_MAX, default_name
-from bot.publish.confignodes import ConfigReader, pattern
-from bot.publish.ghfiles import PREFIX as GH_PREFIX
-from bot.publish.ghfiles import parse_path_spec
+from bot.github.ghfiles import PREFIX as GH_PREFIX
+from bot.github.ghfiles import parse_path_spec
 from bot.yamltext import SEQUENCE
 
 DISPATCH_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
@@ -62,7 +62,7 @@ class BackendSpec:
 class ListedBackend:
     """An item of `backends:`: a downstream backend whose impact the PR comment shows (no one is
     mentioned). Its `spec.value` is a local path or a ``gh:OWNER/NAME@REF:PATH`` spec, which
-    `spec.resolved` keeps as written (`bot.publish.ghfiles` reads it)."""
+    `spec.resolved` keeps as written (`bot.github.ghfiles` reads it)."""
 
     name: str
     spec: BackendSpec

@@ -1,11 +1,11 @@
-"""What a backend is called when its subscription gives no `name:` (`bot.publish.config`): every
+"""What a backend is called when its subscription gives no `name:` (`bot.config.file`): every
 report calls a backend by its name ("dlprim"), never by its kind and path ("cpp ../src")."""
 
 from __future__ import annotations
 
 import os
 
-from bot.publish.ghfiles import PREFIX as GH_PREFIX
+from bot.github.ghfiles import PREFIX as GH_PREFIX
 
 NAME_MAX = 50  # a backend's name heads its row of the impact table, and follows each of its mentions
 # What a backend is called when its subscription gives no `name:`: the product a kind is made for (one

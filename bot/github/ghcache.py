@@ -1,7 +1,7 @@
 """The on-disk caches of what GitHub's API taught: blobs by their git sha, JSON answers by key.
 
-Both are shared by the ``gh:`` reads (`bot.publish.ghsource`, `bot.publish.ghfiles`) and the pull
-request scan (`bot.publish.pulls`). An entry is checked when read (a blob against its sha, a JSON
+Both are shared by the ``gh:`` reads (`bot.github.ghsource`, `bot.github.ghfiles`) and the pull
+request scan (`bot.github.pulls`). An entry is checked when read (a blob against its sha, a JSON
 entry against its key and a digest of its value), so a damaged file is a miss, never a wrong answer;
 writes are atomic; each cache is pruned, least recently used first, past its bound.
 """

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.drift.flags import FACETS
-from bot.errors import ConfigError, YamlError
-from bot.publish.backend_specs import (
+from bot.config.backend_specs import (
     DISPATCH_KEY,
     BackendSpec,
     ListedBackend,
     listed_backends,
     subscription_backend,
 )
-from bot.publish.confignodes import ConfigReader, one_of, pattern
+from bot.config.nodes import ConfigReader, one_of, pattern
+from bot.drift.flags import FACETS
+from bot.errors import ConfigError, YamlError
 from bot.shapes import Kind
 from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS

@@ -40,7 +40,7 @@ the open pull requests (see `PullsClient._list`).
 
 A pull request is "merged" when GitHub says so (``merged_at``) or when it is closed and carries more
 ``Merged*`` labels than ``Reverted*`` ones, which is how PyTorch's merge bot marks one it landed and
-how its revert bot marks one it took back (see `bot.publish.pulljson.landed`).
+how its revert bot marks one it took back (see `bot.github.pulljson.landed`).
 
 The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
 it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
@@ -56,9 +56,9 @@ one request for the most recently updated closed pull requests, and if one of th
 the scan began, it is incomplete (the next run lists again, the compares being cached). A steady scan
 lists every state, and nothing leaves that list.
 
-Every exchange goes through `bot.publish.limits.Guard` (API root, deadline, size cap, pages) via
-`ghsource._Api`; every field of an answer is checked before it becomes a `PullRef`
-(`bot.publish.pulljson`: its text stays data, a title is whatever its author wrote).
+Every exchange goes through `bot.github.limits.Guard` (API root, deadline, size cap, pages) via
+`bot.github.api.Api`; every field of an answer is checked before it becomes a `PullRef`
+(`bot.github.pulljson`: its text stays data, a title is whatever its author wrote).
 """
 
 from __future__ import annotations
@@ -71,16 +71,11 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from bot.errors import ApiLimitError, SourceError
-from bot.model import OPERATOR_PATHS, PullRef
-from bot.publish.ghcache import BlobCache, JsonCache, write_atomically
-from bot.publish.ghsource import (
-    ApiSettings,
-    TreeReader,
-    _Api,
-    _field,
-)
-from bot.publish.limits import link_urls
-from bot.publish.pulljson import (
+from bot.github.api import Api, ApiSettings, json_at
+from bot.github.ghcache import BlobCache, JsonCache, write_atomically
+from bot.github.ghsource import TreeReader
+from bot.github.limits import link_urls
+from bot.github.pulljson import (
     KEPT,
     SHA,
     WHEN,
@@ -91,6 +86,7 @@ from bot.publish.pulljson import (
     slim_pulls,
     stored_answer,
 )
+from bot.model import OPERATOR_PATHS, PullRef
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 PER_PAGE = 100
@@ -146,7 +142,7 @@ class PullsClient:
         # One client serves a whole run: scan's budget bounds the requests, MAX_LIST_PAGES and
         # MAX_FILE_PAGES the pages followed (a compare's Link pages its commits, which are not read),
         # and the guard each call's deadline, sizes and URLs.
-        self.api = _Api(settings, repo, max_requests=10_000, max_pages=10_000)
+        self.api = Api(settings, repo, max_requests=10_000, max_pages=10_000)
         self.answers = JsonCache(settings.cache_dir, "api")
         self.trees = TreeReader(self.api, repo, JsonCache(settings.cache_dir, "trees"))
         self.not_modified = 0  # 304s: requests that cost nothing against the rate limit
@@ -440,12 +436,12 @@ class PullsClient:
             None,
             attempts=1 if self._limit is not None else None,
         )
-        base = _field(data, "merge_base_commit", "sha")
+        base = json_at(data, "merge_base_commit", "sha")
         if not isinstance(base, str) or not SHA.fullmatch(base):
             raise SourceError(f"no merge base for pull request #{pull.number}", path=self.repo)
         self._bases[(pull.base_sha, pull.head_sha)] = base
         self.answers.put(self._base_key(pull.base_sha, pull.head_sha), base)
-        files = _field(data, "files")
+        files = json_at(data, "files")
         if files is not None and not isinstance(files, list):
             raise SourceError(
                 f"GitHub's compare for pull request #{pull.number} has files that are not a list",
@@ -487,10 +483,10 @@ class PullsClient:
         try:
             return pull_ref(item, self.repo, self.api.settings.api_url)
         except SourceError as err:
-            number, head = _field(item, "number"), _field(item, "head", "sha")
+            number, head = json_at(item, "number"), json_at(item, "head", "sha")
             if not isinstance(number, int) or not isinstance(head, str) or not SHA.fullmatch(head):
                 raise
-            updated = _field(item, "updated_at")
+            updated = json_at(item, "updated_at")
             stand_in = PullRef(
                 number=number, title="", author="", draft=False, state="open",
                 updated_at=updated if isinstance(updated, str) and WHEN.fullmatch(updated) else "",

@@ -1,4 +1,4 @@
-"""Typed access to the config file's composed YAML nodes (`bot.publish.config`, `bot.publish.backend_specs`):
+"""Typed access to the config file's composed YAML nodes (`bot.config.file`, `bot.config.backend_specs`):
 each value read by a kind whose tag decides, each error a ConfigError at the offending node's line."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Requests: the commit (REF → sha), the tree of PATH's parent directory at that 
 file or directory, and its blob or tree sha), for a directory its tree recursively, and each wanted
 blob's content with the raw media type. Blob shas come from the git trees API, never from the
 contents API, whose JSON carries the content base64-encoded. Contents are cached by blob sha in the
-cache of `bot.publish.ghsource` and checked against it, so a repeat downloads no content.
+cache of `bot.github.ghcache` and checked against it, so a repeat downloads no content.
 
 Everything the API says is untrusted: a truncated (too large) tree, more than `MAX_TREE_FILES` files
 or `MAX_TREE_BYTES` bytes wanted, or a file over the one-file limit is refused; a symlink, a submodule,
@@ -36,7 +36,7 @@ from urllib.parse import quote
 from bot.errors import SourceError
 
 if TYPE_CHECKING:
-    from bot.publish.ghsource import ApiSettings, _Api
+    from bot.github.api import Api, ApiSettings
 
 PREFIX = "gh:"
 _PATH_SPEC = re.compile(
@@ -111,9 +111,9 @@ def _write(root: Path, parts: tuple[str, ...], data: bytes) -> None:
         fh.write(data)
 
 
-def _blob(api: _Api, repo: str, oid: str, display: str, limit: int) -> tuple[bytes, bool]:
+def _blob(api: Api, repo: str, oid: str, display: str, limit: int) -> tuple[bytes, bool]:
     """The content of blob OID (from the cache, or downloaded and checked), and whether it was downloaded."""
-    from bot.publish.ghcache import BlobCache, blob_sha
+    from bot.github.ghcache import BlobCache, blob_sha
 
     cache = BlobCache(api.settings.cache_dir)
     data = cache.get(oid)
@@ -167,12 +167,12 @@ def fetch_into(
 ) -> Fetched:
     """SPEC's file, or the files of SPEC's directory whose path relative to it `want` accepts, written
     under DEST (an empty directory of the caller's); skipped entries are told to `warn`."""
-    from bot.publish.ghsource import _Api
-    from bot.publish.limits import Guard
+    from bot.github.api import Api
+    from bot.github.limits import Guard
     from bot.sources.read import MAX_FILE_BYTES
 
     where = parse_path_spec(spec)
-    api = _Api(settings, spec)
+    api = Api(settings, spec)
     # One request per file on a cold cache, plus the commit and two trees, retries included.
     api.guard = Guard(api.guard.root, seconds=settings.retry.total_seconds, max_requests=MAX_TREE_FILES + 20)
     base = f"/repos/{where.repo}"

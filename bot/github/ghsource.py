@@ -17,8 +17,9 @@ repeat sends one request per side (the commit) and no content at all. The torch 
 when it is a release tag (``v2.14.1``), else the one version.txt names at the commit: one contents
 request (the file is a few bytes, so its base64 inside the JSON costs nothing), its blob sha cached
 by commit under ``.../opdrift/versions`` and its content with the other blobs. It lives here, not in
-bot.sources, because only bot.publish talks to the network (the import contracts in pyproject.toml);
-the CLI hands it to the pipeline as the reader of ``gh:`` specs.
+bot.sources, because only bot.github and bot.publish talk to the network (the import contracts in
+pyproject.toml); the CLI hands it to the pipeline as the reader of ``gh:`` specs. Every request goes
+through `bot.github.api.Api`.
 """
 
 from __future__ import annotations
@@ -26,17 +27,18 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import threading
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode, urljoin, urlsplit
+from urllib.parse import quote
 
-import requests
-
-from bot.errors import ApiLimitError, PublishError, SourceError
+from bot.errors import SourceError
+from bot.github.api import SHA_ONLY, Api, ApiSettings, json_at
+from bot.github.ghcache import (
+    BlobCache,
+    JsonCache,
+    blob_sha,
+)
+from bot.github.limits import Answer
 from bot.model import (
     DERIVATIVES_PATH,
     NATIVE_PATH,
@@ -46,13 +48,6 @@ from bot.model import (
     SourceMeta,
     TextFile,
 )
-from bot.publish.ghcache import (
-    BlobCache,
-    JsonCache,
-    blob_sha,
-)
-from bot.publish.github import DEFAULT_API_URL, RetryPolicy, retry_delay, scrub
-from bot.publish.limits import MAX_PAGES, MAX_REQUESTS, Answer, ApiRoot, Guard, new_session
 from bot.sources.read import MAX_FILE_BYTES, decode, version_of
 
 PREFIX = "gh:"
@@ -61,9 +56,6 @@ _SPEC = re.compile(
     r"(?:@(?P<ref>[^\s:~^]+)|#(?P<pr>[1-9][0-9]{0,9})(?P<mb>:merge-base)?)"
 )
 _SHA = re.compile(r"[0-9a-f]{40}")
-RAW = "application/vnd.github.raw+json"
-SHA_ONLY = "application/vnd.github.sha"  # commits/REF answers with the bare sha
-JSON = "application/vnd.github+json"
 
 
 @dataclass(frozen=True)
@@ -85,188 +77,7 @@ def parse_spec(spec: str) -> GitHubSource:
     return GitHubSource(m["repo"], pr=int(m["pr"]), merge_base=m["mb"] is not None)
 
 
-# Seconds for reading one gh: SOURCE, requests and retries included: its three files are a few MB.
-READ_BUDGET = 120.0
-
-
-@dataclass(frozen=True)
-class ApiSettings:
-    api_url: str = DEFAULT_API_URL
-    token: str | None = None
-    timeout: float = 30.0
-    retry: RetryPolicy = field(default_factory=lambda: RetryPolicy(total_seconds=READ_BUDGET))
-    cache_dir: Path | None = None  # opdrift's cache root (blobs/, trees/, api/ under it); None: no cache
-
-
-# Every request any `_Api` of this process sent: a command that reads several gh: SOURCEs and lists
-# pull requests (`watch`: the scan's client and each judgement's reads) reports the sum, not one
-# client's share. A lock, as reads may run on threads.
-_SENT = [0]
-_SENT_LOCK = threading.Lock()
-
-
-def requests_sent() -> int:
-    """The requests every reader of the REST API in this process has sent so far, retries included."""
-    with _SENT_LOCK:
-        return _SENT[0]
-
-
-class _Api:
-    """GET with the token, retries on 5xx, rate limits and dropped connections, within the bounds of
-    `bot.publish.limits`: the API root, one deadline for the whole SOURCE, a size cap per body."""
-
-    def __init__(
-        self,
-        settings: ApiSettings,
-        spec: str,
-        sleep: Callable[[float], None] = time.sleep,
-        *,
-        max_requests: int = MAX_REQUESTS,
-        max_pages: int = MAX_PAGES,
-    ) -> None:
-        self.settings = settings
-        self.spec = spec
-        self.sleep = sleep
-        try:
-            root = ApiRoot.parse(settings.api_url)
-        except PublishError as err:  # GITHUB_API_URL is no URL: a problem with what was given, like SOURCE
-            raise SourceError(err.message, path=spec) from None
-        # The retry budget is the deadline of the whole read: a drip or a stall ends there too.
-        self.guard = Guard(
-            root, seconds=settings.retry.total_seconds, max_requests=max_requests, max_pages=max_pages
-        )
-        self.session = new_session(settings.token)
-        self.session.headers["X-GitHub-Api-Version"] = "2022-11-28"
-        self.sent = 0  # exchanges, retries included
-        self.received = 0  # body bytes
-
-    def close(self) -> None:
-        self.session.close()
-
-    def get(
-        self,
-        path: str,
-        *,
-        accept: str = JSON,
-        params: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        etag: str | None = None,
-        url: str | None = None,
-        missing: frozenset[int] = frozenset({404}),
-        attempts: int | None = None,
-    ) -> Answer | None:
-        """The answer, or None for a 404; a SourceError for anything else that is not a 200, or a 304
-        when ETAG was sent (``If-None-Match``: the stored answer is still current). URL, when given, is
-        a whole URL from an answer's ``Link`` (the guard checks it is under the API root). ATTEMPTS,
-        when given, caps the retry policy's attempts (1: no retry)."""
-        if url is None:
-            url = self.settings.api_url.rstrip("/") + path
-            if params:
-                url += "?" + urlencode(params)
-        else:
-            path = urlsplit(url).path
-        policy, attempt, redirects = self.settings.retry, 0, 0
-        if attempts is not None:
-            policy = replace(policy, max_attempts=min(policy.max_attempts, attempts))
-        while True:
-            attempt += 1
-            try:
-                answer = self._exchange(url, accept, limit, etag)
-            except requests.RequestException as err:
-                unresolved = _unresolved(err)
-                # A host that does not resolve is a machine offline (or a wrong GITHUB_API_URL), not a
-                # server's hiccup: one quick second try, never a minute of backoff.
-                retries = min(policy.max_attempts, 2) if unresolved else policy.max_attempts
-                if attempt >= retries or policy.backoff(attempt) >= self.guard.remaining():
-                    host = urlsplit(url).hostname or url
-                    why = (
-                        f"{host} does not resolve (offline, or a wrong GITHUB_API_URL?)"
-                        if unresolved
-                        else self._scrub(str(err))
-                    )
-                    raise SourceError(f"cannot reach the GitHub API: {why}", path=self.spec) from None
-                wait = 1.0 if unresolved else policy.backoff(attempt)
-            else:
-                if answer.status == 200 or (answer.status == 304 and etag is not None):
-                    return answer
-                if answer.status in missing:
-                    return None
-                location = answer.header("location")
-                if answer.status in (301, 302, 307, 308) and location and redirects < 3:
-                    # A renamed repository answers 301 to /repositories/ID/...; `_exchange` checked it
-                    # is under the API root.
-                    redirects += 1
-                    url = urljoin(url, location)
-                    continue
-                message = self._message(answer)
-                wait_or_none = retry_delay(
-                    answer.status, answer.headers, message, attempt, policy, time.time()
-                )
-                if (
-                    wait_or_none is None
-                    or attempt >= policy.max_attempts
-                    or wait_or_none >= self.guard.remaining()
-                ):
-                    hint = (
-                        " (set GITHUB_TOKEN)"
-                        if answer.status in (401, 403) and not self.settings.token
-                        else ""
-                    )
-                    raise SourceError(
-                        f"GitHub API {answer.status} for {path}: {message or answer.reason}{hint}",
-                        path=self.spec,
-                    )
-                wait = wait_or_none
-            self.sleep(wait)
-
-    def _exchange(self, url: str, accept: str, limit: int | None, etag: str | None) -> Answer:
-        headers = {"Accept": accept}
-        if etag is not None:
-            headers["If-None-Match"] = etag
-        self.sent += 1
-        with _SENT_LOCK:
-            _SENT[0] += 1
-        try:
-            answer = self.guard.exchange(
-                self.session, "GET", url, headers=headers, timeout=self.settings.timeout,
-                limit=limit, what=f"for {urlsplit(url).path}", raw=accept == RAW,
-            )  # fmt: skip
-        except ApiLimitError as err:
-            raise ApiLimitError(self._scrub(err.message), path=self.spec) from None
-        self.received += len(answer.body)
-        return answer
-
-    def _scrub(self, text: str) -> str:
-        return scrub(text, self.settings.token)
-
-    def _message(self, answer: Answer) -> str:
-        try:
-            data = answer.json()
-        except (ValueError, RecursionError):  # an error's body in the raw media type is not checked
-            return ""
-        return self._scrub(str(data.get("message", ""))) if isinstance(data, dict) else ""
-
-    def json(
-        self,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        missing: frozenset[int] = frozenset({404}),
-    ) -> Any:
-        answer = self.get(path, params=params, missing=missing)
-        if answer is None:
-            return None
-        try:
-            return answer.json()
-        except ValueError:
-            raise SourceError(f"GitHub API sent no JSON for {path}", path=self.spec) from None
-
-    def raw(self, path: str, limit: int) -> bytes | None:
-        answer = self.get(path, accept=RAW, limit=limit)
-        return None if answer is None else answer.body
-
-
-def commit_at(api: _Api, repo: str, rev: str) -> tuple[str, str | None] | None:
+def commit_at(api: Api, repo: str, rev: str) -> tuple[str, str | None] | None:
     """(sha, committer date) of REV in REPO; None when there is no such commit. ``commits/REF``
     answers with up to 300 files and their patches (megabytes for a big merge); the git database's
     ``git/commits/SHA`` is about a kilobyte, and a ref name is first resolved to its sha alone
@@ -282,31 +93,10 @@ def commit_at(api: _Api, repo: str, rev: str) -> tuple[str, str | None] | None:
     commit = api.json(f"/repos/{repo}/git/commits/{sha}", missing=frozenset({404, 422}))
     if commit is None:
         return None
-    found, date = _field(commit, "sha"), _field(commit, "committer", "date")
+    found, date = json_at(commit, "sha"), json_at(commit, "committer", "date")
     if found != sha:
         raise SourceError(f"GitHub sent another commit for {rev}", path=api.spec)
     return sha, date if isinstance(date, str) else None
-
-
-def _unresolved(err: requests.RequestException) -> bool:
-    """Whether ERR is a failed name lookup (urllib3's NameResolutionError, or the resolver's own words)."""
-    text = str(err)
-    return isinstance(err, requests.ConnectionError) and any(
-        s in text
-        for s in (
-            "NameResolutionError",
-            "Name or service not known",
-            "Temporary failure in name resolution",
-            "nodename nor servname",
-            "No address associated with hostname",
-        )
-    )
-
-
-def _field(data: Any, *keys: str) -> Any:
-    for key in keys:
-        data = data.get(key) if isinstance(data, dict) else None
-    return data
 
 
 _TREE_TYPES = frozenset({"blob", "tree", "commit"})  # a submodule is a "commit" entry
@@ -319,7 +109,7 @@ class TreeReader:
     tree, scripting/Scripting-News#94). A listing at a commit sha never changes, so it is cached by
     (commit, directory), in memory and in CACHE."""
 
-    def __init__(self, api: _Api, repo: str, cache: JsonCache) -> None:
+    def __init__(self, api: Api, repo: str, cache: JsonCache) -> None:
         self.api = api
         self.repo = repo
         self.cache = cache
@@ -352,7 +142,7 @@ class TreeReader:
                 return _tree_listing(tree, self.api.spec, directory)
             self._walk_only = True
         data = self.api.json(f"/repos/{self.repo}/git/commits/{commit}", missing=frozenset({404, 422}))
-        oid = _field(data, "tree", "sha")
+        oid = json_at(data, "tree", "sha")
         if data is None or not isinstance(oid, str) or not _SHA.fullmatch(oid):
             return None
         walked = ""
@@ -399,13 +189,13 @@ def _listing(stored: Any) -> dict[str, tuple[str, str, int]] | None:
 
 
 def _tree_listing(tree: Any, spec: str, directory: str) -> dict[str, tuple[str, str, int]]:
-    entries = _field(tree, "tree")
-    if not isinstance(entries, list) or _field(tree, "truncated") is True:
+    entries = json_at(tree, "tree")
+    if not isinstance(entries, list) or json_at(tree, "truncated") is True:
         # A truncated listing would make a file that exists look absent.
         raise SourceError(f"GitHub sent no complete tree for {directory}", path=spec)
     out: dict[str, tuple[str, str, int]] = {}
     for item in entries:
-        name, kind, oid, size = (_field(item, k) for k in ("path", "type", "sha", "size"))
+        name, kind, oid, size = (json_at(item, k) for k in ("path", "type", "sha", "size"))
         if (
             not isinstance(name, str)
             or kind not in _TREE_TYPES
@@ -424,13 +214,13 @@ def _tree_listing(tree: Any, spec: str, directory: str) -> dict[str, tuple[str, 
 MAX_VERSION_ANSWER = 64 * 1024
 
 
-def _version_txt(api: _Api, repo: str, commit: str, cache: JsonCache, blobs: BlobCache) -> str | None:
+def _version_txt(api: Api, repo: str, commit: str, cache: JsonCache, blobs: BlobCache) -> str | None:
     """version.txt's text at COMMIT (None: the commit has none, or it is no text). One request to the
     contents API, whose answer names the blob and carries its content; the blob sha is cached by
     (repository, commit) and the content by that sha, so a commit already read costs nothing."""
     key = f"{repo}\n{commit}"
     stored = cache.get(key)
-    oid = _field(stored, "sha")
+    oid = json_at(stored, "sha")
     data = blobs.get(oid) if isinstance(oid, str) else None
     if data is None and not (isinstance(stored, dict) and "sha" in stored and oid is None):
         found = api.get(
@@ -454,9 +244,9 @@ def _version_blob(answer: Answer, display: str) -> tuple[bytes | None, str | Non
         item = answer.json()
     except (ValueError, RecursionError):
         raise SourceError("GitHub API sent no JSON", path=display) from None
-    if _field(item, "type") != "file":
+    if json_at(item, "type") != "file":
         return None, None
-    oid, content = _field(item, "sha"), _field(item, "content")
+    oid, content = json_at(item, "sha"), json_at(item, "content")
     if not isinstance(oid, str) or not _SHA.fullmatch(oid) or not isinstance(content, str):
         raise SourceError("GitHub sent no content for the file", path=display)
     try:
@@ -471,19 +261,19 @@ def _version_blob(answer: Answer, display: str) -> tuple[bytes | None, str | Non
 def read_github_source(spec: str, settings: ApiSettings) -> SourceFiles:
     """The three files of SPEC (see the module docstring), with the commit's sha and date in the meta."""
     source = parse_spec(spec)
-    api = _Api(settings, spec)
+    api = Api(settings, spec)
     base = f"/repos/{source.repo}"
     try:
         ref = source.ref
         if source.pr is not None:
             pull = api.json(f"{base}/pulls/{source.pr}")
-            head, base_sha = _field(pull, "head", "sha"), _field(pull, "base", "sha")
+            head, base_sha = json_at(pull, "head", "sha"), json_at(pull, "base", "sha")
             if not isinstance(head, str) or not isinstance(base_sha, str):
                 raise SourceError(f"no pull request #{source.pr} in {source.repo}", path=spec)
             ref = head
             if source.merge_base:
                 compare = api.json(f"{base}/compare/{base_sha}...{head}")
-                ref = _field(compare, "merge_base_commit", "sha")
+                ref = json_at(compare, "merge_base_commit", "sha")
                 if not isinstance(ref, str):
                     raise SourceError(f"no merge base for pull request #{source.pr}", path=spec)
         rev = ref or ""

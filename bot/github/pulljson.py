@@ -1,4 +1,4 @@
-"""What GitHub's pull-request JSON says, checked (`bot.publish.pulls` lists and compares; this reads).
+"""What GitHub's pull-request JSON says, checked (`bot.github.pulls` lists and compares; this reads).
 
 An item of a listing or a single pull request becomes a `PullRef` only when every field it needs is
 there and in GitHub's form (a title stays data: whatever its author wrote); its ``html_url`` must be
@@ -16,8 +16,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bot.errors import SourceError
+from bot.github.api import json_at
 from bot.model import PullRef, PullState
-from bot.publish.ghsource import _field
 
 SHA = re.compile(r"[0-9a-f]{40}")
 # The labels PyTorch's merge bot adds (`landed`): ``Merged`` on the first landing, ``MergedX1``,
@@ -33,25 +33,25 @@ _PULL_URL = re.compile(r"https://(?P<host>[A-Za-z0-9.-]+)/(?P<repo>[A-Za-z0-9._/
 def pull_ref(item: Any, repo: str, api_url: str) -> PullRef:
     """ITEM, a pull request of REPO as the API at API_URL answered it (listed, fetched or stored
     slim), as a PullRef: every field checked (a SourceError names the first that is not)."""
-    number = _field(item, "number")
+    number = json_at(item, "number")
     if not isinstance(number, int) or isinstance(number, bool) or not 0 < number < MAX_NUMBER:
         raise SourceError("GitHub's pull request has no number", path=repo)
 
     def bad(what: str) -> SourceError:
         return SourceError(f"GitHub's pull request #{number} has {what}", path=repo)
 
-    title, login = _field(item, "title"), _field(item, "user", "login")
-    state, merged_at, draft = _field(item, "state"), _field(item, "merged_at"), _field(item, "draft")
-    labels = _field(item, "labels")
-    updated, url = _field(item, "updated_at"), _field(item, "html_url")
-    head, base = _field(item, "head", "sha"), _field(item, "base", "sha")
+    title, login = json_at(item, "title"), json_at(item, "user", "login")
+    state, merged_at, draft = json_at(item, "state"), json_at(item, "merged_at"), json_at(item, "draft")
+    labels = json_at(item, "labels")
+    updated, url = json_at(item, "updated_at"), json_at(item, "html_url")
+    head, base = json_at(item, "head", "sha"), json_at(item, "base", "sha")
     if not isinstance(title, str) or not isinstance(login, str):
         raise bad("no title or author")
     if state not in ("open", "closed") or not (merged_at is None or isinstance(merged_at, str)):
         raise bad("no state")
     if labels is None:
         labels = []
-    if not isinstance(labels, list) or not all(isinstance(_field(lb, "name"), str) for lb in labels):
+    if not isinstance(labels, list) or not all(isinstance(json_at(lb, "name"), str) for lb in labels):
         raise bad("labels that are not named")
     if not isinstance(updated, str) or not WHEN.fullmatch(updated):
         raise bad("no updated_at in GitHub's form")
@@ -64,7 +64,7 @@ def pull_ref(item: Any, repo: str, api_url: str) -> PullRef:
         or not SHA.fullmatch(base)
     ):
         raise bad("no head or base commit sha")
-    names = [_field(lb, "name") for lb in labels]
+    names = [json_at(lb, "name") for lb in labels]
     is_landed = landed(state, merged_at, names)
     shown: PullState = "merged" if is_landed else "open" if state == "open" else "closed"
     return PullRef(
@@ -133,7 +133,7 @@ def file_names(files: list[Any], repo: str) -> set[str]:
     """The paths a file list names: each file's, and a rename's old one (a rename away touches it)."""
     names = set()
     for item in files:
-        name, old = _field(item, "filename"), _field(item, "previous_filename")
+        name, old = json_at(item, "filename"), json_at(item, "previous_filename")
         if not isinstance(name, str) or not (old is None or isinstance(old, str)):
             raise SourceError("GitHub's file list has an entry with no filename", path=repo)
         names.add(name)
@@ -161,10 +161,10 @@ def slim_pull(item: Any) -> Any:
     kept = {k: item[k] for k in KEPT if k in item and k != "labels"}
     labels = item.get("labels")
     # A label's name is all `pull_ref` reads (GitHub's label objects carry urls, colours, descriptions).
-    kept["labels"] = [{"name": _field(lb, "name")} for lb in labels] if isinstance(labels, list) else labels
-    kept["user"] = {"login": _field(item, "user", "login")}
-    kept["head"] = {"sha": _field(item, "head", "sha")}
-    kept["base"] = {"sha": _field(item, "base", "sha")}
+    kept["labels"] = [{"name": json_at(lb, "name")} for lb in labels] if isinstance(labels, list) else labels
+    kept["user"] = {"login": json_at(item, "user", "login")}
+    kept["head"] = {"sha": json_at(item, "head", "sha")}
+    kept["base"] = {"sha": json_at(item, "base", "sha")}
     return kept
 
 
