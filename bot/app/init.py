@@ -21,10 +21,10 @@ from bot.app.init_workflows import ALWAYS, CONFIG_PATH, WORKFLOWS, Pin, unpinned
 from bot.coverage import backends
 from bot.coverage.check import Coverage
 from bot.errors import ConfigError, OpdriftError
+from bot.files import write_atomic
 from bot.model import Snapshot
 from bot.publish.backend_names import default_name
 from bot.publish.config import parse_config
-from bot.snapshot import write_atomic
 
 SNAPSHOT_PATH = "snapshots/main.json"
 WORKFLOW_DIR = ".github/workflows"

@@ -63,6 +63,7 @@ Every exchange goes through `bot.publish.limits.Guard` (API root, deadline, size
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable, Collection
@@ -71,8 +72,9 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from bot.errors import ApiLimitError, SourceError
+from bot.files import replace_file
 from bot.model import OPERATOR_PATHS, PullRef
-from bot.publish.ghcache import BlobCache, JsonCache, write_atomically
+from bot.publish.ghcache import BlobCache, JsonCache
 from bot.publish.ghsource import (
     ApiSettings,
     TreeReader,
@@ -184,7 +186,9 @@ class PullsClient:
         self.api.close()
         root = self.api.settings.cache_dir
         if root is not None and self._progress is not None:
-            write_atomically(root / PROGRESS_FILE, self._progress.encode())
+            with contextlib.suppress(OSError):  # a progress file not written only costs the next run
+                root.mkdir(parents=True, exist_ok=True)
+                replace_file(root / PROGRESS_FILE, self._progress.encode(), durable=False)
 
     def scan(
         self,
