@@ -51,6 +51,10 @@ class SnapshotError(OpdriftError):
     """A stored snapshot is unreadable, of an unknown format version, or inconsistent."""
 
 
+class WriteError(OpdriftError):
+    """An output file (a snapshot, a report, a gated list, init's files) cannot be written."""
+
+
 class ConfigError(OpdriftError):
     """The bot's config, overrides or allow-list file is malformed."""
 

@@ -1,4 +1,5 @@
-"""The stored form of a classified snapshot: versioned JSON, deterministic bytes, atomic writes.
+"""The stored form of a classified snapshot: versioned JSON, deterministic bytes, written atomically
+(`bot.files.write_atomic`).
 
 Layout (format_version 2): a JSON object with sorted keys, ``decisions`` (base name → bucket, rule,
 reason), ``entries``, ``format_version``, ``native_display``, ``operators`` (``name.overload`` → schema,
@@ -17,20 +18,17 @@ are read and upgraded.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 import json
 import os
 import re
-import stat
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, get_args
 
 from bot.dispatchkeys import COMPOSITE_KEYS
 from bot.errors import SchemaError, SnapshotError
+from bot.files import write_atomic
 from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
 from bot.operators.kernels import SOURCES, dense_composite, implied_sources
 from bot.schema.grammar import parse_schema
@@ -394,179 +392,6 @@ def _upgrade_v1(operators: Mapping[str, OpRecord]) -> dict[str, OpRecord]:
         )
         out[name] = dataclasses.replace(rec, facets=facets)
     return out
-
-
-# --- files ------------------------------------------------------------------------------------
-
-
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Replace PATH with TEXT so that a reader sees the old file or the new one, never a torn one.
-
-    The text goes to a temporary file in the same directory (a rename is atomic only within one file
-    system), is flushed to disk, then renamed over PATH. On any failure the old file stays as it was
-    and the temporary file is removed.
-    """
-    if not os.fspath(path):
-        # Path("") is ".": the rename would target the working directory and fail with a baffling
-        # "Device or resource busy" under an empty file name (e.g. `-o ""` from an unset variable).
-        raise SnapshotError("empty output file name")
-    target = Path(path)
-    data = text.encode("utf-8")  # before anything touches the disk: an encoding error writes nothing
-    try:
-        in_place = _write_in_place(target)
-        if not in_place and target.is_symlink():
-            # Write where the link points, and keep the link: renaming over it would replace the link.
-            target = Path(os.path.realpath(target))
-    except OSError as err:
-        raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
-    if in_place:
-        try:
-            _write_into(path, data)
-        except OSError as err:
-            raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
-        return
-    import tempfile  # here: only writing a snapshot needs it, not the commands that merely read one
-
-    directory = target.parent
-    try:
-        mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
-        remove_leftovers(directory, f".{target.name}.", (".tmp",))
-        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target.name), suffix=".tmp", dir=directory)
-    except OSError as err:
-        raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        pause_point("snapshot-rename")
-        os.replace(tmp, target)
-    except BaseException as err:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(err, OSError):
-            raise SnapshotError(f"cannot write: {err.strerror or err}", path=str(path)) from err
-        raise
-    fsync_directory(directory)
-
-
-# --- kill-safe temporary names ----------------------------------------------------------------------
-#
-# A write goes to a temporary name beside its target and is renamed into place. A process killed before
-# the rename (SIGKILL, a cancelled CI job) cannot clean up, so each temporary name carries its writer's
-# pid, and the next write removes those whose writer is gone: never another live run's.
-
-PAUSE_ENV = "OPDRIFT_TEST_PAUSE"  # tests only: the name of a pause_point to stop at
-
-
-def temp_prefix(name: str) -> str:
-    """The prefix of this process's temporary names for a target called NAME: ``.NAME.PID.``."""
-    return f".{name}.{os.getpid()}."
-
-
-def _writer_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, but not ours to signal
-        return True
-    return True
-
-
-def remove_leftovers(
-    directory: Path, prefix: str, suffixes: tuple[str, ...], keep: str | None = None
-) -> None:
-    """Remove PREFIX + PID + ... + SUFFIX entries of DIRECTORY whose writing process has ended (but not
-    the one named KEEP: what a link in use points at)."""
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        if not name.startswith(prefix) or not name.endswith(suffixes) or name == keep:
-            continue
-        pid = name[len(prefix) :].split(".", 1)[0]
-        if not pid.isdigit() or _writer_alive(int(pid)):
-            continue
-        path = directory / name
-        if path.is_dir() and not path.is_symlink():
-            import shutil  # here: only a killed run's leftovers need it
-
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                path.unlink()
-
-
-def pause_point(name: str) -> None:
-    """Tests kill a writer at its most fragile moment: with OPDRIFT_TEST_PAUSE=NAME the process says so
-    on stderr and waits there to be killed."""
-    if os.environ.get(PAUSE_ENV) == name:
-        import time
-
-        print(f"opdrift: paused at {name}", file=sys.stderr, flush=True)
-        time.sleep(600)
-
-
-def _write_into(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write into a stream. Our own stdout or stderr (``/dev/stdout``, even redirected to a file) is
-    written through the descriptor already open, at its position: opening the path again would start
-    a second position at 0 and overwrite what the shell writes next."""
-    target = os.stat(path)
-    for fd in (1, 2):
-        try:
-            same = os.path.samestat(target, os.fstat(fd))
-        except OSError:
-            continue
-        if same:
-            (sys.stdout if fd == 1 else sys.stderr).flush()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            return
-    with open(path, "ab") as f:  # a FIFO or a device: append never truncates
-        f.write(data)
-
-
-def _write_in_place(target: Path) -> bool:
-    """True for what must be written into, not replaced: /dev/stdout (even when the shell redirected it
-    to a file: renaming over that file would drop what the shell already wrote there), a FIFO, a device.
-    A directory is an error."""
-    try:
-        mode = os.stat(target).st_mode  # follows links
-    except FileNotFoundError:
-        return False
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(21, "is a directory")
-    if not stat.S_ISREG(mode):
-        return True
-    resolved = os.path.realpath(target)
-    return str(target).startswith(("/dev/", "/proc/")) or resolved.startswith(("/dev/", "/proc/"))
-
-
-def _default_mode() -> int:
-    # mkstemp makes 0600 files; a snapshot should get the permissions any new file would.
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable; not every platform lets a directory be opened for this.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def save_snapshot(path: str | os.PathLike[str], snapshot: Snapshot) -> None:

@@ -14,7 +14,8 @@ from datafiles import release_text, write_release
 from bot import pipeline
 from bot.coverage.alerts import SchemaAlert, mlir_signature
 from bot.coverage.backends import read_backend
-from bot.coverage.check import compare_coverage, compute_coverage
+from bot.coverage.change import compare_coverage
+from bot.coverage.check import compute_coverage
 from bot.coverage.oplist import BackendList, BackendOp, SchemaKind
 from bot.model import Snapshot
 from bot.operators.kernels import Profile

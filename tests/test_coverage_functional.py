@@ -16,7 +16,8 @@ from datafiles import DATA, RELEASES, has_release_file, release_text
 
 from bot import pipeline
 from bot.coverage.backends import merge_backends, read_backend
-from bot.coverage.check import SHARED_BACKWARDS, Coverage, compute_coverage, coverage_json
+from bot.coverage.check import SHARED_BACKWARDS, Coverage, compute_coverage
+from bot.coverage.jsonform import coverage_json
 from bot.coverage.oplist import BackendList
 from bot.drift.needs import ProfileNeeds
 from bot.model import Snapshot

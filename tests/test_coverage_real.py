@@ -18,7 +18,8 @@ from datafiles import DATA, RELEASES, _vkey, release_text
 from bot import pipeline
 from bot.config.file import BotConfig, parse_config
 from bot.coverage.backends import BackendKind, BackendList, read_backend
-from bot.coverage.check import Coverage, compute_coverage, coverage_json
+from bot.coverage.check import Coverage, compute_coverage
+from bot.coverage.jsonform import coverage_json
 from bot.coverage.yaml_lists import XPU_MOVED
 from bot.operators.autogen import group_key
 from bot.operators.functionalize import Functionalization

@@ -22,7 +22,8 @@ from bot.app.prepare import backend_work, downstream_impact
 from bot.app.subscriptions import backend_gaps, mentions_for
 from bot.config.file import parse_config
 from bot.coverage.backends import read_backend
-from bot.coverage.check import compare_coverage, compute_coverage
+from bot.coverage.change import compare_coverage
+from bot.coverage.check import compute_coverage
 from bot.drift.changes import Change, compute_drift
 from bot.model import Snapshot
 from bot.render.context import BackendGap, ReportContext

@@ -18,7 +18,6 @@ from clirun import Opdrift
 
 from bot.app.gates import gates_of
 from bot.model import Snapshot
-from bot.snapshot import PAUSE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = Path(__file__).parent / "data" / "backends" / "real" / "op-plugin.gates.tar.xz"
@@ -179,9 +178,10 @@ def test_write_applies_atomically_and_a_second_run_is_empty(
 def test_a_killed_write_leaves_the_old_list(files: dict[str, str], tmp_path: Path) -> None:
     path = _write(tmp_path, files["before-ba79f856"])
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
-    env |= {"PYTHONPATH": str(ROOT), PAUSE_ENV: "snapshot-rename"}
+    env |= {"PYTHONPATH": str(ROOT)}
     argv = ["gates", "--backend", f"op-plugin={path}", "--torch-version", "2.13", "--write", "-o", os.devnull]
-    proc = subprocess.Popen([sys.executable, "-m", "bot", *argv], stderr=subprocess.PIPE, text=True, env=env)
+    harness = [sys.executable, str(ROOT / "tests" / "killpoint.py"), "snapshot-rename"]
+    proc = subprocess.Popen([*harness, *argv], stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stderr is not None
         assert proc.stderr.readline() == "opdrift: paused at snapshot-rename\n"

@@ -27,7 +27,7 @@ from bot.schema.grammar import parse_schema
 from bot.signals.pyside import read_python_side
 from bot.site.model import SiteRelease, file_name
 from bot.site.write import MARKER, write_site
-from bot.snapshot import PAUSE_ENV, from_json
+from bot.snapshot import from_json
 from bot.yamltext import check_unique_keys, value_error
 
 BUDGET = 2.0  # seconds: the issue's bound for each hostile file on a 2-core machine
@@ -251,12 +251,11 @@ def test_snapshot_schema_nested_deep_is_one_error(opdrift: Opdrift, tmp_path: Pa
 
 
 def _killed_at(point: str, *argv: str) -> None:
-    """Run `opdrift ARGV` as a process, stopped at pause point POINT, and kill it there (SIGKILL)."""
+    """Run `opdrift ARGV` as a process, stopped at POINT (tests/killpoint.py), and kill it there (SIGKILL)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
-    env |= {"PYTHONPATH": str(ROOT), PAUSE_ENV: point}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", *argv], stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT
-    )
+    env |= {"PYTHONPATH": str(ROOT)}
+    harness = [sys.executable, str(ROOT / "tests" / "killpoint.py"), point]
+    proc = subprocess.Popen([*harness, *argv], stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     try:
         assert proc.stderr is not None
         seen = []  # a warning may come first; the pause line must come before the process ends

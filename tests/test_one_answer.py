@@ -28,7 +28,8 @@ from bot.app.coverage import backend_groups, coverage_of, read_backends
 from bot.app.prepare import backend_work
 from bot.config.file import parse_config
 from bot.coverage.backends import merge_backends, read_backend
-from bot.coverage.check import OpCoverage, compute_coverage, coverage_json
+from bot.coverage.check import OpCoverage, compute_coverage
+from bot.coverage.jsonform import coverage_json
 from bot.coverage.kinds import PROFILE_OF_KIND
 from bot.coverage.oplist import BackendList
 from bot.drift.changes import compute_drift
@@ -357,7 +358,7 @@ def test_subscriptions_and_the_watch_agree_with_coverage_on_every_gap_category(
     recorded-schema changes are coverage's new schema alerts; the watch regroups the same lists."""
     from bot.app.subscriptions import backend_gaps
     from bot.app.watch_judge import impacts_of
-    from bot.coverage.check import compare_coverage
+    from bot.coverage.change import compare_coverage
     from bot.work.engine import scope
 
     base = pipeline.load_snapshot(str(release_file("2.14.1")))

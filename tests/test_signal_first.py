@@ -205,7 +205,8 @@ def test_with_a_base_only_new_or_changed_alerts_are_shown(
     report shows only what is news, and says how many it left out."""
     from bot.coverage.alerts import alert_key
     from bot.coverage.backends import read_backend
-    from bot.coverage.check import compare_coverage, compute_coverage
+    from bot.coverage.change import compare_coverage
+    from bot.coverage.check import compute_coverage
 
     path = tmp_path / "op_plugin_functions.yaml"
     path.write_bytes(lzma.decompress((REAL / "op-plugin.op_plugin_functions.yaml.xz").read_bytes()))

@@ -17,10 +17,11 @@ from datafiles import DATA, write_release
 from pytorch_history import build_history
 
 from bot import pipeline, snapshot
-from bot.errors import SnapshotError
+from bot.errors import SnapshotError, WriteError
+from bot.files import write_atomic
 from bot.model import Decision, Facets, OperatorSet, OpRecord, Snapshot, SourceMeta
 from bot.operators.registration import operators_from_registrations, parse_registrations
-from bot.snapshot import FORMAT_VERSION, from_json, load_snapshot, save_snapshot, to_json, write_atomic
+from bot.snapshot import FORMAT_VERSION, from_json, load_snapshot, save_snapshot, to_json
 from bot.sources import read as sources
 from bot.taxonomy import classify as taxonomy
 
@@ -365,7 +366,7 @@ def test_failed_rename_leaves_the_old_file_and_no_temp(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(SnapshotError, match="cannot write: No space left on device") as err:
+    with pytest.raises(WriteError, match="cannot write: No space left on device") as err:
         save_snapshot(path, hand_built("1.10.0"))
     assert err.value.path == str(path)
     assert path.read_text() == "old snapshot\n"
@@ -406,7 +407,7 @@ def test_serialisation_failure_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_write_into_a_missing_directory(tmp_path: Path) -> None:
-    with pytest.raises(SnapshotError, match="cannot write") as err:
+    with pytest.raises(WriteError, match="cannot write") as err:
         write_atomic(tmp_path / "no" / "s.json", "{}\n")
     assert err.value.path == str(tmp_path / "no" / "s.json")
 
@@ -444,9 +445,9 @@ def test_output_onto_a_link_a_fifo_or_a_directory(tmp_path: Path) -> None:
     finally:
         os.close(reader)
     assert stat.S_ISFIFO(fifo.stat().st_mode)  # still a FIFO, not a file renamed over it
-    with pytest.raises(SnapshotError, match="is a directory"):
+    with pytest.raises(WriteError, match="is a directory"):
         write_atomic(tmp_path, "x")
-    with pytest.raises(SnapshotError, match="cannot write"):
+    with pytest.raises(WriteError, match="cannot write"):
         write_atomic(tmp_path / ("a" * 300), "x")  # a name too long for the file system
 
 

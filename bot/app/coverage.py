@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from bot.coverage import backends
 from bot.coverage import check as coverage
 from bot.coverage.backends import BackendList
+from bot.coverage.change import CoverageChange, compare_coverage
 from bot.errors import ConfigError
 from bot.model import Snapshot
 from bot.operators.kernels import Profile
@@ -19,7 +20,7 @@ Say = Callable[[str], None]
 @dataclass(frozen=True)
 class CoverageRun:
     head: Snapshot
-    results: tuple[tuple[coverage.Coverage, coverage.CoverageChange | None], ...]
+    results: tuple[tuple[coverage.Coverage, CoverageChange | None], ...]
 
 
 def coverage_of(
@@ -47,7 +48,7 @@ def coverage_of(
         if base is not None:
             base_backend = read_group(key, specs, torch_version or base.meta.torch_version)
             _warn_about(base_backend, "BASE", warn)
-            change = coverage.compare_coverage(coverage.compute_coverage(base, base_backend, profile), cov)
+            change = compare_coverage(coverage.compute_coverage(base, base_backend, profile), cov)
         results.append((cov, change))
     return CoverageRun(head, tuple(results))
 

@@ -12,8 +12,8 @@ from bot.coverage import names, schema_history
 from bot.coverage.backends import parse_named_backend_arg
 from bot.coverage.gates import GatePlan, Minor, ReleaseOps, plan_gates, render
 from bot.errors import ConfigError
+from bot.files import write_atomic
 from bot.model import Snapshot
-from bot.snapshot import write_atomic
 from bot.sources.read import decode, read_capped
 from bot.versions import parse_user_version, parse_version
 

@@ -23,8 +23,8 @@ from bot.config.file import parse_config
 from bot.coverage import backends
 from bot.coverage.check import Coverage
 from bot.errors import ConfigError, OpdriftError
+from bot.files import write_atomic
 from bot.model import Snapshot
-from bot.snapshot import write_atomic
 
 SNAPSHOT_PATH = "snapshots/main.json"
 WORKFLOW_DIR = ".github/workflows"

@@ -12,7 +12,8 @@ The cache: a judgement is keyed by the blob shas of both sides' operator files, 
 subscribed backend list, and a digest of the code that judges (`bot.history.cache.code_digest`, plus
 the coverage and app code it leaves out). A PR whose head moved without touching the operator files,
 or a cold start, then costs the reads of its files and nothing else. One small JSON file per judgement,
-written atomically, a damaged one a miss with a warning, the oldest removed past MAX_ENTRIES.
+written atomically, a damaged one a miss with a warning, the least recently used removed past MAX_ENTRIES
+(`bot.files.prune`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from bot.app.watch_state import StateError, impact_data, read_impact
 from bot.config.backend_specs import BackendSpec
 from bot.config.file import BotConfig
 from bot.drift.changes import Change, compute_drift
+from bot.files import BLOCK
 from bot.github.ghcache import blob_sha
 from bot.history.cache import DiskCache, code_digest
 from bot.model import SourceFiles
@@ -170,18 +172,8 @@ class JudgementCache:
         self._prune()
 
     def _prune(self) -> None:
-        folder = self.disk.root / _KIND
-        try:
-            files = [
-                p for sub in folder.iterdir() if sub.is_dir() for p in sub.iterdir() if p.suffix == ".json"
-            ]
-            if len(files) <= self.max_entries:
-                return
-            files.sort(key=lambda p: p.stat().st_mtime_ns)
-            for path in files[: len(files) - self.max_entries]:
-                path.unlink(missing_ok=True)
-        except OSError:
-            pass  # a cache that cannot be pruned is only bigger
+        # One block per judgement (a few hundred bytes each): `bot.files.prune`'s bound in entries.
+        self.disk.prune(_KIND, self.max_entries * BLOCK)
 
 
 def _broken(change: Change, form: KernelForm | None, torch_version: str | None) -> BrokenKernel:

@@ -132,7 +132,7 @@ def write_output(text: str, output: str | None) -> None:
     if output is None or output == "-":
         sys.stdout.write(text)
         return
-    from bot.snapshot import write_atomic
+    from bot.files import write_atomic
 
     write_atomic(output, text)
 

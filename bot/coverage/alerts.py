@@ -193,6 +193,11 @@ def _at(returns: tuple[Return, ...], i: int) -> Return | None:
 def _types_alert(
     op: BackendOp, schema: FunctionSchema, judged: KernelForm | None, bindings: _Bindings
 ) -> SchemaAlert | None:
+    """Callers' details type by type, by position, with diff's widening rule and codes. Not
+    `diff_schemas` over `_schema_from_types`: the types carry no names, defaults or keyword-only
+    marker, and that comparison reports what they cannot tell (torch-mlir's 2.12.0 types of
+    ``_cudnn_attention_forward`` against 2.15.0: two arguments added with defaults, compatible, become
+    also "scale made keyword-only", breaking)."""
     backend_sig = " ".join((op.schema or "").split())
     upstream = mlir_signature(schema)
     if backend_sig == upstream:

@@ -10,15 +10,15 @@ A ``dispatch`` list is the operators with a kernel under that dispatch key in na
 judged as the dispatcher fills that key.
 
 Anything else needs a kernel. Listed names that no longer exist upstream are stale. A list that
-records schemas gets schema alerts (`bot.coverage.alerts`).
+records schemas gets schema alerts (`bot.coverage.alerts`). Two coverages compared are
+`bot.coverage.change`; the JSON form is `bot.coverage.jsonform`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.coverage.alerts import SchemaAlert, alert_key, schema_alerts
+from bot.coverage.alerts import SchemaAlert, schema_alerts
 from bot.coverage.kinds import EDGE_KINDS, FALLBACK_OF_KIND, PROFILE_OF_KIND
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
@@ -188,36 +188,6 @@ def _at_autograd_key(op: BackendOp) -> bool:
     return op.origin == "autograd" or (op.dispatch_key or "").startswith("Autograd")
 
 
-@dataclass(frozen=True)
-class CoverageChange:
-    """What changed for a backend between BASE and HEAD."""
-
-    new_uncovered: tuple[str, ...]  # needs a kernel at HEAD, but existed-and-covered or did not exist at BASE
-    newly_covered: tuple[str, ...]
-    gap_before: int
-    gap_after: int
-    # HEAD's schema alerts that BASE did not raise the same way (`alert_key`): what is news
-    new_alerts: tuple[SchemaAlert, ...] = ()
-    old_alerts: int = 0  # HEAD's alerts that BASE already raised
-
-
-def compare_coverage(base: Coverage, head: Coverage) -> CoverageChange:
-    base_gap = {o.name for o in base.uncovered}
-    head_gap = {o.name for o in head.uncovered}
-    # Closed means the backend now covers it; an op removed upstream left the gap by itself.
-    at_head = {o.name for o in head.ops}
-    seen = {alert_key(a) for a in base.alerts}
-    new_alerts = tuple(a for a in head.alerts if alert_key(a) not in seen)
-    return CoverageChange(
-        new_uncovered=tuple(sorted(head_gap - base_gap)),
-        newly_covered=tuple(sorted((base_gap - head_gap) & at_head)),
-        gap_before=len(base_gap),
-        gap_after=len(head_gap),
-        new_alerts=new_alerts,
-        old_alerts=len(head.alerts) - len(new_alerts),
-    )
-
-
 def fallback_of(backend: BackendList) -> str | None:
     """Where BACKEND's boxed CPU fallback is registered ("path:line (KEY)"), or None when it has none:
     the sources' own (a C++ tree's `m.fallback`), else the one every backend of its kind has."""
@@ -235,83 +205,3 @@ def falls_back(cov: Coverage) -> bool:
     """What an op without a kernel does on this backend: run on its boxed CPU fallback (XLA's
     aten_fallback.cpp, pytorch_dlprim's `m.fallback`), or fail."""
     return cov.fallback is not None
-
-
-def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mapping[str, object]:
-    """The documented machine form of a coverage report (``--format json``)."""
-    out: dict[str, object] = {
-        "backend": {
-            "kind": cov.backend_kind,
-            "path": cov.backend_path,
-            **({"name": cov.name} if cov.name else {}),
-            "profile": cov.profile,
-            "fallback": cov.fallback,
-            # the list of ops it runs on CPU one by one ("path:line (KEY)"), only when given
-            **({"cpu_fallback_list": cov.cpu_fallback_at} if cov.cpu_fallback_at else {}),
-            **({"decompositions": cov.decompositions} if cov.profile == "export" else {}),
-        },
-        "operators": len(cov.ops),
-        # covered + needs_kernel + len(training_only) == operators: a training-only op is neither
-        "covered": len(cov.covered),
-        "needs_kernel": len(cov.uncovered),
-        # what those ops do meanwhile: "falls_back_to_cpu" on a backend with a boxed fallback, else "fails"
-        "uncovered_run": "falls_back_to_cpu" if falls_back(cov) else "fails",
-        "by_rule": cov.by_rule(),
-        "by_bucket": {
-            b: {"covered": c, "needs_kernel": n, **({"training_only": t} if cov.profile == "export" else {})}
-            for b, (c, n, t) in cov.by_bucket().items()
-        },
-        # alternative: the variant whose kernel would serve the op instead (`OpCoverage.alternative`), or null
-        "uncovered": [
-            {"name": o.name, "bucket": o.bucket, "alternative": o.alternative or None} for o in cov.uncovered
-        ],
-        **(
-            {"training_only": [{"name": o.name, "bucket": o.bucket} for o in cov.training_only]}
-            if cov.profile == "export"
-            else {}
-        ),
-        # last_registered: the last release (1.9.0 on) that had it; null for a name none ever did
-        "stale": [
-            {"name": o.name, "path": o.path, "line": o.line, "last_registered": last_registered(o.name)}
-            for o in cov.stale
-        ],
-        "schema_alerts": [
-            {
-                "name": a.name,
-                "path": a.path,
-                "line": a.line,
-                "backend_schema": a.backend_schema,
-                "upstream_schema": a.upstream_schema,
-                "breaking": a.breaking,
-                "kernel": a.kernel,
-                "form": a.form,
-                "judged_in": a.judged_in,
-                "upstream_since": a.upstream_since,
-                "upstream_since_event": a.upstream_event,
-                "kernel_changes": [
-                    {"form": k.form, "before": str(k.before), "after": str(k.after)} for k in a.kernel_changes
-                ],
-                "details": [
-                    {
-                        "code": d.code,
-                        "severity": d.severity,
-                        "subject": d.subject,
-                        "before": d.before,
-                        "after": d.after,
-                    }
-                    for d in a.details
-                ],
-            }
-            for a in cov.alerts
-        ],
-    }
-    if change is not None:
-        out["since_base"] = {
-            "new_uncovered": list(change.new_uncovered),
-            "newly_covered": list(change.newly_covered),
-            "gap_before": change.gap_before,
-            "gap_after": change.gap_after,
-            "new_alerts": [a.name for a in change.new_alerts],
-            "old_alerts": change.old_alerts,
-        }
-    return out

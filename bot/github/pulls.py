@@ -63,6 +63,7 @@ Every exchange goes through `bot.github.limits.Guard` (API root, deadline, size 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable, Collection
@@ -71,8 +72,9 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from bot.errors import ApiLimitError, SourceError
+from bot.files import replace_file
 from bot.github.api import Api, ApiSettings, json_at
-from bot.github.ghcache import BlobCache, JsonCache, write_atomically
+from bot.github.ghcache import BlobCache, JsonCache
 from bot.github.ghsource import TreeReader
 from bot.github.limits import link_urls
 from bot.github.pulljson import (
@@ -180,7 +182,9 @@ class PullsClient:
         self.api.close()
         root = self.api.settings.cache_dir
         if root is not None and self._progress is not None:
-            write_atomically(root / PROGRESS_FILE, self._progress.encode())
+            with contextlib.suppress(OSError):  # a progress file not written only costs the next run
+                root.mkdir(parents=True, exist_ok=True)
+                replace_file(root / PROGRESS_FILE, self._progress.encode(), durable=False)
 
     def scan(
         self,

@@ -14,13 +14,13 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
 from bot import __version__
+from bot.files import CacheFiles
 from bot.history.figures import Summary
 from bot.history.timeline import PointDrift
 from bot.shapes import COUNTS, INTEGER, STRINGS, Kind
@@ -77,7 +77,8 @@ class DiskCache:
 
     A point's figures depend only on its three files (and the opdrift version and overrides, which
     salt every key); a drift only on both points' files. Files are written atomically; a file that
-    does not read back as the expected shape is ignored with a warning and recomputed.
+    does not read back as the expected shape is ignored with a warning and recomputed. Its files are
+    `bot.files.CacheFiles` (a read touches its file), pruned by that module's one policy.
     """
 
     def __init__(
@@ -107,17 +108,25 @@ class DiskCache:
         payload = json.dumps([__version__, CACHE_FORMAT, self.code, self.salt, *parts], separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()
 
+    def files(self, kind: str) -> CacheFiles:
+        return CacheFiles(self.root / kind, ".json")
+
     def _path(self, kind: str, key: str) -> Path:
-        return self.root / kind / key[:2] / f"{key}.json"
+        return self.files(kind).path(key)
+
+    def prune(self, kind: str, limit: int) -> None:
+        """`bot.files.prune`'s policy over KIND's files, at LIMIT bytes."""
+        self.files(kind).prune(limit)
 
     def get(self, kind: str, key: str) -> dict[str, object] | None:
         if not self.usable:
             return None
         path = self._path(kind, key)
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
+            data = self.files(kind).read(key)
+            if data is None:
+                return None
+            text = data.decode("utf-8")
         except OSError as err:
             self.warn(f"{path}: ignoring unreadable cache file ({err.strerror or err})")
             return None
@@ -164,12 +173,9 @@ class DiskCache:
         if not self.usable:
             return
         path = self._path(kind, key)
+        data = json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(value, f, sort_keys=True, separators=(",", ":"))
-            os.replace(tmp, path)
+            self.files(kind).write(key, data)
         except OSError as err:
             # A cache that cannot be written only makes the next run slower; saying so once is enough,
             # where a warning per file would print several lines for every commit of the walk.

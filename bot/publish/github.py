@@ -438,8 +438,9 @@ def connect(settings: Settings, **kwargs: Any) -> RepoClient:
 
 
 def with_marker(body: str, marker: str) -> str:
-    """The body with its marker first (unless the renderer already put it there)."""
-    if marker in body:
+    """The body with its marker first (unless the renderer already put it there): where the marker rule
+    (`bot.publish.upsert.is_ours`) looks for it."""
+    if body.startswith(marker):
         return body
     return f"{marker}\n{body}"
 

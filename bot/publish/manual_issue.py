@@ -5,7 +5,7 @@ week's issue, that drift replaced the week's report. It gets an issue of its own
 its own marker (``<!-- opdrift:manual run=KEY -->``, KEY naming the ref and the two sides), so that a
 re-run of the same dispatch edits that issue rather than opening a second one. The weekly lookup
 (`bot.publish.weekly_issue`) matches only ``opdrift:weekly window=``, so it can never take a manual
-issue for the week's or the previous week's, and this module never edits an issue without its own marker.
+issue for the week's or the previous week's, and this module never edits an issue without its own marker (`bot.publish.upsert`'s rule).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from bot.publish.github import Outcome, RepoClient, check_size, with_marker
-from bot.publish.weekly_issue import MAX_SCANNED, ensure_labels
+from bot.publish.upsert import IssueIn, Tries, Wanted, find_issue, upsert
+from bot.publish.weekly_issue import MAX_SCANNED
 
 _UNSAFE = re.compile(r"[^0-9A-Za-z._-]+")
 _MAX_KEY = 120
@@ -30,20 +30,6 @@ def manual_marker(*parts: str) -> str:
     readable = "_".join(_UNSAFE.sub("-", p).strip("-") or "-" for p in parts)[: _MAX_KEY - 13]
     digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
     return f"<!-- opdrift:manual run={readable}-{digest} -->"
-
-
-def _find_manual(client: RepoClient, marker: str) -> Any | None:
-    """The bot's own open issue carrying exactly `marker` (newest first, the bot's issues only: see
-    `weekly_issue._find_weekly`); a closed one was dealt with, and a re-run opens a new one."""
-    issues = client.repo.get_issues(
-        state="open", sort="created", direction="desc", creator=client.own_login()
-    )
-    for scanned, issue in enumerate(issues, 1):
-        if scanned > MAX_SCANNED:
-            break
-        if marker in (issue.body or "") and client.is_mine(issue) and issue.pull_request is None:
-            return issue
-    return None
 
 
 def publish_manual_issue(
@@ -61,33 +47,14 @@ def publish_manual_issue(
     if client is None:
         return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
     repo_name = client.repo_name
-    wanted = list(dict.fromkeys(labels))
-    tried_create = False  # a create that "failed" may have landed: the retry finds it, and it is new
+    wanted = Wanted(text, title, tuple(dict.fromkeys(labels)))
+    tries = Tries()  # a create that "failed" may have landed: the retry finds it, and it is new
 
     def step() -> Outcome:
-        nonlocal tried_create
-        current = _find_manual(client, marker)
-        if current is None:
-            if dry_run:
-                return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
-            ensure_labels(client, wanted)
-            tried_create = True
-            issue = client.repo.create_issue(title=title, body=text, labels=wanted)
-            return Outcome("created", issue.html_url, issue.number, f"opened issue #{issue.number}", text)
-        if tried_create:
-            return Outcome(
-                "created", current.html_url, current.number, f"opened issue #{current.number}", text
-            )
-        if current.title == title and current.body == text:
-            return Outcome(
-                "unchanged", current.html_url, current.number, f"issue #{current.number} is up to date"
-            )
-        if dry_run:
-            return Outcome(
-                "dry-run", current.html_url, current.number, f"would update issue #{current.number}", text
-            )
-        current.edit(title=title, body=text)
-        return Outcome("updated", current.html_url, current.number, f"updated issue #{current.number}", text)
+        # The bot's own open issue with exactly this marker; a closed one was dealt with, and a re-run
+        # opens a new one.
+        current = find_issue(client, marker, state="open", limit=MAX_SCANNED)
+        return upsert(IssueIn(client), current, wanted, dry_run=dry_run, tries=tries)
 
     return client.run(
         step,

@@ -1,21 +1,13 @@
-"""The sticky PR comment: one comment per pull request, found by its hidden marker and edited in place."""
+"""The sticky PR comment: one comment per pull request, found by its hidden marker and edited in place
+(`bot.publish.upsert`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.errors import PublishError
 from bot.publish.github import Outcome, RepoClient, check_size, with_marker
+from bot.publish.upsert import CommentOn, Tries, Wanted, find_comment, upsert
 
 PR_MARKER = "<!-- opdrift:pr-comment -->"
-
-
-def find_comment(client: RepoClient, issue: Any, marker: str) -> Any | None:
-    """The bot's oldest comment holding `marker`, looking through every page of comments."""
-    for comment in issue.get_comments():
-        if marker in (comment.body or "") and client.is_mine(comment):
-            return comment
-    return None
 
 
 def publish_pr_comment(
@@ -54,11 +46,9 @@ def publish_pr_comment(
             "dry-run", None, pr, f"{why}: would post nothing, only flip an earlier comment on PR #{pr}", text
         )
     repo_name = client.repo_name
-    # A create or an edit that "failed" may have landed: the retry then finds it done, and says so.
-    tried_create = tried_edit = False
+    tries = Tries()  # a create or an edit that "failed" may have landed: the retry finds it done
 
     def step() -> Outcome:
-        nonlocal tried_create, tried_edit
         client.own_login()  # whose comment is the bot's must be known before anything is read or written
         issue = client.repo.get_issue(pr)
         if issue.pull_request is None:
@@ -74,29 +64,11 @@ def publish_pr_comment(
                     "so it is not posted (the run for the new head posts its own)",
                 )
         mine = find_comment(client, issue, marker)
-        if mine is None:
-            if not has_drift:
-                why = quiet_reason or "no drift"
-                posted = "would post" if dry_run else "posted"
-                return Outcome(
-                    "skipped", None, pr, f"{why} and no earlier comment on PR #{pr}: {posted} nothing"
-                )
-            if dry_run:
-                return Outcome("dry-run", None, pr, f"would create a comment on PR #{pr}", text)
-            tried_create = True
-            created = issue.create_comment(text)
-            return Outcome("created", created.html_url, pr, f"created comment {created.id} on PR #{pr}", text)
-        if mine.body == text:
-            if tried_create:
-                return Outcome("created", mine.html_url, pr, f"created comment {mine.id} on PR #{pr}", text)
-            if tried_edit:
-                return Outcome("updated", mine.html_url, pr, f"updated comment {mine.id} on PR #{pr}", text)
-            return Outcome("unchanged", mine.html_url, pr, f"comment {mine.id} on PR #{pr} is up to date")
-        if dry_run:
-            return Outcome("dry-run", mine.html_url, pr, f"would update comment {mine.id} on PR #{pr}", text)
-        tried_edit = True
-        mine.edit(text)
-        return Outcome("updated", mine.html_url, pr, f"updated comment {mine.id} on PR #{pr}", text)
+        if mine is None and not has_drift:
+            why = quiet_reason or "no drift"
+            posted = "would post" if dry_run else "posted"
+            return Outcome("skipped", None, pr, f"{why} and no earlier comment on PR #{pr}: {posted} nothing")
+        return upsert(CommentOn(issue, pr), mine, Wanted(text), dry_run=dry_run, tries=tries)
 
     return client.run(
         step,

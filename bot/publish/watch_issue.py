@@ -1,9 +1,9 @@
 """`opdrift watch`'s issue: the one dashboard issue, found by its hidden marker among the bot's own open
 issues, its body edited only when it changed, and the run's comment on it (bot.app.watch plans both).
 
-Found as the weekly issue is found (`bot.publish.weekly_issue`): only issues the token's own login
-opened (``creator=``), newest first, at most MAX_SCANNED of them, so a person or another app quoting
-the marker is never taken for it. Its body carries the last run's state, which is why it is read before
+Found and written as every post of the bot is (`bot.publish.upsert`): only issues the token's own
+login opened (``creator=``), newest first, at most MAX_SCANNED of them, the marker on the first line,
+so a person or another app quoting the marker is never taken for it. Its body carries the last run's state, which is why it is read before
 anything is planned (`find_watch_issue`) and written after (`publish_watch`).
 
 A run with nothing new sends no write at all: the body is compared byte for byte, and no comment is
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.publish.github import Outcome, RepoClient, check_size, with_marker
+from bot.publish.upsert import IssueIn, Tries, Wanted, find_issue, upsert
 from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
 
 MAX_SCANNED = 200  # the bot's own open issues looked through: its watch issue is one of a handful
@@ -36,19 +37,7 @@ class FoundIssue:
 
 
 def _find(client: RepoClient) -> Any | None:
-    login = client.own_login()
-    issues = client.repo.get_issues(state="open", sort="created", direction="desc", creator=login)
-    found = None
-    for scanned, issue in enumerate(issues, 1):
-        if scanned > MAX_SCANNED:
-            break
-        # The marker on the first line, where the bot writes it (a quote of it elsewhere does not
-        # count), and the author, before `pull_request` (reading it makes PyGithub fetch the issue).
-        if not (issue.body or "").startswith(WATCH_MARKER) or not client.is_mine(issue):
-            continue
-        if issue.pull_request is None and (found is None or issue.number < found.number):
-            found = issue  # two (a run raced another): the oldest is the one
-    return found
+    return find_issue(client, WATCH_MARKER, state="open", limit=MAX_SCANNED)
 
 
 def find_watch_issue(client: RepoClient | None) -> FoundIssue | None:
@@ -97,7 +86,7 @@ def publish_watch(
         # What was read before planning is what would be written: nothing to send, nothing to re-read.
         return Outcome("unchanged", found.url, found.number, f"issue #{found.number} is up to date"), ()
     repo_name = client.repo_name
-    created = False
+    tries = Tries()  # what the opening step and earlier attempts wrote
     posted: list[Outcome] = []
     if notes:
         # The comment before the body: the body's hidden state records the news as told, so a comment
@@ -105,10 +94,9 @@ def publish_watch(
         # warning is better than a lost one). With no issue yet, one is opened with a body that
         # holds no state: a failed comment then leaves a cold start, which tells everything again.
         def open_issue() -> int:
-            nonlocal created
             current = _find(client)
             if current is None:
-                created = True
+                tries.created = True
                 current = client.repo.create_issue(title=title, body=with_marker(PENDING, WATCH_MARKER))
             return int(current.number)
 
@@ -121,22 +109,11 @@ def publish_watch(
         for note in notes:
             posted.append(_comment(client, number, note))
 
+    # The title only when opening: once set, it is the maintainers' to change.
+    wanted = Wanted(text, title, retitle=False)
+
     def write_issue() -> Outcome:
-        nonlocal created
-        current = _find(client)
-        if current is None:
-            created = True  # before the call: a create that "failed" but landed is found next try
-            made = client.repo.create_issue(title=title, body=text)
-            return Outcome("created", made.html_url, made.number, f"opened issue #{made.number}", text)
-        n = current.number
-        if current.body == text:
-            if created:
-                return Outcome("created", current.html_url, n, f"opened issue #{n}", text)
-            return Outcome("unchanged", current.html_url, n, f"issue #{n} is up to date")
-        current.edit(body=text)
-        if created:
-            return Outcome("created", current.html_url, n, f"opened issue #{n}", text)
-        return Outcome("updated", current.html_url, n, f"updated issue #{n}", text)
+        return upsert(IssueIn(client), _find(client), wanted, dry_run=False, tries=tries)
 
     issue = client.run(
         write_issue,

@@ -1,4 +1,5 @@
-"""The weekly drift issue: one issue per window (``2026-W48``), found by its hidden marker, linking the last."""
+"""The weekly drift issue: one issue per window (``2026-W48``), found by its hidden marker, linking the last
+(`bot.publish.upsert`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from github.GithubException import GithubException
-
 from bot.errors import PublishError
-from bot.publish.github import Action, Outcome, RepoClient, check_size, with_marker
+from bot.publish.github import Outcome, RepoClient, check_size, with_marker
+from bot.publish.upsert import IssueIn, Tries, Wanted, find_comment, is_ours, own_issues, upsert
 
 _WEEKLY_MARKER_RE = re.compile(r"<!-- opdrift:weekly window=([^\s>]+) -->")
 _WINDOW_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]*")
-LABEL_COLOR = "c5def5"
 
 
 def weekly_marker(window_key: str) -> str:
@@ -38,26 +37,19 @@ class _Found:
 
 
 def _find_weekly(client: RepoClient, window_key: str) -> _Found:
-    """The bot's issues only (``creator=`` its login), newest first, until the previous window's.
-
-    Never a scan of every issue: pytorch/pytorch has over 100,000, and listing them all costs more
-    requests than a workflow token has in an hour. Only the bot's own posts count (a person or another
-    app's bot may quote the marker), so the login must be known (`RepoClient.own_login`).
-    """
-    login = client.own_login()
-    issues = client.repo.get_issues(state="all", sort="created", direction="desc", creator=login)
+    """The bot's issues (`bot.publish.upsert.own_issues`), newest first, until the previous window's:
+    the current window's issue by the marker rule (`is_ours`), the previous by its marker's window."""
     current = None
     previous: tuple[str, Any] | None = None
-    for scanned, issue in enumerate(issues, 1):
-        if scanned > MAX_SCANNED:
-            break
+    marker = weekly_marker(window_key)
+    for issue in own_issues(client, state="all", limit=MAX_SCANNED):
         # The marker and the author first: reading `pull_request` of a plain issue makes PyGithub
         # fetch it again (the list leaves the field out).
-        match = _WEEKLY_MARKER_RE.search(issue.body or "")
-        if match is None or not client.is_mine(issue) or issue.pull_request is not None:
+        match = _WEEKLY_MARKER_RE.match(issue.body or "")
+        if match is None or not is_ours(client, issue, match.group(0)) or issue.pull_request is not None:
             continue
         window = match.group(1)
-        if window == window_key:
+        if match.group(0) == marker:
             if current is None or issue.number < current.number:
                 current = issue
         elif window < window_key:
@@ -66,21 +58,6 @@ def _find_weekly(client: RepoClient, window_key: str) -> _Found:
             previous = (window, issue)
             break
     return _Found(current, None if previous is None else previous[1])
-
-
-def ensure_labels(client: RepoClient, names: Sequence[str]) -> None:
-    if not names:
-        return
-    repo = client.repo
-    have = {label.name.lower() for label in repo.get_labels()}
-    for name in names:
-        if name.lower() in have:
-            continue
-        try:
-            repo.create_label(name, LABEL_COLOR, "opened by opdrift")
-        except GithubException as exc:
-            if exc.status != 422:  # 422: a concurrent run created it meanwhile
-                raise
 
 
 # The issue's body, rendered for the previous window's issue number (None: no link), which only the
@@ -117,53 +94,19 @@ def publish_weekly_issue(
         text = weekly_body(render_for, marker, None)
         return Outcome("dry-run", None, None, f"would open or update the issue {title!r}", text)
     repo_name = client.repo_name
-    wanted_labels = list(dict.fromkeys(labels))
+    wanted_labels = tuple(dict.fromkeys(labels))
     # A create that "failed" may have landed, and a step that created the issue may fail later
     # (closing last week's): the retry then finds this call's own issue, which is new, not up to date.
-    tried_create = tried_update = False
+    tries = Tries()
 
     def step() -> Outcome:
-        nonlocal tried_create, tried_update
         found = _find_weekly(client, window_key)
         previous = found.previous if link_previous else None
         text = weekly_body(render_for, marker, previous)
         check_size(text, "the weekly issue")
+        wanted = Wanted(text, title, wanted_labels)
+        outcome = upsert(IssueIn(client), found.current, wanted, dry_run=dry_run, tries=tries)
         closing = found.previous if close_previous and found.previous is not None else None
-        current = found.current
-        if current is None:
-            if dry_run:
-                return Outcome("dry-run", None, None, f"would open the issue {title!r}", text)
-            ensure_labels(client, wanted_labels)
-            tried_create = True
-            issue = client.repo.create_issue(title=title, body=text, labels=wanted_labels)
-            outcome = Outcome("created", issue.html_url, issue.number, f"opened issue #{issue.number}", text)
-        else:
-            have = {lb.name.lower() for lb in current.labels}
-            missing = [n for n in wanted_labels if n.lower() not in have]
-            if current.title == title and current.body == text and not missing:
-                action: Action = "created" if tried_create else "updated" if tried_update else "unchanged"
-                detail = {
-                    "created": f"opened issue #{current.number}",
-                    "updated": f"updated issue #{current.number}",
-                    "unchanged": f"issue #{current.number} is up to date",
-                }[action]
-                outcome = Outcome(
-                    action, current.html_url, current.number, detail, "" if action == "unchanged" else text
-                )
-            elif dry_run:
-                return Outcome(
-                    "dry-run", current.html_url, current.number, f"would update issue #{current.number}", text
-                )
-            else:
-                if current.title != title or current.body != text:
-                    tried_update = True
-                    current.edit(title=title, body=text)
-                if missing:
-                    ensure_labels(client, missing)
-                    current.add_to_labels(*missing)
-                outcome = Outcome(
-                    "updated", current.html_url, current.number, f"updated issue #{current.number}", text
-                )
         if closing is not None and closing.state == "open" and not dry_run:
             closing.edit(state="closed", state_reason="completed")
         return outcome
@@ -200,11 +143,10 @@ def publish_quiet_week(client: RepoClient | None, *, window_key: str, text: str,
             return Outcome(
                 "skipped", None, None, "no operator changes this week; no open drift issue to comment on"
             )
-        for comment in issue.get_comments():
-            if marker in (comment.body or "") and client.is_mine(comment):
-                return Outcome(
-                    "unchanged", issue.html_url, issue.number, f"issue #{issue.number} already says so"
-                )
+        if find_comment(client, issue, marker) is not None:
+            return Outcome(
+                "unchanged", issue.html_url, issue.number, f"issue #{issue.number} already says so"
+            )
         if dry_run:
             return Outcome(
                 "dry-run", issue.html_url, issue.number, f"would comment on issue #{issue.number}", body

@@ -4,7 +4,7 @@
 (``coverage.md.j2``) templates show that same view, schema alerts included, and differ only in layout
 and escaping. Every name and schema comes from someone else's file, so the Markdown template quotes
 them through `bot.text.code` / `md`, and the text environment makes every value one terminal-safe line.
-The JSON is `bot.coverage.check.coverage_json`, and loads no Jinja2.
+The JSON is `bot.coverage.jsonform.coverage_json`, and loads no Jinja2.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
+from bot.coverage.change import CoverageChange
+from bot.coverage.check import Coverage, SchemaAlert, falls_back
 from bot.coverage.firstwork import FirstWork, first_work, first_work_json
+from bot.coverage.jsonform import coverage_json
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import relative_path, root_label
 from bot.coverage.workitems import (
@@ -88,7 +90,7 @@ def grade(a: SchemaAlert) -> Grade:
 class AlertCounts:
     """A backend's schema alerts counted by grade, all of them (what the base raised too): the one
     count the text, the Markdown and the JSON give. `new`: with --base, how many the base did not
-    raise (`bot.coverage.check.compare_coverage`), which the Markdown lists; None without a base."""
+    raise (`bot.coverage.change.compare_coverage`), which the Markdown lists; None without a base."""
 
     kernel: int = 0
     symint: int = 0

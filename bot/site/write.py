@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bot.errors import ConfigError
-from bot.snapshot import fsync_directory, pause_point, remove_leftovers, temp_prefix
+from bot.files import fsync_directory, remove_leftovers, temp_prefix
 
 # A directory holding this file was written by `opdrift site` and may be replaced by the next build.
 MARKER = ".opdrift-site"
@@ -61,7 +61,6 @@ def write_site(target: str | os.PathLike[str], files: Mapping[str, bytes]) -> No
         if out.exists() and not out.is_symlink():
             old = Path(tempfile.mkdtemp(prefix=temp_prefix(out.name), suffix=".old", dir=parent))
             os.replace(out, old / "site")
-        pause_point("site-swap")
         os.replace(link, out)
         fsync_directory(parent)
     except OSError as err:
@@ -70,7 +69,6 @@ def write_site(target: str | os.PathLike[str], files: Mapping[str, bytes]) -> No
     except BaseException:
         _discard(staging, link)
         raise
-    pause_point("site-cleanup")
     if previous is not None:
         gone = parent / previous
         # Only a directory this writer's scheme made beside DIR: a link the user pointed elsewhere
