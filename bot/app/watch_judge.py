@@ -27,7 +27,7 @@ from pathlib import Path
 from bot import pipeline
 from bot.app.prepare import backend_work
 from bot.app.subscriptions import Kernels, backend_gaps, backend_specs
-from bot.app.watch_state import StateError, impact_data, read_impact
+from bot.app.watch_impact import StateError, impact_data, read_impact
 from bot.drift.changes import Change, compute_drift
 from bot.history.cache import DiskCache, code_digest
 from bot.model import SourceFiles
