@@ -39,16 +39,7 @@ from bot.app.watch_breaks import ticked
 from bot.app.watch_reconcile import CLOSED_UNLABELLED as CLOSED_UNLABELLED  # the retry list's reasons
 from bot.app.watch_reconcile import DEFERRED as DEFERRED
 from bot.app.watch_reconcile import (
-    Deferred,
-    Judged,
-    Judgements,
     RunFacts,
-    Scanned,
-    TooLarge,
-    Unparsable,
-    Unreadable,
-    Untouched,
-    Verdict,
     failing,
     in_turn,
     known_heads,
@@ -59,6 +50,17 @@ from bot.app.watch_reconcile import (
     scan_since,
 )
 from bot.app.watch_state import MAX_TRIES, WatchState, read_state
+from bot.app.watch_verdicts import (
+    Deferred,
+    Judged,
+    Judgements,
+    Scanned,
+    TooLarge,
+    Unparsable,
+    Unreadable,
+    Untouched,
+    Verdict,
+)
 from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
 from bot.model import PullRef
 from bot.publish.config import BotConfig

@@ -11,9 +11,10 @@ The steps, in order, each a function of plain records (tests/test_watch_reconcil
    keeps its row or takes its verdict (`take`) — then the PRs the listing could not examine (`unread`);
 3. `examine_retries`: the last run's retry list, for the PRs this listing did not bring;
 4. `drop_unlisted`: after a re-judgement, a row the complete listing lacks is no longer open;
-5. `announce`: what is news, and whom it may mention now (drafts and PRs told within a day wait);
-6. `next_state` and `view_of`: the state kept and the view shown;
-7. `render`: the body with its state block, the comments, and what did not read back (`read_back`).
+5. `told_news` and `announce`: what is news, measured against what was told, and whom it may
+   mention now (drafts and PRs told within a day wait);
+6. `next_state` and `view_of`: the state kept (`kept_broke`: the landed breaks) and the view shown;
+7. `body_of`: the body with its state block; the comments; `read_back`: what did not read back.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from bot.app.watch_breaks import expired
 from bot.app.watch_state import (
@@ -39,6 +40,16 @@ from bot.app.watch_state import (
     read_state,
     row_title,
     state_block,
+)
+from bot.app.watch_verdicts import (
+    Deferred,
+    Judgements,
+    Scanned,
+    TooLarge,
+    Unparsable,
+    Unreadable,
+    Untouched,
+    Verdict,
 )
 from bot.model import PullRef
 from bot.render.watch import (
@@ -65,83 +76,6 @@ DEFERRED = "not judged: the run's judgement budget was spent; judged first next 
 TOO_LARGE = "too-large"  # the row note (`PullRow.note`) of a PR not judged for its size: shown, never news
 MENTION_HOURS = 24  # a PR mentions its subscribers at most once in this many hours
 REOPEN_HOURS = 7 * 24  # a PR closed unlanded keeps the fingerprint last told this long
-
-
-class Scanned(Protocol):
-    """What one listing of the upstream's pull requests gave (`bot.publish.pulls.Scan`)."""
-
-    @property
-    def pulls(self) -> tuple[PullRef, ...]: ...  # updated since the watermark, any state, newest first
-
-    @property
-    def watermark(self) -> str | None: ...  # what to pass as `since` next run
-
-    @property
-    def complete(self) -> bool: ...  # False: the request budget stopped the scan
-
-    @property
-    def failed(self) -> tuple[tuple[PullRef, str], ...]: ...  # PRs it could not examine, and why
-
-    @property
-    def listed_open(self) -> int: ...  # open PRs listed
-
-    @property
-    def listed_whole(self) -> bool: ...  # the listing itself finished (else: at least listed_open)
-
-    @property
-    def examined_open(self) -> int: ...  # of them, examined
-
-    @property
-    def paid(self) -> int: ...  # compares this run paid for: the pace of the runs to come
-
-
-# What the edge found out about one open PR at the head it was examined at (`needs_judging`).
-@dataclass(frozen=True)
-class Judged:
-    impacts: tuple[BackendImpact, ...]  # () : it affects no subscribed backend
-
-
-@dataclass(frozen=True)
-class Untouched:
-    """It changes none of the operator files (`bot.model.OPERATOR_PATHS`)."""
-
-
-@dataclass(frozen=True)
-class Deferred:
-    """The run's judgement budget was spent before it (a PR the edge never got to counts as this)."""
-
-
-@dataclass(frozen=True)
-class TooLarge:
-    limit: int  # an operator file at its head is over this many bytes: not judged
-
-
-@dataclass(frozen=True)
-class Unparsable:
-    reason: str  # its operator files do not parse: work in progress, asks nothing yet
-
-
-@dataclass(frozen=True)
-class Unreadable:
-    reason: str  # its compare, files or a read's deadline failed: tried again next run
-
-
-Verdict = Judged | Untouched | Deferred | TooLarge | Unparsable | Unreadable
-
-
-@dataclass(frozen=True)
-class Judgements:
-    """What the edge found out: a verdict per PR number it examined; the retry list's PRs it fetched
-    again, as they are now (in the order fetched), and those it could not fetch, with why. A retry
-    entry in neither is kept as it was (the budget was spent before it)."""
-
-    verdicts: Mapping[int, Verdict] = field(default_factory=dict)
-    fetched: tuple[PullRef, ...] = ()
-    unfetched: Mapping[int, str] = field(default_factory=dict)
-
-    @property
-    def judged(self) -> int:
-        return sum(isinstance(v, Judged) for v in self.verdicts.values())
 
 
 @dataclass(frozen=True)

@@ -312,8 +312,8 @@ def written_len(text: str) -> int:
 def fit_text(text: str, limit: int) -> str:
     """The longest start of TEXT that takes at most LIMIT characters in the block (quotes aside).
     Texts are bounded by what they take when written, never by what they show: 256 emoji are 256
-    characters of a title and 3,072 of the block. `bot.app.watch` cuts a title with it too, so that
-    the body shows what a later run, reading the state, shows again."""
+    characters of a title and 3,072 of the block. `bot.app.watch_reconcile` cuts a title with it too, so
+    that the body shows what a later run, reading the state, shows again."""
     if written_len(text) <= limit + 2:
         return text
     low, high = 0, min(len(text), limit)

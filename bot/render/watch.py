@@ -1,7 +1,7 @@
 """`opdrift watch`'s outputs: the dashboard issue, the run's one comment, and the JSON for other tools.
 
-The records here are what `bot.app.watch` decides for each open upstream pull request and each
-subscribed backend (`BackendImpact`, from the same subscription matching the weekly issue and the PR
+The records here are what `bot.app.watch_reconcile` decides for each open upstream pull request and
+each subscribed backend (`BackendImpact`, from the same subscription matching the weekly issue and the PR
 comment use), and what the issue's hidden state keeps of a row to show it again without reading the
 pull request again (`PullRow`). The Markdown comes from ``templates/watch_issue.md.j2``,
 ``watch_comment.md.j2`` and ``watch_landed.md.j2`` fed a `WatchView` and the words they call
@@ -94,7 +94,7 @@ class BackendImpact:
     more_removed: int = 0
     also: tuple[OpList, ...] = ()  # the other lists, non-empty ones only, in GAP_LISTS order
     # the backend's name (`bot.publish.backend_specs.BackendSpec.label`), what every output calls it; set from
-    # the config each run (`bot.app.watch`), never read from the state: not part of what it says
+    # the config each run (`bot.app.watch_reconcile`), never read from the state: not part of what it says
     name: str = field(default="", compare=False)
     # the models that reach any of its needs (all of them, `lacking` and the more), as BrokenKernel's
     lacking_models: ModelReach | None = field(default=None, compare=False)
@@ -289,8 +289,8 @@ def _capped(view: WatchView, cap: int) -> WatchView:
 def render_issue(view: WatchView, state_for: Callable[[WatchView], str], limit: int = BODY_LIMIT) -> str:
     """The dashboard's body with its hidden state (`state_for(view)`, which sees the rows as shown), the
     largest per-list cap that fits LIMIT; rows the body has no room for even then are left out of
-    it, the least recently updated, and counted ("N more"). STATE_FOR sees the rows shown; `bot.app.watch`'s
-    keeps the others in the state too, so they come back when room does."""
+    it, the least recently updated, and counted ("N more"). STATE_FOR sees the rows shown;
+    `bot.app.watch_reconcile`'s keeps the others in the state too, so they come back when room does."""
 
     def at(cap: int, rows: int | None = None) -> str:
         shown = _capped(view, cap)
