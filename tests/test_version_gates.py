@@ -163,10 +163,13 @@ def test_the_watch_warns_nobody_of_a_pr_that_touches_only_ops_gated_out_at_its_v
     assert not [name for name in GATED if name in text]
 
 
-def test_a_judgement_is_cached_by_the_torch_version_of_both_sides_too(tmp_path: Path) -> None:
+def test_a_judgement_is_cached_by_the_torch_version_of_both_sides_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A version.txt bump changes none of the three operator files, but it changes which entries of
     Ascend's list count: a judgement made at 2.1 is not the one at 2.13.0a0."""
     from bot.app.watch_judge import Judge, JudgementCache
+    from bot.cli.common import start_run, warn
     from bot.config.file import parse_config
     from bot.model import SourceFiles, SourceMeta, TextFile
 
@@ -202,15 +205,15 @@ def test_a_judgement_is_cached_by_the_torch_version_of_both_sides_too(tmp_path: 
     assert judge("base", "head") == ()
     assert (judge.judged, judge.cached) == (2, 0)
     # A source with no version at all (no release tag, no version.txt): every entry counts, and the
-    # run says so once however many pull requests it judges.
-    said: list[str] = []
+    # run says so once however many pull requests it judges (the command line's warn, once a run).
+    start_run()
     version[0] = None
-    blind = Judge(cfg, lambda sha: sha, read, warn=said.append)
+    blind = Judge(cfg, lambda sha: sha, read, warn=warn)
     (ungated,) = blind("base", "head")
     assert ungated.removed == ("fake_quantize_per_channel_affine_cachemask",)
     blind("head", "base")
     assert blind.judged == 2
-    (warning,) = said
+    (warning,) = capsys.readouterr().err.splitlines()
     assert "op_plugin_functions.yaml: the PyTorch SOURCE judged has no torch version" in warning
     assert "every entry counts" in warning
 

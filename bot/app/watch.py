@@ -1,9 +1,11 @@
 """The `watch` use case: the open upstream pull requests that would affect a subscribed backend, as a
 dashboard issue, and one comment per run for what is new.
 
-Given what the last run saw (`bot.app.watch_state`, read from the issue), the pull requests updated
-since (a `PullSource`: `bot.github.pulls.PullsClient` in production), and a `Judge`
-(`bot.app.watch_judge`), it works out each row of the dashboard:
+This module is the run's edges: it reads what the last run saw (`bot.app.watch_state`, from the
+issue), lists the pull requests updated since (a `PullSource`: `bot.github.pulls.PullsClient` in
+production), reads and judges those that need it (a `Judge`, `bot.app.watch_judge`) within the run's
+budget (`gather`), and says the warnings. What follows from all that is decided, pure, by
+`bot.app.watch_reconcile.reconcile`, step by named step; each row of the dashboard:
 
 - a PR whose head is the one the last run judged keeps its row (its title, draft state and last update
   are taken from the listing): nothing is read or judged again;
@@ -28,55 +30,44 @@ and writes what this plans after, only when the body changed.
 
 from __future__ import annotations
 
-import datetime
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import Protocol
 
-from bot.app.watch_breaks import expired, ticked
-from bot.app.watch_state import (
-    COLD,
-    MAX_BROKE,
-    MAX_LANDED,
-    MAX_QUIET,
-    MAX_RETRY,
-    MAX_TOLD,
-    MAX_TRIES,
-    Closed,
-    Retry,
-    WatchState,
-    landed_title,
-    read_state,
-    row_title,
-    state_block,
+from bot.app.watch_breaks import ticked
+from bot.app.watch_reconcile import CLOSED_UNLABELLED as CLOSED_UNLABELLED  # the retry list's reasons
+from bot.app.watch_reconcile import DEFERRED as DEFERRED
+from bot.app.watch_reconcile import (
+    RunFacts,
+    failing,
+    in_turn,
+    known_heads,
+    listed_numbers,
+    needs_judging,
+    reconcile,
+    rejudging,
+    scan_since,
+)
+from bot.app.watch_state import MAX_TRIES, WatchState, read_state
+from bot.app.watch_verdicts import (
+    Deferred,
+    Judged,
+    Judgements,
+    Scanned,
+    TooLarge,
+    Unparsable,
+    Unreadable,
+    Untouched,
+    Verdict,
 )
 from bot.config.file import BotConfig
 from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
 from bot.github.pulls import DEFAULT_BUDGET
 from bot.model import PullRef
-from bot.render.watch import (
-    BackendImpact,
-    Landed,
-    LandedBreak,
-    PullRow,
-    ScanProgress,
-    WatchView,
-    breaks_build,
-    build_part,
-    fingerprint,
-    new_items,
-    render_comment,
-    render_issue,
-    render_landed,
-    watch_json,
-)
+from bot.render.watch import BackendImpact, WatchView
 
 Say = Callable[[str], None]
-# The retry list's reason for a PR seen closed unlanded while it had a row: looked at once more.
-CLOSED_UNLABELLED = "closed without a landing label: looked at once more, in case the merge bot labels it"
-# The retry list's reason for a PR this run had no budget left to judge: judged first next run.
-DEFERRED = "not judged: the run's judgement budget was spent; judged first next run"
 # What one run judges at most, and for how long (each judgement reads about five answers and parses
 # two native_functions.yaml): a fork force-pushing hundreds of PRs hourly cannot take the run, and
 # what is left waits on the retry list, judged first next run.
@@ -86,37 +77,6 @@ JUDGE_SECONDS = 300.0
 # takes files of 100 MB, and parsing 64 MB of YAML costs a run about 50 s and 800 MB). Read from the
 # tree's blob size before any content is downloaded.
 MAX_JUDGED_BYTES = 8 * 1024 * 1024
-TOO_LARGE = "too-large"  # the row note (`PullRow.note`) of such a PR: shown, never news
-MENTION_HOURS = 24  # a PR mentions its subscribers at most once in this many hours
-REOPEN_HOURS = 7 * 24  # a PR closed unlanded keeps the fingerprint last told this long
-
-
-class Scanned(Protocol):
-    """What one listing of the upstream's pull requests gave (`bot.github.pulls.Scan`)."""
-
-    @property
-    def pulls(self) -> tuple[PullRef, ...]: ...  # updated since the watermark, any state, newest first
-
-    @property
-    def watermark(self) -> str | None: ...  # what to pass as `since` next run
-
-    @property
-    def complete(self) -> bool: ...  # False: the request budget stopped the scan
-
-    @property
-    def failed(self) -> tuple[tuple[PullRef, str], ...]: ...  # PRs it could not examine, and why
-
-    @property
-    def listed_open(self) -> int: ...  # open PRs listed
-
-    @property
-    def listed_whole(self) -> bool: ...  # the listing itself finished (else: at least listed_open)
-
-    @property
-    def examined_open(self) -> int: ...  # of them, examined
-
-    @property
-    def paid(self) -> int: ...  # compares this run paid for: the pace of the runs to come
 
 
 class PullSource(Protocol):
@@ -162,100 +122,6 @@ class WatchPlan:
         return tuple(c for c in (*self.landed_comments, self.comment) if c)
 
 
-def _progress(scan: Scanned) -> ScanProgress:
-    """How far a scan the budget stopped got, and how many more runs at this run's pace the rest takes
-    (None when this run examined nothing new: no pace to tell from)."""
-    left = max(scan.listed_open - scan.examined_open, 0)
-    runs = -(-left // scan.paid) if scan.paid else None
-    return ScanProgress(scan.examined_open, scan.listed_open, scan.listed_whole, runs)
-
-
-def _row(pull: PullRef, impacts: tuple[BackendImpact, ...]) -> PullRow:
-    return PullRow(
-        pull.number,
-        row_title(pull.title),
-        pull.author,
-        pull.draft,
-        pull.updated_at,
-        pull.html_url,
-        pull.head_sha,
-        impacts,
-        fingerprint(impacts),
-    )
-
-
-def _relisted(row: PullRow, pull: PullRef) -> PullRow:
-    """ROW with what the listing now says of the PR (its title, draft state, last update)."""
-    return replace(
-        row,
-        title=row_title(pull.title),
-        author=pull.author,
-        draft=pull.draft,
-        updated_at=pull.updated_at,
-        url=pull.html_url,
-    )
-
-
-def _hours(since: str, until: str) -> float:
-    """Hours from SINCE to UNTIL (ISO 8601 times); a time that does not parse is long ago."""
-    try:
-        a = datetime.datetime.fromisoformat(since.replace("Z", "+00:00"))
-        b = datetime.datetime.fromisoformat(until.replace("Z", "+00:00"))
-        return (b - a).total_seconds() / 3600
-    except ValueError:
-        return float("inf")
-
-
-def _announce(
-    rows: Sequence[PullRow], seen: dict[int, frozenset[str]], told: dict[int, str], now: str
-) -> tuple[tuple[tuple[PullRow, tuple[BackendImpact, ...]], ...], dict[str, frozenset[str]], set[int]]:
-    """The news to tell (rows whose impact grew past SEEN, the fingerprint last told, and for each
-    the backends it is news for); for each backend of the news its PR asked something of when last
-    told and asks more of now, the items that are new (`WatchView.fresh`); and the rows whose growth
-    is withheld: a draft, or a PR whose subscribers were mentioned less than MENTION_HOURS ago (TOLD,
-    updated here). A withheld row keeps the fingerprint last told, so it is news once it is ready,
-    or once the day is over, whatever it asked meanwhile, and its marks are measured from then."""
-    out = []
-    fresh: dict[str, frozenset[str]] = {}
-    withheld = set()
-    for row in rows:
-        last_told = seen.get(row.number, frozenset())
-        grown = []
-        marks: dict[str, frozenset[str]] = {}
-        for i in row.impacts:
-            new = new_items(i, last_told)
-            if not new:
-                continue
-            grown.append(i)
-            if new != i.items():  # some of it was said: mark what was not
-                marks[f"{row.number}\0{i.key}"] = new
-        if not grown:
-            continue
-        last = told.get(row.number)
-        if row.draft or (last is not None and _hours(last, now) < MENTION_HOURS):
-            withheld.add(row.number)
-            continue
-        told[row.number] = now
-        fresh.update(marks)
-        out.append((row, tuple(grown)))
-    return tuple(out), fresh, withheld
-
-
-def _in_turn(pulls: Iterable[PullRef], tried: dict[int, Retry]) -> list[PullRef]:
-    """The listed PRs in the order they are examined: each once, as most recently listed; first the
-    ones a run put off at the same head (judged first, so a flood of new heads cannot starve them),
-    then the least recently updated first (a PR force-pushed every hour comes last)."""
-    latest: dict[int, PullRef] = {}
-    for pull in pulls:  # newest first: the first listing of a PR is its latest
-        latest.setdefault(pull.number, pull)
-
-    def waited(pull: PullRef) -> bool:
-        old = tried.get(pull.number)
-        return old is not None and old.head_sha == pull.head_sha and old.reason == DEFERRED
-
-    return sorted(latest.values(), key=lambda p: (not waited(p), p.updated_at, p.number))
-
-
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -270,19 +136,69 @@ def names_by_backend(cfg: BotConfig) -> dict[str, str]:
     return out
 
 
-def _named_break(x: LandedBreak, names: Mapping[str, str]) -> LandedBreak:
-    return replace(x, impacts=tuple(replace(i, name=names.get(i.key, i.name)) for i in x.impacts))
+@dataclass
+class _Budget:
+    """Whether another judgement fits the run: its count, its time, the requests of the run (SPENT:
+    the requests sent so far; without it only the scan's are counted)."""
+
+    budget: int
+    spent: Callable[[], int] | None
+    clock: Callable[[], float]
+    started: float
+    judged: int = 0
+
+    def affordable(self) -> bool:
+        within = self.spent is None or self.spent() < self.budget
+        return self.judged < MAX_JUDGED and self.clock() - self.started < JUDGE_SECONDS and within
 
 
-def _named(row: PullRow, names: Mapping[str, str]) -> PullRow:
-    """ROW with each backend called by its name in the config (NAMES: backend key → name)."""
-    return replace(row, impacts=tuple(replace(i, name=names.get(i.key, i.name)) for i in row.impacts))
+def _verdict(pull: PullRef, pulls: PullSource, judge: JudgeFn, budget: _Budget) -> Verdict:
+    """What reading and judging PULL at its head finds, as far as the budget goes."""
+    try:
+        if not pulls.touched(pull):
+            return Untouched()
+        if not budget.affordable():
+            return Deferred()
+        # From the trees' blob sizes: no content read for a PR too large to judge.
+        if max(pulls.head_sizes(pull).values(), default=0) > MAX_JUDGED_BYTES:
+            return TooLarge(MAX_JUDGED_BYTES)
+        impacts = judge(pulls.merge_base(pull), pull.head_sha)
+    except (YamlError, SchemaError) as err:  # work in progress upstream
+        return Unparsable(str(err))
+    except (SourceError, ApiLimitError) as err:  # gone, the network, a read's deadline
+        return Unreadable(str(err))
+    budget.judged += 1
+    return Judged(impacts)
 
 
-def _compact(row: PullRow) -> PullRow:
-    """ROW as the state keeps a row the body has no room to show: its counts, not its op names (the
-    row comes back with them when it has room, or with its names once its PR is judged again)."""
-    return replace(row, impacts=tuple(i.capped(0) for i in row.impacts))
+def gather(
+    state: WatchState, scan: Scanned, pulls: PullSource, judge: JudgeFn, budget: _Budget, *, again: bool
+) -> Judgements:
+    """The edge's reads, in the order `reconcile` examines the PRs: a verdict for each listed PR that
+    needs one (`needs_judging`), then the retry list's PRs the listing lacked, fetched again while
+    the listing was complete and the budget lasts."""
+    verdicts: dict[int, Verdict] = {}
+    failed = {p.number for p, _ in scan.failed}
+    for pull in in_turn(scan.pulls, {r.number: r for r in state.retry}):
+        if pull.number not in failed and needs_judging(pull, state, again):
+            verdicts[pull.number] = _verdict(pull, pulls, judge, budget)
+    fetched: list[PullRef] = []
+    unfetched: dict[int, str] = {}
+    listed = listed_numbers(scan)
+    for old in state.retry:
+        if old.number in listed or old.tries >= MAX_TRIES:
+            continue
+        if not scan.complete or not budget.affordable():  # kept for a run that can afford it
+            continue
+        try:
+            current = pulls.pull(old.number)
+        except (SourceError, ApiLimitError) as err:
+            unfetched[old.number] = str(err)
+            continue
+        fetched.append(current)
+        if needs_judging(current, state, again):
+            verdicts[current.number] = _verdict(current, pulls, judge, budget)
+    return Judgements(verdicts, tuple(fetched), unfetched)
 
 
 def plan_watch(
@@ -304,250 +220,28 @@ def plan_watch(
     no issue yet) and what PULLS lists since its watermark. WHO: each subscribed backend → handles;
     BACKENDS: the digest of their lists (`watch_judge.backend_digest`). BUDGET bounds every request
     of the run, the scan's and the judge's (SPENT: the requests sent so far; without it only the
-    scan's are counted); NOW (ISO 8601, the current time when None) dates the mentions."""
+    scan's are counted); NOW (ISO 8601, the current time when None) dates the mentions. CFG names
+    the backends."""
     now = now or _now()
     started = clock()
     state, problem = read_state(previous_body, who)
     if problem is not None and previous_body is not None:
         warn(problem)
-    # Rows judged against other backend lists (a list changed, a backend was added) are judged again,
-    # every open PR listed anew; what they said stays the measure of what is news.
-    again = state.backends != backends and state != COLD
+    again = rejudging(state, backends)
     if again:
         warn(
             "the subscribed backend lists changed since the last run: every open pull request is judged again"
         )
-    # Heads judged before need no compare to tell what they touch: their row (or quiet entry) says it.
-    known = () if again else (*(r.head_sha for r in state.rows), *(sha for _, sha in state.quiet))
-    failing = [r.number for r in state.retry if r.reason not in (DEFERRED, CLOSED_UNLABELLED)]
-    scan = pulls.scan(None if again else state.watermark, budget=budget, known_heads=known, later=failing)
+    scan = pulls.scan(
+        scan_since(state, again), budget=budget, known_heads=known_heads(state, again), later=failing(state)
+    )
     if not scan.complete:
         warn("the pull request listing stopped at its request budget: the rest is looked at next run")
-    rows = {r.number: r for r in state.rows}
-    before = dict(rows)
-    quiet = dict(state.quiet)
-    landed: list[Landed] = []
-    broke_now: list[LandedBreak] = []
-    tried = {r.number: r for r in state.retry}
-    retry: dict[int, Retry] = {}
-    judged = 0
-    deferred = 0
-    closed = {c.number: c for c in state.closed if _hours(c.when, now) < REOPEN_HOURS}
-
-    def affordable() -> bool:
-        """Whether another judgement fits the run: its count, its time, the requests of the run."""
-        within = spent is None or spent() < budget
-        return judged < MAX_JUDGED and clock() - started < JUDGE_SECONDS and within
-
-    def defer(pull: PullRef) -> None:
-        # Its row, if any, stays as it was; judged first next run (`_in_turn`), its tries unchanged.
-        nonlocal deferred
-        old = tried.get(pull.number)
-        tries = old.tries if old is not None and old.head_sha == pull.head_sha else 0
-        retry[pull.number] = Retry(pull.number, pull.head_sha, DEFERRED, tries)
-        deferred += 1
-
-    def too_large(pull: PullRef) -> bool:
-        """Whether an operator file at the PR's head is over MAX_JUDGED_BYTES (from the trees: no
-        content read); then the PR has a row that says so, and asks nothing of anyone."""
-        if max(pulls.head_sizes(pull).values(), default=0) <= MAX_JUDGED_BYTES:
-            return False
-        warn(
-            f"#{pull.number} at {pull.head_sha[:12]}: an operator file is over {MAX_JUDGED_BYTES} bytes: not judged"
-        )
-        rows[pull.number] = replace(_row(pull, ()), note=TOO_LARGE)
-        quiet.pop(pull.number, None)
-        return True
-
-    def unread(number: int, head: str, reason: str) -> None:
-        # Its row, if any, stays as it was; the watermark moves on, so the retry list is what brings
-        # the PR back next run (a failed PR is listed again only when someone updates it).
-        old = tried.get(number)
-        tries = old.tries + 1 if old is not None and old.head_sha == head else 1
-        retry[number] = Retry(number, head, reason[:200], tries)
-        then = "tried again next run" if tries < MAX_TRIES else f"given up after {tries} tries"
-        warn(f"#{number} at {head[:12]}: cannot read it, so it is not judged ({then}): {reason}")
-
-    def examine(pull: PullRef) -> None:
-        nonlocal judged
-        if pull.state != "open":
-            old = tried.get(pull.number)
-            if (
-                pull.state == "closed"
-                and pull.number in rows
-                and not (old is not None and old.reason == CLOSED_UNLABELLED)
-            ):
-                # The merge bot's push closed it; its `Merged` label comes in a later call, which
-                # this run's listing may have missed (see the module docstring).
-                retry[pull.number] = Retry(pull.number, pull.head_sha, CLOSED_UNLABELLED, 1)
-                return
-            retry.pop(pull.number, None)
-            gone = rows.pop(pull.number, None)
-            quiet.pop(pull.number, None)
-            if gone is not None and pull.state == "merged":
-                landed.append(Landed(pull.number, landed_title(pull.title), pull.html_url))
-                breaking = tuple(build_part(i) for i in gone.impacts if breaks_build(i))
-                if breaking:  # its own comment, and the dashboard's top until ticked off
-                    broke_now.append(
-                        LandedBreak(
-                            pull.number, landed_title(pull.title), pull.html_url, pull.updated_at, breaking
-                        )
-                    )
-            elif gone is not None:  # what it asked stays the measure if it reopens within a week
-                closed[pull.number] = Closed(pull.number, now, gone.fingerprint)
-            return
-        row = rows.get(pull.number)
-        if row is not None and row.head_sha == pull.head_sha and not again:
-            rows[pull.number] = _relisted(row, pull)
-            return
-        if quiet.get(pull.number) == pull.head_sha and not again:
-            return
-        try:
-            if not pulls.touched(pull):
-                rows.pop(pull.number, None)
-                quiet.pop(pull.number, None)
-                return
-            if not affordable():
-                defer(pull)
-                return
-            if too_large(pull):
-                return
-            impacts = judge(pulls.merge_base(pull), pull.head_sha)
-        except (YamlError, SchemaError) as err:
-            # Work in progress upstream: a PR whose files do not parse asks nothing yet. Not judged
-            # again at this head, and never the end of the run for the other PRs.
-            warn(
-                f"#{pull.number} at {pull.head_sha[:12]}: its operator files do not parse, so it is not judged: {err}"
-            )
-            rows.pop(pull.number, None)
-            quiet[pull.number] = pull.head_sha
-            return
-        except (SourceError, ApiLimitError) as err:  # gone, the network, a read's deadline
-            unread(pull.number, pull.head_sha, str(err))
-            return
-        rows.pop(pull.number, None)
-        quiet.pop(pull.number, None)
-        judged += 1
-        if impacts:
-            rows[pull.number] = _row(pull, impacts)
-        else:
-            quiet[pull.number] = pull.head_sha
-
-    failed = {p.number for p, _ in scan.failed}
-    for pull in _in_turn(scan.pulls, tried):
-        if pull.number not in failed:
-            examine(pull)
-    for pull, reason in scan.failed:
-        unread(pull.number, pull.head_sha, reason)
-    listed = {p.number for p in scan.pulls} | failed
-    for old in state.retry:  # what the last run could not read, and this listing did not bring
-        if old.number in listed:
-            continue
-        if old.tries >= MAX_TRIES:
-            continue
-        if not scan.complete or not affordable():  # the budget is spent: kept for a run that can afford it
-            retry[old.number] = old
-            continue
-        try:
-            current = pulls.pull(old.number)
-        except (SourceError, ApiLimitError) as err:
-            unread(old.number, old.head_sha, str(err))
-            continue
-        examine(current)
-    if again and scan.complete:  # listed anew: a row the listing of open PRs lacks is no longer open
-        rows = {n: r for n, r in rows.items() if n in listed}
-    ordered = tuple(sorted(rows.values(), key=lambda r: (r.updated_at, r.number), reverse=True))
-    # What is news is measured against what was told: the row's last fingerprint, or, for a PR that
-    # reopened, the one it had when it closed. Drafts, and PRs told less than a day ago, wait.
-    seen = {n: frozenset(c.fingerprint) for n, c in closed.items()}
-    seen.update({n: frozenset(r.fingerprint) for n, r in before.items()})
-    told = {n: when for n, when in state.told if _hours(when, now) < MENTION_HOURS}
-    names = names_by_backend(cfg)
-    news, fresh, withheld = _announce(tuple(_named(r, names) for r in ordered), seen, told, now)
-    ordered = tuple(
-        replace(r, fingerprint=tuple(sorted(seen.get(r.number, ())))) if r.number in withheld else r
-        for r in ordered
-    )
-    for n in rows:
-        closed.pop(n, None)
-    # "Landed since the last run" stays while nothing else changes, so that a quiet run edits nothing.
-    changed = landed or ordered != tuple(
-        sorted(state.rows, key=lambda r: (r.updated_at, r.number), reverse=True)
-    )
-    kept_landed = tuple(reversed(landed))[:MAX_LANDED] if changed else state.landed
-    watermark = scan.watermark if scan.watermark is not None else state.watermark
-    # A re-judgement the budget cut short is not done: the next run carries on judging again.
-    judged_against = state.backends if again and not scan.complete else backends
-    # Those put off first (they are judged first next run), then the newest PRs.
-    retry_kept = tuple(sorted(retry.values(), key=lambda r: (r.reason != DEFERRED, -r.number)))[:MAX_RETRY]
-    if deferred > sum(r.reason == DEFERRED for r in retry_kept):
-        watermark = state.watermark  # more put off than the retry list holds: listed again next run
-    # Landed breaks: this run's first, then the last run's that nobody ticked off and that are not
-    # older than BROKE_DAYS, at most MAX_BROKE (the state stays bounded).
-    done = ticked(previous_body)
-    fresh_numbers = {x.number for x in broke_now}
-    broke = (
-        *reversed(broke_now),
-        *(
-            x
-            for x in state.broke
-            if x.number not in done and x.number not in fresh_numbers and not expired(x.landed_at, watermark)
-        ),
-    )[:MAX_BROKE]
-    view = WatchView(
-        upstream=upstream,
-        rows=tuple(_named(r, names) for r in ordered),
-        landed=kept_landed,
-        news=news,
-        state_block="",
-        complete=scan.complete,
-        progress=None if scan.complete else _progress(scan),
-        fresh=fresh,
-        broke=tuple(_named_break(x, names) for x in broke),
-        broke_now=tuple(_named_break(x, names) for x in reversed(broke_now)),
-    )
-    quiet_kept = tuple(sorted(quiet.items(), reverse=True))[:MAX_QUIET]
-    told_kept = tuple(sorted(told.items(), key=lambda x: (x[1], x[0]), reverse=True))[:MAX_TOLD]
-    closed_kept = tuple(sorted(closed.values(), key=lambda c: (c.when, c.number), reverse=True))
-    full = {r.number: r for r in ordered}
-
-    def kept_state(kept_rows: tuple[PullRow, ...]) -> WatchState:
-        return WatchState(
-            watermark,
-            kept_rows,
-            quiet_kept,
-            kept_landed,
-            judged_against,
-            retry_kept,
-            told_kept,
-            closed_kept,
-            broke,
-        )
-
-    def state_for(shown: WatchView) -> str:
-        # The rows as the body shows them (lists capped to fit), with the fingerprints of what was
-        # judged, not of what had room; and the rows it has no room for, compacted: a row dropped
-        # from the state would be news again the next time its PR moves.
-        on_show = {r.number for r in shown.rows}
-        kept = (
-            *(replace(r, fingerprint=full[r.number].fingerprint) for r in shown.rows),
-            *(_compact(r) for r in ordered if r.number not in on_show),
-        )
-        return state_block(kept_state(kept))
-
-    body = render_issue(view, state_for)
-    # What is published must read back, or the next run starts cold and mentions everyone again.
-    back, unreadable = read_state(body, who)
-    if unreadable is not None:
-        warn(f"the watch state written does not read back ({unreadable}): the next run starts cold")
-    else:
-        lost = sorted(set(full) - {r.number for r in back.rows})
-        if lost:
-            named = ", ".join(f"#{n}" for n in lost[:20])
-            warn(
-                f"{len(lost)} row(s) could not be kept in the watch state ({named}): they will be news again"
-            )
-    final_state = kept_state(ordered)
+    judgements = gather(state, scan, pulls, judge, _Budget(budget, spent, clock, started), again=again)
+    facts = RunFacts(upstream, now, backends, who, names_by_backend(cfg), ticked(previous_body))
+    done = reconcile(state, scan, judgements, facts)
+    for note in done.notes:
+        warn(note)
     return WatchPlan(
-        body, render_comment(view), view, final_state, judged, watch_json(view), render_landed(view)
+        done.body, done.comment, done.view, done.state, judgements.judged, done.json, done.landed_comments
     )

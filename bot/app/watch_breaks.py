@@ -1,8 +1,9 @@
 """What the watch state keeps of a build break beyond its op and verdict: a broken kernel's C++
 declarations before and after (written only when they would read back, read back defensively), and
 how long a landed PR that breaks a build stays atop the dashboard (until its box is ticked, or for
-BROKE_DAYS). `bot.app.watch_state` writes and reads the rest of the block; this module is its part
-for issue 29's declarations and landed breaks, kept apart so that each stays small.
+BROKE_DAYS). `bot.app.watch_impact` writes and reads the rest of an impact, `bot.app.watch_state` the
+rest of the block; this module is their part for the declarations and landed breaks, kept apart so
+that each stays small.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from pathlib import Path
 from bot import pipeline
 from bot.app.prepare import backend_work
 from bot.app.subscriptions import Kernels, backend_gaps, backend_specs
-from bot.app.watch_state import StateError, impact_data, read_impact
+from bot.app.watch_impact import StateError, impact_data, read_impact
 from bot.config.backend_specs import BackendSpec
 from bot.config.file import BotConfig
 from bot.drift.changes import Change, compute_drift
@@ -44,8 +44,10 @@ from bot.taxonomy.overrides import Overrides, load_overrides
 Say = Callable[[str], None]
 MAX_ENTRIES = 2000  # judgements kept on disk; each is a few hundred bytes
 _KIND = "watch"
-# Beyond code_digest's: the coverage readers and the matching decide a judgement too.
-_JUDGING = ("coverage", "app", "work", "drift")
+# The parts of the package `code_digest` leaves out that decide a judgement too: the coverage readers,
+# and render's impact records (their caps, `MAX_OPS`) and gap lists (`GAP_LISTS`). The rest it leaves
+# out shows, sends or publishes a judgement.
+_JUDGING = ("coverage", "render")
 
 
 def who_by_backend(cfg: BotConfig) -> dict[str, tuple[str, ...]]:
@@ -115,6 +117,16 @@ def backend_digest(cfg: BotConfig) -> str | None:
     return digest.hexdigest()
 
 
+def judging_files(root: Path) -> list[Path]:
+    """The files of the package at ROOT that `_judging_digest` adds to `code_digest`'s."""
+    return [
+        path
+        for part in _JUDGING
+        for path in sorted((root / part).rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo")
+    ]
+
+
 def _judging_digest() -> str | None:
     base = code_digest()
     if base is None:
@@ -122,10 +134,8 @@ def _judging_digest() -> str | None:
     digest = hashlib.sha256(base.encode())
     root = Path(__file__).resolve().parent.parent
     try:
-        for part in _JUDGING:
-            for path in sorted((root / part).rglob("*")):
-                if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
-                    digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+        for path in judging_files(root):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     except OSError:
         return None
     return digest.hexdigest()
@@ -242,22 +252,12 @@ def impacts_of(
 _LISTS = ("ops", "broken", "removed", *(g.field for g in GAP_LISTS))
 
 
-def _once(warn: Say) -> Say:
-    said: set[str] = set()
-
-    def once(message: str) -> None:
-        if message not in said:
-            said.add(message)
-            warn(message)
-
-    return once
-
-
 @dataclass
 class Judge:
     """Judges a pull request from its merge base and head commit: `spec_for(sha)` names the SOURCE of a
     commit (``gh:OWNER/NAME@SHA`` in production, ``DIR@SHA`` of a local clone in tests), `read` reads
-    it. `judged` and `cached` count what a run did."""
+    it. `judged` and `cached` count what a run did. Each PR reads the same lists again, so WARN hears
+    the same warning once per PR: the command line's `bot.cli.common.warn` says each once a run."""
 
     cfg: BotConfig
     spec_for: Callable[[str], str]
@@ -268,8 +268,6 @@ class Judge:
     cached: int = 0
 
     def __post_init__(self) -> None:
-        if self.warn is not None:
-            self.warn = _once(self.warn)  # each PR reads the same lists again: say a thing once a run
         self._overrides: Overrides | None = load_overrides(self.cfg.overrides) if self.cfg.overrides else None
         self._who = who_by_backend(self.cfg)
         self.backends = backend_digest(self.cfg)  # what the judgements are made against (None: unreadable)

@@ -5,7 +5,7 @@ dashboard, drawn again from the state on a later run, says what the run that jud
 Written as ``"models": {"release": "2.14.1", "needs": [used_by, of, flags], "breaks": {op: [...]}}``,
 ``flags`` 1 for "no model data yet" and 2 for "CPU-only". The block is untrusted (`bot.app.watch_state`):
 every count is bounded, a release is digits and dots (the dashboard shows it unescaped), and a count
-that does not read drops the counts, never the row. `bot.app.watch_state` calls these; they are kept
+that does not read drops the counts, never the row. `bot.app.watch_impact` calls these; they are kept
 apart so that each module stays small.
 """
 

@@ -14,7 +14,10 @@ does not read is a cold start with a warning, never an error. A cold start forge
 said: every open PR that affects a backend is news again, and its subscribers are mentioned again.
 Handles come from the config, never from the block: a row's stored handles only choose among the
 config's handles of its backend. What this module writes, it reads back: `state_block` leaves out
-what the reader would refuse (a row it would refuse costs that row, not the whole block).
+what the reader would refuse (a row it would refuse costs that row, not the whole block). Each
+backend's impact in a row is written and read by `bot.app.watch_impact` (the judgement cache stores
+the same form), its kernels' declarations and landed breaks by `bot.app.watch_breaks`, its model
+counts by `bot.app.watch_models`.
 """
 
 from __future__ import annotations
@@ -22,27 +25,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from bot.app.watch_breaks import DeclarationError, break_data, read_signatures
-from bot.app.watch_models import models_data, with_models
-from bot.coverage.oplist import BACKEND_KINDS
-from bot.render.context import GAP_LISTS
+from bot.app.watch_impact import COUNT, MAX_TEXT, READ, TEXT, StateError, impact_data, read_impact
 from bot.render.watch import (
     DIGEST_HEX,
     MAX_FINGERPRINT,
     ROW_NOTES,
-    BackendImpact,
-    BrokenKernel,
     Landed,
     LandedBreak,
-    OpList,
     PullRow,
     breaks_build,
     pull_url,
 )
-from bot.shapes import BOOLEAN, INTEGER, LIST, OBJECT, OPT_STRING, STRING, STRINGS, Kind, Reader
+from bot.shapes import BOOLEAN, INTEGER, LIST, OBJECT, OPT_STRING, STRINGS, Kind
 
 VERSION = 1
 _OPEN = f"<!-- opdrift:watch-state v{VERSION}\n"
@@ -63,15 +60,13 @@ MAX_BROKE = 10  # landed PRs that break a backend's build, shown atop the dashbo
 # half a dozen rows with their op names) and the block never outgrows what `read_state` takes. The
 # quiet list needs none: 300 pairs of a number and a sha are at most 17,100 characters.
 SECTION_CHARS = {"landed": 8_000, "retry": 8_000, "closed": 9_000, "told": 4_000, "broke": 6_000}
-_LANDED_TEXT = 120  # characters of a landed PR's title, as written
+_LANDEDTEXT = 120  # characters of a landed PR's title, as written
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 _SHORT = re.compile(rf"[0-9a-f]{{{DIGEST_HEX}}}")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 _WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,15}(?:Z|[+-][0-9]{2}:[0-9]{2})")
-_NAME = re.compile(r"[A-Za-z0-9_.]{1,200}")  # an operator name, overload included
-_MAX_TEXT = 300
 
 
 @dataclass(frozen=True)
@@ -114,17 +109,6 @@ class WatchState:
 COLD = WatchState()
 
 
-class StateError(Exception):
-    """The block does not read: the run starts cold (with a warning)."""
-
-
-def _fail(where: str, message: str) -> StateError:
-    return StateError(message)
-
-
-_READ: Reader[str] = Reader(_fail)
-
-
 def _matching(regex: re.Pattern[str], what: str) -> Kind[str]:
     return Kind(what, lambda v: isinstance(v, str) and regex.fullmatch(v) is not None)
 
@@ -132,14 +116,7 @@ def _matching(regex: re.Pattern[str], what: str) -> Kind[str]:
 _SHA_KIND = _matching(_SHA, "a commit sha")
 _LOGIN_KIND = _matching(_LOGIN, "a GitHub login")
 _WHEN_KIND = _matching(_WHEN, "an ISO 8601 time")
-_TEXT: Kind[str] = Kind(
-    f"a string of at most {_MAX_TEXT} characters", lambda v: isinstance(v, str) and len(v) <= _MAX_TEXT
-)
 _NUMBER: Kind[int] = Kind("a pull request number", lambda v: INTEGER.accepts(v) and 0 < v < 10**10)
-_COUNT: Kind[int] = Kind("a count", lambda v: INTEGER.accepts(v) and 0 <= v < 10**7)
-_NAMES: Kind[tuple[str, ...]] = Kind(
-    "a list of operator names", lambda v: STRINGS.accepts(v) and all(_NAME.fullmatch(x) for x in v), tuple
-)
 _DIGESTS: Kind[tuple[str, ...]] = Kind(
     f"a list of at most {MAX_FINGERPRINT} digests",
     lambda v: STRINGS.accepts(v) and len(v) <= MAX_FINGERPRINT and all(_SHORT.fullmatch(x) for x in v),
@@ -147,195 +124,127 @@ _DIGESTS: Kind[tuple[str, ...]] = Kind(
 )
 
 
-_HANDLES: Kind[tuple[str, ...]] = Kind(
-    "a list of handles",
-    lambda v: STRINGS.accepts(v) and len(v) <= 100 and all(len(x) <= 100 for x in v),
-    tuple,
-)
-
-
-def _handle(h: str) -> str:
-    return h.lstrip("@").lower()[:100]
-
-
-def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> BackendImpact | None:
-    """One backend's impact as `impact_data` wrote it (StateError when it does not read); None when
-    the config (WHO: backend key → handles) no longer subscribes that backend."""
-    d = _READ.read(OBJECT, d, where, where)
-    keys = ("kind", "where", "needs", "breaks", "removes", "more")
-    _READ.exact_keys(d, keys, where, where, optional=("who", "also", "models"))
-    kind = _READ.field(STRING, d, "kind", f"{where}.kind", where)
-    if kind not in BACKEND_KINDS:
-        raise StateError(f"{where}.kind: unknown kind")
-    path = _READ.field(_TEXT, d, "where", f"{where}.where", where)
-    broken = []
-    items: list[Any] = _READ.field(LIST, d, "breaks", f"{where}.breaks", where)
-    for i, item in enumerate(items):
-        at = f"{where}.breaks[{i}]"
-        b = _READ.read(LIST, item, at, at)
-        if len(b) not in (3, 4):
-            raise StateError(f"{at}: expected [op, form, parts] or [op, form, parts, signatures]")
-        op = _READ.read(_NAMES, [b[0]], at, at)[0]
-        form = _READ.read(_TEXT, b[1], at, at)
-        if form not in ("", "int64_t", "SymInt"):
-            raise StateError(f"{at}: unknown form")
-        parts = []
-        for p in _READ.read(LIST, b[2], at, at):
-            part = _READ.read(STRINGS, p, at, at)
-            if len(part) != 3 or any(len(x) > _MAX_TEXT for x in part):
-                raise StateError(f"{at}: a part is [where, before, after]")
-            parts.append((part[0], part[1], part[2]))
-        try:
-            sigs = read_signatures(b[3], at) if len(b) == 4 else (None, None)
-        except DeclarationError as err:
-            raise StateError(str(err)) from None
-        broken.append(BrokenKernel(op, form, tuple(parts), *sigs))
-    more = _READ.field(LIST, d, "more", f"{where}.more", where)
-    if len(more) != 3 or not all(_COUNT.accepts(m) for m in more):
-        raise StateError(f"{where}.more: expected three counts")
-    key = f"{kind}:{path}"
-    if key not in who:
-        return None  # the config no longer subscribes this backend: its part of the row goes
-    handles = who[key]
-    if "who" in d:  # the subscriptions that matched: a choice among the config's handles, never more
-        stored: tuple[str, ...] = _READ.field(_HANDLES, d, "who", f"{where}.who", where)
-        handles = tuple(h for h in handles if _handle(h) in stored) or handles
-    impact = BackendImpact(  # with its model counts, when they read (bot.app.watch_models)
-        kind,
-        path,
-        handles,
-        _READ.field(_NAMES, d, "needs", f"{where}.needs", where),
-        tuple(broken),
-        _READ.field(_NAMES, d, "removes", f"{where}.removes", where),
-        more[0],
-        more[1],
-        more[2],
-        _also(d["also"], f"{where}.also") if "also" in d else (),
-    )
-    return with_models(impact, d.get("models"))
-
-
-def _also(d: Any, where: str) -> tuple[OpList, ...]:
-    """The other lists as `impact_data` wrote them: {field: [ops, more]}, fields of GAP_LISTS only."""
-    d = _READ.read(OBJECT, d, where, where)
-    out = []
-    for g in GAP_LISTS:
-        if g.field not in d:
-            continue
-        at = f"{where}.{g.field}"
-        item = _READ.read(LIST, d[g.field], at, at)
-        if len(item) != 2 or not _COUNT.accepts(item[1]):
-            raise StateError(f"{at}: expected [ops, more]")
-        out.append(OpList(g.field, _READ.read(_NAMES, item[0], at, at), item[1]))
-    if len(out) != len(d):
-        raise StateError(f"{where}: an unknown list")
-    return tuple(out)
-
-
 def _row(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> PullRow | None:
-    d = _READ.read(OBJECT, d, where, where)
-    _READ.exact_keys(
+    d = READ.read(OBJECT, d, where, where)
+    READ.exact_keys(
         d, ("n", "title", "author", "draft", "updated", "url", "head", "fp", "impacts"), where, where,
         optional=("note",),
     )  # fmt: skip
     note = d.get("note", "")
     if not isinstance(note, str) or (note and note not in ROW_NOTES):
         raise StateError(f"{where}.note: unknown note")
-    number = _READ.field(_NUMBER, d, "n", f"{where}.n", where)
-    url = _READ.field(_TEXT, d, "url", f"{where}.url", where)
+    number = READ.field(_NUMBER, d, "n", f"{where}.n", where)
+    url = READ.field(TEXT, d, "url", f"{where}.url", where)
     if pull_url(url, number) is None:
         raise StateError(f"{where}.url: not a link to pull request {number}")
-    listed: list[Any] = _READ.field(LIST, d, "impacts", where, where)
+    listed: list[Any] = READ.field(LIST, d, "impacts", where, where)
     impacts = [read_impact(x, f"{where}.impacts[{i}]", who) for i, x in enumerate(listed)]
     kept = tuple(i for i in impacts if i is not None)
     if not kept and not note:
         return None
     return PullRow(
         number,
-        _READ.field(_TEXT, d, "title", f"{where}.title", where),
-        _READ.field(_LOGIN_KIND, d, "author", f"{where}.author", where),
-        _READ.field(BOOLEAN, d, "draft", f"{where}.draft", where),
-        _READ.field(_WHEN_KIND, d, "updated", f"{where}.updated", where),
+        READ.field(TEXT, d, "title", f"{where}.title", where),
+        READ.field(_LOGIN_KIND, d, "author", f"{where}.author", where),
+        READ.field(BOOLEAN, d, "draft", f"{where}.draft", where),
+        READ.field(_WHEN_KIND, d, "updated", f"{where}.updated", where),
         url,
-        _READ.field(_SHA_KIND, d, "head", f"{where}.head", where),
+        READ.field(_SHA_KIND, d, "head", f"{where}.head", where),
         kept,
-        _READ.field(_DIGESTS, d, "fp", f"{where}.fp", where),
+        READ.field(_DIGESTS, d, "fp", f"{where}.fp", where),
         note,
     )
 
 
 def _decode(data: Any, who: Mapping[str, tuple[str, ...]]) -> WatchState:
-    d = _READ.read(OBJECT, data, "state", "state")
-    _READ.exact_keys(
+    d = READ.read(OBJECT, data, "state", "state")
+    READ.exact_keys(
         d,
         ("watermark", "rows", "quiet", "landed"),
         "state",
         "state",
         optional=("backends", "retry", "told", "closed", "broke"),
     )
-    watermark = _READ.field(OPT_STRING, d, "watermark", "state.watermark", "state")
+    watermark = READ.field(OPT_STRING, d, "watermark", "state.watermark", "state")
     if watermark is not None and not _WHEN.fullmatch(watermark):
         raise StateError("state.watermark: not an ISO 8601 time")
-    backends = _READ.field(OPT_STRING, d, "backends", "state.backends", "state")
+    backends = READ.field(OPT_STRING, d, "backends", "state.backends", "state")
     if backends is not None and not _DIGEST.fullmatch(backends):
         raise StateError("state.backends: not a digest")
-    listed: list[Any] = _READ.field(LIST, d, "rows", "rows", "rows")
+    listed = _entries(d, "rows")
     rows = [_row(x, f"rows[{i}]", who) for i, x in enumerate(listed)]
     numbers = [r.number for r in rows if r is not None]
     if len(set(numbers)) != len(numbers):
         raise StateError("rows: a pull request twice")
-    quiet = []
-    for q in _READ.field(LIST, d, "quiet", "quiet", "quiet")[:MAX_QUIET]:
-        if not (isinstance(q, list) and len(q) == 2 and _NUMBER.accepts(q[0]) and _SHA_KIND.accepts(q[1])):
-            raise StateError("quiet: expected [number, sha] pairs")
-        quiet.append((int(q[0]), str(q[1])))
-    landed = []
-    for x in _READ.field(LIST, d, "landed", "landed", "landed")[:MAX_LANDED]:
-        if not (isinstance(x, list) and len(x) == 3 and _NUMBER.accepts(x[0]) and _TEXT.accepts(x[1])):
-            raise StateError("landed: expected [number, title, url]")
-        if not _TEXT.accepts(x[2]) or pull_url(x[2], x[0]) is None:
-            raise StateError("landed: not a link to the pull request")
-        landed.append(Landed(x[0], x[1], x[2]))
-    retry = []
-    for x in _READ.field(LIST, d, "retry", "retry", "retry") if "retry" in d else []:
-        if not (isinstance(x, list) and len(x) == 4 and _NUMBER.accepts(x[0]) and _SHA_KIND.accepts(x[1])):
-            raise StateError("retry: expected [number, sha, reason, tries]")
-        if not (isinstance(x[2], str) and len(x[2]) <= _REASON and _COUNT.accepts(x[3])):
-            raise StateError("retry: expected [number, sha, reason, tries]")
-        retry.append(Retry(x[0], x[1], x[2], x[3]))
-    told = []
-    for x in _READ.field(LIST, d, "told", "told", "told")[:MAX_TOLD] if "told" in d else []:
-        if not (isinstance(x, list) and len(x) == 2 and _NUMBER.accepts(x[0]) and _WHEN_KIND.accepts(x[1])):
-            raise StateError("told: expected [number, time] pairs")
-        told.append((int(x[0]), str(x[1])))
-    closed = []
-    for x in _READ.field(LIST, d, "closed", "closed", "closed")[:MAX_CLOSED] if "closed" in d else []:
-        if not (isinstance(x, list) and len(x) == 3 and _NUMBER.accepts(x[0]) and _WHEN_KIND.accepts(x[1])):
-            raise StateError("closed: expected [number, time, fingerprint]")
-        closed.append(Closed(x[0], x[1], _READ.read(_DIGESTS, x[2], "closed", "closed")))
-    found: list[Any] = _READ.field(LIST, d, "broke", "broke", "broke") if "broke" in d else []
-    broke = [_broke(x, f"broke[{i}]", who) for i, x in enumerate(found[:MAX_BROKE])]
+    quiet = tuple(_quiet(x) for x in _entries(d, "quiet", MAX_QUIET))
+    landed = tuple(_landed(x) for x in _entries(d, "landed", MAX_LANDED))
+    retry = tuple(_retry(x) for x in _entries(d, "retry"))[:MAX_RETRY]
+    told = tuple(_told(x) for x in _entries(d, "told", MAX_TOLD))
+    closed = tuple(_closed(x) for x in _entries(d, "closed", MAX_CLOSED))
+    broke = [_broke(x, f"broke[{i}]", who) for i, x in enumerate(_entries(d, "broke", MAX_BROKE))]
     return WatchState(
         watermark,
         tuple(r for r in rows if r is not None),
-        tuple(quiet),
-        tuple(landed),
+        quiet,
+        landed,
         backends,
-        tuple(retry[:MAX_RETRY]),
-        tuple(told),
-        tuple(closed),
+        retry,
+        told,
+        closed,
         tuple(x for x in broke if x is not None),
     )
+
+
+def _entries(d: dict[str, Any], name: str, limit: int | None = None) -> list[Any]:
+    """The section NAME's entries, the first LIMIT of them; none when it is absent (an older block)."""
+    if name not in d:
+        return []
+    found: list[Any] = READ.field(LIST, d, name, name, name)
+    return found if limit is None else found[:limit]
+
+
+def _quiet(x: Any) -> tuple[int, str]:
+    if not (isinstance(x, list) and len(x) == 2 and _NUMBER.accepts(x[0]) and _SHA_KIND.accepts(x[1])):
+        raise StateError("quiet: expected [number, sha] pairs")
+    return int(x[0]), str(x[1])
+
+
+def _landed(x: Any) -> Landed:
+    if not (isinstance(x, list) and len(x) == 3 and _NUMBER.accepts(x[0]) and TEXT.accepts(x[1])):
+        raise StateError("landed: expected [number, title, url]")
+    if not TEXT.accepts(x[2]) or pull_url(x[2], x[0]) is None:
+        raise StateError("landed: not a link to the pull request")
+    return Landed(x[0], x[1], x[2])
+
+
+def _retry(x: Any) -> Retry:
+    if not (isinstance(x, list) and len(x) == 4 and _NUMBER.accepts(x[0]) and _SHA_KIND.accepts(x[1])):
+        raise StateError("retry: expected [number, sha, reason, tries]")
+    if not (isinstance(x[2], str) and len(x[2]) <= _REASON and COUNT.accepts(x[3])):
+        raise StateError("retry: expected [number, sha, reason, tries]")
+    return Retry(x[0], x[1], x[2], x[3])
+
+
+def _told(x: Any) -> tuple[int, str]:
+    if not (isinstance(x, list) and len(x) == 2 and _NUMBER.accepts(x[0]) and _WHEN_KIND.accepts(x[1])):
+        raise StateError("told: expected [number, time] pairs")
+    return int(x[0]), str(x[1])
+
+
+def _closed(x: Any) -> Closed:
+    if not (isinstance(x, list) and len(x) == 3 and _NUMBER.accepts(x[0]) and _WHEN_KIND.accepts(x[1])):
+        raise StateError("closed: expected [number, time, fingerprint]")
+    return Closed(x[0], x[1], READ.read(_DIGESTS, x[2], "closed", "closed"))
 
 
 def _broke(x: Any, at: str, who: Mapping[str, tuple[str, ...]]) -> LandedBreak | None:
     """One entry of the `broke` section, as `_broke_data` wrote it; None when none of its backends
     is subscribed any more."""
-    if not (isinstance(x, list) and len(x) == 5 and _NUMBER.accepts(x[0]) and _TEXT.accepts(x[1])):
+    if not (isinstance(x, list) and len(x) == 5 and _NUMBER.accepts(x[0]) and TEXT.accepts(x[1])):
         raise StateError(f"{at}: expected [number, title, url, landed at, impacts]")
     if not isinstance(x[2], str) or pull_url(x[2], x[0]) is None or not _WHEN_KIND.accepts(x[3]):
         raise StateError(f"{at}: not a link to the pull request, or no time")
-    items: list[Any] = _READ.read(LIST, x[4], at, at)
+    items: list[Any] = READ.read(LIST, x[4], at, at)
     found = [read_impact(y, f"{at}.impacts[{j}]", who) for j, y in enumerate(items)]
     kept = tuple(y for y in found if y is not None)
     return LandedBreak(x[0], x[1], x[2], x[3], kept) if kept else None
@@ -381,9 +290,6 @@ def read_state(body: str | None, who: Mapping[str, tuple[str, ...]]) -> tuple[Wa
     return COLD, f"the watch issue's state block does not read ({problem}): starting cold"
 
 
-_FORMS = ("", "int64_t", "SymInt")
-
-
 class _AnyBackend(Mapping[str, tuple[str, ...]]):
     """Every backend subscribed, with no handles: to check that a row the writer made reads back."""
 
@@ -397,47 +303,6 @@ class _AnyBackend(Mapping[str, tuple[str, ...]]):
         return 0
 
 
-def _readable(i: BackendImpact) -> BackendImpact:
-    """I without the op names the reader refuses (counted instead), so that one odd name costs its
-    mention in a list, not the row."""
-    lacking = tuple(o for o in i.lacking if _NAME.fullmatch(o))
-    removed = tuple(o for o in i.removed if _NAME.fullmatch(o))
-    broken = tuple(
-        replace(b, form=b.form if b.form in _FORMS else "") for b in i.broken if _NAME.fullmatch(b.op)
-    )
-    also = tuple(
-        replace(x, ops=kept, more=x.more + len(x.ops) - len(kept))
-        for x in i.also
-        for kept in [tuple(o for o in x.ops if _NAME.fullmatch(o))]
-    )
-    return replace(
-        i,
-        also=also,
-        lacking=lacking,
-        broken=broken,
-        removed=removed,
-        more_lacking=i.more_lacking + len(i.lacking) - len(lacking),
-        more_broken=i.more_broken + len(i.broken) - len(broken),
-        more_removed=i.more_removed + len(i.removed) - len(removed),
-    )
-
-
-def impact_data(impact: BackendImpact) -> dict[str, object]:
-    i = _readable(impact)
-    return {
-        "kind": i.kind,
-        "where": i.where[:_MAX_TEXT],
-        # without their "@": the issue body mentions nobody, not even in its hidden block
-        "who": [_handle(h) for h in i.who[:100]],
-        "needs": list(i.lacking),
-        "breaks": [break_data(b, _MAX_TEXT) for b in i.broken],
-        "removes": list(i.removed),
-        "more": [i.more_lacking, i.more_broken, i.more_removed],
-        **({"also": {x.field: [list(x.ops), x.more] for x in i.also}} if i.also else {}),
-        **models_data(i),
-    }
-
-
 def written_len(text: str) -> int:
     """How many characters TEXT takes in the block, quotes included: `_text` writes ASCII only, so
     an emoji takes 12 (its surrogate pair escaped), a control character or a ``-`` 6."""
@@ -447,8 +312,8 @@ def written_len(text: str) -> int:
 def fit_text(text: str, limit: int) -> str:
     """The longest start of TEXT that takes at most LIMIT characters in the block (quotes aside).
     Texts are bounded by what they take when written, never by what they show: 256 emoji are 256
-    characters of a title and 3,072 of the block. `bot.app.watch` cuts a title with it too, so that
-    the body shows what a later run, reading the state, shows again."""
+    characters of a title and 3,072 of the block. `bot.app.watch_reconcile` cuts a title with it too, so
+    that the body shows what a later run, reading the state, shows again."""
     if written_len(text) <= limit + 2:
         return text
     low, high = 0, min(len(text), limit)
@@ -462,11 +327,11 @@ def fit_text(text: str, limit: int) -> str:
 
 
 def row_title(title: str) -> str:
-    return fit_text(title, _MAX_TEXT)
+    return fit_text(title, MAX_TEXT)
 
 
 def landed_title(title: str) -> str:
-    return fit_text(title, _LANDED_TEXT)
+    return fit_text(title, _LANDEDTEXT)
 
 
 def impact_rank(row: PullRow) -> int:
@@ -530,10 +395,17 @@ def state_block(state: WatchState, dropped: Say | None = None) -> str:
             tell(f"#{r.number} cannot be kept in the watch state ({str(err)[:200]}): it will be news again")
             continue
         rows.append((r, one))
+    data = _sections(state, tell)
+    data["rows"] = _fitting_rows(rows, MAX_STATE_CHARS - len(_text(data)), tell)
+    return f"{_OPEN}{_text(data)}{_CLOSING}"
+
+
+def _sections(state: WatchState, tell: Say) -> dict[str, object]:
+    """Every section of the block but the rows (written empty), each within its share."""
     landed = [
         [x.number, landed_title(x.title), x.url]
         for x in state.landed[:MAX_LANDED]
-        if _NUMBER.accepts(x.number) and _TEXT.accepts(x.url) and pull_url(x.url, x.number) is not None
+        if _NUMBER.accepts(x.number) and TEXT.accepts(x.url) and pull_url(x.url, x.number) is not None
     ]
     data: dict[str, object] = {
         "watermark": state.watermark if state.watermark and _WHEN.fullmatch(state.watermark) else None,
@@ -549,7 +421,7 @@ def state_block(state: WatchState, dropped: Say | None = None) -> str:
         "retry": [
             [x.number, x.head_sha, fit_text(x.reason, _REASON), x.tries]
             for x in state.retry[:MAX_RETRY]
-            if _NUMBER.accepts(x.number) and _SHA.fullmatch(x.head_sha) and _COUNT.accepts(x.tries)
+            if _NUMBER.accepts(x.number) and _SHA.fullmatch(x.head_sha) and COUNT.accepts(x.tries)
         ],
         "told": [
             [n, when] for n, when in state.told[:MAX_TOLD] if _NUMBER.accepts(n) and _WHEN.fullmatch(when)
@@ -564,7 +436,14 @@ def state_block(state: WatchState, dropped: Say | None = None) -> str:
     for name, entries in sections.items():
         if entries:
             data[name] = _within(entries, SECTION_CHARS[name])
-    room = MAX_STATE_CHARS - len(_text(data))
+    return data
+
+
+def _fitting_rows(
+    rows: list[tuple[PullRow, dict[str, object]]], room: int, tell: Say
+) -> list[dict[str, object]]:
+    """The rows' data, in their order, that fit ROOM characters: those that ask least of a backend go
+    first (`impact_rank`), the least recently updated among them first."""
     sizes = {id(one): len(_text(one)) + 1 for _, one in rows}
     keep = sorted(rows, key=lambda x: (impact_rank(x[0]), _recency(x[0].updated_at)))
     total = sum(sizes.values())
@@ -573,8 +452,7 @@ def state_block(state: WatchState, dropped: Say | None = None) -> str:
         total -= sizes[id(one)]
         tell(f"#{gone.number} cannot be kept in the watch state (it is full): it will be news again")
     kept = {id(one) for _, one in keep}
-    data["rows"] = [one for _, one in rows if id(one) in kept]
-    return f"{_OPEN}{_text(data)}{_CLOSING}"
+    return [one for _, one in rows if id(one) in kept]
 
 
 def _broke_data(x: LandedBreak, tell: Say) -> list[object] | None:

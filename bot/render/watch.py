@@ -1,14 +1,16 @@
 """`opdrift watch`'s outputs: the dashboard issue, the run's one comment, and the JSON for other tools.
 
-The records here are what `bot.app.watch` decides for each open upstream pull request and each
-subscribed backend (`BackendImpact`, from the same subscription matching the weekly issue and the PR
+The records here are what `bot.app.watch_reconcile` decides for each open upstream pull request and
+each subscribed backend (`BackendImpact`, from the same subscription matching the weekly issue and the PR
 comment use), and what the issue's hidden state keeps of a row to show it again without reading the
-pull request again (`PullRow`). The Markdown comes from ``templates/watch_issue.md.j2`` and
-``watch_comment.md.j2`` fed a `WatchView`; the JSON is built from the same view, without Jinja2.
+pull request again (`PullRow`). The Markdown comes from ``templates/watch_issue.md.j2``,
+``watch_comment.md.j2`` and ``watch_landed.md.j2`` fed a `WatchView` and the words they call
+(`bot.render.watch_words`); the JSON (`bot.render.watch_json`) is built from the same view, without
+Jinja2.
 
 Every text of a row comes from someone else: a PR's title and its author's login from whoever opened
 it, op names and signatures from the PR's files. They reach Markdown only through `bot.text`'s
-escaping (`md`, `code`), so a title cannot mention, link or reference anything; the only ``@`` in a
+escaping (`md`, `code`, in the words), so a title cannot mention, link or reference anything; the only ``@`` in a
 comment are the subscribers' handles from the config (`mentions`), and the issue body has none (an
 issue opened with mentions in it would notify them once more on every new issue).
 """
@@ -17,20 +19,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from bot import __version__
 from bot.coverage.workitems import ModelReach
 from bot.render.context import GAP_LISTS, GapList
-from bot.render.details import named_parts, signature_parts
 from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
-from bot.render.helpers import mentions
 from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
-from bot.render.reach import reach_json, reach_phrase
+from bot.render.watch_json import watch_json as watch_json  # the JSON twin, from the same view
 from bot.schema.kernel import KernelSignature
-from bot.text import Safe, code, code_block, link, md
-from bot.versions import ships_in_words
+from bot.text import Safe
 
 BODY_LIMIT = GITHUB_BODY_LIMIT - PUBLISHER_MARGIN
 # Ops a row names per list (each backend: needs, breaks, removes); the count of the rest is kept. The
@@ -95,7 +94,7 @@ class BackendImpact:
     more_removed: int = 0
     also: tuple[OpList, ...] = ()  # the other lists, non-empty ones only, in GAP_LISTS order
     # the backend's name (`bot.config.backend_specs.BackendSpec.label`), what every output calls it; set from
-    # the config each run (`bot.app.watch`), never read from the state: not part of what it says
+    # the config each run (`bot.app.watch_reconcile`), never read from the state: not part of what it says
     name: str = field(default="", compare=False)
     # the models that reach any of its needs (all of them, `lacking` and the more), as BrokenKernel's
     lacking_models: ModelReach | None = field(default=None, compare=False)
@@ -114,7 +113,7 @@ class BackendImpact:
         out = {f"{self.key}\0need\0{op}" for op in self.lacking}
         out |= {f"{self.key}\0remove\0{op}" for op in self.removed}
         for b in self.broken:
-            out.add(_break_item(self, b))
+            out.add(break_item(self, b))
         # Ops only some backends need are listed, never news (`GapList.warns`).
         out |= {f"{self.key}\0{x.field}\0{op}" for x in self.also if x.kind.warns for op in x.ops}
         return frozenset(out)
@@ -141,7 +140,7 @@ MAX_LANDED_COMMENTS = 3
 NEW = "🆕"  # what the run's comment marks as new since its last comment about a PR
 
 
-def _break_item(imp: BackendImpact, b: BrokenKernel) -> str:
+def break_item(imp: BackendImpact, b: BrokenKernel) -> str:
     return f"{imp.key}\0break\0{b.op}\0{b.form}\0{b.parts!r}"
 
 
@@ -262,173 +261,6 @@ class WatchView:
     ] = ()  # those that landed since the last run: the comment leads with them
 
 
-class _Words:
-    """What the templates call: each escapes what it shows."""
-
-    def __init__(self, view: WatchView) -> None:
-        self.view = view
-
-    @staticmethod
-    def count(n: int) -> str:
-        return f"{n:,}"  # 3,000 open pull requests
-
-    @staticmethod
-    def runs(n: int) -> str:
-        # The example workflow runs hourly (examples/downstream/watch.yml).
-        return "one more hourly run" if n == 1 else f"{n:,} more hourly runs ({n:,} hours)"
-
-    def title(self, row: PullRow | Landed) -> Safe:
-        label = Safe(f"#{row.number}")  # the bot's own reference: the one that may link
-        url = pull_url(row.url, row.number)
-        return Safe(f"{link(label, url) if url else label} {md(row.title[:256])}")
-
-    def author(self, row: PullRow) -> Safe:
-        return code(row.author, 40, in_table=True)  # a login GitHub would refuse must not split the row
-
-    def note(self, row: PullRow) -> Safe:
-        return md(ROW_NOTES.get(row.note, ""))
-
-    def ships(self, row: PullRow) -> Safe:
-        """``: if it lands now, ships in 2.16 (branch cut …)``, by the PR's last update; "" past the
-        calendar. Our own words and digits: nothing to escape."""
-        words = ships_in_words(row.updated_at)
-        return Safe(f"; if it lands now, it {words}" if words else "")
-
-    def backend(self, imp: BackendImpact) -> Safe:
-        """The backend by its name (`dlprim`), never by its kind and path."""
-        return Safe(f"**{code(imp.label, 80)}**")
-
-    def landed(self, imp: BackendImpact) -> list[Safe]:
-        """What a PR that landed does to the backend's build, said in the present: it has landed."""
-        return self.effects(imp, landed=True)
-
-    def effects(
-        self, imp: BackendImpact, row: PullRow | None = None, indent: int = 4, *, landed: bool = False
-    ) -> list[Safe]:
-        """One phrase per thing the PR does to the backend. With ROW (the run's comment), what is new
-        since the last comment about a PR that asked less then is marked 🆕 (`WatchView.fresh`). INDENT:
-        the column a phrase starts at in its list item (a code block under it is indented as much)."""
-        fresh = (
-            self.view.fresh.get(f"{row.number}\0{imp.key}", frozenset()) if row is not None else frozenset()
-        )
-
-        def names(ops: Sequence[str], what: str) -> str:
-            return ", ".join(
-                f"{code(o)} {NEW}" if f"{imp.key}\0{what}\0{o}" in fresh else code(o) for o in ops
-            )
-
-        out: list[Safe] = []
-        for b in imp.broken:
-            said = self._broken(b, indent, landed)
-            out.append(Safe(f"{NEW} {said}") if _break_item(imp, b) in fresh else said)
-        if imp.more_broken:
-            verb = "breaks" if landed else "would break"
-            out.append(Safe(f"… and {verb} {imp.more_broken} more of your kernels"))
-        if imp.lacking or imp.more_lacking:
-            n = len(imp.lacking) + imp.more_lacking
-            more = f", … and {imp.more_lacking} more" if imp.more_lacking else ""
-            out.append(
-                Safe(
-                    f"⚠️ adds {n} op{'s' if n != 1 else ''} you would need: {names(imp.lacking, 'need')}{more}"
-                    f"{reach_phrase(imp.lacking_models)}"
-                )
-            )
-        if imp.removed or imp.more_removed:
-            n = len(imp.removed) + imp.more_removed
-            more = f", … and {imp.more_removed} more" if imp.more_removed else ""
-            out.append(
-                Safe(
-                    f"🗑️ removes {n} op{'s' if n != 1 else ''} you implement, which your codegen refuses: "
-                    f"{names(imp.removed, 'remove')}{more}"
-                )
-            )
-        for x in imp.also:
-            n = len(x.ops) + x.more
-            more = f", … and {x.more} more" if x.more else ""
-            listed = names(x.ops, x.field)
-            out.append(Safe(f"{x.kind.mark} {n} op{'s' if n != 1 else ''} {x.kind.says}: {listed}{more}"))
-        return out
-
-    def landed_mark(self, x: LandedBreak) -> Safe:
-        return Safe(LANDED_MARK.format(int(x.number)))
-
-    def broke_who(self) -> Safe:
-        """The handles of every backend a PR that just landed breaks, each once, with its backends."""
-        return self._who(imp for x in self.view.broke_now for imp in x.impacts)
-
-    def _who(self, impacts: Iterable[BackendImpact]) -> Safe:
-        seen: dict[str, str] = {}
-        names: dict[str, dict[str, None]] = {}
-        for imp in impacts:
-            for h in imp.who:
-                seen.setdefault(h.lower(), h)
-                names.setdefault(h.lower(), {})[imp.label] = None
-        return Safe(
-            " ".join(
-                f"{mentions((h,))} ({', '.join(code(n, 80) for n in names[key])})" for key, h in seen.items()
-            )
-        )
-
-    def grown(self, row: PullRow, imp: BackendImpact) -> bool:
-        """Whether the comment names this backend of ROW because the PR asks more of it than at the
-        last comment (then what is new is marked), rather than because it is new."""
-        return f"{row.number}\0{imp.key}" in self.view.fresh
-
-    @staticmethod
-    def _broken(b: BrokenKernel, indent: int = 4, landed: bool = False) -> Safe:
-        """A broken kernel: what changed, each parameter by its name, then the declaration it is
-        written against and the one it must become (in the form it is judged in). LANDED: the PR is
-        in, so the kernel stops compiling now, not once it lands."""
-        form = f" (your form: {code(b.form)})" if b.form else ""
-        stops = "stops" if landed else "would stop"
-        if b.before is not None and b.after is not None:
-            change = named_parts(b.before.named_against(b.after), code)
-            block = code_block(
-                (f"- {b.before.declaration(b.op)}", f"+ {b.after.declaration(b.op)}"), "diff", indent=indent
-            )
-            said = f"{change}{form}{reach_phrase(b.models)}"
-            return Safe(f"🔧 {stops} your {code(b.op)} kernel from compiling: {said}\n{block}")
-        change = signature_parts(b.parts, code) if b.parts else "its schema no longer parses"
-        return Safe(
-            f"🔧 {stops} your {code(b.op)} kernel from compiling: {change}{form}{reach_phrase(b.models)}"
-        )
-
-    def models_caveat(self) -> Safe:
-        """Once per output: the release of the model table its counts come from (HEAD's own, or the
-        nearest one's); "" when it shows none."""
-        v = self.view
-        impacts = [i for r in v.rows for i in r.impacts] + [i for x in v.broke for i in x.impacts]
-        reach = [
-            m
-            for i in (*impacts, *(i for _, news in v.news for i in news))
-            for m in (i.lacking_models, *(b.models for b in i.broken))
-            if m is not None
-        ]
-        releases = sorted({m.release for m in reach})
-        return Safe(f" · model counts from torch {', '.join(releases)}'s table" if releases else "")
-
-    def summary(self, imp: BackendImpact) -> Safe:
-        """The row's short cell: counts."""
-        parts = []
-        if imp.broken or imp.more_broken:
-            n = len(imp.broken) + imp.more_broken
-            parts.append(f"🔧 {n} kernel{'s' if n != 1 else ''} would break")
-        if imp.lacking or imp.more_lacking:
-            n = len(imp.lacking) + imp.more_lacking
-            parts.append(f"⚠️ {n} op{'s' if n != 1 else ''} to write")
-        if imp.removed or imp.more_removed:
-            parts.append(f"🗑️ {len(imp.removed) + imp.more_removed} removed")
-        for x in imp.also:
-            parts.append(f"{x.kind.mark} {len(x.ops) + x.more} {x.kind.short}")
-        return Safe(", ".join(parts))
-
-    def news_who(self) -> Safe:
-        """The handles of every backend the news concerns, each once (GitHub handles are
-        case-insensitive), in the order the backends come, each with the backends it is mentioned
-        for: ``@dlprim-team (dlprim)``."""
-        return self._who(imp for _, impacts in self.view.news for imp in impacts)
-
-
 _MARKERS = {
     "watch_issue.md.j2": WATCH_MARKER,
     "watch_comment.md.j2": WATCH_COMMENT_MARKER,
@@ -437,11 +269,13 @@ _MARKERS = {
 
 
 def _render(template: str, view: WatchView) -> str:
+    # Imported here: Jinja2 loads only when Markdown is rendered, and the words read this module's records.
     from bot.render.jinja import render_template, squeeze
+    from bot.render.watch_words import Words
 
     return squeeze(
         render_template(
-            template, "md", v=view, w=_Words(view), version=Safe(__version__), marker=Safe(_MARKERS[template])
+            template, "md", v=view, w=Words(view), version=Safe(__version__), marker=Safe(_MARKERS[template])
         )
     )
 
@@ -455,8 +289,8 @@ def _capped(view: WatchView, cap: int) -> WatchView:
 def render_issue(view: WatchView, state_for: Callable[[WatchView], str], limit: int = BODY_LIMIT) -> str:
     """The dashboard's body with its hidden state (`state_for(view)`, which sees the rows as shown), the
     largest per-list cap that fits LIMIT; rows the body has no room for even then are left out of
-    it, the least recently updated, and counted ("N more"). STATE_FOR sees the rows shown; `bot.app.watch`'s
-    keeps the others in the state too, so they come back when room does."""
+    it, the least recently updated, and counted ("N more"). STATE_FOR sees the rows shown;
+    `bot.app.watch_reconcile`'s keeps the others in the state too, so they come back when room does."""
 
     def at(cap: int, rows: int | None = None) -> str:
         shown = _capped(view, cap)
@@ -512,86 +346,3 @@ def _fitting(template: str, view: WatchView, limit: int) -> str:
 
     best = largest_cap_fitting(MAX_OPS, limit, at)
     return best if best is not None else at(0)[:limit]
-
-
-def _impact_json(imp: BackendImpact) -> dict[str, object]:
-    also = {x.field: x for x in imp.also}
-    return {
-        "name": imp.label,
-        "kind": imp.kind,
-        "where": imp.where,
-        "who": list(imp.who),
-        "needs": list(imp.lacking),
-        "needs_models": reach_json(imp.lacking_models),
-        "breaks": [
-            {
-                "op": b.op,
-                "form": b.form or None,
-                "changes": [{"where": w, "before": x, "after": y} for w, x, y in b.parts],
-                "models": reach_json(b.models),
-                **(
-                    {
-                        "declaration_before": b.before.declaration(b.op),
-                        "declaration_after": b.after.declaration(b.op),
-                        "parameters": [
-                            {
-                                "change": p.kind,
-                                "name": p.name,
-                                "before": p.before,
-                                "after": p.after,
-                                "anchor": p.anchor,
-                            }
-                            for p in b.before.named_against(b.after)
-                        ],
-                    }
-                    if b.before is not None and b.after is not None
-                    else {}
-                ),
-            }
-            for b in imp.broken
-        ],
-        "removes": list(imp.removed),
-        **{g.field: list(also[g.field].ops) if g.field in also else [] for g in GAP_LISTS},
-        "more": {
-            "needs": imp.more_lacking,
-            "breaks": imp.more_broken,
-            "removes": imp.more_removed,
-            **{g.field: also[g.field].more if g.field in also else 0 for g in GAP_LISTS},
-        },
-    }
-
-
-def watch_json(view: WatchView) -> dict[str, object]:
-    """The impact per open PR and backend (schemas/watch.json)."""
-    news = {r.number: {i.key for i in imps} for r, imps in view.news}
-    landed_now = {x.number for x in view.broke_now}
-    return {
-        "upstream": view.upstream,
-        "complete": view.complete,
-        "pulls": [
-            {
-                "number": r.number,
-                "title": r.title,
-                "author": r.author,
-                "draft": r.draft,
-                "updated_at": r.updated_at,
-                "url": r.url,
-                "head_sha": r.head_sha,
-                "backends": [
-                    {**_impact_json(i), "new": i.key in news.get(r.number, set())} for i in r.impacts
-                ],
-            }
-            for r in view.rows
-        ],
-        "landed": [{"number": x.number, "title": x.title, "url": x.url} for x in view.landed],
-        "landed_breaks": [
-            {
-                "number": x.number,
-                "title": x.title,
-                "url": x.url,
-                "landed_at": x.landed_at,
-                "backends": [{**_impact_json(i), "new": x.number in landed_now} for i in x.impacts],
-            }
-            for x in view.broke
-        ],
-    }

@@ -1,0 +1,173 @@
+"""One backend's impact on a pull request as the watch stores it: in the dashboard's hidden state
+(`bot.app.watch_state`) and in the judgement cache (`bot.app.watch_judge`). Written so that it reads
+back (an op name the reader would refuse is counted, not named; a form it does not know is dropped),
+and read back defensively: the text is untrusted, every field is checked (`StateError` when one does
+not read), and the handles come from the config, a stored list only choosing among them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from bot.app.watch_breaks import DeclarationError, break_data, read_signatures
+from bot.app.watch_models import models_data, with_models
+from bot.coverage.oplist import BACKEND_KINDS
+from bot.render.context import GAP_LISTS
+from bot.render.watch import BackendImpact, BrokenKernel, OpList
+from bot.shapes import INTEGER, LIST, OBJECT, STRING, STRINGS, Kind, Reader
+
+MAX_TEXT = 300  # characters of a stored text (a list's path, a part of a kernel's change, a title)
+_NAME = re.compile(r"[A-Za-z0-9_.]{1,200}")  # an operator name, overload included
+_FORMS = ("", "int64_t", "SymInt")
+
+
+class StateError(Exception):
+    """The block does not read: the run starts cold (with a warning)."""
+
+
+def _fail(where: str, message: str) -> StateError:
+    return StateError(message)
+
+
+READ: Reader[str] = Reader(_fail)  # the state's reader: every error a StateError
+
+
+TEXT: Kind[str] = Kind(
+    f"a string of at most {MAX_TEXT} characters", lambda v: isinstance(v, str) and len(v) <= MAX_TEXT
+)
+COUNT: Kind[int] = Kind("a count", lambda v: INTEGER.accepts(v) and 0 <= v < 10**7)
+_NAMES: Kind[tuple[str, ...]] = Kind(
+    "a list of operator names", lambda v: STRINGS.accepts(v) and all(_NAME.fullmatch(x) for x in v), tuple
+)
+_HANDLES: Kind[tuple[str, ...]] = Kind(
+    "a list of handles",
+    lambda v: STRINGS.accepts(v) and len(v) <= 100 and all(len(x) <= 100 for x in v),
+    tuple,
+)
+
+
+def _handle(h: str) -> str:
+    return h.lstrip("@").lower()[:100]
+
+
+def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> BackendImpact | None:
+    """One backend's impact as `impact_data` wrote it (StateError when it does not read); None when
+    the config (WHO: backend key → handles) no longer subscribes that backend."""
+    d = READ.read(OBJECT, d, where, where)
+    keys = ("kind", "where", "needs", "breaks", "removes", "more")
+    READ.exact_keys(d, keys, where, where, optional=("who", "also", "models"))
+    kind = READ.field(STRING, d, "kind", f"{where}.kind", where)
+    if kind not in BACKEND_KINDS:
+        raise StateError(f"{where}.kind: unknown kind")
+    path = READ.field(TEXT, d, "where", f"{where}.where", where)
+    items: list[Any] = READ.field(LIST, d, "breaks", f"{where}.breaks", where)
+    broken = tuple(_broken(item, f"{where}.breaks[{i}]") for i, item in enumerate(items))
+    more = READ.field(LIST, d, "more", f"{where}.more", where)
+    if len(more) != 3 or not all(COUNT.accepts(m) for m in more):
+        raise StateError(f"{where}.more: expected three counts")
+    key = f"{kind}:{path}"
+    if key not in who:
+        return None  # the config no longer subscribes this backend: its part of the row goes
+    handles = who[key]
+    if "who" in d:  # the subscriptions that matched: a choice among the config's handles, never more
+        stored: tuple[str, ...] = READ.field(_HANDLES, d, "who", f"{where}.who", where)
+        handles = tuple(h for h in handles if _handle(h) in stored) or handles
+    impact = BackendImpact(  # with its model counts, when they read (bot.app.watch_models)
+        kind,
+        path,
+        handles,
+        READ.field(_NAMES, d, "needs", f"{where}.needs", where),
+        broken,
+        READ.field(_NAMES, d, "removes", f"{where}.removes", where),
+        more[0],
+        more[1],
+        more[2],
+        _also(d["also"], f"{where}.also") if "also" in d else (),
+    )
+    return with_models(impact, d.get("models"))
+
+
+def _also(d: Any, where: str) -> tuple[OpList, ...]:
+    """The other lists as `impact_data` wrote them: {field: [ops, more]}, fields of GAP_LISTS only."""
+    d = READ.read(OBJECT, d, where, where)
+    out = []
+    for g in GAP_LISTS:
+        if g.field not in d:
+            continue
+        at = f"{where}.{g.field}"
+        item = READ.read(LIST, d[g.field], at, at)
+        if len(item) != 2 or not COUNT.accepts(item[1]):
+            raise StateError(f"{at}: expected [ops, more]")
+        out.append(OpList(g.field, READ.read(_NAMES, item[0], at, at), item[1]))
+    if len(out) != len(d):
+        raise StateError(f"{where}: an unknown list")
+    return tuple(out)
+
+
+def _broken(item: Any, at: str) -> BrokenKernel:
+    """One broken kernel as `break_data` wrote it: [op, form, parts] or [op, form, parts, signatures]."""
+    b = READ.read(LIST, item, at, at)
+    if len(b) not in (3, 4):
+        raise StateError(f"{at}: expected [op, form, parts] or [op, form, parts, signatures]")
+    op = READ.read(_NAMES, [b[0]], at, at)[0]
+    form = READ.read(TEXT, b[1], at, at)
+    if form not in _FORMS:
+        raise StateError(f"{at}: unknown form")
+    parts = []
+    for p in READ.read(LIST, b[2], at, at):
+        part = READ.read(STRINGS, p, at, at)
+        if len(part) != 3 or any(len(x) > MAX_TEXT for x in part):
+            raise StateError(f"{at}: a part is [where, before, after]")
+        parts.append((part[0], part[1], part[2]))
+    try:
+        sigs = read_signatures(b[3], at) if len(b) == 4 else (None, None)
+    except DeclarationError as err:
+        raise StateError(str(err)) from None
+    return BrokenKernel(op, form, tuple(parts), *sigs)
+
+
+_FORMS = ("", "int64_t", "SymInt")
+
+
+def _readable(i: BackendImpact) -> BackendImpact:
+    """I without the op names the reader refuses (counted instead), so that one odd name costs its
+    mention in a list, not the row."""
+    lacking = tuple(o for o in i.lacking if _NAME.fullmatch(o))
+    removed = tuple(o for o in i.removed if _NAME.fullmatch(o))
+    broken = tuple(
+        replace(b, form=b.form if b.form in _FORMS else "") for b in i.broken if _NAME.fullmatch(b.op)
+    )
+    also = tuple(
+        replace(x, ops=kept, more=x.more + len(x.ops) - len(kept))
+        for x in i.also
+        for kept in [tuple(o for o in x.ops if _NAME.fullmatch(o))]
+    )
+    return replace(
+        i,
+        also=also,
+        lacking=lacking,
+        broken=broken,
+        removed=removed,
+        more_lacking=i.more_lacking + len(i.lacking) - len(lacking),
+        more_broken=i.more_broken + len(i.broken) - len(broken),
+        more_removed=i.more_removed + len(i.removed) - len(removed),
+    )
+
+
+def impact_data(impact: BackendImpact) -> dict[str, object]:
+    i = _readable(impact)
+    return {
+        "kind": i.kind,
+        "where": i.where[:MAX_TEXT],
+        # without their "@": the issue body mentions nobody, not even in its hidden block
+        "who": [_handle(h) for h in i.who[:100]],
+        "needs": list(i.lacking),
+        "breaks": [break_data(b, MAX_TEXT) for b in i.broken],
+        "removes": list(i.removed),
+        "more": [i.more_lacking, i.more_broken, i.more_removed],
+        **({"also": {x.field: [list(x.ops), x.more] for x in i.also}} if i.also else {}),
+        **models_data(i),
+    }
