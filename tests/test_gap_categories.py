@@ -22,6 +22,7 @@ from bot.app.prepare import backend_work, downstream_impact
 from bot.app.subscriptions import backend_gaps, mentions_for
 from bot.coverage.backends import read_backend
 from bot.coverage.check import compare_coverage, compute_coverage
+from bot.coverage.kinds import BackendKind
 from bot.drift.changes import Change, compute_drift
 from bot.model import Snapshot
 from bot.publish.config import parse_config
@@ -29,7 +30,7 @@ from bot.render.context import BackendGap, ReportContext
 from bot.render.report import render
 
 REAL = DATA / "backends" / "real"
-LISTS = {
+LISTS: dict[str, tuple[BackendKind, str, str]] = {
     "mlir-2022": ("torch-mlir", "torch-mlir-2022-08.GeneratedTorchOps.td.xz", "GeneratedTorchOps-2022.td"),
     "mlir-2024": ("torch-mlir", "torch-mlir-2024-08.GeneratedTorchOps.td.xz", "GeneratedTorchOps-2024.td"),
     "mlir": ("torch-mlir", "torch-mlir.GeneratedTorchOps.td.xz", "GeneratedTorchOps.td"),

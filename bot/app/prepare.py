@@ -19,6 +19,7 @@ from bot.app.coverage import read_and_cover
 from bot.app.subscriptions import Kernels, ModelData, backend_gaps, backend_specs, mentions_for
 from bot.coverage import check as coverage
 from bot.coverage.backends import reads_in_tree
+from bot.coverage.kinds import BackendKind
 from bot.coverage.oplist import BackendOp
 from bot.coverage.workitems import model_choice, model_paths, model_usage
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
@@ -141,7 +142,7 @@ def backend_work(
 
 
 def _work_of(
-    kind: str, path: str, head: Snapshot, *, warn: Say | None, release: str | None
+    kind: BackendKind, path: str, head: Snapshot, *, warn: Say | None, release: str | None
 ) -> tuple[frozenset[str], Kernels]:
     """One backend list read from PATH: what it needs a kernel for at HEAD, and what it implements."""
     backend, cov = read_and_cover(head, kind, path, warn=warn)

@@ -28,6 +28,7 @@ from bot import pipeline
 from bot.app.prepare import backend_work
 from bot.app.subscriptions import Kernels, backend_gaps, backend_specs
 from bot.app.watch_state import StateError, impact_data, read_impact
+from bot.coverage.kinds import KIND_BY_ID
 from bot.drift.changes import Change, compute_drift
 from bot.history.cache import DiskCache, code_digest
 from bot.model import SourceFiles
@@ -101,7 +102,7 @@ def backend_digest(cfg: BotConfig) -> str | None:
             return None
     for spec in backend_specs(cfg):
         digest.update(f"{spec.kind}\0{spec.value}\0".encode())
-        if spec.kind == "dispatch":
+        if KIND_BY_ID[spec.kind].in_pytorch:
             continue
         paths = list(_tree_files(spec.resolved)) if os.path.isdir(spec.resolved) else [spec.resolved]
         try:
