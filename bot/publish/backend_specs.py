@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind, parse_kind
+from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind, backend_key, parse_kind
 from bot.errors import SourceError
 from bot.publish.backend_names import NAME_MAX, default_name
 from bot.publish.confignodes import ConfigReader, pattern
@@ -40,6 +40,11 @@ class BackendSpec:
     @property
     def label(self) -> str:
         return self.name or default_name(self.kind, self.value, self.resolved)
+
+    @property
+    def key(self) -> str:
+        """The list's key across runs and reports (`bot.coverage.kinds.backend_key`)."""
+        return backend_key(self.kind, self.value)
 
     def missing(self, config_path: str) -> str | None:
         """One line when the list is not there, saying what `value` was resolved against: a path is
