@@ -106,7 +106,7 @@ def config_text(
         :50
     ]
     if KIND_BY_ID[kind].in_pytorch:
-        backend = f"{{name: {json.dumps(label)}, kind: dispatch, key: {json.dumps(value)}}}"
+        backend = f"{{name: {json.dumps(label)}, kind: {kind}, key: {json.dumps(value)}}}"
     else:
         # The config's paths are relative to the config file (docs/config.md).
         relative = os.path.relpath(value, os.path.dirname(CONFIG_PATH)).replace(os.sep, "/")

@@ -216,8 +216,9 @@ class KindRow:
     # not xpu_functions.yaml: neither
     on_removal: Removal = ""
     # it lowers each op by its schema into its own dialect (torch-mlir's ODS ops are generated from
-    # the registry): a changed C++ signature breaks no kernel of its; what it records of the schema is
-    # judged instead (`bot.app.subscriptions.schema_changed`)
+    # the registry): a changed C++ signature breaks no kernel of its (`bot.app.subscriptions.breaks`);
+    # a kind that writes no C++ kernel has what it records of the schema judged instead
+    # (`schema_changed`)
     lowers: bool = False
     # its exported graphs decompose by its own table (torch-mlir's FX importer), which the model corpus
     # has a path of its own for (`bot.usage.models.paths_for`)
@@ -255,6 +256,8 @@ KIND_TABLE: tuple[KindRow, ...] = (
         example="llvm/torch-mlir's GeneratedTorchOps.td and fx_decomp_util.py (`torch-mlir.checkout.tar.xz`)",
         lowers=True,
         own_decompositions=True,
+        # its list comes from the TorchScript registry, which holds built-ins that are not ATen native
+        # functions (aten::size, aten::add.t, aten::Int.Tensor): those show up as stale too
         also_lists="TorchScript built-ins such as size, add.t or Int.Tensor",
         product="torch-mlir",
         product_files=frozenset({"GeneratedTorchOps.td", "torch_ods_gen.py", "torch-mlir", "."}),

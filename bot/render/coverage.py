@@ -57,9 +57,6 @@ FIRST_STEPS = 8
 # What a Markdown report must fit: a GitHub comment or issue body, with room for what a poster adds.
 MARKDOWN_LIMIT = 65_536 - 1_000
 
-# torch-mlir's list comes from the TorchScript registry, which holds built-ins that are not ATen
-# native functions (aten::size, aten::add.t, aten::Int.Tensor): those show up as stale too.
-
 _NO_TEXT = Safe("")
 
 
