@@ -18,10 +18,10 @@ from bot import pipeline
 from bot.coverage.backends import read_backend
 from bot.coverage.check import Coverage, compute_coverage
 from bot.coverage.firstwork import first_work
-from bot.coverage.workitems import cpu_only, has_cpu_kernel, model_usage, work_items
+from bot.coverage.workitems import cpu_only, device_key, has_cpu_kernel, model_usage, work_items
 from bot.model import Snapshot
 from bot.render.rank import work_item_rank_key
-from bot.usage.device import SUBSTITUTIONS, device_key, on_device
+from bot.usage.device import SUBSTITUTIONS, on_device
 from bot.usage.models import read_table
 
 ROOT = Path(__file__).resolve().parent.parent

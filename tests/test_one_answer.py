@@ -30,7 +30,7 @@ from bot.config.file import parse_config
 from bot.coverage.backends import merge_backends, read_backend
 from bot.coverage.check import OpCoverage, compute_coverage
 from bot.coverage.jsonform import coverage_json
-from bot.coverage.kinds import PROFILE_OF_KIND
+from bot.coverage.kinds import PROFILE_OF_KIND, BackendKind
 from bot.coverage.oplist import BackendList
 from bot.drift.changes import compute_drift
 from bot.drift.needs import ProfileNeeds, export_path_for
@@ -50,7 +50,9 @@ def head(release_file: Callable[[str], Path]) -> Snapshot:
 
 
 @pytest.fixture(scope="module")
-def specs(tmp_path_factory: pytest.TempPathFactory, dlprim_src: Path) -> dict[str, list[tuple[str, str]]]:
+def specs(
+    tmp_path_factory: pytest.TempPathFactory, dlprim_src: Path
+) -> dict[str, list[tuple[BackendKind, str]]]:
     """NAME → its (kind, path) lists: the real lists of tests/data/backends/real, unpacked once."""
     tmp = tmp_path_factory.mktemp("real")
 
@@ -74,7 +76,9 @@ def specs(tmp_path_factory: pytest.TempPathFactory, dlprim_src: Path) -> dict[st
 
 
 @pytest.fixture(scope="module")
-def lists(specs: dict[str, list[tuple[str, str]]]) -> dict[str, tuple[list[tuple[str, str]], BackendList]]:
+def lists(
+    specs: dict[str, list[tuple[BackendKind, str]]],
+) -> dict[str, tuple[list[tuple[BackendKind, str]], BackendList]]:
     """NAME → (its (kind, path) lists, the backend read from them)."""
     out = {}
     for name, kinds in specs.items():
@@ -104,7 +108,7 @@ def _explained(head: Snapshot) -> Iterator[tuple[str, Profile, bool]]:
 
 
 def test_every_view_gives_one_answer_for_every_op_and_real_list(
-    head: Snapshot, lists: dict[str, tuple[list[tuple[str, str]], BackendList]], tmp_path: Path
+    head: Snapshot, lists: dict[str, tuple[list[tuple[BackendKind, str]], BackendList]], tmp_path: Path
 ) -> None:
     profiles = _profiles_by_drift(head)
     needs = {p: {n for n, ps in profiles.items() if p in ps} for p in PROFILES}
@@ -194,7 +198,7 @@ def checkouts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {v: _checkout(root / v, v) for v in RELEASES}
 
 
-def _backend_args(specs: dict[str, list[tuple[str, str]]]) -> list[str]:
+def _backend_args(specs: dict[str, list[tuple[BackendKind, str]]]) -> list[str]:
     """Every real list as `--backend NAME:KIND=PATH`, plus torch-mlir's bare .td (judged with PyTorch's
     own table, as coverage judges it) and a native dispatch key."""
     args = [f"{name}:{kind}={path}" for name, kinds in specs.items() for kind, path in kinds]
@@ -228,7 +232,7 @@ def _sample(ops: list[dict[str, object]], seed: str) -> list[str]:
 
 
 def test_explain_gives_coverage_verdict_for_sampled_pairs_of_real_lists_and_releases(
-    specs: dict[str, list[tuple[str, str]]], checkouts: dict[str, str]
+    specs: dict[str, list[tuple[BackendKind, str]]], checkouts: dict[str, str]
 ) -> None:
     args = _backend_args(specs)
     pairs = 0
@@ -284,7 +288,7 @@ def test_explain_gives_coverage_verdict_for_sampled_pairs_of_real_lists_and_rele
 
 
 def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
-    specs: dict[str, list[tuple[str, str]]], checkouts: dict[str, str], opdrift: Opdrift
+    specs: dict[str, list[tuple[BackendKind, str]]], checkouts: dict[str, str], opdrift: Opdrift
 ) -> None:
     """cdist is CompositeImplicitAutograd: PyTorch's default table decomposes it (what explain said of any
     export backend), torch-mlir's fx_decomp_util.py does not, so it reaches torch-mlir's graph and coverage
@@ -350,7 +354,7 @@ def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
 
 def test_subscriptions_and_the_watch_agree_with_coverage_on_every_gap_category(
     head: Snapshot,
-    lists: dict[str, tuple[list[tuple[str, str]], BackendList]],
+    lists: dict[str, tuple[list[tuple[BackendKind, str]], BackendList]],
     release_file: Callable[[str], Path],
 ) -> None:
     """2.14.1 → 2.15.0 against every real single-kind list. A subscription's lacks and its

@@ -17,6 +17,7 @@ from datafiles import DATA
 from goldens import check_golden, updating
 
 from bot import pipeline
+from bot.coverage.kinds import BackendKind
 from bot.drift.changes import compute_drift
 from bot.model import Snapshot
 from bot.render.context import ReportContext
@@ -184,12 +185,13 @@ def test_golden_coverage_of_the_real_backends(
     snapshot = dataclasses.replace(loaded, meta=dataclasses.replace(loaded.meta, torch_version="2.15.0"))
     monkeypatch.chdir(tmp_path)
     results = []
-    for kind, (_, where) in [
+    read: list[tuple[BackendKind, tuple[str, str]]] = [
         ("xla", lists["xla"]),
         ("torch-mlir", ("", "torch-mlir")),
         ("op-plugin", lists["op-plugin"]),
         ("cpp", ("", "dlprim/src")),
-    ]:
+    ]
+    for kind, (_, where) in read:
         backend = read_backend(kind, where, torch_version="2.15" if kind == "op-plugin" else None)
         results.append((compute_coverage(snapshot, backend), None))
     text = render_coverage(results, "markdown", head=snapshot)
@@ -321,10 +323,11 @@ def test_stale_entries_say_whether_upstream_removed_them(
 
     snapshot = _load(release_file, "2.15.0")
     views = {}
-    for kind, name in (
+    real: tuple[tuple[BackendKind, str], ...] = (
         ("torch-mlir", "torch-mlir.GeneratedTorchOps.td.xz"),
         ("xla", "pytorch-xla.xla_native_functions.yaml.xz"),
-    ):
+    )
+    for kind, name in real:
         path = tmp_path / name.removesuffix(".xz")
         path.write_bytes(lzma.decompress((REAL / name).read_bytes()))
         views[kind] = coverage_view(compute_coverage(snapshot, read_backend(kind, str(path))), None, snapshot)

@@ -15,6 +15,7 @@ from sitebuild import BACKEND_LIST, SNAPSHOTS
 
 from bot.coverage.backends import read_backend, read_text_list
 from bot.coverage.check import compute_coverage
+from bot.coverage.kinds import BackendKind
 from bot.coverage.names import first_registered
 from bot.coverage.workitems import work_items
 from bot.render.rank import work_item_rank_key
@@ -126,7 +127,7 @@ def test_a_column_of_each_new_kind_reads_its_real_list(tmp_path: Path, opdrift: 
     """executorch (export, edge dialect), backend-stubs (OpenReg's yaml, eager) and python (torchax's
     registrations, eager): each a column with its kind and profile, the counts of `opdrift coverage`,
     its cells on the operator pages and its first work."""
-    lists = {
+    lists: dict[str, tuple[BackendKind, Path]] = {
         "et": ("executorch", _unxz("executorch.optimized.yaml.xz", tmp_path, "optimized.yaml")),
         "openreg": (
             "backend-stubs",

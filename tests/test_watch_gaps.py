@@ -63,7 +63,7 @@ def _watch(
     assert not run.warnings
     ((_, impacts),) = plan.view.news  # the one PR is news for every backend it affects
     assert impacts == plan.view.rows[0].impacts
-    found = {}
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
     for i in impacts:
         lists = {"needs": i.lacking, "breaks": tuple(b.op for b in i.broken), "removes": i.removed}
         lists |= {x.field: x.ops for x in i.also}

@@ -53,7 +53,7 @@ def plan_comment(setup: PublishSetup) -> CommentPlan:
         and not setup.cfg.comment_on_kernel_keys
         and not setup.mentions
         and not setup.gaps
-        and not any(i.gap for i in setup.impact)
+        and not any(not i.unread for i in setup.impact)
     )
     # A PR that only breaks the file's codegen (an unknown key, a family out of step) is news too.
     has_drift = (not drift.is_empty and not quiet) or bool(setup.warnings)

@@ -10,6 +10,7 @@ from bot.coverage import backends
 from bot.coverage import check as coverage
 from bot.coverage.backends import BackendList
 from bot.coverage.change import CoverageChange, compare_coverage
+from bot.coverage.kinds import KIND_BY_ID
 from bot.errors import ConfigError
 from bot.model import Snapshot
 from bot.operators.kernels import Profile
@@ -82,7 +83,7 @@ def check_keys(head: Snapshot, groups: BackendGroups) -> None:
     """ConfigError for a ``dispatch`` list whose key no operator of HEAD has a kernel under."""
     for specs in groups.values():
         for kind, value in specs:
-            if kind == "dispatch":
+            if KIND_BY_ID[kind].in_pytorch:
                 coverage.check_dispatch_key(head, value)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from bot.coverage import names, schema_history
 from bot.coverage.backends import parse_named_backend_arg
 from bot.coverage.gates import GatePlan, Minor, ReleaseOps, plan_gates, render
+from bot.coverage.kinds import KIND_BY_ID
 from bot.errors import ConfigError
 from bot.files import write_atomic
 from bot.model import Snapshot
@@ -86,7 +87,7 @@ def gates_of(
     """The gate edits of the op-plugin list BACKEND_ARG (``[NAME:]op-plugin=PATH``) for TORCH_VERSION,
     its operators from SOURCE when given, else from the release tables."""
     _name, kind, path = parse_named_backend_arg(backend_arg)
-    if kind != "op-plugin":
+    if not KIND_BY_ID[kind].gated:
         raise ConfigError(f"--backend {backend_arg!r}: gates are op-plugin's (give NAME:op-plugin=PATH)")
     version = parse_user_version(torch_version)
     if version is None:

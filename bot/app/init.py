@@ -22,6 +22,7 @@ from bot.config.backend_names import default_name
 from bot.config.file import parse_config
 from bot.coverage import backends
 from bot.coverage.check import Coverage
+from bot.coverage.kinds import KIND_BY_ID
 from bot.errors import ConfigError, OpdriftError
 from bot.files import write_atomic
 from bot.model import Snapshot
@@ -86,7 +87,7 @@ def check_backend(request: InitRequest, root: str) -> tuple[str | None, backends
     for h in request.who:
         _no_control("--who", h)
     name, kind, value = backends.parse_named_backend_arg(request.backend)
-    if kind == "dispatch":
+    if KIND_BY_ID[kind].in_pytorch:
         return name, kind, value
     if os.path.isabs(value) or os.path.normpath(value).split(os.sep)[0] == "..":
         raise ConfigError(f"--backend {request.backend}: PATH must be inside this repository, relative to it")
@@ -104,8 +105,8 @@ def config_text(
     label = (name or default_name(kind, value, os.path.join(os.path.abspath(root), value) if root else ""))[
         :50
     ]
-    if kind == "dispatch":
-        backend = f"{{name: {json.dumps(label)}, kind: dispatch, key: {json.dumps(value)}}}"
+    if KIND_BY_ID[kind].in_pytorch:
+        backend = f"{{name: {json.dumps(label)}, kind: {kind}, key: {json.dumps(value)}}}"
     else:
         # The config's paths are relative to the config file (docs/config.md).
         relative = os.path.relpath(value, os.path.dirname(CONFIG_PATH)).replace(os.sep, "/")

@@ -27,6 +27,7 @@ from bot.config.file import (
 )
 from bot.coverage import check as coverage
 from bot.coverage.backends import reads_in_tree
+from bot.coverage.kinds import BackendKind
 from bot.coverage.oplist import BackendOp
 from bot.coverage.workitems import model_choice, model_paths, model_usage
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
@@ -38,7 +39,7 @@ from bot.model import Snapshot, SourceFiles
 from bot.operators.codegen import CodegenRules
 from bot.operators.native import read_tags
 from bot.publish.github import check_repo_name
-from bot.render.context import BackendGap, BackendImpact, blob_url
+from bot.render.context import BackendGap, blob_url
 from bot.render.timeline import chart_of_last
 from bot.schema.kernel import KernelForm
 from bot.sources import read as sources
@@ -62,7 +63,7 @@ class PublishSetup:
     overrides: Overrides | None
     warnings: tuple[SourceWarning, ...]  # HEAD's parse warnings that BASE's parse did not give
     # per backend of the config's `backends:` that the PR affects: the PR comment's impact table
-    impact: tuple[BackendImpact, ...] = ()
+    impact: tuple[BackendGap, ...] = ()
 
 
 def publish_setup(
@@ -141,7 +142,7 @@ def backend_work(
 
 
 def _work_of(
-    kind: str, path: str, head: Snapshot, *, warn: Say | None, release: str | None
+    kind: BackendKind, path: str, head: Snapshot, *, warn: Say | None, release: str | None
 ) -> tuple[frozenset[str], Kernels]:
     """One backend list read from PATH: what it needs a kernel for at HEAD, and what it implements."""
     backend, cov = read_and_cover(head, kind, path, warn=warn)
@@ -198,7 +199,7 @@ def downstream_impact(
     warn: Say,
     release: str | None = None,
     fetch: FetchFiles | None = None,
-) -> tuple[BackendImpact, ...]:
+) -> tuple[BackendGap, ...]:
     """Per backend of the config's `backends:` that CHANGES affect, in config order: its gap, judged by
     the engine the backend subscriptions use (`bot.app.subscriptions.backend_gaps`, with no one to
     mention): the kernels that stop compiling in its form, the ops it must now write or lower, the
@@ -215,12 +216,12 @@ def downstream_impact(
             # Another repository's list (renamed, gone, malformed, over the API's budget) must not cost
             # every PyTorch PR its comment: the row says it could not be judged, and why.
             warn(f"backends: {listed.name}: {spec.value}: {err}")
-            out.append(BackendImpact(listed.name, spec.kind, spec.value, None, one_line(str(err))))
+            out.append(BackendGap((), spec.kind, spec.value, (), name=listed.name, unread=one_line(str(err))))
             continue
         alone = BotConfig(subscriptions=(Subscription(who=(), backend=spec, line=listed.line),))
         for gap in backend_gaps(alone, changes, {spec: lacking}, {spec: kernels}):
             if gap.warns():  # only ops some backends need: the PR asks nothing of it, no row
-                out.append(BackendImpact(listed.name, gap.kind, gap.where, gap))
+                out.append(gap)
     return tuple(out)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from bot.app.coverage import read_and_cover
 from bot.coverage import check as coverage
+from bot.coverage.kinds import KIND_BY_ID
 from bot.errors import ConfigError
 from bot.site.backends import check_unique, parse_site_backend
 from bot.site.build import build_site, order_sources
@@ -43,7 +44,7 @@ def site_of(
     snapshots = [snap for _, snap in ordered]
     now = snapshots[-1]
     for spec in specs:
-        if spec.kind == "dispatch":
+        if KIND_BY_ID[spec.kind].in_pytorch:
             coverage.check_dispatch_key(now, spec.value)
     coverages = []
     for spec in specs:

@@ -29,7 +29,7 @@ from bot.config.backend_specs import BackendSpec
 from bot.config.file import BotConfig, Subscription
 from bot.coverage.alerts import alert_for, alert_key, judge_in_form
 from bot.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
-from bot.coverage.oplist import BackendKind, BackendOp
+from bot.coverage.oplist import BackendOp
 from bot.coverage.workitems import ModelReach, cpu_only, model_reach
 from bot.drift.changes import Change
 from bot.drift.flags import FLAGS
@@ -40,18 +40,6 @@ from bot.schema.kernel import KernelForm, judged_form
 from bot.usage.models import ModelUsage
 from bot.work.engine import scope
 
-# Kinds whose list feeds a codegen that refuses an operator name upstream no longer has, so an op
-# upstream removes breaks the build while the backend still lists it: torchgen's gen_backend_stubs
-# (`create_backend_index` raises "Found an invalid operator name", torchgen of 2.14.0), which builds
-# torch_xla's kernels from its yaml, and torch_npu's own codegen/gen_backend_stubs.py (the same
-# assert), which reads its npu_native_functions.yaml and op-plugin's yaml. A C++ `m.impl` of a name no
-# schema defines still compiles (the dispatcher takes an impl without a def), and torch-xpu-ops
-# generates its registrations from its own native_functions.yaml, not xpu_functions.yaml: not these.
-REMOVAL_BREAKS: frozenset[BackendKind] = frozenset({"xla", "op-plugin", "torch-npu"})
-# Kinds whose registration of an op upstream removes still builds (the `m.impl` above) but is dead:
-# nothing reaches it, and callers reach whatever replaced the op. A C++ tree registers each op by
-# name, so it is told apart from a break (`dead`).
-REMOVAL_DEAD: frozenset[BackendKind] = frozenset({"cpp"})
 # The profiles whose backends lower the Core ATen opset: an export compiler receives it (torch-mlir),
 # XLA's functionalized graphs are its ops. An op leaving the core set stops reaching them and what it
 # decomposes into reaches them instead (pytorch/xla#5880: native_batch_norm, 2.0.0 -> 2.1.0); one
@@ -63,7 +51,7 @@ def _wants(spec: BackendSpec, change: Change) -> bool:
     if change.kind == "removed":
         return False
     if change.kernels_only:
-        return spec.kind == "dispatch" and any(d.subject == spec.value for d in change.details)
+        return KIND_BY_ID[spec.kind].in_pytorch and any(d.subject == spec.value for d in change.details)
     return change.kind in ("added", "renamed") or change.needs_kernel
 
 
@@ -140,10 +128,11 @@ def joins_core(spec: BackendSpec, change: Change, lacking: frozenset[str] | None
 
 def dead(spec: BackendSpec, change: Change, kernels: Kernels | None) -> bool:
     """An op the backend registers was removed (or renamed away), and its build takes the
-    registration all the same (`REMOVAL_DEAD`): not a break, a dead registration."""
+    registration all the same (its kind's `on_removal`, `bot.coverage.kinds`): not a break, a dead
+    registration."""
     return (
         change.kind in ("removed", "renamed")
-        and spec.kind in REMOVAL_DEAD
+        and KIND_BY_ID[spec.kind].on_removal == "dead"
         and kernels is not None
         and listed_name(change) in kernels.forms
     )
@@ -153,11 +142,13 @@ def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_ver
     """Whether a change breaks the build of the kernel this backend implements for the op, written
     in FORM (None: not known, so judged as every form would be), against torch TORCH_VERSION
     (HEAD's), in the form `judged_form` gives (see Note [SymInt kernels from 1.13]). An op upstream removes, or renames (the backend lists its old name: `breaks_kernel`),
-    breaks the build of a backend whose codegen refuses the name (`REMOVAL_BREAKS`). An in-tree ``dispatch`` key's kernels are changed by the same PR, and
-    torch-mlir writes no C++ kernel (it lowers by types)."""
+    breaks the build of a backend whose codegen refuses the name (its kind's `on_removal`,
+    `bot.coverage.kinds`). An in-tree ``dispatch`` key's kernels are changed by the same PR
+    (`in_pytorch`), and torch-mlir writes no C++ kernel (it `lowers` by types)."""
+    row = KIND_BY_ID[spec.kind]
     if change.kind in ("removed", "renamed"):
-        return spec.kind in REMOVAL_BREAKS  # a rename removes the old name the backend lists
-    if spec.kind in ("dispatch", "torch-mlir") or change.kind != "changed":
+        return row.on_removal == "breaks"  # a rename removes the old name the backend lists
+    if row.in_pytorch or row.lowers or change.kind != "changed":
         return False
     if not change.kernel_changes:
         return change.kernel == "breaking"  # a schema that does not parse: no signature to judge
@@ -166,7 +157,7 @@ def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_ver
 
 def removes(spec: BackendSpec, change: Change) -> bool:
     """A change removes (or renames away) an op this backend's build refuses to lose (see `breaks`)."""
-    return change.kind in ("removed", "renamed") and spec.kind in REMOVAL_BREAKS
+    return change.kind in ("removed", "renamed") and KIND_BY_ID[spec.kind].on_removal == "breaks"
 
 
 def listed_name(change: Change) -> str:

@@ -132,7 +132,7 @@ def names_by_backend(cfg: BotConfig) -> dict[str, str]:
     out: dict[str, str] = {}
     for sub in cfg.subscriptions:
         if sub.backend is not None:
-            out.setdefault(f"{sub.backend.kind}:{sub.backend.value}", sub.backend.label)
+            out.setdefault(sub.backend.key, sub.backend.label)
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.app.watch_breaks import DeclarationError, break_data, read_signatures
 from bot.app.watch_models import models_data, with_models
-from bot.coverage.oplist import BACKEND_KINDS
+from bot.coverage.kinds import backend_key, parse_kind
 from bot.render.context import GAP_LISTS
 from bot.render.watch import BackendImpact, BrokenKernel, OpList
 from bot.shapes import INTEGER, LIST, OBJECT, STRING, STRINGS, Kind, Reader
@@ -59,8 +59,8 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     d = READ.read(OBJECT, d, where, where)
     keys = ("kind", "where", "needs", "breaks", "removes", "more")
     READ.exact_keys(d, keys, where, where, optional=("who", "also", "models"))
-    kind = READ.field(STRING, d, "kind", f"{where}.kind", where)
-    if kind not in BACKEND_KINDS:
+    kind = parse_kind(READ.field(STRING, d, "kind", f"{where}.kind", where))
+    if kind is None:
         raise StateError(f"{where}.kind: unknown kind")
     path = READ.field(TEXT, d, "where", f"{where}.where", where)
     items: list[Any] = READ.field(LIST, d, "breaks", f"{where}.breaks", where)
@@ -68,7 +68,7 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     more = READ.field(LIST, d, "more", f"{where}.more", where)
     if len(more) != 3 or not all(COUNT.accepts(m) for m in more):
         raise StateError(f"{where}.more: expected three counts")
-    key = f"{kind}:{path}"
+    key = backend_key(kind, path)
     if key not in who:
         return None  # the config no longer subscribes this backend: its part of the row goes
     handles = who[key]

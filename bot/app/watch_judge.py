@@ -31,6 +31,7 @@ from bot.app.subscriptions import Kernels, backend_gaps, backend_specs
 from bot.app.watch_impact import StateError, impact_data, read_impact
 from bot.config.backend_specs import BackendSpec
 from bot.config.file import BotConfig
+from bot.coverage.kinds import KIND_BY_ID
 from bot.drift.changes import Change, compute_drift
 from bot.files import BLOCK
 from bot.github.ghcache import blob_sha
@@ -55,7 +56,7 @@ def who_by_backend(cfg: BotConfig) -> dict[str, tuple[str, ...]]:
     out: dict[str, dict[str, str]] = {}
     for sub in cfg.subscriptions:
         if sub.backend is not None:
-            seen = out.setdefault(f"{sub.backend.kind}:{sub.backend.value}", {})
+            seen = out.setdefault(sub.backend.key, {})
             for h in sub.who:
                 seen.setdefault(h.lower(), h)
     return {k: tuple(v.values()) for k, v in out.items()}
@@ -105,7 +106,7 @@ def backend_digest(cfg: BotConfig) -> str | None:
             return None
     for spec in backend_specs(cfg):
         digest.update(f"{spec.kind}\0{spec.value}\0".encode())
-        if spec.kind == "dispatch":
+        if KIND_BY_ID[spec.kind].in_pytorch:
             continue
         paths = list(_tree_files(spec.resolved)) if os.path.isdir(spec.resolved) else [spec.resolved]
         try:
@@ -205,18 +206,18 @@ def impacts_of(
     kernel with what changed in the form the backend writes it in. A backend whose gap only lists ops
     some backends need is no row: the PR asks nothing of it (`BackendGap.warns`)."""
     by_name = {c.name: c for c in changes}
-    specs = {f"{s.kind}:{s.value}": s for s in backend_specs(cfg)}
+    specs = {s.key: s for s in backend_specs(cfg)}
     merged: dict[str, dict[str, set[str]]] = {}
     # Only the handles of the subscriptions that matched: two on one list, each narrowed to its ops,
     # mention only the one whose ops the PR touches (each handle once, GitHub's are case-insensitive).
     who: dict[str, dict[str, str]] = {}
     for g in backend_gaps(cfg, changes, lacking, implemented):
-        lists = merged.setdefault(f"{g.kind}:{g.where}", {})
+        lists = merged.setdefault(g.key, {})
         for name in _LISTS:
             lists.setdefault(name, set()).update(getattr(g, name))
         if not g.warns():
             continue
-        handles = who.setdefault(f"{g.kind}:{g.where}", {})
+        handles = who.setdefault(g.key, {})
         for h in g.who:
             handles.setdefault(h.lower(), h)
     out = []

@@ -13,7 +13,7 @@ import yaml
 
 from bot.config.backend_names import NAME_MAX, default_name
 from bot.config.nodes import ConfigReader, pattern
-from bot.coverage.oplist import BACKEND_KINDS, BackendKind
+from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind, backend_key, parse_kind
 from bot.errors import SourceError
 from bot.github.ghfiles import PREFIX as GH_PREFIX
 from bot.github.ghfiles import parse_path_spec
@@ -41,11 +41,20 @@ class BackendSpec:
     def label(self) -> str:
         return self.name or default_name(self.kind, self.value, self.resolved)
 
+    @property
+    def key(self) -> str:
+        """The list's key across runs and reports (`bot.coverage.kinds.backend_key`)."""
+        return backend_key(self.kind, self.value)
+
     def missing(self, config_path: str) -> str | None:
         """One line when the list is not there, saying what `value` was resolved against: a path is
         relative to the config file's directory (.github/ for .github/opdrift.yml), not the repository's
         root, and `path: codegen/x.yaml` there means .github/codegen/x.yaml. None when it is there."""
-        if self.kind == "dispatch" or self.value.startswith(GH_PREFIX) or os.path.exists(self.resolved):
+        if (
+            KIND_BY_ID[self.kind].in_pytorch
+            or self.value.startswith(GH_PREFIX)
+            or os.path.exists(self.resolved)
+        ):
             return None
         where = os.path.dirname(config_path) or "."
         hint = ""
@@ -88,17 +97,17 @@ def subscription_backend(reader: ConfigReader, node: yaml.Node, what: str, base_
         raise reader.error(node, f"{what} has no `kind:` (one of: {', '.join(BACKEND_KINDS)})")
     kind_node = keys["kind"][1]
     raw = reader.string(kind_node, f"{what}: kind")
-    kind = next((k for k in BACKEND_KINDS if k == raw), None)
+    kind = parse_kind(raw)
     if kind is None:
         raise reader.error(
             kind_node, f"unknown backend kind {raw!r} (expected one of: {', '.join(BACKEND_KINDS)})"
         )
     line = node.start_mark.line + 1
-    if kind == "dispatch":
+    if KIND_BY_ID[kind].in_pytorch:
         if "path" in keys:
-            raise reader.error(keys["path"][0], f"{what}: kind dispatch takes `key:` (e.g. MPS), not `path:`")
+            raise reader.error(keys["path"][0], f"{what}: kind {kind} takes `key:` (e.g. MPS), not `path:`")
         if "key" not in keys:
-            raise reader.error(node, f"{what}: kind dispatch needs `key:`, a dispatch key such as MPS")
+            raise reader.error(node, f"{what}: kind {kind} needs `key:`, a dispatch key such as MPS")
         key = pattern(reader, DISPATCH_KEY, "dispatch key")(
             keys["key"][1], reader.string(keys["key"][1], f"{what}: key")
         )
@@ -131,13 +140,13 @@ def _listed_backend(reader: ConfigReader, node: yaml.Node, index: int, base_dir:
     name = read_name(reader, keys["name"][1], what)
     kind_node = keys["kind"][1]
     raw = reader.string(kind_node, f"{what}: kind")
-    kind = next((k for k in BACKEND_KINDS if k == raw), None)
+    kind = parse_kind(raw)
     # A dispatch key's kernels live in native_functions.yaml itself: the PR changes them, and the
     # drift's own sections show it; this table is for backends built outside PyTorch.
-    listed = tuple(k for k in BACKEND_KINDS if k != "dispatch")
-    if kind is None or kind == "dispatch":
+    listed = tuple(k for k in BACKEND_KINDS if not KIND_BY_ID[k].in_pytorch)
+    if kind is None or KIND_BY_ID[kind].in_pytorch:
         said = (
-            "kind dispatch: an in-tree dispatch key is not a downstream backend"
+            f"kind {kind}: an in-tree dispatch key is not a downstream backend"
             if kind
             else f"unknown backend kind {raw!r}"
         )

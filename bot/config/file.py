@@ -27,6 +27,7 @@ from bot.config.backend_specs import (
     subscription_backend,
 )
 from bot.config.nodes import ConfigReader, one_of, pattern
+from bot.coverage.kinds import KIND_BY_ID
 from bot.drift.flags import FACETS
 from bot.errors import ConfigError, YamlError
 from bot.shapes import Kind
@@ -121,7 +122,7 @@ def check_names(config: BotConfig, *, dispatch_keys: Collection[str], tags: Coll
     for index, sub in enumerate(config.subscriptions):
         what = f"subscription {index + 1}"
         backend = sub.backend
-        if backend is not None and backend.kind == "dispatch" and backend.value not in dispatch_keys:
+        if backend is not None and KIND_BY_ID[backend.kind].in_pytorch and backend.value not in dispatch_keys:
             problems.append(
                 (
                     backend.value_line or backend.line or sub.line,

@@ -9,14 +9,13 @@ snapshot. Reading files and walking source trees happens in the file readers bel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
-from importlib import import_module
 from pathlib import Path
 
 from bot.coverage.cpp import read_cpp, read_fallback_list
 from bot.coverage.executorch import CHECKOUT_YAMLS, read_executorch_path
-from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind
+from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind, parse_kind
 from bot.coverage.oplist import BackendList, BackendOp, normalise_name
 from bot.coverage.pyreg import read_python
 from bot.coverage.stubs import read_backend_stubs
@@ -74,21 +73,23 @@ def _read_cpp_source(path: Path) -> str:
 
 
 def _cpp_files(root: Path) -> Iterable[Path]:
-    return sorted(p for p in root.rglob("*") if p.suffix in _CPP_SUFFIXES and p.is_file())
+    return sorted(p for p in root.rglob("*") if is_cpp_source(p.name) and p.is_file())
+
+
+def is_cpp_source(rel: str) -> bool:
+    """Whether a C++ tree's reader reads the file at REL (`bot.coverage.kinds.KindRow.reads_in_tree`)."""
+    return Path(rel).suffix in _CPP_SUFFIXES
+
+
+def is_python_source(rel: str) -> bool:
+    """Whether a Python tree's reader reads the file at REL (`bot.coverage.kinds.KindRow.reads_in_tree`)."""
+    return Path(rel).suffix == ".py"
 
 
 def reads_in_tree(kind: BackendKind, rel: str) -> bool:
     """Whether reading a directory as a backend of KIND reads its file at REL (relative to it): a C++
     tree's sources, a torch-mlir checkout's two files; the other kinds read one file, no directory."""
-    if kind == "cpp":
-        return Path(rel).suffix in _CPP_SUFFIXES
-    if kind == "torch-mlir":
-        return rel in (TD_PATH, FX_DECOMP_PATH)
-    if kind == "executorch":
-        return rel in CHECKOUT_YAMLS
-    if kind == "python":
-        return Path(rel).suffix == ".py"
-    return False
+    return KIND_BY_ID[kind].reads_in_tree(rel)
 
 
 def parse_backend_arg(arg: str) -> tuple[BackendKind, str]:
@@ -110,9 +111,9 @@ def parse_named_backend_arg(arg: str) -> tuple[str | None, BackendKind, str]:
     name, colon, kind = left.rpartition(":")
     if colon and not name:
         raise ConfigError(f"--backend {arg!r}: empty NAME before ':'")
-    for known in BACKEND_KINDS:
-        if kind == known:
-            return (name or None), known, value
+    known = parse_kind(kind)
+    if known is not None:
+        return (name or None), known, value
     raise ConfigError(f"unknown backend kind {kind!r} (kinds: {', '.join(BACKEND_KINDS)})")
 
 
@@ -144,7 +145,7 @@ def merge_backends(name: str, lists: list[BackendList]) -> BackendList:
     kernels = [b for b in lists if not fallback_only(b)]
     if not kernels:
         raise _fallback_only_error(lists[0])
-    if any(b.kind == "dispatch" for b in kernels) and len(kernels) > 1:
+    if any(KIND_BY_ID[b.kind].in_pytorch for b in kernels) and len(kernels) > 1:
         raise ConfigError(f"backend {name!r}: a dispatch key cannot be combined with other lists")
     first = kernels[0]
     return BackendList(
@@ -202,9 +203,7 @@ def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = N
     row = KIND_BY_ID.get(kind)
     if row is None:
         raise ConfigError(f"unknown backend kind {kind!r} (kinds: {', '.join(BACKEND_KINDS)})")
-    module, _, function = row.reader.partition(":")
-    reader: Callable[[str, str | None], BackendList] = getattr(import_module(module), function)
-    found = reader(value, torch_version)
+    found = row.reader(value, torch_version)
     form = row.kernel_form
     if form is not None and any(op.kernel_form is None for op in found.ops):
         ops = tuple(op if op.kernel_form is not None else replace(op, kernel_form=form) for op in found.ops)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.coverage.alerts import SchemaAlert, schema_alerts
-from bot.coverage.kinds import EDGE_KINDS, FALLBACK_OF_KIND, PROFILE_OF_KIND
+from bot.coverage.kinds import EDGE_KINDS, FALLBACK_OF_KIND, KIND_BY_ID, PROFILE_OF_KIND, BackendKind
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import BackendList, BackendOp
 from bot.errors import ConfigError
@@ -46,7 +46,7 @@ class OpCoverage:
 
 @dataclass(frozen=True)
 class Coverage:
-    backend_kind: str
+    backend_kind: BackendKind
     backend_path: str
     profile: Profile
     ops: tuple[OpCoverage, ...]  # every registered operator, sorted by name
@@ -110,7 +110,7 @@ def check_dispatch_key(snapshot: Snapshot, key: str) -> None:
 
 
 def _listed(snapshot: Snapshot, backend: BackendList) -> frozenset[str]:
-    if backend.kind == "dispatch":
+    if KIND_BY_ID[backend.kind].in_pytorch:
         key = backend.dispatch_key or ""
         return frozenset(name for name, rec in snapshot.operators.items() if key in rec.facets.dispatch)
     # a Python registration of a packet (torch.ops.aten.view) serves every overload of its base
@@ -129,7 +129,7 @@ def engine_backend(snapshot: Snapshot, backend: BackendList, profile: Profile | 
         profile,
         _listed(snapshot, backend),
         frozenset(op.name for op in backend.ops if _at_autograd_key(op)),
-        backend.dispatch_key if backend.kind == "dispatch" and profile != "export" else None,
+        backend.dispatch_key if KIND_BY_ID[backend.kind].in_pytorch and profile != "export" else None,
         backend.decompositions,
         backend.decompositions_origin,
         backend.decompositions_core_except,

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 import yaml
 
+from bot.coverage.kinds import BackendKind
 from bot.coverage.oplist import BackendList, BackendOp, normalise_name
 from bot.errors import ConfigError
 from bot.yamltext import compose_yaml_document
@@ -78,7 +79,7 @@ def _items(node: yaml.Node, path: str, key: str) -> Iterator[tuple[str, int, boo
         yield _item(item, path, key)
 
 
-def read_backend_stubs(text: str, path: str, kind: str = "backend-stubs") -> BackendList:
+def read_backend_stubs(text: str, path: str, kind: BackendKind = "backend-stubs") -> BackendList:
     """A gen_backend_stubs yaml: every operator of its lists, in file order, with its list as origin,
     its kernel form (``symint:`` names the SymInt ones) and whether it is structured."""
     root = compose_yaml_document(text, path)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.coverage.check import Coverage, OpCoverage, runs_on_cpu
-from bot.coverage.kinds import KIND_BY_ID
+from bot.coverage.kinds import KIND_BY_ID, BackendKind
 from bot.coverage.names import first_registered
 from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
 from bot.model import OpRecord, Snapshot
@@ -42,7 +42,7 @@ from bot.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import Binding, KernelForm, judged_form, kernel_signature
 from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
-from bot.usage.device import device_key, on_device
+from bot.usage.device import on_device
 from bot.usage.models import ModelTableError, ModelUsage, Status, UsageChoice, paths_for, usage_for
 from bot.work.engine import scope
 
@@ -145,7 +145,7 @@ def _today(cov: Coverage, records: Mapping[str, OpRecord], names: tuple[str, ...
 
 def model_paths(cov: Coverage) -> tuple[str, ...]:
     """The corpus paths whose operators reach COV's backend: torch-mlir decomposes by its own table."""
-    return paths_for(cov.profile, torch_mlir=cov.backend_kind == "torch-mlir")
+    return paths_for(cov.profile, torch_mlir=KIND_BY_ID[cov.backend_kind].own_decompositions)
 
 
 def model_choice(torch_version: str | None) -> UsageChoice | None:
@@ -157,6 +157,13 @@ def model_choice(torch_version: str | None) -> UsageChoice | None:
         return usage_for(torch_version)
     except ModelTableError:
         return None
+
+
+def device_key(backend_kind: BackendKind, backend_path: str) -> str:
+    """The dispatch key an eager backend's device has: its kind's (`bot.coverage.kinds`: XPU for
+    Intel's lists, PrivateUse1, the out-of-tree key, for pytorch_dlprim, torch_npu's op-plugin and the
+    others), or a ``dispatch`` list's own key."""
+    return KIND_BY_ID[backend_kind].device_key or backend_path
 
 
 def model_usage(cov: Coverage, usage: ModelUsage) -> ModelUsage:

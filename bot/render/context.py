@@ -1,4 +1,6 @@
-"""What a drift report is told beyond the drift itself: `ReportContext`, and the `BackendGap`s in it.
+"""What a drift report is told beyond the drift itself: `ReportContext`, and the `BackendGap`s in it
+(per backend subscription, and per backend of the config's `backends:` for the PR comment's impact
+table: one record).
 
 Both are records the use cases (`bot.app`, above this stage) build and the renderer reads, so they are
 defined with the renderer's input: `bot.app.subscriptions.backend_gaps` makes the gaps.
@@ -10,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from bot.coverage.kinds import BackendKind, backend_key
 from bot.coverage.workitems import ModelReach
 from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
 from bot.drift.changes import Drift
@@ -22,13 +25,15 @@ _SHA = re.compile(r"[0-9a-f]{7,40}")
 
 @dataclass(frozen=True)
 class BackendGap:
-    """For one backend subscription: the new operators its backend lacks (or those that now need a
-    kernel it lacks), those it implements whose kernel a change broke, and those it lists that upstream
-    removed where its codegen refuses the name; then the lists of `GAP_LISTS`, each apart."""
+    """For one backend subscription, or one backend of the config's `backends:` (the PR comment's
+    impact table, `who` empty: it mentions no one): the new operators its backend lacks (or those that
+    now need a kernel it lacks), those it implements whose kernel a change broke, and those it lists
+    that upstream removed where its codegen refuses the name; then the lists of `GAP_LISTS`, each
+    apart. Or, with `unread`, why its list could not be read, and nothing else."""
 
     who: tuple[str, ...]
-    kind: str
-    where: str  # the path as written in the config, or the dispatch key
+    kind: BackendKind
+    where: str  # the path (or gh: spec) as written in the config, or the dispatch key
     ops: tuple[str, ...]  # sorted, each once
     # the ops it implements whose kernel no longer builds in the form it is written in, sorted
     broken: tuple[str, ...] = ()
@@ -58,10 +63,18 @@ class BackendGap:
     # said once per report when those counts come from another release's table than HEAD's
     # (`bot.usage.models.UsageChoice.caveat`)
     models_caveat: str = ""
+    # a backend of `backends:` whose list could not be read (another repository's, renamed, gone,
+    # malformed): why, in one line; its lists are then empty, and the table says it was not judged
+    unread: str = ""
 
     @property
     def label(self) -> str:
         return self.name or self.where
+
+    @property
+    def key(self) -> str:
+        """The backend list's key across runs and reports (`bot.coverage.kinds.backend_key`)."""
+        return backend_key(self.kind, self.where)
 
     def warns(self) -> bool:
         """Whether the gap asks something of the backend that is news to its subscribers: anything
@@ -124,19 +137,6 @@ GAP_LISTS: tuple[GapList, ...] = (
 
 
 @dataclass(frozen=True)
-class BackendImpact:
-    """For one backend of the config's `backends:` list, named NAME: what the drift does to it, as
-    the backend subscriptions judge it (`gap.who` is empty: the PR comment's impact table mentions
-    no one)."""
-
-    name: str
-    kind: str
-    where: str  # the list's path or gh: spec, as the config gives it
-    gap: BackendGap | None  # None: its list could not be read, and `unread` says why
-    unread: str = ""
-
-
-@dataclass(frozen=True)
 class ReportContext:
     """What the caller knows beyond the drift: links, a title, who to mention, acknowledgements.
 
@@ -162,9 +162,9 @@ class ReportContext:
     previous_issue: int | None = None
     # per backend subscription: the new ops its backend lacks, or those that now need a kernel (bot.app.subscriptions.backend_gaps)
     backend_gaps: tuple[BackendGap, ...] = ()
-    # per backend of the config's `backends:` the drift affects (bot.app.prepare.downstream_impact):
-    # the PR comment's Downstream impact table
-    impact: tuple[BackendImpact, ...] = ()
+    # per backend of the config's `backends:` the drift affects, or whose list could not be read
+    # (`BackendGap.unread`; bot.app.prepare.downstream_impact): the PR comment's Downstream impact table
+    impact: tuple[BackendGap, ...] = ()
     # change fingerprint → the upstream commit that introduced it (bot.history.attribution.attribute)
     attributions: Mapping[str, Attribution] = field(default_factory=dict)
     # a Mermaid chart built by bot.render.timeline.chart_of_last (its labels are sanitised there)

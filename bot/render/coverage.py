@@ -19,6 +19,7 @@ from bot.coverage.change import CoverageChange
 from bot.coverage.check import Coverage, SchemaAlert, falls_back
 from bot.coverage.firstwork import FirstWork, first_work, first_work_json
 from bot.coverage.jsonform import coverage_json
+from bot.coverage.kinds import KIND_BY_ID, BackendKind
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import relative_path, root_label
 from bot.coverage.workitems import (
@@ -58,13 +59,14 @@ FIRST_STEPS = 8
 # What a Markdown report must fit: a GitHub comment or issue body, with room for what a poster adds.
 MARKDOWN_LIMIT = 65_536 - 1_000
 
-# torch-mlir's list comes from the TorchScript registry, which holds built-ins that are not ATen
-# native functions (aten::size, aten::add.t, aten::Int.Tensor): those show up as stale too.
-_TORCH_MLIR_NOTE = Safe(
-    " (torch-mlir also lists TorchScript built-ins such as size, add.t or Int.Tensor, which are not native functions)"
-)
-
 _NO_TEXT = Safe("")
+
+
+def _stale_note(kind: BackendKind) -> Safe:
+    """What a kind's lists name beyond native functions (`KindRow.also_lists`), beside its stale entries."""
+    also = KIND_BY_ID[kind].also_lists
+    return Safe(f" ({kind} also lists {also}, which are not native functions)") if also else _NO_TEXT
+
 
 # What a "symint" verdict means to a backend whose kernel is int64_t (`bot.coverage.alerts.judge_in_form`).
 SYMINT_ONLY = "your int64_t kernel still builds; only the SymInt form changed"
@@ -264,7 +266,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         change=_change(gap),
         alerts=cov.alerts,
         stale=tuple((op.name, op.path, op.line) for op in cov.stale),
-        stale_note=_TORCH_MLIR_NOTE if cov.backend_kind == "torch-mlir" else Safe(""),
+        stale_note=_stale_note(cov.backend_kind),
         other_ops=sum(1 for o in uncovered if o.name in records and not scope(records[o.name]).generic),
         counts=alert_counts(cov.alerts, change),
         alerts_kernel=tuple(a for a in shown if grade(a) == "kernel"),

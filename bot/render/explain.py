@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from bot.coverage.check import backend_engine, fallback_of
+from bot.coverage.kinds import KIND_BY_ID
 from bot.coverage.oplist import BackendList, relative_path, root_label
 from bot.coverage.workitems import TODAY_WORDS, has_cpu_kernel
 from bot.dispatchkeys import CIA
@@ -234,7 +235,7 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
         why = f"not listed, and it reaches the exported graph ({engine.export.table.origin} does not decompose it)"
     else:
         key = b.dispatch_key or PROFILE_KEY[b.profile]
-        missing = f"no kernel of its own under {key}" if backend.kind == "dispatch" else "not listed"
+        missing = f"no kernel of its own under {key}" if KIND_BY_ID[backend.kind].in_pytorch else "not listed"
         why = f"{missing}, and no PyTorch kernel serves the {key} key"
     if v.alternative:
         why += f"; or list {v.alternative}, which its default kernel calls"
@@ -256,7 +257,7 @@ def _verdict(rec: OpRecord, engine: Engine, backend: BackendList) -> ExplainedVe
         status, why = TRAINING_ONLY, "neither served nor needed: " + _how_text(rec, v, engine)
     elif v.covered:
         how = _how_text(rec, v, engine)
-        if v.rule == "listed" and backend.kind == "dispatch":
+        if v.rule == "listed" and KIND_BY_ID[backend.kind].in_pytorch:
             how = f"its own kernel under {backend.dispatch_key}"
         at = _listed_at(backend, rec.name) if v.rule == "listed" else ""
         status, why = "covered", f"{how} ({at})" if at else how

@@ -356,7 +356,7 @@ class Helpers:
     def models_caveat(self) -> Safe:
         """Once per report: the release whose model table the gaps' counts come from, when it is not
         HEAD's own; "" when it is, or when no gap has counts."""
-        gaps = [*self.ctx.backend_gaps, *(i.gap for i in self.ctx.impact if i.gap is not None)]
+        gaps = [*self.ctx.backend_gaps, *self.ctx.impact]
         said = "; ".join(dict.fromkeys(g.models_caveat for g in gaps if g.models_caveat))
         return Safe(f"<sub>{md(said[:1].upper() + said[1:])}.</sub>") if said else Safe("")
 

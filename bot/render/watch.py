@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from bot import __version__
+from bot.coverage.kinds import BackendKind, backend_key
 from bot.coverage.workitems import ModelReach
 from bot.render.context import GAP_LISTS, GapList
 from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
@@ -83,7 +84,7 @@ GAP_BY_FIELD = {g.field: g for g in GAP_LISTS}
 class BackendImpact:
     """What one pull request would do to one subscribed backend (`bot.app.subscriptions.backend_gaps`)."""
 
-    kind: str
+    kind: BackendKind
     where: str  # the list's path as the config writes it, or the dispatch key
     who: tuple[str, ...]  # the subscription's handles (only the comment mentions them)
     lacking: tuple[str, ...] = ()  # new or changed ops it would need, sorted, at most MAX_OPS
@@ -105,7 +106,8 @@ class BackendImpact:
 
     @property
     def key(self) -> str:
-        return f"{self.kind}:{self.where}"
+        """The backend list's key across runs and reports (`bot.coverage.kinds.backend_key`)."""
+        return backend_key(self.kind, self.where)
 
     def items(self) -> frozenset[str]:
         """What the PR asks of this backend, one item per op and verdict (a different break of the same

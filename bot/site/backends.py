@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from bot.coverage.backends import BackendKind, parse_named_backend_arg
+from bot.coverage.kinds import KIND_BY_ID
 from bot.errors import ConfigError
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
@@ -21,7 +22,7 @@ class SiteBackend:
     @property
     def label(self) -> str:
         """What the site shows of PATH: the file's name only, so no machine path is published."""
-        return f"dispatch key {self.value}" if self.kind == "dispatch" else PurePath(self.value).name
+        return f"dispatch key {self.value}" if KIND_BY_ID[self.kind].in_pytorch else PurePath(self.value).name
 
 
 def parse_site_backend(arg: str) -> SiteBackend:

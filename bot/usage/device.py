@@ -148,11 +148,3 @@ def on_device(counts: Counts, key: str) -> Counts:
             for p, ops in out.items()
         }
     )
-
-
-def device_key(backend_kind: str, backend_path: str) -> str:
-    """The dispatch key an eager backend's device has: a ``dispatch`` list's own key, XPU for Intel's
-    list, PrivateUse1 (the out-of-tree key: pytorch_dlprim, torch_npu's op-plugin) for the others."""
-    if backend_kind == "dispatch":
-        return backend_path
-    return "XPU" if backend_kind == "xpu" else "PrivateUse1"
