@@ -2,9 +2,10 @@
 
 A version comes from a wheel's metadata (``2.14.1``, ``2.1.0+cpu``), a checkout's version.txt (``2.6.0a0``
 on main: the release it leads to, not yet out), a tag (``v2.7.0``) or the user (``--torch-version 2.6``).
-Tables keyed by release (the codegen's rules, the export table, the Python side's facts, the schema
-history) compare by (major, minor) or by the whole release, and a pre-release sorts before its own
-release, as PEP 440 says.
+A pre-release sorts before its own release, as PEP 440 says (the schema history counts the releases a
+source comes after so); a table keyed by release (the codegen's rules, the export table, the Python
+side's facts, the kernel and CIA rules) picks the row that applies to a version by `row_for`, whose
+one policy is written above it.
 """
 
 from __future__ import annotations
