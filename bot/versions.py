@@ -5,7 +5,7 @@ on main: the release it leads to, not yet out), a tag (``v2.7.0``) or the user (
 A pre-release sorts before its own release, as PEP 440 says (the schema history counts the releases a
 source comes after so); a table keyed by release (the codegen's rules, the export table, the Python
 side's facts, the kernel and CIA rules) picks the row that applies to a version by `row_for`, whose
-one policy is written above it.
+docstring states its one policy.
 """
 
 from __future__ import annotations
@@ -86,24 +86,7 @@ def version_in_text(text: str | None) -> str | None:
     return value
 
 
-# --- which release's row applies ------------------------------------------------------------------
-#
-# Tables keyed by release (the Python side's facts, the Core-ATen export table, the codegen's rules,
-# the SymInt kernel rule, export's CIA rule) pick their row for a torch version in one way, `row_for`:
-#
-# - a release a row names takes that row; a version between two rows takes the older one (the nearest
-#   release at or before it: what a row says holds until the next row says otherwise);
-# - a row stands for its whole minor release: 2.14.0 takes a 2.14.1 row rather than 2.13's (PyTorch's
-#   patch releases carry fixes, not operator changes), and within a minor the newest patch at or
-#   before the version wins; a table that changes by minor release names its rows ``2.6``;
-# - a pre-release or dev build (``2.13.0a0+git…``, a main checkout) takes the row of the release it
-#   leads to, as its own release would: main already has what that release will ship;
-# - a version newer than the newest row takes the newest row, one older than the oldest the oldest;
-# - no version, or a text that is no version, takes the newest row: an unknown source is judged as a
-#   recent one, by every table alike.
-#
-# The model tables are apart (`bot.usage.models.usage_for`): they answer with the *nearest* release
-# that has one, newer or older, and say so in the report.
+# --- which release's row applies (`row_for`, whose docstring states the one policy) ----------------
 
 
 class NoRowError(OpdriftError):
@@ -118,7 +101,7 @@ def _release_key(text: str | None) -> tuple[int, int, int] | None:
 
 def row_index(releases: Sequence[str], version: str | None) -> int:
     """The index in RELEASES (a table's rows, by the release each names) of the row that applies to
-    torch VERSION, by the one policy written above."""
+    torch VERSION, by `row_for`'s policy."""
     keys = []
     for release in releases:
         key = _release_key(release)
@@ -145,8 +128,26 @@ def row_index(releases: Sequence[str], version: str | None) -> int:
 
 
 def row_for(table: Sequence[T], version: str | None, release: Callable[[T], str]) -> T:
-    """The row of TABLE (RELEASE names each row's release) that applies to torch VERSION (see
-    `row_index`)."""
+    """The row of TABLE (RELEASE names each row's release) that applies to torch VERSION.
+
+    Every table keyed by release (the Python side's facts, the Core-ATen export table, the codegen's
+    rules, the SymInt kernel rule, export's CIA rule) picks its row this one way:
+
+    - a release a row names takes that row; a version between two rows takes the older one (the
+      nearest release at or before it: what a row says holds until the next row says otherwise);
+    - a row stands for its whole minor release: 2.14.0 takes a 2.14.1 row rather than 2.13's
+      (PyTorch's patch releases carry fixes, not operator changes), and within a minor the newest
+      patch at or before the version wins; a table that changes by minor release names rows ``2.6``;
+    - a pre-release or dev build (``2.13.0a0+git…``, a main checkout) takes the row of the release it
+      leads to, as its own release would: main already has what that release will ship;
+    - a version newer than the newest row takes the newest row, one older than the oldest the oldest;
+    - no version, or a text that is no version, takes the newest row: an unknown source is judged as
+      a recent one, by every table alike.
+
+    The model tables are apart (`bot.usage.models.usage_for`): they answer with the *nearest* release
+    that has one, newer or older, and say so in the report. NoRowError for a table without rows or
+    with a row that names no version.
+    """
     return table[row_index([release(row) for row in table], version)]
 
 

@@ -143,9 +143,10 @@ def test_no_rule_is_worded_outside_its_table() -> None:
 
 
 def test_a_rule_worded_outside_its_table_is_found(tmp_path: Path) -> None:
-    (tmp_path / "bot").mkdir()
+    # a copy of bot/render/explain.py as it could drift
+    (tmp_path / "bot" / "render").mkdir(parents=True)
     (tmp_path / "templates").mkdir()
-    (tmp_path / "bot" / "view.py").write_text(
+    (tmp_path / "bot" / "render" / "explain.py").write_text(
         '"""no work of its own: functionalized into its functional op (a docstring is prose)."""\n'
         'SAID = f"no work of its own: functionalized into {via}"\n'
         'WORDS = {"autograd_key": "at the Autograd key", NEEDS_KERNEL: f"needs {x}"}\n',
@@ -154,8 +155,8 @@ def test_a_rule_worded_outside_its_table_is_found(tmp_path: Path) -> None:
     (tmp_path / "templates" / "t.md.j2").write_text("{{ n }} only in training graphs\n", encoding="utf-8")
     found = _written_outside({r.id: _patterns(r) for r in RULE_TABLE}, tmp_path)
     assert found == [
-        "bot/view.py:2: backend_codegen: 'no work of its own: functionalized into {via}'",
-        "bot/view.py:3: a rule id mapped to words",
+        "bot/render/explain.py:2: backend_codegen: 'no work of its own: functionalized into {via}'",
+        "bot/render/explain.py:3: a rule id mapped to words",
         "templates/t.md.j2: training_only: 'only in training graphs'",
     ]
 

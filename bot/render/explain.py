@@ -239,7 +239,8 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
 def _verdict(rec: OpRecord, engine: Engine, backend: BackendList) -> ExplainedVerdict:
     v = engine.judge(rec)
     if v.rule == TRAINING_ONLY:
-        status, why = TRAINING_ONLY, "neither served nor needed: " + _how_text(rec, v, engine)
+        # the status already says the rule's sentence ("only in training graphs")
+        status, why = TRAINING_ONLY, "neither served nor needed: export's graphs are inference graphs"
     elif v.covered:
         how = _how_text(rec, v, engine)
         if v.rule == LISTED and backend.kind == "dispatch":
