@@ -56,6 +56,30 @@ def test_no_module_spells_a_code_outside_the_table() -> None:
                 assert path.name == "codes.py", f"{path.relative_to(ROOT)}:{node.lineno}"
 
 
+def test_a_detail_is_json_in_one_place() -> None:
+    """`Detail.as_json` is the one conversion: it has exactly the drift schema's ``detail`` keys, in their
+    order, and no module of bot/ builds a detail's JSON by hand (a dict literal with "code" and
+    "severity" keys; there were three, in the drift report, coverage's alerts and the site's export)."""
+    schema = json.loads((ROOT / "schemas" / "drift.schema.json").read_text(encoding="utf-8"))
+    keys = schema["$defs"]["detail"]["required"]
+    d = Code.ARGUMENT_RENAMED("x", "x", "y")
+    assert list(d.as_json()) == keys
+    assert d.as_json() == {
+        "code": "argument_renamed",
+        "severity": d.severity,
+        "subject": "x",
+        "before": "x",
+        "after": "y",
+    }
+    for path in sorted((ROOT / "bot").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Dict):
+                literal = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+                assert not {"code", "severity"} <= literal or path.name == "codes.py", (
+                    f"{path.relative_to(ROOT)}:{node.lineno}"
+                )
+
+
 @pytest.mark.parametrize(("base", "head"), [("1.12.0", "2.15.0"), ("2.14.1", "2.15.0")])
 def test_every_code_a_real_diff_emits_is_worded(base: str, head: str) -> None:
     drift = compute_drift(release_snapshot(base), release_snapshot(head))

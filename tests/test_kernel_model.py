@@ -23,6 +23,7 @@ from bot.operators.kernels import (
     profile_kernel,
 )
 from bot.snapshot import from_json, to_json
+from bot.work.rules import DECOMPOSES, DEFAULT_KERNEL, NEEDS_KERNEL, words
 
 NESTED_AND_EXPLICIT = ("zeros_like", "randn_like", "randn_like.generator")
 
@@ -90,14 +91,15 @@ def test_explain_shows_each_kind_of_backend(opdrift: Opdrift, release_file: Call
     assert run.code == 0, run.err
     record = run.out.split("zeros_like.out", 1)[0]
     assert "composite: CompositeExplicitAutograd\n" in record
+    served = f"{words(DEFAULT_KERNEL)} (CompositeExplicitAutograd)"  # the rule's sentence, then the kernel
     assert (
-        "without its own: eager (PrivateUse1): CompositeExplicitAutograd kernel; functional (XLA): "
-        "CompositeExplicitAutograd kernel; export (an exported graph): decomposed by PyTorch 2.14.1's "
-        "Core-ATen table"
+        f"without its own: eager (PrivateUse1): {served}; functional (XLA): {served}; "
+        f"export (an exported graph): {words(DECOMPOSES)} (PyTorch 2.14.1's Core-ATen table names it)"
     ) in record
     # one answer with coverage and the drift (bot.drift.needs.export_path_for): _to_copy is in no table
     to_copy = opdrift("explain", "_to_copy", str(release_file("2.15.0")))
-    assert "export (an exported graph): needs a lowering" in to_copy.out.split("_to_copy.out", 1)[0]
+    need = words(NEEDS_KERNEL, profile="export")
+    assert f"export (an exported graph): {need}" in to_copy.out.split("_to_copy.out", 1)[0]
     add = opdrift("explain", "add.Tensor", str(release_file("2.15.0")))
     assert "CPU, CUDA, MPS, MTIA, XPU (from add.out)" in add.out
 

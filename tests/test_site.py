@@ -22,6 +22,7 @@ from bot.site.build import SourceOrderError, order_sources
 from bot.site.html import CSP, el, join, safe_url
 from bot.site.model import file_name
 from bot.snapshot import load_snapshot
+from bot.work.rules import BACKEND_CODEGEN, TRAINING_ONLY, words
 
 
 @pytest.fixture(scope="module")
@@ -359,13 +360,14 @@ def test_the_op_page_words_functionalization_and_the_first_release_as_they_are(
     run = opdrift("site", "-o", str(out), "--backend", f"torch-mlir:torch-mlir={td}", *pair)
     assert run.code == 0, run.err
     add = (out / "ops/add.html").read_text()
-    assert "✓ functionalized into add.Tensor" in add and "backend codegen" not in add
+    assert f"✓ {words(BACKEND_CODEGEN, 'add.Tensor')}" in add and "backend codegen" not in add
     assert "Present in the first release shown, <strong>2.14.1</strong>." in add
     assert "First seen in" not in add
     # A training-only op is neither served nor needed by an export backend, as `opdrift coverage`
     # counts it: not a ✓, not a ✗, and out of the totals.
     backward = (out / "ops/_cdist_backward.html").read_text()
-    assert "· training only" in backward and "✓ training only" not in backward
+    said = words(TRAINING_ONLY)
+    assert f"· {said}" in backward and f"✓ {said}" not in backward
     page = json.loads((out / "data/ops/_cdist_backward.json").read_text())
     cells = [o["coverage"]["torch-mlir"] for o in page["overloads"]]
     assert {"covered": False, "rule": "training_only", "via": ""} in cells

@@ -7,7 +7,17 @@ import itertools
 
 import pytest
 
-from bot.versions import is_final_release, minor_of, parse_user_version, parse_version, version_in_text
+from bot.versions import (
+    NoRowError,
+    is_final_release,
+    minor_of,
+    parse_user_version,
+    parse_version,
+    row_for,
+    row_index,
+    since,
+    version_in_text,
+)
 
 
 @pytest.mark.parametrize(
@@ -108,3 +118,79 @@ def test_the_calendar_is_ordered_and_sourced() -> None:
         )
     assert ships_in_words("2026-11-02T10:00:00Z") == "ships in 2.16 (branch cut 2026-11-30)"
     assert ships_in_words("2027-01-04") == ""
+
+
+# --- which release's row applies (`row_for`) -----------------------------------------------------------
+
+_ROWS = ("1.12.0", "2.0.0", "2.6", "2.14.1")
+_PATCHES = ("2.13.0", "2.14.1", "2.14.3")
+
+
+@pytest.mark.parametrize(
+    ("version", "row"),
+    [
+        ("2.0.0", "2.0.0"),  # a release a row names
+        ("2.6.0", "2.6"),  # a row named by its minor is its .0
+        ("2.6.3", "2.6"),  # between two rows: the older
+        ("2.13.0", "2.6"),
+        ("2.14.0", "2.14.1"),  # a row stands for its whole minor release
+        ("2.14.1", "2.14.1"),
+        ("2.14.5", "2.14.1"),
+        ("2.6.0a0+git1234abc", "2.6"),  # a pre-release: the row of the release it leads to
+        ("2.14.1a0", "2.14.1"),
+        ("3.0.0", "2.14.1"),  # newer than the newest
+        ("1.11.0", "1.12.0"),  # older than the oldest
+        (None, "2.14.1"),  # no version: the newest
+        ("main", "2.14.1"),  # no version at all: the newest
+        ("", "2.14.1"),
+    ],
+)
+def test_one_policy_picks_a_release_row(version: str | None, row: str) -> None:
+    assert row_for(_ROWS, version, lambda r: r) == row
+    assert row_for(tuple(reversed(_ROWS)), version, lambda r: r) == row  # the order of the rows is no matter
+    assert since("2.6", version) == (row in ("2.6", "2.14.1"))
+
+
+@pytest.mark.parametrize(
+    ("version", "row"),
+    [("2.14.0", "2.14.1"), ("2.14.2", "2.14.1"), ("2.14.3", "2.14.3"), ("2.15.0", "2.14.3")],
+)
+def test_within_a_minor_the_newest_patch_at_or_before_the_version(version: str, row: str) -> None:
+    assert row_for(_PATCHES, version, lambda r: r) == row
+
+
+def test_a_table_without_rows_or_with_a_row_that_is_no_release_is_refused() -> None:
+    with pytest.raises(NoRowError, match="no row"):
+        row_index((), "2.6.0")
+    with pytest.raises(NoRowError, match="'two'"):
+        row_index(("1.12.0", "two"), "2.6.0")
+
+
+@pytest.mark.parametrize(
+    "version", [None, "main", "1.11.0", "1.12.0", "1.13.1", "2.5.9", "2.6.0a0", "2.10.0", "2.14.1", "9.0"]
+)
+def test_every_release_table_answers_by_the_one_policy(version: str | None) -> None:
+    """The tables keyed by release (the Python side's facts, the Core-ATen export table, the codegen's
+    rules, the SymInt kernel rule, export's CIA rule) agree on which release applies. Before, an
+    unparseable version took 1.12.0's Python-side facts but the newest codegen, export table and
+    kernel rule."""
+    from bot.operators.codegen import RULES, rules_for_version
+    from bot.operators.export_table import core_aten_release, shipped_releases
+    from bot.operators.exported import KEEPS_CIA_FROM, keeps_cia
+    from bot.schema.kernel import PLAIN_KERNELS_FOR_SYMINT_SINCE, judged_form
+    from bot.signals.table import pick_release, releases
+
+    signals = [r.version for r in releases()]
+    assert signals[pick_release(version) or 0] == row_for(signals, version, lambda r: r)
+    export = [r.version for r in shipped_releases()]
+    assert core_aten_release(version).version == row_for(export, version, lambda r: r)
+    assert rules_for_version(version) == row_for(RULES, version, lambda r: r.since)
+    assert (judged_form("int64_t", version) == "int64_t") == since(PLAIN_KERNELS_FOR_SYMINT_SINCE, version)
+    assert keeps_cia(version) == since(KEEPS_CIA_FROM, version)
+    if parse_version(version) is None:
+        # no version: every table answers with its newest row
+        assert pick_release(version) == len(signals) - 1
+        assert core_aten_release(version).version == export[-1]
+        assert rules_for_version(version) == RULES[-1]
+        assert judged_form("int64_t", version) == "int64_t"
+        assert keeps_cia(version)

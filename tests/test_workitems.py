@@ -20,6 +20,7 @@ from bot.coverage.workitems import WorkItem, declaration, decomposition_in_degre
 from bot.model import Snapshot
 from bot.render.rank import work_item_rank_key
 from bot.schema.kernel import PLAIN
+from bot.work.rules import TRAINING_ONLY, words
 
 REAL = DATA / "backends" / "real"
 XLA = "pytorch-xla.xla_native_functions.yaml.xz"
@@ -108,7 +109,7 @@ def test_torch_mlir_items_are_lowerings_with_a_schema_and_no_cpp(
     text = opdrift("coverage", "--backend", f"torch-mlir={tmp_path}", source).out
     assert "need a lowering" in text and "need a kernel" not in text
     assert "decomposed by " in text and "fx_decomp_util.py" in text
-    assert f"only in training graphs, not needed for inference graphs: {len(cov.training_only)}" in text
+    assert f"{words(TRAINING_ONLY)}, not needed for inference graphs: {len(cov.training_only)}" in text
     md = opdrift("coverage", "--backend", f"torch-mlir={tmp_path}", source, "--format", "markdown").out
     assert "### Work items: operators that need a lowering (" in md
     assert "fx\\_decomp\\_util.py" in md

@@ -141,13 +141,15 @@ def run_init(args: argparse.Namespace) -> int:
 
 def _report(plan: InitPlan, request: InitRequest, pin: Pin) -> None:
     from bot.render.view import source_label
+    from bot.work.rules import NEEDS_KERNEL, words
 
     cov = plan.coverage
     out = sys.stdout
     out.write(
         f"{request.backend} against {request.source}, at {source_label(plan.head.meta)}; "
         f"profile {cov.profile}:\n"
-        f"  covered {len(cov.covered)} of {len(cov.ops)} operators; needs a kernel: {len(cov.uncovered)}"
+        f"  covered {len(cov.covered)} of {len(cov.ops)} operators; "
+        f"{words(NEEDS_KERNEL, profile=cov.profile)}: {len(cov.uncovered)}"
         + (f"; training-only: {len(cov.training_only)}" if cov.training_only else "")
         + f"; stale: {len(cov.stale)} (listed, but no operator upstream)\n"
         f"  each of them: opdrift coverage --backend {request.backend} {request.source}\n"

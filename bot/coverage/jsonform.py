@@ -63,16 +63,7 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
                 "kernel_changes": [
                     {"form": k.form, "before": str(k.before), "after": str(k.after)} for k in a.kernel_changes
                 ],
-                "details": [
-                    {
-                        "code": d.code,
-                        "severity": d.severity,
-                        "subject": d.subject,
-                        "before": d.before,
-                        "after": d.after,
-                    }
-                    for d in a.details
-                ],
+                "details": [d.as_json() for d in a.details],
             }
             for a in cov.alerts
         ],

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.drift.changes import Change
+from bot.work.rules import NEEDS_KERNEL, words
 
 # The --fail-on levels, nested: each fails on everything the ones before it do.
 FailOn = Literal["breaking", "kernel", "any", "never"]
@@ -70,7 +71,8 @@ FLAG_TABLE: tuple[Flag, ...] = (
         lambda c: bool(c.needs_kernel_for),
         "kernel",
         scoped=True,
-        badge=lambda c: f"⚠️ needs a kernel ({', '.join(c.needs_kernel_for)})",
+        # the engine's sentence for a need (`bot.work.rules`), for the profiles that have it
+        badge=lambda c: f"⚠️ {words(NEEDS_KERNEL)} ({', '.join(c.needs_kernel_for)})",
         text_badge="needs kernel",
     ),
     Flag(

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from bot.errors import OpdriftError
 from bot.schema.kernel import Binding
-from bot.versions import minor_of
+from bot.versions import row_for
 
 
 class CodegenError(OpdriftError):
@@ -106,25 +106,10 @@ NEWEST = RULES[-1]
 KNOWN_RELEASES: tuple[str, ...] = ("1.12", "1.13", *(f"2.{minor}" for minor in range(16)))
 
 
-def _key(release: str) -> tuple[int, int] | None:
-    return minor_of(release)
-
-
 def rules_for_version(version: str | None) -> CodegenRules:
-    """The rules of torch VERSION ("2.14.1", "2.6.0a0+git…"); the newest when it is unknown.
-
-    A version older than the oldest row (a pre-1.12 checkout) takes that row; a version newer than
-    the newest takes the newest, as does a text that is no version at all.
-    """
-    key = None if version is None else _key(version)
-    if key is None:
-        return NEWEST
-    chosen = RULES[0]
-    for rules in RULES:
-        since = _key(rules.since)
-        if since is not None and since <= key:
-            chosen = rules
-    return chosen
+    """The rules of torch VERSION ("2.14.1", "2.6.0a0+git…"), by `bot.versions.row_for`'s policy: the
+    newest when it is unknown or no version, the oldest row for a pre-1.12 checkout."""
+    return row_for(RULES, version, lambda rules: rules.since)
 
 
 def rules_for_release(release: str) -> CodegenRules:

@@ -23,7 +23,7 @@ from functools import cache
 from importlib import resources
 
 from bot.errors import OpdriftError
-from bot.versions import minor_of
+from bot.versions import minor_of, row_for
 
 TABLE = "data/core_aten.tsv"
 
@@ -120,12 +120,9 @@ def shipped_releases() -> tuple[ExportRelease, ...]:
 
 
 def core_aten_release(version: str | None) -> ExportRelease:
-    """The shipped release that stands for VERSION: the nearest at or before it."""
+    """The shipped release that stands for VERSION: the nearest at or before it
+    (`bot.versions.row_for`'s policy)."""
     releases = shipped_releases()
     if not releases:
         raise ExportTableError(f"{TABLE}: no release")
-    key = None if version is None else release_key(version)
-    if key is None:
-        return releases[-1]
-    before = [r for r in releases if (release_key(r.version) or (0, 0)) <= key]
-    return before[-1] if before else releases[0]
+    return row_for(releases, version, lambda r: r.version)

@@ -52,9 +52,10 @@ from typing import Literal
 from bot.dispatchkeys import CIA
 from bot.errors import SchemaError
 from bot.model import OpRecord
-from bot.operators.export_table import core_aten_release, release_key
+from bot.operators.export_table import core_aten_release
 from bot.operators.kernels import table_of
 from bot.schema.grammar import parse_schema
+from bot.versions import since
 
 ExportFate = Literal["reaches", "decomposed", "functionalized", "evaluated", "training_only"]
 
@@ -83,7 +84,7 @@ _TRACE_TIME_TYPES = frozenset(
 _SYMBOL_SOURCE = "sym_size.int"
 
 # The first release whose run_decompositions keeps a functional CIA operator the table does not name.
-KEEPS_CIA_FROM = (2, 6)
+KEEPS_CIA_FROM = "2.6"
 
 # torch/_decomp's _should_decompose_because_unsafe_op: always decomposed in export.
 _UNSAFE_TAG = "maybe_aliasing_or_mutating"
@@ -147,18 +148,16 @@ class ExportPath:
 def keeps_cia(version: str | None) -> bool:
     """Whether torch VERSION's run_decompositions keeps unnamed functional CIA operators (the newest
     rule for an unknown version)."""
-    key = None if version is None else release_key(version)
-    return key is None or key >= KEEPS_CIA_FROM
+    return since(KEEPS_CIA_FROM, version)
 
 
 def core_aten_table(version: str | None, python_decomposed: frozenset[str] | None = None) -> DecompTable:
     """PyTorch's default Core-ATen table at VERSION, from the shipped table."""
     release = core_aten_release(version)
-    every_cia = release_key(release.version) or (0, 0)
     return DecompTable(
         f"PyTorch {release.version}'s Core-ATen table",
         release.decomposes,
-        release.preserved_cia if every_cia >= KEEPS_CIA_FROM else None,
+        release.preserved_cia if since(KEEPS_CIA_FROM, release.version) else None,
         python_decomposed,
     )
 

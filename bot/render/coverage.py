@@ -44,6 +44,7 @@ from bot.taxonomy.scope import GENERIC
 from bot.text import Safe, code, link, md, terminal
 from bot.versions import is_final_release
 from bot.work.engine import scope
+from bot.work.rules import NEEDS_KERNEL, TRAINING_ONLY, words
 
 Result = tuple[Coverage, CoverageChange | None]
 
@@ -174,7 +175,9 @@ class CoverageView:
     # what an op without a kernel does, in the report's words: plural ("need a kernel", "fall back to
     # CPU", after a count) and singular; a boxed CPU fallback turns a gap into slower ops, not failures
     gap_words: str = "need a kernel"
-    gap_word: str = "needs a kernel"
+    gap_word: str = ""
+    # the training-only rule's sentence (`bot.work.rules`)
+    training_words: str = ""
     # the needs as work items (`bot.coverage.workitems`), ranked (`work_item_rank_key`): those every
     # backend needs, and those only some do (folded, with the scope's reason)
     items: tuple[WorkItem, ...] = ()
@@ -245,12 +248,11 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         if falls_back(cov)
         else 0
     )
+    # the singular is the need's sentence (`bot.work.rules`), "needs a lowering" on the export path
     gap_words, gap_word = (
         ("fall back to CPU", "falls back to CPU")
         if falls_back(cov) and not fails
-        else ("need a lowering", "needs a lowering")
-        if export
-        else ("need a kernel", "needs a kernel")
+        else ("need a lowering" if export else "need a kernel", words(NEEDS_KERNEL, profile=cov.profile))
     )
     fw = None if choice is None else first_work(items, model_usage(cov, choice.usage), paths, head)
     shown_steps = () if fw is None else fw.upto(FIRST_STEPS)
@@ -293,6 +295,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         ),
         gap_words=gap_words,
         gap_word=gap_word,
+        training_words=words(TRAINING_ONLY),
         items=tuple(i for i in items if i.scope.generic),
         items_other=tuple(i for i in items if not i.scope.generic),
         follow="by functionalization" if cov.profile in FUNCTIONALIZED else "by structured_delegate",

@@ -44,16 +44,7 @@ def _change_json(c: Change, acks: Acknowledgements) -> dict[str, object]:
         item["old_name"] = c.old_name
     if c.kind in ("changed", "renamed"):
         item["before_schema"] = c.before.schema if c.before else None
-        item["changes"] = [
-            {
-                "code": d.code,
-                "severity": d.severity,
-                "subject": d.subject,
-                "before": d.before,
-                "after": d.after,
-            }
-            for d in c.details
-        ]
+        item["changes"] = [d.as_json() for d in c.details]
     return item
 
 

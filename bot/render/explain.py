@@ -38,6 +38,7 @@ from bot.taxonomy.rules import RULES_BY_ID
 from bot.taxonomy.scope import scope_of
 from bot.text import code, md, one_line
 from bot.work.engine import NEEDS_KERNEL, TRAINING_ONLY, Engine, Verdict, profile_engines
+from bot.work.rules import DECOMPOSES, DEFAULT_KERNEL, LISTED, words
 
 FORMATS = ("text", "markdown", "json")
 
@@ -111,50 +112,35 @@ def _derivative_text(facets: Facets, kind: str) -> str:
     return "no"
 
 
-# The engine's rules (`bot.work.engine`) in the words of the "without its own" line.
-_RULE_WORDS = {
-    "decomposes": "decomposes",
-    "structured_delegate": "no work of its own: the out= kernel of {via} serves it",
-    "autograd_key": "no work of its own: {via} at the Autograd key",
-    TRAINING_ONLY: "only in training graphs",
-}
-
-
 def _served_text(rec: OpRecord, engine: Engine) -> str:
     """What a backend of the engine's profile that lists nothing must do for REC, with the reason."""
     v = engine.judge(rec)
     if not v.covered:
+        said = words(v.rule, v.via, engine.backend.profile)
         if engine.backend.profile == "export":
             if rec.facets.decomposes_to:
-                return "needs a lowering, or a decomposition exists (see decomposes_to)"
-            return "needs a lowering"
-        return "needs a kernel" + (
-            f" (or {v.alternative}, which its default kernel calls)" if v.alternative else ""
-        )
+                return f"{said}, or a decomposition exists (see decomposes_to)"
+            return said
+        return said + (f" (or {v.alternative}, which its default kernel calls)" if v.alternative else "")
     return _how_text(rec, v, engine)
 
 
 def _how_text(rec: OpRecord, v: Verdict, engine: Engine) -> str:
-    """How the engine's backend gets REC, by the rule of its verdict V (one that covers it)."""
+    """How the engine's backend gets REC, by the rule of its verdict V (one that covers it): the rule's
+    sentence (`bot.work.rules`), then what only explain adds (which kernel, which table)."""
     profile = engine.backend.profile
-    if v.rule == "decomposes" and profile == "export":
-        if CIA in table_of(rec.facets):
-            return "decomposes"
+    said = words(v.rule, v.via, profile)
+    if v.rule == DECOMPOSES and profile == "export" and CIA not in table_of(rec.facets):
         fate = export_fate(rec, engine.export)
         if fate == "evaluated":
-            return "answered while export traces"
-        return f"decomposed by {engine.export.table.origin}"
-    if v.rule == "default_kernel":
+            return f"{said} (answered while export traces)"
+        return f"{said} ({engine.export.table.origin} names it)"
+    if v.rule == DEFAULT_KERNEL:
         # the kernel the engine found serving (`Engine._serving`): a native key's own slot, else the profile's
         table, key = table_of(rec.facets), engine.backend.dispatch_key
         kernel = composite_for(table, key) if key is not None else profile_kernel(table, profile)
-        return f"{kernel} kernel" + (f" (calling {v.via})" if v.via else "")
-    if v.rule == "backend_codegen":
-        into = f" {v.via}" if v.via else ""
-        return f"no work of its own: functionalized into its functional op{into}"
-    if v.rule == "listed":
-        return "listed"
-    return _RULE_WORDS[v.rule].format(via=v.via)
+        return f"{said} ({kernel})"
+    return said
 
 
 def _kernel_lines(rec: OpRecord, engines: Mapping[Profile, Engine]) -> tuple[str, ...]:
@@ -254,12 +240,13 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
 def _verdict(rec: OpRecord, engine: Engine, backend: BackendList) -> ExplainedVerdict:
     v = engine.judge(rec)
     if v.rule == TRAINING_ONLY:
-        status, why = TRAINING_ONLY, "neither served nor needed: " + _how_text(rec, v, engine)
+        # the status already says the rule's sentence ("only in training graphs")
+        status, why = TRAINING_ONLY, "neither served nor needed: export's graphs are inference graphs"
     elif v.covered:
         how = _how_text(rec, v, engine)
-        if v.rule == "listed" and KIND_BY_ID[backend.kind].in_pytorch:
+        if v.rule == LISTED and KIND_BY_ID[backend.kind].in_pytorch:
             how = f"its own kernel under {backend.dispatch_key}"
-        at = _listed_at(backend, rec.name) if v.rule == "listed" else ""
+        at = _listed_at(backend, rec.name) if v.rule == LISTED else ""
         status, why = "covered", f"{how} ({at})" if at else how
     else:
         status, why = NEEDS_KERNEL, _why_needed(rec, v, engine, backend)
@@ -318,7 +305,9 @@ def explain_view(
     )
 
 
-_STATUS_WORDS = {"covered": "covered", NEEDS_KERNEL: "needs a kernel", TRAINING_ONLY: "training only"}
+def _status_words(v: ExplainedVerdict, profile: str) -> str:
+    """A verdict's status column: "covered", else its rule's sentence (a need, or training only)."""
+    return "covered" if v.status == "covered" else words(v.rule, "", profile)
 
 
 def _backend_title(b: ExplainedBackend) -> str:
@@ -344,7 +333,7 @@ def render_text(view: ExplainView) -> str:
     for b in view.backends:
         lines.append("")
         lines.append(f"backend {_backend_title(b)}")
-        lines.extend(f"  {v.name}: {_STATUS_WORDS[v.status]} ({v.rule}): {v.why}" for v in b.verdicts)
+        lines.extend(f"  {v.name}: {_status_words(v, b.profile)} ({v.rule}): {v.why}" for v in b.verdicts)
     # Every value comes from the source: a newline in one would start a line of its own, and in a CI
     # log a line such as "::error::" is a workflow command.
     return "\n".join(one_line(line) for line in lines).rstrip() + "\n"
@@ -380,7 +369,7 @@ def render_markdown(view: ExplainView) -> str:
             "|---|---|---|---|",
         ]
         lines.extend(
-            f"| {code(v.name, in_table=True)} | {_STATUS_WORDS[v.status]} | {code(v.rule, in_table=True)} "
+            f"| {code(v.name, in_table=True)} | {_status_words(v, b.profile)} | {code(v.rule, in_table=True)} "
             f"| {md(v.why).replace('|', chr(92) + '|')} |"
             for v in b.verdicts
         )

@@ -42,6 +42,17 @@ class Detail:
     def kind(self) -> Code:
         return BY_ID[self.code]
 
+    def as_json(self) -> dict[str, str]:
+        """The detail as every JSON output writes it (the drift report's ``changes``, coverage's alerts'
+        ``details``, the site's export): its code, severity, subject and both values, in that order."""
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "subject": self.subject,
+            "before": self.before,
+            "after": self.after,
+        }
+
 
 @dataclass(frozen=True)
 class _Row:

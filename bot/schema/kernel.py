@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 from bot.schema.model import BaseType, FunctionSchema, ListType, OptionalType, Type
-from bot.versions import minor_of
+from bot.versions import since
 
 KernelForm = Literal["SymInt", "int64_t"]
 KERNEL_FORMS: tuple[KernelForm, ...] = ("SymInt", "int64_t")
@@ -361,15 +361,14 @@ def breaks_form(changes: tuple[KernelChange, ...], form: KernelForm) -> bool:
 # `(Tensor self, SymInt[] size, SymInt n) -> Tensor` registers and is called boxed and unboxed with
 # the right values; a SymInt kernel for the `int[]` / `int` schema is refused at registration
 # ("Inferred operator schema for a C++ kernel function doesn't match the expected function schema").
-PLAIN_KERNELS_FOR_SYMINT_SINCE = (1, 13)
+PLAIN_KERNELS_FOR_SYMINT_SINCE = "1.13"
 
 
 def judged_form(form: KernelForm | None, torch_version: str | None) -> KernelForm | None:
     """The form a kernel written in FORM (None: not known) is judged in against torch TORCH_VERSION
     ("2.14.1", "1.13.0a0+git…"; None, a recent one): its own, or "SymInt" before
     `PLAIN_KERNELS_FOR_SYMINT_SINCE`. See Note [SymInt kernels from 1.13]."""
-    key = minor_of(torch_version)
-    return form if key is None or key >= PLAIN_KERNELS_FOR_SYMINT_SINCE else "SymInt"
+    return form if since(PLAIN_KERNELS_FOR_SYMINT_SINCE, torch_version) else "SymInt"
 
 
 def verdict_at(changes: tuple[KernelChange, ...], torch_version: str | None) -> KernelVerdict:

@@ -13,7 +13,8 @@ One line per fact, with the releases it holds for, so a fact that never changed 
 torch/_refs, p built with an elementwise wrapper, P a primitive of torch/_prims, - none).
 
 A version the table lacks takes the nearest release before it (the first release for anything
-older, the newest for an unknown version): what an operator is built from changes slowly.
+older, the newest for an unknown version: `bot.versions.row_for`): what an operator is built from
+changes slowly.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from bot.errors import OpdriftError
 from bot.model import AliasSignal, OpSignal, Signals
-from bot.versions import parse_version
+from bot.versions import parse_version, row_index
 
 TABLE = "data/signals.tsv"
 
@@ -116,18 +117,12 @@ def releases() -> tuple[Release, ...]:
 
 
 def pick_release(version: str | None) -> int | None:
-    """The index of the release whose facts stand for VERSION (module docstring); None if the table is empty."""
+    """The index of the release whose facts stand for VERSION (`bot.versions.row_for`'s policy); None
+    if the table is empty."""
     known = releases()
     if not known:
         return None
-    if version is None:
-        return len(known) - 1
-    key = version_key(version)
-    best = 0
-    for i, release in enumerate(known):
-        if version_key(release.version) <= key:
-            best = i
-    return best
+    return row_index([r.version for r in known], version)
 
 
 def shipped_signals(version: str | None) -> Signals | None:

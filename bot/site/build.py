@@ -231,7 +231,8 @@ def _cells(coverages: Sequence[tuple[BackendColumn, Coverage]]) -> dict[str, tup
         for op in cov.ops:
             # An export backend's training-only op is neither served nor needed (an inference graph
             # never holds it): not covered, and not counted in its totals (as `opdrift coverage`).
-            cells[op.name].append(Cell(spec.name, op.covered and op.rule != TRAINING_ONLY, op.rule, op.via))
+            covered = op.covered and op.rule != TRAINING_ONLY
+            cells[op.name].append(Cell(spec.name, covered, op.rule, op.via, cov.profile))
     return {name: tuple(found) for name, found in cells.items()}
 
 

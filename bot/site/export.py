@@ -112,16 +112,7 @@ def _event(e: Event) -> dict[str, object]:
         "old_name": e.old_name or None,
         "callers": e.callers or None,
         "kernel": e.kernel,
-        "details": [
-            {
-                "code": d.code,
-                "severity": d.severity,
-                "subject": d.subject,
-                "before": d.before,
-                "after": d.after,
-            }
-            for d in e.details
-        ],
+        "details": [d.as_json() for d in e.details],
         "kernel_keys_gained": list(e.keys_gained),
         "kernel_keys_lost": list(e.keys_lost),
         "tags_gained": list(e.tags_gained),

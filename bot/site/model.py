@@ -51,6 +51,7 @@ class Cell:
     covered: bool
     rule: str  # coverage.check RULES, or needs_kernel
     via: str = ""
+    profile: str = ""  # the backend's profile: its need reads "needs a lowering" on the export path
 
 
 @dataclass(frozen=True)

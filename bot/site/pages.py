@@ -19,6 +19,7 @@ from bot.site.model import Cell, Event, OpPage, Overload, Site
 from bot.site.parts import PATH_WORDS, codes, coverage_cell, generated, label, models_cell, quote
 from bot.taxonomy.buckets import BUCKETS
 from bot.work.engine import TRAINING_ONLY
+from bot.work.rules import words
 
 PROFILES = ("eager", "functional", "export")
 # The index's column is narrow; the operator page spells the kinds out.
@@ -299,21 +300,8 @@ def _event_row(e: Event, history: bool = False) -> Markup:
     )
 
 
-# How a coverage rule reads in a cell, where it needs more than its name: `backend_codegen` is decided
-# only for the functional and export profiles (`bot.work.engine`), where functionalization turns the
-# out= or in-place call into its functional op (`via`); it is no codegen of the backend's own.
-_RULE_WORDS = {"backend_codegen": "functionalized into {via}"}
-
-
 def _mark(cell: Cell) -> str:
     return "✓ " if cell.covered else "· " if cell.rule == TRAINING_ONLY else "✗ "
-
-
-def _rule_words(rule: str, via: str) -> str:
-    words = _RULE_WORDS.get(rule)
-    if words is not None and via:
-        return words.format(via=via)
-    return rule.replace("_", " ") + (f" ({via})" if via else "")
 
 
 def _used_by(used: int, of: int, no_data_yet: bool, release: str) -> str:
@@ -437,7 +425,7 @@ def op_page(site: Site, op: OpPage) -> str:
                                         if c.rule == TRAINING_ONLY
                                         else "cov none"
                                     },
-                                    _mark(c) + _rule_words(c.rule, c.via),
+                                    _mark(c) + words(c.rule, c.via, c.profile),
                                 )
                                 for c in o.coverage
                             ],

@@ -5,7 +5,8 @@ the ones it registers at its Autograd key, the native dispatch key it is (for a 
 native_functions.yaml) and the decomposition table its compiler passes (export). A backend without a
 list, which is what the drift's per-change ``profiles`` judge, is the same engine with an empty list.
 
-The rules, tried in order; the first that holds names the reason (`RULES`):
+The rules, tried in order; the first that holds names the reason (`RULES`; each rule's wording,
+citation and example are its row of `bot.work.rules.RULE_TABLE`):
 
 1. ``listed``: the backend lists the operator.
 2. ``decomposes`` / ``backend_codegen`` / ``training_only`` (export only): its fate on the export path
@@ -75,13 +76,20 @@ from bot.operators.kernels import (
 from bot.signals.table import shipped_signals
 from bot.taxonomy.scope import Scope, scope_of
 
-RULES = ("listed", "decomposes", "default_kernel", "structured_delegate", "backend_codegen", "autograd_key")
-# export only: in a training graph alone, so no need of the inference graph export gives by default
-TRAINING_ONLY = "training_only"
-# ExecuTorch's edge dialect only: its verifier rejects the op at to_edge (neither core nor view_copy),
-# so no kernel is ever asked for it: no need of the backend's, the model's author must decompose it
-VERIFIER_REJECTS = "verifier_rejects"
-NEEDS_KERNEL = "needs_kernel"
+# The rule ids, with each rule's wording, citation and example: `bot.work.rules.RULE_TABLE` (the ids
+# the views compare verdicts with are re-exported here).
+from bot.work.rules import (
+    AUTOGRAD_KEY,
+    BACKEND_CODEGEN,
+    DECOMPOSES,
+    DEFAULT_KERNEL,
+    LISTED,
+    STRUCTURED_DELEGATE,
+)
+from bot.work.rules import NEEDS_KERNEL as NEEDS_KERNEL
+from bot.work.rules import RULES as RULES
+from bot.work.rules import TRAINING_ONLY as TRAINING_ONLY
+from bot.work.rules import VERIFIER_REJECTS as VERIFIER_REJECTS
 
 # Backward ops that derivatives.yaml calls from the formulas of other ops than their own forward op (and
 # its in-place twin), so an Autograd-key registration of that forward op leaves them needed: every
@@ -225,14 +233,14 @@ class Engine:
         """What the backend must do for REC (the module docstring's rules, in order)."""
         b = self.backend
         if rec.name in b.listed:
-            return Verdict(True, "listed")
+            return Verdict(True, LISTED)
         fz = self._functionalization
         if b.profile == "export":
             fate = export_fate(rec, self.export)
             if fate in ("decomposed", "evaluated"):
-                return Verdict(True, "decomposes")
+                return Verdict(True, DECOMPOSES)
             if fate == "functionalized":
-                return Verdict(True, "backend_codegen", fz.functional_of(rec) or "")
+                return Verdict(True, BACKEND_CODEGEN, fz.functional_of(rec) or "")
             if fate == TRAINING_ONLY:
                 return Verdict(True, TRAINING_ONLY)
             if b.edge:
@@ -240,17 +248,17 @@ class Engine:
             return self._autograd(rec)
         kernel = self._serving(rec)
         if b.profile == "functional" and kernel != CIA and (copy := fz.view_copy_of(rec)):
-            return Verdict(True, "backend_codegen", copy)
+            return Verdict(True, BACKEND_CODEGEN, copy)
         if kernel == CIA:
-            return Verdict(True, "decomposes")
+            return Verdict(True, DECOMPOSES)
         back = fz.calls_back(rec) if b.profile == "functional" and kernel is not None else None
         if kernel is not None and (back is None or back in b.listed):
-            return Verdict(True, "default_kernel", back or "")
+            return Verdict(True, DEFAULT_KERNEL, back or "")
         delegate = rec.facets.structured_delegate
         if delegate is not None and delegate in self.records and self._gets_default_backend_kernels:
-            return Verdict(True, "structured_delegate", delegate)
+            return Verdict(True, STRUCTURED_DELEGATE, delegate)
         if b.profile in FUNCTIONALIZED and (via := fz.functional_of(rec)):
-            return Verdict(True, "backend_codegen", via)
+            return Verdict(True, BACKEND_CODEGEN, via)
         return self._autograd(rec, back or "")
 
     def _edge(self, rec: OpRecord) -> Verdict:
@@ -258,10 +266,10 @@ class Engine:
         verifier's refusal, or a need (`bot.operators.edge`)."""
         fz = self._functionalization
         if copy := fz.view_copy_of(rec):
-            return Verdict(True, "backend_codegen", copy)
+            return Verdict(True, BACKEND_CODEGEN, copy)
         out = next((v for v in fz.out_variants_of(rec) if v in self.backend.listed), "")
         if out:
-            return Verdict(True, "listed", out)
+            return Verdict(True, LISTED, out)
         if not edge_accepts(rec):
             return Verdict(True, VERIFIER_REJECTS)
         # what ExecuTorch writes for it is its out= variant; no "alternative" (a default kernel's callee)
@@ -270,7 +278,7 @@ class Engine:
     def _autograd(self, rec: OpRecord, alternative: str = "") -> Verdict:
         forward = self._bypassed.get(rec.base)
         if forward:
-            return Verdict(True, "autograd_key", forward)
+            return Verdict(True, AUTOGRAD_KEY, forward)
         return Verdict(False, NEEDS_KERNEL, alternative=alternative)
 
 
