@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 from bot import pipeline
+from bot.app.overrides import load_overrides
 from bot.cli.common import EXIT_OK, codegen_rules, read_any_source, warn, write_output
 from bot.render.stats import RENDERERS
-from bot.taxonomy.overrides import load_overrides
 from bot.taxonomy.stats import compute_stats
 
 
