@@ -1,17 +1,25 @@
 """Benchmark: a whole `opdrift stats` process against a whole torchgen `parse_native_yaml` process.
 
-    python bench/bench_startup.py [--repeat N] [--torchgen DIR] [--json [FILE]] [FILE]
+    python bench/bench_startup.py [--repeat N] [--torchgen DIR] [--baseline DIR] [--json [FILE]] [FILE]
 
 bench_parse.py times the parse inside one process; this times what a user waits for: interpreter
 start, imports, reading the file, and (for opdrift) classifying and printing the table. FILE defaults
 to the vendored 2.14.1 release (tests/data/releases, decompressed to a temporary folder); its
 tags.yaml is taken from beside FILE. torchgen comes from ``--torchgen DIR`` (a folder holding
 torchgen/, e.g. unzipped from a torch wheel), or from the environment when it is importable.
+``--baseline DIR`` adds another checkout's `opdrift stats` (e.g. ``git worktree add DIR main``) to the
+same interleaving, so that a change is measured before and after side by side.
 
 Each contender runs once untimed first, so that both start with their bytecode caches written, as
 an installed tool does. The timed runs alternate (opdrift, torchgen, opdrift, ...), so that a busy
 machine slows both alike. The clock is the child's CPU time (user + system, from getrusage), wall
 time is shown too; the table shows medians and torchgen's median over opdrift's.
+
+Measured on 7 December 2026 (docs/performance.md, "A whole process"): under other jobs' load CPU time
+moved by a quarter between runs, so the figure to compare is callgrind's instruction count of one
+process each (``valgrind --tool=callgrind python -m bot stats FILE``): opdrift 1,791 million, torchgen
+4,766 million: torchgen takes 2.66 times as many (2.63 before `stats` stopped importing what it does
+not use).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ DEFAULT_RELEASE = ROOT / "tests" / "data" / "releases" / "2.14.1"
 OURS = "opdrift stats (whole process)"
 TORCHGEN = "torchgen parse_native_yaml (whole process)"
 BARE = "python -c pass (interpreter start alone)"
+BASELINE = "opdrift stats of --baseline DIR (whole process)"
 
 _TORCHGEN_PROBE = """
 import sys
@@ -74,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=9, help="timed runs per contender (default 9)")
     parser.add_argument("--torchgen", metavar="DIR", default="", help="a folder containing torchgen/")
     parser.add_argument(
+        "--baseline", metavar="DIR", type=Path, help="another checkout whose `opdrift stats` is timed too"
+    )
+    parser.add_argument(
         "--json", nargs="?", const="-", metavar="FILE", help="write the results as JSON (default: stdout)"
     )
     args = parser.parse_args(argv)
@@ -89,7 +101,13 @@ def main(argv: list[str] | None = None) -> int:
             OURS: [sys.executable, "-m", "bot", "stats", str(path)],
             BARE: [sys.executable, "-c", "pass"],
         }
+        envs = dict.fromkeys(contenders, env)
+        if args.baseline is not None:
+            # The same command, with the other checkout's bot/ on the path instead of this one's.
+            contenders[BASELINE] = contenders[OURS]
+            envs[BASELINE] = {**env, "PYTHONPATH": str(args.baseline.resolve())}
         if _torchgen_importable(args.torchgen, env):
+            envs[TORCHGEN] = env
             contenders[TORCHGEN] = [
                 sys.executable,
                 "-c",
@@ -100,12 +118,12 @@ def main(argv: list[str] | None = None) -> int:
             ]
         else:
             notes.append("torchgen skipped: not importable (pass --torchgen DIR, a folder holding torchgen/)")
-        for command in contenders.values():  # warm: bytecode caches written
-            _run(command, env)
+        for name, command in contenders.items():  # warm: bytecode caches written
+            _run(command, envs[name])
         times: dict[str, dict[str, list[float]]] = {name: {"cpu": [], "wall": []} for name in contenders}
         for _ in range(args.repeat):
             for name, command in contenders.items():
-                cpu, wall = _run(command, env)
+                cpu, wall = _run(command, envs[name])
                 times[name]["cpu"].append(cpu)
                 times[name]["wall"].append(wall)
 
@@ -115,7 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         heading=f"{path.name}: whole processes, medians of {args.repeat} runs each, interleaved (CPU time)",
         clock="child process CPU time (user + system), median of the repeats",
         json_target=args.json,
-        facts={"file": path.name if args.file is None else str(path), "repeat": args.repeat},
+        facts={
+            "file": path.name if args.file is None else str(path),
+            "repeat": args.repeat,
+            "baseline": None if args.baseline is None else str(args.baseline),
+        },
         notes=notes,
     )
 

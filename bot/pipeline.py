@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from bot import snapshot
 from bot.errors import SourceError
 from bot.model import OperatorSet, Snapshot, SourceFiles
 from bot.operators import native
@@ -22,7 +22,10 @@ from bot.operators.entries import read_entries
 from bot.signals.choose import signals_for
 from bot.sources import read as sources
 from bot.taxonomy import classify as taxonomy
-from bot.taxonomy.overrides import Overrides
+
+if TYPE_CHECKING:
+    # Only a run given an overrides file builds one (the edge parses it): the type is all this needs.
+    from bot.taxonomy.overrides import Overrides
 
 MAX_SHOWN_WARNINGS = 5  # parse warnings printed per source; the rest are counted in one line
 
@@ -82,6 +85,9 @@ def load_snapshot(
     """
     files = read(spec)
     if files.meta.kind == "snapshot":
+        # Imported here: the stored form (and json) is for a .json SOURCE; parsing a yaml never needs it.
+        from bot import snapshot
+
         stored = snapshot.load_snapshot(files.meta.path)
         # Overrides change buckets, so a stored snapshot is re-decided only when the user asks for it.
         result = stored if overrides is None else taxonomy.reclassify(stored, overrides)

@@ -117,6 +117,8 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
             "Only the github and publish stages talk to the network",
         ),
         ("config/file.py", "import requests as _q", "Only the github and publish stages talk to the network"),
+        # classification is pure: the overrides file is read at the edge and handed over as text
+        ("taxonomy/classify.py", "from bot.sources import read as _r", "Classification reads no files"),
     ],
 )
 @pytest.mark.slow

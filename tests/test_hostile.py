@@ -485,11 +485,11 @@ def _content() -> st.SearchStrategy[bytes]:
 
 def _run_reader(kind: str, data: bytes, root: Path, snapshot_text: str) -> int:
     """Feed DATA to the reader of KIND (through the CLI where a command reads it); the exit code."""
+    from bot.app.overrides import load_overrides
     from bot.cli import main
     from bot.config.file import load_config
     from bot.drift.allowlist import load_allowlist
     from bot.history.cache import DiskCache, decode_summary
-    from bot.taxonomy.overrides import load_overrides
 
     base = (BASES[kind] if kind != "snapshot" else snapshot_text).encode("utf-8")
     data = base[: len(data) % (len(base) + 1)] + data  # spliced into a valid file at some point

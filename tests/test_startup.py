@@ -23,12 +23,15 @@ HEAVY = ("jinja2", "github", "requests")
 VERSION = "2.14.1"
 OLDER = "2.13.0"
 
-# Runs ARGV through bot.cli.main, as `python -m bot` does, then prints the loaded modules as JSON.
+# Runs ARGV through bot.cli.main, as `python -m bot` does, then prints the loaded modules as JSON
+# (json imported only after they are listed, so that the list says whether the command loaded it).
 _PROBE = """
-import json, sys
+import sys
 from bot.cli import main
 code = main(sys.argv[1:])
-print("MODULES " + json.dumps(sorted(sys.modules)), file=sys.stderr)
+loaded = sorted(sys.modules)
+import json
+print("MODULES " + json.dumps(loaded), file=sys.stderr)
 sys.exit(code)
 """
 
@@ -87,6 +90,40 @@ def test_stats_on_a_yaml_loads_no_git_or_wheel_reader(releases: tuple[str, str])
     assert sorted(modules & {"bot.sources.git", "subprocess", "tempfile", "zipfile", "difflib"}) == []
 
 
+# What `stats` on a bare yaml (the whole-process benchmark, bench/bench_startup.py) does not use: the
+# stored form and json (a .json SOURCE's, or --format json's), the Python-side reader and its ast walk
+# (a checkout's or wheel's files), the overrides file's reader (--overrides), the use cases, and the
+# stages of other commands. Each is a cost every run paid before it was imported where it is used.
+STATS_NEVER_LOADS = (
+    "json",
+    "bot.snapshot",
+    "bot.signals.pyside",
+    "bot.taxonomy.overrides",
+    "bot.app",
+    "bot.app.overrides",
+    "bot.drift",
+    "bot.work",
+    "bot.coverage.check",
+    "bot.history",
+    "bot.render.jinja",
+    "bot.publish",
+)
+
+
+def test_stats_on_a_yaml_loads_only_what_it_uses(releases: tuple[str, str]) -> None:
+    modules = loaded_modules("stats", releases[1])
+    assert "bot.taxonomy.classify" in modules  # the probe did run the command
+    assert sorted(modules.intersection(STATS_NEVER_LOADS)) == []
+
+
+def test_stats_loads_what_an_option_needs_when_given(releases: tuple[str, str], tmp_path: Path) -> None:
+    """The modules above are imported where they are used: --format json and --overrides still work."""
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text("overrides:\n  conv2d: misc\n", encoding="utf-8")
+    modules = loaded_modules("stats", releases[1], "--format", "json", "--overrides", str(overrides))
+    assert {"json", "bot.app.overrides", "bot.taxonomy.overrides"} <= modules
+
+
 def test_building_the_parser_loads_no_stage() -> None:
     """--help builds every command's parser: only bot.cli itself and the shared leaves load."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
@@ -135,9 +172,14 @@ def test_the_parsers_choices_are_the_stages_own() -> None:
     assert options.PROFILES == kernels.PROFILES
 
 
-def test_every_runner_in_the_registry_exists() -> None:
-    from bot.cli.registry import COMMANDS, load_runner
+def test_every_command_runs_its_own_runner() -> None:
+    """Each command's runner is a typed function (mypy checks the lazy import and the call inside it):
+    `stats` runs `run_stats`, directly or through the registry's `_run_stats`, which imports it."""
+    from bot.cli.registry import COMMANDS
 
     assert len({c.name for c in COMMANDS}) == len(COMMANDS) == 23
     for command in COMMANDS:
-        assert callable(load_runner(command.runner)), command.name
+        runner = "run_" + command.name.replace("-", "_")
+        assert command.run.__name__.removeprefix("_") == runner, command.name
+        if command.run.__module__ == "bot.cli.registry":
+            assert runner in command.run.__code__.co_names, command.name

@@ -16,6 +16,7 @@ from datafiles import RELEASES, write_release
 from releasesnap import release_operators, release_snapshot, wheel_1_10_snapshot
 
 from bot import pipeline
+from bot.app.overrides import load_overrides
 from bot.errors import ConfigError, YamlError
 from bot.model import Snapshot
 from bot.render.explain import explain
@@ -23,7 +24,7 @@ from bot.snapshot import to_json
 from bot.taxonomy.buckets import BUCKET_TABLE, BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
 from bot.taxonomy.classify import UnknownOperatorError, classify, reclassify
 from bot.taxonomy.counts import count_by_bucket
-from bot.taxonomy.overrides import Override, Overrides, load_overrides, parse_overrides
+from bot.taxonomy.overrides import Override, Overrides, parse_overrides
 from bot.taxonomy.rules import RULES, describe_rules
 
 ROOT = Path(__file__).resolve().parent.parent

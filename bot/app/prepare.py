@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot import pipeline
 from bot.app.coverage import read_and_cover
+from bot.app.overrides import load_overrides
 from bot.app.subscriptions import Kernels, ModelData, backend_gaps, backend_specs, mentions_for
 from bot.config.backend_specs import BackendSpec, ListedBackend
 from bot.config.file import (
@@ -43,7 +44,7 @@ from bot.render.context import BackendGap, blob_url
 from bot.render.timeline import chart_of_last
 from bot.schema.kernel import KernelForm
 from bot.sources import read as sources
-from bot.taxonomy.overrides import Overrides, load_overrides
+from bot.taxonomy.overrides import Overrides
 from bot.text import one_line
 
 Say = Callable[[str], None]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bot import pipeline
+from bot.app.overrides import load_overrides
 from bot.app.prepare import backend_work
 from bot.app.subscriptions import Kernels, backend_gaps, backend_specs
 from bot.app.watch_impact import StateError, impact_data, read_impact
@@ -40,7 +41,7 @@ from bot.model import SourceFiles
 from bot.render.context import GAP_LISTS
 from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel, OpList
 from bot.schema.kernel import KernelForm, judged_form
-from bot.taxonomy.overrides import Overrides, load_overrides
+from bot.taxonomy.overrides import Overrides
 
 Say = Callable[[str], None]
 MAX_ENTRIES = 2000  # judgements kept on disk; each is a few hundred bytes

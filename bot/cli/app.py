@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from bot.cli.common import EXIT_ERROR, EXIT_FINDING, EXIT_OK, start_run
-from bot.cli.registry import build_parser, load_runner
+from bot.cli.registry import Runner, build_parser
 from bot.errors import OpdriftError
 from bot.text import one_line
 
@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     start_run()
     try:
-        run = load_runner(args.runner)
+        run: Runner = args.run
         return run(args)
     except OpdriftError as err:
         # One line whatever the message quotes: a value from the user's file may hold line breaks.

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot import pipeline
+from bot.app.overrides import load_overrides
 from bot.cli.common import EXIT_OK, codegen_rules, read_any_source, warn
 from bot.render.explain import explain_view, render
-from bot.taxonomy.overrides import load_overrides
 
 if TYPE_CHECKING:
     from bot.coverage.oplist import BackendList

@@ -9,10 +9,10 @@ from bot.cli.common import EXIT_OK, note, write_output
 
 
 def run_history(args: argparse.Namespace) -> int:
+    from bot.app.overrides import load_overrides
     from bot.history import timeline
     from bot.history import walk as history
     from bot.render import timeline as timeline_render
-    from bot.taxonomy.overrides import load_overrides
 
     options = history.WalkOptions(
         from_rev=args.from_rev,

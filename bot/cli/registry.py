@@ -1,15 +1,15 @@
 """The one table of subcommands: name, one-line help, argument adder, runner.
 
 `--help` lists the commands in the table's order (what a user reaches for first leads, the workflows'
-plumbing steps come last), and the parser is built from it. A runner is named as ``module:function``
-and imported only when its command runs, so that building the parser (and running one command)
-loads no stage the command does not use; the argument adders need only argparse.
+plumbing steps come last), and the parser is built from it. A runner's module is imported only when
+its command runs (inside the small typed function that stands for it below), so that building the
+parser (and running one command) loads no stage the command does not use; the argument adders need
+only argparse.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,162 +24,282 @@ Runner = Callable[[argparse.Namespace], int]
 
 @dataclass(frozen=True)
 class Command:
-    """One subcommand: its name and help, how to add its arguments, and where its runner lives."""
+    """One subcommand: its name and help, how to add its arguments, and its runner."""
 
     name: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    runner: str  # "module:function", taking the parsed arguments and returning the exit code
+    run: Runner  # takes the parsed arguments, returns the exit code
 
 
-_SNAPSHOT = "bot.cli.source_cmds"
-_STATS = "bot.cli.stats_cmds"
-_EXPLAIN = "bot.cli.explain_cmds"
-_REPORTS = "bot.cli.report_cmds"
-_PUBLISH = "bot.cli.publish_cmds"
-_HISTORY = "bot.cli.history_cmds"
-_WORKFLOW = "bot.cli.workflow_cmds"
-_SITE = "bot.cli.site_cmds"
-_INIT = "bot.cli.init_cmds"
+# Each runner's module is imported when its command runs, inside the function that stands for it: the
+# parser is built without any stage, and mypy checks each call against the runner's signature.
+
+
+def _run_snapshot(args: argparse.Namespace) -> int:
+    from bot.cli.source_cmds import run_snapshot
+
+    return run_snapshot(args)
+
+
+def _run_stats(args: argparse.Namespace) -> int:
+    from bot.cli.stats_cmds import run_stats
+
+    return run_stats(args)
+
+
+def _run_explain(args: argparse.Namespace) -> int:
+    from bot.cli.explain_cmds import run_explain
+
+    return run_explain(args)
+
+
+def _run_diff(args: argparse.Namespace) -> int:
+    from bot.cli.report_cmds import run_diff
+
+    return run_diff(args)
+
+
+def _run_comment(args: argparse.Namespace) -> int:
+    from bot.cli.publish_cmds import run_comment
+
+    return run_comment(args)
+
+
+def _run_issue(args: argparse.Namespace) -> int:
+    from bot.cli.publish_cmds import run_issue
+
+    return run_issue(args)
+
+
+def _run_watch(args: argparse.Namespace) -> int:
+    from bot.cli.watch_cmds import run_watch
+
+    return run_watch(args)
+
+
+def _run_history(args: argparse.Namespace) -> int:
+    from bot.cli.history_cmds import run_history
+
+    return run_history(args)
+
+
+def _run_history_merge(args: argparse.Namespace) -> int:
+    from bot.cli.history_cmds import run_history_merge
+
+    return run_history_merge(args)
+
+
+def _run_coverage(args: argparse.Namespace) -> int:
+    from bot.cli.report_cmds import run_coverage
+
+    return run_coverage(args)
+
+
+def _run_gates(args: argparse.Namespace) -> int:
+    from bot.cli.report_cmds import run_gates
+
+    return run_gates(args)
+
+
+def _run_site(args: argparse.Namespace) -> int:
+    from bot.cli.site_cmds import run_site
+
+    return run_site(args)
+
+
+def _run_append_summary(args: argparse.Namespace) -> int:
+    from bot.cli.workflow_cmds import run_append_summary
+
+    return run_append_summary(args)
+
+
+def _run_verify_artifact(args: argparse.Namespace) -> int:
+    from bot.cli.workflow_cmds import run_verify_artifact
+
+    return run_verify_artifact(args)
+
+
+def _run_resolve_sources(args: argparse.Namespace) -> int:
+    from bot.cli.workflow_cmds import run_resolve_sources
+
+    return run_resolve_sources(args)
+
+
+def _run_pr_number(args: argparse.Namespace) -> int:
+    from bot.cli.workflow_cmds import run_pr_number
+
+    return run_pr_number(args)
+
+
+def _run_fetch_commits(args: argparse.Namespace) -> int:
+    from bot.cli.workflow_cmds import run_fetch_commits
+
+    return run_fetch_commits(args)
+
+
+def _run_prepare_history(args: argparse.Namespace) -> int:
+    from bot.cli.workflow_cmds import run_prepare_history
+
+    return run_prepare_history(args)
+
+
+def _run_state_branch(args: argparse.Namespace) -> int:
+    from bot.cli.workflow_cmds import run_state_branch
+
+    return run_state_branch(args)
+
+
+def _run_commit_snapshot(args: argparse.Namespace) -> int:
+    from bot.cli.workflow_cmds import run_commit_snapshot
+
+    return run_commit_snapshot(args)
+
+
+def _run_push_snapshot(args: argparse.Namespace) -> int:
+    from bot.cli.workflow_cmds import run_push_snapshot
+
+    return run_push_snapshot(args)
+
 
 COMMANDS: tuple[Command, ...] = (
     Command(
         "snapshot",
         "classify every operator of SOURCE and store the result as JSON",
         arguments.add_snapshot,
-        f"{_SNAPSHOT}:run_snapshot",
+        _run_snapshot,
     ),
     Command(
         "stats",
         "the post's table for SOURCE: counts at every level and base operators per category",
         arguments.add_stats,
-        f"{_STATS}:run_stats",
+        _run_stats,
     ),
     Command(
         "explain",
         "why OP sits in its bucket: the deciding rule and its reason, plus the op's facets",
         arguments.add_explain,
-        f"{_EXPLAIN}:run_explain",
+        _run_explain,
     ),
     Command(
         "diff",
         "what changed between two SOURCEs, for backend maintainers (exit 1 on --fail-on findings)",
         arguments.add_diff,
-        f"{_REPORTS}:run_diff",
+        _run_diff,
     ),
     Command(
         "comment",
         "post or update the one sticky drift comment on a pull request",
         arguments.add_comment,
-        f"{_PUBLISH}:run_comment",
+        _run_comment,
     ),
     Command(
         "issue",
         "open or update the weekly drift issue",
         arguments.add_issue,
-        f"{_PUBLISH}:run_issue",
+        _run_issue,
     ),
     Command(
         "watch",
         "the open upstream pull requests that would affect your backend: one dashboard issue, a comment when new",
         arguments.add_watch,
-        "bot.cli.watch_cmds:run_watch",
+        _run_watch,
     ),
     Command(
         "history",
         "walk every commit that touched the operator files: counts, buckets and drift per commit",
         arguments.add_history,
-        f"{_HISTORY}:run_history",
+        _run_history,
     ),
     Command(
         "history-merge",
         "join the JSON outputs of `history --shard I/N` into the single-run timeline",
         arguments.add_history_merge,
-        f"{_HISTORY}:run_history_merge",
+        _run_history_merge,
     ),
     Command(
         "coverage",
         "what a downstream backend covers of SOURCE, what it lacks, and what went stale",
         arguments.add_coverage,
-        f"{_REPORTS}:run_coverage",
+        _run_coverage,
     ),
     Command(
         "gates",
         "gate Ascend op-plugin's yaml for a torch release: caps, all_version, C++ bindings to fix",
         arguments.add_gates,
-        f"{_REPORTS}:run_gates",
+        _run_gates,
     ),
     Command(
         "site",
         "a static site of every operator: its history across SOURCEs, coverage per backend, growth",
         arguments.add_site,
-        f"{_SITE}:run_site",
+        _run_site,
     ),
     Command(
         "init",
         "set opdrift up in a backend's repository: config, workflows, seeded snapshot",
         init_cmds.add_init,
-        f"{_INIT}:run_init",
+        init_cmds.run_init,
     ),
     Command(
         "doctor",
         "try each call the workflows make with your token: one line per call, with the permission it needs and the fix",
         doctor_cmds.add_doctor,
-        "bot.cli.doctor_cmds:run_doctor",
+        doctor_cmds.run_doctor,
     ),
     Command(
         "append-summary",
         "append a Markdown file to the job summary, capped at GitHub's 1 MiB per step",
         workflow_arguments.add_append_summary,
-        f"{_WORKFLOW}:run_append_summary",
+        _run_append_summary,
     ),
     Command(
         "verify-artifact",
         "check that a downloaded artifact holds only the expected regular files",
         workflow_arguments.add_verify_artifact,
-        f"{_WORKFLOW}:run_verify_artifact",
+        _run_verify_artifact,
     ),
     Command(
         "resolve-sources",
         "turn the action's base/head inputs into the two SOURCEs to diff",
         workflow_arguments.add_resolve_sources,
-        f"{_WORKFLOW}:run_resolve_sources",
+        _run_resolve_sources,
     ),
     Command(
         "pr-number",
         "the pull request a workflow_run belongs to (number=, empty when there is none)",
         workflow_arguments.add_pr_number,
-        f"{_WORKFLOW}:run_pr_number",
+        _run_pr_number,
     ),
     Command(
         "fetch-commits",
         "fetch two commits and their history, no trees or blobs, into a partial clone (the PR job)",
         workflow_arguments.add_fetch_commits,
-        f"{_WORKFLOW}:run_fetch_commits",
+        _run_fetch_commits,
     ),
     Command(
         "prepare-history",
         "make a PyTorch checkout hold the commits from BASE to HEAD, for issue --history",
         workflow_arguments.add_prepare_history,
-        f"{_WORKFLOW}:run_prepare_history",
+        _run_prepare_history,
     ),
     Command(
         "state-branch",
         "check out (or start) the branch that keeps the stored snapshot, as a worktree",
         workflow_arguments.add_state_branch,
-        f"{_WORKFLOW}:run_state_branch",
+        _run_state_branch,
     ),
     Command(
         "commit-snapshot",
         "commit FILE (only FILE) to its git repository when it changed",
         workflow_arguments.add_commit_snapshot,
-        f"{_WORKFLOW}:run_commit_snapshot",
+        _run_commit_snapshot,
     ),
     Command(
         "push-snapshot",
         "push the snapshot commit, rebasing it onto the branch when the branch moved meanwhile",
         workflow_arguments.add_push_snapshot,
-        f"{_WORKFLOW}:run_push_snapshot",
+        _run_push_snapshot,
     ),
 )
 
@@ -237,12 +357,5 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         p = sub.add_parser(command.name, help=command.help)
         command.add_arguments(p)
-        p.set_defaults(runner=command.runner)
+        p.set_defaults(run=command.run)
     return parser
-
-
-def load_runner(spec: str) -> Runner:
-    """Import the module of a ``module:function`` runner and return the function."""
-    module, _, name = spec.partition(":")
-    run: Runner = getattr(importlib.import_module(module), name)
-    return run

@@ -16,12 +16,12 @@ from bot.cli.common import EXIT_FINDING, EXIT_OK, codegen_rules, load, load_pair
 def run_diff(args: argparse.Namespace) -> int:
     import datetime as dt
 
+    from bot.app.overrides import load_overrides
     from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
     from bot.drift.changes import compute_drift
     from bot.drift.policy import failing
     from bot.render.context import ReportContext
     from bot.render.report import render
-    from bot.taxonomy.overrides import load_overrides
 
     allow = load_allowlist(args.allowlist) if args.allowlist else None
     overrides = load_overrides(args.overrides) if args.overrides else None

@@ -7,12 +7,15 @@ import argparse
 from bot import pipeline
 from bot.cli.common import EXIT_OK, codegen_rules, read_any_source, warn, write_output
 from bot.render.stats import RENDERERS
-from bot.taxonomy.overrides import load_overrides
 from bot.taxonomy.stats import compute_stats
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    overrides = load_overrides(args.overrides) if args.overrides else None
+    overrides = None
+    if args.overrides:
+        from bot.app.overrides import load_overrides  # here: most runs have no overrides file
+
+        overrides = load_overrides(args.overrides)
     stats = compute_stats(
         pipeline.load_snapshot(
             args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source

@@ -8,7 +8,6 @@ loads Jinja2: it is a quick look-up, and the import would be most of its start-u
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -144,6 +143,8 @@ def render_markdown(stats: Stats) -> str:
 
 
 def render_json(stats: Stats) -> str:
+    import json  # here: the text table, what most runs print, does not need it
+
     return json.dumps(stats.as_dict(), indent=2, sort_keys=True) + "\n"
 
 

@@ -12,7 +12,6 @@ from dataclasses import replace
 from pathlib import PurePath
 
 from bot.model import Signals, SourceFiles
-from bot.signals.pyside import DECOMPOSITION_FILES, read_python_side
 from bot.signals.table import shipped_signals
 
 
@@ -21,6 +20,9 @@ def signals_for(files: SourceFiles) -> tuple[Signals | None, tuple[str, ...]]:
     table = shipped_signals(files.meta.torch_version)
     if not files.python_side:
         return table, ()
+    # Imported here: only a source with a Python side (a checkout, a wheel) has files for it to read.
+    from bot.signals.pyside import DECOMPOSITION_FILES, read_python_side
+
     skipped: set[str] = set()
     own, warnings = read_python_side(
         ((path, f.display, f.text) for path, f in files.python_side),

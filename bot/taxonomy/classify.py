@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from bot.dispatchkeys import CIA, COMPOSITE_KEYS
 from bot.errors import OpdriftError
@@ -27,8 +28,11 @@ from bot.model import (
     Snapshot,
 )
 from bot.taxonomy.baseop import BaseOp, make_base_op
-from bot.taxonomy.overrides import Overrides
 from bot.taxonomy.rules import RULES, Rule
+
+if TYPE_CHECKING:
+    # The caller parses the overrides (bot.app.overrides); classifying only asks them for decisions.
+    from bot.taxonomy.overrides import Overrides
 
 _COMPOSITE = frozenset(COMPOSITE_KEYS)
 

@@ -9,6 +9,9 @@
 
 An override beats every rule; the snapshot records it as rule ``override`` with the reason. Bucket ids
 are those of `bot.taxonomy.buckets.BUCKETS`. A malformed file is a `ConfigError` naming file:line.
+
+Classification reads no files: the edge (`bot.app.overrides.load_overrides`) reads this one and
+hands its text to `parse_overrides`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import yaml
 
 from bot.errors import ConfigError, YamlError
 from bot.model import Decision
-from bot.sources.read import read_text
 from bot.taxonomy.buckets import BUCKETS
 from bot.yamltext import (
     MAPPING,
@@ -150,8 +152,3 @@ def parse_overrides(text: str, display: str) -> Overrides:
         entries[name] = Override(bucket=bucket, reason=reason)
         name_lines[name] = line
     return Overrides(entries=MappingProxyType(entries), display=display, lines=MappingProxyType(name_lines))
-
-
-def load_overrides(path: str) -> Overrides:
-    """Read and parse an overrides file; a missing or unreadable file is a ConfigError."""
-    return parse_overrides(read_text(path, "overrides file", ConfigError), path)
