@@ -16,8 +16,9 @@ from referencing import Registry, Resource
 
 from bot.cli import main
 from bot.coverage.backends import read_backend
-from bot.coverage.check import compute_coverage
+from bot.coverage.check import compute_coverage, coverage_json
 from bot.coverage.pyreg import read_python
+from bot.coverage.workitems import work_items
 from bot.snapshot import load_snapshot
 
 REAL = ROOT / "tests" / "data" / "backends" / "real"
@@ -90,28 +91,77 @@ def test_executorch_needs_no_variant_and_covers_functional_ops_through_their_out
     assert (add.covered, add.rule, add.via) == (True, "listed", "add.out")
     # a view becomes its view_copy op (to_edge's ReplaceViewOpsWithViewCopyOpsPass)
     assert (by_name["permute"].rule, by_name["permute"].via) == ("backend_codegen", "permute_copy")
-    # the verifier refuses an op tagged neither core nor view_copy: no need of the backend's
+    # the verifier refuses an op tagged neither core nor view_copy (for an out= or in-place variant:
+    # the functional op it becomes): no need of the backend's
     rejected = [o.name for o in cov.ops if o.rule == "verifier_rejects"]
-    assert rejected and all(
-        not {"core", "view_copy"} & set(snapshot.operators[n].facets.tags) for n in rejected
-    )
-    # every need is core, view_copy or on the verifier's exception list
-    assert all(
-        {"core", "view_copy"} & set(snapshot.operators[o.name].facets.tags)
-        or o.name in ("mkldnn_rnn_layer", "quantize_per_tensor", "dequantize.self")
-        for o in needs
-    )
-    # `- func:` allclose.out is ExecuTorch's own op (custom_ops.yaml style), not a stale upstream name
-    assert not cov.stale
+
+    tagged = [n for n in rejected if {"core", "view_copy"} & set(snapshot.operators[n].facets.tags)]
+    # resize_ is tagged core, but functionalization turns it into resize, which is not
+    assert tagged == ["resize_"] and "core" not in snapshot.operators["resize"].facets.tags
     assert cov.by_rule()["verifier_rejects"] == len(rejected)
-    # docs/coverage.md's figures
+    # docs/coverage.md's figures: the verifier's refusals are neither covered nor needed
     assert (len(cov.ops), len(cov.covered), len(cov.uncovered), len(cov.training_only)) == (
         3110,
-        2988,
+        1781,
         35,
         87,
     )
-    assert (cov.by_rule()["listed"], len(rejected)) == (379, 563)
+    assert (cov.by_rule()["listed"], len(rejected)) == (361, 1207)
+    assert len(cov.covered) + len(cov.uncovered) + len(cov.training_only) + len(cov.rejected) == len(cov.ops)
+
+
+def test_a_listed_op_the_verifier_refuses_is_extra_not_covered(snapshot: Any, tmp_path: Path) -> None:
+    """Portable lists bitwise_left_shift.Tensor_out, whose functional op is tagged neither core nor
+    view_copy: to_edge refuses a program holding it before any kernel is looked up."""
+    found = read_backend("executorch", str(_unxz("executorch.portable.functions.yaml.xz", tmp_path)))
+    assert "bitwise_left_shift.Tensor_out" in found.names
+    cov = compute_coverage(snapshot, found)
+    by_name = {o.name: o for o in cov.ops}
+    for name in ("bitwise_left_shift.Tensor", "bitwise_left_shift.Tensor_out"):
+        assert by_name[name].rule == "verifier_rejects"
+        assert name not in {o.name for o in cov.covered} | {o.name for o in cov.uncovered}
+    assert "bitwise_left_shift.Tensor_out" in cov.extra and "add.out" not in cov.extra
+    # every extra entry is one the backend lists, and is refused
+    assert set(cov.extra) <= found.names and set(cov.extra) <= {o.name for o in cov.rejected}
+    out = coverage_json(cov)
+    assert (out["covered"], out["verifier_rejects"]) == (len(cov.covered), len(cov.rejected))
+    assert (
+        int(str(out["covered"])) + int(str(out["needs_kernel"])) + len(cov.training_only) + len(cov.rejected)
+        == out["operators"]
+    )
+
+
+def test_executorch_work_items_name_the_out_variant_to_write(snapshot: Any, tmp_path: Path) -> None:
+    """The exported program is converted to out= variants (to_out_variant), so an ExecuTorch item
+    names the out= op its yaml must list, and serves the functional op."""
+    found = read_backend("executorch", str(_unxz("executorch.portable.functions.yaml.xz", tmp_path)))
+    cov = compute_coverage(snapshot, found)
+    items = {i.name: i for i in work_items(cov, snapshot)}
+    sort = items["sort.values"]
+    assert "sort" in sort.members and "sort" not in items
+    assert sort.schema.startswith("sort.values(") and sort.line == snapshot.operators["sort.values"].line
+    assert "- op: sort.values" in sort.why
+    assert "scatter_reduce.two" in items["scatter_reduce.two_out"].members
+    for item in items.values():
+        rec = snapshot.operators[item.name]
+        # a functional op leads an item only when upstream has no out= variant of it
+        if rec.kind == "functional":
+            assert not any(snapshot.operators[m].kind == "out" for m in item.members), item.name
+            assert "no out= variant" in item.why
+        else:
+            assert rec.kind == "out", item.name
+    # every need is the name or a member of exactly one item
+    named = [n for i in items.values() for n in (i.name, *i.members)]
+    assert all(named.count(o.name) == 1 for o in cov.uncovered)
+    # another export backend still lowers the functional op (torch-mlir writes no out= kernel)
+    text = read_backend("text", str(_write(tmp_path / "ops.txt", "add.Tensor\n")))
+    other = {i.name for i in work_items(compute_coverage(snapshot, text, "export"), snapshot)}
+    assert "sort" in other and "sort.values" not in other
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def test_an_executorch_checkout_reads_its_lean_mode_yamls(snapshot: Any, tmp_path: Path) -> None:
@@ -243,6 +293,9 @@ def test_coverage_runs_end_to_end_and_follows_the_schema(
     (backend,) = report["backends"]
     assert backend["backend"]["kind"] == kind
     assert (
-        backend["covered"] + backend["needs_kernel"] + len(backend.get("training_only", []))
+        backend["covered"]
+        + backend["needs_kernel"]
+        + len(backend.get("training_only", []))
+        + backend.get("verifier_rejects", 0)
         == backend["operators"]
     )

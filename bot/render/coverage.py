@@ -17,6 +17,7 @@ from typing import Literal
 
 from bot.coverage.check import Coverage, CoverageChange, SchemaAlert, coverage_json, falls_back
 from bot.coverage.firstwork import FirstWork, first_work, first_work_json
+from bot.coverage.kinds import EDGE_KINDS
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import relative_path, root_label
 from bot.coverage.workitems import (
@@ -177,11 +178,17 @@ class CoverageView:
     items_other: tuple[WorkItem, ...] = ()
     # how an item's members follow from it: "by structured_delegate" (eager) or "by functionalization"
     follow: str = ""
+    # what one item is, singular and plural: "kernel to write", "op to lower", "out= kernel to write"
+    unit: tuple[str, str] = ("kernel to write", "kernels to write")
     # with --base: the new gaps only some backends need, (name, bucket, why), folded like the main list
     new_other: tuple[tuple[str, Safe, str], ...] = ()
     # export: the decomposition table judged by, and the ops only a training graph holds (name, bucket)
     decompositions: str = ""
     training_only: tuple[tuple[str, Safe], ...] = ()
+    # ExecuTorch: the ops its edge verifier refuses, neither covered nor needed, and how many of them
+    # it lists all the same (extra kernels)
+    rejected: int = 0
+    rejected_listed: int = 0
     # the backend's NAME when its lists were given one: the heading leads with it, the kind and the
     # paths (`roots`) follow
     name: str = ""
@@ -241,9 +248,13 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         if falls_back(cov)
         else 0
     )
+    # ExecuTorch writes kernels, of out= variants (`bot.coverage.workitems`); other export backends lower
+    edge = export and cov.backend_kind in EDGE_KINDS
     gap_words, gap_word = (
         ("fall back to CPU", "falls back to CPU")
         if falls_back(cov) and not fails
+        else ("need an out= kernel", "needs an out= kernel")
+        if edge
         else ("need a lowering", "needs a lowering")
         if export
         else ("need a kernel", "needs a kernel")
@@ -291,7 +302,16 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         gap_word=gap_word,
         items=tuple(i for i in items if i.scope.generic),
         items_other=tuple(i for i in items if not i.scope.generic),
-        follow="by functionalization" if cov.profile in FUNCTIONALIZED else "by structured_delegate",
+        follow="by functionalization and to_out_variant"
+        if edge
+        else "by functionalization"
+        if cov.profile in FUNCTIONALIZED
+        else "by structured_delegate",
+        unit=("out= kernel to write", "out= kernels to write")
+        if edge
+        else ("op to lower", "ops to lower")
+        if export
+        else ("kernel to write", "kernels to write"),
         new_other=tuple(
             (n, Safe(records[n].bucket), new_scopes[n].reason)
             for n in new_ranked
@@ -299,6 +319,8 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         ),
         decompositions=cov.decompositions,
         training_only=tuple((o.name, Safe(o.bucket)) for o in cov.training_only) if export else (),
+        rejected=len(cov.rejected),
+        rejected_listed=len(cov.extra),
         name=cov.name,
         # Safe: the release is an X.Y.Z of opdrift's own shipped table (`bot.usage.models`)
         models_release=Safe("" if choice is None else choice.usage.release),

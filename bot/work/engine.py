@@ -224,14 +224,18 @@ class Engine:
     def judge(self, rec: OpRecord) -> Verdict:
         """What the backend must do for REC (the module docstring's rules, in order)."""
         b = self.backend
+        edge = b.edge and b.profile == "export"
         if rec.name in b.listed:
-            return Verdict(True, "listed")
+            # ExecuTorch: a listed op the verifier refuses is extra, neither covered nor needed
+            return Verdict(True, VERIFIER_REJECTS if edge and self._edge_refuses(rec) else "listed")
         fz = self._functionalization
         if b.profile == "export":
             fate = export_fate(rec, self.export)
             if fate in ("decomposed", "evaluated"):
                 return Verdict(True, "decomposes")
             if fate == "functionalized":
+                if edge and self._edge_refuses(rec):
+                    return Verdict(True, VERIFIER_REJECTS)
                 return Verdict(True, "backend_codegen", fz.functional_of(rec) or "")
             if fate == TRAINING_ONLY:
                 return Verdict(True, TRAINING_ONLY)
@@ -259,13 +263,28 @@ class Engine:
         fz = self._functionalization
         if copy := fz.view_copy_of(rec):
             return Verdict(True, "backend_codegen", copy)
+        # refused before any kernel is looked up: a listed out= variant of it is extra
+        if not edge_accepts(rec):
+            return Verdict(True, VERIFIER_REJECTS)
         out = next((v for v in fz.out_variants_of(rec) if v in self.backend.listed), "")
         if out:
             return Verdict(True, "listed", out)
-        if not edge_accepts(rec):
-            return Verdict(True, VERIFIER_REJECTS)
         # what ExecuTorch writes for it is its out= variant; no "alternative" (a default kernel's callee)
         return Verdict(False, NEEDS_KERNEL)
+
+    def _edge_refuses(self, rec: OpRecord) -> bool:
+        """Whether ExecuTorch's verifier refuses the op REC stands for in the edge program: REC itself,
+        or the functional op an out= or in-place REC becomes. False when that op never reaches the
+        program (decomposed, answered while tracing, training-only) or becomes its view_copy op."""
+        target = rec
+        if rec.kind != "functional":
+            functional = self._functionalization.functional_of(rec)
+            if functional is None or functional not in self.records:
+                return False
+            target = self.records[functional]
+        if export_fate(target, self.export) != "reaches" or self._functionalization.view_copy_of(target):
+            return False
+        return not edge_accepts(target)
 
     def _autograd(self, rec: OpRecord, alternative: str = "") -> Verdict:
         forward = self._bypassed.get(rec.base)
