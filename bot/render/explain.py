@@ -36,7 +36,7 @@ from bot.taxonomy.classify import resolve_op
 from bot.taxonomy.rules import RULES_BY_ID
 from bot.taxonomy.scope import scope_of
 from bot.text import code, md, one_line
-from bot.work.engine import NEEDS_KERNEL, TRAINING_ONLY, Engine, Verdict, profile_engines
+from bot.work.engine import NEEDS_KERNEL, TRAINING_ONLY, VERIFIER_REJECTS, Engine, Verdict, profile_engines
 
 FORMATS = ("text", "markdown", "json")
 
@@ -58,9 +58,9 @@ class ExplainedVerdict:
     """What one backend must do for one registered operator: coverage's verdict and its reason."""
 
     name: str
-    status: (
-        str  # "covered", "needs_kernel" or "training_only" (neither served nor needed), as coverage counts
-    )
+    # "covered", "needs_kernel", or "training_only" / "verifier_rejects" (neither served nor needed), as
+    # coverage counts
+    status: str
     rule: str  # the engine's rule (`bot.work.engine.RULES`, "training_only" or "needs_kernel")
     via: str  # the operator that carries it, when not itself
     alternative: str  # for one that needs a kernel: the variant whose kernel would serve it instead
@@ -116,6 +116,8 @@ _RULE_WORDS = {
     "structured_delegate": "no work of its own: the out= kernel of {via} serves it",
     "autograd_key": "no work of its own: {via} at the Autograd key",
     TRAINING_ONLY: "only in training graphs",
+    VERIFIER_REJECTS: "ExecuTorch's edge verifier refuses it (neither core nor view_copy), so no verified "
+    "program holds it; a kernel listed for it is extra",
 }
 
 
@@ -152,7 +154,8 @@ def _how_text(rec: OpRecord, v: Verdict, engine: Engine) -> str:
         into = f" {v.via}" if v.via else ""
         return f"no work of its own: functionalized into its functional op{into}"
     if v.rule == "listed":
-        return "listed"
+        # ExecuTorch: a functional op is served by its out= variant (the program is converted to it)
+        return f"listed through its out= variant {v.via}" if v.via else "listed"
     return _RULE_WORDS[v.rule].format(via=v.via)
 
 
@@ -240,6 +243,12 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
         why += f"; or list {v.alternative}, which its default kernel calls"
     fallback = fallback_of(backend)
     fallback = fallback and relative_path(fallback, _roots(backend))
+    if not fallback and backend.cpu_fallback_at and rec.name in {op.name for op in backend.cpu_fallback_ops}:
+        # torch-xpu-ops' fallback_list: this op alone is sent to CPU, as coverage's `today` says
+        fallback = f"the fallback_list at {relative_path(backend.cpu_fallback_at, _roots(backend))}"
+        if has_cpu_kernel(rec):
+            return f"{why}; meanwhile it {TODAY_WORDS['cpu_fallback']}: {fallback} runs it"
+        return f"{why}; meanwhile it {TODAY_WORDS['fails']}: PyTorch has no CPU kernel for {fallback} to run"
     if fallback and has_cpu_kernel(rec):
         why += f"; meanwhile it {TODAY_WORDS['cpu_fallback']}: the boxed CPU fallback ({fallback}) runs it"
     elif fallback:
@@ -252,8 +261,8 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
 
 def _verdict(rec: OpRecord, engine: Engine, backend: BackendList) -> ExplainedVerdict:
     v = engine.judge(rec)
-    if v.rule == TRAINING_ONLY:
-        status, why = TRAINING_ONLY, "neither served nor needed: " + _how_text(rec, v, engine)
+    if v.rule in (TRAINING_ONLY, VERIFIER_REJECTS):
+        status, why = v.rule, "neither served nor needed: " + _how_text(rec, v, engine)
     elif v.covered:
         how = _how_text(rec, v, engine)
         if v.rule == "listed" and backend.kind == "dispatch":
@@ -317,7 +326,12 @@ def explain_view(
     )
 
 
-_STATUS_WORDS = {"covered": "covered", NEEDS_KERNEL: "needs a kernel", TRAINING_ONLY: "training only"}
+_STATUS_WORDS = {
+    "covered": "covered",
+    NEEDS_KERNEL: "needs a kernel",
+    TRAINING_ONLY: "training only",
+    VERIFIER_REJECTS: "refused by the verifier",
+}
 
 
 def _backend_title(b: ExplainedBackend) -> str:
@@ -388,7 +402,8 @@ def render_markdown(view: ExplainView) -> str:
 
 def explain_json(view: ExplainView) -> dict[str, object]:
     """The machine form of `explain` (``--format json``): the view's fields, each backend's verdicts in
-    coverage's words (``status``: covered, needs_kernel or training_only; ``rule``: its by_rule key)."""
+    coverage's words (``status``: covered, needs_kernel, training_only or verifier_rejects; ``rule``: its
+    by_rule key)."""
     return {
         "source": view.source,
         "op": view.op,
