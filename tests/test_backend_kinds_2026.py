@@ -299,3 +299,19 @@ def test_coverage_runs_end_to_end_and_follows_the_schema(
         + backend.get("verifier_rejects", 0)
         == backend["operators"]
     )
+
+
+def test_explain_says_what_executorchs_verifier_and_out_variants_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`sort.stable` is refused by the verifier (it was a KeyError); `add.Tensor` is served by the
+    listed `add.out`."""
+    path = _unxz("executorch.portable.functions.yaml.xz", tmp_path)
+    assert main(["explain", "sort", str(SNAPSHOT), "--backend", f"executorch={path}"]) == 0
+    out = capsys.readouterr().out
+    assert "  sort.stable: refused by the verifier (verifier_rejects): neither served nor needed: " in out
+    assert "  sort: needs a kernel (needs_kernel): " in out
+    assert main(["explain", "add", str(SNAPSHOT), "--backend", f"executorch={path}", "--format", "json"]) == 0
+    verdicts = {v["name"]: v for v in json.loads(capsys.readouterr().out)["backends"][0]["operators"]}
+    assert verdicts["add.Tensor"]["why"] == "listed through its out= variant add.out"
+    assert (verdicts["add.Tensor"]["status"], verdicts["add.Tensor"]["via"]) == ("covered", "add.out")
