@@ -26,7 +26,15 @@ from bot.errors import ConfigError
 from bot.model import Snapshot
 from bot.operators.kernels import Profile
 from bot.text import did_you_mean
-from bot.work.engine import RULES, SHARED_BACKWARDS, TRAINING_ONLY, VERIFIER_REJECTS, Backend, Engine
+from bot.work.engine import (
+    RULES,
+    RUNTIME_PRIM,
+    SHARED_BACKWARDS,
+    TRAINING_ONLY,
+    VERIFIER_REJECTS,
+    Backend,
+    Engine,
+)
 
 # The engine's vocabulary, which coverage reports use as they are, and the alert a Coverage holds.
 __all__ = ["RULES", "SHARED_BACKWARDS", "TRAINING_ONLY", "SchemaAlert"]
@@ -89,7 +97,7 @@ class Coverage:
         export profile), "needs_kernel" last."""
         rules = (*RULES, TRAINING_ONLY) if self.profile == "export" else RULES
         if self.backend_kind in EDGE_KINDS:
-            rules = (*rules, VERIFIER_REJECTS)
+            rules = (*rules, RUNTIME_PRIM, VERIFIER_REJECTS)
         return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*rules, "needs_kernel")}
 
     def by_bucket(self) -> dict[str, tuple[int, int, int]]:

@@ -36,7 +36,15 @@ from bot.taxonomy.classify import resolve_op
 from bot.taxonomy.rules import RULES_BY_ID
 from bot.taxonomy.scope import scope_of
 from bot.text import code, md, one_line
-from bot.work.engine import NEEDS_KERNEL, TRAINING_ONLY, VERIFIER_REJECTS, Engine, Verdict, profile_engines
+from bot.work.engine import (
+    NEEDS_KERNEL,
+    RUNTIME_PRIM,
+    TRAINING_ONLY,
+    VERIFIER_REJECTS,
+    Engine,
+    Verdict,
+    profile_engines,
+)
 
 FORMATS = ("text", "markdown", "json")
 
@@ -116,6 +124,7 @@ _RULE_WORDS = {
     "structured_delegate": "no work of its own: the out= kernel of {via} serves it",
     "autograd_key": "no work of its own: {via} at the Autograd key",
     TRAINING_ONLY: "only in training graphs",
+    RUNTIME_PRIM: "ExecuTorch's runtime serves it itself, as a prim op (kernels/prim_ops/register_prim_ops.cpp)",
     VERIFIER_REJECTS: "ExecuTorch's edge verifier refuses it (neither core nor view_copy), so no verified "
     "program holds it; a kernel listed for it is extra",
 }

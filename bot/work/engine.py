@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 from bot.dispatchkeys import CEA_NON_FUNCTIONAL, CIA
 from bot.model import OpRecord
-from bot.operators.edge import edge_accepts
+from bot.operators.edge import RUNTIME_PRIM_OPS, edge_accepts
 from bot.operators.exported import (
     DecompTable,
     ExportPath,
@@ -81,6 +81,8 @@ TRAINING_ONLY = "training_only"
 # ExecuTorch's edge dialect only: its verifier rejects the op at to_edge (neither core nor view_copy),
 # so no kernel is ever asked for it: no need of the backend's, the model's author must decompose it
 VERIFIER_REJECTS = "verifier_rejects"
+# ExecuTorch's edge dialect only: its runtime serves the op itself, as a prim op (`bot.operators.edge`)
+RUNTIME_PRIM = "runtime_prim"
 NEEDS_KERNEL = "needs_kernel"
 
 # Backward ops that derivatives.yaml calls from the formulas of other ops than their own forward op (and
@@ -258,11 +260,13 @@ class Engine:
         return self._autograd(rec, back or "")
 
     def _edge(self, rec: OpRecord) -> Verdict:
-        """An op that reaches ExecuTorch's edge dialect: its view_copy op, its listed out= variant, the
-        verifier's refusal, or a need (`bot.operators.edge`)."""
+        """An op that reaches ExecuTorch's edge dialect: its view_copy op, the runtime's own prim op, the
+        verifier's refusal, its listed out= variant, or a need (`bot.operators.edge`)."""
         fz = self._functionalization
         if copy := fz.view_copy_of(rec):
             return Verdict(True, "backend_codegen", copy)
+        if rec.name in RUNTIME_PRIM_OPS:
+            return Verdict(True, RUNTIME_PRIM)
         # refused before any kernel is looked up: a listed out= variant of it is extra
         if not edge_accepts(rec):
             return Verdict(True, VERIFIER_REJECTS)
