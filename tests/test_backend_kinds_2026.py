@@ -107,7 +107,10 @@ def test_executorch_needs_no_variant_and_covers_functional_ops_through_their_out
         87,
     )
     # the runtime serves _local_scalar_dense itself (a prim op): no need, no out= variant to list
-    assert (by_name["_local_scalar_dense"].covered, by_name["_local_scalar_dense"].rule) == (True, "runtime_prim")
+    assert (by_name["_local_scalar_dense"].covered, by_name["_local_scalar_dense"].rule) == (
+        True,
+        "runtime_prim",
+    )
     assert (cov.by_rule()["listed"], len(rejected)) == (361, 1207)
     assert len(cov.covered) + len(cov.uncovered) + len(cov.training_only) + len(cov.rejected) == len(cov.ops)
 
