@@ -18,7 +18,7 @@ from bot.site.html import Markup, el, join, json_block, page
 from bot.site.model import Cell, Event, OpPage, Overload, Site
 from bot.site.parts import PATH_WORDS, codes, coverage_cell, generated, label, models_cell, quote
 from bot.taxonomy.buckets import BUCKETS
-from bot.work.engine import TRAINING_ONLY
+from bot.work.engine import TRAINING_ONLY, VERIFIER_REJECTS
 
 PROFILES = ("eager", "functional", "export")
 # The index's column is narrow; the operator page spells the kinds out.
@@ -306,7 +306,7 @@ _RULE_WORDS = {"backend_codegen": "functionalized into {via}"}
 
 
 def _mark(cell: Cell) -> str:
-    return "✓ " if cell.covered else "· " if cell.rule == TRAINING_ONLY else "✗ "
+    return "✓ " if cell.covered else "· " if cell.rule in (TRAINING_ONLY, VERIFIER_REJECTS) else "✗ "
 
 
 def _rule_words(rule: str, via: str) -> str:
@@ -434,7 +434,7 @@ def op_page(site: Site, op: OpPage) -> str:
                                         "class": "cov full"
                                         if c.covered
                                         else "cov na"
-                                        if c.rule == TRAINING_ONLY
+                                        if c.rule in (TRAINING_ONLY, VERIFIER_REJECTS)
                                         else "cov none"
                                     },
                                     _mark(c) + _rule_words(c.rule, c.via),
