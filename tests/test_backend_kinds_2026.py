@@ -316,6 +316,7 @@ def test_explain_says_what_executorchs_verifier_and_out_variants_do(
     out = capsys.readouterr().out
     assert "  sort.stable: refused by the verifier (verifier_rejects): neither served nor needed: " in out
     assert "  sort: needs a kernel (needs_kernel): " in out
+    assert "; list its out= variant: `- op: sort.values`" in out
     assert main(["explain", "add", str(SNAPSHOT), "--backend", f"executorch={path}", "--format", "json"]) == 0
     verdicts = {v["name"]: v for v in json.loads(capsys.readouterr().out)["backends"][0]["operators"]}
     assert verdicts["add.Tensor"]["why"] == "listed through its out= variant add.out"

@@ -21,6 +21,7 @@ from bot.coverage.workitems import TODAY_WORDS, has_cpu_kernel
 from bot.dispatchkeys import CIA
 from bot.model import Facets, OpRecord, Snapshot
 from bot.operators.exported import export_fate
+from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import (
     DELEGATE,
     OWN,
@@ -242,7 +243,14 @@ def _read_from(backend: BackendList) -> str:
 def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList) -> str:
     """Why the backend needs a kernel for REC: not listed, and nothing of PyTorch's serves it."""
     b = engine.backend
-    if b.profile == "export":
+    if b.profile == "export" and b.edge:
+        # ExecuTorch lists out= variants: the program is converted to them (`bot.coverage.workitems`)
+        outs = Functionalization(engine.records).out_variants_of(rec)
+        why = (
+            f"not listed, and it reaches the edge program ({engine.export.table.origin} does not decompose it)"
+            + (f"; list its out= variant: `- op: {outs[0]}`" if outs else "; it has no out= variant upstream")
+        )
+    elif b.profile == "export":
         why = f"not listed, and it reaches the exported graph ({engine.export.table.origin} does not decompose it)"
     else:
         key = b.dispatch_key or PROFILE_KEY[b.profile]
