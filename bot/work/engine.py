@@ -279,14 +279,19 @@ class Engine:
     def _edge_refuses(self, rec: OpRecord) -> bool:
         """Whether ExecuTorch's verifier refuses the op REC stands for in the edge program: REC itself,
         or the functional op an out= or in-place REC becomes. False when that op never reaches the
-        program (decomposed, answered while tracing, training-only) or becomes its view_copy op."""
+        program (decomposed, answered while tracing, training-only), becomes its view_copy op, or is one
+        the runtime serves itself."""
         target = rec
         if rec.kind != "functional":
             functional = self._functionalization.functional_of(rec)
             if functional is None or functional not in self.records:
                 return False
             target = self.records[functional]
-        if export_fate(target, self.export) != "reaches" or self._functionalization.view_copy_of(target):
+        if (
+            export_fate(target, self.export) != "reaches"
+            or self._functionalization.view_copy_of(target)
+            or target.name in RUNTIME_PRIM_OPS
+        ):
             return False
         return not edge_accepts(target)
 
