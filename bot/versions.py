@@ -217,9 +217,20 @@ def ships_in(change_date: dt.date | str | None) -> ReleaseDates | None:
 
 
 def ships_in_words(change_date: dt.date | str | None) -> str:
-    """``ships in 2.16 (branch cut 2026-11-30)``, or "" when `ships_in` cannot say."""
+    """``ships in 2.16 (branch cut 2026-11-30)``; on or after the last cut the calendar knows, that the
+    release it ships in is not scheduled yet (PyTorch has published no later cut: no guess); "" for no
+    date or one before the calendar's first cut."""
     row = ships_in(change_date)
-    return "" if row is None else f"ships in {row.release} (branch cut {row.branch_cut.isoformat()})"
+    if row is not None:
+        return f"ships in {row.release} (branch cut {row.branch_cut.isoformat()})"
+    day = _utc_day(change_date)
+    last = RELEASE_CALENDAR[-1]
+    if day is not None and day >= last.branch_cut:
+        return (
+            f"ships after {last.release} (its branch cut was {last.branch_cut.isoformat()}), "
+            "in a release not scheduled yet"
+        )
+    return ""
 
 
 def _utc_day(value: dt.date | str | None) -> dt.date | None:

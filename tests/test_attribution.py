@@ -187,7 +187,7 @@ def test_a_range_missing_from_the_clone_says_so(fine: History, tmp_path: Path) -
 def test_an_attributed_change_says_which_release_ships_it() -> None:
     """The commit's date puts the change in the next release whose branch is cut after it: 2026-11-02 is
     before 2.16's cut (2026-11-30), so the weekly issue says 2.16; a commit after the last cut the
-    calendar knows says nothing rather than guess."""
+    calendar knows says that its release is not scheduled yet, rather than guess one."""
     drift = compute_drift(*realistic_pair())
     added = drift.added[0]
     points = [
@@ -204,4 +204,5 @@ def test_an_attributed_change_says_which_release_ships_it() -> None:
     assert "by bbbbbbb Add it (#101); ships in 2.16 (branch cut 2026-11-30)" in text
     late = {added.fingerprint: dataclasses.replace(found[added.fingerprint], date="2027-01-04T00:00:00Z")}
     body = render(drift, "weekly-issue", context=ReportContext(attributions=late))
-    assert "ships in" not in body
+    assert "ships in 2." not in body
+    assert "; ships after 2.16 (its branch cut was 2026-11-30), in a release not scheduled yet" in body

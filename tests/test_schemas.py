@@ -34,7 +34,7 @@ from bot.operators.kernels import PROFILES, SOURCES
 from bot.schema.codes import Severity
 from bot.schema.kernel import KernelForm, KernelVerdict
 from bot.taxonomy.buckets import BUCKET_TABLE
-from bot.work.engine import RULES, TRAINING_ONLY, VERIFIER_REJECTS
+from bot.work.rules import RULE_TABLE
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas"
@@ -263,7 +263,7 @@ def test_the_schemas_enums_are_the_codes_tables() -> None:
     assert _at(coverage, "$defs/profile/enum") == list(PROFILES)
     assert _at(drift, "$defs/kernel_verdict/enum") == list(get_args(KernelVerdict))
     assert _at(drift, "$defs/detail/properties/severity/enum") == list(get_args(Severity))
-    assert _at(coverage, "$defs/rule/enum") == [*RULES, TRAINING_ONLY, VERIFIER_REJECTS, "needs_kernel"]
+    assert _at(coverage, "$defs/rule/enum") == [r.id for r in RULE_TABLE]
     assert _at(coverage, "$defs/backend/properties/kind/enum") == list(BACKEND_KINDS)
     forms = list(get_args(KernelForm))
     assert _at(coverage, "$defs/alert/properties/form/enum") == [*forms, None]

@@ -117,7 +117,14 @@ def test_the_calendar_is_ordered_and_sourced() -> None:
             ("https://github.com/pytorch/pytorch/pull/", "https://github.com/pytorch/pytorch/issues/")
         )
     assert ships_in_words("2026-11-02T10:00:00Z") == "ships in 2.16 (branch cut 2026-11-30)"
-    assert ships_in_words("2027-01-04") == ""
+    # past the last cut the calendar knows, no release is named: PyTorch has not scheduled it yet
+    assert ships_in_words("2026-12-07T09:00:00Z") == (
+        "ships after 2.16 (its branch cut was 2026-11-30), in a release not scheduled yet"
+    )
+    assert ships_in_words("2026-11-30") == ships_in_words("2027-01-04") == ships_in_words("2026-12-07")
+    assert ships_in_words("2026-11-29T23:30:00Z") == "ships in 2.16 (branch cut 2026-11-30)"
+    # before the calendar's first cut, or without a date, it says nothing
+    assert ships_in_words("2025-06-01") == "" and ships_in_words(None) == "" and ships_in_words("nope") == ""
 
 
 # --- which release's row applies (`row_for`) -----------------------------------------------------------

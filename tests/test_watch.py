@@ -350,7 +350,8 @@ def test_the_judgement_cache_is_bounded(tmp_path: Path) -> None:
 
 def test_a_dashboard_row_says_which_release_it_would_ship_in() -> None:
     """A PR last updated on 2026-11-02 would, if it landed now, make 2.16 (branch cut 2026-11-30); the
-    golden rows, updated after that cut, say nothing: the calendar has no later date."""
+    golden rows, updated after that cut, say that their release is not scheduled yet: the calendar has
+    no later date, and no release is guessed."""
     from bot.app.watch_state import WatchState
     from bot.render.watch import render_issue
 
@@ -364,4 +365,7 @@ def test_a_dashboard_row_says_which_release_it_would_ship_in() -> None:
     assert summaries[0].endswith(
         "what it does to your backend; if it lands now, it ships in 2.16 (branch cut 2026-11-30)</summary>"
     )
-    assert summaries[1].endswith("what it does to your backend</summary>")
+    assert summaries[1].endswith(
+        "what it does to your backend; if it lands now, it ships after 2.16 (its branch cut was 2026-11-30), "
+        "in a release not scheduled yet</summary>"
+    )

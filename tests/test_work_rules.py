@@ -41,7 +41,7 @@ def test_the_table_holds_every_rule_the_engine_answers_with_in_its_order() -> No
 
 # torchgen/dest/register_dispatch_key.py@v2.13.0, executorch:exir/verification/verifier.py@cff6f4d
 _AT_RELEASE = re.compile(
-    r"(?:executorch:)?(?:aten|c10|torch|torchgen|tools|exir)/[\w/.]+\.\w+@(?:v\d+\.\d+\.\d+|[0-9a-f]{7,40})"
+    r"(?:executorch:)?(?:aten|c10|torch|torchgen|tools|exir|kernels)/[\w/.]+\.\w+@(?:v\d+\.\d+\.\d+|[0-9a-f]{7,40})"
 )
 
 
@@ -57,7 +57,7 @@ def test_every_rule_is_cited() -> None:
 def _patterns(rule: Rule) -> dict[str, re.Pattern[str]]:
     """A rule's sentences of more than a word, as patterns over a text where ``{via}`` is anything."""
     out = {}
-    for sentence in (rule.wording, rule.without_via, rule.export_wording):
+    for sentence in (rule.wording, rule.without_via, rule.export_wording, rule.edge_wording):
         if " " in sentence:
             out[sentence] = re.compile(".+".join(re.escape(part) for part in sentence.split("{via}")))
     return out
@@ -170,8 +170,9 @@ def test_explain_words_every_rule_an_edge_backend_gets(tmp_path: Path) -> None:
     # a backend of the executorch kind that lists nothing: addbmm is neither core nor view_copy
     backend = BackendList("executorch", "functions.yaml", ())
     text = render_text(explain_view(snapshot, "addbmm", [backend]))
-    assert f"addbmm: covered ({VERIFIER_REJECTS}): {RULE_BY_ID[VERIFIER_REJECTS].words()}" in text
     assert (
-        f"addbmm.out: {words(NEEDS_KERNEL, '', 'export')} ({NEEDS_KERNEL})" in text
-        or "addbmm.out: covered" in text
+        f"addbmm: {RULE_BY_ID[VERIFIER_REJECTS].words()} ({VERIFIER_REJECTS}): neither served nor needed"
+        in text
     )
+    # its out= variant is refused with it: a kernel listed for it would be extra
+    assert f"addbmm.out: {words(VERIFIER_REJECTS)} ({VERIFIER_REJECTS})" in text

@@ -26,7 +26,15 @@ from bot.errors import ConfigError
 from bot.model import Snapshot
 from bot.operators.kernels import Profile
 from bot.text import did_you_mean
-from bot.work.engine import RULES, SHARED_BACKWARDS, TRAINING_ONLY, VERIFIER_REJECTS, Backend, Engine
+from bot.work.engine import (
+    RULES,
+    RUNTIME_PRIM,
+    SHARED_BACKWARDS,
+    TRAINING_ONLY,
+    VERIFIER_REJECTS,
+    Backend,
+    Engine,
+)
 
 # The engine's vocabulary, which coverage reports use as they are, and the alert a Coverage holds.
 __all__ = ["RULES", "SHARED_BACKWARDS", "TRAINING_ONLY", "SchemaAlert"]
@@ -60,6 +68,8 @@ class Coverage:
     # ops the backend runs on CPU one by one (`BackendList.cpu_fallback_ops`), and where it lists them
     cpu_fallback_ops: frozenset[str] = frozenset()
     cpu_fallback_at: str = ""
+    # ExecuTorch: the listed ops its edge verifier refuses (`rejected`): kernels no program reaches
+    extra: tuple[str, ...] = ()
 
     @property
     def uncovered(self) -> tuple[OpCoverage, ...]:
@@ -70,25 +80,34 @@ class Coverage:
         return tuple(o for o in self.ops if o.rule == TRAINING_ONLY)
 
     @property
+    def rejected(self) -> tuple[OpCoverage, ...]:
+        """ExecuTorch's: the ops its edge verifier refuses (neither core nor view_copy), listed or not."""
+        return tuple(o for o in self.ops if o.rule == VERIFIER_REJECTS)
+
+    @property
     def covered(self) -> tuple[OpCoverage, ...]:
         """The ops the backend serves. An export backend's training-only ops are neither served nor
-        needed (an inference graph never holds them), so they are counted apart: `covered`, `uncovered`
-        and `training_only` add up to `ops`."""
-        return tuple(o for o in self.ops if o.covered and o.rule != TRAINING_ONLY)
+        needed (an inference graph never holds them), nor are the ops ExecuTorch's verifier refuses (a
+        kernel listed for one is extra), so they are counted apart: `covered`, `uncovered`,
+        `training_only` and `rejected` add up to `ops`."""
+        return tuple(o for o in self.ops if o.covered and o.rule not in (TRAINING_ONLY, VERIFIER_REJECTS))
 
     def by_rule(self) -> dict[str, int]:
         """rule → operators it decided, every rule listed (zeros included; ``training_only`` for the
         export profile), "needs_kernel" last."""
         rules = (*RULES, TRAINING_ONLY) if self.profile == "export" else RULES
         if self.backend_kind in EDGE_KINDS:
-            rules = (*rules, VERIFIER_REJECTS)
+            rules = (*rules, RUNTIME_PRIM, VERIFIER_REJECTS)
         return {rule: sum(1 for o in self.ops if o.rule == rule) for rule in (*rules, "needs_kernel")}
 
     def by_bucket(self) -> dict[str, tuple[int, int, int]]:
-        """bucket → (covered, needs a kernel, training-only): the three parts of `covered`."""
+        """bucket → (covered, needs a kernel, training-only): three of the four parts of `ops` (the
+        verifier's refusals, `rejected`, are in none)."""
         counts: dict[str, list[int]] = {}
         for o in self.ops:
             part = counts.setdefault(o.bucket, [0, 0, 0])
+            if o.rule == VERIFIER_REJECTS:
+                continue
             part[2 if o.rule == TRAINING_ONLY else 0 if o.covered else 1] += 1
         return {bucket: (c, n, t) for bucket, (c, n, t) in sorted(counts.items())}
 
@@ -151,10 +170,13 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
     model = engine.backend
     records = snapshot.operators
     ops = []
+    extra = []
     for name in sorted(records):
         rec = records[name]
         v = engine.judge(rec)
         ops.append(OpCoverage(name, rec.bucket, v.covered, v.rule, v.via, v.alternative))
+        if v.rule == VERIFIER_REJECTS and name in model.listed:
+            extra.append(name)
     seen_stale: set[str] = set()
     stale = []
     bases = {rec.base for rec in records.values()}
@@ -181,6 +203,7 @@ def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile 
         backend.name,
         frozenset(op.name for op in backend.cpu_fallback_ops),
         backend.cpu_fallback_at,
+        tuple(extra),
     )
 
 

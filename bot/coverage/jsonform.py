@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from bot.coverage.change import CoverageChange
 from bot.coverage.check import Coverage, falls_back
+from bot.coverage.kinds import EDGE_KINDS
 from bot.coverage.names import last_registered
 
 
@@ -23,9 +24,15 @@ def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mappin
             **({"decompositions": cov.decompositions} if cov.profile == "export" else {}),
         },
         "operators": len(cov.ops),
-        # covered + needs_kernel + len(training_only) == operators: a training-only op is neither
+        # covered + needs_kernel + len(training_only) (+ verifier_rejects) == operators: a training-only
+        # op is neither, nor is one ExecuTorch's verifier refuses
         "covered": len(cov.covered),
         "needs_kernel": len(cov.uncovered),
+        **(
+            {"verifier_rejects": len(cov.rejected), "extra": list(cov.extra)}
+            if cov.backend_kind in EDGE_KINDS
+            else {}
+        ),
         # what those ops do meanwhile: "falls_back_to_cpu" on a backend with a boxed fallback, else "fails"
         "uncovered_run": "falls_back_to_cpu" if falls_back(cov) else "fails",
         "by_rule": cov.by_rule(),

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.coverage.check import Coverage, OpCoverage, runs_on_cpu
-from bot.coverage.kinds import KIND_BY_ID, BackendKind
+from bot.coverage.kinds import EDGE_KINDS, KIND_BY_ID, BackendKind
 from bot.coverage.names import first_registered
 from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
 from bot.model import OpRecord, Snapshot
 from bot.operators.codegen import kernel_binding, rules_for_version
+from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
 from bot.schema.grammar import parse_schema
 from bot.schema.kernel import Binding, KernelForm, judged_form, kernel_signature
@@ -294,6 +295,28 @@ def _why(o: OpCoverage, rec: OpRecord, cov: Coverage) -> str:
     return f"no default kernel or decomposition serves it: {only}"
 
 
+def _edge_why(functional: str, rec: OpRecord, out: str) -> str:
+    """Why an ExecuTorch backend needs FUNCTIONAL, and what it writes: its out= variant OUT (or
+    FUNCTIONAL itself when upstream has none)."""
+    tag = "core" if "core" in rec.facets.tags else "view_copy" if "view_copy" in rec.facets.tags else ""
+    accepted = f"tagged {tag}, " if tag else "on the verifier's exception list, "
+    reaches = f"{functional} reaches the edge program ({accepted}not decomposed by export)"
+    if not out:
+        return (
+            f"{reaches}, and it has no out= variant upstream: to_out_variant cannot convert it (ToOutVarPass "
+            f"keeps the functional call), so the kernel is listed as `- op: {functional}`"
+        )
+    return f"{reaches}, and to_out_variant turns it into {out}: list `- op: {out}` with its kernel"
+
+
+def _edge_target(fz: Functionalization, rec: OpRecord, group: list[str]) -> str:
+    """The out= variant an ExecuTorch backend writes for functional REC (ExecuTorch's to_out_variant,
+    exir/operator/convert.py at cff6f4d: the out= schema of REC's signature group), preferring one
+    of GROUP; "" when upstream has none."""
+    outs = fz.out_variants_of(rec)
+    return next((v for v in outs if v in group), outs[0] if outs else "")
+
+
 def _lead_of(o: OpCoverage, rec: OpRecord, cov: Coverage, uncovered: Mapping[str, OpCoverage]) -> str:
     """The item an operator's need belongs to: its own, or (eager) its structured delegate's."""
     delegate = rec.facets.structured_delegate
@@ -324,30 +347,40 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
     choice = model_choice(version)
     paths = model_paths(cov)
     usage = None if choice is None else model_usage(cov, choice.usage)
+    # ExecuTorch lists out= variants: the exported program is converted to them (to_out_variant), so
+    # its item names the out= op to write and serves the functional op it carries
+    fz = Functionalization(records) if cov.backend_kind in EDGE_KINDS and cov.profile == "export" else None
     items = []
     for lead in sorted(members):
         rec = records[lead]
         group = sorted(members[lead])
+        name, write, why = lead, rec, ""
+        if fz is not None:
+            out = _edge_target(fz, rec, group)
+            why = _edge_why(lead, rec, out)
+            if out:
+                name, write, group = out, records[out], sorted({*group, lead} - {out})
         signature = (
-            "" if form is None else declaration(lead, rec.schema, form, kernel_binding(rec.facets, rules))
+            "" if form is None else declaration(name, write.schema, form, kernel_binding(write.facets, rules))
         )
-        today = _today(cov, records, (lead, *group))
+        names = (name, *group)  # the item's operators, the one it writes first
+        today = _today(cov, records, names)
         items.append(
             WorkItem(
-                name=lead,
+                name=name,
                 members=tuple(group),
                 bucket=rec.bucket,
-                schema=rec.schema,
-                line=rec.line,
+                schema=write.schema,
+                line=write.line,
                 form=form,
                 signature=signature,
-                why=_why(uncovered[lead], rec, cov),
+                why=why or _why(uncovered[lead], rec, cov),
                 alternative=uncovered[lead].alternative,
-                core=any("core" in records[n].facets.tags for n in (lead, *group)),
+                core=any("core" in records[n].facets.tags for n in names),
                 # an item ranks where its best member would: `unfold_copy` serves `unfold` on a
                 # functional backend, and ranks as `unfold` does
-                in_degree=max(in_degree.get(records[n].base, 0) for n in (lead, *group)),
-                private=all(records[n].base.startswith("_") for n in (lead, *group)),
+                in_degree=max(in_degree.get(records[n].base, 0) for n in names),
+                private=all(records[n].base.startswith("_") for n in names),
                 scope=scope(rec),
                 today=today,
                 models=None
@@ -355,9 +388,9 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
                 else model_reach(
                     usage,
                     paths,
-                    (lead, *group),
+                    names,
                     today,
-                    frozenset(n for n in (lead, *group) if cpu_only(records[n])),
+                    frozenset(n for n in names if cpu_only(records[n])),
                 ),
             )
         )

@@ -18,7 +18,7 @@ from bot.model import OpRecord
 # The tags the verifier accepts an op by.
 ACCEPTED_TAGS = frozenset({"core", "view_copy"})
 # `_get_core_aten_ops_exception_list` (exir/verification/verifier.py at cff6f4d): accepted untagged.
-# `_EXECUTORCH_SYM_OPS` and `DISALLOW_LIST` name symbolic-int and Python operators, not ATen ops.
+# `DISALLOW_LIST` names Python operators, not ATen ops.
 EXCEPTIONS = frozenset(
     {
         "mkldnn_rnn_layer",
@@ -35,3 +35,11 @@ EXCEPTIONS = frozenset(
 def edge_accepts(rec: OpRecord) -> bool:
     """Whether ExecuTorch's edge verifier lets REC through (tagged core or view_copy, or excepted)."""
     return bool(ACCEPTED_TAGS.intersection(rec.facets.tags)) or rec.name in EXCEPTIONS
+
+
+# The ATen ops ExecuTorch's runtime serves itself, as prim ops every program can call: registered by
+# kernels/prim_ops/register_prim_ops.cpp ("aten::sym_size.int", "aten::sym_numel",
+# "aten::_local_scalar_dense", at cff6f4d), and kept as they are by to_out_variant (they are among
+# `_EXECUTORCH_SYM_OPS`, exir/passes/executorch_prim_ops_registry.py, which to_out_var_skiplist holds).
+# No kernel library lists them, and none needs to.
+RUNTIME_PRIM_OPS = frozenset({"sym_size.int", "sym_numel", "_local_scalar_dense"})

@@ -19,7 +19,7 @@ from bot.coverage.change import CoverageChange
 from bot.coverage.check import Coverage, SchemaAlert, falls_back
 from bot.coverage.firstwork import FirstWork, first_work, first_work_json
 from bot.coverage.jsonform import coverage_json
-from bot.coverage.kinds import KIND_BY_ID, BackendKind
+from bot.coverage.kinds import EDGE_KINDS, KIND_BY_ID, BackendKind
 from bot.coverage.names import last_registered
 from bot.coverage.oplist import relative_path, root_label
 from bot.coverage.workitems import (
@@ -184,11 +184,17 @@ class CoverageView:
     items_other: tuple[WorkItem, ...] = ()
     # how an item's members follow from it: "by structured_delegate" (eager) or "by functionalization"
     follow: str = ""
+    # what one item is, singular and plural: "kernel to write", "op to lower", "out= kernel to write"
+    unit: tuple[str, str] = ("kernel to write", "kernels to write")
     # with --base: the new gaps only some backends need, (name, bucket, why), folded like the main list
     new_other: tuple[tuple[str, Safe, str], ...] = ()
     # export: the decomposition table judged by, and the ops only a training graph holds (name, bucket)
     decompositions: str = ""
     training_only: tuple[tuple[str, Safe], ...] = ()
+    # ExecuTorch: the ops its edge verifier refuses, neither covered nor needed, and how many of them
+    # it lists all the same (extra kernels)
+    rejected: int = 0
+    rejected_listed: int = 0
     # the backend's NAME when its lists were given one: the heading leads with it, the kind and the
     # paths (`roots`) follow
     name: str = ""
@@ -248,11 +254,16 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         if falls_back(cov)
         else 0
     )
-    # the singular is the need's sentence (`bot.work.rules`), "needs a lowering" on the export path
+    # the singular is the need's sentence (`bot.work.rules`), "needs a lowering" on the export path;
+    # ExecuTorch writes kernels, of out= variants (`bot.coverage.workitems`); other export backends lower
+    edge = export and cov.backend_kind in EDGE_KINDS
     gap_words, gap_word = (
         ("fall back to CPU", "falls back to CPU")
         if falls_back(cov) and not fails
-        else ("need a lowering" if export else "need a kernel", words(NEEDS_KERNEL, profile=cov.profile))
+        else (
+            "need an out= kernel" if edge else "need a lowering" if export else "need a kernel",
+            words(NEEDS_KERNEL, profile=cov.profile, edge=edge),
+        )
     )
     fw = None if choice is None else first_work(items, model_usage(cov, choice.usage), paths, head)
     shown_steps = () if fw is None else fw.upto(FIRST_STEPS)
@@ -298,7 +309,16 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         training_words=words(TRAINING_ONLY),
         items=tuple(i for i in items if i.scope.generic),
         items_other=tuple(i for i in items if not i.scope.generic),
-        follow="by functionalization" if cov.profile in FUNCTIONALIZED else "by structured_delegate",
+        follow="by functionalization and to_out_variant"
+        if edge
+        else "by functionalization"
+        if cov.profile in FUNCTIONALIZED
+        else "by structured_delegate",
+        unit=("out= kernel to write", "out= kernels to write")
+        if edge
+        else ("op to lower", "ops to lower")
+        if export
+        else ("kernel to write", "kernels to write"),
         new_other=tuple(
             (n, Safe(records[n].bucket), new_scopes[n].reason)
             for n in new_ranked
@@ -306,6 +326,8 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         ),
         decompositions=cov.decompositions,
         training_only=tuple((o.name, Safe(o.bucket)) for o in cov.training_only) if export else (),
+        rejected=len(cov.rejected),
+        rejected_listed=len(cov.extra),
         name=cov.name,
         # Safe: the release is an X.Y.Z of opdrift's own shipped table (`bot.usage.models`)
         models_release=Safe("" if choice is None else choice.usage.release),

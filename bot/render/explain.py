@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from bot.coverage.check import backend_engine, fallback_of
-from bot.coverage.kinds import KIND_BY_ID
+from bot.coverage.kinds import EDGE_KINDS, KIND_BY_ID
 from bot.coverage.oplist import BackendList, relative_path, root_label
 from bot.coverage.workitems import TODAY_WORDS, has_cpu_kernel
 from bot.dispatchkeys import CIA
 from bot.model import Facets, OpRecord, Snapshot
 from bot.operators.exported import export_fate
+from bot.operators.functionalize import Functionalization
 from bot.operators.kernels import (
     DELEGATE,
     OWN,
@@ -37,7 +38,14 @@ from bot.taxonomy.classify import resolve_op
 from bot.taxonomy.rules import RULES_BY_ID
 from bot.taxonomy.scope import scope_of
 from bot.text import code, md, one_line
-from bot.work.engine import NEEDS_KERNEL, TRAINING_ONLY, Engine, Verdict, profile_engines
+from bot.work.engine import (
+    NEEDS_KERNEL,
+    TRAINING_ONLY,
+    VERIFIER_REJECTS,
+    Engine,
+    Verdict,
+    profile_engines,
+)
 from bot.work.rules import DECOMPOSES, DEFAULT_KERNEL, LISTED, words
 
 FORMATS = ("text", "markdown", "json")
@@ -60,9 +68,9 @@ class ExplainedVerdict:
     """What one backend must do for one registered operator: coverage's verdict and its reason."""
 
     name: str
-    status: (
-        str  # "covered", "needs_kernel" or "training_only" (neither served nor needed), as coverage counts
-    )
+    # "covered", "needs_kernel", or "training_only" / "verifier_rejects" (neither served nor needed), as
+    # coverage counts
+    status: str
     rule: str  # the engine's rule (`bot.work.engine.RULES`, "training_only" or "needs_kernel")
     via: str  # the operator that carries it, when not itself
     alternative: str  # for one that needs a kernel: the variant whose kernel would serve it instead
@@ -217,7 +225,14 @@ def _read_from(backend: BackendList) -> str:
 def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList) -> str:
     """Why the backend needs a kernel for REC: not listed, and nothing of PyTorch's serves it."""
     b = engine.backend
-    if b.profile == "export":
+    if b.profile == "export" and b.edge:
+        # ExecuTorch lists out= variants: the program is converted to them (`bot.coverage.workitems`)
+        outs = Functionalization(engine.records).out_variants_of(rec)
+        why = (
+            f"not listed, and it reaches the edge program ({engine.export.table.origin} does not decompose it)"
+            + (f"; list its out= variant: `- op: {outs[0]}`" if outs else "; it has no out= variant upstream")
+        )
+    elif b.profile == "export":
         why = f"not listed, and it reaches the exported graph ({engine.export.table.origin} does not decompose it)"
     else:
         key = b.dispatch_key or PROFILE_KEY[b.profile]
@@ -227,6 +242,12 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
         why += f"; or list {v.alternative}, which its default kernel calls"
     fallback = fallback_of(backend)
     fallback = fallback and relative_path(fallback, _roots(backend))
+    if not fallback and backend.cpu_fallback_at and rec.name in {op.name for op in backend.cpu_fallback_ops}:
+        # torch-xpu-ops' fallback_list: this op alone is sent to CPU, as coverage's `today` says
+        fallback = f"the fallback_list at {relative_path(backend.cpu_fallback_at, _roots(backend))}"
+        if has_cpu_kernel(rec):
+            return f"{why}; meanwhile it {TODAY_WORDS['cpu_fallback']}: {fallback} runs it"
+        return f"{why}; meanwhile it {TODAY_WORDS['fails']}: PyTorch has no CPU kernel for {fallback} to run"
     if fallback and has_cpu_kernel(rec):
         why += f"; meanwhile it {TODAY_WORDS['cpu_fallback']}: the boxed CPU fallback ({fallback}) runs it"
     elif fallback:
@@ -242,6 +263,11 @@ def _verdict(rec: OpRecord, engine: Engine, backend: BackendList) -> ExplainedVe
     if v.rule == TRAINING_ONLY:
         # the status already says the rule's sentence ("only in training graphs")
         status, why = TRAINING_ONLY, "neither served nor needed: export's graphs are inference graphs"
+    elif v.rule == VERIFIER_REJECTS:
+        status, why = (
+            VERIFIER_REJECTS,
+            "neither served nor needed: no verified program holds it (a kernel listed for it is extra)",
+        )
     elif v.covered:
         how = _how_text(rec, v, engine)
         if v.rule == LISTED and KIND_BY_ID[backend.kind].in_pytorch:
@@ -305,9 +331,9 @@ def explain_view(
     )
 
 
-def _status_words(v: ExplainedVerdict, profile: str) -> str:
+def _status_words(v: ExplainedVerdict, b: ExplainedBackend) -> str:
     """A verdict's status column: "covered", else its rule's sentence (a need, or training only)."""
-    return "covered" if v.status == "covered" else words(v.rule, "", profile)
+    return "covered" if v.status == "covered" else words(v.rule, "", b.profile, edge=b.kind in EDGE_KINDS)
 
 
 def _backend_title(b: ExplainedBackend) -> str:
@@ -333,7 +359,7 @@ def render_text(view: ExplainView) -> str:
     for b in view.backends:
         lines.append("")
         lines.append(f"backend {_backend_title(b)}")
-        lines.extend(f"  {v.name}: {_status_words(v, b.profile)} ({v.rule}): {v.why}" for v in b.verdicts)
+        lines.extend(f"  {v.name}: {_status_words(v, b)} ({v.rule}): {v.why}" for v in b.verdicts)
     # Every value comes from the source: a newline in one would start a line of its own, and in a CI
     # log a line such as "::error::" is a workflow command.
     return "\n".join(one_line(line) for line in lines).rstrip() + "\n"
@@ -369,7 +395,7 @@ def render_markdown(view: ExplainView) -> str:
             "|---|---|---|---|",
         ]
         lines.extend(
-            f"| {code(v.name, in_table=True)} | {_status_words(v, b.profile)} | {code(v.rule, in_table=True)} "
+            f"| {code(v.name, in_table=True)} | {_status_words(v, b)} | {code(v.rule, in_table=True)} "
             f"| {md(v.why).replace('|', chr(92) + '|')} |"
             for v in b.verdicts
         )
@@ -378,7 +404,8 @@ def render_markdown(view: ExplainView) -> str:
 
 def explain_json(view: ExplainView) -> dict[str, object]:
     """The machine form of `explain` (``--format json``): the view's fields, each backend's verdicts in
-    coverage's words (``status``: covered, needs_kernel or training_only; ``rule``: its by_rule key)."""
+    coverage's words (``status``: covered, needs_kernel, training_only or verifier_rejects; ``rule``: its
+    by_rule key)."""
     return {
         "source": view.source,
         "op": view.op,

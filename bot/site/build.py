@@ -40,7 +40,11 @@ from bot.site.usage import backend_work, model_source, op_models
 from bot.taxonomy.buckets import BUCKETS
 from bot.taxonomy.counts import count_by_bucket
 from bot.versions import TorchVersion, parse_version
-from bot.work.engine import TRAINING_ONLY
+from bot.work.engine import TRAINING_ONLY, VERIFIER_REJECTS
+
+# the rules of ops neither served nor needed, counted in no total: training-only (export), refused by
+# ExecuTorch's verifier
+APART = (TRAINING_ONLY, VERIFIER_REJECTS)
 
 # The seed post's figures (PyTorch master, late 2021; docs/taxonomy.md): base operators per bucket.
 SEED_2021: tuple[tuple[str, int], ...] = (
@@ -230,9 +234,11 @@ def _cells(coverages: Sequence[tuple[BackendColumn, Coverage]]) -> dict[str, tup
     for spec, cov in coverages:
         for op in cov.ops:
             # An export backend's training-only op is neither served nor needed (an inference graph
-            # never holds it): not covered, and not counted in its totals (as `opdrift coverage`).
-            covered = op.covered and op.rule != TRAINING_ONLY
-            cells[op.name].append(Cell(spec.name, covered, op.rule, op.via, cov.profile))
+            # never holds it), nor is one ExecuTorch's verifier refuses: not covered, and not counted
+            # in its totals (as `opdrift coverage`).
+            cells[op.name].append(
+                Cell(spec.name, op.covered and op.rule not in APART, op.rule, op.via, cov.profile)
+            )
     return {name: tuple(found) for name, found in cells.items()}
 
 
@@ -294,12 +300,7 @@ def build_site(
                 spec.name,
                 sum(1 for o in overloads for c in o.coverage if c.backend == spec.name and c.covered),
                 len(overloads)
-                - sum(
-                    1
-                    for o in overloads
-                    for c in o.coverage
-                    if c.backend == spec.name and c.rule == TRAINING_ONLY
-                ),
+                - sum(1 for o in overloads for c in o.coverage if c.backend == spec.name and c.rule in APART),
             )
             for spec in backends
             if on_now
@@ -357,7 +358,7 @@ def _gaps(now: Snapshot, coverages: Sequence[tuple[BackendColumn, Coverage]]) ->
         missing: dict[str, int] = defaultdict(int)
         total: dict[str, int] = defaultdict(int)
         for op in cov.ops:
-            if op.rule == TRAINING_ONLY:
+            if op.rule in APART:
                 continue
             total[op.bucket] += 1
             if not op.covered:

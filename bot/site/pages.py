@@ -18,7 +18,7 @@ from bot.site.html import Markup, el, join, json_block, page
 from bot.site.model import Cell, Event, OpPage, Overload, Site
 from bot.site.parts import PATH_WORDS, codes, coverage_cell, generated, label, models_cell, quote
 from bot.taxonomy.buckets import BUCKETS
-from bot.work.engine import TRAINING_ONLY
+from bot.work.engine import TRAINING_ONLY, VERIFIER_REJECTS
 from bot.work.rules import words
 
 PROFILES = ("eager", "functional", "export")
@@ -301,7 +301,7 @@ def _event_row(e: Event, history: bool = False) -> Markup:
 
 
 def _mark(cell: Cell) -> str:
-    return "✓ " if cell.covered else "· " if cell.rule == TRAINING_ONLY else "✗ "
+    return "✓ " if cell.covered else "· " if cell.rule in (TRAINING_ONLY, VERIFIER_REJECTS) else "✗ "
 
 
 def _used_by(used: int, of: int, no_data_yet: bool, release: str) -> str:
@@ -422,7 +422,7 @@ def op_page(site: Site, op: OpPage) -> str:
                                         "class": "cov full"
                                         if c.covered
                                         else "cov na"
-                                        if c.rule == TRAINING_ONLY
+                                        if c.rule in (TRAINING_ONLY, VERIFIER_REJECTS)
                                         else "cov none"
                                     },
                                     _mark(c) + words(c.rule, c.via, c.profile),

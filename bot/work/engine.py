@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 from bot.dispatchkeys import CEA_NON_FUNCTIONAL, CIA
 from bot.model import OpRecord
-from bot.operators.edge import edge_accepts
+from bot.operators.edge import RUNTIME_PRIM_OPS, edge_accepts
 from bot.operators.exported import (
     DecompTable,
     ExportPath,
@@ -88,6 +88,7 @@ from bot.work.rules import (
 )
 from bot.work.rules import NEEDS_KERNEL as NEEDS_KERNEL
 from bot.work.rules import RULES as RULES
+from bot.work.rules import RUNTIME_PRIM as RUNTIME_PRIM
 from bot.work.rules import TRAINING_ONLY as TRAINING_ONLY
 from bot.work.rules import VERIFIER_REJECTS as VERIFIER_REJECTS
 
@@ -232,14 +233,18 @@ class Engine:
     def judge(self, rec: OpRecord) -> Verdict:
         """What the backend must do for REC (the module docstring's rules, in order)."""
         b = self.backend
+        edge = b.edge and b.profile == "export"
         if rec.name in b.listed:
-            return Verdict(True, LISTED)
+            # ExecuTorch: a listed op the verifier refuses is extra, neither covered nor needed
+            return Verdict(True, VERIFIER_REJECTS if edge and self._edge_refuses(rec) else LISTED)
         fz = self._functionalization
         if b.profile == "export":
             fate = export_fate(rec, self.export)
             if fate in ("decomposed", "evaluated"):
                 return Verdict(True, DECOMPOSES)
             if fate == "functionalized":
+                if edge and self._edge_refuses(rec):
+                    return Verdict(True, VERIFIER_REJECTS)
                 return Verdict(True, BACKEND_CODEGEN, fz.functional_of(rec) or "")
             if fate == TRAINING_ONLY:
                 return Verdict(True, TRAINING_ONLY)
@@ -262,18 +267,40 @@ class Engine:
         return self._autograd(rec, back or "")
 
     def _edge(self, rec: OpRecord) -> Verdict:
-        """An op that reaches ExecuTorch's edge dialect: its view_copy op, its listed out= variant, the
-        verifier's refusal, or a need (`bot.operators.edge`)."""
+        """An op that reaches ExecuTorch's edge dialect: its view_copy op, the runtime's own prim op, the
+        verifier's refusal, its listed out= variant, or a need (`bot.operators.edge`)."""
         fz = self._functionalization
         if copy := fz.view_copy_of(rec):
             return Verdict(True, BACKEND_CODEGEN, copy)
+        if rec.name in RUNTIME_PRIM_OPS:
+            return Verdict(True, RUNTIME_PRIM)
+        # refused before any kernel is looked up: a listed out= variant of it is extra
+        if not edge_accepts(rec):
+            return Verdict(True, VERIFIER_REJECTS)
         out = next((v for v in fz.out_variants_of(rec) if v in self.backend.listed), "")
         if out:
             return Verdict(True, LISTED, out)
-        if not edge_accepts(rec):
-            return Verdict(True, VERIFIER_REJECTS)
         # what ExecuTorch writes for it is its out= variant; no "alternative" (a default kernel's callee)
         return Verdict(False, NEEDS_KERNEL)
+
+    def _edge_refuses(self, rec: OpRecord) -> bool:
+        """Whether ExecuTorch's verifier refuses the op REC stands for in the edge program: REC itself,
+        or the functional op an out= or in-place REC becomes. False when that op never reaches the
+        program (decomposed, answered while tracing, training-only), becomes its view_copy op, or is one
+        the runtime serves itself."""
+        target = rec
+        if rec.kind != "functional":
+            functional = self._functionalization.functional_of(rec)
+            if functional is None or functional not in self.records:
+                return False
+            target = self.records[functional]
+        if (
+            export_fate(target, self.export) != "reaches"
+            or self._functionalization.view_copy_of(target)
+            or target.name in RUNTIME_PRIM_OPS
+        ):
+            return False
+        return not edge_accepts(target)
 
     def _autograd(self, rec: OpRecord, alternative: str = "") -> Verdict:
         forward = self._bypassed.get(rec.base)

@@ -27,6 +27,8 @@ TRAINING_ONLY = "training_only"
 # ExecuTorch's edge dialect only: its verifier rejects the op at to_edge (neither core nor view_copy),
 # so no kernel is ever asked for it: no need of the backend's, the model's author must decompose it
 VERIFIER_REJECTS = "verifier_rejects"
+# ExecuTorch's edge dialect only: its runtime serves the op itself, as a prim op (`bot.operators.edge`)
+RUNTIME_PRIM = "runtime_prim"
 NEEDS_KERNEL = "needs_kernel"
 
 
@@ -52,7 +54,8 @@ class Rule:
     `wording` is the sentence every channel says for it, with ``{via}`` where the verdict names the
     operator that carries it; `without_via` the sentence when the verdict names none ("": the same
     sentence); `export_wording` the sentence on the export path, where what a backend writes is a
-    lowering ("": the same). `covered`: whether a backend has the op by this rule. `citation`: a
+    lowering ("": the same); `edge_wording` the sentence for ExecuTorch's edge dialect, where what a
+    backend writes is an out= kernel ("": as on the export path). `covered`: whether a backend has the op by this rule. `citation`: a
     file at a release (``torchgen/….py@v2.15.0``, ``executorch:exir/….py@cff6f4d``) or a path of
     this repository holding observed data."""
 
@@ -63,9 +66,13 @@ class Rule:
     covered: bool = True
     without_via: str = ""
     export_wording: str = ""
+    edge_wording: str = ""
 
-    def words(self, via: str = "", profile: str = "") -> str:
-        """The rule's sentence for a verdict naming VIA, for a backend of PROFILE."""
+    def words(self, via: str = "", profile: str = "", *, edge: bool = False) -> str:
+        """The rule's sentence for a verdict naming VIA, for a backend of PROFILE (EDGE: one that runs
+        ExecuTorch's edge dialect, whose kernels are out= kernels)."""
+        if edge and self.edge_wording:
+            return self.edge_wording
         if profile == "export" and self.export_wording:
             return self.export_wording
         if "{via}" in self.wording and not via:
@@ -127,6 +134,14 @@ RULE_TABLE: tuple[Rule, ...] = (
         without_via="no work of its own: its forward op at the Autograd key",
     ),
     Rule(
+        RUNTIME_PRIM,
+        "no work of its own: ExecuTorch's runtime serves it itself, as a prim op",
+        # register_prim_ops.cpp registers "aten::sym_size.int", "aten::sym_numel" and
+        # "aten::_local_scalar_dense"; to_out_variant keeps them as they are
+        "executorch:kernels/prim_ops/register_prim_ops.cpp@cff6f4d",
+        Example("_local_scalar_dense", "2.15.0", "export", edge=True),
+    ),
+    Rule(
         TRAINING_ONLY,
         "only in training graphs",
         # observed on torch 2.13.0: backward ops appear only in aot_export_module(..., trace_joint=True)
@@ -135,7 +150,7 @@ RULE_TABLE: tuple[Rule, ...] = (
     ),
     Rule(
         VERIFIER_REJECTS,
-        "ExecuTorch's edge verifier rejects it: the model's author decomposes it, no kernel is asked",
+        "refused by ExecuTorch's edge verifier: neither core nor view_copy",
         # SpecViolationError "is not in Core ATen opset" at to_edge
         "executorch:exir/verification/verifier.py@cff6f4d",
         Example("addbmm", "2.15.0", "export", edge=True),
@@ -148,6 +163,8 @@ RULE_TABLE: tuple[Rule, ...] = (
         Example("abs.out", "2.15.0", "eager"),
         covered=False,
         export_wording="needs a lowering",
+        # ExecuTorch runs the program converted to out= variants (exir's to_out_variant)
+        edge_wording="needs an out= kernel",
     ),
 )
 
@@ -159,6 +176,6 @@ RULES: tuple[str, ...] = tuple(
 )
 
 
-def words(rule: str, via: str = "", profile: str = "") -> str:
+def words(rule: str, via: str = "", profile: str = "", *, edge: bool = False) -> str:
     """The sentence of RULE (an id `Engine.judge` answers with) for a verdict naming VIA."""
-    return RULE_BY_ID[rule].words(via, profile)
+    return RULE_BY_ID[rule].words(via, profile, edge=edge)
