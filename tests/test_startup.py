@@ -107,6 +107,9 @@ STATS_NEVER_LOADS = (
     "bot.history",
     "bot.render.jinja",
     "bot.publish",
+    # the kind table, which only coverage's arguments (--backend's help) use: only the command being
+    # run gets its arguments
+    "bot.coverage.kinds",
 )
 
 
