@@ -762,6 +762,39 @@ def test_a_misspelled_option_gets_a_did_you_mean(opdrift: Opdrift) -> None:
     assert "did you mean" not in opdrift("stats", "x.yaml", "--zzz").err
 
 
+def test_main_builds_only_the_command_it_runs(
+    release: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`opdrift stats FILE` builds the parser of stats alone: adding every command's arguments cost a
+    whole `stats` run more than counting and printing its table."""
+    import argparse
+
+    from bot.cli import app
+
+    real = app.build_parser
+    built: list[argparse.ArgumentParser] = []
+
+    def recording(command: str | None = None) -> argparse.ArgumentParser:
+        built.append(real(command))
+        return built[-1]
+
+    monkeypatch.setattr(app, "build_parser", recording)
+    assert opdrift("stats", str(release)).code == 0
+    [commands] = [a for a in built[0]._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(commands.choices) == ["stats"]
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h", "stats"]])
+def test_top_level_help_lists_every_command(argv: list[str], opdrift: Opdrift) -> None:
+    """Help before a command is the top level's, with every command (the mistyped ones: above)."""
+    from bot.cli.registry import COMMANDS
+
+    run = opdrift(*argv)
+    assert run.code == 0
+    listed = {ln.split()[0] for ln in run.out.splitlines() if ln.startswith("    ") and ln[4] != " "}
+    assert [c.name for c in COMMANDS if c.name not in listed] == []
+
+
 # --- as a process: python -m bot, and python -O -m bot --------------------------------------------------
 
 

@@ -107,6 +107,11 @@ STATS_NEVER_LOADS = (
     "bot.history",
     "bot.render.jinja",
     "bot.publish",
+    # the kind table, which only coverage's arguments (--backend's help) use: only the command being
+    # run gets its arguments
+    "bot.coverage.kinds",
+    # kernels' C++ signatures: the codegen's rules bind a kernel only for coverage and the drift
+    "bot.schema.kernel",
 )
 
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from bot.cli.common import EXIT_ERROR, EXIT_FINDING, EXIT_OK, start_run
-from bot.cli.registry import Runner, build_parser
+from bot.cli.registry import Runner, build_parser, command_named
 from bot.errors import OpdriftError
 from bot.text import one_line
 
@@ -20,7 +20,9 @@ __all__ = ["EXIT_ERROR", "EXIT_FINDING", "EXIT_OK", "build_parser", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    # Only the command being run is built (a mistyped option is still matched against every command's).
+    parser = build_parser(command_named(argv))
     args = parser.parse_args(argv)
     start_run()
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -337,15 +337,29 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, line + "\n")
 
     def _long_options(self) -> set[str]:
-        found = set(self._option_string_actions)
-        for action in self._actions:
+        # From a parser with every command's arguments: the one `main` built holds only its command's.
+        full = build_parser()
+        found = set(full._option_string_actions)
+        for action in full._actions:
             if isinstance(action, argparse._SubParsersAction):
                 for parser in action.choices.values():
                     found.update(parser._option_string_actions)
         return {o for o in found if o.startswith("--")}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command ARGV runs when it starts with one (``stats FILE``); None otherwise (``--help``,
+    ``-h stats``, a mistyped command, nothing)."""
+    return argv[0] if argv and any(c.name == argv[0] for c in COMMANDS) else None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of COMMAND alone.
+
+    `main` builds the one command it runs: argparse's parsers and arguments for all 23 commands cost
+    a `stats` run more than counting and printing its table. Every command's parser is built where
+    one is needed: for --help, a mistyped command and a mistyped option's suggestions.
+    """
     parser = OneLineParser(
         prog="opdrift",
         description="Track PyTorch's ATen operator surface: classify operators, diff two sources, "
@@ -354,8 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"opdrift {describe()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in COMMANDS:
-        p = sub.add_parser(command.name, help=command.help)
-        command.add_arguments(p)
-        p.set_defaults(run=command.run)
+    for each in COMMANDS:
+        if command is None or each.name == command:
+            p = sub.add_parser(each.name, help=each.help)
+            each.add_arguments(p)
+            p.set_defaults(run=each.run)
     return parser

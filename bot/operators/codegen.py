@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.errors import OpdriftError
-from bot.schema.kernel import Binding
 from bot.versions import row_for
+
+if TYPE_CHECKING:
+    from bot.schema.kernel import Binding
 
 
 class CodegenError(OpdriftError):
@@ -145,6 +147,9 @@ def kernel_binding(entry: GroupedEntry, rules: CodegenRules) -> Binding:
     on, ``use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors``). The drift compares
     two releases' bindings, coverage a backend's against upstream's, and the work items declare by it.
     An unknown const-ref key (a version-1 snapshot's) reads as absent."""
+    # Imported here: parsing a release (autogen reads this module's rules) never binds a kernel.
+    from bot.schema.kernel import Binding
+
     return Binding(
         ilistref=rules.ilistref_for_structured and in_structured_group(entry),
         const_ref=bool(entry.const_ref_mutable),
