@@ -4,7 +4,7 @@ Times, in one run and as medians of N cold repeats (every cache cleared), what `
 does for two release files: read + build + classify both sides, compute the drift, render the capped
 PR comment and the full Markdown report. For scale it also times torchgen's `parse_native_yaml` of the
 same two files when a torchgen is given, since parsing both is the least any tool must do.
-Target (issue 3): well under a second.
+Target: well under a second.
 
     python bench/bench_diff.py [--base 2.13.0] [--head 2.14.1] [--repeat 7] [--torchgen DIR] [--json FILE]
 """

@@ -1,4 +1,4 @@
-"""`opdrift init`: a backend's repository from nothing to alerts (issue 25).
+"""`opdrift init`: a backend's repository from nothing to alerts.
 
 Run in the backend's repository. It checks the backend's list with `coverage`'s reader against
 upstream's current main (a ``gh:UPSTREAM@main`` SOURCE, loaded once through the caller's `load`: the

@@ -2,7 +2,7 @@
 
 The body is the weekly issue's (the same sections, mentions and attribution) under a title that names
 the ref and says "manual run", with the manual marker instead of the week's, and without the link to a
-previous issue: a manual run belongs to no week (issue 25: it must never replace the week's report).
+previous issue: a manual run belongs to no week (it must never replace the week's report).
 """
 
 from __future__ import annotations

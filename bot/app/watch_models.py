@@ -1,4 +1,4 @@
-"""What the watch state keeps of a row's model counts (issue 31): how many models of the corpus reach a
+"""What the watch state keeps of a row's model counts: how many models of the corpus reach a
 backend's needs and each kernel a PR breaks (`bot.coverage.workitems.ModelReach`), so that the
 dashboard, drawn again from the state on a later run, says what the run that judged the PR said.
 

@@ -1,4 +1,4 @@
-"""An upstream repository's pull requests, within the rate limit (`opdrift watch`, issue 24).
+"""An upstream repository's pull requests, within the rate limit (`opdrift watch`).
 
 pytorch/pytorch has thousands of open pull requests and a workflow's ``GITHUB_TOKEN`` 1,000 requests
 an hour, so what a run asks is bounded by what changed since the last one:

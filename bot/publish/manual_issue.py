@@ -1,4 +1,4 @@
-"""A manual run's drift issue: its own issue, never the week's (issue 25).
+"""A manual run's drift issue: its own issue, never the week's.
 
 A manual dispatch diffs an arbitrary PyTorch ref against an arbitrary stored snapshot; posted into the
 week's issue, that drift replaced the week's report. It gets an issue of its own instead, found again by
