@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from package_copy import PackageCopy
 
 ROOT = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = shutil.which("lint-imports", path=os.path.dirname(sys.executable)) or "lint-imports"
@@ -28,15 +29,8 @@ def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _copy_tree(tmp_path: Path) -> Path:
-    tree = tmp_path / "tree"
-    shutil.copytree(ROOT / "bot", tree / "bot", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
-    return tree
-
-
-def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
-    done = _lint(_copy_tree(tmp_path))
+def test_the_tree_keeps_every_contract(package_copy: PackageCopy) -> None:
+    done = _lint(package_copy.root)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "broken" not in done.stdout.lower().replace("0 broken", "")
 
@@ -87,11 +81,12 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
     ],
 )
 @pytest.mark.slow
-def test_a_forbidden_import_is_caught(tmp_path: Path, module: str, line: str, contract: str) -> None:
-    tree = _copy_tree(tmp_path)
-    target = tree / "bot" / module
+def test_a_forbidden_import_is_caught(
+    package_copy: PackageCopy, module: str, line: str, contract: str
+) -> None:
+    target = package_copy.root / "bot" / module
     target.write_text(target.read_text() + f"\n{line}  # noqa\n")
-    done = _lint(tree)
+    done = _lint(package_copy.root)
     assert done.returncode != 0
     broken = done.stdout.split("Broken contracts", 1)[-1]
     assert contract in broken, done.stdout

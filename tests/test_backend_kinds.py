@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-from clirun import ROOT, opdrift_process
+from clirun import ROOT
 from datafiles import write_release
+from package_copy import PackageCopy
 
 from bot.cli import build_parser
 from bot.coverage import backends
@@ -45,28 +45,21 @@ def test_the_docs_name_the_tables_kinds_in_its_order(capsys: pytest.CaptureFixtu
 
 
 @pytest.mark.slow
-def test_adding_a_kind_touches_only_the_kind_table(tmp_path: Path) -> None:
+def test_adding_a_kind_touches_only_the_kind_table(tmp_path: Path, package_copy: PackageCopy) -> None:
     """A copy of the package with one more `Kind` row (a plain list judged as a functional backend)
     reads it, judges it by its profile, and offers it in --help and in the unknown-kind error."""
-    copy = tmp_path / "copy"
-    shutil.copytree(ROOT / "bot", copy / "bot", ignore=shutil.ignore_patterns("__pycache__", "templates"))
-    shutil.copytree(ROOT / "templates", copy / "bot" / "templates")
-    kinds_py = copy / "bot" / "coverage" / "kinds.py"
-    text = kinds_py.read_text(encoding="utf-8")
     anchor = "KIND_TABLE: tuple[KindRow, ...] = (\n"
-    assert anchor in text
     row = (
         '    KindRow("lazy-text", f"{_READERS}:read_text_file", "functional", "int64_t", "a text file",'
         ' "one op per line"),\n'
     )
-    kinds_py.write_text(text.replace(anchor, anchor + row), encoding="utf-8")
+    package_copy.edit("coverage/kinds.py", anchor, anchor + row)
     native = write_release("2.15.0", tmp_path / "r")
     listing = tmp_path / "ops.txt"
     listing.write_text("add.Tensor\nrelu\n", encoding="utf-8")
 
     def run(*argv: str) -> tuple[int, str, str]:
-        done = opdrift_process(*argv, cwd=copy, env={"PYTHONPATH": str(copy)})
-        assert "Traceback" not in done.err
+        done = package_copy.opdrift(*argv)
         return done.code, done.out, done.err
 
     code, out, err = run("coverage", "--backend", f"lazy-text={listing}", str(native), "--format", "json")

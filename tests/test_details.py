@@ -6,12 +6,10 @@ from __future__ import annotations
 import ast
 import json
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from package_copy import PackageCopy
 from releasesnap import release_snapshot
 
 from bot.drift.changes import KERNEL_ONLY_CODES, compute_drift
@@ -83,26 +81,12 @@ print(json.dumps({"said": describe(d, lambda s: f"`{s}`"), "severity": d.severit
 """
 
 
-def test_adding_a_code_touches_only_the_code_table(tmp_path: Path) -> None:
+def test_adding_a_code_touches_only_the_code_table(package_copy: PackageCopy) -> None:
     """A copy of the package with one more `Code` member: its detail is worded, has its severity, and
     the in-tree-kernels-only and listed-apart sets follow, with no other file changed."""
-    copy = tmp_path / "copy"
-    shutil.copytree(ROOT / "bot", copy / "bot", ignore=shutil.ignore_patterns("__pycache__", "templates"))
-    codes_py = copy / "bot" / "schema" / "codes.py"
     anchor = "\n\nBY_ID: dict[str, Code]"
-    text = codes_py.read_text(encoding="utf-8")
-    assert anchor in text
-    codes_py.write_text(text.replace(anchor, "\n" + _NEW_CODE.rstrip("\n") + anchor), encoding="utf-8")
-    run = subprocess.run(
-        [sys.executable, "-c", _PROBE],
-        capture_output=True,
-        text=True,
-        cwd=copy,
-        env={"PYTHONPATH": str(copy), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == {
+    codes_py = package_copy.edit("schema/codes.py", anchor, "\n" + _NEW_CODE.rstrip("\n") + anchor)
+    assert json.loads(package_copy.python(_PROBE)) == {
         "said": "probe `x` went `a` → `b`",
         "severity": "breaking",
         "kernels_only": True,

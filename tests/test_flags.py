@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from datafiles import write_release
+from package_copy import THIS_CHECKOUT, PackageCopy
 
 from bot.drift.flags import FACETS, FAIL_ON, FLAG_TABLE, FLAGS, SECTIONS, SUMMARY_ORDER
 from bot.drift.policy import FAIL_ON as POLICY_FAIL_ON
@@ -80,29 +78,14 @@ print(json.dumps({
 """
 
 
-def test_adding_a_flag_touches_only_the_flag_table(tmp_path: Path) -> None:
+def test_adding_a_flag_touches_only_the_flag_table(tmp_path: Path, package_copy: PackageCopy) -> None:
     """A copy of the package with one more `Flag` row: a lead section, its badge, JSON keys, a
     subscribable facet, annotations and --fail-on follow, with no other file changed."""
-    copy = tmp_path / "copy"
-    shutil.copytree(ROOT / "bot", copy / "bot", ignore=shutil.ignore_patterns("__pycache__", "templates"))
-    shutil.copytree(ROOT / "templates", copy / "bot" / "templates")
-    flags_py = copy / "bot" / "drift" / "flags.py"
     anchor = "    # Only the SymInt form changed:"
-    text = flags_py.read_text(encoding="utf-8")
-    assert anchor in text
-    flags_py.write_text(text.replace(anchor, _NEW_FLAG + anchor), encoding="utf-8")
+    package_copy.edit("drift/flags.py", anchor, _NEW_FLAG + anchor)
     base = write_release("2.14.1", tmp_path / "a")
     head = write_release("2.15.0", tmp_path / "b")
-    run = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(base), str(head)],
-        capture_output=True,
-        text=True,
-        cwd=copy,
-        env={"PYTHONPATH": str(copy), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
+    out = json.loads(package_copy.python(_PROBE, str(base), str(head)))
     tagged = out["subscribed"]
     assert len(tagged) >= 5  # 2.15.0 adds seven operators
     assert set(tagged) <= set(out["breaking"])  # its --fail-on level (an addition breaks nothing else)
@@ -150,41 +133,29 @@ print(json.dumps({"composite": rec.facets.composite, "kernels": [list(k) for k i
 """
 
 
-def _probe_key(package: Path, native: Path) -> dict[str, object]:
-    run = subprocess.run(
-        [sys.executable, "-c", _KEY_PROBE, str(native)],
-        capture_output=True,
-        text=True,
-        cwd=package,
-        env={"PYTHONPATH": str(package), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    result: dict[str, object] = json.loads(run.stdout)
+def _probe_key(package: PackageCopy, native: Path) -> dict[str, object]:
+    result: dict[str, object] = json.loads(package.python(_KEY_PROBE, str(native)))
     return result
 
 
-def test_adding_a_composite_dispatch_key_touches_only_the_key_table(tmp_path: Path) -> None:
+def test_adding_a_composite_dispatch_key_touches_only_the_key_table(
+    tmp_path: Path, package_copy: PackageCopy
+) -> None:
     """A copy of the package with one more `CompositeKey` row: an entry registered to that alias key
     gets it as its composite kind, no backend kernel, and a kernel that serves every backend."""
     native = write_release("2.15.0", tmp_path / "r")
     native.write_text(native.read_text(encoding="utf-8") + _ENTRY, encoding="utf-8")
     # Without the row, the key is an in-tree backend's: the test can fail.
-    assert _probe_key(ROOT, native) == {
+    assert _probe_key(THIS_CHECKOUT, native) == {
         "composite": None,
         "kernels": [["CompositeExplicitAutogradTest", "own"]],
         "PrivateUse1": None,
         "XLA": None,
         "generic": False,
     }
-    copy = tmp_path / "copy"
-    shutil.copytree(ROOT / "bot", copy / "bot", ignore=shutil.ignore_patterns("__pycache__", "templates"))
-    keys_py = copy / "bot" / "dispatchkeys.py"
     anchor = "COMPOSITE_TABLE: tuple[CompositeKey, ...] = (\n"
-    text = keys_py.read_text(encoding="utf-8")
-    assert anchor in text
-    keys_py.write_text(text.replace(anchor, anchor + _NEW_KEY), encoding="utf-8")
-    assert _probe_key(copy, native) == {
+    package_copy.edit("dispatchkeys.py", anchor, anchor + _NEW_KEY)
+    assert _probe_key(package_copy, native) == {
         "composite": "CompositeExplicitAutogradTest",
         "kernels": [["CompositeExplicitAutogradTest", "CompositeExplicitAutogradTest"]],
         "PrivateUse1": "CompositeExplicitAutogradTest",

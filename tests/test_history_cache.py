@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from clirun import ROOT, opdrift_process
+from clirun import ROOT
+from package_copy import THIS_CHECKOUT, PackageCopy
 from pytorch_history import build_history
 
 from bot.history.cache import (
@@ -163,34 +163,25 @@ def test_the_digest_covers_every_module_the_walk_runs() -> None:
     assert not walked & _NOT_DECIDING
 
 
-def _copy_with_another_rule(dest: Path) -> Path:
-    """The package with the taxonomy's first rule (aliases) gone: the same version, other buckets."""
-    shutil.copytree(ROOT / "bot", dest / "bot", ignore=shutil.ignore_patterns("__pycache__"))
-    rules_py = dest / "bot" / "taxonomy" / "rules.py"
-    text = rules_py.read_text(encoding="utf-8")
-    line = '    Rule("core.alias", "alias", AliasKnown()),\n'
-    assert line in text
-    rules_py.write_text(text.replace(line, ""), encoding="utf-8")
-    return dest
-
-
 @pytest.mark.slow
-def test_a_warm_cache_filled_by_other_code_gives_that_codes_figures(tmp_path: Path) -> None:
-    """The same opdrift version with one rule changed (a copy of the package) walks a repository whose
-    cache this code filled: its timeline is its own cold one, not the cached figures."""
+def test_a_warm_cache_filled_by_other_code_gives_that_codes_figures(
+    tmp_path: Path, package_copy: PackageCopy
+) -> None:
+    """The same opdrift version with one rule changed (a copy of the package, the taxonomy's first rule,
+    aliases, gone) walks a repository whose cache this code filled: its timeline is its own cold one,
+    not the cached figures."""
     repo = build_history(tmp_path / "pytorch", first="2.12.0", last="2.13.0").path
-    copy = _copy_with_another_rule(tmp_path / "copy")
+    package_copy.edit("taxonomy/rules.py", '    Rule("core.alias", "alias", AliasKnown()),\n', "")
+    copy = package_copy
     cache = tmp_path / "cache"
 
-    def history(root: Path, *extra: str) -> str:
-        run = opdrift_process(
-            "history", str(repo), "--format", "json", *extra, cwd=root, env={"PYTHONPATH": str(root)}
-        )
-        assert run.code == 0 and "Traceback" not in run.err, run.err
+    def history(package: PackageCopy, *extra: str) -> str:
+        run = package.opdrift("history", str(repo), "--format", "json", *extra)
+        assert run.code == 0, run.err
         return run.out
 
-    ours = history(ROOT, "--cache", str(cache))
+    ours = history(THIS_CHECKOUT, "--cache", str(cache))
     theirs_cold = history(copy)
     assert theirs_cold != ours  # the rule matters
     assert history(copy, "--cache", str(cache)) == theirs_cold
-    assert history(ROOT, "--cache", str(cache)) == ours
+    assert history(THIS_CHECKOUT, "--cache", str(cache)) == ours

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from clirun import Opdrift, opdrift_process
+from clirun import Opdrift
 from datafiles import RELEASES, write_release
+from package_copy import PackageCopy
 from releasesnap import release_operators, release_snapshot, wheel_1_10_snapshot
 
 from bot import pipeline
@@ -426,36 +426,25 @@ def test_every_rule_sends_to_a_bucket_of_the_table_and_every_bucket_has_a_label(
     assert set(LABELS) == set(BUCKETS)
 
 
-def test_adding_a_bucket_touches_only_the_bucket_table_and_a_rule(tmp_path: Path) -> None:
+def test_adding_a_bucket_touches_only_the_bucket_table_and_a_rule(
+    tmp_path: Path, package_copy: PackageCopy
+) -> None:
     """A copy of the package with one more `Bucket` row and one `Rule` for it runs `stats` end to end."""
-    copy = tmp_path / "copy"
-    shutil.copytree(ROOT / "bot", copy / "bot", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "templates", copy / "templates", ignore=shutil.ignore_patterns("__pycache__"))
-    buckets_py = copy / "bot" / "taxonomy" / "buckets.py"
     misc_row = '    Bucket("misc", "misc", "core"),\n'
-    text = buckets_py.read_text(encoding="utf-8")
-    assert misc_row in text
-    buckets_py.write_text(
-        text.replace(misc_row, '    Bucket("attention", "attention test", "core"),\n' + misc_row),
-        encoding="utf-8",
+    package_copy.edit(
+        "taxonomy/buckets.py", misc_row, '    Bucket("attention", "attention test", "core"),\n' + misc_row
     )
-    rules_py = copy / "bot" / "taxonomy" / "rules.py"
     first_core = '    Rule("core.alias", "alias", AliasKnown()),\n'
-    text = rules_py.read_text(encoding="utf-8")
-    assert first_core in text
-    rules_py.write_text(
-        text.replace(
-            first_core,
-            first_core + '    Rule("core.attention", "attention", NameRegex("attention", "attention")),\n',
-        ),
-        encoding="utf-8",
+    package_copy.edit(
+        "taxonomy/rules.py",
+        first_core,
+        first_core + '    Rule("core.attention", "attention", NameRegex("attention", "attention")),\n',
     )
     native = write_release("2.14.1", tmp_path / "r")
 
     def stats(*args: str) -> str:
-        run = opdrift_process("stats", *args, str(native), cwd=copy, env={"PYTHONPATH": str(copy)})
+        run = package_copy.opdrift("stats", *args, str(native))
         assert run.code == 0, run.err
-        assert "Traceback" not in run.err
         return run.out
 
     row = re.search(r"^    attention test +(\d+)$", stats(), re.MULTILINE)
