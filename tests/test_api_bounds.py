@@ -51,6 +51,13 @@ def evil() -> Iterator[FakeGitHub]:
         server.stop()
 
 
+# A dripped answer (tests/fake_github.py's Drip) takes a minute or more in full: its status line and
+# headers alone are well over 100 bytes, at 0.5 s a byte. A call that ends at its deadline (0.5-2 s
+# here) ends long before, and this bound tells the two apart with room for a loaded shared machine. It
+# is not a timing (bench/ has those): the budget's own message says which bound ended the call.
+LONG_BEFORE_THE_DRIP_ENDS = 15.0
+
+
 def client_for(fake: FakeGitHub, seconds: float = 30.0) -> RepoClient:
     policy = RetryPolicy(total_seconds=seconds, first_delay=0.05, max_delay=0.2, max_attempts=4)
     settings = Settings(
@@ -80,10 +87,8 @@ def test_an_endless_link_next_stops_at_the_page_cap_within_the_budget(fake: Fake
     fake.add_comment(REPO, pr, "hello", author="alice")
     fake.misbehave("GET", rf"/issues/{pr}/comments$", EndlessPages())
     client = client_for(fake, seconds=30.0)
-    start = time.monotonic()
     with pytest.raises(ApiLimitError, match=rf"another page after {MAX_PAGES} pages"):
         post(client, pr)
-    assert time.monotonic() - start < 30.0
     listed = [r for r in fake.requests if r.path.startswith(f"/repos/{REPO}/issues/{pr}/comments")]
     assert len(listed) == MAX_PAGES  # before: 1,200 requests and counting
     assert fake.writes() == []
@@ -125,12 +130,12 @@ def test_a_call_sends_at_most_the_request_budget(fake: FakeGitHub) -> None:
 
 
 def test_a_dripping_answer_ends_the_gh_source_at_its_budget(fake: FakeGitHub) -> None:
-    fake.misbehave("GET", r"/commits/", Drip(0.2))  # each byte well inside any socket timeout
+    fake.misbehave("GET", r"/commits/", Drip(0.5))  # each byte well inside any socket timeout
     settings = ApiSettings(api_url=fake.api_url, token=TOKEN, retry=RetryPolicy(total_seconds=2.0))
     start = time.monotonic()
     with pytest.raises(ApiLimitError, match=r"no complete answer .* within the 2s budget"):
         read_github_source(f"gh:{REPO}@v2.14.1", settings)
-    assert time.monotonic() - start < 3.0
+    assert time.monotonic() - start < LONG_BEFORE_THE_DRIP_ENDS
 
 
 def test_stats_of_a_dripping_gh_source_is_one_line_at_the_budget(
@@ -144,7 +149,7 @@ def test_stats_of_a_dripping_gh_source_is_one_line_at_the_budget(
     fake.misbehave("GET", r"/git/trees/", Drip(0.5))
     start = time.monotonic()
     run = opdrift("stats", f"gh:{REPO}@v2.14.1")
-    assert time.monotonic() - start < 3.5  # before: still waiting after 180 s
+    assert time.monotonic() - start < LONG_BEFORE_THE_DRIP_ENDS  # before: still waiting after 180 s
     assert run.code == 2
     assert run.err.count("\n") == 1 and "within the 2s budget" in run.err
     assert TOKEN not in run.err
@@ -152,11 +157,11 @@ def test_stats_of_a_dripping_gh_source_is_one_line_at_the_budget(
 
 def test_a_dripping_answer_ends_a_publish_call_at_the_retry_budget(fake: FakeGitHub) -> None:
     pr = fake.add_pull(REPO)
-    fake.misbehave("GET", rf"/issues/{pr}$", Drip(0.2))
+    fake.misbehave("GET", rf"/issues/{pr}$", Drip(0.5))
     start = time.monotonic()
     with pytest.raises(ApiLimitError, match="within the 2s budget"):
         post(client_for(fake, seconds=2.0), pr)
-    assert time.monotonic() - start < 3.0
+    assert time.monotonic() - start < LONG_BEFORE_THE_DRIP_ENDS
     assert fake.writes() == []
 
 
@@ -349,11 +354,11 @@ def test_one_exchange_has_its_own_deadline_within_the_call(fake: FakeGitHub) -> 
 
     from bot.publish.limits import new_session
 
-    fake.misbehave("GET", rf"/repos/{REPO}$", Drip(0.1), times=1)
+    fake.misbehave("GET", rf"/repos/{REPO}$", Drip(0.5), times=1)
     guard = Guard(ApiRoot.parse(fake.api_url), seconds=30.0, request_seconds=0.5)
     session = new_session(TOKEN)
     start = time.monotonic()
     with pytest.raises(requests.Timeout, match=r"within 0.5s"):
         guard.exchange(session, "GET", f"{fake.api_url}/repos/{REPO}", timeout=5)
-    assert time.monotonic() - start < 1.5
+    assert time.monotonic() - start < LONG_BEFORE_THE_DRIP_ENDS
     assert guard.exchange(session, "GET", f"{fake.api_url}/repos/{REPO}", timeout=5).status == 200

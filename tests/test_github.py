@@ -6,6 +6,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,26 @@ def client_for(fake: FakeGitHub, token: str = TOKEN, **kwargs: object) -> RepoCl
         seconds_between_writes=None,
         bot_login=kwargs.pop("bot_login", None),  # type: ignore[arg-type]
     )
+    clock = kwargs.pop("clock", None)
+    if isinstance(clock, VirtualClock):
+        return RepoClient(settings, sleep=clock.sleep, clock=clock.now)
     return RepoClient(settings)
+
+
+@dataclass
+class VirtualClock:
+    """The client's clock and sleep: each wait it asks for is recorded and moves the clock, with no real
+    waiting; a test counts the waits instead of timing them on a shared machine."""
+
+    time: float = 1000.0
+    waits: list[float] = field(default_factory=list)
+
+    def now(self) -> float:
+        return self.time
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.time += seconds
 
 
 def busy_pr(fake: FakeGitHub, chatter: int = 7) -> int:
@@ -303,20 +323,23 @@ def test_rate_limit_is_waited_out(
     if headers.get("X-RateLimit-Reset") == "+1":
         headers = {**headers, "X-RateLimit-Reset": str(int(time.time()) + 1)}
     fake.fail("GET", rf"/issues/{pr}/comments$", status, headers=headers, message=message)
-    start = time.monotonic()
-    assert post(client_for(fake), pr, "the report").action == "created"
-    elapsed = time.monotonic() - start
-    assert 0.5 <= elapsed < FAST.total_seconds
+    clock = VirtualClock()
+    assert post(client_for(fake, clock=clock), pr, "the report").action == "created"
+    (wait,) = clock.waits  # one wait, as long as GitHub asked (a reset: its time, plus half a second)
+    assert 0.5 <= wait < FAST.total_seconds
     assert len(bot_comments(fake, pr)) == 1
 
 
 def test_rate_limit_longer_than_the_budget_fails_at_once(fake: FakeGitHub) -> None:
     pr = fake.add_pull(REPO)
     fake.fail("GET", rf"/issues/{pr}$", 403, headers={"Retry-After": "3600"}, message="secondary rate limit")
-    start = time.monotonic()
+    clock = VirtualClock()
     with pytest.raises(PublishError, match=r"rate limit .* wait 3600s, beyond the 4s retry budget"):
-        post(client_for(fake), pr, "the report")
-    assert time.monotonic() - start < 1.0
+        post(client_for(fake, clock=clock), pr, "the report")
+    assert clock.waits == []  # not a second of the hour waited
+    assert [r.path for r in fake.requests if r.path.endswith(f"/issues/{pr}")] == [
+        f"/repos/{REPO}/issues/{pr}"
+    ]
     assert fake.writes() == []
 
 
@@ -324,12 +347,12 @@ def test_persistent_5xx_gives_up_within_the_budget(fake: FakeGitHub) -> None:
     pr = fake.add_pull(REPO)
     fake.fail(None, r".", 503, times=1000, message="Service Unavailable")
     policy = RetryPolicy(total_seconds=1.0, first_delay=0.1, max_delay=0.4, max_attempts=50)
-    start = time.monotonic()
+    clock = VirtualClock()
     with pytest.raises(PublishError, match=r"kept failing .*503 Service Unavailable.* nothing more was sent"):
-        post(client_for(fake, retry=policy), pr, "the report")
-    elapsed = time.monotonic() - start
-    assert elapsed < policy.total_seconds + 0.5
-    assert len(fake.requests) >= 3  # it did retry, with growing waits
+        post(client_for(fake, retry=policy, clock=clock), pr, "the report")
+    assert sum(clock.waits) <= policy.total_seconds  # it gave up within the budget, not at 50 attempts
+    assert clock.waits == sorted(clock.waits) and len(clock.waits) >= 2  # it did retry, with growing waits
+    assert len(fake.requests) == len(clock.waits) + 1
     assert fake.writes() == []
 
 

@@ -217,7 +217,7 @@ def test_init_checks_flags_and_the_repository_before_reading_upstream(
     monkeypatch.setenv("GITHUB_API_URL", "http://api.opdrift-offline.invalid/api/v3")
     started = time.monotonic()
     run = opdrift(*ARGS)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # a minute of retries fails this; a loaded machine does not
     assert run.code == 2, run.err
     (error,) = [line for line in run.err.splitlines() if not line.startswith("opdrift init: reading")]
     assert "does not resolve (offline, or a wrong GITHUB_API_URL?)" in run.err
