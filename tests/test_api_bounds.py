@@ -222,7 +222,7 @@ def test_an_answer_nested_without_end_or_broken_json_is_one_named_error() -> Non
         guard._inspect(Answer("https://api.github.com/x", 500, "", {}, b"{oops"))
 
 
-# --- every URL followed stays on the configured API root (finding 9) --------------------------------
+# --- every URL followed stays on the configured API root --------------------------------------------
 
 
 @pytest.mark.parametrize("optimize", [False, True], ids=["python", "python -O"])

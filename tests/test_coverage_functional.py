@@ -29,7 +29,7 @@ OP_PLUGIN = "op-plugin.op_plugin_functions.yaml.xz"
 TORCH_NPU = "torch_npu.npu_native_functions.yaml.xz"
 XPU = "torch-xpu-ops.xpu_functions.yaml.xz"
 
-# Item 5: out= variants whose functional op is CompositeImplicitAutograd; item 6: the backward kernels
+# Out= variants whose functional op is CompositeImplicitAutograd, and the backward kernels
 # that XLA's `autograd:` registrations of native_layer_norm and native_group_norm bypass.
 DECOMPOSED_FUNCTIONAL = (
     "adaptive_avg_pool2d.out",
@@ -39,7 +39,7 @@ DECOMPOSED_FUNCTIONAL = (
     "sspaddmm.out",
 )
 BYPASSED_BACKWARDS = ("native_layer_norm_backward", "native_group_norm_backward")
-# Item 7: what torch_npu registers in its own yaml, which op-plugin's list does not name.
+# What torch_npu registers in its own yaml, which op-plugin's list does not name.
 TORCH_NPU_OWN = ("resize_", "isnan", "as_strided", "view", "empty.memory_format")
 
 
@@ -69,7 +69,7 @@ def _by_name(cov: Coverage) -> dict[str, tuple[bool, str, str, str]]:
     return {o.name: (o.covered, o.rule, o.via, o.alternative) for o in cov.ops}
 
 
-# --- item 5: what a functional backend receives -----------------------------------------------------
+# --- what a functional backend receives -------------------------------------------------------------
 
 
 def test_xla_needs_no_out_variant_whose_functional_op_decomposes(xla: Coverage) -> None:
@@ -179,7 +179,7 @@ def test_coverage_of_an_empty_list_is_what_the_drift_says_the_profile_needs(
         assert not set(DECOMPOSED_FUNCTIONAL) & flagged
 
 
-# --- item 6: registrations at other keys, and fallbacks ---------------------------------------------
+# --- registrations at other keys, and fallbacks -----------------------------------------------------
 
 
 def test_xla_autograd_registrations_bypass_their_backward_kernels(xla: Coverage) -> None:
@@ -259,7 +259,7 @@ def test_a_boxed_cpu_fallback_words_the_gap_as_falling_back(
     assert json.loads(plain.out)["backends"][0]["uncovered_run"] == "fails"
 
 
-# --- item 7: torch_npu's own list -------------------------------------------------------------------
+# --- torch_npu's own list ---------------------------------------------------------------------------
 
 
 def test_torch_npu_yaml_reads_its_aten_lists_and_not_its_custom_ops(real_files: Callable[[str], str]) -> None:

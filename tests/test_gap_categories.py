@@ -195,7 +195,7 @@ def test_the_impact_table_gets_a_torch_mlir_row_for_a_new_argument_of_mean_dim(p
 
 
 def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(pr: Pr, folder: Path) -> None:
-    """Issue 31: 2.14.1 with `bool fast` added to `mean.dim`/`mean.out` and 2.15.0's new
+    """2.14.1 with `bool fast` added to `mean.dim`/`mean.out` and 2.15.0's new
     `_philox_randint_`, HEAD said to be 2.14.1. XLA's `mean.dim` kernel breaks, and the models that
     reach it on XLA's functional path are the ones coverage counts; dlprim writes `mean.out`, which the
     models reach through `mean.dim`'s structured kernel only; a new op is newer than the table."""

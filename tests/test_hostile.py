@@ -77,7 +77,7 @@ def one_error_line(run: Run) -> str:
     return lines[0]
 
 
-# --- finding 2: alias bombs and quadratic patterns ----------------------------------------------
+# --- alias bombs and quadratic patterns ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -157,7 +157,7 @@ def test_derivatives_line_in_a_checkout_ends_fast(opdrift: Opdrift, tmp_path: Pa
     assert took < BUDGET
 
 
-# --- finding 3: deep nesting -------------------------------------------------------------------
+# --- deep nesting ------------------------------------------------------------------------------
 
 
 def test_deeply_nested_type_is_a_schema_error(opdrift: Opdrift, tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_python_side_too_deep_is_a_warning(opdrift: Opdrift, tmp_path: Path, pat
     assert took < BUDGET
 
 
-# --- finding 12: a snapshot's values are checked before use --------------------------------------
+# --- a snapshot's values are checked before use --------------------------------------------------
 
 SHIPPED = Path(__file__).resolve().parent.parent / "snapshots" / "v2.15.0.json"
 
@@ -251,7 +251,7 @@ def test_snapshot_schema_nested_deep_is_one_error(opdrift: Opdrift, tmp_path: Pa
     assert "nested more than 16 deep" in one_error_line(opdrift("stats", str(path)))
 
 
-# --- finding 7: a kill at the worst moment leaves the old output or the new, and no lasting leftovers --
+# --- a kill at the worst moment leaves the old output or the new, and no lasting leftovers -------------
 
 
 def _killed_at(point: str, *argv: str) -> None:
@@ -315,7 +315,7 @@ def test_killed_snapshot_write_leaves_the_old_file_and_no_lasting_temp(tmp_path:
     assert list(tmp_path.glob(".snap.json.*")) == []
 
 
-# --- finding 11: every operator name makes a file name ---------------------------------------------
+# --- every operator name makes a file name ---------------------------------------------------------
 
 
 def test_site_with_a_300_character_name_and_a_case_collision(opdrift: Opdrift, tmp_path: Path) -> None:
@@ -336,7 +336,7 @@ def test_site_with_a_300_character_name_and_a_case_collision(opdrift: Opdrift, t
     assert file_name(long) == file_name(long) != file_name("x" * 299 + "y")
 
 
-# --- findings 2 and 3 in a history walk: each hostile commit is recorded, the walk goes on ----------
+# --- alias bombs and deep nesting in a history walk: each hostile commit is recorded, the walk goes on --
 
 
 def _history(dest: Path, texts: list[str]) -> list[str]:

@@ -336,7 +336,7 @@ def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
         in markdown
     )
     assert "| `cdist` | covered | `decomposes` | decomposes |" in markdown
-    # issue 29: the backend by its NAME, paths relative to its own root, never a machine path
+    # the backend by its NAME, paths relative to its own root, never a machine path
     root = str(Path(mlir[0].partition("=")[2]).parent)
     assert root not in text and root not in markdown
     assert "\nbackend torch-mlir  [torch-mlir, profile export; decompositions: python/torch_mlir/" in text
