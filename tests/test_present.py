@@ -153,22 +153,13 @@ def test_the_weekly_issue_of_dlprims_repository_leads_with_dlprim(
         backends=("dlprim",),
     )
     body = render(drift, "weekly-issue", context=ctx)
+    # The wording is the golden file's; what follows holds whatever the wording.
     check_golden("present-dlprim.weekly-issue.md", body, updating(request))
     lead, rest = body.split("\n---\n", 1)
-    # dlprim first, by its name, with what broke said by parameter name; then the generic drift
-    assert "### 🔌 What this asks of `dlprim` first" in lead and "**`dlprim`** (@dlprim-team):" in lead
-    # the break said in dlprim's form, its declaration before and after, and how many models reach it
-    assert "`mean.out`: `bool fast` added after `keepdim` (your form: `int64_t`)" in lead
-    assert (
-        "    - at::Tensor & mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, "
-        "::std::optional<at::ScalarType> dtype, at::Tensor & out)\n"
-        "    + at::Tensor & mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, "
-        "bool fast, ::std::optional<at::ScalarType> dtype, at::Tensor & out)\n"
-    ) in lead
-    assert "form you write it: `mean.out` — used by none of " in lead  # mean.dim's users call mean.dim
-    assert (
-        "🪦 **1** op it registers that upstream removed or renamed" in lead and "`mse_loss_backward`" in lead
-    )
+    # dlprim first, by its name, with its subscribers; the break said in dlprim's form (mean.dim's users
+    # call mean.dim, so mean.out is used by none), the removed registration; then the generic drift
+    assert "### 🔌" in lead and "`dlprim`" in lead and "@dlprim-team" in lead
+    assert "`mean.out`" in lead and "bool fast" in lead and "`mse_loss_backward`" in lead
     assert "operators ·" in rest and "### 🔌" not in rest
     assert "cc @dlprim-team (`dlprim`)" in rest
     assert "cpp" not in lead and str(folder) not in body  # never the kind, never a machine path
@@ -207,19 +198,10 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     run.now = "2026-12-05T02:00:00Z"
     first = run()
     assert not run.warnings
+    # The wording is the golden file's; what follows holds whatever the wording.
     check_golden("present-dlprim.watch-comment.md", first.comment, updating(request))
     comment = first.comment
     assert comment.startswith("<!-- opdrift:watch-comment -->\n@dlprim-team (`dlprim`) @xla-team (`xla`): ")
-    assert (
-        "- **`dlprim`**:\n  - 🔧 would stop your `mean.out` kernel from compiling: `bool fast` added after `keepdim`"
-        in comment
-    )
-    assert (
-        "    - at::Tensor & mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, "
-        "::std::optional<at::ScalarType> dtype, at::Tensor & out)\n"
-        "    + at::Tensor & mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, bool fast, "
-        "::std::optional<at::ScalarType> dtype, at::Tensor & out)\n"
-    ) in comment
     assert "`cpp`" not in comment and str(dlprim_src) not in comment and str(dlprim_src) not in first.body
     assert "🆕" not in comment  # all of it is new: nothing to mark
     # the same PR now also removes mse_loss_backward: news again, and only that is marked new
@@ -231,18 +213,13 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     run.now = "2026-12-06T03:00:00Z"  # a day later: a PR's subscribers are mentioned at most once a day
     second = run()
     check_golden("present-dlprim.watch-comment-grown.md", second.comment, updating(request))
-    assert "- **`dlprim`** (it asks more than at the last comment: 🆕 marks what is new):" in second.comment
     assert "`mse_loss_backward` 🆕" in second.comment
     assert "🆕 🔧" not in second.comment  # the broken kernel was said before
     assert (
         second.comment.count("🆕") == 2 + 2
     )  # the two lines that say what 🆕 is, and one op for each backend
-    # each broken kernel says how many models reach it on the backend's paths, the table said once;
-    # a later run draws the dashboard from the state, and says the same
-    assert (
-        "`mean.dim` kernel from compiling: `bool fast` added after `keepdim` (your form: `int64_t`) — used by "
-        in comment
-    )
+    # each broken kernel says how many models reach it on the backend's paths (the golden file), the
+    # table said once; a later run draws the dashboard from the state, and says the same
     assert comment.count("model counts from torch 2.14.1's table") == 1
     run.now = "2026-12-06T04:00:00Z"
     third = run()
@@ -273,15 +250,8 @@ def test_a_landed_break_leads_until_ticked_off(
     (own,) = landed.landed_comments
     assert landed.comment == "" and landed.comments == (own,)
     check_golden("present-dlprim.watch-landed.md", own, updating(request))
-    assert own.startswith(
-        "<!-- opdrift:watch-comment -->\n@dlprim-team (`dlprim`) @xla-team (`xla`): 🚨 "
-        "[#8](https://github.com/pytorch/pytorch/pull/8) mean: a fast path landed in `pytorch/pytorch` "
-        "and breaks your build now."
-    )
-    assert (
-        "- **`xla`**, landed:\n  - 🔧 stops your `mean.dim` kernel from compiling: `bool fast` added" in own
-    )
-    assert "would" not in own
+    assert own.startswith("<!-- opdrift:watch-comment -->\n@dlprim-team (`dlprim`) @xla-team (`xla`): 🚨 ")
+    assert "would" not in own  # it has landed: said in the present
     body = landed.body
     assert body.index("## 🚨 Landed: breaks your build") < body.index("## Open upstream pull requests")
     assert "- [ ] [#8](https://github.com/pytorch/pytorch/pull/8) mean: a fast path" in body

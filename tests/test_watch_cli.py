@@ -77,9 +77,8 @@ def test_the_dashboard_follows_the_upstream_and_a_quiet_run_writes_nothing(
     assert "(c)" not in body and "(d)" not in body and "(e)" not in body
     (comment,) = fake.comments(REPO, int(issue["number"]))  # type: ignore[call-overload]
     assert str(comment["body"]).count("@xla-team") == 1
-    assert "would stop your `mean.dim` kernel from compiling: `bool fast` added after `keepdim`" in str(
-        comment["body"]
-    )
+    # its wording is tests/golden/watch-dashboard.comment.md's (test_watch.py)
+    assert "`mean.dim`" in str(comment["body"]) and "`bool fast`" in str(comment["body"])
     report = json.loads(out.read_text())
     jsonschema.validate(report, json.loads((ROOT / "schemas" / "watch.schema.json").read_text()))
     assert sorted(p["number"] for p in report["pulls"]) == sorted([a, b])
