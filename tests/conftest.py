@@ -1,8 +1,8 @@
 """Shared fixtures: the CLI runners, the vendored release files, the fake GitHub API.
 
-Helper modules (act_support, clirun, datafiles, driftcases, fake_github, package_copy, pytorch_history, releasesnap) sit beside
-the tests and are imported by name; test modules never import each other (test_layout checks), so
-anything two of them share lives here or in one of those helpers.
+Helper modules (act_support, clirun, datafiles, driftcases, fake_github, package_copy, pytorch_history,
+releasesnap, ...) sit beside this file and are imported by name; test modules never import each other
+(test_layout checks), so anything two of them share lives here or in one of those helpers.
 """
 
 from __future__ import annotations

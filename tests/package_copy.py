@@ -24,8 +24,8 @@ class PackageCopy:
     root: Path
 
     def edit(self, module: str, anchor: str, new: str) -> Path:
-        """Replace `anchor` in bot/MODULE by `new`; the anchor must be there, so a moved table fails
-        the test instead of leaving the copy unchanged."""
+        """Replace `anchor` by `new` in MODULE, a path under the copy's package; the anchor must be
+        there, so a moved table fails the test instead of leaving the copy unchanged."""
         path = self.root / "bot" / module
         text = path.read_text(encoding="utf-8")
         assert anchor in text, f"{anchor!r} is no longer in bot/{module}"
