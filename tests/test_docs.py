@@ -10,15 +10,19 @@ import io
 import re
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from clirun import Opdrift
 
 from bot.cli.app import build_parser
 from bot.cli.registry import COMMANDS
 from bot.coverage.kinds import KIND_TABLE
 from bot.taxonomy.buckets import BUCKET_TABLE
 from bot.taxonomy.rules import RULES
+
+# Run as a script (`python tests/test_docs.py`), the helpers beside conftest.py are not on the path.
+if TYPE_CHECKING:
+    from clirun import Opdrift
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
