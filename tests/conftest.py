@@ -143,7 +143,7 @@ def dlprim_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "src"
 
 
-# --- act: the example workflows in a real workflow engine (tests/test_act.py says how to use these) ---
+# --- act: the example workflows in a real workflow engine (tests/act/test_act.py says how to use these) ---
 
 
 @pytest.fixture(scope="session")
