@@ -6,7 +6,7 @@ it. The composite keys are alias keys: a kernel registered to one serves many ba
 record has decides who must write a kernel. Every set of them (the composite keys, those whose kernel
 serves every dense backend, the order a dense backend falls back through, the catalogue's short
 names, which backend keys each fills in for and in what order) derives from `COMPOSITE_TABLE`, so
-a new alias key is a row here (`tests/test_flags.py` adds one to a copy of the package).
+a new alias key is a row here (`tests/unit/drift/test_flags.py` adds one to a copy of the package).
 
 It sits beside `bot.model` rather than in `bot.operators` because the model's `Operator.backends`
 needs the composite keys, and the model is below every stage.

@@ -7,7 +7,7 @@
 Keeps the paths and methods of `OPERATIONS`, the components they reach through ``$ref``, and drops
 prose and vendor keys (``description``, ``summary``, ``example(s)``, ``externalDocs``, ``x-github``,
 ``x-octokit``). Sorted keys, compact separators, xz preset 9: the same input gives the same bytes.
-tests/test_openapi_conformity.py checks the fakes' requests and answers against the result.
+tests/integration/test_openapi_conformity.py checks the fakes' requests and answers against the result.
 """
 
 from __future__ import annotations

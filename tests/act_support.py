@@ -1,7 +1,7 @@
 """What every act test shares: the act binary, the local sites act runs in, the wheelhouse, `run_act`.
 
 The fixtures that build these (`act_wheelhouse`, `act_release`, `act_site`, `act_pytorch_site`) are in
-conftest.py; tests/test_act.py's docstring says how a new act test uses them.
+conftest.py; tests/act/test_act.py's docstring says how a new act test uses them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Shared fixtures: the CLI runners, the vendored release files, the fake GitHub API.
 
-Helper modules (act_support, clirun, datafiles, driftcases, fake_github, pytorch_history, releasesnap) sit beside
-the tests and are imported by name; test modules never import each other (test_layout checks), so
-anything two of them share lives here or in one of those helpers.
+Helper modules (act_support, clirun, datafiles, driftcases, fake_github, package_copy, pytorch_history,
+releasesnap, ...) sit beside this file and are imported by name; test modules never import each other
+(test_layout checks), so anything two of them share lives here or in one of those helpers.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from clirun import Opdrift, Run
 from datafiles import write_release
 from fake_github import FakeGitHub
 from openapi_session import pytest_sessionfinish, pytest_testnodedown  # noqa: F401 (the session's check)
+from package_copy import PackageCopy, copy_package
 from watch_upstream import cfg, upstream  # noqa: F401 (the watch tests' fixtures, shared)
 
 # Every fake GitHub of the session records what it was asked and answered (a set and a few samples
@@ -97,6 +98,13 @@ def opdrift(capsys: pytest.CaptureFixture[str]) -> Opdrift:
     return run
 
 
+@pytest.fixture
+def package_copy(tmp_path: Path) -> PackageCopy:
+    """A copy of this checkout's package (bot/, templates/, pyproject.toml) to change one table of and
+    run in a separate process (tests/package_copy.py)."""
+    return copy_package(tmp_path / "package-copy")
+
+
 @pytest.fixture(scope="session")
 def release_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     """`release_file("2.14.1")`: that release's native_functions.yaml (with tags.yaml and
@@ -135,7 +143,7 @@ def dlprim_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "src"
 
 
-# --- act: the example workflows in a real workflow engine (tests/test_act.py says how to use these) ---
+# --- act: the example workflows in a real workflow engine (tests/act/test_act.py says how to use these) ---
 
 
 @pytest.fixture(scope="session")

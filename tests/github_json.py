@@ -1,7 +1,7 @@
 """GitHub's REST objects as GitHub writes them, one builder per object type, for tests/fake_github.py.
 
 Each builder gives every field GitHub's OpenAPI description requires of its schema
-(tests/data/github/SOURCES.md; tests/test_openapi_conformity.py checks every answer of the session
+(tests/data/github/SOURCES.md; tests/integration/test_openapi_conformity.py checks every answer of the session
 against it), with the URLs GitHub derives from the API root and the web root, as its real answers
 recorded in PyGithub's tests/ReplayData show them (Repository.testCompare: a comparison and its
 commits; Repository.setUp: a repository; PullRequest.setUp: a pull request and its ``_links``;

@@ -2,7 +2,7 @@
 SOURCES.md): every request is an operation of it (method, path template, query parameters), and
 every answer kept (`fake_github.Recorder`) follows the operation's response schema.
 
-tests/test_openapi_conformity.py runs a scenario of its own through it; tests/conftest.py checks
+tests/integration/test_openapi_conformity.py runs a scenario of its own through it; tests/conftest.py checks
 everything the session's fakes saw, in every xdist worker (`worker_records` hands a worker's records
 to the controller, `session_problems` checks them all once the workers are done).
 """

@@ -1,4 +1,4 @@
-"""What GitHub would still make live of a rendered Markdown text: the checks tests/test_inert_text.py and
+"""What GitHub would still make live of a rendered Markdown text: the checks tests/unit/test_text.py and
 the watch's tests share (a mention, a link, a `#N` reference, an emoji shortcode left in the text)."""
 
 from __future__ import annotations

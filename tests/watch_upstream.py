@@ -273,7 +273,7 @@ def with_gated_ops_changed(native: str, derivatives: str) -> tuple[str, str]:
 class ServedUpstream:
     """pytorch/pytorch on the fake GitHub API: main holds a release's operator files (2.14.1's unless
     told), with a version.txt when VERSION is given, and each PR head is one commit on top of main
-    (tests/test_watch_cli.py, tests/test_act_watch.py, tests/test_version_gates.py)."""
+    (tests/integration/test_watch_cli.py, tests/act/test_watch.py, tests/unit/coverage/test_gates.py)."""
 
     fake: FakeGitHub
     main: str

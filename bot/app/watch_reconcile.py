@@ -4,7 +4,7 @@ next body, the run's comments and the state the next run reads. Nothing here rea
 the network: `bot.app.watch` does that before (`needs_judging` tells it which PRs to ask about) and
 says the `Reconciled.notes` after.
 
-The steps, in order, each a function of plain records (tests/test_watch_reconcile.py):
+The steps, in order, each a function of plain records (tests/unit/app/test_watch_reconcile.py):
 
 1. `opening`: the last run's rows, quiet heads and recent closings as this run's `Board`;
 2. `examine_listed`: each listed PR in turn (`in_turn`) — a closed one leaves (`leave`), an open one

@@ -2,7 +2,7 @@
 
 Only argparse is imported here: building the parser must not load a stage. The choices that a stage
 defines (report formats, --fail-on levels, stats formats) are spelled out here for that reason;
-tests/test_startup.py holds them equal to the stage's own tuples.
+tests/unit/cli/test_startup.py holds them equal to the stage's own tuples.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ config's ``kind:`` accept, through `parse_kind`), `PROFILE_OF_KIND` (the profile
 judged as, unless ``--profile`` says otherwise), `read_backend`'s dispatch (`bot.coverage.backends`),
 the CLI's help and docs/coverage.md's table of kinds (a test checks it). Every property of a kind a
 module asks is a column here: no module compares a kind with a string of its own
-(`tests/test_backend_kinds.py` scans for one), and `BackendKind` lets mypy check each row and each
+(`tests/unit/coverage/test_kinds.py` scans for one), and `BackendKind` lets mypy check each row and each
 parse. Adding a kind means adding its id to `BackendKind`, a row here, and its reader.
 
 This module imports nothing at run time, so that building the CLI's parser can list the kinds

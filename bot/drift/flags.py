@@ -6,7 +6,7 @@ section (emoji, title, hint), the bucket lists' badge, the drift JSON's keys, wh
 may name it, whether an annotation says it, and the lowest ``--fail-on`` level that fails on it. The
 view, the JSON report, the config's allowed facets, the annotations, the policy and the docs' facet
 list all derive from `FLAG_TABLE`, so adding a flag means adding a row here
-(`tests/test_flags.py` adds one to a copy of the package and runs the report on it).
+(`tests/unit/drift/test_flags.py` adds one to a copy of the package and runs the report on it).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 changed between releases, and a release's registered operators are what its own codegen made. Each
 row below is the first release whose rules differ from the row before; a version between two rows
 takes the earlier one. Checked against every release wheel's RegistrationDeclarations.h from 1.12.0
-to 2.15.0 (tests/test_codegen_rules.py, on lists vendored under tests/data/wheels/).
+to 2.15.0 (tests/unit/operators/test_codegen.py, on lists vendored under tests/data/wheels/).
 """
 
 from __future__ import annotations

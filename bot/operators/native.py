@@ -12,7 +12,7 @@ Three things happen, one module each:
    (`bot.operators.autogen`).
 
 The result equals ``torchgen.gen.parse_native_yaml(...).native_functions`` (names and schemas) for
-every release 2.0.0-2.15.0; tests/test_native.py checks that against vendored torchgen output. This
+every release 2.0.0-2.15.0; tests/unit/operators/test_native.py checks that against vendored torchgen output. This
 module puts the three together and reads the side files (tags.yaml, derivatives.yaml).
 """
 

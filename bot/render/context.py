@@ -142,7 +142,7 @@ class ReportContext:
 
     Built once by the command that renders (`linked` adds the drift's commit links) and passed whole:
     the templates read it as ``ctx``. Every field a template or helper reads is set by some caller in
-    ``bot/``, so no branch on it is dead (`tests/test_render_plumbing.py`).
+    ``bot/``, so no branch on it is dead (`tests/unit/render/test_context.py`).
 
     `head_blob_url` / `base_blob_url` point at native_functions.yaml at one commit
     (``https://github.com/pytorch/pytorch/blob/<sha>/aten/src/ATen/native/native_functions.yaml``);

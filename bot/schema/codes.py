@@ -6,7 +6,7 @@ report words it with, so a code without wording cannot exist: a `Detail` is made
 (``Code.ARGUMENT_RENAMED(subject, before, after)``) and refuses an id the table lacks. The ids are the
 stable strings the JSON reports and fingerprints carry. `bot.render.details` words them,
 `bot.drift.changes` knows which are in-tree kernels only, the catalogue which it lists apart; adding
-a code is a member here (`tests/test_details.py` checks every member is worded and every emitted code
+a code is a member here (`tests/unit/render/test_details.py` checks every member is worded and every emitted code
 is a member).
 """
 

@@ -249,7 +249,7 @@ class OperatorName:
 # dataclass's __init__ stores each field through object.__setattr__ (and OperatorName's derived fields
 # through a __post_init__ call); these constructors set the slots directly through their member
 # descriptors, with the same values, so the instances are equal to and hash like the usual ones
-# (tests/test_schema.py compares every field, on the schemas of three releases and the dunder cases).
+# (tests/unit/schema/test_grammar.py compares every field, on the schemas of three releases and the dunder cases).
 _new = object.__new__
 
 

@@ -25,7 +25,7 @@ those are the ones its kernels (or its boxed CPU fallback) receive:
 Each substitution was observed on torch 2.14.1 with an emulated PrivateUse1 device (a tensor subclass
 whose TensorImpl says ``privateuseone:0``, tests/data/observed/device/observe_device.py):
 what the device path dispatched is tests/data/observed/device/device-2.14.1.json, and
-tests/test_device_paths.py checks this table against it. Backward ops come from derivatives.yaml (the
+tests/unit/usage/test_device.py checks this table against it. Backward ops come from derivatives.yaml (the
 emulation cannot run autograd on a device without a device guard).
 """
 

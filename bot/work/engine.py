@@ -95,7 +95,7 @@ from bot.work.rules import VERIFIER_REJECTS as VERIFIER_REJECTS
 # Backward ops that derivatives.yaml calls from the formulas of other ops than their own forward op (and
 # its in-place twin), so an Autograd-key registration of that forward op leaves them needed: every
 # such name in the 2.1.0 to 2.15.0 derivatives.yaml (`convolution_backward` from `_convolution`'s and
-# the backend convolutions', `threshold_backward` from `relu`'s...). tests/test_coverage_functional.py
+# the backend convolutions', `threshold_backward` from `relu`'s...). tests/unit/coverage/test_functional.py
 # reads each vendored release's derivatives.yaml to check that none is missing.
 SHARED_BACKWARDS = frozenset(
     {

@@ -6,7 +6,7 @@ the drift's badge) reads the rule's sentence here (`Rule.words`), so a rule read
 Each row cites what the verdict rests on: a PyTorch (or ExecuTorch) file at a release, or data the
 project observed (a path in this repository). Its example is a real operator of a vendored release
 (tests/data/releases) that a backend of the example's profile gets by that rule:
-`tests/test_work_rules.py` asks the engine for each, and fails if a rule's wording is written
+`tests/unit/work/test_rules.py` asks the engine for each, and fails if a rule's wording is written
 anywhere else in bot/ or templates/.
 """
 

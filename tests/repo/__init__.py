@@ -1,0 +1,1 @@
+"""Checks on the repository itself: layout, architecture, docs, changelog, citations, module sizes."""
