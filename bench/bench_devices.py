@@ -16,13 +16,13 @@ The commands, each as a user runs it (interpreter start, imports and output incl
 The devices (switched off inside the measured process by `_switch_off`, before the commands' modules
 are imported, so a run without a device is the code as it would read without it):
 
-- ``gc-pause``: bot.gcpause.gc_paused around imports, parse and classify;
-- ``exec-constructors``: bot.model.fast_constructor's generated constructors;
-- ``slot-setters``: bot.schema.model's make_operator_name and make_function_schema;
-- ``grammar-caches``: bot.schema.grammar's memo dicts of schema, argument, return and type texts;
-- ``variants-cache``, ``facets-cache``: bot.operators.validate's and bot.taxonomy.classify's memos;
-- ``parse-cache``: bot.drift.changes._parse's memo of schema texts;
-- ``signals-cache``: bot.signals.table's loaded releases of the shipped table.
+- ``gc-pause``: opdrift.gcpause.gc_paused around imports, parse and classify;
+- ``exec-constructors``: opdrift.model.fast_constructor's generated constructors;
+- ``slot-setters``: opdrift.schema.model's make_operator_name and make_function_schema;
+- ``grammar-caches``: opdrift.schema.grammar's memo dicts of schema, argument, return and type texts;
+- ``variants-cache``, ``facets-cache``: opdrift.operators.validate's and opdrift.taxonomy.classify's memos;
+- ``parse-cache``: opdrift.drift.changes._parse's memo of schema texts;
+- ``signals-cache``: opdrift.signals.table's loaded releases of the shipped table.
 
 A switch imports its module first; for a module the command would not import (``parse-cache`` in
 ``stats``) the ratio measures that import, not the device.
@@ -85,7 +85,7 @@ def _patch(mod: ModuleType, name: str, value: object) -> None:
 
 
 def _off_gc_pause() -> bool:
-    mod = _module("bot.gcpause")
+    mod = _module("opdrift.gcpause")
     if mod is None:
         return False
 
@@ -98,7 +98,7 @@ def _off_gc_pause() -> bool:
 
 
 def _off_exec_constructors() -> bool:
-    mod = _module("bot.model")
+    mod = _module("opdrift.model")
     if mod is None or not hasattr(mod, "fast_constructor"):
         return False
     _patch(mod, "fast_constructor", lambda cls: cls)
@@ -113,7 +113,7 @@ def _off_exec_constructors() -> bool:
 
 
 def _off_slot_setters() -> bool:
-    mod = _module("bot.schema.model")
+    mod = _module("opdrift.schema.model")
     if mod is None or not hasattr(mod, "make_operator_name"):
         return False
     _patch(mod, "make_operator_name", mod.OperatorName)
@@ -134,7 +134,7 @@ def _off_dicts(module: str, *names: str) -> Callable[[], bool]:
 
 
 def _off_parse_cache() -> bool:
-    mod = _module("bot.drift.changes")
+    mod = _module("opdrift.drift.changes")
     wrapped = getattr(getattr(mod, "_parse", None), "__wrapped__", None)
     if mod is None or wrapped is None:
         return False
@@ -147,7 +147,7 @@ DEVICES: dict[str, Callable[[], bool]] = {
     "exec-constructors": _off_exec_constructors,
     "slot-setters": _off_slot_setters,
     "grammar-caches": _off_dicts(
-        "bot.schema.grammar",
+        "opdrift.schema.grammar",
         "_schema_cache",
         "_arg_cache",
         "_arguments_cache",
@@ -155,10 +155,10 @@ DEVICES: dict[str, Callable[[], bool]] = {
         "_type_cache",
         "_ann_cache",
     ),
-    "variants-cache": _off_dicts("bot.operators.validate", "_variants_cache"),
-    "facets-cache": _off_dicts("bot.taxonomy.classify", "_facets_cache"),
+    "variants-cache": _off_dicts("opdrift.operators.validate", "_variants_cache"),
+    "facets-cache": _off_dicts("opdrift.taxonomy.classify", "_facets_cache"),
     "parse-cache": _off_parse_cache,
-    "signals-cache": _off_dicts("bot.signals.table", "_cache"),
+    "signals-cache": _off_dicts("opdrift.signals.table", "_cache"),
 }
 
 ABSENT = 3  # the child's exit status when the device is no longer in the code
@@ -169,7 +169,7 @@ def _child(off: str, argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
     if off != "none" and not DEVICES[off]():
         return ABSENT
-    from bot.cli.app import main
+    from opdrift.cli.app import main
 
     with open(os.devnull, "w") as sink:
         sys.stdout = sink

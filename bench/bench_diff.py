@@ -27,11 +27,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench_parse import clear_torchgen_caches  # noqa: E402  # bench/ is sys.path[0] when run as a script
 
-from bot import pipeline  # noqa: E402
-from bot.drift.changes import compute_drift  # noqa: E402
-from bot.render.context import ReportContext  # noqa: E402
-from bot.render.report import render  # noqa: E402
-from bot.schema import grammar as schema  # noqa: E402
+from opdrift import pipeline  # noqa: E402
+from opdrift.drift.changes import compute_drift  # noqa: E402
+from opdrift.render.context import ReportContext  # noqa: E402
+from opdrift.render.report import render  # noqa: E402
+from opdrift.schema import grammar as schema  # noqa: E402
 
 RELEASES = ROOT / "tests" / "data" / "releases"
 

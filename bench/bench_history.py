@@ -1,8 +1,8 @@
 """Benchmark: the incremental history walk vs classifying each commit cold (not a test).
 
 Builds a fine-grained PyTorch-shaped history (one commit per entry change) across several releases,
-walks it with `bot.history.walk.walk` (one GitReader, the block cache and incremental classification
-of `bot.history.engine`), timing every commit, then classifies a sample of the same commits cold
+walks it with `opdrift.history.walk.walk` (one GitReader, the block cache and incremental classification
+of `opdrift.history.engine`), timing every commit, then classifies a sample of the same commits cold
 (``DIR@REV`` through the ordinary pipeline) and reports ms/commit and the ratio. Target: <= 5 ms
 per commit after the first, >= 20x faster than cold.
 
@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from pytorch_history import build_history  # noqa: E402
 
-from bot.errors import OpdriftError  # noqa: E402
-from bot.history.walk import WalkOptions, cold_point, walk  # noqa: E402
-from bot.sources.read import read_revision  # noqa: E402
+from opdrift.errors import OpdriftError  # noqa: E402
+from opdrift.history.walk import WalkOptions, cold_point, walk  # noqa: E402
+from opdrift.sources.read import read_revision  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

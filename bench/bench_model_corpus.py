@@ -6,7 +6,7 @@ A refresh (scripts/model_corpus.py run) takes minutes of CPU and a real torch, s
 here: each shipped table records the CPU seconds of every model on every path as the run measured
 them (time.process_time around building the model and recording the path, one thread, on the
 machine the table's header names). This prints them per path and per family, the slowest runs, and
-times what opdrift itself does with the table: reading it (`bot.usage.models.read_table`, cold, 11
+times what opdrift itself does with the table: reading it (`opdrift.usage.models.read_table`, cold, 11
 runs, the median) and ranking one path's operators.
 """
 
@@ -18,7 +18,7 @@ import statistics
 import time
 from collections import defaultdict
 
-from bot.usage.models import PATHS, read_table, shipped_releases
+from opdrift.usage.models import PATHS, read_table, shipped_releases
 
 
 def main() -> None:

@@ -42,14 +42,14 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 from medians import report  # noqa: E402
 
-from bot import yamltext  # noqa: E402
-from bot.model import RawEntry, SourceFiles, SourceMeta, TextFile  # noqa: E402
-from bot.operators import entries as entry_reader  # noqa: E402
-from bot.operators import native  # noqa: E402
-from bot.schema import grammar as schema  # noqa: E402
-from bot.signals import table as signal_table  # noqa: E402
-from bot.signals.choose import signals_for  # noqa: E402
-from bot.taxonomy import classify as taxonomy  # noqa: E402
+from opdrift import yamltext  # noqa: E402
+from opdrift.model import RawEntry, SourceFiles, SourceMeta, TextFile  # noqa: E402
+from opdrift.operators import entries as entry_reader  # noqa: E402
+from opdrift.operators import native  # noqa: E402
+from opdrift.schema import grammar as schema  # noqa: E402
+from opdrift.signals import table as signal_table  # noqa: E402
+from opdrift.signals.choose import signals_for  # noqa: E402
+from opdrift.taxonomy import classify as taxonomy  # noqa: E402
 
 DEFAULT_RELEASE = ROOT / "tests" / "data" / "releases" / "2.14.1"
 OURS = "our pipeline (read + build + classify)"

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.cli import main  # noqa: E402
+from opdrift.cli import main  # noqa: E402
 
 RELEASES = ROOT / "tests" / "data" / "releases"
 REAL = ROOT / "tests" / "data" / "backends" / "real"
@@ -74,14 +74,14 @@ def _size(root: Path) -> tuple[int, int, int]:
 
 def _stages(sources: list[str], backends: list[str]) -> dict[str, float]:
     """One more run, stage by stage, through the same functions the command calls."""
-    from bot import pipeline
-    from bot.coverage import backends as lists
-    from bot.coverage.check import compute_coverage
-    from bot.site.backends import parse_site_backend
-    from bot.site.build import build_site
-    from bot.site.files import site_files
-    from bot.site.model import BackendColumn
-    from bot.site.write import write_site
+    from opdrift import pipeline
+    from opdrift.coverage import backends as lists
+    from opdrift.coverage.check import compute_coverage
+    from opdrift.site.backends import parse_site_backend
+    from opdrift.site.build import build_site
+    from opdrift.site.files import site_files
+    from opdrift.site.model import BackendColumn
+    from opdrift.site.write import write_site
 
     times: dict[str, float] = {}
     t = time.perf_counter()

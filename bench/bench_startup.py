@@ -17,7 +17,7 @@ time is shown too; the table shows medians and torchgen's median over opdrift's.
 
 Measured on 7 December 2026 (docs/performance.md, "A whole process"): under other jobs' load CPU time
 moved by a quarter between runs, so the figure to compare is callgrind's instruction count of one
-process each (``valgrind --tool=callgrind python -m bot stats FILE``), here with opdrift installed
+process each (``valgrind --tool=callgrind python -m opdrift stats FILE``), here with opdrift installed
 (not editable) in a fresh venv, as a user runs it: opdrift 1,737 million, torchgen 4,773 million:
 torchgen takes 2.75 times as many (2.66 before `main` built only the parser of the command it runs and
 the codegen's rules stopped importing the kernel signatures; 3.5 would need 1,363 million).
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         path: Path = args.file or _default_file(Path(tmp))
         tags = path.with_name("tags.yaml")
         contenders = {
-            OURS: [sys.executable, "-m", "bot", "stats", str(path)],
+            OURS: [sys.executable, "-m", "opdrift", "stats", str(path)],
             BARE: [sys.executable, "-c", "pass"],
         }
         envs = dict.fromkeys(contenders, env)

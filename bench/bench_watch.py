@@ -39,11 +39,11 @@ sys.path.insert(0, str(ROOT))
 from datafiles import release_text  # noqa: E402
 from fake_github import FakeCommit, FakeGitHub, blob_sha  # noqa: E402
 
-from bot.github.api import Api, ApiSettings  # noqa: E402
-from bot.github.ghsource import read_github_source  # noqa: E402
-from bot.github.pulls import PullsClient  # noqa: E402
-from bot.github.retry import RetryPolicy  # noqa: E402
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH  # noqa: E402
+from opdrift.github.api import Api, ApiSettings  # noqa: E402
+from opdrift.github.ghsource import read_github_source  # noqa: E402
+from opdrift.github.pulls import PullsClient  # noqa: E402
+from opdrift.github.retry import RetryPolicy  # noqa: E402
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH  # noqa: E402
 
 REPO = "pytorch/pytorch"
 TOKEN = "ghs_benchwatch0000000000000000000000000"  # noqa: S105 the fake's token

@@ -7,7 +7,7 @@ the default budget, then the worst case a fork can make of it.
 The world is bench/bench_watch.py's (tests/fake_github.py over real HTTP, 100 items a page, main with
 PyTorch 2.14.1's operator files), except that each of the TOUCHING pull requests adds 2.15.0's
 `_philox_randint_` to native_functions.yaml (an op XLA lacks: each is a row of the dashboard, with a
-distinct file). Each run is `python -m bot watch` as the hourly workflow runs it (one process, the disk
+distinct file). Each run is `python -m opdrift watch` as the hourly workflow runs it (one process, the disk
 cache kept between runs as `actions/cache` keeps it), subscribed to pytorch/xla's real list, writing
 its dashboard to a second repository of the fake.
 
@@ -47,7 +47,7 @@ from datafiles import DATA, release_text  # noqa: E402
 from fake_github import FakeCommit, FakeGitHub, blob_sha  # noqa: E402
 from watch_upstream import added_entry  # noqa: E402
 
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH  # noqa: E402
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH  # noqa: E402
 
 UPSTREAM = "pytorch/pytorch"
 DASHBOARD = "me/backend"
@@ -157,7 +157,7 @@ def _watch(env: dict[str, str], config: Path, budget: int) -> tuple[int, str, fl
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "bot", "watch", "--upstream", UPSTREAM, "--repo", DASHBOARD,
+        [sys.executable, "-m", "opdrift", "watch", "--upstream", UPSTREAM, "--repo", DASHBOARD,
          "--config", str(config), "--budget", str(budget)],
         capture_output=True, text=True, env=env, cwd=ROOT, check=False, timeout=3600,
     )  # fmt: skip

@@ -1,7 +1,7 @@
-"""`python -m bot` runs the same thing as the `opdrift` console script."""
+"""`python -m opdrift` runs the same thing as the `opdrift` console script."""
 
 import sys
 
-from bot.cli.app import main
+from opdrift.cli.app import main
 
 sys.exit(main())

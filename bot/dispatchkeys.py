@@ -8,7 +8,7 @@ serves every dense backend, the order a dense backend falls back through, the ca
 names, which backend keys each fills in for and in what order) derives from `COMPOSITE_TABLE`, so
 a new alias key is a row here (`tests/unit/drift/test_flags.py` adds one to a copy of the package).
 
-It sits beside `bot.model` rather than in `bot.operators` because the model's `Operator.backends`
+It sits beside `opdrift.model` rather than in `opdrift.operators` because the model's `Operator.backends`
 needs the composite keys, and the model is below every stage.
 """
 

@@ -26,7 +26,7 @@ import stat
 import sys
 from pathlib import Path
 
-from bot.errors import WriteError
+from opdrift.errors import WriteError
 
 # What a small file takes on disk: the unit `prune` counts a file in, at least.
 BLOCK = 4096

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bot.dispatchkeys import COMPOSITE_KEYS
+from opdrift.dispatchkeys import COMPOSITE_KEYS
 
 # What a SOURCE argument named. "snapshot" sources skip parsing and classification.
 SourceKind = Literal["checkout", "git", "wheel", "yaml", "snapshot"]
@@ -24,7 +24,7 @@ TAGS_PATH = "aten/src/ATen/native/tags.yaml"
 DERIVATIVES_PATH = "tools/autograd/derivatives.yaml"
 VERSION_PATH = "version.txt"  # the torch version a checkout builds; it selects the codegen's rules
 # The files of PyTorch's Python side (and the JIT's alias map) that say how operators are built
-# (`bot.signals`). Checkouts, DIR@REV and wheels carry the Python ones; only a checkout has the .cpp.
+# (`opdrift.signals`). Checkouts, DIR@REV and wheels carry the Python ones; only a checkout has the .cpp.
 SIGNAL_PATHS = (
     "torch/_prims/__init__.py",
     "torch/_refs/__init__.py",
@@ -49,7 +49,7 @@ PullState = Literal["open", "closed", "merged"]
 @dataclass(frozen=True)
 class PullRef:
     """One upstream pull request as the pull-request listing describes it (`opdrift watch`): read by
-    bot.publish from GitHub, judged by bot.app. Every text field is untrusted (a fork's author wrote it)."""
+    opdrift.publish from GitHub, judged by opdrift.app. Every text field is untrusted (a fork's author wrote it)."""
 
     number: int
     title: str
@@ -84,7 +84,7 @@ class TextFile:
 
 @dataclass(frozen=True)
 class SourceFiles:
-    """The raw files of one SOURCE, before any parsing. `bot.sources` is the only producer."""
+    """The raw files of one SOURCE, before any parsing. `opdrift.sources` is the only producer."""
 
     meta: SourceMeta
     native_functions: TextFile | None = None
@@ -122,7 +122,7 @@ class Operator:
     comments: tuple[str, ...] = ()
     # dispatch key → kernel name, sorted by key; empty for CompositeImplicitAutograd-by-omission.
     dispatch: tuple[tuple[str, str], ...] = ()
-    # the composite kind a dense backend without a kernel of its own runs (`bot.operators.kernels`):
+    # the composite kind a dense backend without a kernel of its own runs (`opdrift.operators.kernels`):
     # CompositeImplicitAutograd, CompositeExplicitAutograd(NonFunctional), or None
     composite: str | None = None
     structured: bool = False
@@ -134,7 +134,7 @@ class Operator:
     autogen_from: str | None = None  # the entry whose autogen: made this operator
     # keys of the entry that the bot does not model, kept verbatim (rendered as text) and warned about
     unknown_keys: tuple[tuple[str, str], ...] = ()
-    # dispatch key → where its kernel comes from (`bot.operators.kernels.SOURCES`), sorted by key,
+    # dispatch key → where its kernel comes from (`opdrift.operators.kernels.SOURCES`), sorted by key,
     # alias keys included (CompositeImplicitAutograd for an entry without a dispatch table)
     kernels: tuple[tuple[str, str], ...] = ()
     # use_const_ref_for_mutable_tensors: its kernels take (and return) mutable tensors as const refs
@@ -170,7 +170,7 @@ class AliasSignal:
 
 @dataclass(frozen=True)
 class Signals:
-    """The Python side's facts about one release (`bot.signals`), from the source or the shipped table."""
+    """The Python side's facts about one release (`opdrift.signals`), from the source or the shipped table."""
 
     origin: str  # where the facts come from, for reasons: "torch-2.14.1.whl", "the shipped table (2.14.1)"
     ops: Mapping[str, OpSignal] = field(default_factory=dict)  # base name → its facts
@@ -189,7 +189,7 @@ class OperatorSet:
     derivatives: frozenset[str] | None = None  # names with an autograd formula; None if unknown
     aliases: Mapping[str, str] = field(default_factory=dict)  # alias base name → original base name
     warnings: tuple[str, ...] = ()  # e.g. unknown keys, one line each with file:line
-    signals: Signals | None = None  # the Python side's facts (`bot.signals`); None when none are known
+    signals: Signals | None = None  # the Python side's facts (`opdrift.signals`); None when none are known
 
 
 @dataclass(frozen=True)

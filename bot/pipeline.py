@@ -3,7 +3,7 @@
 source files → entries (operators.entries) → operators (operators.native, or operators.registration for pre-1.12 wheels)
 → classified snapshot (taxonomy). A stored snapshot .json skips straight to the end.
 
-The codegen's rules (`bot.operators.codegen`) are those of the SOURCE's torch version (a wheel's
+The codegen's rules (`opdrift.operators.codegen`) are those of the SOURCE's torch version (a wheel's
 metadata, a checkout's or revision's version.txt, a release tag), the newest when it has none, or
 the ones the caller names (`--codegen X.Y`).
 """
@@ -14,18 +14,18 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from bot.errors import SourceError
-from bot.model import OperatorSet, Snapshot, SourceFiles
-from bot.operators import native
-from bot.operators.codegen import CodegenRules, rules_for_version
-from bot.operators.entries import read_entries
-from bot.signals.choose import signals_for
-from bot.sources import read as sources
-from bot.taxonomy import classify as taxonomy
+from opdrift.errors import SourceError
+from opdrift.model import OperatorSet, Snapshot, SourceFiles
+from opdrift.operators import native
+from opdrift.operators.codegen import CodegenRules, rules_for_version
+from opdrift.operators.entries import read_entries
+from opdrift.signals.choose import signals_for
+from opdrift.sources import read as sources
+from opdrift.taxonomy import classify as taxonomy
 
 if TYPE_CHECKING:
     # Only a run given an overrides file builds one (the edge parses it): the type is all this needs.
-    from bot.taxonomy.overrides import Overrides
+    from opdrift.taxonomy.overrides import Overrides
 
 MAX_SHOWN_WARNINGS = 5  # parse warnings printed per source; the rest are counted in one line
 
@@ -38,7 +38,7 @@ def codegen_of(files: SourceFiles, codegen: CodegenRules | None = None) -> Codeg
 def operators_from_files(files: SourceFiles, codegen: CodegenRules | None = None) -> OperatorSet:
     """Parse one source's files into its registered operators (pure: no I/O), by CODEGEN's rules
     or those of the source's version (`codegen_of`), with the Python side's facts about them
-    (`bot.signals`: the source's own files, else the table shipped in the package)."""
+    (`opdrift.signals`: the source's own files, else the table shipped in the package)."""
     opset = _parse_operators(files, codegen)
     found, warnings = signals_for(files)
     return replace(opset, signals=found, warnings=opset.warnings + warnings)
@@ -57,7 +57,7 @@ def _parse_operators(files: SourceFiles, codegen: CodegenRules | None) -> Operat
         )
     if files.registration_declarations is not None:
         # Imported here: only wheels older than 1.12 take this path, and it brings json along.
-        from bot.operators import registration
+        from opdrift.operators import registration
 
         return registration.operators_from_files(files)
     raise SourceError(
@@ -80,13 +80,13 @@ def load_snapshot(
     matched nothing. The snapshot keeps all of the parse's warnings (`Snapshot.warnings`), for reports.
     `codegen` overrides the rules of the source's version; a stored snapshot was built already and
     keeps its operators.
-    `read` turns SPEC into files: bot.sources' reader by default; the CLI passes one that also reads
-    ``gh:`` specs over the network (bot.github.ghsource), which this stage may not import.
+    `read` turns SPEC into files: opdrift.sources' reader by default; the CLI passes one that also reads
+    ``gh:`` specs over the network (opdrift.github.ghsource), which this stage may not import.
     """
     files = read(spec)
     if files.meta.kind == "snapshot":
         # Imported here: the stored form (and json) is for a .json SOURCE; parsing a yaml never needs it.
-        from bot import snapshot
+        from opdrift import snapshot
 
         stored = snapshot.load_snapshot(files.meta.path)
         # Overrides change buckets, so a stored snapshot is re-decided only when the user asks for it.

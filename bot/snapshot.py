@@ -1,5 +1,5 @@
 """The stored form of a classified snapshot: versioned JSON, deterministic bytes, written atomically
-(`bot.files.write_atomic`).
+(`opdrift.files.write_atomic`).
 
 Layout (format_version 2): a JSON object with sorted keys, ``decisions`` (base name → bucket, rule,
 reason), ``entries``, ``format_version``, ``native_display``, ``operators`` (``name.overload`` → schema,
@@ -10,9 +10,9 @@ of its own, so a snapshot committed to git diffs one operator per line, and a JS
 points at the operator concerned.
 
 Facets and source metadata are (de)serialised field by field from their dataclasses, so a field
-added to bot.model with a default is stored without touching this module, and older snapshots that
+added to opdrift.model with a default is stored without touching this module, and older snapshots that
 lack it load with the default. The one exception is the facet ``kernels`` (dispatch key → where its
-kernel comes from, `bot.operators.kernels`), an object in the file. Version 1 files, which lack it,
+kernel comes from, `opdrift.operators.kernels`), an object in the file. Version 1 files, which lack it,
 are read and upgraded.
 """
 
@@ -26,13 +26,13 @@ import re
 from collections.abc import Mapping
 from typing import Any, get_args
 
-from bot.dispatchkeys import COMPOSITE_KEYS
-from bot.errors import SchemaError, SnapshotError
-from bot.files import write_atomic
-from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
-from bot.operators.kernels import SOURCES, dense_composite, implied_sources
-from bot.schema.grammar import parse_schema
-from bot.shapes import (
+from opdrift.dispatchkeys import COMPOSITE_KEYS
+from opdrift.errors import SchemaError, SnapshotError
+from opdrift.files import write_atomic
+from opdrift.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceKind, SourceMeta
+from opdrift.operators.kernels import SOURCES, dense_composite, implied_sources
+from opdrift.schema.grammar import parse_schema
+from opdrift.shapes import (
     BOOLEAN,
     COUNT,
     LIST,

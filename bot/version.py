@@ -18,7 +18,7 @@ _RELEASE = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?")
 def version() -> str:
     """``X.Y.Z`` for a release, ``X.Y.Z.devN`` between releases, ``0+unknown`` in an uninstalled tree."""
     try:
-        from bot._version import VERSION  # type: ignore[import-not-found,unused-ignore]
+        from opdrift._version import VERSION  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return UNKNOWN
     return str(VERSION)
@@ -31,7 +31,7 @@ def commit() -> str | None:
     copy without git history or archive metadata, does not.
     """
     try:
-        from bot._version import NODE  # type: ignore[import-not-found,unused-ignore]
+        from opdrift._version import NODE  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return None
     node = str(NODE or "").removeprefix("g")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from bot.errors import OpdriftError
+from opdrift.errors import OpdriftError
 
 T = TypeVar("T")
 
@@ -144,7 +144,7 @@ def row_for(table: Sequence[T], version: str | None, release: Callable[[T], str]
     - no version, or a text that is no version, takes the newest row: an unknown source is judged as
       a recent one, by every table alike.
 
-    The model tables are apart (`bot.usage.models.usage_for`): they answer with the *nearest* release
+    The model tables are apart (`opdrift.usage.models.usage_for`): they answer with the *nearest* release
     that has one, newer or older, and say so in the report. NoRowError for a table without rows or
     with a row that names no version.
     """

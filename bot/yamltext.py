@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from bot.errors import OpdriftError, YamlError
-from bot.shapes import Kind, Reader, must_be
+from opdrift.errors import OpdriftError, YamlError
+from opdrift.shapes import Kind, Reader, must_be
 
 # libyaml is about ten times faster than the pure-Python loader; both give the same objects.
 Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -215,7 +215,7 @@ def build(node: yaml.Node) -> object:
 
 
 class NodeReader(Reader[yaml.Node]):
-    """`bot.shapes.Reader` over composed YAML nodes: a mismatch raises ``raises(message, path=display,
+    """`opdrift.shapes.Reader` over composed YAML nodes: a mismatch raises ``raises(message, path=display,
     line=the node's line)``, worded by `message` (``must_be`` by default), or by the caller's own
     sentence through `error`. Each file keeps its own error class and wording."""
 

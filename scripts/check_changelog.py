@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CHANGELOG = "CHANGELOG.md"
-# What needs an entry: what users run or read. templates/ ships as bot.templates (every report),
-# examples/downstream/ as bot.examples (what `opdrift init` writes), and action.yml is the action
+# What needs an entry: what users run or read. templates/ ships as opdrift.templates (every report),
+# examples/downstream/ as opdrift.examples (what `opdrift init` writes), and action.yml is the action
 # workflows call. Tests, docs and CI change no behaviour a user sees.
 WATCHED = ("bot/", "templates/", "examples/", "action.yml")
 UNRELEASED = re.compile(r"^## \[Unreleased\]", re.IGNORECASE)

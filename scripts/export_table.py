@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.operators.export_table import (  # noqa: E402
+from opdrift.operators.export_table import (  # noqa: E402
     TABLE,
     ExportRelease,
     aten_names,

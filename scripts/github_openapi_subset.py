@@ -27,7 +27,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}"),
     ("get", "/repos/{owner}/{repo}/commits/{ref}"),
     ("get", "/repos/{owner}/{repo}/compare/{basehead}"),
-    # version.txt at a commit, for a gh: SOURCE's torch version (bot.github.ghsource)
+    # version.txt at a commit, for a gh: SOURCE's torch version (opdrift.github.ghsource)
     ("get", "/repos/{owner}/{repo}/contents/{path}"),
     ("get", "/repos/{owner}/{repo}/git/blobs/{file_sha}"),
     ("get", "/repos/{owner}/{repo}/git/commits/{commit_sha}"),

@@ -12,7 +12,7 @@ corpus builds from (torchvision, timm, transformers, diffusers); a family whose 
 is recorded as skipped, with the reason. Nothing is downloaded: every model is built from its
 definition or a config written here, with random weights (HF_HUB_OFFLINE=1 is set).
 
-Paths recorded per model (what reaches each kind of backend, `bot.usage.models`):
+Paths recorded per model (what reaches each kind of backend, `opdrift.usage.models`):
 
 - eager_inference: eval mode under no_grad, the ops a TorchDispatchMode sees (below Autograd, the
   key an eager backend's kernels are registered at);

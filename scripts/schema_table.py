@@ -42,11 +42,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot import pipeline  # noqa: E402
-from bot.operators.codegen import kernel_binding, rules_for_release  # noqa: E402
-from bot.schema.grammar import parse_schema  # noqa: E402
-from bot.schema.kernel import bound  # noqa: E402
-from bot.sources.read import read_source  # noqa: E402
+from opdrift import pipeline  # noqa: E402
+from opdrift.operators.codegen import kernel_binding, rules_for_release  # noqa: E402
+from opdrift.schema.grammar import parse_schema  # noqa: E402
+from opdrift.schema.kernel import bound  # noqa: E402
+from opdrift.sources.read import read_source  # noqa: E402
 
 
 def _key(version: str) -> tuple[int, ...]:

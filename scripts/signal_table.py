@@ -3,7 +3,7 @@
     python scripts/signal_table.py WHEEL... [-o bot/signals/data/signals.tsv]
 
 Each wheel's torch/_refs, torch/_decomp, torch/_prims, torch/_torch_docs.py and torch/overrides.py are
-read as text (`bot.signals.pyside`; torch is never imported). A fact is kept when it is about that
+read as text (`opdrift.signals.pyside`; torch is never imported). A fact is kept when it is about that
 release's ATen operators: an operator the release registers, the operators (and ``prims.X``) it is
 written in terms of, an alias whose two names the release registers. The table records facts, never
 buckets. Wheels without torch/_refs (before 1.12) add nothing and are refused.
@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.model import AliasSignal, OpSignal, Signals  # noqa: E402
-from bot.pipeline import operators_from_files  # noqa: E402
-from bot.signals.pyside import DECOMPOSITION_FILES, read_python_side  # noqa: E402
-from bot.signals.table import TABLE, Release, version_key, write_table  # noqa: E402
-from bot.sources.read import read_source  # noqa: E402
+from opdrift.model import AliasSignal, OpSignal, Signals  # noqa: E402
+from opdrift.pipeline import operators_from_files  # noqa: E402
+from opdrift.signals.pyside import DECOMPOSITION_FILES, read_python_side  # noqa: E402
+from opdrift.signals.table import TABLE, Release, version_key, write_table  # noqa: E402
+from opdrift.sources.read import read_source  # noqa: E402
 
 
 def _sha256(path: Path) -> str:

@@ -6,7 +6,7 @@ Each RELEASE is as for scripts/schema_table.py: a torch wheel, a directory named
 (``2.14.1``) holding native_functions.yaml, or such a yaml itself, read as a SOURCE with that release's
 codegen rules. An operator is in a structured group when its entry says ``structured: True`` or names a
 ``structured_delegate`` (torchgen's ``part_of_structured_group``): from 1.13 its kernel takes its tensor
-lists as ``const at::ITensorListRef &`` (`bot.schema.kernel`), so joining a group changes a backend's C++
+lists as ``const at::ITensorListRef &`` (`opdrift.schema.kernel`), so joining a group changes a backend's C++
 binding with no schema change (``_scaled_mm_v2`` in 2.14, pytorch#185272). One line per operator that
 was ever in a group, with the runs of releases (indices into the ``release`` lines) in which it was:
 
@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot import pipeline  # noqa: E402
-from bot.operators.codegen import rules_for_release  # noqa: E402
-from bot.sources.read import read_source  # noqa: E402
+from opdrift import pipeline  # noqa: E402
+from opdrift.operators.codegen import rules_for_release  # noqa: E402
+from opdrift.sources.read import read_source  # noqa: E402
 
 
 def _key(version: str) -> tuple[int, ...]:

@@ -1,1 +1,1 @@
-"""Jinja2 templates of the rendered reports; installed as the package data of bot.templates."""
+"""Jinja2 templates of the rendered reports; installed as the package data of opdrift.templates."""

@@ -215,7 +215,7 @@ class Site:
 def snapshot(source: str, out: Path) -> None:
     """`opdrift snapshot SOURCE -o OUT` with this checkout's opdrift, as the test's own setup step."""
     made = subprocess.run(
-        [sys.executable, "-m", "bot", "snapshot", source, "-o", str(out)],
+        [sys.executable, "-m", "opdrift", "snapshot", source, "-o", str(out)],
         capture_output=True,
         text=True,
         check=False,

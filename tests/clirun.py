@@ -32,7 +32,7 @@ def opdrift_process(
     base["PYTHONPATH"] = str(ROOT)
     flags = ["-O"] if optimize else []
     done = subprocess.run(
-        [sys.executable, *flags, "-m", "bot", *argv],
+        [sys.executable, *flags, "-m", "opdrift", *argv],
         capture_output=True,
         text=True,
         env=base | (env or {}),

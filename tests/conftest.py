@@ -84,7 +84,7 @@ def _private_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytes
 @pytest.fixture
 def opdrift(capsys: pytest.CaptureFixture[str]) -> Opdrift:
     """`opdrift(*argv)`: the CLI in-process; argparse's usage errors leave through SystemExit, caught."""
-    from bot.cli import main
+    from opdrift.cli import main
 
     def run(*argv: str) -> Run:
         capsys.readouterr()  # what earlier steps of the test printed is not this run's

@@ -1,5 +1,5 @@
 """Snapshots for the drift and report tests: the real releases through the pipeline, and small
-hand-made ones (bot.model records) for edges the releases do not contain, such as hostile names."""
+hand-made ones (opdrift.model records) for edges the releases do not contain, such as hostile names."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 
 from datafiles import write_release
 
-from bot.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceMeta
+from opdrift.model import Decision, Facets, OpKind, OpRecord, Snapshot, SourceMeta
 
 IMPLICIT = "CompositeImplicitAutograd"
 
 
 @cache
 def real_snapshot(version: str, tmp_root: str) -> Snapshot:
-    from bot.pipeline import load_snapshot
+    from opdrift.pipeline import load_snapshot
 
     path = write_release(version, Path(tmp_root) / version)
     return load_snapshot(str(path))

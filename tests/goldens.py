@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import __version__
+from opdrift import __version__
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html as htmllib
 import re
 
-from bot.text import ZWJ
+from opdrift.text import ZWJ
 
 # What GitHub's filters would still recognise in rendered text (code spans are left alone by them).
 LIVE = {

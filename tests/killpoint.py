@@ -2,8 +2,8 @@
 
 ``python tests/killpoint.py POINT ARG...`` runs ``opdrift ARG...`` with `os.replace` wrapped: at POINT
 the process says ``opdrift: paused at POINT`` on stderr and waits to be killed (SIGKILL, as a cancelled
-CI job is). The points are renames, told apart by the temporary name being renamed (`bot.files`'
-``.NAME.PID.XXXX.tmp``, `bot.site.write`'s ``.link``), so production code carries no hook.
+CI job is). The points are renames, told apart by the temporary name being renamed (`opdrift.files`'
+``.NAME.PID.XXXX.tmp``, `opdrift.site.write`'s ``.link``), so production code carries no hook.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main(argv: list[str]) -> int:
             _pause(point)
 
     os.replace = paused_replace
-    from bot.cli.app import main as opdrift
+    from opdrift.cli.app import main as opdrift
 
     return opdrift(args)
 

@@ -1,9 +1,9 @@
 """A copy of the package to change and run: the tests that show one table row is all a new kind, code,
 flag, key, bucket or rule needs, and the tests that run a tool over an edited tree.
 
-The copy is checkout-shaped (`bot/`, `templates/`, `pyproject.toml`), so the templates are found the way
+The copy is checkout-shaped (`bot/` and its import name `opdrift`, `templates/`, `pyproject.toml`), so the templates are found the way
 a checkout finds them and `lint-imports` reads the copy's contracts. Everything runs in a separate process
-with the copy first on PYTHONPATH, so the copy's `bot` is imported, never the tested one.
+with the copy first on PYTHONPATH, so the copy's `opdrift` is imported, never the tested one.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class PackageCopy:
         return done.stdout
 
     def opdrift(self, *argv: str) -> Run:
-        """`python -m bot ARGV` with this tree's `bot`; a traceback fails the test."""
+        """`python -m opdrift ARGV` with this tree's `bot`; a traceback fails the test."""
         run = opdrift_process(*argv, cwd=self.root, env={"PYTHONPATH": str(self.root)})
         assert "Traceback" not in run.err, run.err
         return run
@@ -60,6 +60,8 @@ def copy_package(dest: Path) -> PackageCopy:
     """`bot/`, `templates/` and `pyproject.toml` of this checkout, copied to DEST (without caches)."""
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(ROOT / "bot", dest / "bot", ignore=ignore)
+    # the import name, as in the checkout (pyproject.toml: the package opdrift is the directory bot/)
+    (dest / "opdrift").symlink_to("bot", target_is_directory=True)
     shutil.copytree(ROOT / "templates", dest / "templates", ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", dest / "pyproject.toml")
     return PackageCopy(dest)

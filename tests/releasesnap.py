@@ -11,10 +11,10 @@ from functools import cache
 
 from datafiles import DATA, has_release_file, release_text
 
-from bot import pipeline
-from bot.model import OperatorSet, Snapshot, SourceFiles, SourceMeta, TextFile
-from bot.operators.registration import operators_from_registrations, parse_registrations
-from bot.taxonomy.classify import classify
+from opdrift import pipeline
+from opdrift.model import OperatorSet, Snapshot, SourceFiles, SourceMeta, TextFile
+from opdrift.operators.registration import operators_from_registrations, parse_registrations
+from opdrift.taxonomy.classify import classify
 
 WHEEL_1_10 = DATA / "wheels" / "1.10.0" / "RegistrationDeclarations.h.xz"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from datafiles import release_text
 
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 
 FILES = {NATIVE_PATH: "native_functions.yaml", TAGS_PATH: "tags.yaml", DERIVATIVES_PATH: "derivatives.yaml"}
 

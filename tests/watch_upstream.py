@@ -1,6 +1,6 @@
 """An upstream for `opdrift watch` tests: a PyTorch-shaped git repository (tests/pytorch_history.py,
 release 2.14.1) with pull-request branches made from real release entries, and an in-test
-`PullSource` serving them (what `bot.github.pulls.PullsClient` does over the API).
+`PullSource` serving them (what `opdrift.github.pulls.PullsClient` does over the API).
 
 The PRs: (a) adds `_philox_randint_`, the entry 2.15.0 added (its autogen `_philox_randint` is an op
 XLA lacks); (b) adds `bool fast=False` to `mean.dim` and `mean.out` (XLA implements `mean.dim`, so its
@@ -23,13 +23,13 @@ from datafiles import DATA, release_text
 from fake_github import FakeGitHub
 from pytorch_history import NATIVE, build_history, entry_blocks, entry_name
 
-from bot.app.watch import WatchPlan, plan_watch
-from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
-from bot.config.file import BotConfig, parse_config
-from bot.github.pulls import Scan
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH, PullRef
-from bot.render.watch import BackendImpact
-from bot.sources.read import read_source
+from opdrift.app.watch import WatchPlan, plan_watch
+from opdrift.app.watch_judge import Judge, JudgementCache, who_by_backend
+from opdrift.config.file import BotConfig, parse_config
+from opdrift.github.pulls import Scan
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH, PullRef
+from opdrift.render.watch import BackendImpact
+from opdrift.sources.read import read_source
 
 UPSTREAM = "pytorch/pytorch"
 
@@ -99,7 +99,7 @@ class Upstream:
 
 @dataclass
 class LocalPulls:
-    """The PullSource of `bot.app.watch`, from a dict of PRs and the local repository; counts its calls."""
+    """The PullSource of `opdrift.app.watch`, from a dict of PRs and the local repository; counts its calls."""
 
     upstream: Upstream
     pulls: dict[int, PullRef] = field(default_factory=dict)

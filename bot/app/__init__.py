@@ -2,5 +2,5 @@
 
 The command line hands parsed arguments over as plain values; this layer loads the sources (through
 the reader it is given), computes drift and coverage, matches subscriptions, decides what to post, and
-hands rendered bodies to `bot.publish`, which only talks to GitHub and follows Actions conventions.
+hands rendered bodies to `opdrift.publish`, which only talks to GitHub and follows Actions conventions.
 """

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.app.prepare import PublishSetup
-from bot.errors import PublishError
-from bot.render.context import ReportContext
-from bot.render.report import render
+from opdrift.app.prepare import PublishSetup
+from opdrift.errors import PublishError
+from opdrift.render.context import ReportContext
+from opdrift.render.report import render
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bot.coverage import backends
-from bot.coverage import check as coverage
-from bot.coverage.backends import BackendList
-from bot.coverage.change import CoverageChange, compare_coverage
-from bot.coverage.kinds import KIND_BY_ID
-from bot.errors import ConfigError
-from bot.model import Snapshot
-from bot.operators.kernels import Profile
+from opdrift.coverage import backends
+from opdrift.coverage import check as coverage
+from opdrift.coverage.backends import BackendList
+from opdrift.coverage.change import CoverageChange, compare_coverage
+from opdrift.coverage.kinds import KIND_BY_ID
+from opdrift.errors import ConfigError
+from opdrift.model import Snapshot
+from opdrift.operators.kernels import Profile
 
 Say = Callable[[str], None]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from bot.publish.doctor import RAW, SHA_ONLY, Outcome, Prober
+from opdrift.publish.doctor import RAW, SHA_ONLY, Outcome, Prober
 
 MAX_DEPTH = 8  # git trees listed on the way to a file
 TEST_TITLE = "opdrift doctor: a test issue (closed at once)"

@@ -1,4 +1,4 @@
-"""The `gates` use case: op-plugin's yaml gated for torch X.Y (`bot.coverage.gates`), from the shipped
+"""The `gates` use case: op-plugin's yaml gated for torch X.Y (`opdrift.coverage.gates`), from the shipped
 release tables, or from a SOURCE of X.Y for a release newer than they are; the diff, and with --write
 the file replaced atomically."""
 
@@ -8,15 +8,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.coverage import names, schema_history
-from bot.coverage.backends import parse_named_backend_arg
-from bot.coverage.gates import GatePlan, Minor, ReleaseOps, plan_gates, render
-from bot.coverage.kinds import KIND_BY_ID
-from bot.errors import ConfigError
-from bot.files import write_atomic
-from bot.model import Snapshot
-from bot.sources.read import decode, read_capped
-from bot.versions import parse_user_version, parse_version
+from opdrift.coverage import names, schema_history
+from opdrift.coverage.backends import parse_named_backend_arg
+from opdrift.coverage.gates import GatePlan, Minor, ReleaseOps, plan_gates, render
+from opdrift.coverage.kinds import KIND_BY_ID
+from opdrift.errors import ConfigError
+from opdrift.files import write_atomic
+from opdrift.model import Snapshot
+from opdrift.sources.read import decode, read_capped
+from opdrift.versions import parse_user_version, parse_version
 
 _BOM = "\ufeff"
 

@@ -3,7 +3,7 @@
 Run in the backend's repository. It checks the backend's list with `coverage`'s reader against
 upstream's current main (a ``gh:UPSTREAM@main`` SOURCE, loaded once through the caller's `load`: the
 `snapshot` command's path, and that snapshot is the one seeded), and plans every file: the config with the backend subscription, the chosen
-workflows from the shipped examples (`bot.app.init_workflows`), and the seeded snapshots/main.json.
+workflows from the shipped examples (`opdrift.app.init_workflows`), and the seeded snapshots/main.json.
 Nothing is written until everything is planned and checked: `targets_taken` first (no file is replaced
 without `force`), then `write_files`, one atomic write per file.
 """
@@ -15,17 +15,17 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bot import snapshot as snapshots
-from bot.app.coverage import coverage_of
-from bot.app.init_workflows import ALWAYS, CONFIG_PATH, WORKFLOWS, Pin, unpinned, workflow_text
-from bot.config.backend_names import default_name
-from bot.config.file import parse_config
-from bot.coverage import backends
-from bot.coverage.check import Coverage
-from bot.coverage.kinds import KIND_BY_ID
-from bot.errors import ConfigError, OpdriftError
-from bot.files import write_atomic
-from bot.model import Snapshot
+from opdrift import snapshot as snapshots
+from opdrift.app.coverage import coverage_of
+from opdrift.app.init_workflows import ALWAYS, CONFIG_PATH, WORKFLOWS, Pin, unpinned, workflow_text
+from opdrift.config.backend_names import default_name
+from opdrift.config.file import parse_config
+from opdrift.coverage import backends
+from opdrift.coverage.check import Coverage
+from opdrift.coverage.kinds import KIND_BY_ID
+from opdrift.errors import ConfigError, OpdriftError
+from opdrift.files import write_atomic
+from opdrift.model import Snapshot
 
 SNAPSHOT_PATH = "snapshots/main.json"
 WORKFLOW_DIR = ".github/workflows"

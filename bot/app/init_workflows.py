@@ -1,7 +1,7 @@
 """`opdrift init`'s workflows: the shipped downstream examples, pinned and pointed at the new config.
 
 The texts are the examples themselves (examples/downstream/*.yml, shipped as the package data of
-``bot.examples``, included verbatim in docs/workflows.md), never a copy kept here: a fix to an example
+``opdrift.examples``, included verbatim in docs/workflows.md), never a copy kept here: a fix to an example
 reaches what init writes. Init changes four things, each on lines it can find exactly:
 
 - the zero-sha pin ``OWNER/opdrift@000… # v0.1.0`` (watch.yml: ``repository: OWNER/opdrift`` and
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.errors import ConfigError
-from bot.version import commit, version
+from opdrift.errors import ConfigError
+from opdrift.version import commit, version
 
 CONFIG_PATH = ".github/opdrift.yml"
 
@@ -63,10 +63,10 @@ _ACTION = re.compile(r"(?P<slug>[A-Za-z0-9-]+/[A-Za-z0-9._-]+)@(?P<sha>[0-9a-f]{
 
 
 def _examples_root() -> Path:
-    """The examples: the ``bot.examples`` package of an installed wheel, else examples/downstream/ of a
-    checkout (as `bot.render.jinja.templates_root` finds the templates)."""
+    """The examples: the ``opdrift.examples`` package of an installed wheel, else examples/downstream/ of a
+    checkout (as `opdrift.render.jinja.templates_root` finds the templates)."""
     try:
-        root = importlib.resources.files("bot.examples")
+        root = importlib.resources.files("opdrift.examples")
         if root.joinpath("weekly-drift.yml").is_file():
             return Path(str(root))
     except ModuleNotFoundError:
@@ -111,7 +111,7 @@ class Pin:
 
 
 def installed_version() -> str:
-    """The installed opdrift's version, from its git tag (bot.version)."""
+    """The installed opdrift's version, from its git tag (opdrift.version)."""
     return version()
 
 
@@ -139,7 +139,7 @@ def pin_from_direct_url(text: str | None, version: str) -> Pin:
 
 def pin_from_metadata(project_urls: Sequence[str], version: str, commit: str | None) -> Pin:
     """The pin of a release installed from an index: its repository from a ``Project-URL`` on
-    github.com, and the commit its wheel was built from (`bot.version.commit`, the release tag's).
+    github.com, and the commit its wheel was built from (`opdrift.version.commit`, the release tag's).
     Only a tagged release counts: a .devN build's commit is on no tag anyone reviewed."""
     if commit is None or _SHA.fullmatch(commit) is None or not _RELEASE.fullmatch(version):
         return Pin(version)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from bot.app.prepare import IssueAttribution, PublishSetup
-from bot.publish.weekly_issue import weekly_marker
-from bot.render.context import ReportContext
-from bot.render.report import render
-from bot.render.view import source_label
+from opdrift.app.prepare import IssueAttribution, PublishSetup
+from opdrift.publish.weekly_issue import weekly_marker
+from opdrift.render.context import ReportContext
+from opdrift.render.report import render
+from opdrift.render.view import source_label
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class IssuePlan:
 
 def issue_context(setup: PublishSetup, walked: IssueAttribution, *, title: str, marker: str) -> ReportContext:
     """What the weekly issue's body shows beyond the drift, under TITLE and MARKER: the weekly issue's and
-    a manual run's issue (`bot.app.manual_issue`) are the same report."""
+    a manual run's issue (`opdrift.app.manual_issue`) are the same report."""
     return ReportContext(
         acknowledgements=setup.acks,
         mentions=setup.mentions,

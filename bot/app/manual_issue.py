@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.app.issue import issue_context, job_summary
-from bot.app.prepare import IssueAttribution, PublishSetup
-from bot.publish.manual_issue import manual_marker
-from bot.render.report import render
-from bot.render.view import source_label
+from opdrift.app.issue import issue_context, job_summary
+from opdrift.app.prepare import IssueAttribution, PublishSetup
+from opdrift.publish.manual_issue import manual_marker
+from opdrift.render.report import render
+from opdrift.render.view import source_label
 
 
 @dataclass(frozen=True)

@@ -14,42 +14,42 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot import pipeline
-from bot.app.coverage import read_and_cover
-from bot.app.overrides import load_overrides
-from bot.app.subscriptions import Kernels, ModelData, backend_gaps, backend_specs, mentions_for
-from bot.config.backend_specs import BackendSpec, ListedBackend
-from bot.config.file import (
+from opdrift import pipeline
+from opdrift.app.coverage import read_and_cover
+from opdrift.app.overrides import load_overrides
+from opdrift.app.subscriptions import Kernels, ModelData, backend_gaps, backend_specs, mentions_for
+from opdrift.config.backend_specs import BackendSpec, ListedBackend
+from opdrift.config.file import (
     MAX_CHART_POINTS,
     BotConfig,
     Subscription,
     check_names,
     load_config,
 )
-from bot.coverage import check as coverage
-from bot.coverage.backends import reads_in_tree
-from bot.coverage.kinds import BackendKind
-from bot.coverage.oplist import BackendOp
-from bot.coverage.workitems import model_choice, model_paths, model_usage
-from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
-from bot.drift.changes import Change, Drift, compute_drift
-from bot.drift.warnings import SourceWarning, new_warnings
-from bot.errors import ConfigError, OpdriftError
-from bot.history.attribution import Attribution, attribute_walk, check_slug
-from bot.model import Snapshot, SourceFiles
-from bot.operators.codegen import CodegenRules
-from bot.operators.native import read_tags
-from bot.publish.github import check_repo_name
-from bot.render.context import BackendGap, blob_url
-from bot.render.timeline import chart_of_last
-from bot.schema.kernel import KernelForm
-from bot.sources import read as sources
-from bot.taxonomy.overrides import Overrides
-from bot.text import one_line
+from opdrift.coverage import check as coverage
+from opdrift.coverage.backends import reads_in_tree
+from opdrift.coverage.kinds import BackendKind
+from opdrift.coverage.oplist import BackendOp
+from opdrift.coverage.workitems import model_choice, model_paths, model_usage
+from opdrift.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
+from opdrift.drift.changes import Change, Drift, compute_drift
+from opdrift.drift.warnings import SourceWarning, new_warnings
+from opdrift.errors import ConfigError, OpdriftError
+from opdrift.history.attribution import Attribution, attribute_walk, check_slug
+from opdrift.model import Snapshot, SourceFiles
+from opdrift.operators.codegen import CodegenRules
+from opdrift.operators.native import read_tags
+from opdrift.publish.github import check_repo_name
+from opdrift.render.context import BackendGap, blob_url
+from opdrift.render.timeline import chart_of_last
+from opdrift.schema.kernel import KernelForm
+from opdrift.sources import read as sources
+from opdrift.taxonomy.overrides import Overrides
+from opdrift.text import one_line
 
 Say = Callable[[str], None]
 # A ``gh:OWNER/NAME@REF:PATH`` spec and which of a directory's files to read → the local copy, for the
-# block's time (the CLI's reads it over the REST API: `bot.github.ghfiles`).
+# block's time (the CLI's reads it over the REST API: `opdrift.github.ghfiles`).
 FetchFiles = Callable[[str, Callable[[str], bool]], AbstractContextManager[Path]]
 
 
@@ -202,7 +202,7 @@ def downstream_impact(
     fetch: FetchFiles | None = None,
 ) -> tuple[BackendGap, ...]:
     """Per backend of the config's `backends:` that CHANGES affect, in config order: its gap, judged by
-    the engine the backend subscriptions use (`bot.app.subscriptions.backend_gaps`, with no one to
+    the engine the backend subscriptions use (`opdrift.app.subscriptions.backend_gaps`, with no one to
     mention): the kernels that stop compiling in its form, the ops it must now write or lower, the
     ops it implements that the PR removes or renames and its codegen then refuses."""
     out = []

@@ -7,18 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from bot.app.coverage import read_and_cover
-from bot.coverage import check as coverage
-from bot.coverage.kinds import KIND_BY_ID
-from bot.errors import ConfigError
-from bot.site.backends import check_unique, parse_site_backend
-from bot.site.build import build_site, order_sources
-from bot.site.model import BackendColumn
+from opdrift.app.coverage import read_and_cover
+from opdrift.coverage import check as coverage
+from opdrift.coverage.kinds import KIND_BY_ID
+from opdrift.errors import ConfigError
+from opdrift.site.backends import check_unique, parse_site_backend
+from opdrift.site.build import build_site, order_sources
+from opdrift.site.model import BackendColumn
 
 if TYPE_CHECKING:
-    from bot.history.timeline import Point
-    from bot.model import Snapshot
-    from bot.site.model import Site
+    from opdrift.history.timeline import Point
+    from opdrift.model import Snapshot
+    from opdrift.site.model import Site
 
 Say = Callable[[str], None]
 
@@ -56,8 +56,8 @@ def site_of(
 
 def _walk(history: str, tags: str | None, snapshots: list[Snapshot], *, warn: Say) -> tuple[Point, ...]:
     """The per-commit walk over the SOURCEs' range (or the release tags matching --tags)."""
-    from bot.history import walk as walker
-    from bot.history.attribution import history_range, walk_range
+    from opdrift.history import walk as walker
+    from opdrift.history.attribution import history_range, walk_range
 
     if tags:
         options = walker.WalkOptions(tags=tags, keep_going=True)

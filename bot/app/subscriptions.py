@@ -15,9 +15,9 @@ schema it records (torch-mlir's ODS ops) when their schema changes as coverage's
 (`schema_changed`); core-set changes for a backend of the Core ATen opset (`leaves_core`,
 `joins_core`); removed ops it registers where the build still takes the registration (`dead`). The
 ops it lacks that only some backends need (`concerns_some`) are listed apart and match nothing by
-themselves. The caller (`bot.app.prepare.backend_work`) works out what it lacks and lists with
-`bot.coverage.check` and passes them in as `lacking` and `implemented`. The config file itself is
-parsed by `bot.config.file`.
+themselves. The caller (`opdrift.app.prepare.backend_work`) works out what it lacks and lists with
+`opdrift.coverage.check` and passes them in as `lacking` and `implemented`. The config file itself is
+parsed by `opdrift.config.file`.
 """
 
 from __future__ import annotations
@@ -25,20 +25,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from bot.config.backend_specs import BackendSpec
-from bot.config.file import BotConfig, Subscription
-from bot.coverage.alerts import alert_for, alert_key, judge_in_form
-from bot.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
-from bot.coverage.oplist import BackendOp
-from bot.coverage.workitems import ModelReach, cpu_only, model_reach
-from bot.drift.changes import Change
-from bot.drift.flags import FLAGS
-from bot.model import OpRecord
-from bot.operators.kernels import Profile
-from bot.render.context import BackendGap
-from bot.schema.kernel import KernelForm, judged_form
-from bot.usage.models import ModelUsage
-from bot.work.engine import scope
+from opdrift.config.backend_specs import BackendSpec
+from opdrift.config.file import BotConfig, Subscription
+from opdrift.coverage.alerts import alert_for, alert_key, judge_in_form
+from opdrift.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
+from opdrift.coverage.oplist import BackendOp
+from opdrift.coverage.workitems import ModelReach, cpu_only, model_reach
+from opdrift.drift.changes import Change
+from opdrift.drift.flags import FLAGS
+from opdrift.model import OpRecord
+from opdrift.operators.kernels import Profile
+from opdrift.render.context import BackendGap
+from opdrift.schema.kernel import KernelForm, judged_form
+from opdrift.usage.models import ModelUsage
+from opdrift.work.engine import scope
 
 # The profiles whose backends lower the Core ATen opset: an export compiler receives it (torch-mlir),
 # XLA's functionalized graphs are its ops. An op leaving the core set stops reaching them and what it
@@ -66,13 +66,13 @@ def concerns(spec: BackendSpec, change: Change) -> bool:
     A removed op cannot be lacked; a tag or bucket change asks nothing of a kernel. A change that
     only moved in-tree kernels of *other* dispatch keys says nothing new to this backend; for a
     ``dispatch`` backend, a change to its own key's kernel does. An op only some backends need (a
-    cuDNN or CUDA-only one, `bot.work.engine.scope`) is `concerns_some`: the same work, listed apart.
+    cuDNN or CUDA-only one, `opdrift.work.engine.scope`) is `concerns_some`: the same work, listed apart.
     """
     return _wants(spec, change) and scope(change.record).generic
 
 
 def concerns_some(spec: BackendSpec, change: Change) -> bool:
-    """`concerns`, for an op only some backends need (`bot.work.engine.scope`): coverage reports it
+    """`concerns`, for an op only some backends need (`opdrift.work.engine.scope`): coverage reports it
     apart as "only some backends need", and so does a subscription's gap, mentioning no one for it."""
     return _wants(spec, change) and not scope(change.record).generic
 
@@ -81,7 +81,7 @@ def schema_changed(spec: BackendSpec, change: Change, kernels: Kernels | None) -
     """The backend records the op's schema and builds from it rather than writing a C++ kernel
     (torch-mlir's GeneratedTorchOps.td is generated from the registry: a new or retyped argument
     changes the ODS op's operands), and the change gives it a schema alert it did not have, or
-    another one: coverage's rule (`bot.coverage.alerts.alert_for`), asked of both sides, new alerts
+    another one: coverage's rule (`opdrift.coverage.alerts.alert_for`), asked of both sides, new alerts
     as `compare_coverage` finds them. A SymInt-only or default-only change keeps the types it records:
     no alert, nothing to say."""
     if change.kind != "changed" or KIND_BY_ID[spec.kind].writes_kernels or kernels is None:
@@ -128,7 +128,7 @@ def joins_core(spec: BackendSpec, change: Change, lacking: frozenset[str] | None
 
 def dead(spec: BackendSpec, change: Change, kernels: Kernels | None) -> bool:
     """An op the backend registers was removed (or renamed away), and its build takes the
-    registration all the same (its kind's `on_removal`, `bot.coverage.kinds`): not a break, a dead
+    registration all the same (its kind's `on_removal`, `opdrift.coverage.kinds`): not a break, a dead
     registration."""
     return (
         change.kind in ("removed", "renamed")
@@ -143,7 +143,7 @@ def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_ver
     in FORM (None: not known, so judged as every form would be), against torch TORCH_VERSION
     (HEAD's), in the form `judged_form` gives (see Note [SymInt kernels from 1.13]). An op upstream removes, or renames (the backend lists its old name: `breaks_kernel`),
     breaks the build of a backend whose codegen refuses the name (its kind's `on_removal`,
-    `bot.coverage.kinds`). An in-tree ``dispatch`` key's kernels are changed by the same PR
+    `opdrift.coverage.kinds`). An in-tree ``dispatch`` key's kernels are changed by the same PR
     (`in_pytorch`), and torch-mlir writes no C++ kernel (it `lowers` by types)."""
     row = KIND_BY_ID[spec.kind]
     if change.kind in ("removed", "renamed"):
@@ -182,7 +182,7 @@ class Kernels:
 
 @dataclass(frozen=True)
 class ModelData:
-    """The model table as a backend receives it (`bot.coverage.workitems.model_usage`: its device's
+    """The model table as a backend receives it (`opdrift.coverage.workitems.model_usage`: its device's
     choices), its paths, HEAD's operators (those whose only device kernel is the CPU's are not
     counted, `cpu_only`), and the caveat when the table is another release's than HEAD's."""
 
@@ -298,7 +298,7 @@ def backend_gaps(
     """One gap per backend subscription that matched something, in config order: the ops it lacks,
     and apart the ops it implements whose kernel no longer builds in its form, those upstream
     removed or renamed that its list still names (its codegen refuses them), and the lists of
-    `bot.render.context.GAP_LISTS`. A subscription whose backend only lacks ops some backends need
+    `opdrift.render.context.GAP_LISTS`. A subscription whose backend only lacks ops some backends need
     has a gap too (it does not warn: `BackendGap.warns`)."""
     pending = list(changes)
     out = []

@@ -1,30 +1,30 @@
 """The `watch` use case: the open upstream pull requests that would affect a subscribed backend, as a
 dashboard issue, and one comment per run for what is new.
 
-This module is the run's edges: it reads what the last run saw (`bot.app.watch_state`, from the
-issue), lists the pull requests updated since (a `PullSource`: `bot.github.pulls.PullsClient` in
-production), reads and judges those that need it (a `Judge`, `bot.app.watch_judge`) within the run's
+This module is the run's edges: it reads what the last run saw (`opdrift.app.watch_state`, from the
+issue), lists the pull requests updated since (a `PullSource`: `opdrift.github.pulls.PullsClient` in
+production), reads and judges those that need it (a `Judge`, `opdrift.app.watch_judge`) within the run's
 budget (`gather`), and says the warnings. What follows from all that is decided, pure, by
-`bot.app.watch_reconcile.reconcile`, step by named step; each row of the dashboard:
+`opdrift.app.watch_reconcile.reconcile`, step by named step; each row of the dashboard:
 
 - a PR whose head is the one the last run judged keeps its row (its title, draft state and last update
   are taken from the listing): nothing is read or judged again;
-- an open PR that touches none of the operator files (`bot.model.OPERATOR_PATHS`) has no row;
+- an open PR that touches none of the operator files (`opdrift.model.OPERATOR_PATHS`) has no row;
 - any other open PR is judged from its merge base to its head; it has a row when it affects a backend;
 - a PR that closed leaves; one that merged leaves and is named under "landed since the last run".
-  PyTorch's merge bot closes a PR (its push does) before it labels it ``Merged`` (`bot.github.pulljson.
+  PyTorch's merge bot closes a PR (its push does) before it labels it ``Merged`` (`opdrift.github.pulljson.
   landed`): a PR with a row seen closed without the label keeps its row one more run, on the retry
   list, so that a label added after this run's listing still names it as landed.
 - a PR that cannot be read now (its compare, its files, a read's deadline) keeps its row as it was and
   goes to the state's retry list: the next run fetches it again although the watermark moved past it.
 
-What is news: a row's backend whose impact items (`bot.render.watch.BackendImpact.items`) are not all
+What is news: a row's backend whose impact items (`opdrift.render.watch.BackendImpact.items`) are not all
 in the fingerprint the last run kept for that PR, i.e. the PR newly affects that backend, or asks more
 of it: a new op to write, a kernel that would now break (or break in another way), an op it would now
 remove. A PR that asks the same or less is not news. The comment names only news, and mentions the
 handles of the subscriptions that matched it, each once; no news, no comment.
 
-Nothing here talks to GitHub: the publisher (`bot.publish.watch_issue`) reads the issue's body before
+Nothing here talks to GitHub: the publisher (`opdrift.publish.watch_issue`) reads the issue's body before
 and writes what this plans after, only when the body changed.
 """
 
@@ -35,10 +35,10 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.app.watch_breaks import ticked
-from bot.app.watch_reconcile import CLOSED_UNLABELLED as CLOSED_UNLABELLED  # the retry list's reasons
-from bot.app.watch_reconcile import DEFERRED as DEFERRED
-from bot.app.watch_reconcile import (
+from opdrift.app.watch_breaks import ticked
+from opdrift.app.watch_reconcile import CLOSED_UNLABELLED as CLOSED_UNLABELLED  # the retry list's reasons
+from opdrift.app.watch_reconcile import DEFERRED as DEFERRED
+from opdrift.app.watch_reconcile import (
     RunFacts,
     failing,
     in_turn,
@@ -49,8 +49,8 @@ from bot.app.watch_reconcile import (
     rejudging,
     scan_since,
 )
-from bot.app.watch_state import MAX_TRIES, WatchState, read_state
-from bot.app.watch_verdicts import (
+from opdrift.app.watch_state import MAX_TRIES, WatchState, read_state
+from opdrift.app.watch_verdicts import (
     Deferred,
     Judged,
     Judgements,
@@ -61,11 +61,11 @@ from bot.app.watch_verdicts import (
     Untouched,
     Verdict,
 )
-from bot.config.file import BotConfig
-from bot.errors import ApiLimitError, SchemaError, SourceError, YamlError
-from bot.github.pulls import DEFAULT_BUDGET
-from bot.model import PullRef
-from bot.render.watch import BackendImpact, WatchView
+from opdrift.config.file import BotConfig
+from opdrift.errors import ApiLimitError, SchemaError, SourceError, YamlError
+from opdrift.github.pulls import DEFAULT_BUDGET
+from opdrift.model import PullRef
+from opdrift.render.watch import BackendImpact, WatchView
 
 Say = Callable[[str], None]
 # What one run judges at most, and for how long (each judgement reads about five answers and parses
@@ -80,7 +80,7 @@ MAX_JUDGED_BYTES = 8 * 1024 * 1024
 
 
 class PullSource(Protocol):
-    """What `watch` asks of the upstream repository (`bot.github.pulls.PullsClient`)."""
+    """What `watch` asks of the upstream repository (`opdrift.github.pulls.PullsClient`)."""
 
     def scan(
         self,

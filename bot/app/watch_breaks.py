@@ -1,7 +1,7 @@
 """What the watch state keeps of a build break beyond its op and verdict: a broken kernel's C++
 declarations before and after (written only when they would read back, read back defensively), and
 how long a landed PR that breaks a build stays atop the dashboard (until its box is ticked, or for
-BROKE_DAYS). `bot.app.watch_impact` writes and reads the rest of an impact, `bot.app.watch_state` the
+BROKE_DAYS). `opdrift.app.watch_impact` writes and reads the rest of an impact, `opdrift.app.watch_state` the
 rest of the block; this module is their part for the declarations and landed breaks, kept apart so
 that each stays small.
 """
@@ -12,17 +12,17 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.render.watch import BrokenKernel
-from bot.schema.kernel import KERNEL_FORMS, KernelSignature
-from bot.shapes import LIST, STRINGS, Reader
+from opdrift.render.watch import BrokenKernel
+from opdrift.schema.kernel import KERNEL_FORMS, KernelSignature
+from opdrift.shapes import LIST, STRINGS, Reader
 
 BROKE_DAYS = 14  # how long a landed break stays atop the dashboard when nobody ticks it off
 # Characters of an issue body read for ticked boxes: GitHub's bodies hold 65,536, so past this
-# nothing is GitHub's (`bot.app.watch_state.read_state` reads as much for the block).
+# nothing is GitHub's (`opdrift.app.watch_state.read_state` reads as much for the block).
 _BODY_READ = 130_000
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,100}")
-_CPP_TYPE = re.compile(r"[A-Za-z0-9_:<>,&*. ]{1,300}")  # how `bot.schema.kernel` spells a C++ type
+_CPP_TYPE = re.compile(r"[A-Za-z0-9_:<>,&*. ]{1,300}")  # how `opdrift.schema.kernel` spells a C++ type
 _MAX_PARAMS = 100
 
 

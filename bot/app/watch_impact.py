@@ -1,5 +1,5 @@
 """One backend's impact on a pull request as the watch stores it: in the dashboard's hidden state
-(`bot.app.watch_state`) and in the judgement cache (`bot.app.watch_judge`). Written so that it reads
+(`opdrift.app.watch_state`) and in the judgement cache (`opdrift.app.watch_judge`). Written so that it reads
 back (an op name the reader would refuse is counted, not named; a form it does not know is dropped),
 and read back defensively: the text is untrusted, every field is checked (`StateError` when one does
 not read), and the handles come from the config, a stored list only choosing among them.
@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from bot.app.watch_breaks import DeclarationError, break_data, read_signatures
-from bot.app.watch_models import models_data, with_models
-from bot.coverage.kinds import backend_key, parse_kind
-from bot.render.context import GAP_LISTS
-from bot.render.watch import BackendImpact, BrokenKernel, OpList
-from bot.shapes import INTEGER, LIST, OBJECT, STRING, STRINGS, Kind, Reader
+from opdrift.app.watch_breaks import DeclarationError, break_data, read_signatures
+from opdrift.app.watch_models import models_data, with_models
+from opdrift.coverage.kinds import backend_key, parse_kind
+from opdrift.render.context import GAP_LISTS
+from opdrift.render.watch import BackendImpact, BrokenKernel, OpList
+from opdrift.shapes import INTEGER, LIST, OBJECT, STRING, STRINGS, Kind, Reader
 
 MAX_TEXT = 300  # characters of a stored text (a list's path, a part of a kernel's change, a title)
 _NAME = re.compile(r"[A-Za-z0-9_.]{1,200}")  # an operator name, overload included
@@ -75,7 +75,7 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     if "who" in d:  # the subscriptions that matched: a choice among the config's handles, never more
         stored: tuple[str, ...] = READ.field(_HANDLES, d, "who", f"{where}.who", where)
         handles = tuple(h for h in handles if _handle(h) in stored) or handles
-    impact = BackendImpact(  # with its model counts, when they read (bot.app.watch_models)
+    impact = BackendImpact(  # with its model counts, when they read (opdrift.app.watch_models)
         kind,
         path,
         handles,

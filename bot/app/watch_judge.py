@@ -2,18 +2,18 @@
 cache that keeps a judgement from being made twice.
 
 The judgement is the weekly issue's and the PR comment's, not a second one: the drift from the PR's
-merge base to its head (`bot.drift.changes.compute_drift`), each backend list read and covered against
-the head (`bot.app.prepare.backend_work`), and the subscriptions matched (`bot.app.subscriptions.
+merge base to its head (`opdrift.drift.changes.compute_drift`), each backend list read and covered against
+the head (`opdrift.app.prepare.backend_work`), and the subscriptions matched (`opdrift.app.subscriptions.
 backend_gaps`): what the backend would lack, the kernels that would stop compiling in its form, the ops
 it implements that the PR removes. This module only regroups those gaps per backend and adds, for each
 broken kernel, what changed in the form the backend writes it in.
 
 The cache: a judgement is keyed by the blob shas of both sides' operator files, the content of every
-subscribed backend list, and a digest of the code that judges (`bot.history.cache.code_digest`, plus
+subscribed backend list, and a digest of the code that judges (`opdrift.history.cache.code_digest`, plus
 the coverage and app code it leaves out). A PR whose head moved without touching the operator files,
 or a cold start, then costs the reads of its files and nothing else. One small JSON file per judgement,
 written atomically, a damaged one a miss with a warning, the least recently used removed past MAX_ENTRIES
-(`bot.files.prune`).
+(`opdrift.files.prune`).
 """
 
 from __future__ import annotations
@@ -25,23 +25,23 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bot import pipeline
-from bot.app.overrides import load_overrides
-from bot.app.prepare import backend_work
-from bot.app.subscriptions import Kernels, backend_gaps, backend_specs
-from bot.app.watch_impact import StateError, impact_data, read_impact
-from bot.config.backend_specs import BackendSpec
-from bot.config.file import BotConfig
-from bot.coverage.kinds import KIND_BY_ID
-from bot.drift.changes import Change, compute_drift
-from bot.files import BLOCK
-from bot.github.ghcache import blob_sha
-from bot.history.cache import DiskCache, code_digest
-from bot.model import SourceFiles
-from bot.render.context import GAP_LISTS
-from bot.render.watch import MAX_OPS, BackendImpact, BrokenKernel, OpList
-from bot.schema.kernel import KernelForm, judged_form
-from bot.taxonomy.overrides import Overrides
+from opdrift import pipeline
+from opdrift.app.overrides import load_overrides
+from opdrift.app.prepare import backend_work
+from opdrift.app.subscriptions import Kernels, backend_gaps, backend_specs
+from opdrift.app.watch_impact import StateError, impact_data, read_impact
+from opdrift.config.backend_specs import BackendSpec
+from opdrift.config.file import BotConfig
+from opdrift.coverage.kinds import KIND_BY_ID
+from opdrift.drift.changes import Change, compute_drift
+from opdrift.files import BLOCK
+from opdrift.github.ghcache import blob_sha
+from opdrift.history.cache import DiskCache, code_digest
+from opdrift.model import SourceFiles
+from opdrift.render.context import GAP_LISTS
+from opdrift.render.watch import MAX_OPS, BackendImpact, BrokenKernel, OpList
+from opdrift.schema.kernel import KernelForm, judged_form
+from opdrift.taxonomy.overrides import Overrides
 
 Say = Callable[[str], None]
 MAX_ENTRIES = 2000  # judgements kept on disk; each is a few hundred bytes
@@ -154,7 +154,7 @@ def _entry_digest(key: str, items: object) -> str:
 
 
 class JudgementCache:
-    """Judgements on disk under ROOT (`bot.history.cache.DiskCache`'s files, its atomic writes and its
+    """Judgements on disk under ROOT (`opdrift.history.cache.DiskCache`'s files, its atomic writes and its
     damaged-file policy), at most MAX_ENTRIES of them."""
 
     def __init__(self, root: str | os.PathLike[str], *, warn: Say, max_entries: int = MAX_ENTRIES) -> None:
@@ -184,7 +184,7 @@ class JudgementCache:
         self._prune()
 
     def _prune(self) -> None:
-        # One block per judgement (a few hundred bytes each): `bot.files.prune`'s bound in entries.
+        # One block per judgement (a few hundred bytes each): `opdrift.files.prune`'s bound in entries.
         self.disk.prune(_KIND, self.max_entries * BLOCK)
 
 
@@ -259,7 +259,7 @@ class Judge:
     """Judges a pull request from its merge base and head commit: `spec_for(sha)` names the SOURCE of a
     commit (``gh:OWNER/NAME@SHA`` in production, ``DIR@SHA`` of a local clone in tests), `read` reads
     it. `judged` and `cached` count what a run did. Each PR reads the same lists again, so WARN hears
-    the same warning once per PR: the command line's `bot.cli.common.warn` says each once a run."""
+    the same warning once per PR: the command line's `opdrift.cli.common.warn` says each once a run."""
 
     cfg: BotConfig
     spec_for: Callable[[str], str]

@@ -1,11 +1,11 @@
 """What the watch state keeps of a row's model counts: how many models of the corpus reach a
-backend's needs and each kernel a PR breaks (`bot.coverage.workitems.ModelReach`), so that the
+backend's needs and each kernel a PR breaks (`opdrift.coverage.workitems.ModelReach`), so that the
 dashboard, drawn again from the state on a later run, says what the run that judged the PR said.
 
 Written as ``"models": {"release": "2.14.1", "needs": [used_by, of, flags], "breaks": {op: [...]}}``,
-``flags`` 1 for "no model data yet" and 2 for "CPU-only". The block is untrusted (`bot.app.watch_state`):
+``flags`` 1 for "no model data yet" and 2 for "CPU-only". The block is untrusted (`opdrift.app.watch_state`):
 every count is bounded, a release is digits and dots (the dashboard shows it unescaped), and a count
-that does not read drops the counts, never the row. `bot.app.watch_impact` calls these; they are kept
+that does not read drops the counts, never the row. `opdrift.app.watch_impact` calls these; they are kept
 apart so that each module stays small.
 """
 
@@ -15,8 +15,8 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from bot.coverage.workitems import ModelReach
-from bot.render.watch import BackendImpact
+from opdrift.coverage.workitems import ModelReach
+from opdrift.render.watch import BackendImpact
 
 _RELEASE = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}")
 _MAX = 10**6  # more models than any corpus holds

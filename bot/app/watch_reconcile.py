@@ -1,7 +1,7 @@
 """The watch's decisions, pure: what the last run kept (`WatchState`), what this run's listing gave
 (`Scanned`) and what the edge found out about the PRs that needed it (`Judgements`) → the dashboard's
 next body, the run's comments and the state the next run reads. Nothing here reads a file, a clock or
-the network: `bot.app.watch` does that before (`needs_judging` tells it which PRs to ask about) and
+the network: `opdrift.app.watch` does that before (`needs_judging` tells it which PRs to ask about) and
 says the `Reconciled.notes` after.
 
 The steps, in order, each a function of plain records (tests/unit/app/test_watch_reconcile.py):
@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from bot.app.watch_breaks import expired
-from bot.app.watch_state import (
+from opdrift.app.watch_breaks import expired
+from opdrift.app.watch_state import (
     COLD,
     MAX_BROKE,
     MAX_LANDED,
@@ -41,7 +41,7 @@ from bot.app.watch_state import (
     row_title,
     state_block,
 )
-from bot.app.watch_verdicts import (
+from opdrift.app.watch_verdicts import (
     Deferred,
     Judgements,
     Scanned,
@@ -51,8 +51,8 @@ from bot.app.watch_verdicts import (
     Untouched,
     Verdict,
 )
-from bot.model import PullRef
-from bot.render.watch import (
+from opdrift.model import PullRef
+from opdrift.render.watch import (
     BackendImpact,
     Landed,
     LandedBreak,
@@ -67,7 +67,7 @@ from bot.render.watch import (
     render_issue,
     render_landed,
 )
-from bot.render.watch_json import watch_json
+from opdrift.render.watch_json import watch_json
 
 # The retry list's reason for a PR seen closed unlanded while it had a row: looked at once more.
 CLOSED_UNLABELLED = "closed without a landing label: looked at once more, in case the merge bot labels it"
@@ -249,7 +249,7 @@ def unread(board: Board, number: int, head: str, reason: str, tried: Mapping[int
 def leave(board: Board, pull: PullRef, tried: Mapping[int, Retry], now: str) -> Board:
     """A PR seen closed or merged. Closed while it had a row, and not yet looked at once more: kept one
     more run on the retry list, as PyTorch's merge bot closes a PR (its push does) before it labels it
-    `Merged` (`bot.github.pulljson.landed`). Else it leaves: merged, it is named as landed (and as a
+    `Merged` (`opdrift.github.pulljson.landed`). Else it leaves: merged, it is named as landed (and as a
     landed break when it breaks a build); closed, what it asked stays the measure for a week."""
     n = pull.number
     old = tried.get(n)

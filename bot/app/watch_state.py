@@ -8,16 +8,16 @@ be read (tried again next run), and the PRs named as landed (kept while nothing 
 quiet run leaves the body byte-identical). Rows the body has no room to show are kept too, with
 counts instead of op names.
 
-The block is untrusted: anyone who can edit the issue can write it. It is read with `bot.shapes`
+The block is untrusted: anyone who can edit the issue can write it. It is read with `opdrift.shapes`
 kinds, bounded in size, and every field checked (a sha is 40 hex digits, a login a login); whatever
 does not read is a cold start with a warning, never an error. A cold start forgets what was already
 said: every open PR that affects a backend is news again, and its subscribers are mentioned again.
 Handles come from the config, never from the block: a row's stored handles only choose among the
 config's handles of its backend. What this module writes, it reads back: `state_block` leaves out
 what the reader would refuse (a row it would refuse costs that row, not the whole block). Each
-backend's impact in a row is written and read by `bot.app.watch_impact` (the judgement cache stores
-the same form), its kernels' declarations and landed breaks by `bot.app.watch_breaks`, its model
-counts by `bot.app.watch_models`.
+backend's impact in a row is written and read by `opdrift.app.watch_impact` (the judgement cache stores
+the same form), its kernels' declarations and landed breaks by `opdrift.app.watch_breaks`, its model
+counts by `opdrift.app.watch_models`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.app.watch_impact import COUNT, MAX_TEXT, READ, TEXT, StateError, impact_data, read_impact
-from bot.render.watch import (
+from opdrift.app.watch_impact import COUNT, MAX_TEXT, READ, TEXT, StateError, impact_data, read_impact
+from opdrift.render.watch import (
     DIGEST_HEX,
     MAX_FINGERPRINT,
     ROW_NOTES,
@@ -39,7 +39,7 @@ from bot.render.watch import (
     breaks_build,
     pull_url,
 )
-from bot.shapes import BOOLEAN, INTEGER, LIST, OBJECT, OPT_STRING, STRINGS, Kind
+from opdrift.shapes import BOOLEAN, INTEGER, LIST, OBJECT, OPT_STRING, STRINGS, Kind
 
 VERSION = 1
 _OPEN = f"<!-- opdrift:watch-state v{VERSION}\n"
@@ -312,7 +312,7 @@ def written_len(text: str) -> int:
 def fit_text(text: str, limit: int) -> str:
     """The longest start of TEXT that takes at most LIMIT characters in the block (quotes aside).
     Texts are bounded by what they take when written, never by what they show: 256 emoji are 256
-    characters of a title and 3,072 of the block. `bot.app.watch_reconcile` cuts a title with it too, so
+    characters of a title and 3,072 of the block. `opdrift.app.watch_reconcile` cuts a title with it too, so
     that the body shows what a later run, reading the state, shows again."""
     if written_len(text) <= limit + 2:
         return text

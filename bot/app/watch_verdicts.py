@@ -1,4 +1,4 @@
-"""What the watch's edge (`bot.app.watch`) hands its reconciliation (`bot.app.watch_reconcile`): the
+"""What the watch's edge (`opdrift.app.watch`) hands its reconciliation (`opdrift.app.watch_reconcile`): the
 listing as the scan gave it (`Scanned`), and what reading and judging the PRs that needed it found
 (`Judgements`: a `Verdict` per PR, the retry list's PRs fetched again). Plain records: a test builds
 them by hand, with no upstream and no judge.
@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bot.model import PullRef
-from bot.render.watch import BackendImpact
+from opdrift.model import PullRef
+from opdrift.render.watch import BackendImpact
 
 
 class Scanned(Protocol):
-    """What one listing of the upstream's pull requests gave (`bot.github.pulls.Scan`)."""
+    """What one listing of the upstream's pull requests gave (`opdrift.github.pulls.Scan`)."""
 
     @property
     def pulls(self) -> tuple[PullRef, ...]: ...  # updated since the watermark, any state, newest first
@@ -50,7 +50,7 @@ class Judged:
 
 @dataclass(frozen=True)
 class Untouched:
-    """It changes none of the operator files (`bot.model.OPERATOR_PATHS`)."""
+    """It changes none of the operator files (`opdrift.model.OPERATOR_PATHS`)."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The command line: one parser, one registry of commands, thin command modules."""
 
-from bot.cli.app import build_parser, main
+from opdrift.cli.app import build_parser, main
 
 __all__ = ["build_parser", "main"]

@@ -2,8 +2,8 @@
 
 Exit codes: 0 success (and nothing reached --fail-on), 1 a finding reached --fail-on,
 2 a problem the user can fix (bad input, bad config, GitHub refused) printed as one line.
-The commands are listed once, in bot.cli.registry; their arguments live in bot.cli.arguments and
-bot.cli.workflow_arguments, their runners in the *_cmds modules, and the logic in the stages.
+The commands are listed once, in opdrift.cli.registry; their arguments live in opdrift.cli.arguments and
+opdrift.cli.workflow_arguments, their runners in the *_cmds modules, and the logic in the stages.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from bot.cli.common import EXIT_ERROR, EXIT_FINDING, EXIT_OK, start_run
-from bot.cli.registry import Runner, build_parser, command_named
-from bot.errors import OpdriftError
-from bot.text import one_line
+from opdrift.cli.common import EXIT_ERROR, EXIT_FINDING, EXIT_OK, start_run
+from opdrift.cli.registry import Runner, build_parser, command_named
+from opdrift.errors import OpdriftError
+from opdrift.text import one_line
 
 __all__ = ["EXIT_ERROR", "EXIT_FINDING", "EXIT_OK", "build_parser", "main"]
 

@@ -1,14 +1,14 @@
 """The arguments of the user-facing commands (snapshot, stats, explain, diff, comment, issue, history,
 history-merge, coverage): each ``add_<name>(p)`` fills the subparser the registry made for it.
 
-Only argparse and bot.cli.options are imported: building the parser loads no stage.
+Only argparse and opdrift.cli.options are imported: building the parser loads no stage.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from bot.cli.options import (
+from opdrift.cli.options import (
     DEFAULT_FAIL_ON,
     FAIL_ON,
     PROFILES,
@@ -247,7 +247,7 @@ def add_history_merge(p: argparse.ArgumentParser) -> None:
 
 def add_coverage(p: argparse.ArgumentParser) -> None:
     # The kind table is the one list of kinds; its module imports nothing at run time.
-    from bot.coverage.kinds import kinds_help, profiles_help
+    from opdrift.coverage.kinds import kinds_help, profiles_help
 
     p.description = (
         "Compare a backend's own op list with SOURCE's operators: coverage per bucket, "

@@ -15,16 +15,16 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.text import one_line
+from opdrift.text import one_line
 
 if TYPE_CHECKING:
     import argparse
 
-    from bot.drift.warnings import SourceWarning
-    from bot.github.api import ApiSettings
-    from bot.model import Snapshot, SourceFiles
-    from bot.operators.codegen import CodegenRules
-    from bot.taxonomy.overrides import Overrides
+    from opdrift.drift.warnings import SourceWarning
+    from opdrift.github.api import ApiSettings
+    from opdrift.model import Snapshot, SourceFiles
+    from opdrift.operators.codegen import CodegenRules
+    from opdrift.taxonomy.overrides import Overrides
 
 EXIT_OK = 0
 EXIT_FINDING = 1
@@ -63,7 +63,7 @@ def codegen_rules(args: argparse.Namespace) -> CodegenRules | None:
     release = getattr(args, "codegen", None)
     if release is None:
         return None
-    from bot.operators.codegen import rules_for_release
+    from opdrift.operators.codegen import rules_for_release
 
     return rules_for_release(release)
 
@@ -72,19 +72,19 @@ def read_any_source(spec: str) -> SourceFiles:
     """SOURCE → files, ``gh:OWNER/NAME@REF`` included (read over GitHub's REST API, so its module and
     requests are imported only for such a spec), with GITHUB_TOKEN, GITHUB_API_URL and XDG_CACHE_HOME."""
     if not spec.startswith("gh:"):
-        from bot.sources.read import read_source
+        from opdrift.sources.read import read_source
 
         return read_source(spec)
-    from bot.github.ghsource import read_github_source
+    from opdrift.github.ghsource import read_github_source
 
     return read_github_source(spec, _api_settings())
 
 
 def _api_settings() -> ApiSettings:
     """The REST API's settings for reading ``gh:`` specs: GITHUB_API_URL, GITHUB_TOKEN, XDG_CACHE_HOME."""
-    from bot.github.api import ApiSettings
-    from bot.github.ghcache import default_cache_dir
-    from bot.github.retry import DEFAULT_API_URL
+    from opdrift.github.api import ApiSettings
+    from opdrift.github.ghcache import default_cache_dir
+    from opdrift.github.retry import DEFAULT_API_URL
 
     return ApiSettings(
         api_url=os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
@@ -98,7 +98,7 @@ def fetch_gh_files(spec: str, want: Callable[[str], bool]) -> Iterator[Path]:
     """A ``gh:OWNER/NAME@REF:PATH`` file or directory (of a directory, the files `want` accepts)
     copied into a private temporary directory for the block's time, with the settings of ``gh:``
     SOURCEs; what it skipped goes to stderr."""
-    from bot.github.ghfiles import materialised
+    from opdrift.github.ghfiles import materialised
 
     with materialised(spec, _api_settings(), want, warn=warn) as fetched:
         yield fetched.root
@@ -106,7 +106,7 @@ def fetch_gh_files(spec: str, want: Callable[[str], bool]) -> Iterator[Path]:
 
 def load(spec: str, overrides: Overrides | None = None, codegen: CodegenRules | None = None) -> Snapshot:
     """SOURCE → Snapshot for a command, with the parse's warnings shown on stderr."""
-    from bot import pipeline
+    from opdrift import pipeline
 
     return pipeline.load_snapshot(spec, overrides, warn=warn, codegen=codegen, read=read_any_source)
 
@@ -119,7 +119,7 @@ def load_pair(
     Snapshots keep their parse's warnings, so this holds for stored snapshots too (the action
     diffs the two snapshots it made first).
     """
-    from bot.drift.warnings import new_warnings
+    from opdrift.drift.warnings import new_warnings
 
     base = load(base_spec, overrides, codegen)
     head = load(head_spec, overrides, codegen)
@@ -132,14 +132,14 @@ def write_output(text: str, output: str | None) -> None:
     if output is None or output == "-":
         sys.stdout.write(text)
         return
-    from bot.files import write_atomic
+    from opdrift.files import write_atomic
 
     write_atomic(output, text)
 
 
 def emit_outputs(values: dict[str, str], *, echo: bool = True) -> None:
     """Print NAME=VALUE lines (unless not `echo`), and append them to $GITHUB_OUTPUT when Actions set it."""
-    from bot.publish import workflow
+    from opdrift.publish import workflow
 
     if echo:
         sys.stdout.write(workflow.output_lines(values))

@@ -1,6 +1,6 @@
-"""`opdrift doctor`: its arguments and its runner (a thin one: the use case is bot.app.doctor).
+"""`opdrift doctor`: its arguments and its runner (a thin one: the use case is opdrift.app.doctor).
 
-The registry imports this module to build the parser, so only argparse and bot.cli.common are imported
+The registry imports this module to build the parser, so only argparse and opdrift.cli.common are imported
 at the top. The environment (GITHUB_TOKEN, GITHUB_API_URL, OPDRIFT_BOT_LOGIN) is read here.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from bot.cli.common import EXIT_OK, github_token
+from opdrift.cli.common import EXIT_OK, github_token
 
 EXIT_FAILED = 1
 DEFAULT_UPSTREAM = "pytorch/pytorch"
@@ -41,11 +41,11 @@ def add_doctor(p: argparse.ArgumentParser) -> None:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    from bot.app.doctor import run_doctor as doctor
-    from bot.cli.publish_cmds import _env_login
-    from bot.github.retry import DEFAULT_API_URL
-    from bot.publish.doctor import Prober
-    from bot.publish.github import check_repo_name
+    from opdrift.app.doctor import run_doctor as doctor
+    from opdrift.cli.publish_cmds import _env_login
+    from opdrift.github.retry import DEFAULT_API_URL
+    from opdrift.publish.doctor import Prober
+    from opdrift.publish.github import check_repo_name
 
     repo = check_repo_name(args.repo)
     upstream = check_repo_name(args.upstream, "--upstream")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot.cli.common import EXIT_OK, note, write_output
+from opdrift.cli.common import EXIT_OK, note, write_output
 
 
 def run_history(args: argparse.Namespace) -> int:
-    from bot.app.overrides import load_overrides
-    from bot.history import timeline
-    from bot.history import walk as history
-    from bot.render import timeline as timeline_render
+    from opdrift.app.overrides import load_overrides
+    from opdrift.history import timeline
+    from opdrift.history import walk as history
+    from opdrift.render import timeline as timeline_render
 
     options = history.WalkOptions(
         from_rev=args.from_rev,
@@ -32,9 +32,9 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def run_history_merge(args: argparse.Namespace) -> int:
-    from bot.history import timeline
-    from bot.render import timeline as timeline_render
-    from bot.sources.read import read_text
+    from opdrift.history import timeline
+    from opdrift.render import timeline as timeline_render
+    from opdrift.sources.read import read_text
 
     parts = []
     for name in args.shards:

@@ -1,6 +1,6 @@
-"""`opdrift init`: its arguments and its runner (a thin one: the use case is bot.app.init).
+"""`opdrift init`: its arguments and its runner (a thin one: the use case is opdrift.app.init).
 
-The registry imports this module to build the parser, so only argparse and bot.cli.common are imported
+The registry imports this module to build the parser, so only argparse and opdrift.cli.common are imported
 at the top; the runner imports the stages when it runs. It asks nothing when the flags say everything,
 prompts for what is missing when stdin is a terminal, and otherwise stops with one line.
 """
@@ -13,11 +13,11 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from bot.cli.common import EXIT_OK, load, warn
+from opdrift.cli.common import EXIT_OK, load, warn
 
 if TYPE_CHECKING:
-    from bot.app.init import InitPlan, InitRequest
-    from bot.app.init_workflows import Pin
+    from opdrift.app.init import InitPlan, InitRequest
+    from opdrift.app.init_workflows import Pin
 
 DEFAULT_UPSTREAM = "pytorch/pytorch"
 
@@ -68,7 +68,7 @@ def _ask(question: str) -> str:
 
 def _complete(args: argparse.Namespace, ask: Callable[[str], str] | None) -> None:
     """Fill what the flags left out by asking, or stop with one line when there is no terminal."""
-    from bot.errors import OpdriftError
+    from opdrift.errors import OpdriftError
 
     missing = [flag for flag, value in (("--backend", args.backend), ("--who", args.who)) if not value]
     if ask is None:
@@ -85,7 +85,7 @@ def _complete(args: argparse.Namespace, ask: Callable[[str], str] | None) -> Non
         args.upstream = ask(f"The PyTorch repository to follow [{DEFAULT_UPSTREAM}]: ") or DEFAULT_UPSTREAM
     if not (args.weekly or args.watch):
         args.weekly = ask("Open a weekly drift issue? [Y/n] ").lower() in ("", "y", "yes")
-        from bot.app.init_workflows import available
+        from opdrift.app.init_workflows import available
 
         if available("watch"):
             args.watch = ask("Watch open upstream pull requests? [y/N] ").lower() in ("y", "yes")
@@ -94,10 +94,10 @@ def _complete(args: argparse.Namespace, ask: Callable[[str], str] | None) -> Non
 
 
 def run_init(args: argparse.Namespace) -> int:
-    from bot.app import init
-    from bot.app.init_workflows import available, installed_pin, installed_version, pin_from_flag
-    from bot.errors import OpdriftError
-    from bot.sources.repo import toplevel
+    from opdrift.app import init
+    from opdrift.app.init_workflows import available, installed_pin, installed_version, pin_from_flag
+    from opdrift.errors import OpdriftError
+    from opdrift.sources.repo import toplevel
 
     # Everything the flags and the repository can settle, before the one slow step (reading upstream):
     # a wrong flag costs a second, not a minute of network.
@@ -140,8 +140,8 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def _report(plan: InitPlan, request: InitRequest, pin: Pin) -> None:
-    from bot.render.view import source_label
-    from bot.work.rules import NEEDS_KERNEL, words
+    from opdrift.render.view import source_label
+    from opdrift.work.rules import NEEDS_KERNEL, words
 
     cov = plan.coverage
     out = sys.stdout

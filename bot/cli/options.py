@@ -18,12 +18,12 @@ SOURCE_HELP = (
     "diff starts from)"
 )
 
-# bot.render.markers.FORMATS, bot.drift.policy.FAIL_ON and DEFAULT_FAIL_ON, bot.render.stats.RENDERERS' keys.
+# opdrift.render.markers.FORMATS, opdrift.drift.policy.FAIL_ON and DEFAULT_FAIL_ON, opdrift.render.stats.RENDERERS' keys.
 REPORT_FORMATS = ("text", "markdown", "json", "pr-comment", "weekly-issue", "job-summary")
 FAIL_ON = ("breaking", "kernel", "any", "never")
 DEFAULT_FAIL_ON = "breaking"
 STATS_FORMATS = ("text", "markdown", "json")
-PROFILES = ("eager", "functional", "export")  # bot.operators.kernels.PROFILES
+PROFILES = ("eager", "functional", "export")  # opdrift.operators.kernels.PROFILES
 
 
 def add_output(p: argparse.ArgumentParser) -> None:
@@ -37,7 +37,7 @@ def add_overrides(p: argparse.ArgumentParser) -> None:
 
 
 def add_codegen(p: argparse.ArgumentParser) -> None:
-    # The X.Y is checked when the command runs (bot.operators.codegen knows the releases), so that
+    # The X.Y is checked when the command runs (opdrift.operators.codegen knows the releases), so that
     # building the parser loads no stage and an unknown one is the usual one-line error.
     p.add_argument(
         "--codegen",

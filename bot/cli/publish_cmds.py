@@ -1,6 +1,6 @@
 """Runners of `comment` and `issue`, which publish a drift report to GitHub.
 
-The report is computed and rendered (bot.app) completely before the first request, so a
+The report is computed and rendered (opdrift.app) completely before the first request, so a
 failure never leaves a half-written post. The environment (GITHUB_TOKEN, GITHUB_API_URL,
 GITHUB_STEP_SUMMARY) is read here and passed on explicitly.
 """
@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli.common import (
+from opdrift.cli.common import (
     EXIT_OK,
     codegen_rules,
     emit_outputs,
@@ -24,15 +24,15 @@ from bot.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from bot.app.prepare import IssueAttribution, PublishSetup
-    from bot.config.file import BotConfig
-    from bot.publish.github import Outcome, RepoClient
+    from opdrift.app.prepare import IssueAttribution, PublishSetup
+    from opdrift.config.file import BotConfig
+    from opdrift.publish.github import Outcome, RepoClient
 
 
 def _setup(args: argparse.Namespace, *, impact: bool = False) -> PublishSetup:
     """The use case's setup; with IMPACT (the PR comment's), the config's `backends:` lists are read
     and judged too."""
-    from bot.app.prepare import publish_setup
+    from opdrift.app.prepare import publish_setup
 
     return publish_setup(
         args.repo,
@@ -52,8 +52,8 @@ def _setup(args: argparse.Namespace, *, impact: bool = False) -> PublishSetup:
 def _env_login() -> str | None:
     """OPDRIFT_BOT_LOGIN: the token's login when GitHub refuses it GET /user (the workflow's own token
     posts as github-actions[bot]); GET /user's answer, and the config's bot_login, win over it."""
-    from bot.config.file import BOT_LOGIN
-    from bot.errors import PublishError
+    from opdrift.config.file import BOT_LOGIN
+    from opdrift.errors import PublishError
 
     value = os.environ.get("OPDRIFT_BOT_LOGIN", "").strip().removeprefix("@")
     if not value:
@@ -67,8 +67,8 @@ def _env_login() -> str | None:
 
 def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClient | None, bool]:
     """A client when GITHUB_TOKEN is set (a dry run still reads with it), and whether to write."""
-    from bot.github.retry import DEFAULT_API_URL, RetryPolicy
-    from bot.publish.github import RepoClient, Settings, check_token
+    from opdrift.github.retry import DEFAULT_API_URL, RetryPolicy
+    from opdrift.publish.github import RepoClient, Settings, check_token
 
     token = github_token()
     if token is None:
@@ -88,7 +88,7 @@ def _publish_client(args: argparse.Namespace, cfg: BotConfig) -> tuple[RepoClien
 def _publish_report(outcome: Outcome, summary: str, *, shows_body: bool = True) -> None:
     """The status line on stderr; a dry run's body alone on stdout (so `> body.md` is the post), and
     only when it `shows_body`: a run that would post nothing prints none."""
-    from bot.publish.actions import append_step_summary
+    from opdrift.publish.actions import append_step_summary
 
     if outcome.action == "dry-run":
         print(f"opdrift: dry run: {outcome.detail}", file=sys.stderr)
@@ -102,10 +102,10 @@ def _publish_report(outcome: Outcome, summary: str, *, shows_body: bool = True) 
 
 
 def run_comment(args: argparse.Namespace) -> int:
-    from bot.app.comment import check_head_commit, plan_comment
-    from bot.publish.actions import annotation_lines
-    from bot.publish.pr_comment import publish_pr_comment
-    from bot.render.markers import PR_COMMENT_MARKER
+    from opdrift.app.comment import check_head_commit, plan_comment
+    from opdrift.publish.actions import annotation_lines
+    from opdrift.publish.pr_comment import publish_pr_comment
+    from opdrift.render.markers import PR_COMMENT_MARKER
 
     setup = _setup(args, impact=True)
     drift = setup.drift
@@ -137,11 +137,11 @@ def run_comment(args: argparse.Namespace) -> int:
 def run_issue(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    from bot.app.issue import plan_issue
-    from bot.app.prepare import issue_attribution
-    from bot.errors import OpdriftError
-    from bot.publish.weekly_issue import publish_weekly_issue
-    from bot.publish.workflow import iso_week, week_start
+    from opdrift.app.issue import plan_issue
+    from opdrift.app.prepare import issue_attribution
+    from opdrift.errors import OpdriftError
+    from opdrift.publish.weekly_issue import publish_weekly_issue
+    from opdrift.publish.workflow import iso_week, week_start
 
     given: str | None = args.week
     week = "" if given is None else given
@@ -201,9 +201,9 @@ def _quiet_week(
 ) -> int:
     """A week with no operator change opens no issue (`weekly.quiet`: skip, or comment on the open one).
     The snapshot may still advance (published=true): there was nothing to tell."""
-    from bot.publish.github import Outcome
-    from bot.publish.weekly_issue import publish_quiet_week
-    from bot.render.view import source_label
+    from opdrift.publish.github import Outcome
+    from opdrift.publish.weekly_issue import publish_quiet_week
+    from opdrift.render.view import source_label
 
     drift = setup.drift
     between = f"{source_label(drift.base, short=True)} and {source_label(drift.head, short=True)}"
@@ -221,9 +221,9 @@ def _quiet_week(
 
 
 def _manual_issue(args: argparse.Namespace, setup: PublishSetup, walked: IssueAttribution) -> int:
-    from bot.app.manual_issue import plan_manual_issue
-    from bot.publish.manual_issue import publish_manual_issue
-    from bot.text import one_line
+    from opdrift.app.manual_issue import plan_manual_issue
+    from opdrift.publish.manual_issue import publish_manual_issue
+    from opdrift.text import one_line
 
     plan = plan_manual_issue(setup, walked, one_line(args.manual.strip()))
     client, dry_run = _publish_client(args, setup.cfg)

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from bot.cli import arguments, doctor_cmds, init_cmds, workflow_arguments
-from bot.cli.options import SOURCE_HELP
-from bot.version import describe
+from opdrift.cli import arguments, doctor_cmds, init_cmds, workflow_arguments
+from opdrift.cli.options import SOURCE_HELP
+from opdrift.version import describe
 
 Runner = Callable[[argparse.Namespace], int]
 
@@ -37,127 +37,127 @@ class Command:
 
 
 def _run_snapshot(args: argparse.Namespace) -> int:
-    from bot.cli.source_cmds import run_snapshot
+    from opdrift.cli.source_cmds import run_snapshot
 
     return run_snapshot(args)
 
 
 def _run_stats(args: argparse.Namespace) -> int:
-    from bot.cli.stats_cmds import run_stats
+    from opdrift.cli.stats_cmds import run_stats
 
     return run_stats(args)
 
 
 def _run_explain(args: argparse.Namespace) -> int:
-    from bot.cli.explain_cmds import run_explain
+    from opdrift.cli.explain_cmds import run_explain
 
     return run_explain(args)
 
 
 def _run_diff(args: argparse.Namespace) -> int:
-    from bot.cli.report_cmds import run_diff
+    from opdrift.cli.report_cmds import run_diff
 
     return run_diff(args)
 
 
 def _run_comment(args: argparse.Namespace) -> int:
-    from bot.cli.publish_cmds import run_comment
+    from opdrift.cli.publish_cmds import run_comment
 
     return run_comment(args)
 
 
 def _run_issue(args: argparse.Namespace) -> int:
-    from bot.cli.publish_cmds import run_issue
+    from opdrift.cli.publish_cmds import run_issue
 
     return run_issue(args)
 
 
 def _run_watch(args: argparse.Namespace) -> int:
-    from bot.cli.watch_cmds import run_watch
+    from opdrift.cli.watch_cmds import run_watch
 
     return run_watch(args)
 
 
 def _run_history(args: argparse.Namespace) -> int:
-    from bot.cli.history_cmds import run_history
+    from opdrift.cli.history_cmds import run_history
 
     return run_history(args)
 
 
 def _run_history_merge(args: argparse.Namespace) -> int:
-    from bot.cli.history_cmds import run_history_merge
+    from opdrift.cli.history_cmds import run_history_merge
 
     return run_history_merge(args)
 
 
 def _run_coverage(args: argparse.Namespace) -> int:
-    from bot.cli.report_cmds import run_coverage
+    from opdrift.cli.report_cmds import run_coverage
 
     return run_coverage(args)
 
 
 def _run_gates(args: argparse.Namespace) -> int:
-    from bot.cli.report_cmds import run_gates
+    from opdrift.cli.report_cmds import run_gates
 
     return run_gates(args)
 
 
 def _run_site(args: argparse.Namespace) -> int:
-    from bot.cli.site_cmds import run_site
+    from opdrift.cli.site_cmds import run_site
 
     return run_site(args)
 
 
 def _run_append_summary(args: argparse.Namespace) -> int:
-    from bot.cli.workflow_cmds import run_append_summary
+    from opdrift.cli.workflow_cmds import run_append_summary
 
     return run_append_summary(args)
 
 
 def _run_verify_artifact(args: argparse.Namespace) -> int:
-    from bot.cli.workflow_cmds import run_verify_artifact
+    from opdrift.cli.workflow_cmds import run_verify_artifact
 
     return run_verify_artifact(args)
 
 
 def _run_resolve_sources(args: argparse.Namespace) -> int:
-    from bot.cli.workflow_cmds import run_resolve_sources
+    from opdrift.cli.workflow_cmds import run_resolve_sources
 
     return run_resolve_sources(args)
 
 
 def _run_pr_number(args: argparse.Namespace) -> int:
-    from bot.cli.workflow_cmds import run_pr_number
+    from opdrift.cli.workflow_cmds import run_pr_number
 
     return run_pr_number(args)
 
 
 def _run_fetch_commits(args: argparse.Namespace) -> int:
-    from bot.cli.workflow_cmds import run_fetch_commits
+    from opdrift.cli.workflow_cmds import run_fetch_commits
 
     return run_fetch_commits(args)
 
 
 def _run_prepare_history(args: argparse.Namespace) -> int:
-    from bot.cli.workflow_cmds import run_prepare_history
+    from opdrift.cli.workflow_cmds import run_prepare_history
 
     return run_prepare_history(args)
 
 
 def _run_state_branch(args: argparse.Namespace) -> int:
-    from bot.cli.workflow_cmds import run_state_branch
+    from opdrift.cli.workflow_cmds import run_state_branch
 
     return run_state_branch(args)
 
 
 def _run_commit_snapshot(args: argparse.Namespace) -> int:
-    from bot.cli.workflow_cmds import run_commit_snapshot
+    from opdrift.cli.workflow_cmds import run_commit_snapshot
 
     return run_commit_snapshot(args)
 
 
 def _run_push_snapshot(args: argparse.Namespace) -> int:
-    from bot.cli.workflow_cmds import run_push_snapshot
+    from opdrift.cli.workflow_cmds import run_push_snapshot
 
     return run_push_snapshot(args)
 
@@ -315,7 +315,7 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         m = _INVALID_CHOICE.search(message)
         if m is not None:
-            from bot.text import did_you_mean
+            from opdrift.text import did_you_mean
 
             choices = [c.strip(" '") for c in m.group("choices").split(",")]
             hint = did_you_mean(m.group("value"), choices)
@@ -323,7 +323,7 @@ class OneLineParser(argparse.ArgumentParser):
                 message = message[: m.end("value") + 1] + hint
         unknown = _UNRECOGNIZED.match(message)
         if unknown is not None:
-            from bot.text import did_you_mean
+            from opdrift.text import did_you_mean
 
             # argparse reports a mistyped option from the top parser, which does not know the command:
             # the options of every command are the candidates (`--formt` → `--format`).

@@ -10,18 +10,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot.cli.common import EXIT_FINDING, EXIT_OK, codegen_rules, load, load_pair, warn, write_output
+from opdrift.cli.common import EXIT_FINDING, EXIT_OK, codegen_rules, load, load_pair, warn, write_output
 
 
 def run_diff(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    from bot.app.overrides import load_overrides
-    from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
-    from bot.drift.changes import compute_drift
-    from bot.drift.policy import failing
-    from bot.render.context import ReportContext
-    from bot.render.report import render
+    from opdrift.app.overrides import load_overrides
+    from opdrift.drift.allowlist import NO_ACKNOWLEDGEMENTS, acknowledge, load_allowlist
+    from opdrift.drift.changes import compute_drift
+    from opdrift.drift.policy import failing
+    from opdrift.render.context import ReportContext
+    from opdrift.render.report import render
 
     allow = load_allowlist(args.allowlist) if args.allowlist else None
     overrides = load_overrides(args.overrides) if args.overrides else None
@@ -40,8 +40,8 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_coverage(args: argparse.Namespace) -> int:
-    from bot.app.coverage import coverage_of
-    from bot.render import coverage as coverage_report
+    from opdrift.app.coverage import coverage_of
+    from opdrift.render import coverage as coverage_report
 
     run = coverage_of(
         args.source,
@@ -58,7 +58,7 @@ def run_coverage(args: argparse.Namespace) -> int:
 
 
 def run_gates(args: argparse.Namespace) -> int:
-    from bot.app.gates import gates_of, write
+    from opdrift.app.gates import gates_of, write
 
     run = gates_of(args.backend, args.torch_version, args.source, load=lambda spec: load(spec))
     write_output(run.diff, args.output)

@@ -1,17 +1,17 @@
 """Runner of `site`: SOURCEs and backend lists in, a static site in DIR out (the use case is
-`bot.app.site`; the write is the one I/O at the end)."""
+`opdrift.app.site`; the write is the one I/O at the end)."""
 
 from __future__ import annotations
 
 import argparse
 
-from bot.cli.common import EXIT_OK, load, note, warn
+from opdrift.cli.common import EXIT_OK, load, note, warn
 
 
 def run_site(args: argparse.Namespace) -> int:
-    from bot.app.site import site_of
-    from bot.site.files import site_files
-    from bot.site.write import write_site
+    from opdrift.app.site import site_of
+    from opdrift.site.files import site_files
+    from opdrift.site.write import write_site
 
     site = site_of(
         args.sources,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from bot import pipeline, snapshot
-from bot.app.overrides import load_overrides
-from bot.cli.common import EXIT_OK, codegen_rules, read_any_source, warn, write_output
+from opdrift import pipeline, snapshot
+from opdrift.app.overrides import load_overrides
+from opdrift.cli.common import EXIT_OK, codegen_rules, read_any_source, warn, write_output
 
 
 def run_snapshot(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-"""Runner of `watch`: the dashboard issue of the upstream's open pull requests (bot.app.watch plans it,
-bot.publish.watch_issue writes it). The environment (GITHUB_TOKEN, GITHUB_API_URL, XDG_CACHE_HOME) is
+"""Runner of `watch`: the dashboard issue of the upstream's open pull requests (opdrift.app.watch plans it,
+opdrift.publish.watch_issue writes it). The environment (GITHUB_TOKEN, GITHUB_API_URL, XDG_CACHE_HOME) is
 read here and passed on explicitly."""
 
 from __future__ import annotations
@@ -9,21 +9,21 @@ import json
 import os
 import sys
 
-from bot.cli.common import EXIT_OK, github_token, note, read_any_source, warn, write_output
+from opdrift.cli.common import EXIT_OK, github_token, note, read_any_source, warn, write_output
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    from bot.app.watch import plan_watch
-    from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
-    from bot.cli.publish_cmds import _publish_client
-    from bot.config.file import load_config
-    from bot.errors import ConfigError
-    from bot.github.api import ApiSettings, requests_sent
-    from bot.github.ghcache import default_cache_dir
-    from bot.github.pulls import PullsClient
-    from bot.github.retry import DEFAULT_API_URL
-    from bot.publish.github import check_repo_name
-    from bot.publish.watch_issue import find_watch_issue, publish_watch
+    from opdrift.app.watch import plan_watch
+    from opdrift.app.watch_judge import Judge, JudgementCache, who_by_backend
+    from opdrift.cli.publish_cmds import _publish_client
+    from opdrift.config.file import load_config
+    from opdrift.errors import ConfigError
+    from opdrift.github.api import ApiSettings, requests_sent
+    from opdrift.github.ghcache import default_cache_dir
+    from opdrift.github.pulls import PullsClient
+    from opdrift.github.retry import DEFAULT_API_URL
+    from opdrift.publish.github import check_repo_name
+    from opdrift.publish.watch_issue import find_watch_issue, publish_watch
 
     upstream = check_repo_name(args.upstream, "--upstream")
     check_repo_name(args.repo)

@@ -1,13 +1,13 @@
 """The arguments of the workflow plumbing commands (verify-artifact, resolve-sources, pr-number,
 prepare-history, commit-snapshot, push-snapshot): the decisions the GitHub workflows and action.yml
-make, as commands so that no YAML holds logic. Only argparse and bot.cli.options are imported.
+make, as commands so that no YAML holds logic. Only argparse and opdrift.cli.options are imported.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from bot.cli.options import SOURCE_HELP, positive_int
+from opdrift.cli.options import SOURCE_HELP, positive_int
 
 
 def add_append_summary(p: argparse.ArgumentParser) -> None:

@@ -2,7 +2,7 @@
 fetch-commits, prepare-history, state-branch, commit-snapshot, push-snapshot, append-summary.
 
 The decisions the GitHub workflows and action.yml make, as commands so that no YAML holds logic.
-Their results go to stdout as NAME=VALUE lines and to $GITHUB_OUTPUT (bot.cli.common.emit_outputs).
+Their results go to stdout as NAME=VALUE lines and to $GITHUB_OUTPUT (opdrift.cli.common.emit_outputs).
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import argparse
 import os
 import sys
 
-from bot.cli.common import EXIT_OK, emit_outputs, github_token
+from opdrift.cli.common import EXIT_OK, emit_outputs, github_token
 
 
 def run_append_summary(args: argparse.Namespace) -> int:
-    from bot.errors import WorkflowError
-    from bot.publish.actions import append_step_summary
+    from opdrift.errors import WorkflowError
+    from opdrift.publish.actions import append_step_summary
 
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
@@ -32,7 +32,7 @@ def run_append_summary(args: argparse.Namespace) -> int:
 
 
 def run_verify_artifact(args: argparse.Namespace) -> int:
-    from bot.publish import artifact
+    from opdrift.publish import artifact
 
     limit = artifact.DEFAULT_MAX_BYTES if args.max_bytes is None else args.max_bytes
     if args.missing_ok and artifact.is_missing(args.directory):
@@ -54,7 +54,7 @@ def run_verify_artifact(args: argparse.Namespace) -> int:
 def run_resolve_sources(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    from bot.publish import workflow
+    from opdrift.publish import workflow
 
     found = workflow.resolve_sources(
         args.pytorch or ".",
@@ -78,8 +78,8 @@ def run_resolve_sources(args: argparse.Namespace) -> int:
 
 
 def run_pr_number(args: argparse.Namespace) -> int:
-    from bot.github.retry import DEFAULT_API_URL
-    from bot.publish import github, workflow
+    from opdrift.github.retry import DEFAULT_API_URL
+    from opdrift.publish import github, workflow
 
     numbers = workflow.event_pr_numbers(args.event_numbers) if args.event_numbers else []
     if args.event_number:
@@ -125,7 +125,7 @@ def run_pr_number(args: argparse.Namespace) -> int:
 
 
 def run_fetch_commits(args: argparse.Namespace) -> int:
-    from bot.sources.fetch import fetch_commits
+    from opdrift.sources.fetch import fetch_commits
 
     done = fetch_commits(args.into, args.remote, args.base, args.head)
     print(f"opdrift: {done.note}", file=sys.stderr)
@@ -134,8 +134,8 @@ def run_fetch_commits(args: argparse.Namespace) -> int:
 
 
 def run_prepare_history(args: argparse.Namespace) -> int:
-    from bot import pipeline
-    from bot.sources.repo import prepare_history
+    from opdrift import pipeline
+    from opdrift.sources.repo import prepare_history
 
     base, head = pipeline.load_snapshot(args.base).meta, pipeline.load_snapshot(args.head).meta
     ready = prepare_history(
@@ -155,8 +155,8 @@ def _this_repository(remote: str | None, *, token_needed: bool) -> tuple[str, st
     $GITHUB_TOKEN (needed to push; a read of a public repository goes without)."""
     import base64
 
-    from bot.errors import WorkflowError
-    from bot.publish import github
+    from opdrift.errors import WorkflowError
+    from opdrift.publish import github
 
     if remote is not None:
         return remote, None, ()
@@ -174,7 +174,7 @@ def _this_repository(remote: str | None, *, token_needed: bool) -> tuple[str, st
 
 
 def run_push_snapshot(args: argparse.Namespace) -> int:
-    from bot.sources.repo import push_commits
+    from opdrift.sources.repo import push_commits
 
     remote, header, secrets = _this_repository(args.remote, token_needed=True)
     print(f"opdrift: {push_commits(args.dir, remote, args.branch, auth_header=header, secrets=secrets)}")
@@ -184,10 +184,10 @@ def run_push_snapshot(args: argparse.Namespace) -> int:
 def run_state_branch(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from bot import snapshot
-    from bot.cli.common import load
-    from bot.errors import WorkflowError
-    from bot.sources.repo import open_state_branch
+    from opdrift import snapshot
+    from opdrift.cli.common import load
+    from opdrift.errors import WorkflowError
+    from opdrift.sources.repo import open_state_branch
 
     def seed() -> bytes:
         checked_out = Path(args.file)
@@ -211,7 +211,7 @@ def run_state_branch(args: argparse.Namespace) -> int:
 
 
 def run_commit_snapshot(args: argparse.Namespace) -> int:
-    from bot.sources.repo import commit_file
+    from opdrift.sources.repo import commit_file
 
     done = commit_file(args.file, args.message)
     print(done.message)

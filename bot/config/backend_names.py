@@ -1,12 +1,12 @@
-"""What a backend is called when its subscription gives no `name:` (`bot.config.file`): every
+"""What a backend is called when its subscription gives no `name:` (`opdrift.config.file`): every
 report calls a backend by its name ("dlprim"), never by its kind and path ("cpp ../src")."""
 
 from __future__ import annotations
 
 import os
 
-from bot.coverage.kinds import KIND_BY_ID, BackendKind
-from bot.github.ghfiles import PREFIX as GH_PREFIX
+from opdrift.coverage.kinds import KIND_BY_ID, BackendKind
+from opdrift.github.ghfiles import PREFIX as GH_PREFIX
 
 NAME_MAX = 50  # a backend's name heads its row of the impact table, and follows each of its mentions
 # Directory and file names that say nothing of whose list it is: the name is looked for above them.
@@ -19,7 +19,7 @@ _GENERIC = frozenset(
 def default_name(kind: BackendKind, value: str, resolved: str = "") -> str:
     """A backend's name when its subscription gives none: a dispatch key's own name (``MPS``); a
     ``gh:OWNER/NAME@REF:PATH`` list's repository (``NAME``); the product of a kind made for one
-    (``xla``, ``op-plugin``: `bot.coverage.kinds.KindRow.product`) when the list has the product's own file name; else the last component of
+    (``xla``, ``op-plugin``: `opdrift.coverage.kinds.KindRow.product`) when the list has the product's own file name; else the last component of
     the list's path that says whose it is (a file without its extension; ``src`` and the like skipped, up to the directory holding them:
     ``../src`` of pytorch_dlprim's checkout is ``pytorch_dlprim``)."""
     row = KIND_BY_ID[kind]

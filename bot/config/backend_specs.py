@@ -1,7 +1,7 @@
 """A backend's list as the config names it: a subscription's `backend:` and the items of `backends:`,
-read and checked (`bot.config.file` reads the rest of the file). A path is resolved against the
+read and checked (`opdrift.config.file` reads the rest of the file). A path is resolved against the
 config file's directory; a ``gh:OWNER/NAME@REF:PATH`` spec is checked here and read by
-`bot.github.ghfiles`; no list is read here."""
+`opdrift.github.ghfiles`; no list is read here."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.config.backend_names import NAME_MAX, default_name
-from bot.config.nodes import ConfigReader, pattern
-from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind, backend_key, parse_kind
-from bot.errors import SourceError
-from bot.github.ghfiles import PREFIX as GH_PREFIX
-from bot.github.ghfiles import parse_path_spec
-from bot.yamltext import SEQUENCE
+from opdrift.config.backend_names import NAME_MAX, default_name
+from opdrift.config.nodes import ConfigReader, pattern
+from opdrift.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind, backend_key, parse_kind
+from opdrift.errors import SourceError
+from opdrift.github.ghfiles import PREFIX as GH_PREFIX
+from opdrift.github.ghfiles import parse_path_spec
+from opdrift.yamltext import SEQUENCE
 
 DISPATCH_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
@@ -43,7 +43,7 @@ class BackendSpec:
 
     @property
     def key(self) -> str:
-        """The list's key across runs and reports (`bot.coverage.kinds.backend_key`)."""
+        """The list's key across runs and reports (`opdrift.coverage.kinds.backend_key`)."""
         return backend_key(self.kind, self.value)
 
     def missing(self, config_path: str) -> str | None:
@@ -71,7 +71,7 @@ class BackendSpec:
 class ListedBackend:
     """An item of `backends:`: a downstream backend whose impact the PR comment shows (no one is
     mentioned). Its `spec.value` is a local path or a ``gh:OWNER/NAME@REF:PATH`` spec, which
-    `spec.resolved` keeps as written (`bot.github.ghfiles` reads it)."""
+    `spec.resolved` keeps as written (`opdrift.github.ghfiles` reads it)."""
 
     name: str
     spec: BackendSpec

@@ -6,7 +6,7 @@ file is read twice: once through `read_yaml_document` (which reports YAML syntax
 line) and once composed into nodes, whose marks give the lines.
 
 What a subscription matches, the handles to mention and the backend gaps are worked out by
-`bot.app.subscriptions`; this module only reads and checks the file (it reads no backend list).
+`opdrift.app.subscriptions`; this module only reads and checks the file (it reads no backend list).
 """
 
 from __future__ import annotations
@@ -19,22 +19,22 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from bot.config.backend_specs import (
+from opdrift.config.backend_specs import (
     DISPATCH_KEY,
     BackendSpec,
     ListedBackend,
     listed_backends,
     subscription_backend,
 )
-from bot.config.nodes import ConfigReader, one_of, pattern
-from bot.coverage.kinds import KIND_BY_ID
-from bot.drift.flags import FACETS
-from bot.errors import ConfigError, YamlError
-from bot.shapes import Kind
-from bot.sources.read import read_text
-from bot.taxonomy.buckets import BUCKETS
-from bot.text import did_you_mean
-from bot.yamltext import SEQUENCE, compose_yaml_document, read_yaml_document, tagged
+from opdrift.config.nodes import ConfigReader, one_of, pattern
+from opdrift.coverage.kinds import KIND_BY_ID
+from opdrift.drift.flags import FACETS
+from opdrift.errors import ConfigError, YamlError
+from opdrift.shapes import Kind
+from opdrift.sources.read import read_text
+from opdrift.taxonomy.buckets import BUCKETS
+from opdrift.text import did_you_mean
+from opdrift.yamltext import SEQUENCE, compose_yaml_document, read_yaml_document, tagged
 
 TITLE_FIELDS = ("week", "base", "head")
 DEFAULT_TITLE = "Operator drift {week} ({base}..{head})"
@@ -46,7 +46,7 @@ _TAG = re.compile(r"[a-z][a-z0-9_]*")
 _LABEL_MAX = 50  # GitHub's limit on a label name
 
 _SLUG = re.compile(rf"{_USER}/[A-Za-z0-9._-]{{1,100}}")
-# The issue links to it: an https URL that `bot.text.link` links (host and path, no query), so what the
+# The issue links to it: an https URL that `opdrift.text.link` links (host and path, no query), so what the
 # config accepts is what the issue shows.
 _SITE_URL = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%/+-]*)?")
 BOT_LOGIN = re.compile(rf"{_USER}(?:\[bot\])?")  # a user, or an app's bot account ("github-actions[bot]")

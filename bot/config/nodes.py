@@ -1,4 +1,4 @@
-"""Typed access to the config file's composed YAML nodes (`bot.config.file`, `bot.config.backend_specs`):
+"""Typed access to the config file's composed YAML nodes (`opdrift.config.file`, `opdrift.config.backend_specs`):
 each value read by a kind whose tag decides, each error a ConfigError at the offending node's line."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import yaml
 
-from bot.errors import ConfigError
-from bot.shapes import Kind
-from bot.yamltext import MAPPING, SEQUENCE, NodeReader, tagged
+from opdrift.errors import ConfigError
+from opdrift.shapes import Kind
+from opdrift.yamltext import MAPPING, SEQUENCE, NodeReader, tagged
 
 _STR = "tag:yaml.org,2002:str"
 _BOOL = "tag:yaml.org,2002:bool"

@@ -2,10 +2,10 @@
 
 A list that records each op's schema (op-plugin's and torch_npu's yamls, a C++ tree's schema comments,
 torch-mlir's ODS types) is compared with the snapshot's schema of the op by the drift's two rules:
-callers (`bot.schema.compare.diff_schemas`) and the C++ kernel (`bot.schema.kernel`), each side bound
+callers (`opdrift.schema.compare.diff_schemas`) and the C++ kernel (`opdrift.schema.kernel`), each side bound
 as it is at the snapshot's release. torch-mlir's TorchScript types say less than a schema, so its
 alerts are built from the types (`_types_alert`). Coverage raises the alerts
-(`bot.coverage.check.compute_coverage`), a subscription asks `alert_for` of both sides of a change.
+(`opdrift.coverage.check.compute_coverage`), a subscription asks `alert_for` of both sides of a change.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.coverage.oplist import BackendList, BackendOp
-from bot.coverage.schema_history import SinceEvent, schema_since
-from bot.errors import SchemaError
-from bot.model import OpRecord, Snapshot
-from bot.operators.codegen import kernel_binding, rules_for_version
-from bot.schema.codes import Code, Detail
-from bot.schema.compare import diff_schemas, widens
-from bot.schema.grammar import parse_schema, parse_type
-from bot.schema.kernel import (
+from opdrift.coverage.oplist import BackendList, BackendOp
+from opdrift.coverage.schema_history import SinceEvent, schema_since
+from opdrift.errors import SchemaError
+from opdrift.model import OpRecord, Snapshot
+from opdrift.operators.codegen import kernel_binding, rules_for_version
+from opdrift.schema.codes import Code, Detail
+from opdrift.schema.compare import diff_schemas, widens
+from opdrift.schema.grammar import parse_schema, parse_type
+from opdrift.schema.kernel import (
     Binding,
     KernelChange,
     KernelForm,
@@ -33,7 +33,7 @@ from bot.schema.kernel import (
     kernel_changes,
     verdict_of,
 )
-from bot.schema.model import Argument, Arguments, FunctionSchema, Return, Type
+from opdrift.schema.model import Argument, Arguments, FunctionSchema, Return, Type
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,8 @@ class SchemaAlert:
     """The backend implements `name` with a signature that upstream no longer has.
 
     Both verdicts of the drift model, from the backend's signature to upstream's: `breaking` for
-    callers (`bot.schema.compare`), `kernel` for the C++ signature its kernels are built against
-    (`bot.schema.kernel`; "compatible" when they still build, and `kernel_changes` empty).
+    callers (`opdrift.schema.compare`), `kernel` for the C++ signature its kernels are built against
+    (`opdrift.schema.kernel`; "compatible" when they still build, and `kernel_changes` empty).
     """
 
     name: str
@@ -58,7 +58,7 @@ class SchemaAlert:
     # the form the verdict judged it in (`judged_form`; see Note [SymInt kernels from 1.13])
     judged_in: KernelForm | None = None
     # the first release of the run of releases, up to the snapshot's, whose schema is upstream's
-    # (`bot.coverage.schema_history`): how long the backend has been behind. None: in no release yet
+    # (`opdrift.coverage.schema_history`): how long the backend has been behind. None: in no release yet
     upstream_since: str | None = None
     # how that run began: "added" (the op came with that schema), "changed", or "earliest" (the run
     # starts at the table's first release: unchanged since it or earlier); None with upstream_since
@@ -108,7 +108,7 @@ def _widened(before: str, after: str) -> bool:
 @dataclass(frozen=True)
 class _Bindings:
     """How the backend's kernel is bound and how upstream's is, at the snapshot's release
-    (`bot.operators.codegen.kernel_binding`, the drift's rule too)."""
+    (`opdrift.operators.codegen.kernel_binding`, the drift's rule too)."""
 
     theirs: Binding
     ours: Binding
@@ -284,7 +284,7 @@ def _full_alert(
 def alert_for(op: BackendOp, rec: OpRecord, torch_version: str | None) -> SchemaAlert | None:
     """The schema alert for the backend's OP (which records a schema) against upstream's REC at torch
     TORCH_VERSION, or None when they agree. The one rule: coverage's alerts, and a subscription's
-    "its recorded schema changed" (`bot.app.subscriptions.schema_changed`), which asks it of both
+    "its recorded schema changed" (`opdrift.app.subscriptions.schema_changed`), which asks it of both
     sides of a change."""
     judged = judged_form(op.kernel_form, torch_version)
     schema = parse_schema(rec.schema)

@@ -4,7 +4,7 @@ Each backend keeps the ATen operators it implements in a format of its own, main
 Every reader (one module per format: `torch_mlir`, `yaml_lists`, `cpp`, and plain text here) is pure
 (text in, records out) and normalises names to native_functions.yaml's ``name.overload`` (the bare name for the default overload), so that coverage can compare them with a
 snapshot. Reading files and walking source trees happens in the file readers below, at the edge;
-`read_backend` picks one by the kind table (`bot.coverage.kinds`).
+`read_backend` picks one by the kind table (`opdrift.coverage.kinds`).
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from bot.coverage.cpp import read_cpp, read_fallback_list
-from bot.coverage.executorch import CHECKOUT_YAMLS, read_executorch_path
-from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind, parse_kind
-from bot.coverage.oplist import BackendList, BackendOp, normalise_name
-from bot.coverage.pyreg import read_python
-from bot.coverage.stubs import read_backend_stubs
-from bot.coverage.torch_mlir import FX_DECOMP_PATH, TD_PATH, read_fx_table, read_torch_mlir
-from bot.coverage.yaml_lists import read_op_plugin, read_torch_npu, read_xpu, torch_version_key
-from bot.errors import ConfigError, SourceError
-from bot.sources.read import read_capped, read_text
+from opdrift.coverage.cpp import read_cpp, read_fallback_list
+from opdrift.coverage.executorch import CHECKOUT_YAMLS, read_executorch_path
+from opdrift.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, BackendKind, parse_kind
+from opdrift.coverage.oplist import BackendList, BackendOp, normalise_name
+from opdrift.coverage.pyreg import read_python
+from opdrift.coverage.stubs import read_backend_stubs
+from opdrift.coverage.torch_mlir import FX_DECOMP_PATH, TD_PATH, read_fx_table, read_torch_mlir
+from opdrift.coverage.yaml_lists import read_op_plugin, read_torch_npu, read_xpu, torch_version_key
+from opdrift.errors import ConfigError, SourceError
+from opdrift.sources.read import read_capped, read_text
 
 # What callers of `read_backend` need beside it: the record it returns, the kinds, the version key.
 __all__ = [
@@ -77,12 +77,12 @@ def _cpp_files(root: Path) -> Iterable[Path]:
 
 
 def is_cpp_source(rel: str) -> bool:
-    """Whether a C++ tree's reader reads the file at REL (`bot.coverage.kinds.KindRow.reads_in_tree`)."""
+    """Whether a C++ tree's reader reads the file at REL (`opdrift.coverage.kinds.KindRow.reads_in_tree`)."""
     return Path(rel).suffix in _CPP_SUFFIXES
 
 
 def is_python_source(rel: str) -> bool:
-    """Whether a Python tree's reader reads the file at REL (`bot.coverage.kinds.KindRow.reads_in_tree`)."""
+    """Whether a Python tree's reader reads the file at REL (`opdrift.coverage.kinds.KindRow.reads_in_tree`)."""
     return Path(rel).suffix == ".py"
 
 
@@ -198,7 +198,7 @@ def _read_torch_mlir_checkout(root: Path, value: str) -> BackendList:
 
 def read_backend(kind: BackendKind, value: str, *, torch_version: str | None = None) -> BackendList:
     """Read one backend list of KIND from VALUE (a path, or a dispatch key) with the reader the kind
-    table names (`bot.coverage.kinds`); the list is of KIND whatever format its reader shares, and an
+    table names (`opdrift.coverage.kinds`); the list is of KIND whatever format its reader shares, and an
     operator whose reader could not tell its kernel form gets the kind's."""
     row = KIND_BY_ID.get(kind)
     if row is None:
@@ -287,7 +287,7 @@ def read_executorch_file(value: str, torch_version: str | None) -> BackendList:
 
 
 def read_python_tree(value: str, torch_version: str | None) -> BackendList:
-    """A tree of Python files (or one) registering ATen kernels, read with `ast` (`bot.coverage.pyreg`)."""
+    """A tree of Python files (or one) registering ATen kernels, read with `ast` (`opdrift.coverage.pyreg`)."""
     path = Path(value)
     if path.exists() and not (path.is_dir() or path.is_file()):
         raise ConfigError("not a regular file or directory (a FIFO would block the read)", path=value)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.coverage.alerts import SchemaAlert, alert_key
-from bot.coverage.check import Coverage
+from opdrift.coverage.alerts import SchemaAlert, alert_key
+from opdrift.coverage.check import Coverage
 
 
 @dataclass(frozen=True)

@@ -3,30 +3,30 @@
 Pure: a `Snapshot` and a `BackendList` in, a `Coverage` out. Whether an operator is covered, and by
 which rule (``listed``, ``decomposes``, ``default_kernel``, ``structured_delegate``,
 ``backend_codegen``, ``autograd_key``, export's ``training_only``), is the work engine's answer
-(`bot.work.engine`, which documents the rules): the engine the drift's per-change profiles,
+(`opdrift.work.engine`, which documents the rules): the engine the drift's per-change profiles,
 subscriptions, `explain` and the site ask too. docs/coverage.md documents the rules per backend kind.
 
 A ``dispatch`` list is the operators with a kernel under that dispatch key in native_functions.yaml,
 judged as the dispatcher fills that key.
 
 Anything else needs a kernel. Listed names that no longer exist upstream are stale. A list that
-records schemas gets schema alerts (`bot.coverage.alerts`). Two coverages compared are
-`bot.coverage.change`; the JSON form is `bot.coverage.jsonform`.
+records schemas gets schema alerts (`opdrift.coverage.alerts`). Two coverages compared are
+`opdrift.coverage.change`; the JSON form is `opdrift.coverage.jsonform`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.coverage.alerts import SchemaAlert, schema_alerts
-from bot.coverage.kinds import EDGE_KINDS, FALLBACK_OF_KIND, KIND_BY_ID, PROFILE_OF_KIND, BackendKind
-from bot.coverage.names import last_registered
-from bot.coverage.oplist import BackendList, BackendOp
-from bot.errors import ConfigError
-from bot.model import Snapshot
-from bot.operators.kernels import Profile
-from bot.text import did_you_mean
-from bot.work.engine import (
+from opdrift.coverage.alerts import SchemaAlert, schema_alerts
+from opdrift.coverage.kinds import EDGE_KINDS, FALLBACK_OF_KIND, KIND_BY_ID, PROFILE_OF_KIND, BackendKind
+from opdrift.coverage.names import last_registered
+from opdrift.coverage.oplist import BackendList, BackendOp
+from opdrift.errors import ConfigError
+from opdrift.model import Snapshot
+from opdrift.operators.kernels import Profile
+from opdrift.text import did_you_mean
+from opdrift.work.engine import (
     RULES,
     RUNTIME_PRIM,
     SHARED_BACKWARDS,
@@ -165,7 +165,7 @@ def backend_engine(snapshot: Snapshot, backend: BackendList, profile: Profile | 
 
 def compute_coverage(snapshot: Snapshot, backend: BackendList, profile: Profile | None = None) -> Coverage:
     """Every operator of SNAPSHOT judged for BACKEND, as a backend of PROFILE (default: its kind's), by
-    the work engine (`bot.work.engine`), the one that decides the drift's per-change profiles too."""
+    the work engine (`opdrift.work.engine`), the one that decides the drift's per-change profiles too."""
     engine = backend_engine(snapshot, backend, profile)
     model = engine.backend
     records = snapshot.operators

@@ -11,9 +11,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from bot.coverage.oplist import BackendList, BackendOp, line_finder, normalise_name
-from bot.errors import ConfigError
-from bot.schema.kernel import KernelForm
+from opdrift.coverage.oplist import BackendList, BackendOp, line_finder, normalise_name
+from opdrift.errors import ConfigError
+from opdrift.schema.kernel import KernelForm
 
 _LIB_IMPL = re.compile(
     r"TORCH_LIBRARY_IMPL\(\s*aten\s*,\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"

@@ -10,7 +10,7 @@ is not ATen's and is left out. A ``kernels:`` list names the C++ kernels (``arg_
 dim order); how many does not matter here. The format is ExecuTorch's kernels/README.md (pytorch/
 executorch at ``cff6f4d``, 2026-08-22).
 
-What the entries mean for coverage is the edge dialect's matter (`bot.operators.edge`): ExecuTorch
+What the entries mean for coverage is the edge dialect's matter (`opdrift.operators.edge`): ExecuTorch
 lists out= variants, since the exported program is converted to them.
 """
 
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import yaml
 
-from bot.coverage.oplist import BackendList, BackendOp, normalise_name
-from bot.errors import ConfigError
-from bot.yamltext import compose_yaml_document
+from opdrift.coverage.oplist import BackendList, BackendOp, normalise_name
+from opdrift.errors import ConfigError
+from opdrift.yamltext import compose_yaml_document
 
 # The yamls of a checkout that a lean-mode runtime links (the portable library, its custom ops, the
 # optimized and quantized libraries); ``kernels/aten/functions.yaml`` is the ATen-mode build's, read

@@ -1,8 +1,8 @@
 """First work: the fewest work items that let the most models of the corpus run without fallback.
 
 A model *runs without fallback* on a backend when every ATen operator it dispatches on the backend's
-paths (`bot.coverage.workitems.model_paths`) is covered: for an eager backend, every op of its
-inference and training runs, as the backend's device receives them (`bot.usage.device`), has a
+paths (`opdrift.coverage.workitems.model_paths`) is covered: for an eager backend, every op of its
+inference and training runs, as the backend's device receives them (`opdrift.usage.device`), has a
 kernel of the backend's or a default one that serves it, so nothing goes to a CPU fallback or fails;
 for an export backend, every op of its exported graph (decomposed by the backend's table) has a
 lowering; for a functional one, every op of its functionalized joint graph. Operators of other
@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.coverage.workitems import WorkItem, cpu_only, models_recorded
-from bot.model import Snapshot
-from bot.usage.models import ModelUsage
+from opdrift.coverage.workitems import WorkItem, cpu_only, models_recorded
+from opdrift.model import Snapshot
+from opdrift.usage.models import ModelUsage
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def first_work(
     ranked: Sequence[WorkItem], usage: ModelUsage, paths: tuple[str, ...], snapshot: Snapshot
 ) -> FirstWork:
     """RANKED (the work items in the report's order) against USAGE's models on PATHS (already as the
-    backend's device receives them, `bot.coverage.workitems.model_usage`)."""
+    backend's device receives them, `opdrift.coverage.workitems.model_usage`)."""
     records = snapshot.operators
     item_of: dict[str, str] = {}
     for item in ranked:

@@ -26,19 +26,19 @@ from dataclasses import dataclass
 
 import yaml
 
-from bot.coverage.workitems import declaration
-from bot.coverage.yaml_lists import gate_applies
-from bot.errors import ConfigError
-from bot.schema.grammar import parse_schema
-from bot.schema.kernel import Binding as KernelBinding
-from bot.schema.kernel import KernelForm, breaks_form, kernel_changes
-from bot.versions import parse_user_version
-from bot.yamltext import compose_yaml_document
+from opdrift.coverage.workitems import declaration
+from opdrift.coverage.yaml_lists import gate_applies
+from opdrift.errors import ConfigError
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.kernel import Binding as KernelBinding
+from opdrift.schema.kernel import KernelForm, breaks_form, kernel_changes
+from opdrift.versions import parse_user_version
+from opdrift.yamltext import compose_yaml_document
 
 Minor = tuple[int, int]
 
 # The keys of an entry that op-plugin gates by torch version: torchnpugen's acl_op / op_api / sparse
-# (which decide what is registered, `bot.coverage.yaml_lists`), and the gates of the Python binding
+# (which decide what is registered, `opdrift.coverage.yaml_lists`), and the gates of the Python binding
 # (`exposed`), the DVM and internal-format kernels. ba79f856 capped `exposed` beside `acl_op`.
 GATE_KEYS = ("acl_op", "op_api", "sparse", "exposed", "dvm", "internal_format_opapi")
 # The lists whose entries carry gates, in file order of Ascend's file; `custom` holds torch_npu's own
@@ -225,7 +225,7 @@ def _binding(entry: _Entry, previous: ReleaseOps, release: ReleaseOps, form: Ker
     if old is None or new is None:
         return None
     was, now = entry.name in previous.structured, entry.name in release.structured
-    # 2.x bindings: a structured group's Tensor[] bind as ITensorListRef (`bot.operators.codegen.kernel_binding`)
+    # 2.x bindings: a structured group's Tensor[] bind as ITensorListRef (`opdrift.operators.codegen.kernel_binding`)
     changes = kernel_changes(
         parse_schema(old),
         parse_schema(new),

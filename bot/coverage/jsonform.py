@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.coverage.change import CoverageChange
-from bot.coverage.check import Coverage, falls_back
-from bot.coverage.kinds import EDGE_KINDS
-from bot.coverage.names import last_registered
+from opdrift.coverage.change import CoverageChange
+from opdrift.coverage.check import Coverage, falls_back
+from opdrift.coverage.kinds import EDGE_KINDS
+from opdrift.coverage.names import last_registered
 
 
 def coverage_json(cov: Coverage, change: CoverageChange | None = None) -> Mapping[str, object]:

@@ -2,7 +2,7 @@
 
 Everything else derives from `KIND_TABLE`: `BACKEND_KINDS` (what ``--backend KIND=PATH`` and the
 config's ``kind:`` accept, through `parse_kind`), `PROFILE_OF_KIND` (the profile a kind's backend is
-judged as, unless ``--profile`` says otherwise), `read_backend`'s dispatch (`bot.coverage.backends`),
+judged as, unless ``--profile`` says otherwise), `read_backend`'s dispatch (`opdrift.coverage.backends`),
 the CLI's help and docs/coverage.md's table of kinds (a test checks it). Every property of a kind a
 module asks is a column here: no module compares a kind with a string of its own
 (`tests/unit/coverage/test_kinds.py` scans for one), and `BackendKind` lets mypy check each row and each
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 if TYPE_CHECKING:
-    from bot.coverage.oplist import BackendList
-    from bot.operators.kernels import Profile
-    from bot.schema.kernel import KernelForm
+    from opdrift.coverage.oplist import BackendList
+    from opdrift.operators.kernels import Profile
+    from opdrift.schema.kernel import KernelForm
 
 # The ids of KIND_TABLE's rows, in its order (a test checks they agree).
 BackendKind: TypeAlias = Literal[
@@ -48,7 +48,7 @@ Reader: TypeAlias = "Callable[[str, str | None], BackendList]"
 # 1.13]); "none", no C++ kernel of a dispatcher signature at all (torch-mlir lowers ops by their schema
 # in its own dialect; Python kernels; ExecuTorch's take its own types)
 Kernels: TypeAlias = Literal["int64_t", "each", "none"]
-# What removing an op upstream does to a backend that still lists it (`bot.app.subscriptions`):
+# What removing an op upstream does to a backend that still lists it (`opdrift.app.subscriptions`):
 # "breaks" its build, leaves a "dead" registration that still builds, or "" nothing known
 Removal: TypeAlias = Literal["breaks", "dead", ""]
 
@@ -63,73 +63,73 @@ NPU_FALLBACK = "torch_npu/csrc/aten/VariableFallbackKernel.cpp:242 (PrivateUse1)
 
 
 def _read_torch_mlir(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_torch_mlir_source
+    from opdrift.coverage.backends import read_torch_mlir_source
 
     return read_torch_mlir_source(value, torch_version)
 
 
 def _read_xla(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_xla_file
+    from opdrift.coverage.backends import read_xla_file
 
     return read_xla_file(value, torch_version)
 
 
 def _read_backend_stubs(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_backend_stubs_file
+    from opdrift.coverage.backends import read_backend_stubs_file
 
     return read_backend_stubs_file(value, torch_version)
 
 
 def _read_cpp(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_cpp_tree
+    from opdrift.coverage.backends import read_cpp_tree
 
     return read_cpp_tree(value, torch_version)
 
 
 def _read_python(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_python_tree
+    from opdrift.coverage.backends import read_python_tree
 
     return read_python_tree(value, torch_version)
 
 
 def _read_op_plugin(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_op_plugin_file
+    from opdrift.coverage.backends import read_op_plugin_file
 
     return read_op_plugin_file(value, torch_version)
 
 
 def _read_torch_npu(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_torch_npu_file
+    from opdrift.coverage.backends import read_torch_npu_file
 
     return read_torch_npu_file(value, torch_version)
 
 
 def _read_xpu(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_xpu_file
+    from opdrift.coverage.backends import read_xpu_file
 
     return read_xpu_file(value, torch_version)
 
 
 def _read_xpu_fallback(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_fallback_list_file
+    from opdrift.coverage.backends import read_fallback_list_file
 
     return read_fallback_list_file(value, torch_version)
 
 
 def _read_executorch(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_executorch_file
+    from opdrift.coverage.backends import read_executorch_file
 
     return read_executorch_file(value, torch_version)
 
 
 def _read_dispatch(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_dispatch_key
+    from opdrift.coverage.backends import read_dispatch_key
 
     return read_dispatch_key(value, torch_version)
 
 
 def _read_text(value: str, torch_version: str | None) -> BackendList:
-    from bot.coverage.backends import read_text_file
+    from opdrift.coverage.backends import read_text_file
 
     return read_text_file(value, torch_version)
 
@@ -142,25 +142,25 @@ def _no_tree(rel: str) -> bool:
 
 
 def _cpp_in_tree(rel: str) -> bool:
-    from bot.coverage.backends import is_cpp_source
+    from opdrift.coverage.backends import is_cpp_source
 
     return is_cpp_source(rel)
 
 
 def _torch_mlir_in_tree(rel: str) -> bool:
-    from bot.coverage.torch_mlir import FX_DECOMP_PATH, TD_PATH
+    from opdrift.coverage.torch_mlir import FX_DECOMP_PATH, TD_PATH
 
     return rel in (TD_PATH, FX_DECOMP_PATH)
 
 
 def _executorch_in_tree(rel: str) -> bool:
-    from bot.coverage.executorch import CHECKOUT_YAMLS
+    from opdrift.coverage.executorch import CHECKOUT_YAMLS
 
     return rel in CHECKOUT_YAMLS
 
 
 def _python_in_tree(rel: str) -> bool:
-    from bot.coverage.backends import is_python_source
+    from opdrift.coverage.backends import is_python_source
 
     return is_python_source(rel)
 
@@ -171,7 +171,7 @@ class KindRow:
 
     id: BackendKind  # what --backend KIND=PATH and the config's `kind:` say
     reader: Reader
-    # how operators reach a backend of this kind (`bot.operators.kernels`): C++ registrations,
+    # how operators reach a backend of this kind (`opdrift.operators.kernels`): C++ registrations,
     # op-plugin and torch_npu's own list, XPU and a native dispatch key are eager backends; torch-mlir
     # compiles exported graphs; XLA runs under functionalization; a plain list could be anything, and
     # eager is the common case
@@ -182,12 +182,12 @@ class KindRow:
     # where every backend of this kind registers a boxed CPU fallback ("file:line (KEY)" in its own
     # repository), which runs an op it has no kernel for on CPU when PyTorch has a CPU kernel for it;
     # "" when the kind has none, or when its reader finds one in the sources read (a C++ tree's own
-    # `m.fallback`, `bot.coverage.cpp`: pytorch_dlprim's src/tensor_ops.cpp:440 at 30e27c8, whose
+    # `m.fallback`, `opdrift.coverage.cpp`: pytorch_dlprim's src/tensor_ops.cpp:440 at 30e27c8, whose
     # `ptdlprim::fallback` calls `native::cpu_fallback`)
     fallback: str = ""
     # without one for the kind: the fallback its reader finds in the sources read, in a few words
     fallback_found: str = ""
-    # an export backend that runs ExecuTorch's edge dialect (`bot.operators.edge`): views become their
+    # an export backend that runs ExecuTorch's edge dialect (`opdrift.operators.edge`): views become their
     # view_copy ops, a listed out= variant covers its functional op, the verifier's refusals are apart
     edge: bool = False
     # a real list of this kind the tests read (tests/data/backends/real/, sources in its SOURCES.md),
@@ -202,7 +202,7 @@ class KindRow:
     # `opdrift gates` edits (op-plugin's yaml)
     gated: bool = False
     # the dispatch key its device's kernels are registered under, where the models dispatch what
-    # `bot.usage.device` substitutes (`bot.coverage.workitems.device_key`); "" when it is PATH itself
+    # `opdrift.usage.device` substitutes (`opdrift.coverage.workitems.device_key`); "" when it is PATH itself
     # (`in_pytorch`)
     device_key: str = "PrivateUse1"
     # what removing an op upstream does to its backend while its list still names it (`Removal`).
@@ -216,17 +216,17 @@ class KindRow:
     # not xpu_functions.yaml: neither
     on_removal: Removal = ""
     # it lowers each op by its schema into its own dialect (torch-mlir's ODS ops are generated from
-    # the registry): a changed C++ signature breaks no kernel of its (`bot.app.subscriptions.breaks`);
+    # the registry): a changed C++ signature breaks no kernel of its (`opdrift.app.subscriptions.breaks`);
     # a kind that writes no C++ kernel has what it records of the schema judged instead
     # (`schema_changed`)
     lowers: bool = False
     # its exported graphs decompose by its own table (torch-mlir's FX importer), which the model corpus
-    # has a path of its own for (`bot.usage.models.paths_for`)
+    # has a path of its own for (`opdrift.usage.models.paths_for`)
     own_decompositions: bool = False
     # what its lists name beyond native functions, said beside their stale entries in its coverage
     also_lists: str = ""
     # the product a kind is made for, which a backend without a `name:` is called when its list has
-    # one of the product's own file names (`bot.publish.backend_names.default_name`)
+    # one of the product's own file names (`opdrift.publish.backend_names.default_name`)
     product: str = ""
     product_files: frozenset[str] = frozenset()
     # which file (relative to it) reading a directory as a list of this kind reads: a C++ tree's

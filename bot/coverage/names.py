@@ -15,7 +15,7 @@ import lzma
 from functools import cache
 from pathlib import Path
 
-from bot.errors import OpdriftError
+from opdrift.errors import OpdriftError
 
 TABLE = "data/names.tsv.xz"
 
@@ -69,7 +69,7 @@ def last_registered(name: str) -> str | None:
 
 def first_registered(name: str) -> str | None:
     """The first release (of the table's) that registered NAME, or None when none ever did: a
-    release's model data (`bot.usage.models`) can speak only for the names it registered."""
+    release's model data (`opdrift.usage.models`) can speak only for the names it registered."""
     return _table()[2].get(name)
 
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Literal
 
-from bot.coverage.kinds import BACKEND_KINDS, BackendKind
-from bot.errors import ConfigError
-from bot.schema.kernel import KernelForm
+from opdrift.coverage.kinds import BACKEND_KINDS, BackendKind
+from opdrift.errors import ConfigError
+from opdrift.schema.kernel import KernelForm
 
-# The kinds are `bot.coverage.kinds`' table; readers and the config name them from here too.
+# The kinds are `opdrift.coverage.kinds`' table; readers and the config name them from here too.
 __all__ = [
     "BACKEND_KINDS",
     "BackendKind",
@@ -50,13 +50,13 @@ class BackendOp:
         None  # "full": a native schema; "types": torch-mlir's "(Tensor, int) -> (Tensor)"
     )
     dispatch_key: str | None = None  # for C++ registrations: the TORCH_LIBRARY_IMPL key
-    # the form the backend's C++ kernel for it is written in (`bot.schema.kernel`), which it is judged
+    # the form the backend's C++ kernel for it is written in (`opdrift.schema.kernel`), which it is judged
     # in (see Note [SymInt kernels from 1.13]). None: the backend
     # writes no C++ kernel of this signature (torch-mlir lowers by types), or its reader cannot tell
     kernel_form: KernelForm | None = None
     # `own_binding`: a torchgen of the backend's own reads the list as native_functions.yaml and binds
     # the kernel by the entry's keys below, not upstream's (op-plugin's torchnpugen: `structured:`,
-    # `structured_delegate:`, `use_const_ref_for_mutable_tensors:`; `bot.operators.codegen.kernel_binding`).
+    # `structured_delegate:`, `use_const_ref_for_mutable_tensors:`; `opdrift.operators.codegen.kernel_binding`).
     # False: the list does not say, and the kernel is bound as upstream binds it
     own_binding: bool = False
     structured: bool = False
@@ -67,7 +67,7 @@ class BackendOp:
 @dataclass(frozen=True)
 class BackendList:
     """A backend's list, normalised. Whether its backend derives the out and in-place variants of the
-    functional ops it lists is its profile's matter (`bot.coverage.kinds`), not the list's."""
+    functional ops it lists is its profile's matter (`opdrift.coverage.kinds`), not the list's."""
 
     kind: BackendKind
     path: str
@@ -94,7 +94,7 @@ class BackendList:
     decompositions_form: str = ""  # how the table was read ("the hand list DEFAULT_DECOMPOSITIONS")
     name: str = ""  # the backend's NAME, when its lists were given one (`--backend NAME:KIND=PATH`)
     # operators the backend registers one by one to a boxed CPU fallback (torch-xpu-ops'
-    # `fallback_list`, `bot.coverage.cpp.read_fallback_list`): no kernel of its own, they run on CPU;
+    # `fallback_list`, `opdrift.coverage.cpp.read_fallback_list`): no kernel of its own, they run on CPU;
     # and where that list is, "path:line (KEY)"
     cpu_fallback_ops: tuple[BackendOp, ...] = ()
     cpu_fallback_at: str = ""

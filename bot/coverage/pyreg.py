@@ -23,8 +23,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from bot.coverage.oplist import BackendOp, normalise_name
-from bot.errors import ConfigError
+from opdrift.coverage.oplist import BackendOp, normalise_name
+from opdrift.errors import ConfigError
 
 # Calls that register a kernel by their name's last part.
 _IMPL_CALLS = frozenset({"impl", "register_kernel"})

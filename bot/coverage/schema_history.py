@@ -5,8 +5,8 @@ releases old (op-plugin's `convolution` has had SymInt strides since 2.2). The t
 ``scripts/schema_table.py`` from each release's native_functions.yaml, says since which release
 upstream's schema has been what it is, so that an old change does not read as news.
 
-A run is a schema and its binding (`bot.schema.kernel.Binding`: the switches of torchgen that decide the
-C++ signature beside the schema, as `bot.operators.codegen.kernel_binding` reads them at that release,
+A run is a schema and its binding (`opdrift.schema.kernel.Binding`: the switches of torchgen that decide the
+C++ signature beside the schema, as `opdrift.operators.codegen.kernel_binding` reads them at that release,
 less those the schema gives no hold, `bound`): ``_scaled_mm_v2`` kept its schema in 2.14.0 but joined a
 structured group, and its kernels' tensor lists became ``const at::ITensorListRef &``, so a run starts there.
 """
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from bot.coverage.names import read_shipped_table
-from bot.errors import OpdriftError
-from bot.schema.kernel import Binding
-from bot.versions import parse_version
+from opdrift.coverage.names import read_shipped_table
+from opdrift.errors import OpdriftError
+from opdrift.schema.kernel import Binding
+from opdrift.versions import parse_version
 
 TABLE = "data/schemas.tsv.xz"
 GONE = "-"  # the schema field of a run in which the operator was not registered

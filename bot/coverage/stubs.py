@@ -10,7 +10,7 @@ test/cpp_extensions/open_registration_extension/torch_openreg/csrc/aten/openreg_
 writes ``- maximum.out:`` followed by ``structured: true``, which YAML reads as one mapping
 ``{maximum.out: null, structured: true}``; ``- maximum.out: {structured: true}`` says the same. A
 structured kernel binds as torchgen's structured kernels do (`BackendOp.own_binding`,
-`bot.operators.codegen.kernel_binding`): its tensor lists as ITensorListRef; any other kernel is bound
+`opdrift.operators.codegen.kernel_binding`): its tensor lists as ITensorListRef; any other kernel is bound
 as upstream binds it, as the dispatcher's signature is.
 
 torch_xla's xla_native_functions.yaml is such a file (the ``xla`` kind reads it with this reader).
@@ -22,10 +22,10 @@ from collections.abc import Iterator
 
 import yaml
 
-from bot.coverage.kinds import BackendKind
-from bot.coverage.oplist import BackendList, BackendOp, normalise_name
-from bot.errors import ConfigError
-from bot.yamltext import compose_yaml_document
+from opdrift.coverage.kinds import BackendKind
+from opdrift.coverage.oplist import BackendList, BackendOp, normalise_name
+from opdrift.errors import ConfigError
+from opdrift.yamltext import compose_yaml_document
 
 # The lists that name ATen operators the backend implements, in the order torchgen reads them.
 STUB_LISTS = ("full_codegen", "ir_gen", "supported", "symint", "autograd")

@@ -9,11 +9,11 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from bot.coverage.oplist import BackendList, BackendOp, inplace_variant, line_finder, normalise_name
-from bot.errors import ConfigError
-from bot.operators.export_table import aten_names
+from opdrift.coverage.oplist import BackendList, BackendOp, inplace_variant, line_finder, normalise_name
+from opdrift.errors import ConfigError
+from opdrift.operators.export_table import aten_names
 
-# Where a torch-mlir checkout keeps the two files (`bot.coverage.backends` finds them under a PATH).
+# Where a torch-mlir checkout keeps the two files (`opdrift.coverage.backends` finds them under a PATH).
 TD_PATH = "include/torch-mlir/Dialect/Torch/IR/GeneratedTorchOps.td"
 FX_DECOMP_PATH = "python/torch_mlir/extras/fx_decomp_util.py"
 _DECOMP_LIST = "DEFAULT_DECOMPOSITIONS"
@@ -119,7 +119,7 @@ class FxTable:
     without the entries whose ``k._overloadpacket`` its exclusion list names, updated with
     ``get_decompositions(DEFAULT_DECOMPOSITIONS)``. ``core_except`` is None for the hand list; for the
     second form it holds the excluded base operators, and the torch release judged resolves
-    ``core_aten_decompositions()`` (`bot.operators.exported.core_minus_table`). ``named`` is None when
+    ``core_aten_decompositions()`` (`opdrift.operators.exported.core_minus_table`). ``named`` is None when
     neither form was recognised (a warning says where): PyTorch's default Core-ATen table stands."""
 
     named: frozenset[str] | None

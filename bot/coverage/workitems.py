@@ -5,23 +5,23 @@ operator on its own:
 
 - in an eager backend, the functional and in-place members of a structured group take their kernel
   from the group's out= op (``structured_delegate``): write ``acos.out`` and ``acos`` and ``acos_``
-  follow (the dispatcher runs the delegate's structured kernel for them, `bot.operators.kernels`);
+  follow (the dispatcher runs the delegate's structured kernel for them, `opdrift.operators.kernels`);
 - under functionalization (the ``functional`` and ``export`` profiles) the out= and in-place variants
   become their functional op (`OpCoverage.via`, rule ``backend_codegen``), so writing ``acos`` serves
   the trio.
 
 What an item's operators do today, meanwhile (`today`, for the eager profile): a backend with a
-boxed CPU fallback (its kind's, `bot.coverage.kinds`, or one its sources register; or one it registers
+boxed CPU fallback (its kind's, `opdrift.coverage.kinds`, or one its sources register; or one it registers
 for the ops of a list only, torch-xpu-ops' `fallback_list`) runs them on CPU through ``at::native::cpu_fallback``, which calls the operator again on CPU tensors, so only when the
 dispatcher has a kernel for it at the CPU key: its own or its structured delegate's, or a composite one
-that serves CPU (`bot.operators.kernels.kernel_for`; the set this derives for 2.13.0 is the one the
+that serves CPU (`opdrift.operators.kernels.kernel_for`; the set this derives for 2.13.0 is the one the
 dispatcher computed, tests/data/observed/reach/). Otherwise, or without a fallback, they fail on the
 device: ``_thnn_fused_lstm_cell`` (CUDA and XPU kernels only) fails on pytorch_dlprim, so ``nn.LSTM``
 training does.
 
 Each item carries the C++ signature to write in the backend's form (torch-mlir lowers an op by its
 schema and writes no C++ kernel: no signature), the schema, why it is needed, and the keys it is
-ranked by (`bot.render.rank.work_item_rank_key`): core first, then the ops most other ops' Python
+ranked by (`opdrift.render.rank.work_item_rank_key`): core first, then the ops most other ops' Python
 decompositions call (the in-degree of the ``decomposes_to`` facet over the snapshot's base operators).
 """
 
@@ -32,20 +32,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.coverage.check import Coverage, OpCoverage, runs_on_cpu
-from bot.coverage.kinds import EDGE_KINDS, KIND_BY_ID, BackendKind
-from bot.coverage.names import first_registered
-from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
-from bot.model import OpRecord, Snapshot
-from bot.operators.codegen import kernel_binding, rules_for_version
-from bot.operators.functionalize import Functionalization
-from bot.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
-from bot.schema.grammar import parse_schema
-from bot.schema.kernel import Binding, KernelForm, judged_form, kernel_signature
-from bot.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
-from bot.usage.device import on_device
-from bot.usage.models import ModelTableError, ModelUsage, Status, UsageChoice, paths_for, usage_for
-from bot.work.engine import scope
+from opdrift.coverage.check import Coverage, OpCoverage, runs_on_cpu
+from opdrift.coverage.kinds import EDGE_KINDS, KIND_BY_ID, BackendKind
+from opdrift.coverage.names import first_registered
+from opdrift.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED
+from opdrift.model import OpRecord, Snapshot
+from opdrift.operators.codegen import kernel_binding, rules_for_version
+from opdrift.operators.functionalize import Functionalization
+from opdrift.operators.kernels import FUNCTIONALIZED, kernel_for, table_of
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.kernel import Binding, KernelForm, judged_form, kernel_signature
+from opdrift.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
+from opdrift.usage.device import on_device
+from opdrift.usage.models import ModelTableError, ModelUsage, Status, UsageChoice, paths_for, usage_for
+from opdrift.work.engine import scope
 
 # What an item's operators do today on the backend's device, meanwhile.
 Today = Literal["fails", "cpu_fallback"]
@@ -56,7 +56,7 @@ MODEL_NAMES = 3
 
 @dataclass(frozen=True)
 class ModelReach:
-    """Which models of the corpus (`bot.usage.models`) an item's operators reach on the backend's
+    """Which models of the corpus (`opdrift.usage.models`) an item's operators reach on the backend's
     paths: ``used_by`` of ``of`` models dispatch at least one of them; ``breaks`` of those fail on
     the device today (an eager backend's item that `today` fails). ``no_data_yet``: no model uses
     them and one of them is newer than the table's release, so the table cannot say "none"."""
@@ -101,7 +101,7 @@ class WorkItem:
     core: bool  # it or a member is tagged core
     in_degree: int  # how many base operators' Python decompositions call its base
     private: bool  # its base starts with "_"
-    scope: Scope  # whether every backend needs it (`bot.taxonomy.scope`)
+    scope: Scope  # whether every backend needs it (`opdrift.taxonomy.scope`)
     # what its operators do today on an eager backend (the module docstring); None for the other
     # profiles (an export compiler runs nothing it cannot lower; XLA's fallback is not judged yet)
     today: Today | None = None
@@ -132,7 +132,7 @@ class WorkItem:
 
 def has_cpu_kernel(rec: OpRecord) -> bool:
     """Whether the dispatcher has a kernel for REC at the CPU key, by its rules over REC's dispatch
-    table (`bot.operators.kernels.kernel_for`)."""
+    table (`opdrift.operators.kernels.kernel_for`)."""
     return kernel_for(table_of(rec.facets), "CPU") is not None
 
 
@@ -161,7 +161,7 @@ def model_choice(torch_version: str | None) -> UsageChoice | None:
 
 
 def device_key(backend_kind: BackendKind, backend_path: str) -> str:
-    """The dispatch key an eager backend's device has: its kind's (`bot.coverage.kinds`: XPU for
+    """The dispatch key an eager backend's device has: its kind's (`opdrift.coverage.kinds`: XPU for
     Intel's lists, PrivateUse1, the out-of-tree key, for pytorch_dlprim, torch_npu's op-plugin and the
     others), or a ``dispatch`` list's own key."""
     return KIND_BY_ID[backend_kind].device_key or backend_path
@@ -169,7 +169,7 @@ def device_key(backend_kind: BackendKind, backend_path: str) -> str:
 
 def model_usage(cov: Coverage, usage: ModelUsage) -> ModelUsage:
     """USAGE as COV's backend receives it: on an eager backend's device, what the models dispatch
-    there instead of the CPU's choices (`bot.usage.device`: ``nn.LSTM`` calls ``_thnn_fused_lstm_cell``)."""
+    there instead of the CPU's choices (`opdrift.usage.device`: ``nn.LSTM`` calls ``_thnn_fused_lstm_cell``)."""
     if cov.profile != "eager":
         return usage
     key = device_key(cov.backend_kind, cov.backend_path)
@@ -233,7 +233,7 @@ def decomposition_in_degree(snapshot: Snapshot) -> dict[str, int]:
 
 def declaration(name: str, schema: str, form: KernelForm, binding: Binding) -> str:
     """The C++ function to register for NAME: the dispatcher's signature in FORM, bound by BINDING
-    (`bot.schema.kernel.kernel_signature`, `bot.operators.codegen.kernel_binding`), its parameters named
+    (`opdrift.schema.kernel.kernel_signature`, `opdrift.operators.codegen.kernel_binding`), its parameters named
     as the schema names them, the function named after the operator (``acos.out`` → ``acos_out``, as
     torchgen names out= kernels)."""
     parsed = parse_schema(schema)
@@ -245,7 +245,7 @@ def declaration(name: str, schema: str, form: KernelForm, binding: Binding) -> s
 
 
 def _form(cov: Coverage, torch_version: str | None) -> KernelForm | None:
-    """The form a new kernel of COV's backend is declared in: its kind's (`bot.coverage.kinds`), else
+    """The form a new kernel of COV's backend is declared in: its kind's (`opdrift.coverage.kinds`), else
     the plain one, as judged at TORCH_VERSION (see Note [SymInt kernels from 1.13]). None for a backend
     that writes no C++ (torch-mlir lowers ops by their schema in its own dialect)."""
     kind = KIND_BY_ID.get(cov.backend_kind)
@@ -256,7 +256,7 @@ def _form(cov: Coverage, torch_version: str | None) -> KernelForm | None:
 
 def _why(o: OpCoverage, rec: OpRecord, cov: Coverage) -> str:
     """Why the backend needs `o`, from its kernel table and the backend's profile (the reasons
-    `bot.coverage.check.compute_coverage` decides by, in words)."""
+    `opdrift.coverage.check.compute_coverage` decides by, in words)."""
     table = table_of(rec.facets)
     if cov.profile == "export":
         if CIA in table:

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import yaml
 
-from bot.coverage.oplist import BackendList, BackendOp, normalise_name
-from bot.errors import ConfigError
-from bot.schema.kernel import KernelForm
-from bot.versions import parse_user_version
-from bot.yamltext import compose_yaml_document
+from opdrift.coverage.oplist import BackendList, BackendOp, normalise_name
+from opdrift.errors import ConfigError
+from opdrift.schema.kernel import KernelForm
+from opdrift.versions import parse_user_version
+from opdrift.yamltext import compose_yaml_document
 
 
 def _line(node: yaml.Node) -> int:
@@ -83,7 +83,7 @@ def _read_backend_yaml(text: str, path: str, what: str, lists: tuple[str, ...]) 
 
 # The lists of xla_native_functions.yaml that name ATen operators the backend implements.
 _XLA_LISTS = ("full_codegen", "ir_gen", "supported", "symint", "autograd")
-# torch_xla's boxed CPU fallback, where what it lacks runs: the kind table's (`bot.coverage.kinds`).
+# torch_xla's boxed CPU fallback, where what it lacks runs: the kind table's (`opdrift.coverage.kinds`).
 
 
 def read_xla(text: str, path: str) -> BackendList:
@@ -140,7 +140,7 @@ def read_xpu(text: str, path: str) -> BackendList:
 
 # torch-xpu-ops generated its registrations from this yaml until 229a887 (2024-09-26) and deleted its
 # yaml/ folder in 08c2910 (2026-06-17): XPU's kernels are PyTorch's own `XPU:` entries since, and what
-# XPU lacks runs on CPU by the `fallback_list` of its XPUFallback.cpp (`bot.coverage.cpp`).
+# XPU lacks runs on CPU by the `fallback_list` of its XPUFallback.cpp (`opdrift.coverage.cpp`).
 XPU_MOVED = (
     "{path}: torch-xpu-ops deleted xpu_functions.yaml in June 2026 (08c2910); XPU's kernels now live in "
     "PyTorch's own XPU: entries: use --backend xpu:dispatch=XPU, and "

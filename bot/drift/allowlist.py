@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import yaml
 
-from bot.drift.changes import FINGERPRINT_LEN, Change, Drift
-from bot.errors import ConfigError, YamlError
-from bot.sources.read import read_text
-from bot.yamltext import (
+from opdrift.drift.changes import FINGERPRINT_LEN, Change, Drift
+from opdrift.errors import ConfigError, YamlError
+from opdrift.sources.read import read_text
+from opdrift.yamltext import (
     BUILD_ERRORS,
     MAPPING,
     NODE_STRING,

@@ -18,18 +18,24 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from bot.dispatchkeys import CIA, GENERIC_KEYS
-from bot.drift.needs import ProfileNeeds
-from bot.errors import SchemaError
-from bot.model import OpRecord, Snapshot, SourceMeta
-from bot.operators.codegen import NEWEST, CodegenRules, in_structured_group, kernel_binding, rules_for_version
-from bot.operators.kernels import PROFILES, Profile
-from bot.schema.codes import Code, Detail
-from bot.schema.compare import argument_types, diff_schemas
-from bot.schema.grammar import parse_schema
-from bot.schema.kernel import KernelChange, KernelVerdict, kernel_changes, verdict_at
-from bot.schema.model import FunctionSchema
-from bot.taxonomy.counts import count_by_bucket
+from opdrift.dispatchkeys import CIA, GENERIC_KEYS
+from opdrift.drift.needs import ProfileNeeds
+from opdrift.errors import SchemaError
+from opdrift.model import OpRecord, Snapshot, SourceMeta
+from opdrift.operators.codegen import (
+    NEWEST,
+    CodegenRules,
+    in_structured_group,
+    kernel_binding,
+    rules_for_version,
+)
+from opdrift.operators.kernels import PROFILES, Profile
+from opdrift.schema.codes import Code, Detail
+from opdrift.schema.compare import argument_types, diff_schemas
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.kernel import KernelChange, KernelVerdict, kernel_changes, verdict_at
+from opdrift.schema.model import FunctionSchema
+from opdrift.taxonomy.counts import count_by_bucket
 
 ChangeKind = Literal["added", "removed", "renamed", "changed"]
 
@@ -64,7 +70,7 @@ class Change:
     # Note [SymInt kernels from 1.13].
     kernel: KernelVerdict = "none"
     kernel_changes: tuple[KernelChange, ...] = ()
-    # The backend profiles that must act (`bot.drift.needs`), in PROFILES order: for a new or renamed
+    # The backend profiles that must act (`opdrift.drift.needs`), in PROFILES order: for a new or renamed
     # operator those that must write it; for a removed one those that had to; for a changed one those
     # that must write it now and did not have to before, or whose kernel no longer builds.
     profiles: tuple[Profile, ...] = ()
@@ -158,7 +164,7 @@ def _core(rec: OpRecord | None) -> bool:
 
 
 def _parse(schema: str) -> FunctionSchema | None:
-    # No memo here: parse_schema interns every schema it parsed (bounded, in bot.schema.grammar).
+    # No memo here: parse_schema interns every schema it parsed (bounded, in opdrift.schema.grammar).
     try:
         return parse_schema(schema)
     except SchemaError:

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.drift.changes import Change
-from bot.work.rules import NEEDS_KERNEL, words
+from opdrift.drift.changes import Change
+from opdrift.work.rules import NEEDS_KERNEL, words
 
 # The --fail-on levels, nested: each fails on everything the ones before it do.
 FailOn = Literal["breaking", "kernel", "any", "never"]
@@ -32,7 +32,7 @@ class Flag:
     uses. `per_change`: the JSON report carries it as a boolean on each change (`kernel_breaking` is
     read there from `kernel`, the verdict). `folded_into`: shown as one counted line inside that
     flag's section instead of a section of its own. `scoped`: the section lists apart the operators
-    only some backends need (`bot.taxonomy.scope`): work on kernels is not every backend's news, a
+    only some backends need (`opdrift.taxonomy.scope`): work on kernels is not every backend's news, a
     caller's break is. `badge` and `text_badge`: the words a bucket list's line adds (Markdown,
     terminal), None for none. `fail_on`: the lowest ``--fail-on`` level that fails on it.
     """
@@ -71,7 +71,7 @@ FLAG_TABLE: tuple[Flag, ...] = (
         lambda c: bool(c.needs_kernel_for),
         "kernel",
         scoped=True,
-        # the engine's sentence for a need (`bot.work.rules`), for the profiles that have it
+        # the engine's sentence for a need (`opdrift.work.rules`), for the profiles that have it
         badge=lambda c: f"⚠️ {words(NEEDS_KERNEL)} ({', '.join(c.needs_kernel_for)})",
         text_badge="needs kernel",
     ),
@@ -91,7 +91,7 @@ FLAG_TABLE: tuple[Flag, ...] = (
         "Kernel signature changed",
         "the C++ signature that every out-of-tree kernel is compiled against changed (its int64_t "
         "form too), even where callers are unaffected: update those kernels",
-        # `bot.schema.kernel`: the int64_t form changed, so every out-of-tree kernel must follow
+        # `opdrift.schema.kernel`: the int64_t form changed, so every out-of-tree kernel must follow
         lambda c: c.kernel == "breaking",
         "kernel",
         per_change=False,

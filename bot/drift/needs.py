@@ -1,7 +1,7 @@
 """Which backend profiles must write something for an operator, and so must act on its change.
 
 A backend of a profile that lists nothing must write a kernel (or, for ``export``, a lowering) for an
-operator exactly when the work engine (`bot.work.engine`) says such a backend needs one: the same
+operator exactly when the work engine (`opdrift.work.engine`) says such a backend needs one: the same
 engine `opdrift coverage`, subscriptions, `explain` and the site ask, so the per-change ``profiles``
 of a drift never disagree with them.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.model import OpRecord
-from bot.operators.exported import ExportPath
-from bot.operators.kernels import PROFILES, Profile
-from bot.work.engine import Engine, export_path_for, profile_engines
+from opdrift.model import OpRecord
+from opdrift.operators.exported import ExportPath
+from opdrift.operators.kernels import PROFILES, Profile
+from opdrift.work.engine import Engine, export_path_for, profile_engines
 
 # Callers that build an export path for a drift side import it from here too.
 __all__ = ["ProfileNeeds", "export_path_for"]

@@ -6,9 +6,9 @@ renderer or publisher may ask it.
 
 from __future__ import annotations
 
-from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
-from bot.drift.changes import Change, Drift
-from bot.drift.flags import DEFAULT_FAIL_ON, FAIL_ON, FLAG_TABLE, FailOn, fails
+from opdrift.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
+from opdrift.drift.changes import Change, Drift
+from opdrift.drift.flags import DEFAULT_FAIL_ON, FAIL_ON, FLAG_TABLE, FailOn, fails
 
 __all__ = ["DEFAULT_FAIL_ON", "FAIL_ON", "FailOn", "failing"]
 
@@ -20,7 +20,7 @@ def failing(drift: Drift, level: FailOn, acks: Acknowledgements = NO_ACKNOWLEDGE
     need a new kernel or whose kernel's C++ signature changed in its int64_t form, the kernel verdict
     "breaking") ⊂ ``any`` (every change); ``never`` fails on nothing.
 
-    Each flag's level is its row's `fail_on` (`bot.drift.flags`): a change to the SymInt form alone
+    Each flag's level is its row's `fail_on` (`opdrift.drift.flags`): a change to the SymInt form alone
     (verdict "symint") fails only ``any``, since a run cannot know which form a backend wrote.
     """
     live = [c for c in drift.changes if c not in acks]

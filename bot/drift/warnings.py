@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from bot.text import one_line, shorten
+from opdrift.text import one_line, shorten
 
 # Longest message a report shows: an unknown key's name comes from the file and may be long.
 MAX_MESSAGE = 300

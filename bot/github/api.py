@@ -1,6 +1,6 @@
 """The GET client every read of GitHub's REST API goes through (the ``gh:`` SOURCE, ``gh:`` files, the
 pull request scan): the token, retries on 5xx, rate limits and dropped connections (the policy of
-`bot.github.retry`), within the bounds of `bot.github.limits` (the API root, a deadline, a size cap
+`opdrift.github.retry`), within the bounds of `opdrift.github.limits` (the API root, a deadline, a size cap
 per body, a page and request budget); and the count of every request the process sent.
 """
 
@@ -16,9 +16,9 @@ from urllib.parse import urlencode, urljoin, urlsplit
 
 import requests
 
-from bot.errors import ApiLimitError, PublishError, SourceError
-from bot.github.limits import MAX_PAGES, MAX_REQUESTS, Answer, ApiRoot, Guard, new_session
-from bot.github.retry import DEFAULT_API_URL, RetryPolicy, retry_delay, scrub
+from opdrift.errors import ApiLimitError, PublishError, SourceError
+from opdrift.github.limits import MAX_PAGES, MAX_REQUESTS, Answer, ApiRoot, Guard, new_session
+from opdrift.github.retry import DEFAULT_API_URL, RetryPolicy, retry_delay, scrub
 
 RAW = "application/vnd.github.raw+json"
 SHA_ONLY = "application/vnd.github.sha"  # commits/REF answers with the bare sha
@@ -52,7 +52,7 @@ def requests_sent() -> int:
 
 class Api:
     """GET with the token, retries on 5xx, rate limits and dropped connections, within the bounds of
-    `bot.github.limits`: the API root, one deadline for the whole SOURCE, a size cap per body."""
+    `opdrift.github.limits`: the API root, one deadline for the whole SOURCE, a size cap per body."""
 
     def __init__(
         self,

@@ -1,9 +1,9 @@
 """The on-disk caches of what GitHub's API taught: blobs by their git sha, JSON answers by key.
 
-Both are shared by the ``gh:`` reads (`bot.github.ghsource`, `bot.github.ghfiles`) and the pull
-request scan (`bot.github.pulls`). An entry is checked when read (a blob against its sha, a JSON
+Both are shared by the ``gh:`` reads (`opdrift.github.ghsource`, `opdrift.github.ghfiles`) and the pull
+request scan (`opdrift.github.pulls`). An entry is checked when read (a blob against its sha, a JSON
 entry against its key and a digest of its value), so a damaged file is a miss, never a wrong answer;
-both are `bot.files.CacheFiles` (written atomically), pruned by its one policy past their bounds.
+both are `opdrift.files.CacheFiles` (written atomically), pruned by its one policy past their bounds.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.files import CacheFiles
+from opdrift.files import CacheFiles
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> Path:
@@ -37,7 +37,7 @@ MAX_BLOB_BYTES = 128 * 1024 * 1024
 
 
 class BlobCache:
-    """Blob contents by their git sha, under ROOT/blobs (`bot.files.CacheFiles`); a file that does not
+    """Blob contents by their git sha, under ROOT/blobs (`opdrift.files.CacheFiles`); a file that does not
     hash to its name is ignored (and replaced). A read marks the blob recently used; `prune` keeps the
     total under MAX_BLOB_BYTES."""
 
@@ -61,7 +61,7 @@ class BlobCache:
                 self.files.write(sha, data)
 
     def prune(self, limit: int | None = None) -> None:
-        """`bot.files.prune`'s policy, at LIMIT (MAX_BLOB_BYTES)."""
+        """`opdrift.files.prune`'s policy, at LIMIT (MAX_BLOB_BYTES)."""
         if self.files is not None:
             self.files.prune(MAX_BLOB_BYTES if limit is None else limit)
 
@@ -72,7 +72,7 @@ MAX_ENTRY_BYTES = 4 * 1024 * 1024
 
 
 class JsonCache:
-    """JSON values by (namespace, key), under ROOT/NAMESPACE/ (`bot.files.CacheFiles`): what an answer
+    """JSON values by (namespace, key), under ROOT/NAMESPACE/ (`opdrift.files.CacheFiles`): what an answer
     taught, or the answer itself with its ETag. Each entry carries its key and a digest of its value: a
     file that does not parse, names another key or fails its digest is a miss (and is replaced), never
     a wrong answer. `prune` keeps the total under MAX_CACHE_BYTES."""
@@ -113,6 +113,6 @@ class JsonCache:
                 self.files.write(self._name(key), data)
 
     def prune(self, limit: int = MAX_CACHE_BYTES) -> None:
-        """`bot.files.prune`'s policy, at LIMIT."""
+        """`opdrift.files.prune`'s policy, at LIMIT."""
         if self.files is not None:
             self.files.prune(limit)

@@ -3,7 +3,7 @@ the REST API into a private temporary directory, for the backend readers that re
 
 The config's `backends:` list names each backend's op list this way (XLA's
 ``gh:pytorch/xla@master:codegen/xla_native_functions.yaml``, or dlprim's source tree
-``gh:artyom-beilis/pytorch_dlprim@master:src``), and `bot.app.prepare` hands the local copy to the same
+``gh:artyom-beilis/pytorch_dlprim@master:src``), and `opdrift.app.prepare` hands the local copy to the same
 readers ``coverage --backend`` uses. The readers walk files on disk (a C++ tree, a torch-mlir
 checkout), so the files are written out rather than passed as texts: one reader, one way.
 
@@ -11,7 +11,7 @@ Requests: the commit (REF → sha), the tree of PATH's parent directory at that 
 file or directory, and its blob or tree sha), for a directory its tree recursively, and each wanted
 blob's content with the raw media type. Blob shas come from the git trees API, never from the
 contents API, whose JSON carries the content base64-encoded. Contents are cached by blob sha in the
-cache of `bot.github.ghcache` and checked against it, so a repeat downloads no content.
+cache of `opdrift.github.ghcache` and checked against it, so a repeat downloads no content.
 
 Everything the API says is untrusted: a truncated (too large) tree, more than `MAX_TREE_FILES` files
 or `MAX_TREE_BYTES` bytes wanted, or a file over the one-file limit is refused; a symlink, a submodule,
@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from bot.errors import SourceError
+from opdrift.errors import SourceError
 
 if TYPE_CHECKING:
-    from bot.github.api import Api, ApiSettings
+    from opdrift.github.api import Api, ApiSettings
 
 PREFIX = "gh:"
 _PATH_SPEC = re.compile(
@@ -113,7 +113,7 @@ def _write(root: Path, parts: tuple[str, ...], data: bytes) -> None:
 
 def _blob(api: Api, repo: str, oid: str, display: str, limit: int) -> tuple[bytes, bool]:
     """The content of blob OID (from the cache, or downloaded and checked), and whether it was downloaded."""
-    from bot.github.ghcache import BlobCache, blob_sha
+    from opdrift.github.ghcache import BlobCache, blob_sha
 
     cache = BlobCache(api.settings.cache_dir)
     data = cache.get(oid)
@@ -167,9 +167,9 @@ def fetch_into(
 ) -> Fetched:
     """SPEC's file, or the files of SPEC's directory whose path relative to it `want` accepts, written
     under DEST (an empty directory of the caller's); skipped entries are told to `warn`."""
-    from bot.github.api import Api
-    from bot.github.limits import Guard
-    from bot.sources.read import MAX_FILE_BYTES
+    from opdrift.github.api import Api
+    from opdrift.github.limits import Guard
+    from opdrift.sources.read import MAX_FILE_BYTES
 
     where = parse_path_spec(spec)
     api = Api(settings, spec)

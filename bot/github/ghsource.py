@@ -17,9 +17,9 @@ repeat sends one request per side (the commit) and no content at all. The torch 
 when it is a release tag (``v2.14.1``), else the one version.txt names at the commit: one contents
 request (the file is a few bytes, so its base64 inside the JSON costs nothing), its blob sha cached
 by commit under ``.../opdrift/versions`` and its content with the other blobs. It lives here, not in
-bot.sources, because only bot.github and bot.publish talk to the network (the import contracts in
+opdrift.sources, because only opdrift.github and opdrift.publish talk to the network (the import contracts in
 pyproject.toml); the CLI hands it to the pipeline as the reader of ``gh:`` specs. Every request goes
-through `bot.github.api.Api`.
+through `opdrift.github.api.Api`.
 """
 
 from __future__ import annotations
@@ -31,15 +31,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from bot.errors import SourceError
-from bot.github.api import SHA_ONLY, Api, ApiSettings, json_at
-from bot.github.ghcache import (
+from opdrift.errors import SourceError
+from opdrift.github.api import SHA_ONLY, Api, ApiSettings, json_at
+from opdrift.github.ghcache import (
     BlobCache,
     JsonCache,
     blob_sha,
 )
-from bot.github.limits import Answer
-from bot.model import (
+from opdrift.github.limits import Answer
+from opdrift.model import (
     DERIVATIVES_PATH,
     NATIVE_PATH,
     TAGS_PATH,
@@ -48,7 +48,7 @@ from bot.model import (
     SourceMeta,
     TextFile,
 )
-from bot.sources.read import MAX_FILE_BYTES, decode, version_of
+from opdrift.sources.read import MAX_FILE_BYTES, decode, version_of
 
 PREFIX = "gh:"
 _SPEC = re.compile(

@@ -30,7 +30,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import requests
 
-from bot.errors import ApiLimitError, PublishError
+from opdrift.errors import ApiLimitError, PublishError
 
 # A page of 100 issues or comments of up to 65,536 characters each, four bytes per character at worst.
 MAX_JSON_BYTES = 32 * 1024 * 1024

@@ -1,4 +1,4 @@
-"""What GitHub's pull-request JSON says, checked (`bot.github.pulls` lists and compares; this reads).
+"""What GitHub's pull-request JSON says, checked (`opdrift.github.pulls` lists and compares; this reads).
 
 An item of a listing or a single pull request becomes a `PullRef` only when every field it needs is
 there and in GitHub's form (a title stays data: whatever its author wrote); its ``html_url`` must be
@@ -15,9 +15,9 @@ from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
-from bot.errors import SourceError
-from bot.github.api import json_at
-from bot.model import PullRef, PullState
+from opdrift.errors import SourceError
+from opdrift.github.api import json_at
+from opdrift.model import PullRef, PullState
 
 SHA = re.compile(r"[0-9a-f]{40}")
 # The labels PyTorch's merge bot adds (`landed`): ``Merged`` on the first landing, ``MergedX1``,
@@ -26,7 +26,7 @@ _MERGED_LABEL = re.compile(r"merged(?:x\d+)?")
 _REVERTED_LABEL = re.compile(r"reverted(?:x\d+)?")
 # GitHub's form: sorts as it reads. ASCII digits only (``\d`` takes any script's: ``٢٠٢٦`` too).
 WHEN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
-MAX_NUMBER = 10**10  # the state's bound on a pull request number (`bot.app.watch_state`)
+MAX_NUMBER = 10**10  # the state's bound on a pull request number (`opdrift.app.watch_state`)
 _PULL_URL = re.compile(r"https://(?P<host>[A-Za-z0-9.-]+)/(?P<repo>[A-Za-z0-9._/-]+)/pull/(?P<n>[0-9]+)")
 
 

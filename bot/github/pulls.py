@@ -40,7 +40,7 @@ the open pull requests (see `PullsClient._list`).
 
 A pull request is "merged" when GitHub says so (``merged_at``) or when it is closed and carries more
 ``Merged*`` labels than ``Reverted*`` ones, which is how PyTorch's merge bot marks one it landed and
-how its revert bot marks one it took back (see `bot.github.pulljson.landed`).
+how its revert bot marks one it took back (see `opdrift.github.pulljson.landed`).
 
 The disk cache makes a repeat cheaper but is not needed for the goal: a runner that starts without
 it (no ``actions/cache``) pays one compare per open pull request listed since the watermark, and none
@@ -56,9 +56,9 @@ one request for the most recently updated closed pull requests, and if one of th
 the scan began, it is incomplete (the next run lists again, the compares being cached). A steady scan
 lists every state, and nothing leaves that list.
 
-Every exchange goes through `bot.github.limits.Guard` (API root, deadline, size cap, pages) via
-`bot.github.api.Api`; every field of an answer is checked before it becomes a `PullRef`
-(`bot.github.pulljson`: its text stays data, a title is whatever its author wrote).
+Every exchange goes through `opdrift.github.limits.Guard` (API root, deadline, size cap, pages) via
+`opdrift.github.api.Api`; every field of an answer is checked before it becomes a `PullRef`
+(`opdrift.github.pulljson`: its text stays data, a title is whatever its author wrote).
 """
 
 from __future__ import annotations
@@ -71,13 +71,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from bot.errors import ApiLimitError, SourceError
-from bot.files import replace_file
-from bot.github.api import Api, ApiSettings, json_at
-from bot.github.ghcache import BlobCache, JsonCache
-from bot.github.ghsource import TreeReader
-from bot.github.limits import link_urls
-from bot.github.pulljson import (
+from opdrift.errors import ApiLimitError, SourceError
+from opdrift.files import replace_file
+from opdrift.github.api import Api, ApiSettings, json_at
+from opdrift.github.ghcache import BlobCache, JsonCache
+from opdrift.github.ghsource import TreeReader
+from opdrift.github.limits import link_urls
+from opdrift.github.pulljson import (
     KEPT,
     SHA,
     WHEN,
@@ -88,7 +88,7 @@ from bot.github.pulljson import (
     slim_pulls,
     stored_answer,
 )
-from bot.model import OPERATOR_PATHS, PullRef
+from opdrift.model import OPERATOR_PATHS, PullRef
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 PER_PAGE = 100

@@ -1,5 +1,5 @@
 """The retry policy and the secret scrubbing that every GitHub client shares: the reading one
-(`bot.github.api`) and the posting one (`bot.publish.github`).
+(`opdrift.github.api`) and the posting one (`opdrift.publish.github`).
 
 Pure: what to wait after an answer, never the waiting. A rate limit (403 or 429 that GitHub means as
 "slow down") follows ``Retry-After`` / ``x-ratelimit-reset``, or waits at least a minute when it names

@@ -1,7 +1,7 @@
 """Which upstream commit introduced each change of a report: the history walk over the report's range.
 
 The weekly issue diffs two snapshots, which says *what* changed in the week but not *who* changed it.
-`bot.history.walk` over the same range gives, per commit that touched the operator files, the drift
+`opdrift.history.walk` over the same range gives, per commit that touched the operator files, the drift
 from the previous good commit (`PointDrift`); a change of the report is attributed to the **first**
 commit in the range whose drift names one of its operator names (added, removed, changed, or either
 side of a rename).
@@ -20,11 +20,11 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.drift.changes import Change
-from bot.errors import OpdriftError
-from bot.history.timeline import Point, PointDrift, Timeline
-from bot.model import SourceMeta
-from bot.taxonomy.overrides import Overrides
+from opdrift.drift.changes import Change
+from opdrift.errors import OpdriftError
+from opdrift.history.timeline import Point, PointDrift, Timeline
+from opdrift.model import SourceMeta
+from opdrift.taxonomy.overrides import Overrides
 
 # PyTorch's merge bot ends a subject with the PR number: "Add foo (#70012)".
 _PR_SUFFIX = re.compile(r"\s*\(#([1-9][0-9]{0,9})\)\s*$")
@@ -45,7 +45,7 @@ class Attribution:
     commit_url: str
     pr_url: str | None
     later: int = 0
-    date: str = ""  # the commit's, ISO 8601: which release the change ships in (bot.versions.ships_in)
+    date: str = ""  # the commit's, ISO 8601: which release the change ships in (opdrift.versions.ships_in)
 
 
 def split_subject(subject: str) -> tuple[str, int | None]:
@@ -158,7 +158,7 @@ def walk_range(
 ) -> Timeline:
     """Walk FROM..TO of REPO. Broken commits are recorded and skipped (a change then goes to the next
     good commit), so one unparsable commit in the week never stops the weekly issue."""
-    from bot.history import walk as history
+    from opdrift.history import walk as history
 
     options = history.WalkOptions(from_rev=from_rev, to_rev=to_rev, keep_going=True, overrides=overrides)
     try:

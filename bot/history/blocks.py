@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.model import RawEntry
+from opdrift.model import RawEntry
 
 # Line breaks other than "\n" that YAML honours; a text holding one is parsed whole, never in blocks.
 ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")

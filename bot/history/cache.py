@@ -19,13 +19,13 @@ from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
-from bot import __version__
-from bot.files import CacheFiles
-from bot.history.figures import Summary
-from bot.history.timeline import PointDrift
-from bot.shapes import COUNTS, INTEGER, STRINGS, Kind
-from bot.taxonomy.buckets import BUCKETS
-from bot.taxonomy.overrides import Overrides
+from opdrift import __version__
+from opdrift.files import CacheFiles
+from opdrift.history.figures import Summary
+from opdrift.history.timeline import PointDrift
+from opdrift.shapes import COUNTS, INTEGER, STRINGS, Kind
+from opdrift.taxonomy.buckets import BUCKETS
+from opdrift.taxonomy.overrides import Overrides
 
 # The parts of the package that never run in the walk: what the values are shown by, sent with, or
 # compared to. Every other file of the package (the parse, the codegen rules, the taxonomy, the drift,
@@ -78,7 +78,7 @@ class DiskCache:
     A point's figures depend only on its three files (and the opdrift version and overrides, which
     salt every key); a drift only on both points' files. Files are written atomically; a file that
     does not read back as the expected shape is ignored with a warning and recomputed. Its files are
-    `bot.files.CacheFiles` (a read touches its file), pruned by that module's one policy.
+    `opdrift.files.CacheFiles` (a read touches its file), pruned by that module's one policy.
     """
 
     def __init__(
@@ -115,7 +115,7 @@ class DiskCache:
         return self.files(kind).path(key)
 
     def prune(self, kind: str, limit: int) -> None:
-        """`bot.files.prune`'s policy over KIND's files, at LIMIT bytes."""
+        """`opdrift.files.prune`'s policy over KIND's files, at LIMIT bytes."""
         self.files(kind).prune(limit)
 
     def get(self, kind: str, key: str) -> dict[str, object] | None:

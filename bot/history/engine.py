@@ -1,9 +1,9 @@
 """The incremental classifier of a history walk: one commit's classified state, moved forward by what changed.
 
-1. native_functions.yaml is cut into entry blocks (`bot.history.blocks`). Between two commits only
+1. native_functions.yaml is cut into entry blocks (`opdrift.history.blocks`). Between two commits only
    the blocks around the changed bytes are re-cut, and a block is parsed once per distinct text
    (cache by content), with its lines relative to the block, so an insertion above it costs nothing.
-2. The operators of the entries a change can reach (`bot.history.reach`) are built from those
+2. The operators of the entries a change can reach (`opdrift.history.reach`) are built from those
    entries alone (`native.build_operators`).
 3. Only the base operators that can see the change are re-decided, by the taxonomy's own
    per-base-operator decision. A derivatives.yaml change re-decides the bases whose formula status
@@ -25,12 +25,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from bot.errors import OpdriftError, SourceError
-from bot.history import reach
-from bot.history.blocks import ODD_BREAKS, ParsedBlock, Rebuild, Recut, entry_name, line_count
-from bot.history.entrymap import EntryChange, EntryMap
-from bot.history.figures import Changes, Summary, changes_between, same_record, summary_of
-from bot.model import (
+from opdrift.errors import OpdriftError, SourceError
+from opdrift.history import reach
+from opdrift.history.blocks import ODD_BREAKS, ParsedBlock, Rebuild, Recut, entry_name, line_count
+from opdrift.history.entrymap import EntryChange, EntryMap
+from opdrift.history.figures import Changes, Summary, changes_between, same_record, summary_of
+from opdrift.model import (
     NATIVE_PATH,
     Decision,
     Operator,
@@ -41,13 +41,13 @@ from bot.model import (
     SourceFiles,
     SourceMeta,
 )
-from bot.operators import native
-from bot.operators.codegen import NEWEST
-from bot.operators.entries import read_entries
-from bot.pipeline import codegen_of, operators_from_files
-from bot.signals.table import pick_release
-from bot.taxonomy import classify as taxonomy
-from bot.taxonomy.overrides import Overrides
+from opdrift.operators import native
+from opdrift.operators.codegen import NEWEST
+from opdrift.operators.entries import read_entries
+from opdrift.pipeline import codegen_of, operators_from_files
+from opdrift.signals.table import pick_release
+from opdrift.taxonomy import classify as taxonomy
+from opdrift.taxonomy.overrides import Overrides
 
 
 @dataclass(frozen=True)
@@ -301,7 +301,7 @@ class Engine:
         self, cut: Recut, swap: _OperatorSwap, derivs: frozenset[str] | None, files: SourceFiles
     ) -> set[str]:
         """Every base operator whose decision or records SWAP and the derivatives change can reach
-        (`bot.history.reach`); the base, delegate, tag and alias indexes are brought up to date."""
+        (`opdrift.history.reach`); the base, delegate, tag and alias indexes are brought up to date."""
         # An entry in the re-cut region may have moved past others of its base (kept by its text, or
         # rebuilt to an operator equal but for its line), and a base without a default overload is
         # judged by its first entry in file order: re-decide the bases of every entry in the region.

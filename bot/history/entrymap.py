@@ -1,9 +1,9 @@
 """Where every entry of the current native_functions.yaml is: its block, its parse, its line.
 
-The text is kept cut into entry blocks (`bot.history.blocks`); an entry's parse has lines relative
+The text is kept cut into entry blocks (`opdrift.history.blocks`); an entry's parse has lines relative
 to its block, and a block's first line is kept per block, so an edit above an entry shifts one
 number per block instead of touching the entry. The map also indexes entries by autogen family
-and by the delegate they take kernels from, which is how `bot.history.reach` finds what an edit reaches.
+and by the delegate they take kernels from, which is how `opdrift.history.reach` finds what an edit reaches.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from bot.history.blocks import Block, ParsedBlock, Recut, block_starts, entry_name, family, recut
-from bot.model import RawEntry
+from opdrift.history.blocks import Block, ParsedBlock, Recut, block_starts, entry_name, family, recut
+from opdrift.model import RawEntry
 
 
 @dataclass(frozen=True)

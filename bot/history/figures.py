@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from bot.drift import changes as drift
-from bot.history.timeline import PointDrift
-from bot.model import Decision, OpRecord, Snapshot, SourceMeta
-from bot.taxonomy.counts import count_by_bucket
+from opdrift.drift import changes as drift
+from opdrift.history.timeline import PointDrift
+from opdrift.model import Decision, OpRecord, Snapshot, SourceMeta
+from opdrift.taxonomy.counts import count_by_bucket
 
 # name → (record before, record after) of every operator that changed; None: absent on that side.
 Changes = dict[str, tuple[OpRecord | None, OpRecord | None]]
@@ -75,7 +75,7 @@ def drift_of(
     """`compute_drift` on the changed records only: the same changes as on the whole snapshots.
 
     HEAD_ALL is every record at the head; the base's are those with the changes undone. The drift
-    looks a changed variant's functional sibling up in them (`bot.drift.needs`)."""
+    looks a changed variant's functional sibling up in them (`opdrift.drift.needs`)."""
     b = {n: r for n, (r, _) in changes.items() if r is not None}
     h = {n: r for n, (_, r) in changes.items() if r is not None}
     base_all = dict(head_all)

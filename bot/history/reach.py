@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import replace
 
-from bot.history.blocks import family
-from bot.model import Operator, RawEntry
-from bot.taxonomy.classify import aten_name
+from opdrift.history.blocks import family
+from opdrift.model import Operator, RawEntry
+from opdrift.taxonomy.classify import aten_name
 
 
 def affected_entries(

@@ -1,6 +1,6 @@
 """The history timeline: its records, its JSON form (and back), and the merge of shards.
 
-CSV and Markdown with a Mermaid chart are rendering (`bot.render.timeline`). Everything here is pure
+CSV and Markdown with a Mermaid chart are rendering (`opdrift.render.timeline`). Everything here is pure
 except `Progress`, which draws on a terminal. The JSON form is the one shards
 exchange, so it is deterministic (sorted keys, fixed separators, a final newline) and lossless:
 ``parse_json(render_json(t)) == t``. That is what lets `merge` join shard outputs into the very bytes a
@@ -39,9 +39,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from bot import __version__
-from bot.errors import OpdriftError
-from bot.shapes import INTEGER, LIST, OBJECT, OPT_INTEGER, OPT_STRING, STRING, STRINGS, Kind, Reader, must_be
+from opdrift import __version__
+from opdrift.errors import OpdriftError
+from opdrift.shapes import (
+    INTEGER,
+    LIST,
+    OBJECT,
+    OPT_INTEGER,
+    OPT_STRING,
+    STRING,
+    STRINGS,
+    Kind,
+    Reader,
+    must_be,
+)
 
 FORMAT = "opdrift-history"
 FORMAT_VERSION = 1

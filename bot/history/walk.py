@@ -1,9 +1,9 @@
 """The per-commit walk: every commit that touched the operator files → one timeline point each.
 
-The walk lists the commits (or release tags) with one ``git log --raw`` (`bot.sources.gitlog`),
-reads blobs through one `GitReader`, and keeps one incremental `Engine` (`bot.history.engine`)
+The walk lists the commits (or release tags) with one ``git log --raw`` (`opdrift.sources.gitlog`),
+reads blobs through one `GitReader`, and keeps one incremental `Engine` (`opdrift.history.engine`)
 that moves the classified state from one good commit to the next. An optional `DiskCache`
-(`bot.history.cache`) keeps each point's figures and drift, so a rerun only computes new commits.
+(`opdrift.history.cache`) keeps each point's figures and drift, so a rerun only computes new commits.
 A run can be one shard of the points; shards merge into the single run's timeline byte for byte.
 """
 
@@ -14,17 +14,17 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from bot.errors import GitError, OpdriftError, SourceError
-from bot.history.cache import (
+from opdrift.errors import GitError, OpdriftError, SourceError
+from opdrift.history.cache import (
     DiskCache,
     encode_drift,
     encode_summary,
     overrides_digest,
 )
-from bot.history.engine import Engine
-from bot.history.figures import Changes, Summary, drift_of, point_drift
-from bot.history.timeline import Point, PointDrift, Shard, Timeline
-from bot.model import (
+from opdrift.history.engine import Engine
+from opdrift.history.figures import Changes, Summary, drift_of, point_drift
+from opdrift.history.timeline import Point, PointDrift, Shard, Timeline
+from opdrift.model import (
     DERIVATIVES_PATH,
     NATIVE_PATH,
     TAGS_PATH,
@@ -34,13 +34,20 @@ from bot.model import (
     SourceMeta,
     TextFile,
 )
-from bot.pipeline import operators_from_files
-from bot.sources.git import GitReader, is_ancestor
-from bot.sources.gitlog import OPERATOR_FILES, TRACKED_FILES, LogEntry, check_paths, list_commits, list_tags
-from bot.sources.read import MAX_FILE_BYTES, decode, version_of
-from bot.taxonomy import buckets
-from bot.taxonomy import classify as taxonomy
-from bot.taxonomy.overrides import Overrides
+from opdrift.pipeline import operators_from_files
+from opdrift.sources.git import GitReader, is_ancestor
+from opdrift.sources.gitlog import (
+    OPERATOR_FILES,
+    TRACKED_FILES,
+    LogEntry,
+    check_paths,
+    list_commits,
+    list_tags,
+)
+from opdrift.sources.read import MAX_FILE_BYTES, decode, version_of
+from opdrift.taxonomy import buckets
+from opdrift.taxonomy import classify as taxonomy
+from opdrift.taxonomy.overrides import Overrides
 
 DEFAULT_PATHS = OPERATOR_FILES
 

@@ -1,5 +1,5 @@
 """``autogen`` expanded the way torchgen's ``add_generated_native_functions`` does it, by the rules of
-the release in question (`bot.operators.codegen`).
+the release in question (`opdrift.operators.codegen`).
 
 torchgen does not read the names in ``autogen:``; it groups entries by their normalised signature and
 generates the missing out= and functional members of a group. ``autogen:`` matters only through one
@@ -15,12 +15,20 @@ import string
 from collections.abc import Sequence
 from dataclasses import replace
 
-from bot.dispatchkeys import CEA
-from bot.errors import SchemaError
-from bot.model import Operator
-from bot.operators.codegen import NEWEST, CodegenRules
-from bot.operators.validate import Entry
-from bot.schema.model import Annotation, Argument, Arguments, BaseType, FunctionSchema, OperatorName, Return
+from opdrift.dispatchkeys import CEA
+from opdrift.errors import SchemaError
+from opdrift.model import Operator
+from opdrift.operators.codegen import NEWEST, CodegenRules
+from opdrift.operators.validate import Entry
+from opdrift.schema.model import (
+    Annotation,
+    Argument,
+    Arguments,
+    BaseType,
+    FunctionSchema,
+    OperatorName,
+    Return,
+)
 
 # torchgen's hand-kept exception: an in-place op whose schema cannot be grouped (pre-self argument).
 _UNGROUPABLE_INPLACE = frozenset({"polygamma_"})

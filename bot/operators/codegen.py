@@ -1,6 +1,6 @@
 """The codegen's rules per release: how each torchgen release named and chose the operators it generated.
 
-`bot.operators.autogen` follows torchgen's ``add_generated_native_functions``, but that function
+`opdrift.operators.autogen` follows torchgen's ``add_generated_native_functions``, but that function
 changed between releases, and a release's registered operators are what its own codegen made. Each
 row below is the first release whose rules differ from the row before; a version between two rows
 takes the earlier one. Checked against every release wheel's RegistrationDeclarations.h from 1.12.0
@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from bot.errors import OpdriftError
-from bot.versions import row_for
+from opdrift.errors import OpdriftError
+from opdrift.versions import row_for
 
 if TYPE_CHECKING:
-    from bot.schema.kernel import Binding
+    from opdrift.schema.kernel import Binding
 
 
 class CodegenError(OpdriftError):
@@ -109,7 +109,7 @@ KNOWN_RELEASES: tuple[str, ...] = ("1.12", "1.13", *(f"2.{minor}" for minor in r
 
 
 def rules_for_version(version: str | None) -> CodegenRules:
-    """The rules of torch VERSION ("2.14.1", "2.6.0a0+git…"), by `bot.versions.row_for`'s policy: the
+    """The rules of torch VERSION ("2.14.1", "2.6.0a0+git…"), by `opdrift.versions.row_for`'s policy: the
     newest when it is unknown or no version, the oldest row for a pre-1.12 checkout."""
     return row_for(RULES, version, lambda rules: rules.since)
 
@@ -148,7 +148,7 @@ def kernel_binding(entry: GroupedEntry, rules: CodegenRules) -> Binding:
     two releases' bindings, coverage a backend's against upstream's, and the work items declare by it.
     An unknown const-ref key (a version-1 snapshot's) reads as absent."""
     # Imported here: parsing a release (autogen reads this module's rules) never binds a kernel.
-    from bot.schema.kernel import Binding
+    from opdrift.schema.kernel import Binding
 
     return Binding(
         ilistref=rules.ilistref_for_structured and in_structured_group(entry),

@@ -1,9 +1,9 @@
 """Dispatch of one validated entry → its `Operator`: composite status and the kernels it runs.
 
-Which kernel each dispatch key runs is `bot.operators.kernels`'s model; this module gathers the table
+Which kernel each dispatch key runs is `opdrift.operators.kernels`'s model; this module gathers the table
 it works on.
 
-Comma-joined keys were expanded and ufunc kernels filled in by `bot.operators.validate`; here an entry
+Comma-joined keys were expanded and ufunc kernels filled in by `opdrift.operators.validate`; here an entry
 without a dispatch table (and not structured) is CompositeImplicitAutograd, and a
 ``structured_delegate`` op inherits its delegate's structured kernels (see `_resolve_delegate`).
 """
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.dispatchkeys import CIA, STRUCTURED_KEYS
-from bot.errors import EntryError
-from bot.model import Operator
-from bot.operators.kernels import dense_composite, kernel_sources
-from bot.operators.validate import Entry
+from opdrift.dispatchkeys import CIA, STRUCTURED_KEYS
+from opdrift.errors import EntryError
+from opdrift.model import Operator
+from opdrift.operators.kernels import dense_composite, kernel_sources
+from opdrift.operators.validate import Entry
 
 
 def _resolve_delegate(e: Entry, by_name: Mapping[str, Entry], path: str) -> dict[str, str]:

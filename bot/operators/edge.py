@@ -1,7 +1,7 @@
 """Which operators ExecuTorch's edge dialect accepts: the verifier every exported program meets.
 
 ExecuTorch compiles the graph ``torch.export`` traces, after ``run_decompositions`` with PyTorch's
-Core-ATen table (`bot.operators.exported`), then ``to_edge`` (exir/program/_program.py at
+Core-ATen table (`opdrift.operators.exported`), then ``to_edge`` (exir/program/_program.py at
 ``cff6f4d``, 2026-08-22) replaces each view op by its ``*_copy`` op
 (``ReplaceViewOpsWithViewCopyOpsPass``) and verifies the graph: ``check_valid_op``
 (exir/verification/verifier.py) raises ``SpecViolationError`` "is not in Core ATen opset" for an
@@ -13,7 +13,7 @@ author decomposes it or adds it to ``_core_aten_ops_exception_list``.
 
 from __future__ import annotations
 
-from bot.model import OpRecord
+from opdrift.model import OpRecord
 
 # The tags the verifier accepts an op by.
 ACCEPTED_TAGS = frozenset({"core", "view_copy"})

@@ -25,9 +25,9 @@ from typing import Any
 
 import yaml
 
-from bot.errors import EntryError
-from bot.model import RawEntry
-from bot.yamltext import BUILD_ERRORS, Loader, refuse_aliases, split_lines, value_error, yaml_error
+from opdrift.errors import EntryError
+from opdrift.model import RawEntry
+from opdrift.yamltext import BUILD_ERRORS, Loader, refuse_aliases, split_lines, value_error, yaml_error
 
 
 def _comment_text(stripped: str) -> str:

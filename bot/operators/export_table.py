@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from bot.errors import OpdriftError
-from bot.versions import minor_of, row_for
+from opdrift.errors import OpdriftError
+from opdrift.versions import minor_of, row_for
 
 TABLE = "data/core_aten.tsv"
 
@@ -115,13 +115,13 @@ def parse_export_table(text: str) -> tuple[ExportRelease, ...]:
 
 @cache
 def shipped_releases() -> tuple[ExportRelease, ...]:
-    text = resources.files("bot.operators").joinpath(TABLE).read_text(encoding="utf-8")
+    text = resources.files("opdrift.operators").joinpath(TABLE).read_text(encoding="utf-8")
     return tuple(sorted(parse_export_table(text), key=lambda r: release_key(r.version) or (0, 0)))
 
 
 def core_aten_release(version: str | None) -> ExportRelease:
     """The shipped release that stands for VERSION: the nearest at or before it
-    (`bot.versions.row_for`'s policy)."""
+    (`opdrift.versions.row_for`'s policy)."""
     releases = shipped_releases()
     if not releases:
         raise ExportTableError(f"{TABLE}: no release")

@@ -49,13 +49,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.dispatchkeys import CIA
-from bot.errors import SchemaError
-from bot.model import OpRecord
-from bot.operators.export_table import core_aten_release
-from bot.operators.kernels import table_of
-from bot.schema.grammar import parse_schema
-from bot.versions import since
+from opdrift.dispatchkeys import CIA
+from opdrift.errors import SchemaError
+from opdrift.model import OpRecord
+from opdrift.operators.export_table import core_aten_release
+from opdrift.operators.kernels import table_of
+from opdrift.schema.grammar import parse_schema
+from opdrift.versions import since
 
 ExportFate = Literal["reaches", "decomposed", "functionalized", "evaluated", "training_only"]
 

@@ -47,12 +47,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from bot.dispatchkeys import CEA
-from bot.errors import SchemaError
-from bot.model import OpRecord
-from bot.operators.autogen import group_key
-from bot.operators.kernels import DELEGATE, OWN, kernel_for, table_of
-from bot.schema.grammar import parse_schema
+from opdrift.dispatchkeys import CEA
+from opdrift.errors import SchemaError
+from opdrift.model import OpRecord
+from opdrift.operators.autogen import group_key
+from opdrift.operators.kernels import DELEGATE, OWN, kernel_for, table_of
+from opdrift.schema.grammar import parse_schema
 
 GroupKey = tuple[str, ...]
 
@@ -71,7 +71,7 @@ NOT_A_CALLBACK: Mapping[str, str | None] = {
 
 _VARIANTS = ("out", "inplace")
 # the kind of a mutable op that is neither in-place nor out= (`_native_batch_norm_legit`, whose running
-# stats are `Tensor(a!)`), as `bot.model` names it
+# stats are `Tensor(a!)`), as `opdrift.model` names it
 _MUTABLE = "other"
 
 

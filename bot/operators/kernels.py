@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from bot.dispatchkeys import BY_PREFERENCE, CIA, COMPOSITE_KEYS, DENSE_COMPOSITES, STRUCTURED_KEYS
-from bot.model import Facets
+from opdrift.dispatchkeys import BY_PREFERENCE, CIA, COMPOSITE_KEYS, DENSE_COMPOSITES, STRUCTURED_KEYS
+from opdrift.model import Facets
 
 OWN = "own"
 DELEGATE = "structured_delegate"
@@ -92,7 +92,7 @@ def dense_composite(keys: Iterable[str]) -> str | None:
 def kernel_for(table: KernelTable, key: str) -> str | None:
     """Where the kernel that dispatch key KEY runs comes from, or None when it has none: its own or
     its delegate's, else the first alias key of the table that serves KEY, in the dispatcher's order
-    (`bot.dispatchkeys.BY_PREFERENCE`)."""
+    (`opdrift.dispatchkeys.BY_PREFERENCE`)."""
     source = table.get(key)
     if source is not None and source in (OWN, DELEGATE):
         return source
@@ -114,7 +114,7 @@ def profile_kernel(table: KernelTable, profile: Profile) -> str | None:
 
     For ``export`` this is only the kernel table's part (CIA may decompose, nothing else stands in);
     what really reaches an exported graph depends on the release and the compiler's decomposition
-    table, which `bot.operators.exported.export_fate` judges.
+    table, which `opdrift.operators.exported.export_fate` judges.
     """
     if profile == "export":
         return CIA if CIA in table else None

@@ -2,14 +2,14 @@
 
 Three things happen, one module each:
 
-1. Each `RawEntry` is validated key by key and its schema parsed (`bot.operators.validate`): wrong
+1. Each `RawEntry` is validated key by key and its schema parsed (`opdrift.operators.validate`): wrong
    value types are an `EntryError` naming file:line; a key the bot does not model is kept on the
    operator and warned about.
-2. Dispatch is resolved per operator (`bot.operators.dispatch`): an entry without a dispatch table
+2. Dispatch is resolved per operator (`opdrift.operators.dispatch`): an entry without a dispatch table
    (and not structured) is CompositeImplicitAutograd, and a ``structured_delegate`` op inherits its
    delegate's structured kernels.
 3. ``autogen`` is expanded the way torchgen's ``add_generated_native_functions`` does it
-   (`bot.operators.autogen`).
+   (`opdrift.operators.autogen`).
 
 The result equals ``torchgen.gen.parse_native_yaml(...).native_functions`` (names and schemas) for
 every release 2.0.0-2.15.0; tests/unit/operators/test_native.py checks that against vendored torchgen output. This
@@ -21,14 +21,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.errors import EntryError, YamlError
-from bot.model import Operator, OperatorSet, RawEntry, SourceMeta, TextFile
-from bot.operators.autogen import generated_operators
-from bot.operators.codegen import NEWEST, CodegenRules
-from bot.operators.dispatch import make_operator
-from bot.operators.validate import Entry, short_repr, validate_entry
-from bot.schema.grammar import parse_schema
-from bot.yamltext import read_yaml_document
+from opdrift.errors import EntryError, YamlError
+from opdrift.model import Operator, OperatorSet, RawEntry, SourceMeta, TextFile
+from opdrift.operators.autogen import generated_operators
+from opdrift.operators.codegen import NEWEST, CodegenRules
+from opdrift.operators.dispatch import make_operator
+from opdrift.operators.validate import Entry, short_repr, validate_entry
+from opdrift.schema.grammar import parse_schema
+from opdrift.yamltext import read_yaml_document
 
 _NAME_KEY = "- name:"
 _COMMENT_START = re.compile(r"[ \t]#")  # YAML ends a plain scalar at " #"; two fixed characters: linear

@@ -24,11 +24,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bot.dispatchkeys import CEA, CIA
-from bot.errors import SourceError
-from bot.model import Operator, OperatorSet, SourceFiles, SourceMeta
-from bot.operators.kernels import kernel_sources
-from bot.schema.grammar import parse_schema
+from opdrift.dispatchkeys import CEA, CIA
+from opdrift.errors import SourceError
+from opdrift.model import Operator, OperatorSet, SourceFiles, SourceMeta
+from opdrift.operators.kernels import kernel_sources
+from opdrift.schema.grammar import parse_schema
 
 UNKNOWN_BACKEND = "UnknownBackend"
 _COMMENT = "// {"

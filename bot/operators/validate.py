@@ -1,8 +1,8 @@
 """One `RawEntry` of native_functions.yaml → a validated `Entry`: key by key, with its schema parsed.
 
 A wrong value type is an `EntryError` naming file:line; a key the bot does not model is kept (as short
-text) and warned about. Dispatch resolution (`bot.operators.dispatch`) and autogen
-(`bot.operators.autogen`) work on the `Entry` tuples made here.
+text) and warned about. Dispatch resolution (`opdrift.operators.dispatch`) and autogen
+(`opdrift.operators.autogen`) work on the `Entry` tuples made here.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
-from bot.dispatchkeys import CIA, UFUNC_KEYS
-from bot.errors import EntryError
-from bot.model import RawEntry
-from bot.schema.grammar import parse_schema
-from bot.schema.model import FunctionSchema
+from opdrift.dispatchkeys import CIA, UFUNC_KEYS
+from opdrift.errors import EntryError
+from opdrift.model import RawEntry
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.model import FunctionSchema
 
 # The value type each known key must have (object: checked by its own rule below).
 _KEY_TYPES: dict[str, type] = {

@@ -4,6 +4,6 @@
 `manual_issue` and `watch_issue` are the posts; `actions` writes the job summary and annotation lines;
 `workflow` holds the CI steps' helpers, `artifact` checks downloaded artifacts and `doctor` tries the
 workflows' calls. Reading GitHub (gh: sources and files, pull requests, the bounds every request
-keeps) is `bot.github`'s; the config file is `bot.config`'s. What `comment` and `issue` settle before
-rendering, and subscription matching, are use cases: `bot.app`.
+keeps) is `opdrift.github`'s; the config file is `opdrift.config`'s. What `comment` and `issue` settle before
+rendering, and subscription matching, are use cases: `opdrift.app`.
 """

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from bot.drift.changes import Change
-from bot.drift.flags import ANNOTATED
-from bot.errors import PublishError
-from bot.model import NATIVE_PATH
+from opdrift.drift.changes import Change
+from opdrift.drift.flags import ANNOTATED
+from opdrift.errors import PublishError
+from opdrift.model import NATIVE_PATH
 
 # GitHub rejects a step's summary file over 1 MiB (and then shows none of it), counted in bytes.
 STEP_SUMMARY_BYTES = 1024 * 1024
@@ -65,7 +65,7 @@ MAX_NAMED = 40
 
 def annotation_lines(changes: Sequence[Change], *, limit: int = MAX_ANNOTATIONS) -> list[str]:
     """``::warning`` lines at the head-side line of each new or changed operator, most urgent first
-    (by the flags of `bot.drift.flags` that annotate, in the table's order), naming those flags.
+    (by the flags of `opdrift.drift.flags` that annotate, in the table's order), naming those flags.
 
     Changes that only touch which in-tree backends have kernels are left out (news for one backend,
     noise in everyone's diff view).

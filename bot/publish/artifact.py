@@ -17,7 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.errors import OpdriftError
+from opdrift.errors import OpdriftError
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # a full snapshot is a few MB; far more means something is wrong
 

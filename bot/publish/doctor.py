@@ -2,7 +2,7 @@
 GitHub says the call needs (``X-Accepted-GitHub-Permissions``, sent with every answer to an app's or
 a fine-grained token), the rate limit left, and, when it failed, what to change. Unlike every other
 client here a failure is data, not an error: the doctor goes on to the next call and reports them all.
-Within `bot.github.limits`' bounds (the API root, a deadline, a size cap); no retry, a maintainer
+Within `opdrift.github.limits`' bounds (the API root, a deadline, a size cap); no retry, a maintainer
 runs it by hand.
 """
 
@@ -14,10 +14,10 @@ from typing import Any
 
 import requests
 
-from bot.errors import ApiLimitError, PublishError
-from bot.github.limits import ApiRoot, Guard, new_session
-from bot.github.retry import scrub
-from bot.publish.github import needs_permission
+from opdrift.errors import ApiLimitError, PublishError
+from opdrift.github.limits import ApiRoot, Guard, new_session
+from opdrift.github.retry import scrub
+from opdrift.publish.github import needs_permission
 
 JSON = "application/vnd.github+json"
 SHA_ONLY = "application/vnd.github.sha"

@@ -1,13 +1,13 @@
 """The GitHub client of the publishing stage: settings, token and repository checks, retries, secrets.
 
-The sticky PR comment (`bot.publish.pr_comment`) and the weekly drift issue
-(`bot.publish.weekly_issue`) are publishing steps run through `RepoClient.run`; the job summary and
-annotations (`bot.publish.actions`) are files and lines for Actions, no network.
+The sticky PR comment (`opdrift.publish.pr_comment`) and the weekly drift issue
+(`opdrift.publish.weekly_issue`) are publishing steps run through `RepoClient.run`; the job summary and
+annotations (`opdrift.publish.actions`) are files and lines for Actions, no network.
 
-With `bot.github` (which reads), this is the only stage that talks to the network. It is handed
+With `opdrift.github` (which reads), this is the only stage that talks to the network. It is handed
 finished text (the report is rendered completely before anything is posted, so a failure never
 leaves a half-written comment) and explicit settings (token, API root): it never reads the
-environment itself. The retry policy and `scrub` are `bot.github.retry`'s, shared with the reading
+environment itself. The retry policy and `scrub` are `opdrift.github.retry`'s, shared with the reading
 client.
 
 Finding its own posts (`RepoClient.is_mine`): every post carries a hidden HTML-comment marker, and the bot finds its comment or
@@ -25,7 +25,7 @@ one, so a write that "failed" but landed is found instead of repeated. Waits gro
 and network errors and follow ``Retry-After`` / ``x-ratelimit-reset`` for rate limits, and the total
 waiting is bounded by `RetryPolicy.total_seconds`: a rate limit that resets later than that fails at
 once with a message rather than sleeping past the budget. The same budget is the call's deadline, for
-the requests themselves too (`bot.github.limits`: a server that drips its answer, or one that announces
+the requests themselves too (`opdrift.github.limits`: a server that drips its answer, or one that announces
 page after page, stops there), and every request PyGithub makes goes through `_Connection`, which
 sends it only under the configured API root and reads its answer within the size cap.
 """
@@ -45,9 +45,9 @@ import github
 import requests
 from github.GithubException import GithubException
 
-from bot.errors import ApiLimitError, PublishError
-from bot.github.limits import Answer, ApiRoot, Guard, new_session
-from bot.github.retry import (
+from opdrift.errors import ApiLimitError, PublishError
+from opdrift.github.limits import Answer, ApiRoot, Guard, new_session
+from opdrift.github.retry import (
     DEFAULT_API_URL,
     RetryPolicy,
     error_message,
@@ -106,7 +106,7 @@ def check_repo_name(repo: str, what: str = "--repo") -> str:
     return repo
 
 
-# --- secrets (the retry policy and `scrub` are bot.github.retry's, which the reading client shares) ------
+# --- secrets (the retry policy and `scrub` are opdrift.github.retry's, which the reading client shares) ------
 
 
 class _ScrubFilter(logging.Filter):
@@ -439,7 +439,7 @@ def connect(settings: Settings, **kwargs: Any) -> RepoClient:
 
 def with_marker(body: str, marker: str) -> str:
     """The body with its marker first (unless the renderer already put it there): where the marker rule
-    (`bot.publish.upsert.is_ours`) looks for it."""
+    (`opdrift.publish.upsert.is_ours`) looks for it."""
     if body.startswith(marker):
         return body
     return f"{marker}\n{body}"

@@ -4,8 +4,8 @@ A manual dispatch diffs an arbitrary PyTorch ref against an arbitrary stored sna
 week's issue, that drift replaced the week's report. It gets an issue of its own instead, found again by
 its own marker (``<!-- opdrift:manual run=KEY -->``, KEY naming the ref and the two sides), so that a
 re-run of the same dispatch edits that issue rather than opening a second one. The weekly lookup
-(`bot.publish.weekly_issue`) matches only ``opdrift:weekly window=``, so it can never take a manual
-issue for the week's or the previous week's, and this module never edits an issue without its own marker (`bot.publish.upsert`'s rule).
+(`opdrift.publish.weekly_issue`) matches only ``opdrift:weekly window=``, so it can never take a manual
+issue for the week's or the previous week's, and this module never edits an issue without its own marker (`opdrift.publish.upsert`'s rule).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from bot.publish.github import Outcome, RepoClient, check_size, with_marker
-from bot.publish.upsert import IssueIn, Tries, Wanted, find_issue, upsert
-from bot.publish.weekly_issue import MAX_SCANNED
+from opdrift.publish.github import Outcome, RepoClient, check_size, with_marker
+from opdrift.publish.upsert import IssueIn, Tries, Wanted, find_issue, upsert
+from opdrift.publish.weekly_issue import MAX_SCANNED
 
 _UNSAFE = re.compile(r"[^0-9A-Za-z._-]+")
 _MAX_KEY = 120

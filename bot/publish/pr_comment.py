@@ -1,11 +1,11 @@
 """The sticky PR comment: one comment per pull request, found by its hidden marker and edited in place
-(`bot.publish.upsert`)."""
+(`opdrift.publish.upsert`)."""
 
 from __future__ import annotations
 
-from bot.errors import PublishError
-from bot.publish.github import Outcome, RepoClient, check_size, with_marker
-from bot.publish.upsert import CommentOn, Tries, Wanted, find_comment, upsert
+from opdrift.errors import PublishError
+from opdrift.publish.github import Outcome, RepoClient, check_size, with_marker
+from opdrift.publish.upsert import CommentOn, Tries, Wanted, find_comment, upsert
 
 PR_MARKER = "<!-- opdrift:pr-comment -->"
 

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from github.GithubException import GithubException
 
-from bot.publish.github import Action, Outcome, RepoClient
+from opdrift.publish.github import Action, Outcome, RepoClient
 
 LABEL_COLOR = "c5def5"
 

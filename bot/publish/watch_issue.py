@@ -1,7 +1,7 @@
 """`opdrift watch`'s issue: the one dashboard issue, found by its hidden marker among the bot's own open
-issues, its body edited only when it changed, and the run's comment on it (bot.app.watch plans both).
+issues, its body edited only when it changed, and the run's comment on it (opdrift.app.watch plans both).
 
-Found and written as every post of the bot is (`bot.publish.upsert`): only issues the token's own
+Found and written as every post of the bot is (`opdrift.publish.upsert`): only issues the token's own
 login opened (``creator=``), newest first, at most MAX_SCANNED of them, the marker on the first line,
 so a person or another app quoting the marker is never taken for it. Its body carries the last run's state, which is why it is read before
 anything is planned (`find_watch_issue`) and written after (`publish_watch`).
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.publish.github import Outcome, RepoClient, check_size, with_marker
-from bot.publish.upsert import IssueIn, Tries, Wanted, find_issue, upsert
-from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
+from opdrift.publish.github import Outcome, RepoClient, check_size, with_marker
+from opdrift.publish.upsert import IssueIn, Tries, Wanted, find_issue, upsert
+from opdrift.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
 
 MAX_SCANNED = 200  # the bot's own open issues looked through: its watch issue is one of a handful
 DEFAULT_TITLE = "Open upstream pull requests that would affect your backend"

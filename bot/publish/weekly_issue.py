@@ -1,5 +1,5 @@
 """The weekly drift issue: one issue per window (``2026-W48``), found by its hidden marker, linking the last
-(`bot.publish.upsert`)."""
+(`opdrift.publish.upsert`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.errors import PublishError
-from bot.publish.github import Outcome, RepoClient, check_size, with_marker
-from bot.publish.upsert import IssueIn, Tries, Wanted, find_comment, is_ours, own_issues, upsert
+from opdrift.errors import PublishError
+from opdrift.publish.github import Outcome, RepoClient, check_size, with_marker
+from opdrift.publish.upsert import IssueIn, Tries, Wanted, find_comment, is_ours, own_issues, upsert
 
 _WEEKLY_MARKER_RE = re.compile(r"<!-- opdrift:weekly window=([^\s>]+) -->")
 _WINDOW_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]*")
@@ -37,7 +37,7 @@ class _Found:
 
 
 def _find_weekly(client: RepoClient, window_key: str) -> _Found:
-    """The bot's issues (`bot.publish.upsert.own_issues`), newest first, until the previous window's:
+    """The bot's issues (`opdrift.publish.upsert.own_issues`), newest first, until the previous window's:
     the current window's issue by the marker rule (`is_ours`), the previous by its marker's window."""
     current = None
     previous: tuple[str, Any] | None = None

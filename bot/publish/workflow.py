@@ -6,7 +6,7 @@ a ``workflow_run`` belongs to, and whether the refreshed snapshot is worth a com
 Actions as ``name=value`` lines for ``$GITHUB_OUTPUT``.
 
 The git these decisions rest on (the merge base, a file as of a date, deepening a clone, committing
-and pushing the snapshot) is `bot.sources.repo`'s: only the sources stage runs git.
+and pushing the snapshot) is `opdrift.sources.repo`'s: only the sources stage runs git.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.errors import WorkflowError
-from bot.sources.repo import check_rev, file_at, merge_base
+from opdrift.errors import WorkflowError
+from opdrift.sources.repo import check_rev, file_at, merge_base
 
 _PR_NUMBER = re.compile(r"[1-9][0-9]{0,9}")
 _OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")

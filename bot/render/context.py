@@ -2,8 +2,8 @@
 (per backend subscription, and per backend of the config's `backends:` for the PR comment's impact
 table: one record).
 
-Both are records the use cases (`bot.app`, above this stage) build and the renderer reads, so they are
-defined with the renderer's input: `bot.app.subscriptions.backend_gaps` makes the gaps.
+Both are records the use cases (`opdrift.app`, above this stage) build and the renderer reads, so they are
+defined with the renderer's input: `opdrift.app.subscriptions.backend_gaps` makes the gaps.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from bot.coverage.kinds import BackendKind, backend_key
-from bot.coverage.workitems import ModelReach
-from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
-from bot.drift.changes import Drift
-from bot.drift.warnings import SourceWarning
-from bot.history.attribution import Attribution
-from bot.model import NATIVE_PATH
+from opdrift.coverage.kinds import BackendKind, backend_key
+from opdrift.coverage.workitems import ModelReach
+from opdrift.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
+from opdrift.drift.changes import Drift
+from opdrift.drift.warnings import SourceWarning
+from opdrift.history.attribution import Attribution
+from opdrift.model import NATIVE_PATH
 
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 
@@ -48,20 +48,20 @@ class BackendGap:
     # ops it registers by name where an impl without a def still builds (C++ m.impl) that upstream
     # removed or renamed: the registration is dead
     dead: tuple[str, ...] = ()
-    # new ops, or ops that now need a kernel, it lacks that only some backends need (bot.work.engine.scope)
+    # new ops, or ops that now need a kernel, it lacks that only some backends need (opdrift.work.engine.scope)
     some_need: tuple[str, ...] = ()
     # what every report calls the backend: its subscription's `name:`, else one derived from its list
-    # (`bot.config.file.default_name`); never a machine path
+    # (`opdrift.config.file.default_name`); never a machine path
     name: str = ""
-    # each op of `broken` with the form its kernel is judged in (`bot.coverage.check.judged_form`:
+    # each op of `broken` with the form its kernel is judged in (`opdrift.coverage.check.judged_form`:
     # "int64_t" or "SymInt"; "" when not known): the declarations the report shows are in that form
     broken_forms: tuple[tuple[str, str], ...] = ()
-    # which models of the corpus (`bot.usage.models`) reach the ops of `ops` and of `broken` on the
-    # backend's paths and device (`bot.coverage.workitems.model_reach`); None without model data
+    # which models of the corpus (`opdrift.usage.models`) reach the ops of `ops` and of `broken` on the
+    # backend's paths and device (`opdrift.coverage.workitems.model_reach`); None without model data
     ops_models: ModelReach | None = None
     broken_models: ModelReach | None = None
     # said once per report when those counts come from another release's table than HEAD's
-    # (`bot.usage.models.UsageChoice.caveat`)
+    # (`opdrift.usage.models.UsageChoice.caveat`)
     models_caveat: str = ""
     # a backend of `backends:` whose list could not be read (another repository's, renamed, gone,
     # malformed): why, in one line; its lists are then empty, and the table says it was not judged
@@ -73,7 +73,7 @@ class BackendGap:
 
     @property
     def key(self) -> str:
-        """The backend list's key across runs and reports (`bot.coverage.kinds.backend_key`)."""
+        """The backend list's key across runs and reports (`opdrift.coverage.kinds.backend_key`)."""
         return backend_key(self.kind, self.where)
 
     def warns(self) -> bool:
@@ -158,18 +158,18 @@ class ReportContext:
     limit: int | None = None
     site_url: str | None = None  # the operator catalogue (`opdrift site`), linked from the weekly issue
     marker: str | None = None  # replaces the format's marker, e.g. the weekly issue's per-window one
-    # the number of the previous window's weekly issue, which the new one links (bot.publish.weekly_issue)
+    # the number of the previous window's weekly issue, which the new one links (opdrift.publish.weekly_issue)
     previous_issue: int | None = None
-    # per backend subscription: the new ops its backend lacks, or those that now need a kernel (bot.app.subscriptions.backend_gaps)
+    # per backend subscription: the new ops its backend lacks, or those that now need a kernel (opdrift.app.subscriptions.backend_gaps)
     backend_gaps: tuple[BackendGap, ...] = ()
     # per backend of the config's `backends:` the drift affects, or whose list could not be read
-    # (`BackendGap.unread`; bot.app.prepare.downstream_impact): the PR comment's Downstream impact table
+    # (`BackendGap.unread`; opdrift.app.prepare.downstream_impact): the PR comment's Downstream impact table
     impact: tuple[BackendGap, ...] = ()
-    # change fingerprint → the upstream commit that introduced it (bot.history.attribution.attribute)
+    # change fingerprint → the upstream commit that introduced it (opdrift.history.attribution.attribute)
     attributions: Mapping[str, Attribution] = field(default_factory=dict)
-    # a Mermaid chart built by bot.render.timeline.chart_of_last (its labels are sanitised there)
+    # a Mermaid chart built by opdrift.render.timeline.chart_of_last (its labels are sanitised there)
     chart: str = ""
-    # HEAD's parse warnings that BASE's parse did not give (bot.drift.warnings.new_warnings)
+    # HEAD's parse warnings that BASE's parse did not give (opdrift.drift.warnings.new_warnings)
     warnings: tuple[SourceWarning, ...] = ()
     # the names of the config's backend subscriptions, in config order (`BackendSpec.label`): the
     # weekly issue of a backend's repository leads with what the drift asks of each

@@ -3,8 +3,8 @@
 `coverage_view` builds one `CoverageView` per backend; the text (``coverage.txt.j2``) and the Markdown
 (``coverage.md.j2``) templates show that same view, schema alerts included, and differ only in layout
 and escaping. Every name and schema comes from someone else's file, so the Markdown template quotes
-them through `bot.text.code` / `md`, and the text environment makes every value one terminal-safe line.
-The JSON is `bot.coverage.jsonform.coverage_json`, and loads no Jinja2.
+them through `opdrift.text.code` / `md`, and the text environment makes every value one terminal-safe line.
+The JSON is `opdrift.coverage.jsonform.coverage_json`, and loads no Jinja2.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.coverage.change import CoverageChange
-from bot.coverage.check import Coverage, SchemaAlert, falls_back
-from bot.coverage.firstwork import FirstWork, first_work, first_work_json
-from bot.coverage.jsonform import coverage_json
-from bot.coverage.kinds import EDGE_KINDS, KIND_BY_ID, BackendKind
-from bot.coverage.names import last_registered
-from bot.coverage.oplist import relative_path, root_label
-from bot.coverage.workitems import (
+from opdrift.coverage.change import CoverageChange
+from opdrift.coverage.check import Coverage, SchemaAlert, falls_back
+from opdrift.coverage.firstwork import FirstWork, first_work, first_work_json
+from opdrift.coverage.jsonform import coverage_json
+from opdrift.coverage.kinds import EDGE_KINDS, KIND_BY_ID, BackendKind
+from opdrift.coverage.names import last_registered
+from opdrift.coverage.oplist import relative_path, root_label
+from opdrift.coverage.workitems import (
     ModelReach,
     WorkItem,
     has_cpu_kernel,
@@ -32,19 +32,19 @@ from bot.coverage.workitems import (
     models_recorded,
     work_items,
 )
-from bot.model import NATIVE_PATH, Snapshot
-from bot.operators.kernels import FUNCTIONALIZED
-from bot.render.context import blob_url
-from bot.render.details import describe, describe_kernel
-from bot.render.fit import largest_cap_fitting
-from bot.render.rank import record_rank_key, work_item_rank_key
-from bot.schema.codes import Detail
-from bot.snapshot import meta_json
-from bot.taxonomy.scope import GENERIC
-from bot.text import Safe, code, link, md, terminal
-from bot.versions import is_final_release
-from bot.work.engine import scope
-from bot.work.rules import NEEDS_KERNEL, TRAINING_ONLY, words
+from opdrift.model import NATIVE_PATH, Snapshot
+from opdrift.operators.kernels import FUNCTIONALIZED
+from opdrift.render.context import blob_url
+from opdrift.render.details import describe, describe_kernel
+from opdrift.render.fit import largest_cap_fitting
+from opdrift.render.rank import record_rank_key, work_item_rank_key
+from opdrift.schema.codes import Detail
+from opdrift.snapshot import meta_json
+from opdrift.taxonomy.scope import GENERIC
+from opdrift.text import Safe, code, link, md, terminal
+from opdrift.versions import is_final_release
+from opdrift.work.engine import scope
+from opdrift.work.rules import NEEDS_KERNEL, TRAINING_ONLY, words
 
 Result = tuple[Coverage, CoverageChange | None]
 
@@ -69,7 +69,7 @@ def _stale_note(kind: BackendKind) -> Safe:
     return Safe(f" ({kind} also lists {also}, which are not native functions)") if also else _NO_TEXT
 
 
-# What a "symint" verdict means to a backend whose kernel is int64_t (`bot.coverage.alerts.judge_in_form`).
+# What a "symint" verdict means to a backend whose kernel is int64_t (`opdrift.coverage.alerts.judge_in_form`).
 SYMINT_ONLY = "your int64_t kernel still builds; only the SymInt form changed"
 
 # An alert's grade, by what it does to the backend's own kernel before callers are considered: its C++
@@ -93,7 +93,7 @@ def grade(a: SchemaAlert) -> Grade:
 class AlertCounts:
     """A backend's schema alerts counted by grade, all of them (what the base raised too): the one
     count the text, the Markdown and the JSON give. `new`: with --base, how many the base did not
-    raise (`bot.coverage.change.compare_coverage`), which the Markdown lists; None without a base."""
+    raise (`opdrift.coverage.change.compare_coverage`), which the Markdown lists; None without a base."""
 
     kernel: int = 0
     symint: int = 0
@@ -148,7 +148,7 @@ class CoverageView:
     alerts: tuple[SchemaAlert, ...]
     stale: tuple[tuple[str, str, int], ...]  # (name, path, line)
     stale_note: Safe  # "" unless the backend's list is known to hold names that are not operators
-    # how many of the operators that need a kernel only some backends need (`bot.taxonomy.scope`)
+    # how many of the operators that need a kernel only some backends need (`opdrift.taxonomy.scope`)
     other_ops: int = 0
     # every alert counted by grade (the header of each format), and with --base how many are new
     counts: AlertCounts = AlertCounts()
@@ -176,9 +176,9 @@ class CoverageView:
     # CPU", after a count) and singular; a boxed CPU fallback turns a gap into slower ops, not failures
     gap_words: str = "need a kernel"
     gap_word: str = ""
-    # the training-only rule's sentence (`bot.work.rules`)
+    # the training-only rule's sentence (`opdrift.work.rules`)
     training_words: str = ""
-    # the needs as work items (`bot.coverage.workitems`), ranked (`work_item_rank_key`): those every
+    # the needs as work items (`opdrift.coverage.workitems`), ranked (`work_item_rank_key`): those every
     # backend needs, and those only some do (folded, with the scope's reason)
     items: tuple[WorkItem, ...] = ()
     items_other: tuple[WorkItem, ...] = ()
@@ -198,14 +198,14 @@ class CoverageView:
     # the backend's NAME when its lists were given one: the heading leads with it, the kind and the
     # paths (`roots`) follow
     name: str = ""
-    # the model table the items' "used by N of M models" come from (`bot.usage.models`): its torch
+    # the model table the items' "used by N of M models" come from (`opdrift.usage.models`): its torch
     # release, how many models ran on the backend's paths, and the caveat when the snapshot's release
     # has no table of its own ("" when it has); release "" without model data
     models_release: Safe = _NO_TEXT
     models_count: int = 0
     models_caveat: Safe = _NO_TEXT
     models_paths: tuple[str, ...] = ()
-    # the fewest items that let the most models run without fallback (`bot.coverage.firstwork`), None
+    # the fewest items that let the most models run without fallback (`opdrift.coverage.firstwork`), None
     # without model data; `first_steps` those shown, `first_items` how many items they write
     first_work: FirstWork | None = None
     first_steps: tuple[tuple[tuple[str, ...], tuple[str, ...], int], ...] = ()
@@ -254,8 +254,8 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         if falls_back(cov)
         else 0
     )
-    # the singular is the need's sentence (`bot.work.rules`), "needs a lowering" on the export path;
-    # ExecuTorch writes kernels, of out= variants (`bot.coverage.workitems`); other export backends lower
+    # the singular is the need's sentence (`opdrift.work.rules`), "needs a lowering" on the export path;
+    # ExecuTorch writes kernels, of out= variants (`opdrift.coverage.workitems`); other export backends lower
     edge = export and cov.backend_kind in EDGE_KINDS
     gap_words, gap_word = (
         ("fall back to CPU", "falls back to CPU")
@@ -329,7 +329,7 @@ def coverage_view(cov: Coverage, change: CoverageChange | None, head: Snapshot) 
         rejected=len(cov.rejected),
         rejected_listed=len(cov.extra),
         name=cov.name,
-        # Safe: the release is an X.Y.Z of opdrift's own shipped table (`bot.usage.models`)
+        # Safe: the release is an X.Y.Z of opdrift's own shipped table (`opdrift.usage.models`)
         models_release=Safe("" if choice is None else choice.usage.release),
         models_count=0 if choice is None else len(models_recorded(choice.usage, paths)),
         models_caveat=Safe("" if choice is None else choice.caveat()),
@@ -483,7 +483,7 @@ def _render(
     kernel: Callable[[SchemaAlert], Safe],
     **values: object,
 ) -> str:
-    from bot.render.jinja import render_template
+    from opdrift.render.jinja import render_template
 
     return render_template(
         name,

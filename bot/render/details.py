@@ -1,5 +1,5 @@
 """One sentence per schema `Detail` ("argument self retyped Tensor → Tensor?", the wording its code
-carries in `bot.schema.codes`), and one for what a change did to the kernels' C++ signature, for every
+carries in `opdrift.schema.codes`), and one for what a change did to the kernels' C++ signature, for every
 report.
 
 The drift report and the coverage report both describe what changed in a signature with these words;
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bot.schema.codes import Detail
-from bot.schema.kernel import KernelChange, ParamChange
+from opdrift.schema.codes import Detail
+from opdrift.schema.kernel import KernelChange, ParamChange
 
 
 def describe(d: Detail, quote: Callable[[str], str]) -> str:
     """One sentence for a detail; `quote` renders each source-derived value (code span, or plain)."""
-    row = d.kind.row  # every code has its wording: `bot.schema.codes.Code`
+    row = d.kind.row  # every code has its wording: `opdrift.schema.codes.Code`
     template = row.wording
     if not d.after and row.if_no_after is not None:
         template = row.if_no_after
@@ -46,7 +46,7 @@ def describe_kernel(changes: Sequence[KernelChange], quote: Callable[[str], str]
 
 def named_parts(parts: Sequence[ParamChange], quote: Callable[[str], str]) -> str:
     """What changed in one form's C++ signature, each parameter by its name
-    (`bot.schema.kernel.named_changes`): ``return `a` → `b`, `bool fast` added after `keepdim```."""
+    (`opdrift.schema.kernel.named_changes`): ``return `a` → `b`, `bool fast` added after `keepdim```."""
     return ", ".join(_named_part(p, quote) for p in parts) or "only parameter names changed"
 
 

@@ -1,6 +1,6 @@
 """Drift → the documented JSON report (docs/drift.md, "The JSON report"): everything, never truncated.
 
-Built from the same view model as the Markdown and text reports (`bot.render.view`), so the figures a
+Built from the same view model as the Markdown and text reports (`opdrift.render.view`), so the figures a
 reader sees in the comment and the JSON a tool reads agree; no Jinja2 on the way, since
 ``opdrift diff --format json`` must start without loading it.
 """
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 
-from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
-from bot.drift.changes import Change, Drift
-from bot.drift.flags import FLAG_TABLE, SUMMARY_ORDER
-from bot.operators.kernels import PROFILES
-from bot.render.context import ReportContext
-from bot.render.view import build_view
-from bot.snapshot import meta_json
+from opdrift.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements
+from opdrift.drift.changes import Change, Drift
+from opdrift.drift.flags import FLAG_TABLE, SUMMARY_ORDER
+from opdrift.operators.kernels import PROFILES
+from opdrift.render.context import ReportContext
+from opdrift.render.view import build_view
+from opdrift.snapshot import meta_json
 
 JSON_VERSION = 1
 

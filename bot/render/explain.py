@@ -1,6 +1,6 @@
 """`opdrift explain OP`: one operator's bucket, the rule that decided it (and why), and its facets;
 with ``--backend``, what each backend must do for it: coverage's verdict, asked of the same engine
-(`bot.coverage.check.backend_engine`: the backend's list, its Autograd-key registrations, its
+(`opdrift.coverage.check.backend_engine`: the backend's list, its Autograd-key registrations, its
 decomposition table).
 
 `explain_view` gathers what is shown (`ExplainView`); `render_text`, `render_markdown` and `render_json`
@@ -15,15 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from bot.coverage.check import backend_engine, fallback_of
-from bot.coverage.kinds import EDGE_KINDS, KIND_BY_ID
-from bot.coverage.oplist import BackendList, relative_path, root_label
-from bot.coverage.workitems import TODAY_WORDS, has_cpu_kernel
-from bot.dispatchkeys import CIA
-from bot.model import Facets, OpRecord, Snapshot
-from bot.operators.exported import export_fate
-from bot.operators.functionalize import Functionalization
-from bot.operators.kernels import (
+from opdrift.coverage.check import backend_engine, fallback_of
+from opdrift.coverage.kinds import EDGE_KINDS, KIND_BY_ID
+from opdrift.coverage.oplist import BackendList, relative_path, root_label
+from opdrift.coverage.workitems import TODAY_WORDS, has_cpu_kernel
+from opdrift.dispatchkeys import CIA
+from opdrift.model import Facets, OpRecord, Snapshot
+from opdrift.operators.exported import export_fate
+from opdrift.operators.functionalize import Functionalization
+from opdrift.operators.kernels import (
     DELEGATE,
     OWN,
     PROFILE_KEY,
@@ -33,12 +33,12 @@ from bot.operators.kernels import (
     profile_kernel,
     table_of,
 )
-from bot.snapshot import meta_json
-from bot.taxonomy.classify import resolve_op
-from bot.taxonomy.rules import RULES_BY_ID
-from bot.taxonomy.scope import scope_of
-from bot.text import code, md, one_line
-from bot.work.engine import (
+from opdrift.snapshot import meta_json
+from opdrift.taxonomy.classify import resolve_op
+from opdrift.taxonomy.rules import RULES_BY_ID
+from opdrift.taxonomy.scope import scope_of
+from opdrift.text import code, md, one_line
+from opdrift.work.engine import (
     NEEDS_KERNEL,
     TRAINING_ONLY,
     VERIFIER_REJECTS,
@@ -46,7 +46,7 @@ from bot.work.engine import (
     Verdict,
     profile_engines,
 )
-from bot.work.rules import DECOMPOSES, DEFAULT_KERNEL, LISTED, words
+from opdrift.work.rules import DECOMPOSES, DEFAULT_KERNEL, LISTED, words
 
 FORMATS = ("text", "markdown", "json")
 
@@ -71,7 +71,7 @@ class ExplainedVerdict:
     # "covered", "needs_kernel", or "training_only" / "verifier_rejects" (neither served nor needed), as
     # coverage counts
     status: str
-    rule: str  # the engine's rule (`bot.work.engine.RULES`, "training_only" or "needs_kernel")
+    rule: str  # the engine's rule (`opdrift.work.engine.RULES`, "training_only" or "needs_kernel")
     via: str  # the operator that carries it, when not itself
     alternative: str  # for one that needs a kernel: the variant whose kernel would serve it instead
     why: str  # how it is covered, or why it needs a kernel, in words
@@ -135,7 +135,7 @@ def _served_text(rec: OpRecord, engine: Engine) -> str:
 
 def _how_text(rec: OpRecord, v: Verdict, engine: Engine) -> str:
     """How the engine's backend gets REC, by the rule of its verdict V (one that covers it): the rule's
-    sentence (`bot.work.rules`), then what only explain adds (which kernel, which table)."""
+    sentence (`opdrift.work.rules`), then what only explain adds (which kernel, which table)."""
     profile = engine.backend.profile
     said = words(v.rule, v.via, profile)
     if v.rule == DECOMPOSES and profile == "export" and CIA not in table_of(rec.facets):
@@ -226,7 +226,7 @@ def _why_needed(rec: OpRecord, v: Verdict, engine: Engine, backend: BackendList)
     """Why the backend needs a kernel for REC: not listed, and nothing of PyTorch's serves it."""
     b = engine.backend
     if b.profile == "export" and b.edge:
-        # ExecuTorch lists out= variants: the program is converted to them (`bot.coverage.workitems`)
+        # ExecuTorch lists out= variants: the program is converted to them (`opdrift.coverage.workitems`)
         outs = Functionalization(engine.records).out_variants_of(rec)
         why = (
             f"not listed, and it reaches the edge program ({engine.export.table.origin} does not decompose it)"
@@ -366,7 +366,7 @@ def render_text(view: ExplainView) -> str:
 
 
 def render_markdown(view: ExplainView) -> str:
-    """The same view as Markdown: every name and schema is someone else's text, quoted (`bot.text`)."""
+    """The same view as Markdown: every name and schema is someone else's text, quoted (`opdrift.text`)."""
     total = view.total
     lines = [
         f"### {code(view.op)}",

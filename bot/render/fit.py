@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.render.markers import Format
-from bot.render.view import Tier, View, lists_of
-from bot.text import Safe
+from opdrift.render.markers import Format
+from opdrift.render.view import Tier, View, lists_of
+from opdrift.text import Safe
 
 GITHUB_BODY_LIMIT = 65_536  # characters in an issue or comment body
 # What the publisher may add around a body (its marker line; the previous issue's link is rendered).
@@ -47,7 +47,7 @@ def _lead_length(view: View) -> int:
 
 def caps(view: View, cap: int | None) -> dict[Tier, int]:
     """Each tier's cap in the body made at CAP (None: the complete render's). Every list of the view
-    declares its tier (`bot.render.view.lists_of`); kernel lists never show more than MAX_KERNEL_OPS."""
+    declares its tier (`opdrift.render.view.lists_of`); kernel lists never show more than MAX_KERNEL_OPS."""
     if cap is None:
         lead, bucket = UNCAPPED, UNCAPPED
     else:

@@ -2,7 +2,7 @@
 marks and links, in Markdown or in terminal text.
 
 They know the render's context (links, acknowledgements, attributions), so the templates stay free of
-escaping decisions: every source-derived value is quoted here through `bot.text`.
+escaping decisions: every source-derived value is quoted here through `opdrift.text`.
 """
 
 from __future__ import annotations
@@ -10,23 +10,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from bot.coverage.workitems import ModelReach
-from bot.dispatchkeys import CIA, GENERIC_KEYS
-from bot.drift.changes import Change, Drift, decomposes
-from bot.drift.flags import FLAG_TABLE
-from bot.drift.warnings import SourceWarning
-from bot.errors import ConfigError
-from bot.model import OpRecord
-from bot.operators.kernels import PROFILES
-from bot.render.context import GAP_LISTS, BackendGap, ReportContext
-from bot.render.details import describe, describe_kernel, named_parts
-from bot.render.rank import Item
-from bot.render.reach import reach_phrase
-from bot.render.view import BucketSection
-from bot.schema.codes import Code
-from bot.taxonomy.scope import scope_of
-from bot.text import Safe, code, code_block, link, md, one_line, shorten, terminal
-from bot.versions import ships_in_words
+from opdrift.coverage.workitems import ModelReach
+from opdrift.dispatchkeys import CIA, GENERIC_KEYS
+from opdrift.drift.changes import Change, Drift, decomposes
+from opdrift.drift.flags import FLAG_TABLE
+from opdrift.drift.warnings import SourceWarning
+from opdrift.errors import ConfigError
+from opdrift.model import OpRecord
+from opdrift.operators.kernels import PROFILES
+from opdrift.render.context import GAP_LISTS, BackendGap, ReportContext
+from opdrift.render.details import describe, describe_kernel, named_parts
+from opdrift.render.rank import Item
+from opdrift.render.reach import reach_phrase
+from opdrift.render.view import BucketSection
+from opdrift.schema.codes import Code
+from opdrift.taxonomy.scope import scope_of
+from opdrift.text import Safe, code, code_block, link, md, one_line, shorten, terminal
+from opdrift.versions import ships_in_words
 
 MAX_SCHEMA = 1000  # characters of a schema shown inline; real ones reach about 450
 MAX_SUBJECT = 120  # characters of a commit subject shown next to a change
@@ -39,7 +39,7 @@ _KIND_TEXT = {"added": "+", "removed": "-", "renamed": ">", "changed": "~"}
 _SEVERITY_MARK = {"breaking": "❌ ", "compatible": "", "info": ""}
 FAMILY_SHOWN = 3  # names a family line shows before "and N others"
 _SEVERITY_TEXT = {"breaking": "x ", "compatible": "+ ", "info": ". "}
-# What a caller's break leaves of out-of-tree kernels, by kernel verdict (`bot.schema.kernel`).
+# What a caller's break leaves of out-of-tree kernels, by kernel verdict (`opdrift.schema.kernel`).
 _KERNELS_STILL_BUILD = {
     "compatible": "; C++ kernels still build",
     "symint": "; C++ kernels written with int64_t still build",
@@ -93,7 +93,7 @@ class Helpers:
         return link(Safe("the operator catalogue"), self.ctx.site_url)
 
     def chart(self) -> Safe:
-        """The Mermaid chart, sanitised where it was built (bot.render.timeline.chart_of_last)."""
+        """The Mermaid chart, sanitised where it was built (opdrift.render.timeline.chart_of_last)."""
         return Safe(self.ctx.chart)
 
     def q(self, s: str) -> str:
@@ -128,7 +128,7 @@ class Helpers:
         return any("core" in c.record.facets.tags for c in changes)
 
     def scope(self, c: Change) -> Safe:
-        """Why only some backends need the operator (`bot.taxonomy.scope`)."""
+        """Why only some backends need the operator (`opdrift.taxonomy.scope`)."""
         found = scope_of(c.record)
         text = "needed by every backend" if found.generic else found.reason
         return Safe(md(text) if self.markdown else terminal(text))
@@ -329,7 +329,7 @@ class Helpers:
         """For each op whose kernel broke (at most CAP): what changed in its C++ signature, each
         parameter by its name, then (Markdown) the declaration in the form the backend's kernel is
         judged in before and after, as a ``diff`` block under the list item, as the watch shows it
-        (`bot.render.watch`); in every form it changed (`describe_kernel`) when its form is not known."""
+        (`opdrift.render.watch`); in every form it changed (`describe_kernel`) when its form is not known."""
         by_name = {c.name: c for c in drift.changes}
         forms = dict(g.broken_forms)
         out = []

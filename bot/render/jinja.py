@@ -4,7 +4,7 @@ Every Markdown output (and the drift and coverage text) is a template in ``templ
 module imports jinja2, and the renderers import it inside their template paths, so that a command
 printing JSON (``opdrift diff --format json``) or plain text never loads Jinja2.
 
-Safety: source-derived strings reach the output only through the escaping helpers of `bot.text`
+Safety: source-derived strings reach the output only through the escaping helpers of `opdrift.text`
 (code spans, entity-escaped text). The Markdown environment's `finalize` escapes any plain `str` a
 template forgets to filter, so a template bug shows escaped text instead of live Markdown; the text
 environment's makes every plain value one line without control characters.
@@ -26,15 +26,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     from importlib.abc import Traversable
 
-from bot.text import Safe, code, html, md, terminal
+from opdrift.text import Safe, code, html, md, terminal
 
 Flavour = Literal["md", "text"]
 
 
 def templates_root() -> Traversable:
-    """The templates: the ``bot.templates`` package of an installed wheel, else ``templates/`` of a checkout."""
+    """The templates: the ``opdrift.templates`` package of an installed wheel, else ``templates/`` of a checkout."""
     try:
-        root = importlib.resources.files("bot.templates")
+        root = importlib.resources.files("opdrift.templates")
         if root.joinpath("pr_comment.md.j2").is_file():
             return root
     except ModuleNotFoundError:

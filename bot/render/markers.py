@@ -1,6 +1,6 @@
 """The drift report formats, and the hidden markers by which the publisher finds the bot's own posts.
 
-`bot.publish` searches GitHub for these strings (and nobody else's), so they live in this small module
+`opdrift.publish` searches GitHub for these strings (and nobody else's), so they live in this small module
 that imports nothing heavy: the publisher may import it without loading the renderer.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from bot.text import Safe
+from opdrift.text import Safe
 
 Format = Literal["text", "markdown", "json", "pr-comment", "weekly-issue", "job-summary"]
 FORMATS: tuple[Format, ...] = ("text", "markdown", "json", "pr-comment", "weekly-issue", "job-summary")
@@ -18,7 +18,7 @@ PR_COMMENT_MARKER = "<!-- opdrift:pr-comment -->"
 WEEKLY_ISSUE_MARKER = "<!-- opdrift:weekly -->"
 JOB_SUMMARY_MARKER = "<!-- opdrift:job-summary -->"
 REPORT_MARKER = "<!-- opdrift:report -->"
-# `opdrift watch`: the one dashboard issue, and each run's comment on it (bot.render.watch)
+# `opdrift watch`: the one dashboard issue, and each run's comment on it (opdrift.render.watch)
 WATCH_MARKER = "<!-- opdrift:watch -->"
 WATCH_COMMENT_MARKER = "<!-- opdrift:watch-comment -->"
 MARKERS: dict[Format, str] = {

@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.drift.changes import Change
-from bot.model import OpRecord
-from bot.taxonomy.buckets import BUCKETS
+from opdrift.drift.changes import Change
+from opdrift.model import OpRecord
+from opdrift.taxonomy.buckets import BUCKETS
 
 if TYPE_CHECKING:  # the drift report ranks with this module too, and needs no coverage code loaded
-    from bot.coverage.workitems import WorkItem
+    from opdrift.coverage.workitems import WorkItem
 
 _BUCKET_RANK = {b: i for i, b in enumerate(BUCKETS)}
 MIN_FAMILY = 3  # members before changes are shown as one family line

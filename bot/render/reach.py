@@ -1,10 +1,10 @@
-"""How many models of the corpus reach a list of ops (`bot.coverage.workitems.ModelReach`), as the
+"""How many models of the corpus reach a list of ops (`opdrift.coverage.workitems.ModelReach`), as the
 weekly issue, the impact table and the watch say it beside a backend's needs and broken kernels, and
 as the watch's JSON gives it."""
 
 from __future__ import annotations
 
-from bot.coverage.workitems import ModelReach
+from opdrift.coverage.workitems import ModelReach
 
 
 def reach_phrase(reach: ModelReach | None) -> str:

@@ -1,19 +1,19 @@
 """Drift → text, Markdown or JSON: `render` is the entry point of the drift report.
 
-Text and Markdown go through the Jinja2 templates in ``templates/`` (`bot.render.jinja`, imported only
-when a template is rendered), JSON through `bot.render.drift_json`. The pieces: the view model
-(`bot.render.view`), the words the templates call (`bot.render.helpers`), the size caps and their
-bisection (`bot.render.fit`), the markers the publisher searches for (`bot.render.markers`) and the
-context a caller passes (`bot.render.context`). Rendering is pure: `render` returns a string.
+Text and Markdown go through the Jinja2 templates in ``templates/`` (`opdrift.render.jinja`, imported only
+when a template is rendered), JSON through `opdrift.render.drift_json`. The pieces: the view model
+(`opdrift.render.view`), the words the templates call (`opdrift.render.helpers`), the size caps and their
+bisection (`opdrift.render.fit`), the markers the publisher searches for (`opdrift.render.markers`) and the
+context a caller passes (`opdrift.render.context`). Rendering is pure: `render` returns a string.
 """
 
 from __future__ import annotations
 
-from bot import __version__
-from bot.drift.changes import Drift
-from bot.render.context import ReportContext
-from bot.render.drift_json import render_json
-from bot.render.fit import (
+from opdrift import __version__
+from opdrift.drift.changes import Drift
+from opdrift.render.context import ReportContext
+from opdrift.render.drift_json import render_json
+from opdrift.render.fit import (
     LIMITS,
     MAX_DETAILS,
     MAX_GAP_OPS,
@@ -24,13 +24,13 @@ from bot.render.fit import (
     largest_fitting,
     truncated,
 )
-from bot.render.helpers import Helpers
-from bot.render.markers import (
+from opdrift.render.helpers import Helpers
+from opdrift.render.markers import (
     Format,
     marker_for,
 )
-from bot.render.view import View, build_view, source_label
-from bot.text import Safe
+from opdrift.render.view import View, build_view, source_label
+from opdrift.text import Safe
 
 _TEMPLATES: dict[Format, str] = {
     "pr-comment": "pr_comment.md.j2",
@@ -42,7 +42,7 @@ _TEMPLATES: dict[Format, str] = {
 
 
 def _render_template(fmt: Format, view: View, context: ReportContext, cap: int | None) -> str:
-    from bot.render.jinja import render_template, squeeze
+    from opdrift.render.jinja import render_template, squeeze
 
     markdown = fmt != "text"
     d = view.drift

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.dispatchkeys import CIA
-from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
-from bot.taxonomy.stats import Stats
-from bot.text import Safe, terminal
+from opdrift.dispatchkeys import CIA
+from opdrift.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
+from opdrift.taxonomy.stats import Stats
+from opdrift.text import Safe, terminal
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def render_text(stats: Stats) -> str:
 
 
 def render_markdown(stats: Stats) -> str:
-    from bot.render.jinja import render_template
+    from opdrift.render.jinja import render_template
 
     return render_template("stats.md.j2", "md", view=stats_view(stats))
 

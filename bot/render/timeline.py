@@ -1,5 +1,5 @@
 """A history timeline shown: Markdown with a Mermaid chart (templates), CSV, and the chart alone for
-the weekly issue. Its JSON form is the lossless one shards exchange, `bot.history.timeline.render_json`.
+the weekly issue. Its JSON form is the lossless one shards exchange, `opdrift.history.timeline.render_json`.
 
 The Markdown (``timeline.md.j2``) and the chart (``chart.md.j2``) are built from small views
 (`TimelineView`, `ChartView`); the chart's labels and title are sanitised to the characters Mermaid
@@ -14,10 +14,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.errors import OpdriftError
-from bot.history.timeline import Point, Timeline, render_json
-from bot.taxonomy.buckets import TOP_BUCKETS
-from bot.text import Safe, code
+from opdrift.errors import OpdriftError
+from opdrift.history.timeline import Point, Timeline, render_json
+from opdrift.taxonomy.buckets import TOP_BUCKETS
+from opdrift.text import Safe, code
 
 # The chart's series besides registered operators: the post's top-level buckets, with the core
 # sub-buckets summed, since twenty lines on one small chart would be unreadable.
@@ -173,7 +173,7 @@ def mermaid_chart(points: Sequence[Point], *, title: str = "ATen operators over 
     view = chart_view(points, title=title)
     if view is None:
         return ""
-    from bot.render.jinja import render_template
+    from opdrift.render.jinja import render_template
 
     return render_template("chart.md.j2", "md", chart=view)
 
@@ -222,7 +222,7 @@ def chart_of_last(t: Timeline, n: int, *, title: str | None = None) -> str:
         palette=Safe(", ".join(CHART_COLORS[:2])),
         kinds=("bar", "line"),
     )
-    from bot.render.jinja import render_template
+    from opdrift.render.jinja import render_template
 
     chart = render_template("chart.md.j2", "md", chart=view)
     legend = (
@@ -296,7 +296,7 @@ def timeline_view(t: Timeline) -> TimelineView:
 
 def render_markdown(t: Timeline) -> str:
     """A heading, the chart and one table row per point (broken points say why)."""
-    from bot.render.jinja import render_template
+    from opdrift.render.jinja import render_template
 
     return render_template("timeline.md.j2", "md", view=timeline_view(t), max_points=CHART_MAX_POINTS)
 

@@ -15,17 +15,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Literal
 
-from bot.drift.allowlist import Acknowledgements
-from bot.drift.changes import Change, Drift
-from bot.drift.flags import FLAG_TABLE, FLAGS, SECTIONS, Flag
-from bot.model import SourceMeta
-from bot.operators.kernels import PROFILES
-from bot.render.rank import Item, grouped, ranked
-from bot.schema.codes import Code
-from bot.taxonomy.scope import scope_of
+from opdrift.drift.allowlist import Acknowledgements
+from opdrift.drift.changes import Change, Drift
+from opdrift.drift.flags import FLAG_TABLE, FLAGS, SECTIONS, Flag
+from opdrift.model import SourceMeta
+from opdrift.operators.kernels import PROFILES
+from opdrift.render.rank import Item, grouped, ranked
+from opdrift.schema.codes import Code
+from opdrift.taxonomy.scope import scope_of
 
 # Every tuple a view holds declares in its field's metadata how a capped body shows it, so a new list
-# is cut to fit (bot.render.fit) by construction: a tier (lead lists are cut last, kernel lists are
+# is cut to fit (opdrift.render.fit) by construction: a tier (lead lists are cut last, kernel lists are
 # never longer than fit.MAX_KERNEL_OPS), "parts" (sections that declare their own lists) or "whole"
 # (a short table, shown whole). `lists_of` refuses a view class with an undeclared tuple.
 Tier = Literal["lead", "bucket", "kernel"]
@@ -47,7 +47,7 @@ class Section:
     """A titled list of changes, shown capped; `key` is stable for templates and JSON.
 
     `changes` are all of them; `items` the ranked, family-grouped lines of those every backend needs
-    (`bot.render.rank`); `other` the changes only some backends need (`bot.taxonomy.scope`), which a
+    (`opdrift.render.rank`); `other` the changes only some backends need (`opdrift.taxonomy.scope`), which a
     report lists collapsed, with a count.
     """
 
@@ -134,7 +134,7 @@ def _section(flag: Flag, changes: Iterable[Change]) -> Section:
 
 
 def lead_sections(drift: Drift, acks: Acknowledgements) -> tuple[Section, ...]:
-    """One section per flag of `bot.drift.flags` that has one, in the table's order."""
+    """One section per flag of `opdrift.drift.flags` that has one, in the table's order."""
     live = [c for c in drift.changes if c not in acks]
     return tuple(_section(f, (c for c in live if f(c))) for f in SECTIONS)
 

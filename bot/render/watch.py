@@ -1,15 +1,15 @@
 """`opdrift watch`'s outputs: the dashboard issue, the run's one comment, and the JSON for other tools.
 
-The records here are what `bot.app.watch_reconcile` decides for each open upstream pull request and
+The records here are what `opdrift.app.watch_reconcile` decides for each open upstream pull request and
 each subscribed backend (`BackendImpact`, from the same subscription matching the weekly issue and the PR
 comment use), and what the issue's hidden state keeps of a row to show it again without reading the
 pull request again (`PullRow`). The Markdown comes from ``templates/watch_issue.md.j2``,
 ``watch_comment.md.j2`` and ``watch_landed.md.j2`` fed a `WatchView` and the words they call
-(`bot.render.watch_words`); the JSON (`bot.render.watch_json`) is built from the same view, without
+(`opdrift.render.watch_words`); the JSON (`opdrift.render.watch_json`) is built from the same view, without
 Jinja2.
 
 Every text of a row comes from someone else: a PR's title and its author's login from whoever opened
-it, op names and signatures from the PR's files. They reach Markdown only through `bot.text`'s
+it, op names and signatures from the PR's files. They reach Markdown only through `opdrift.text`'s
 escaping (`md`, `code`, in the words), so a title cannot mention, link or reference anything; the only ``@`` in a
 comment are the subscribers' handles from the config (`mentions`), and the issue body has none (an
 issue opened with mentions in it would notify them once more on every new issue).
@@ -22,15 +22,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bot import __version__
-from bot.coverage.kinds import BackendKind, backend_key
-from bot.coverage.workitems import ModelReach
-from bot.render.context import GAP_LISTS, GapList
-from bot.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
-from bot.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
-from bot.render.watch_json import watch_json as watch_json  # the JSON twin, from the same view
-from bot.schema.kernel import KernelSignature
-from bot.text import Safe
+from opdrift import __version__
+from opdrift.coverage.kinds import BackendKind, backend_key
+from opdrift.coverage.workitems import ModelReach
+from opdrift.render.context import GAP_LISTS, GapList
+from opdrift.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
+from opdrift.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
+from opdrift.render.watch_json import watch_json as watch_json  # the JSON twin, from the same view
+from opdrift.schema.kernel import KernelSignature
+from opdrift.text import Safe
 
 BODY_LIMIT = GITHUB_BODY_LIMIT - PUBLISHER_MARGIN
 # Ops a row names per list (each backend: needs, breaks, removes); the count of the rest is kept. The
@@ -55,18 +55,18 @@ class BrokenKernel:
     # what the fingerprint is made of (a state written before `before` and `after` existed reads the same)
     parts: tuple[tuple[str, str, str], ...] = ()
     # that form's signature before and after the PR, parameters named: the comment shows both
-    # declarations and names what changed (`bot.schema.kernel.named_changes`); None when not known
+    # declarations and names what changed (`opdrift.schema.kernel.named_changes`); None when not known
     before: KernelSignature | None = None
     after: KernelSignature | None = None
     # the models of the corpus that dispatch the op on the backend's paths and device (the weekly
-    # issue's count, `bot.app.subscriptions.ModelData`); None without a model table. Not what the PR
+    # issue's count, `opdrift.app.subscriptions.ModelData`); None without a model table. Not what the PR
     # asks of the backend, so not compared
     models: ModelReach | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class OpList:
-    """One of the gap's lists beyond needs, breaks and removals (`bot.render.context.GAP_LISTS`)."""
+    """One of the gap's lists beyond needs, breaks and removals (`opdrift.render.context.GAP_LISTS`)."""
 
     field: str  # the GapList's field: schema_changed, left_core, joined_core, dead, some_need
     ops: tuple[str, ...]  # sorted, at most MAX_OPS
@@ -82,7 +82,7 @@ GAP_BY_FIELD = {g.field: g for g in GAP_LISTS}
 
 @dataclass(frozen=True)
 class BackendImpact:
-    """What one pull request would do to one subscribed backend (`bot.app.subscriptions.backend_gaps`)."""
+    """What one pull request would do to one subscribed backend (`opdrift.app.subscriptions.backend_gaps`)."""
 
     kind: BackendKind
     where: str  # the list's path as the config writes it, or the dispatch key
@@ -94,8 +94,8 @@ class BackendImpact:
     more_broken: int = 0
     more_removed: int = 0
     also: tuple[OpList, ...] = ()  # the other lists, non-empty ones only, in GAP_LISTS order
-    # the backend's name (`bot.config.backend_specs.BackendSpec.label`), what every output calls it; set from
-    # the config each run (`bot.app.watch_reconcile`), never read from the state: not part of what it says
+    # the backend's name (`opdrift.config.backend_specs.BackendSpec.label`), what every output calls it; set from
+    # the config each run (`opdrift.app.watch_reconcile`), never read from the state: not part of what it says
     name: str = field(default="", compare=False)
     # the models that reach any of its needs (all of them, `lacking` and the more), as BrokenKernel's
     lacking_models: ModelReach | None = field(default=None, compare=False)
@@ -106,7 +106,7 @@ class BackendImpact:
 
     @property
     def key(self) -> str:
-        """The backend list's key across runs and reports (`bot.coverage.kinds.backend_key`)."""
+        """The backend list's key across runs and reports (`opdrift.coverage.kinds.backend_key`)."""
         return backend_key(self.kind, self.where)
 
     def items(self) -> frozenset[str]:
@@ -218,7 +218,7 @@ class ScanProgress:
 class LandedBreak:
     """A PR that landed while it broke a backend's build (a kernel that stops compiling, an op its
     codegen refuses): shown at the top of the dashboard until a maintainer ticks it off, or for
-    `bot.app.watch_breaks.BROKE_DAYS` after it landed."""
+    `opdrift.app.watch_breaks.BROKE_DAYS` after it landed."""
 
     number: int
     title: str
@@ -248,7 +248,7 @@ class WatchView:
     news: tuple[
         tuple[PullRow, tuple[BackendImpact, ...]], ...
     ]  # the rows the comment names, and which backends
-    state_block: str  # the hidden block, rendered by bot.app.watch_state
+    state_block: str  # the hidden block, rendered by opdrift.app.watch_state
     complete: bool = True  # False: the scan stopped at its request budget
     hidden_rows: int = 0  # rows the body had no room for
     progress: ScanProgress | None = None  # with `complete` False: how far it got
@@ -272,8 +272,8 @@ _MARKERS = {
 
 def _render(template: str, view: WatchView) -> str:
     # Imported here: Jinja2 loads only when Markdown is rendered, and the words read this module's records.
-    from bot.render.jinja import render_template, squeeze
-    from bot.render.watch_words import Words
+    from opdrift.render.jinja import render_template, squeeze
+    from opdrift.render.watch_words import Words
 
     return squeeze(
         render_template(
@@ -292,7 +292,7 @@ def render_issue(view: WatchView, state_for: Callable[[WatchView], str], limit: 
     """The dashboard's body with its hidden state (`state_for(view)`, which sees the rows as shown), the
     largest per-list cap that fits LIMIT; rows the body has no room for even then are left out of
     it, the least recently updated, and counted ("N more"). STATE_FOR sees the rows shown;
-    `bot.app.watch_reconcile`'s keeps the others in the state too, so they come back when room does."""
+    `opdrift.app.watch_reconcile`'s keeps the others in the state too, so they come back when room does."""
 
     def at(cap: int, rows: int | None = None) -> str:
         shown = _capped(view, cap)
@@ -300,7 +300,7 @@ def render_issue(view: WatchView, state_for: Callable[[WatchView], str], limit: 
             shown = replace(shown, rows=shown.rows[:rows], hidden_rows=len(view.rows) - rows)
         shown = replace(
             shown, state_block=Safe(state_for(shown))
-        )  # built by bot.app.watch_state: no text of it can end the comment
+        )  # built by opdrift.app.watch_state: no text of it can end the comment
         return _render("watch_issue.md.j2", shown)
 
     full = at(MAX_OPS)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.render.context import GAP_LISTS
-from bot.render.reach import reach_json
+from opdrift.render.context import GAP_LISTS
+from opdrift.render.reach import reach_json
 
-if TYPE_CHECKING:  # bot.render.watch re-exports watch_json: its records are only annotations here
-    from bot.render.watch import BackendImpact, WatchView
+if TYPE_CHECKING:  # opdrift.render.watch re-exports watch_json: its records are only annotations here
+    from opdrift.render.watch import BackendImpact, WatchView
 
 
 def _impact_json(imp: BackendImpact) -> dict[str, object]:

@@ -1,15 +1,15 @@
 """The words `watch`'s templates call (``w`` in templates/watch_*.md.j2): a row's title and author, what a
 pull request does to a backend in one phrase per thing, the counts of a row's short cell, the handles
-to mention. Each escapes what it shows (`bot.text`): every text of a row comes from someone else."""
+to mention. Each escapes what it shows (`opdrift.text`): every text of a row comes from someone else."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bot.render.details import named_parts, signature_parts
-from bot.render.helpers import mentions
-from bot.render.reach import reach_phrase
-from bot.render.watch import (
+from opdrift.render.details import named_parts, signature_parts
+from opdrift.render.helpers import mentions
+from opdrift.render.reach import reach_phrase
+from opdrift.render.watch import (
     LANDED_MARK,
     NEW,
     ROW_NOTES,
@@ -22,8 +22,8 @@ from bot.render.watch import (
     break_item,
     pull_url,
 )
-from bot.text import Safe, code, code_block, link, md
-from bot.versions import ships_in_words
+from opdrift.text import Safe, code, code_block, link, md
+from opdrift.versions import ships_in_words
 
 
 class Words:

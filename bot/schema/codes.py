@@ -4,8 +4,8 @@ A `Detail` is one classified fact about a change (an argument retyped, a tag add
 `BreakageKind`, each kind is one member of `Code`, which carries its severity and the sentence every
 report words it with, so a code without wording cannot exist: a `Detail` is made by calling its code
 (``Code.ARGUMENT_RENAMED(subject, before, after)``) and refuses an id the table lacks. The ids are the
-stable strings the JSON reports and fingerprints carry. `bot.render.details` words them,
-`bot.drift.changes` knows which are in-tree kernels only, the catalogue which it lists apart; adding
+stable strings the JSON reports and fingerprints carry. `opdrift.render.details` words them,
+`opdrift.drift.changes` knows which are in-tree kernels only, the catalogue which it lists apart; adding
 a code is a member here (`tests/unit/render/test_details.py` checks every member is worded and every emitted code
 is a member).
 """
@@ -36,7 +36,7 @@ class Detail:
 
     def __post_init__(self) -> None:
         if self.code not in BY_ID:
-            raise ValueError(f"unknown detail code {self.code!r}: add it to bot.schema.codes.Code")
+            raise ValueError(f"unknown detail code {self.code!r}: add it to opdrift.schema.codes.Code")
 
     @property
     def kind(self) -> Code:
@@ -94,7 +94,7 @@ class Code(Enum):
         """A detail of this kind; `severity` only where the member's comment says it varies."""
         return Detail(self.id, severity or self.severity, subject, before, after)
 
-    # For callers (`bot.schema.compare`; PyTorch's FunctionSchema::isBackwardCompatibleWith)
+    # For callers (`opdrift.schema.compare`; PyTorch's FunctionSchema::isBackwardCompatibleWith)
     ARGUMENT_REMOVED = _Row("breaking", "argument {subject} removed (was {before})")
     ARGUMENT_RENAMED = _Row("breaking", "argument {before} renamed to {after}")
     ARGUMENT_RETYPED = _Row("breaking", "argument {subject} retyped {before} → {after}")
@@ -116,9 +116,9 @@ class Code(Enum):
     RETURN_CHANGED = _Row("breaking", "return changed {before} → {after}")
     RETURN_ALIAS_ANNOTATION_CHANGED = _Row("breaking", "return alias annotation changed {before} → {after}")
     # The schema as a whole: breaking when a side does not parse (erring on the side of telling), `info`
-    # when only its printing differs (`bot.drift.changes`)
+    # when only its printing differs (`opdrift.drift.changes`)
     SCHEMA_CHANGED = _Row("breaking", "schema changed {before} → {after}")
-    # How the operator gets its kernels, and its other facts (`bot.drift.changes`)
+    # How the operator gets its kernels, and its other facts (`opdrift.drift.changes`)
     STOPPED_DECOMPOSING = _Row(
         "info",
         "no longer decomposes: {before} → {after}",

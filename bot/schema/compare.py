@@ -4,7 +4,7 @@ The rules follow what breaks a caller. Python and TorchScript callers pass argum
 position; C++ callers (``at::foo``) pass every argument by position, keyword-only ones included. So:
 
 - BC-breaking: an argument removed, renamed or retyped; a default removed or changed (compared as
-  values, as PyTorch parses them: `bot.schema.defaults`; a respelled one is only `info`); a new argument
+  values, as PyTorch parses them: `opdrift.schema.defaults`; a respelled one is only `info`); a new argument
   without a default; positions shifted (an argument inserted before an old one, or old arguments
   reordered, keyword-only ones included); a positional argument made keyword-only; an alias
   annotation changed (mutation and aliasing are part of the contract that functionalization and
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bot.schema.codes import Code, Detail
-from bot.schema.defaults import same_default
-from bot.schema.model import Argument, BaseType, FunctionSchema, ListType, OptionalType, Type
+from opdrift.schema.codes import Code, Detail
+from opdrift.schema.defaults import same_default
+from opdrift.schema.model import Argument, BaseType, FunctionSchema, ListType, OptionalType, Type
 
 Section = Literal["positional", "kwarg_only", "out"]
 

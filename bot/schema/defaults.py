@@ -1,6 +1,6 @@
 """A schema argument's default read as a value, the way PyTorch's schema parser reads it.
 
-Defaults are kept as source text (`bot.schema.model.Argument.default`), but two texts can spell one
+Defaults are kept as source text (`opdrift.schema.model.Argument.default`), but two texts can spell one
 value: ``eps=1e-05`` and ``eps=1.0e-05``, ``int[2] stride=1`` and ``int[2] stride=[1,1]``, ``'fro'`` and
 ``"fro"``. PyTorch's own BC check (``Argument::isBackwardCompatibleWith``) compares the parsed defaults
 (IValues), so a respelling breaks no caller; comparing text would call it a changed default.
@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.schema.model import BaseType, ListType, OptionalType, Type
+from opdrift.schema.model import BaseType, ListType, OptionalType, Type
 
 ValueKind = Literal["none", "bool", "int", "float", "complex", "str", "device", "list"]
 Item = bool | int | float | complex | str | tuple["DefaultValue", ...] | None

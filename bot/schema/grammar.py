@@ -1,4 +1,4 @@
-"""The function-schema grammar of native_functions.yaml: parse, lossless (printing: `bot.schema.model`).
+"""The function-schema grammar of native_functions.yaml: parse, lossless (printing: `opdrift.schema.model`).
 
     schema      := name "(" [arg (", " arg)*] ") -> " returns
     name        := IDENT ["." OVERLOAD]
@@ -29,8 +29,8 @@ from __future__ import annotations
 import re
 from typing import TypeVar
 
-from bot.errors import SchemaError
-from bot.schema.model import (
+from opdrift.errors import SchemaError
+from opdrift.schema.model import (
     Annotation,
     Argument,
     Arguments,

@@ -1,6 +1,6 @@
 """The C++ signature a backend's kernel is compiled against, and whether a schema change breaks it.
 
-A caller's compatibility (`bot.schema.compare`) and a kernel's are different questions. An out-of-tree
+A caller's compatibility (`opdrift.schema.compare`) and a kernel's are different questions. An out-of-tree
 backend registers C++ functions for an operator (``m.impl("std.correction", &my_std)``), and those must
 have the dispatcher's signature: every argument in schema order, out arguments last, no names and no
 defaults, each schema type as torchgen's C++ API spells it. So a renamed argument or a changed default
@@ -20,7 +20,7 @@ structured group takes its tensor lists as ``const at::ITensorListRef &`` (torch
 ``use_ilistref_for_tensor_lists``, from 1.13 on), and an entry's ``use_const_ref_for_mutable_tensors``
 makes a mutable Tensor argument or return ``const at::Tensor &``. So joining a structured group, or
 adding or dropping that key, breaks the kernels with no schema change (``_scaled_mm_v2`` joined one in
-2.14.0). `bot.operators.codegen.kernel_binding` is the one rule that reads an entry's binding at a
+2.14.0). `opdrift.operators.codegen.kernel_binding` is the one rule that reads an entry's binding at a
 release; the drift, coverage and work items all ask it.
 """
 
@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
-from bot.schema.model import BaseType, FunctionSchema, ListType, OptionalType, Type
-from bot.versions import since
+from opdrift.schema.model import BaseType, FunctionSchema, ListType, OptionalType, Type
+from opdrift.versions import since
 
 KernelForm = Literal["SymInt", "int64_t"]
 KERNEL_FORMS: tuple[KernelForm, ...] = ("SymInt", "int64_t")
@@ -191,7 +191,7 @@ class KernelSignature:
 
 
 def kernel_signature(schema: FunctionSchema, form: KernelForm, binding: Binding = PLAIN) -> KernelSignature:
-    """The dispatcher's C++ signature of SCHEMA bound by BINDING (`bot.operators.codegen.kernel_binding`):
+    """The dispatcher's C++ signature of SCHEMA bound by BINDING (`opdrift.operators.codegen.kernel_binding`):
     arguments in schema order, out arguments last."""
     lists, const_ref = binding.ilistref, binding.const_ref
     params = tuple(
@@ -315,7 +315,7 @@ def kernel_changes(
     binding_after: Binding = PLAIN,
 ) -> tuple[KernelChange, ...]:
     """The forms whose C++ signature the change from BEFORE to AFTER alters (empty: kernels still build).
-    `binding_*`: how each side binds beyond its schema (`bot.operators.codegen.kernel_binding`)."""
+    `binding_*`: how each side binds beyond its schema (`opdrift.operators.codegen.kernel_binding`)."""
     found = []
     for form in KERNEL_FORMS:
         old = kernel_signature(before, form, binding_before)

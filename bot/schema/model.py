@@ -1,6 +1,6 @@
 """The structure of a parsed function schema: types, annotations, arguments, returns, names.
 
-Printing is here too (each class's ``__str__``): `bot.schema.grammar` only accepts torchgen's canonical
+Printing is here too (each class's ``__str__``): `opdrift.schema.grammar` only accepts torchgen's canonical
 text, so printing the structure gives the parsed text back byte for byte. Every stage that looks at a
 schema's parts (the taxonomy, the drift, coverage, autogen) works on these frozen classes.
 """
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.model import OpKind
+from opdrift.model import OpKind
 
 # Augmented-assignment dunders (PEP 203) that torchgen treats as in-place (``__iand__``...).
 _AUGMENTED = frozenset(

@@ -1,9 +1,9 @@
 """Which facts a source's classification uses: the source's own Python side, else the shipped table.
 
 A checkout, DIR@REV or a wheel from 1.12 on carries the files that say how operators are built
-(`bot.signals.pyside.DECOMPOSITION_FILES`); their facts are read from the source itself. A bare
+(`opdrift.signals.pyside.DECOMPOSITION_FILES`); their facts are read from the source itself. A bare
 yaml, a snapshot's history commit, or a wheel older than 1.12 (which has no torch/_refs yet) takes the
-shipped table's facts for its version (`bot.signals.table`); aliases its own docs state are added.
+shipped table's facts for its version (`opdrift.signals.table`); aliases its own docs state are added.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import PurePath
 
-from bot.model import Signals, SourceFiles
-from bot.signals.table import shipped_signals
+from opdrift.model import Signals, SourceFiles
+from opdrift.signals.table import shipped_signals
 
 
 def signals_for(files: SourceFiles) -> tuple[Signals | None, tuple[str, ...]]:
@@ -21,7 +21,7 @@ def signals_for(files: SourceFiles) -> tuple[Signals | None, tuple[str, ...]]:
     if not files.python_side:
         return table, ()
     # Imported here: only a source with a Python side (a checkout, a wheel) has files for it to read.
-    from bot.signals.pyside import DECOMPOSITION_FILES, read_python_side
+    from opdrift.signals.pyside import DECOMPOSITION_FILES, read_python_side
 
     skipped: set[str] = set()
     own, warnings = read_python_side(

@@ -13,7 +13,7 @@ Read as text with `ast` (torch is never imported). What each file says:
 - ``torch/csrc/jit/passes/normalize_ops.cpp``: ``{aten::absolute, aten::abs},``.
 
 The facts name operators as the Python side spells them, turned into ATen base names
-(``torch.special.i1`` → ``special_i1``); `bot.taxonomy` keeps those the source has. A file that does not
+(``torch.special.i1`` → ``special_i1``); `opdrift.taxonomy` keeps those the source has. A file that does not
 parse is a warning, not a failed run: its facts are missing, nothing else.
 """
 
@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from bot.model import AliasSignal, OpSignal, Signals
+from opdrift.model import AliasSignal, OpSignal, Signals
 
 PRIMS = "torch/_prims/__init__.py"
 DECOMPOSITIONS = "torch/_decomp/decompositions.py"

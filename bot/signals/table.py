@@ -13,7 +13,7 @@ One line per fact, with the releases it holds for, so a fact that never changed 
 torch/_refs, p built with an elementwise wrapper, P a primitive of torch/_prims, - none).
 
 A version the table lacks takes the nearest release before it (the first release for anything
-older, the newest for an unknown version: `bot.versions.row_for`): what an operator is built from
+older, the newest for an unknown version: `opdrift.versions.row_for`): what an operator is built from
 changes slowly.
 """
 
@@ -23,9 +23,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.errors import OpdriftError
-from bot.model import AliasSignal, OpSignal, Signals
-from bot.versions import parse_version, row_index
+from opdrift.errors import OpdriftError
+from opdrift.model import AliasSignal, OpSignal, Signals
+from opdrift.versions import parse_version, row_index
 
 TABLE = "data/signals.tsv"
 
@@ -117,7 +117,7 @@ def releases() -> tuple[Release, ...]:
 
 
 def pick_release(version: str | None) -> int | None:
-    """The index of the release whose facts stand for VERSION (`bot.versions.row_for`'s policy); None
+    """The index of the release whose facts stand for VERSION (`opdrift.versions.row_for`'s policy); None
     if the table is empty."""
     known = releases()
     if not known:

@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from bot.coverage.backends import BackendKind, parse_named_backend_arg
-from bot.coverage.kinds import KIND_BY_ID
-from bot.errors import ConfigError
+from opdrift.coverage.backends import BackendKind, parse_named_backend_arg
+from opdrift.coverage.kinds import KIND_BY_ID
+from opdrift.errors import ConfigError
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 

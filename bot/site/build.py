@@ -11,19 +11,19 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from itertools import pairwise
 
-from bot.coverage.check import Coverage
-from bot.coverage.workitems import model_choice
-from bot.dispatchkeys import COMPOSITE_KEYS
-from bot.drift.changes import Change, compute_drift
-from bot.drift.needs import ProfileNeeds
-from bot.errors import OpdriftError
-from bot.history.attribution import Attribution
-from bot.history.timeline import Point
-from bot.model import NATIVE_PATH, OpRecord, Snapshot
-from bot.operators.kernels import PROFILES
-from bot.render.view import source_label
-from bot.site.commits import Commits
-from bot.site.model import (
+from opdrift.coverage.check import Coverage
+from opdrift.coverage.workitems import model_choice
+from opdrift.dispatchkeys import COMPOSITE_KEYS
+from opdrift.drift.changes import Change, compute_drift
+from opdrift.drift.needs import ProfileNeeds
+from opdrift.errors import OpdriftError
+from opdrift.history.attribution import Attribution
+from opdrift.history.timeline import Point
+from opdrift.model import NATIVE_PATH, OpRecord, Snapshot
+from opdrift.operators.kernels import PROFILES
+from opdrift.render.view import source_label
+from opdrift.site.commits import Commits
+from opdrift.site.model import (
     BackendColumn,
     BackendSummary,
     BucketGap,
@@ -36,11 +36,11 @@ from bot.site.model import (
     SiteRelease,
     file_name,
 )
-from bot.site.usage import backend_work, model_source, op_models
-from bot.taxonomy.buckets import BUCKETS
-from bot.taxonomy.counts import count_by_bucket
-from bot.versions import TorchVersion, parse_version
-from bot.work.engine import TRAINING_ONLY, VERIFIER_REJECTS
+from opdrift.site.usage import backend_work, model_source, op_models
+from opdrift.taxonomy.buckets import BUCKETS
+from opdrift.taxonomy.counts import count_by_bucket
+from opdrift.versions import TorchVersion, parse_version
+from opdrift.work.engine import TRAINING_ONLY, VERIFIER_REJECTS
 
 # the rules of ops neither served nor needed, counted in no total: training-only (export), refused by
 # ExecuTorch's verifier

@@ -11,10 +11,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.drift.changes import Change
-from bot.history.attribution import Attribution, attribute, commit_url, pull_url, split_subject, touched
-from bot.history.timeline import Point
-from bot.model import SourceMeta
+from opdrift.drift.changes import Change
+from opdrift.history.attribution import Attribution, attribute, commit_url, pull_url, split_subject, touched
+from opdrift.history.timeline import Point
+from opdrift.model import SourceMeta
 
 UPSTREAM = "pytorch/pytorch"
 

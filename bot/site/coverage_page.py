@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from bot.render.coverage import FIRST_STEPS
-from bot.site.html import Markup, el, join, page
-from bot.site.model import BackendWork, OpPage, Site
-from bot.site.parts import coverage_cell, generated, label, path_words
-from bot.taxonomy.buckets import BUCKETS
+from opdrift.render.coverage import FIRST_STEPS
+from opdrift.site.html import Markup, el, join, page
+from opdrift.site.model import BackendWork, OpPage, Site
+from opdrift.site.parts import coverage_cell, generated, label, path_words
+from opdrift.taxonomy.buckets import BUCKETS
 
 
 def _core_first(op: OpPage) -> tuple[int, str]:
@@ -186,7 +186,7 @@ def _greedy(work: BackendWork) -> Markup | None:
 
 def _first_work(site: Site) -> Markup:
     """Each backend's top work items, as `opdrift coverage` ranks them: what breaks the most models of
-    the corpus first, then what the most models use (`bot.render.rank.work_item_rank_key`)."""
+    the corpus first, then what the most models use (`opdrift.render.rank.work_item_rank_key`)."""
     if not site.work:
         return join()
     models = site.models

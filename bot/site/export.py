@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bot.site.model import Event, ModelSource, OpModels, OpPage, Overload, Site
+from opdrift.site.model import Event, ModelSource, OpModels, OpPage, Overload, Site
 
 FORMAT_VERSION = 1
 
@@ -142,7 +142,7 @@ def op_json(op: OpPage) -> dict[str, object]:
         "overloads": [_overload(o) for o in op.overloads],
         "history": [_event(e) for e in op.events],
         "coverage": {s.backend: {"covered": s.covered, "overloads": s.total} for s in op.coverage},
-        # which models of the corpus dispatch it, per path (`bot.usage.models`); null when not in the
+        # which models of the corpus dispatch it, per path (`opdrift.usage.models`); null when not in the
         # last release or no model table answers for it (index.json's "models" names the table)
         "models": _models(op.models),
         "commits": [

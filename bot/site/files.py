@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib.resources
 import json
 
-from bot.site.coverage_page import coverage_page
-from bot.site.export import index_json, op_json
-from bot.site.growth import growth_page
-from bot.site.model import Site
-from bot.site.pages import index_page, op_page
+from opdrift.site.coverage_page import coverage_page
+from opdrift.site.export import index_json, op_json
+from opdrift.site.growth import growth_page
+from opdrift.site.model import Site
+from opdrift.site.pages import index_page, op_page
 
 ASSETS = ("site.js", "site.css")
 
@@ -19,7 +19,7 @@ def _json(value: object) -> bytes:
 
 
 def asset(name: str) -> bytes:
-    return importlib.resources.files("bot.site").joinpath("assets").joinpath(name).read_bytes()
+    return importlib.resources.files("opdrift.site").joinpath("assets").joinpath(name).read_bytes()
 
 
 def site_files(site: Site) -> dict[str, bytes]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.site.html import Markup, el, join, page
-from bot.site.model import Growth, Site
-from bot.site.parts import generated, label
-from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
+from opdrift.site.html import Markup, el, join, page
+from opdrift.site.model import Growth, Site
+from opdrift.site.parts import generated, label
+from opdrift.taxonomy.buckets import BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
 
 # The post's eight groups, bottom to top: core (its sub-buckets summed), then the others.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (

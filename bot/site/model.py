@@ -6,13 +6,13 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from bot.coverage.firstwork import FirstWork
-from bot.coverage.workitems import WorkItem
-from bot.history.attribution import Attribution
-from bot.model import Facets
-from bot.schema.codes import Detail
-from bot.schema.kernel import KernelChange
-from bot.site.commits import CommitRef
+from opdrift.coverage.firstwork import FirstWork
+from opdrift.coverage.workitems import WorkItem
+from opdrift.history.attribution import Attribution
+from opdrift.model import Facets
+from opdrift.schema.codes import Detail
+from opdrift.schema.kernel import KernelChange
+from opdrift.site.commits import CommitRef
 
 UPSTREAM = "https://github.com/pytorch/pytorch"
 _LINK_REF = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}|v[0-9]+(?:\.[0-9]+){1,3}(?:[a-z]+[0-9]*)?")
@@ -102,7 +102,7 @@ class BackendSummary:
 
 @dataclass(frozen=True)
 class PathModels:
-    """One base operator on one path of the model corpus (`bot.usage.models`): ``used_by`` of ``of``
+    """One base operator on one path of the model corpus (`opdrift.usage.models`): ``used_by`` of ``of``
     models dispatch at least one of its overloads there. ``no_data_yet``: none does and one of its
     overloads is newer than the table's release, so the table cannot say "none"."""
 
@@ -151,7 +151,7 @@ class BackendWork:
     rows: tuple[WorkRow, ...]
     total: int
     paths: tuple[str, ...]  # the corpus paths that reach the backend
-    # `opdrift coverage`'s first work (`bot.coverage.firstwork`): the fewest items that let the most
+    # `opdrift coverage`'s first work (`opdrift.coverage.firstwork`): the fewest items that let the most
     # models run without fallback, step by step; None without model data
     first: FirstWork | None = None
 

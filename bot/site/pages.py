@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.dispatchkeys import SHORT_NAMES
-from bot.render.details import describe, describe_kernel
-from bot.schema.codes import Code
-from bot.site.export import index_json
-from bot.site.html import Markup, el, join, json_block, page
-from bot.site.model import Cell, Event, OpPage, Overload, Site
-from bot.site.parts import PATH_WORDS, codes, coverage_cell, generated, label, models_cell, quote
-from bot.taxonomy.buckets import BUCKETS
-from bot.work.engine import TRAINING_ONLY, VERIFIER_REJECTS
-from bot.work.rules import words
+from opdrift.dispatchkeys import SHORT_NAMES
+from opdrift.render.details import describe, describe_kernel
+from opdrift.schema.codes import Code
+from opdrift.site.export import index_json
+from opdrift.site.html import Markup, el, join, json_block, page
+from opdrift.site.model import Cell, Event, OpPage, Overload, Site
+from opdrift.site.parts import PATH_WORDS, codes, coverage_cell, generated, label, models_cell, quote
+from opdrift.taxonomy.buckets import BUCKETS
+from opdrift.work.engine import TRAINING_ONLY, VERIFIER_REJECTS
+from opdrift.work.rules import words
 
 PROFILES = ("eager", "functional", "export")
 # The index's column is narrow; the operator page spells the kinds out.
@@ -220,7 +220,7 @@ def _overload_section(o: Overload) -> Markup:
 
 
 # A verdict's words where the value alone would puzzle: "symint" breaks only kernels written with
-# c10::SymInt (bot.schema.kernel), so the page says which form.
+# c10::SymInt (opdrift.schema.kernel), so the page says which form.
 _VERDICT_WORDS = {"symint": "SymInt form only"}
 
 
@@ -311,7 +311,7 @@ def _used_by(used: int, of: int, no_data_yet: bool, release: str) -> str:
 
 
 def _models(site: Site, op: OpPage) -> Markup:
-    """Which models of the corpus dispatch the operator, per path (`bot.usage.models`)."""
+    """Which models of the corpus dispatch the operator, per path (`opdrift.usage.models`)."""
     source, m = site.models, op.models
     if source is None:
         return el("p", {}, "No model table answers for this release.")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.site.html import Markup, el, escape, join
-from bot.site.model import OpModels, Site
-from bot.taxonomy.buckets import LABELS
+from opdrift.site.html import Markup, el, escape, join
+from opdrift.site.model import OpModels, Site
+from opdrift.taxonomy.buckets import LABELS
 
-# The corpus's paths (`bot.usage.models.PATHS`) as a page names them.
+# The corpus's paths (`opdrift.usage.models.PATHS`) as a page names them.
 PATH_WORDS = {
     "eager_inference": "eager inference",
     "eager_training": "eager training",

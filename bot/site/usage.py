@@ -1,5 +1,5 @@
 """The site's model data (pure): each base operator against the model corpus's table
-(`bot.usage.models`), and each backend's first work as `opdrift coverage` ranks it.
+(`opdrift.usage.models`), and each backend's first work as `opdrift coverage` ranks it.
 
 A base operator is "used by" a model on a path when the model dispatched any of its overloads there;
 "of M" counts the models whose run on that path succeeded. An operator no model used, one of whose
@@ -10,14 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bot.coverage.check import Coverage
-from bot.coverage.firstwork import first_work
-from bot.coverage.names import first_registered
-from bot.coverage.workitems import model_choice, model_paths, model_usage, models_recorded, work_items
-from bot.model import Snapshot
-from bot.render.rank import work_item_rank_key
-from bot.site.model import BackendColumn, BackendWork, ModelSource, OpModels, PathModels, WorkRow, file_name
-from bot.usage.models import PATHS, ModelUsage, Status, UsageChoice
+from opdrift.coverage.check import Coverage
+from opdrift.coverage.firstwork import first_work
+from opdrift.coverage.names import first_registered
+from opdrift.coverage.workitems import model_choice, model_paths, model_usage, models_recorded, work_items
+from opdrift.model import Snapshot
+from opdrift.render.rank import work_item_rank_key
+from opdrift.site.model import (
+    BackendColumn,
+    BackendWork,
+    ModelSource,
+    OpModels,
+    PathModels,
+    WorkRow,
+    file_name,
+)
+from opdrift.usage.models import PATHS, ModelUsage, Status, UsageChoice
 
 # How many work items each backend's list shows: the rest are `opdrift coverage`'s.
 TOP_WORK = 10

@@ -15,8 +15,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.errors import ConfigError
-from bot.files import fsync_directory, remove_leftovers, temp_prefix
+from opdrift.errors import ConfigError
+from opdrift.files import fsync_directory, remove_leftovers, temp_prefix
 
 # A directory holding this file was written by `opdrift site` and may be replaced by the next build.
 MARKER = ".opdrift-site"

@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.errors import WorkflowError
-from bot.sources.git import run_git
-from bot.sources.repo import check_rev, merge_base
+from opdrift.errors import WorkflowError
+from opdrift.sources.git import run_git
+from opdrift.sources.repo import check_rev, merge_base
 
 # What the fetch asks the server for: commits only. `tree:0` keeps trees out too; the lazy fetch
 # of a missing tree later asks for that commit's trees without blobs.

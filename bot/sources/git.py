@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, NamedTuple
 
-from bot.errors import GitError
+from opdrift.errors import GitError
 
 # Variables that would make git read another repository than the one named with -C (set, for
 # instance, when the bot runs inside a git hook), or another history (a shallow or graft file).

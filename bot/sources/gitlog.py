@@ -1,6 +1,6 @@
 """The commits and tags a history walk visits, as one ``git log --raw`` and one ``git tag`` list them.
 
-Every command runs through `bot.sources.git.run_git`. `check_paths` normalises ``--paths`` to what
+Every command runs through `opdrift.sources.git.run_git`. `check_paths` normalises ``--paths`` to what
 the commit filter compares: the repository-relative paths git log prints, literally.
 """
 
@@ -11,9 +11,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.errors import OpdriftError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
-from bot.sources.git import run_git
+from opdrift.errors import OpdriftError
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
+from opdrift.sources.git import run_git
 
 # The three files a point is classified from; the log always lists their changes.
 OPERATOR_FILES = (NATIVE_PATH, TAGS_PATH, DERIVATIVES_PATH)

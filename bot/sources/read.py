@@ -6,7 +6,7 @@ A SOURCE is one of:
 - ``DIR@REV``: a git revision of that checkout, read from git objects without checking anything out;
 - a torch wheel ``.whl``: its packaged yaml from 1.12 on, RegistrationDeclarations.h before that;
 - a bare ``native_functions.yaml`` (with ``tags.yaml`` and ``derivatives.yaml`` beside it, if present);
-- a stored snapshot ``.json`` (returned with metadata only; `bot.snapshot` loads it).
+- a stored snapshot ``.json`` (returned with metadata only; `opdrift.snapshot` loads it).
 
 An existing path always wins over splitting on ``@``, so a file or directory whose name holds an ``@``
 is read as itself.
@@ -21,8 +21,8 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.errors import GitError, OpdriftError, SourceError
-from bot.model import (
+from opdrift.errors import GitError, OpdriftError, SourceError
+from opdrift.model import (
     DERIVATIVES_PATH,
     NATIVE_PATH,
     SIGNAL_PATHS,
@@ -32,7 +32,7 @@ from bot.model import (
     SourceMeta,
     TextFile,
 )
-from bot.versions import version_in_text
+from opdrift.versions import version_in_text
 
 if TYPE_CHECKING:
     import zipfile
@@ -203,7 +203,9 @@ def read_checkout(directory: str) -> SourceFiles:
 def _head_commit(directory: str) -> tuple[str | None, str | None]:
     # The working tree is what gets read; HEAD only labels it, so a repository without commits
     # (or without git installed) still reads fine, just without a commit in the metadata.
-    from bot.sources.git import GitReader  # here: subprocess and tempfile cost every other kind's start-up
+    from opdrift.sources.git import (
+        GitReader,  # here: subprocess and tempfile cost every other kind's start-up
+    )
 
     try:
         with GitReader(directory) as git:
@@ -218,7 +220,9 @@ def _head_commit(directory: str) -> tuple[str | None, str | None]:
 
 def read_revision(directory: str, rev: str, *, spec: str | None = None) -> SourceFiles:
     """The files at revision REV of the repository in DIR, read from git objects (no checkout)."""
-    from bot.sources.git import GitReader  # here: subprocess and tempfile cost every other kind's start-up
+    from opdrift.sources.git import (
+        GitReader,  # here: subprocess and tempfile cost every other kind's start-up
+    )
 
     with GitReader(directory) as git:
         commit = git.resolve(rev)
@@ -253,7 +257,7 @@ def read_revision(directory: str, rev: str, *, spec: str | None = None) -> Sourc
 def version_of(rev: str | None, version_txt: str | None) -> str | None:
     """The torch version of revision REV (None: a working tree): its release tag's, else the one its
     version.txt (TEXT) names, if any. Every SOURCE with a version.txt takes its version here: a
-    checkout, DIR@REV, a history walk's commits and gh:OWNER/NAME@REF (`bot.github.ghsource`)."""
+    checkout, DIR@REV, a history walk's commits and gh:OWNER/NAME@REF (`opdrift.github.ghsource`)."""
     # PyTorch tags its releases v2.14.1; refs/tags/v2.14.1 and tags/v2.14.1 name the same tag.
     m = None if rev is None else _RELEASE_TAG.fullmatch(rev.removeprefix("refs/").removeprefix("tags/"))
     if m:

@@ -3,7 +3,7 @@
 The merge base a PR is compared from, the tracked snapshot as it was when the weekly window began,
 deepening a shallow PyTorch checkout for attribution, and committing and pushing the refreshed
 snapshot. They live here because the sources stage is the one place that runs git: each goes through
-`bot.sources.git.run_git`, so every command gets the same environment, no shell and no stdin.
+`opdrift.sources.git.run_git`, so every command gets the same environment, no shell and no stdin.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.errors import GitError, WorkflowError
-from bot.sources.git import is_ancestor, run_git
+from opdrift.errors import GitError, WorkflowError
+from opdrift.sources.git import is_ancestor, run_git
 
 BOT_NAME = "github-actions[bot]"
 BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
@@ -220,7 +220,7 @@ def push_commits(
     The weekly job commits one snapshot file while other work may be merged; a rejected push would
     leave the snapshot behind and next week's issue would repeat this week's drift. Rebasing replays
     only the bot's own commit. Credentials travel as `auth_header` (git's ``http.extraHeader``, set in
-    the environment of each command, see `bot.sources.git.git_env`), never in REMOTE or git's arguments, so no
+    the environment of each command, see `opdrift.sources.git.git_env`), never in REMOTE or git's arguments, so no
     URL with a token lands in FETCH_HEAD or the reflog, and the process list never shows it; `secrets`
     are kept out of every message.
     """

@@ -5,8 +5,8 @@ A rule that looks at a schema looks at the base operator's *representative*: the
 (docs/taxonomy.md) judged each base operator by its first entry; the default overload is preferred because
 it is the operator's plain call and does not move when someone inserts an overload above it.
 
-It is a module of its own because both the matchers (`bot.taxonomy.matchers`) and the classifier
-(`bot.taxonomy.classify`, which builds one per base name) need it, and the rule table needs both.
+It is a module of its own because both the matchers (`opdrift.taxonomy.matchers`) and the classifier
+(`opdrift.taxonomy.classify`, which builds one per base name) need it, and the rule table needs both.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.model import Operator, OpSignal
-from bot.schema.grammar import parse_schema
-from bot.schema.model import FunctionSchema
+from opdrift.model import Operator, OpSignal
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.model import FunctionSchema
 
 
 @dataclass(frozen=True)

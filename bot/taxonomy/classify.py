@@ -1,9 +1,9 @@
-"""Classify an `OperatorSet`: one bucket per base operator (rules in `bot.taxonomy.rules`), facets per operator.
+"""Classify an `OperatorSet`: one bucket per base operator (rules in `opdrift.taxonomy.rules`), facets per operator.
 
 `classify` groups the registered operators by base name, finds announced aliases (the source's alias
 map, else the comments above the entries), runs the rule table on each base operator, applies the
 user's overrides, and returns a `Snapshot`. `reclassify` applies overrides to a stored snapshot.
-`resolve_op` finds what ``opdrift explain`` shows (`bot.render.explain`).
+`resolve_op` finds what ``opdrift explain`` shows (`opdrift.render.explain`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from bot.dispatchkeys import CIA, COMPOSITE_KEYS
-from bot.errors import OpdriftError
-from bot.model import (
+from opdrift.dispatchkeys import CIA, COMPOSITE_KEYS
+from opdrift.errors import OpdriftError
+from opdrift.model import (
     Decision,
     Facets,
     Operator,
@@ -27,12 +27,12 @@ from bot.model import (
     Signals,
     Snapshot,
 )
-from bot.taxonomy.baseop import BaseOp, make_base_op
-from bot.taxonomy.rules import RULES, Rule
+from opdrift.taxonomy.baseop import BaseOp, make_base_op
+from opdrift.taxonomy.rules import RULES, Rule
 
 if TYPE_CHECKING:
-    # The caller parses the overrides (bot.app.overrides); classifying only asks them for decisions.
-    from bot.taxonomy.overrides import Overrides
+    # The caller parses the overrides (opdrift.app.overrides); classifying only asks them for decisions.
+    from opdrift.taxonomy.overrides import Overrides
 
 _COMPOSITE = frozenset(COMPOSITE_KEYS)
 

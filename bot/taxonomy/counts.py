@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.taxonomy.buckets import BUCKETS
+from opdrift.taxonomy.buckets import BUCKETS
 
 
 def count_by_bucket(buckets: Iterable[str]) -> dict[str, int]:

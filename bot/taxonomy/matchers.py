@@ -2,9 +2,9 @@
 
 A matcher answers with the *reason* it matched ("name matches conv pattern 'conv'", "tag pointwise and
 own kernels (CPU, CUDA)") or None, so every decision carries a sentence a maintainer can check against
-the source; `describe` says what it tests, for `bot.taxonomy.rules.describe_rules`. Rules that look at
+the source; `describe` says what it tests, for `opdrift.taxonomy.rules.describe_rules`. Rules that look at
 tags, kernels or arguments take every overload into account and say which overload gave the answer;
-rules that look at a schema look at the representative (`bot.taxonomy.baseop`).
+rules that look at a schema look at the representative (`opdrift.taxonomy.baseop`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from bot.taxonomy.baseop import BaseOp
+from opdrift.taxonomy.baseop import BaseOp
 
 
 class Matcher:
@@ -389,7 +389,7 @@ class Always(Matcher):
         return "always"
 
 
-# --- PyTorch's Python side (`bot.signals`): how an operator is built --------------------------------
+# --- PyTorch's Python side (`opdrift.signals`): how an operator is built --------------------------------
 
 
 def _from(op: BaseOp, where: str) -> str:

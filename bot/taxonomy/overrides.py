@@ -8,9 +8,9 @@
         reason: gated linear unit is elementwise on two halves
 
 An override beats every rule; the snapshot records it as rule ``override`` with the reason. Bucket ids
-are those of `bot.taxonomy.buckets.BUCKETS`. A malformed file is a `ConfigError` naming file:line.
+are those of `opdrift.taxonomy.buckets.BUCKETS`. A malformed file is a `ConfigError` naming file:line.
 
-Classification reads no files: the edge (`bot.app.overrides.load_overrides`) reads this one and
+Classification reads no files: the edge (`opdrift.app.overrides.load_overrides`) reads this one and
 hands its text to `parse_overrides`.
 """
 
@@ -22,10 +22,10 @@ from types import MappingProxyType
 
 import yaml
 
-from bot.errors import ConfigError, YamlError
-from bot.model import Decision
-from bot.taxonomy.buckets import BUCKETS
-from bot.yamltext import (
+from opdrift.errors import ConfigError, YamlError
+from opdrift.model import Decision
+from opdrift.taxonomy.buckets import BUCKETS
+from opdrift.yamltext import (
     MAPPING,
     NODE_STRING,
     NodeReader,

@@ -1,9 +1,9 @@
 """The taxonomy's rule table: read it top to bottom, the first rule that matches a base operator wins.
 
 Each `Rule` is data: an id (recorded in every snapshot and shown by ``opdrift explain``), the bucket it
-assigns (one of `bot.taxonomy.buckets`), and a predicate built from the named matchers of
-`bot.taxonomy.matchers` combined with ``&``, ``|`` and ``~``. What a rule sees is a `BaseOp`
-(`bot.taxonomy.baseop`): one base operator with all its registered overloads.
+assigns (one of `opdrift.taxonomy.buckets`), and a predicate built from the named matchers of
+`opdrift.taxonomy.matchers` combined with ``&``, ``|`` and ``~``. What a rule sees is a `BaseOp`
+(`opdrift.taxonomy.baseop`): one base operator with all its registered overloads.
 
 The order and the vocabulary come from docs/taxonomy.md (top-level buckets, strictly in its order) and
 from the post it cites (the core sub-buckets, which the post sorted by hand). The core rules are
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.dispatchkeys import CIA
-from bot.taxonomy.matchers import (
+from opdrift.dispatchkeys import CIA
+from opdrift.taxonomy.matchers import (
     AliasKnown,
     Always,
     BuiltFromOthers,

@@ -19,9 +19,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.dispatchkeys import GENERIC_KEYS
-from bot.model import OpRecord
-from bot.operators.kernels import DELEGATE, OWN, table_of
+from opdrift.dispatchkeys import GENERIC_KEYS
+from opdrift.model import OpRecord
+from opdrift.operators.kernels import DELEGATE, OWN, table_of
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The post's table for one snapshot: counts at every level, and base operators per bucket.
 
-`compute_stats` is pure; `bot.render.stats` shows a `Stats` as text, Markdown or JSON.
+`compute_stats` is pure; `opdrift.render.stats` shows a `Stats` as text, Markdown or JSON.
 The figures follow docs/taxonomy.md's levels of counting and the post's TL;DR:
 
 - entries: ``- func:`` items; operators: registered operators (entries plus autogen);
@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from bot.dispatchkeys import CIA
-from bot.model import Snapshot
-from bot.taxonomy.buckets import CORE_BUCKETS
-from bot.taxonomy.counts import count_by_bucket
+from opdrift.dispatchkeys import CIA
+from opdrift.model import Snapshot
+from opdrift.taxonomy.buckets import CORE_BUCKETS
+from opdrift.taxonomy.counts import count_by_bucket
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What a model dispatches on another device than the CPU it was recorded on: the substitutions.
 
-The corpus (`bot.usage.models`) ran on the CPU, and some of PyTorch's modules choose their path by the
+The corpus (`opdrift.usage.models`) ran on the CPU, and some of PyTorch's modules choose their path by the
 input's device. On an eager backend's device they dispatch other operators than the CPU did, and
 those are the ones its kernels (or its boxed CPU fallback) receive:
 

@@ -28,9 +28,9 @@ from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 
-from bot.errors import OpdriftError
-from bot.operators.kernels import Profile
-from bot.versions import TorchVersion, parse_version
+from opdrift.errors import OpdriftError
+from opdrift.operators.kernels import Profile
+from opdrift.versions import TorchVersion, parse_version
 
 Path_ = str  # one of PATHS
 
@@ -42,7 +42,7 @@ PATHS: tuple[Path_, ...] = (
     "functional",
 )
 
-# The paths that reach a backend of each profile (`bot.operators.kernels`). An export backend that
+# The paths that reach a backend of each profile (`opdrift.operators.kernels`). An export backend that
 # decomposes with its own table sees export_torch_mlir when that table is torch-mlir's
 # (`paths_for(..., torch_mlir=True)`), export_core otherwise.
 PATHS_OF_PROFILE: Mapping[Profile, tuple[Path_, ...]] = MappingProxyType(
@@ -144,7 +144,7 @@ class ModelUsage:
 
     def lookup(self, op: str, path: Path_, introduced: str | None) -> OpUsage:
         """OP on PATH. INTRODUCED is the first release that registered OP (for ATen,
-        `bot.coverage.names.first_registered`); a release after this table's, or None (no
+        `opdrift.coverage.names.first_registered`); a release after this table's, or None (no
         release the caller knows registered it), means this table cannot speak for OP."""
         models = self.used_by(op, path)
         per_model = self.counts.get(path, {}).get(op, {})

@@ -1,23 +1,23 @@
 """What must backend B write or lower for operator X at release R, and why: the one engine.
 
-A backend is its profile (how operators reach it: `bot.operators.kernels`), the operators it lists,
+A backend is its profile (how operators reach it: `opdrift.operators.kernels`), the operators it lists,
 the ones it registers at its Autograd key, the native dispatch key it is (for a backend inside
 native_functions.yaml) and the decomposition table its compiler passes (export). A backend without a
 list, which is what the drift's per-change ``profiles`` judge, is the same engine with an empty list.
 
 The rules, tried in order; the first that holds names the reason (`RULES`; each rule's wording,
-citation and example are its row of `bot.work.rules.RULE_TABLE`):
+citation and example are its row of `opdrift.work.rules.RULE_TABLE`):
 
 1. ``listed``: the backend lists the operator.
 2. ``decomposes`` / ``backend_codegen`` / ``training_only`` (export only): its fate on the export path
-   at that release with the backend's table (`bot.operators.exported`): decomposed by the table or as
+   at that release with the backend's table (`opdrift.operators.exported`): decomposed by the table or as
    CompositeImplicitAutograd, or answered while tracing; functionalized (its functional op carries it,
    `via`); only in a training graph (reported apart, no need of an inference graph).
 3. ``decomposes``: the CompositeImplicitAutograd kernel serves the backend's key.
 4. ``default_kernel``: a CompositeExplicitAutograd(NonFunctional) kernel serves the backend's key
-   (`bot.operators.kernels`: NonFunctional never serves XLA or Lazy). For a functional backend, a
+   (`opdrift.operators.kernels`: NonFunctional never serves XLA or Lazy). For a functional backend, a
    default kernel that calls its own out= or in-place variant back (``complex`` → ``complex.out``,
-   `bot.operators.functionalize`) serves only when the backend lists that variant; otherwise the
+   `opdrift.operators.functionalize`) serves only when the backend lists that variant; otherwise the
    functional op needs a kernel and `Verdict.alternative` names the variant that would do instead.
 5. ``structured_delegate`` (a backend outside functionalization): the functional and in-place members
    of a structured group are no work of their own, their out= delegate (`via`) carries it. torchgen
@@ -31,7 +31,7 @@ citation and example are its row of `bot.work.rules.RULE_TABLE`):
    gets ``add.Tensor`` and ``add_.Tensor``; one that writes neither has one work item, the out= op.
 6. ``backend_codegen`` (functional and export): functionalization turns an out= or in-place call into
    its functional op (`via`), which carries the work, if any. On the functional profile it also turns
-   a view op into its ``*_copy`` op (`via`; `bot.operators.functionalize.view_copy_of`): XLA and Lazy
+   a view op into its ``*_copy`` op (`via`; `opdrift.operators.functionalize.view_copy_of`): XLA and Lazy
    never receive ``unfold``, only ``unfold_copy``. This is tried right after ``listed``: a view's own
    kernel or default kernel is never what runs there.
 7. ``autograd_key``: the backend registers the forward op at its Autograd key, so autograd never calls
@@ -42,7 +42,7 @@ Anything else needs a kernel (``needs_kernel``).
 
 Whom a need concerns is one more split (`scope`): an operator every backend needs, or one only some
 backends need (a CUDA-, cuDNN-, MPS-only, sparse, quantized, nested-tensor or test op,
-`bot.taxonomy.scope`). It never changes a verdict; every view reports the second kind apart, under
+`opdrift.taxonomy.scope`). It never changes a verdict; every view reports the second kind apart, under
 "only some backends need": coverage's work items and new gaps, a subscription's gap, the watch.
 """
 
@@ -51,10 +51,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.dispatchkeys import CEA_NON_FUNCTIONAL, CIA
-from bot.model import OpRecord
-from bot.operators.edge import RUNTIME_PRIM_OPS, edge_accepts
-from bot.operators.exported import (
+from opdrift.dispatchkeys import CEA_NON_FUNCTIONAL, CIA
+from opdrift.model import OpRecord
+from opdrift.operators.edge import RUNTIME_PRIM_OPS, edge_accepts
+from opdrift.operators.exported import (
     DecompTable,
     ExportPath,
     core_aten_table,
@@ -62,8 +62,8 @@ from bot.operators.exported import (
     export_fate,
     keeps_cia,
 )
-from bot.operators.functionalize import Functionalization
-from bot.operators.kernels import (
+from opdrift.operators.functionalize import Functionalization
+from opdrift.operators.kernels import (
     FUNCTIONALIZED,
     PROFILE_KEY,
     PROFILES,
@@ -73,12 +73,12 @@ from bot.operators.kernels import (
     profile_kernel,
     table_of,
 )
-from bot.signals.table import shipped_signals
-from bot.taxonomy.scope import Scope, scope_of
+from opdrift.signals.table import shipped_signals
+from opdrift.taxonomy.scope import Scope, scope_of
 
-# The rule ids, with each rule's wording, citation and example: `bot.work.rules.RULE_TABLE` (the ids
+# The rule ids, with each rule's wording, citation and example: `opdrift.work.rules.RULE_TABLE` (the ids
 # the views compare verdicts with are re-exported here).
-from bot.work.rules import (
+from opdrift.work.rules import (
     AUTOGRAD_KEY,
     BACKEND_CODEGEN,
     DECOMPOSES,
@@ -86,11 +86,11 @@ from bot.work.rules import (
     LISTED,
     STRUCTURED_DELEGATE,
 )
-from bot.work.rules import NEEDS_KERNEL as NEEDS_KERNEL
-from bot.work.rules import RULES as RULES
-from bot.work.rules import RUNTIME_PRIM as RUNTIME_PRIM
-from bot.work.rules import TRAINING_ONLY as TRAINING_ONLY
-from bot.work.rules import VERIFIER_REJECTS as VERIFIER_REJECTS
+from opdrift.work.rules import NEEDS_KERNEL as NEEDS_KERNEL
+from opdrift.work.rules import RULES as RULES
+from opdrift.work.rules import RUNTIME_PRIM as RUNTIME_PRIM
+from opdrift.work.rules import TRAINING_ONLY as TRAINING_ONLY
+from opdrift.work.rules import VERIFIER_REJECTS as VERIFIER_REJECTS
 
 # Backward ops that derivatives.yaml calls from the formulas of other ops than their own forward op (and
 # its in-place twin), so an Autograd-key registration of that forward op leaves them needed: every
@@ -164,7 +164,7 @@ class Backend:
     decompositions_origin: str = ""
     # with the table above, PyTorch's Core-ATen table less these base operators (torch-mlir's #4733 form)
     decompositions_core_except: frozenset[str] | None = None
-    # export: the backend runs ExecuTorch's edge dialect (`bot.operators.edge`): its views become
+    # export: the backend runs ExecuTorch's edge dialect (`opdrift.operators.edge`): its views become
     # their ``*_copy`` ops, it lists out= variants (a functional op is covered when its out= variant
     # is listed), and its verifier rejects an op that is neither core nor view_copy before any kernel
     # is looked up
@@ -205,7 +205,7 @@ class Engine:
     @property
     def _gets_default_backend_kernels(self) -> bool:
         """Whether torchgen's CompositeExplicitAutogradNonFunctional kernels of structured groups serve
-        the backend's key, as the dispatcher fills it (`bot.operators.kernels.kernel_for`): not for
+        the backend's key, as the dispatcher fills it (`opdrift.operators.kernels.kernel_for`): not for
         XLA or Lazy (functionalized), Sparse or NestedTensor keys."""
         b = self.backend
         if b.profile in FUNCTIONALIZED:
@@ -268,7 +268,7 @@ class Engine:
 
     def _edge(self, rec: OpRecord) -> Verdict:
         """An op that reaches ExecuTorch's edge dialect: its view_copy op, the runtime's own prim op, the
-        verifier's refusal, its listed out= variant, or a need (`bot.operators.edge`)."""
+        verifier's refusal, its listed out= variant, or a need (`opdrift.operators.edge`)."""
         fz = self._functionalization
         if copy := fz.view_copy_of(rec):
             return Verdict(True, BACKEND_CODEGEN, copy)

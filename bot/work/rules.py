@@ -1,6 +1,6 @@
 """The engine's rules: the one place a rule is defined, with its wording, its citation and its example.
 
-`bot.work.engine.Engine.judge` answers with a rule id (``listed``, ``decomposes``, …, ``needs_kernel``);
+`opdrift.work.engine.Engine.judge` answers with a rule id (``listed``, ``decomposes``, …, ``needs_kernel``);
 every channel that says a verdict in words (`explain`, the site's coverage cells, coverage's report,
 the drift's badge) reads the rule's sentence here (`Rule.words`), so a rule reads one way everywhere.
 Each row cites what the verdict rests on: a PyTorch (or ExecuTorch) file at a release, or data the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.operators.kernels import Profile
+from opdrift.operators.kernels import Profile
 
 LISTED = "listed"
 DECOMPOSES = "decomposes"
@@ -27,7 +27,7 @@ TRAINING_ONLY = "training_only"
 # ExecuTorch's edge dialect only: its verifier rejects the op at to_edge (neither core nor view_copy),
 # so no kernel is ever asked for it: no need of the backend's, the model's author must decompose it
 VERIFIER_REJECTS = "verifier_rejects"
-# ExecuTorch's edge dialect only: its runtime serves the op itself, as a prim op (`bot.operators.edge`)
+# ExecuTorch's edge dialect only: its runtime serves the op itself, as a prim op (`opdrift.operators.edge`)
 RUNTIME_PRIM = "runtime_prim"
 NEEDS_KERNEL = "needs_kernel"
 

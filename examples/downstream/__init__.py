@@ -1,1 +1,1 @@
-"""The downstream example workflows; installed as the package data of bot.examples (`opdrift init` writes them)."""
+"""The downstream example workflows; installed as the package data of opdrift.examples (`opdrift init` writes them)."""

@@ -22,7 +22,7 @@ from clirun import Opdrift
 from fake_github import FakeGitHub
 from pytorch_history import build_history
 
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 
 BACKEND = "acme/dlprim"
 

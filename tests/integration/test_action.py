@@ -262,6 +262,33 @@ NEW_OP = """
 
 
 @pytest.mark.slow
+def test_the_install_is_the_package_opdrift_and_nothing_named_bot(
+    installed: dict[str, str], tmp_path: Path
+) -> None:
+    """pip installs the directory bot/ under its import name (pyproject's package-dir): one top-level
+    package, `opdrift`, with its templates and examples as package data, and no `bot`."""
+    purelib = Path(installed["PYTHONPATH"])
+    top = sorted(p.name for p in purelib.iterdir() if not p.name.endswith((".dist-info", ".pth")))
+    assert top == ["opdrift"]
+    package = purelib / "opdrift"
+    assert (package / "templates" / "weekly_issue.md.j2").is_file()
+    assert (package / "examples" / "weekly-drift.yml").is_file()
+    assert (package / "py.typed").is_file()
+    # outside the checkout (its opdrift symlink) and beside the developer's editable install: the
+    # installed copy is what imports, and nothing answers to `bot`
+    probe = "import importlib.util, opdrift; print(opdrift.__file__); print(importlib.util.find_spec('bot'))"
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(purelib)!r}); {probe}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    where, bot = done.stdout.splitlines()
+    assert Path(where) == package / "__init__.py" and bot == "None"
+
+
 def test_pr_path_posts_one_sticky_comment(
     installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
 ) -> None:
@@ -542,9 +569,9 @@ def _commit_at(repo: Path, rel: str, text: str, when: str) -> str:
 
 
 def test_window_base_is_the_file_as_it_was_when_the_week_began(tmp_path: Path) -> None:
-    from bot.errors import WorkflowError
-    from bot.publish.workflow import week_start, window_base
-    from bot.sources.repo import file_at
+    from opdrift.errors import WorkflowError
+    from opdrift.publish.workflow import week_start, window_base
+    from opdrift.sources.repo import file_at
 
     repo = tmp_path / "bot"
     repo.mkdir()
@@ -571,8 +598,8 @@ def test_window_base_is_the_file_as_it_was_when_the_week_began(tmp_path: Path) -
 
 
 def test_window_base_of_a_file_seeded_inside_the_week_is_the_seed(tmp_path: Path) -> None:
-    from bot.publish.workflow import week_start, window_base
-    from bot.sources.repo import file_at
+    from opdrift.publish.workflow import week_start, window_base
+    from opdrift.sources.repo import file_at
 
     repo = tmp_path / "bot"
     repo.mkdir()

@@ -1,4 +1,4 @@
-"""The `opdrift` command line end to end: `bot.cli.app.main` in-process, and `python -m bot` as a process.
+"""The `opdrift` command line end to end: `opdrift.cli.app.main` in-process, and `python -m opdrift` as a process.
 
 Happy paths run on the vendored release files, through every kind of SOURCE; the figures are checked
 against torchgen's own operator list (tests/data/torchgen). The bad-input matrix holds each error to
@@ -23,11 +23,11 @@ from datafiles import DATA, has_release_file, release_text, write_release
 from goldens import check_golden, updating
 from pytorch_history import History, build_history
 
-from bot import pipeline
-from bot.cli.app import main
-from bot.pipeline import MAX_SHOWN_WARNINGS
-from bot.sources import read as sources
-from bot.taxonomy.buckets import BUCKETS
+from opdrift import pipeline
+from opdrift.cli.app import main
+from opdrift.pipeline import MAX_SHOWN_WARNINGS
+from opdrift.sources import read as sources
+from opdrift.taxonomy.buckets import BUCKETS
 
 VERSION = "2.14.1"
 OLDER = "2.13.0"
@@ -770,7 +770,7 @@ def test_main_builds_only_the_command_it_runs(
     whole `stats` run more than counting and printing its table."""
     import argparse
 
-    from bot.cli import app
+    from opdrift.cli import app
 
     real = app.build_parser
     built: list[argparse.ArgumentParser] = []
@@ -788,7 +788,7 @@ def test_main_builds_only_the_command_it_runs(
 @pytest.mark.parametrize("argv", [["--help"], ["-h", "stats"]])
 def test_top_level_help_lists_every_command(argv: list[str], opdrift: Opdrift) -> None:
     """Help before a command is the top level's, with every command (the mistyped ones: above)."""
-    from bot.cli.registry import COMMANDS
+    from opdrift.cli.registry import COMMANDS
 
     run = opdrift(*argv)
     assert run.code == 0
@@ -796,7 +796,7 @@ def test_top_level_help_lists_every_command(argv: list[str], opdrift: Opdrift) -
     assert [c.name for c in COMMANDS if c.name not in listed] == []
 
 
-# --- as a process: python -m bot, and python -O -m bot --------------------------------------------------
+# --- as a process: python -m opdrift, and python -O -m bot --------------------------------------------------
 
 
 def test_python_m_bot_prints_what_main_prints(release: Path, opdrift: Opdrift) -> None:
@@ -837,7 +837,7 @@ def test_every_option_and_argument_has_help() -> None:
     """`opdrift COMMAND --help` explains every option: an option without help shows only its name."""
     import argparse
 
-    from bot.cli.app import build_parser
+    from opdrift.cli.app import build_parser
 
     missing: list[str] = []
     for action in build_parser()._actions:
@@ -851,12 +851,12 @@ def test_every_option_and_argument_has_help() -> None:
 
 
 def test_every_source_help_names_the_gh_sources_once() -> None:
-    """Each command that takes a SOURCE reads gh: specs too (bot.cli.common.read_any_source): its help
+    """Each command that takes a SOURCE reads gh: specs too (opdrift.cli.common.read_any_source): its help
     says so, once, in the shared text."""
     import argparse
 
-    from bot.cli.app import build_parser
-    from bot.cli.options import SOURCE_HELP
+    from opdrift.cli.app import build_parser
+    from opdrift.cli.options import SOURCE_HELP
 
     forms = ("gh:OWNER/NAME@REF", "gh:OWNER/NAME#PR ", "gh:OWNER/NAME#PR:merge-base")
     with_help = set()
@@ -920,7 +920,7 @@ def test_diff_reports_the_warnings_head_has_and_base_had_not(
 
 
 def test_a_message_on_many_lines_is_listed_once_with_a_count() -> None:
-    from bot.drift.warnings import SourceWarning, new_warnings
+    from opdrift.drift.warnings import SourceWarning, new_warnings
 
     head = [f"f.yaml:{n}: unknown key 'grad_mode' kept" for n in (10, 20, 30)] + [
         "f.yaml:40: tag 'x' is not defined"

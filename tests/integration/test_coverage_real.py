@@ -15,15 +15,15 @@ import yaml
 from clirun import Opdrift
 from datafiles import DATA, RELEASES, _vkey, release_text
 
-from bot import pipeline
-from bot.config.file import BotConfig, parse_config
-from bot.coverage.backends import BackendKind, BackendList, read_backend
-from bot.coverage.check import Coverage, compute_coverage
-from bot.coverage.jsonform import coverage_json
-from bot.coverage.yaml_lists import XPU_MOVED
-from bot.operators.autogen import group_key
-from bot.operators.functionalize import Functionalization
-from bot.schema.grammar import parse_schema
+from opdrift import pipeline
+from opdrift.config.file import BotConfig, parse_config
+from opdrift.coverage.backends import BackendKind, BackendList, read_backend
+from opdrift.coverage.check import Coverage, compute_coverage
+from opdrift.coverage.jsonform import coverage_json
+from opdrift.coverage.yaml_lists import XPU_MOVED
+from opdrift.operators.autogen import group_key
+from opdrift.operators.functionalize import Functionalization
+from opdrift.schema.grammar import parse_schema
 
 REAL = DATA / "backends" / "real"
 
@@ -179,8 +179,8 @@ def test_the_real_dlprim_tree_against_two_releases(
 def test_a_subscription_to_the_real_dlprim_tree_says_what_its_reader_skipped(
     dlprim_src: Path, release_file: Callable[[str], Path]
 ) -> None:
-    from bot.app.prepare import backend_work
-    from bot.config.file import parse_config
+    from opdrift.app.prepare import backend_work
+    from opdrift.config.file import parse_config
 
     text = f'subscriptions:\n  - who: ["@dlprim"]\n    backend: {{kind: cpp, path: "{dlprim_src}"}}\n'
     config = parse_config(text, "opdrift.yml")
@@ -675,7 +675,7 @@ def test_an_alert_says_whether_upstream_added_the_op_or_changed_its_schema(
     `_scaled_grouped_mm` 2.7.0); `_scaled_mm_v2` came in 2.10.0, but its run starts at 2.14.0, where it
     joined a structured group with its schema unchanged ("rebound"); a run from the table's first
     release says only "or earlier"."""
-    from bot.render.coverage import since_words
+    from opdrift.render.coverage import since_words
 
     _, _, cov = op_plugin_real
     alerts = {a.name: a for a in cov.alerts}
@@ -733,7 +733,7 @@ def test_an_alert_on_a_change_of_2_14_0_dates_it_2_14_0(
 ) -> None:
     """2.14.0 changed `_cdist_backward`'s schema (and 2.14.1 kept it): an alert dates it 2.14.0, not
     2.14.1, and a 2.14.0 snapshot's alert gets that date too."""
-    from bot.coverage.schema_history import Since, schema_since
+    from opdrift.coverage.schema_history import Since, schema_since
 
     upstream = next(
         line.removeprefix("- func: ")
@@ -776,10 +776,10 @@ def test_a_backend_subscription_mentions_its_subscriber_when_a_kernel_it_impleme
     broken: set[str],
     still_build: set[str],
 ) -> None:
-    from bot.app.prepare import backend_work
-    from bot.app.subscriptions import backend_gaps, mentions_for
-    from bot.config.file import parse_config
-    from bot.drift.changes import compute_drift
+    from opdrift.app.prepare import backend_work
+    from opdrift.app.subscriptions import backend_gaps, mentions_for
+    from opdrift.config.file import parse_config
+    from opdrift.drift.changes import compute_drift
 
     path = _real(OP_PLUGIN, tmp_path)
     config = parse_config(
@@ -845,9 +845,9 @@ def test_a_subscription_mentions_a_backend_whose_listed_op_upstream_removes(
     refuses a name native_functions.yaml lacks ("Found an invalid operator name"), so XLA's build
     breaks, and its subscriber is mentioned with them apart. A dlprim-like C++ list is told apart:
     an `m.impl` of a name no schema defines still compiles, so its registration is dead, not broken."""
-    from bot.app.prepare import backend_work
-    from bot.app.subscriptions import backend_gaps, mentions_for
-    from bot.drift.changes import compute_drift
+    from opdrift.app.prepare import backend_work
+    from opdrift.app.subscriptions import backend_gaps, mentions_for
+    from opdrift.drift.changes import compute_drift
 
     config = _subscribed("xla", "pytorch-xla.xla_native_functions.yaml.xz", tmp_path)
     before = pipeline.load_snapshot(str(release_file("2.13.0")))

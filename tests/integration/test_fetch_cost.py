@@ -114,7 +114,7 @@ def test_the_fetch_token_reaches_git_in_its_environment_only(
 ) -> None:
     import base64
 
-    from bot.sources.git import git_env, run_git
+    from opdrift.sources.git import git_env, run_git
 
     token = "ghs_fetchtoken0000000000000000000000"
     monkeypatch.setenv("OPDRIFT_GIT_TOKEN", token)

@@ -15,21 +15,21 @@ from datafiles import release_text
 from fake_github import FakeGitHub
 from watch_upstream import Run, Upstream, rows_of
 
-import bot.github.pulljson as pulljson
-import bot.publish.github as github_module
-from bot.app.watch import CLOSED_UNLABELLED
-from bot.app.watch_judge import who_by_backend
-from bot.app.watch_state import read_state
-from bot.config.file import BotConfig
-from bot.errors import PublishError
-from bot.github.api import ApiSettings
-from bot.github.ghsource import read_github_source
-from bot.github.limits import link_urls
-from bot.github.pulls import PullsClient
-from bot.github.retry import RetryPolicy
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.github import RepoClient, Settings
-from bot.publish.pr_comment import PR_MARKER, publish_pr_comment
+import opdrift.github.pulljson as pulljson
+import opdrift.publish.github as github_module
+from opdrift.app.watch import CLOSED_UNLABELLED
+from opdrift.app.watch_judge import who_by_backend
+from opdrift.app.watch_state import read_state
+from opdrift.config.file import BotConfig
+from opdrift.errors import PublishError
+from opdrift.github.api import ApiSettings
+from opdrift.github.ghsource import read_github_source
+from opdrift.github.limits import link_urls
+from opdrift.github.pulls import PullsClient
+from opdrift.github.retry import RetryPolicy
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from opdrift.publish.github import RepoClient, Settings
+from opdrift.publish.pr_comment import PR_MARKER, publish_pr_comment
 
 REPO = "pytorch/pytorch"
 TOKEN = "ghs_realgithubt0ken000000000000000000"

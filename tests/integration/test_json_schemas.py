@@ -25,16 +25,16 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
-from bot.cli import main
-from bot.coverage.kinds import BACKEND_KINDS
-from bot.coverage.schema_history import SinceEvent
-from bot.coverage.workitems import Today, WorkItem
-from bot.model import Facets, OpKind, SourceKind, SourceMeta
-from bot.operators.kernels import PROFILES, SOURCES
-from bot.schema.codes import Severity
-from bot.schema.kernel import KernelForm, KernelVerdict
-from bot.taxonomy.buckets import BUCKET_TABLE
-from bot.work.rules import RULE_TABLE
+from opdrift.cli import main
+from opdrift.coverage.kinds import BACKEND_KINDS
+from opdrift.coverage.schema_history import SinceEvent
+from opdrift.coverage.workitems import Today, WorkItem
+from opdrift.model import Facets, OpKind, SourceKind, SourceMeta
+from opdrift.operators.kernels import PROFILES, SOURCES
+from opdrift.schema.codes import Severity
+from opdrift.schema.kernel import KernelForm, KernelVerdict
+from opdrift.taxonomy.buckets import BUCKET_TABLE
+from opdrift.work.rules import RULE_TABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "schemas"

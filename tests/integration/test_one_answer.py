@@ -1,7 +1,7 @@
 """One question, one answer. Every operator of 2.15.0 against every real backend list
 (tests/data/backends/real, see SOURCES.md there) through each view: coverage's JSON, the per-change
 profiles of a drift that adds every operator, a subscription's lacking set, `explain`'s "without its
-own" line and the site's coverage cell. All of them ask the work engine (`bot.work.engine`).
+own" line and the site's coverage cell. All of them ask the work engine (`opdrift.work.engine`).
 
 And `explain OP SOURCE --backend NAME:KIND=PATH` gives, for every (operator, backend) pair,
 the verdict `coverage` gives: the same list read the same way, its Autograd-key registrations, its
@@ -23,24 +23,24 @@ import pytest
 from clirun import Opdrift
 from datafiles import DATA, has_release_file, release_text
 
-from bot import pipeline
-from bot.app.coverage import backend_groups, coverage_of, read_backends
-from bot.app.prepare import backend_work
-from bot.config.file import parse_config
-from bot.coverage.backends import merge_backends, read_backend
-from bot.coverage.check import OpCoverage, compute_coverage
-from bot.coverage.jsonform import coverage_json
-from bot.coverage.kinds import PROFILE_OF_KIND, BackendKind
-from bot.coverage.oplist import BackendList
-from bot.drift.changes import compute_drift
-from bot.drift.needs import ProfileNeeds, export_path_for
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH, Snapshot
-from bot.operators.export_table import core_aten_release
-from bot.operators.kernels import PROFILES, Profile
-from bot.render.explain import explain_json, explain_view
-from bot.site.build import build_site
-from bot.site.model import BackendColumn
-from bot.work.rules import DECOMPOSES, NEEDS_KERNEL, words
+from opdrift import pipeline
+from opdrift.app.coverage import backend_groups, coverage_of, read_backends
+from opdrift.app.prepare import backend_work
+from opdrift.config.file import parse_config
+from opdrift.coverage.backends import merge_backends, read_backend
+from opdrift.coverage.check import OpCoverage, compute_coverage
+from opdrift.coverage.jsonform import coverage_json
+from opdrift.coverage.kinds import PROFILE_OF_KIND, BackendKind
+from opdrift.coverage.oplist import BackendList
+from opdrift.drift.changes import compute_drift
+from opdrift.drift.needs import ProfileNeeds, export_path_for
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH, Snapshot
+from opdrift.operators.export_table import core_aten_release
+from opdrift.operators.kernels import PROFILES, Profile
+from opdrift.render.explain import explain_json, explain_view
+from opdrift.site.build import build_site
+from opdrift.site.model import BackendColumn
+from opdrift.work.rules import DECOMPOSES, NEEDS_KERNEL, words
 
 REAL = DATA / "backends" / "real"
 
@@ -332,7 +332,7 @@ def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
     # the text and Markdown formats say the same
     source = checkouts["2.15.0"]
     text = opdrift("explain", "cdist", source, *(f"--backend={a}" for a in mlir)).out
-    # an export backend's need is a lowering (`bot.work.rules`)
+    # an export backend's need is a lowering (`opdrift.work.rules`)
     need = words(NEEDS_KERNEL, profile="export")
     assert f"\n  cdist: {need} (needs_kernel): not listed, and it reaches the exported graph (" in text
     assert f"\n  cdist: covered (decomposes): {words(DECOMPOSES)}\n" in text
@@ -360,10 +360,10 @@ def test_subscriptions_and_the_watch_agree_with_coverage_on_every_gap_category(
     """2.14.1 → 2.15.0 against every real single-kind list. A subscription's lacks and its
     ops only some backends need are coverage's new gaps, split by the engine's one scope rule; its
     recorded-schema changes are coverage's new schema alerts; the watch regroups the same lists."""
-    from bot.app.subscriptions import backend_gaps
-    from bot.app.watch_judge import impacts_of
-    from bot.coverage.change import compare_coverage
-    from bot.work.engine import scope
+    from opdrift.app.subscriptions import backend_gaps
+    from opdrift.app.watch_judge import impacts_of
+    from opdrift.coverage.change import compare_coverage
+    from opdrift.work.engine import scope
 
     base = pipeline.load_snapshot(str(release_file("2.14.1")))
     changes = compute_drift(base, head).changes

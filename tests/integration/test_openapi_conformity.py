@@ -19,17 +19,17 @@ from datafiles import release_text
 from fake_github import FakeGitHub, Recorder
 from github_json import public_user, simple_user
 
-from bot.app.doctor import run_doctor
-from bot.github.api import ApiSettings
-from bot.github.ghfiles import materialised
-from bot.github.ghsource import read_github_source
-from bot.github.pulls import PullsClient
-from bot.github.retry import RetryPolicy
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
-from bot.publish.doctor import Prober
-from bot.publish.github import RepoClient, Settings
-from bot.publish.pr_comment import publish_pr_comment
-from bot.publish.weekly_issue import publish_weekly_issue
+from opdrift.app.doctor import run_doctor
+from opdrift.github.api import ApiSettings
+from opdrift.github.ghfiles import materialised
+from opdrift.github.ghsource import read_github_source
+from opdrift.github.pulls import PullsClient
+from opdrift.github.retry import RetryPolicy
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
+from opdrift.publish.doctor import Prober
+from opdrift.publish.github import RepoClient, Settings
+from opdrift.publish.pr_comment import publish_pr_comment
+from opdrift.publish.weekly_issue import publish_weekly_issue
 
 REPO = "pytorch/pytorch"
 TOKEN = "ghs_conformity000000000000000000000000"

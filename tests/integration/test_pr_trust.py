@@ -22,7 +22,7 @@ from clirun import Opdrift
 from datafiles import release_text
 from fake_github import FakeGitHub
 
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
 POSTER = ROOT / "examples" / "pytorch" / "pr-drift-comment.yml"

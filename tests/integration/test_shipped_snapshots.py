@@ -11,8 +11,8 @@ import pytest
 from datafiles import write_release
 from releasesnap import release_snapshot
 
-from bot import pipeline
-from bot.snapshot import load_snapshot, to_json
+from opdrift import pipeline
+from opdrift.snapshot import load_snapshot, to_json
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "snapshots"
 

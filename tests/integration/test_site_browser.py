@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from sitebuild import BACKEND_LIST, SNAPSHOTS, hostile_source
 
-from bot.coverage.backends import read_text_list
-from bot.coverage.check import compute_coverage
-from bot.snapshot import load_snapshot
+from opdrift.coverage.backends import read_text_list
+from opdrift.coverage.check import compute_coverage
+from opdrift.snapshot import load_snapshot
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +59,7 @@ def browser() -> Iterator[WebDriver]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from bot.cli import main
+    from opdrift.cli import main
 
     root = tmp_path_factory.mktemp("browser-site")
     listed = root / "list.txt"
@@ -156,7 +156,7 @@ def test_the_matrix_shows_the_backend_fixtures_counts(browser: WebDriver, site: 
 
 
 def test_a_hostile_source_runs_no_script(browser: WebDriver, tmp_path: Path) -> None:
-    from bot.cli import main
+    from opdrift.cli import main
 
     out = tmp_path / "out"
     assert main(["site", "-o", str(out), str(hostile_source(tmp_path / "src"))]) == 0

@@ -20,15 +20,15 @@ from datafiles import release_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.errors import OpdriftError, SchemaError, SnapshotError, YamlError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, TextFile
-from bot.operators.native import read_derivatives
-from bot.schema.grammar import parse_schema
-from bot.signals.pyside import read_python_side
-from bot.site.model import SiteRelease, file_name
-from bot.site.write import MARKER, write_site
-from bot.snapshot import from_json
-from bot.yamltext import check_unique_keys, value_error
+from opdrift.errors import OpdriftError, SchemaError, SnapshotError, YamlError
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, TextFile
+from opdrift.operators.native import read_derivatives
+from opdrift.schema.grammar import parse_schema
+from opdrift.signals.pyside import read_python_side
+from opdrift.site.model import SiteRelease, file_name
+from opdrift.site.write import MARKER, write_site
+from opdrift.snapshot import from_json
+from opdrift.yamltext import check_unique_keys, value_error
 
 # Seconds a reader may take on one hostile input: five times what a reader bounded in time needs on a
 # loaded 2-core machine, and far below what the unbounded readers took (an alias bomb expands to 10^9
@@ -109,7 +109,7 @@ def test_value_error_and_unique_keys_visit_each_node_once() -> None:
 def test_config_files_refuse_aliases(tmp_path: Path) -> None:
     allow = tmp_path / "allow.yaml"
     allow.write_text("acknowledged: &a\n  - x\nagain: *a\n", encoding="utf-8")
-    from bot.drift.allowlist import load_allowlist
+    from opdrift.drift.allowlist import load_allowlist
 
     with pytest.raises(OpdriftError, match="aliases are not allowed"):
         load_allowlist(str(allow))
@@ -489,11 +489,11 @@ def _content() -> st.SearchStrategy[bytes]:
 
 def _run_reader(kind: str, data: bytes, root: Path, snapshot_text: str) -> int:
     """Feed DATA to the reader of KIND (through the CLI where a command reads it); the exit code."""
-    from bot.app.overrides import load_overrides
-    from bot.cli import main
-    from bot.config.file import load_config
-    from bot.drift.allowlist import load_allowlist
-    from bot.history.cache import DiskCache, decode_summary
+    from opdrift.app.overrides import load_overrides
+    from opdrift.cli import main
+    from opdrift.config.file import load_config
+    from opdrift.drift.allowlist import load_allowlist
+    from opdrift.history.cache import DiskCache, decode_summary
 
     base = (BASES[kind] if kind != "snapshot" else snapshot_text).encode("utf-8")
     data = base[: len(data) % (len(base) + 1)] + data  # spliced into a valid file at some point

@@ -20,10 +20,10 @@ from datafiles import DATA
 from pytorch_history import NATIVE, swapped
 from watch_upstream import Run, Upstream
 
-from bot.app.watch_judge import who_by_backend
-from bot.app.watch_state import read_state
-from bot.config.file import BotConfig, parse_config
-from bot.render.watch import watch_json
+from opdrift.app.watch_judge import who_by_backend
+from opdrift.app.watch_state import read_state
+from opdrift.config.file import BotConfig, parse_config
+from opdrift.render.watch import watch_json
 
 REAL = DATA / "backends" / "real"
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,10 +16,10 @@ from clirun import Opdrift
 from fake_github import FakeGitHub
 from pytorch_history import History, HistoryCommit, build_history
 
-from bot import pipeline, snapshot
-from bot.coverage import backends
-from bot.coverage import check as coverage
-from bot.taxonomy.scope import scope_of
+from opdrift import pipeline, snapshot
+from opdrift.coverage import backends
+from opdrift.coverage import check as coverage
+from opdrift.taxonomy.scope import scope_of
 
 TARGET = "downstream/backend"
 TOKEN = "ghs_weeklye2etoken000000000000000000"
@@ -51,7 +51,7 @@ def _the_week(history: History) -> tuple[HistoryCommit, HistoryCommit, HistoryCo
     """(the commit before the week, the week's last commit, the added op's commit).
 
     The added op is the first "Add" commit whose op needs a kernel on a backend that lists nothing
-    and is one every backend needs (not a sparse or CUDA-only op: `bot.taxonomy.scope`), found from
+    and is one every backend needs (not a sparse or CUDA-only op: `opdrift.taxonomy.scope`), found from
     the data, not assumed; the week runs from three commits before it to one after it.
     """
     fine = _fine(history)

@@ -41,55 +41,55 @@ def test_the_tree_keeps_every_contract(package_copy: PackageCopy) -> None:
         # the core may not reach up into rendering or publishing
         (
             "drift/changes.py",
-            "from bot.render import report as _r",
+            "from opdrift.render import report as _r",
             "Each stage imports only the stages below it",
         ),
         (
             "taxonomy/classify.py",
-            "from bot.publish import github as _g",
+            "from opdrift.publish import github as _g",
             "Each stage imports only the stages below it",
         ),
         (
             "render/coverage.py",
-            "from bot.config import file as _c",
+            "from opdrift.config import file as _c",
             "Each stage imports only the stages below it",
         ),
         # the renderer may not reach up into the use cases; publish composes no stage, it gets bodies
         (
             "render/report.py",
-            "from bot.app import prepare as _a",
+            "from opdrift.app import prepare as _a",
             "Each stage imports only the stages below it",
         ),
         (
             "publish/pr_comment.py",
-            "from bot.app import prepare as _a",
+            "from opdrift.app import prepare as _a",
             "The publish stage talks to GitHub; it composes no stage",
         ),
         (
             "publish/doctor.py",
-            "from bot.coverage import check as _c",
+            "from opdrift.coverage import check as _c",
             "The publish stage talks to GitHub; it composes no stage",
         ),
         # the publisher gets bodies, not the config; the pure stages never reach GitHub's read API
         (
             "publish/pr_comment.py",
-            "from bot.config import file as _c",
+            "from opdrift.config import file as _c",
             "Each stage imports only the stages below it",
         ),
         (
             "render/report.py",
-            "from bot.github import pulls as _p",
+            "from opdrift.github import pulls as _p",
             "Each stage imports only the stages below it",
         ),
         # reading GitHub posts nothing and composes no stage
         (
             "github/pulls.py",
-            "from bot.publish import github as _g",
+            "from opdrift.publish import github as _g",
             "The github stage reads GitHub; it posts nothing and composes no stage",
         ),
         (
             "github/ghsource.py",
-            "from bot import pipeline as _p",
+            "from opdrift import pipeline as _p",
             "The github stage reads GitHub; it posts nothing and composes no stage",
         ),
         (
@@ -99,7 +99,7 @@ def test_the_tree_keeps_every_contract(package_copy: PackageCopy) -> None:
         ),
         (
             "publish/github.py",
-            "from bot import pipeline as _p",
+            "from opdrift import pipeline as _p",
             "The publish stage talks to GitHub; it composes no stage",
         ),
         # only the sources stage runs git; only github and publish talk to the network
@@ -112,7 +112,7 @@ def test_the_tree_keeps_every_contract(package_copy: PackageCopy) -> None:
         ),
         ("config/file.py", "import requests as _q", "Only the github and publish stages talk to the network"),
         # classification is pure: the overrides file is read at the edge and handed over as text
-        ("taxonomy/classify.py", "from bot.sources import read as _r", "Classification reads no files"),
+        ("taxonomy/classify.py", "from opdrift.sources import read as _r", "Classification reads no files"),
     ],
 )
 @pytest.mark.slow
@@ -125,7 +125,7 @@ def test_a_forbidden_import_is_caught(
     assert done.returncode != 0
     broken = done.stdout.split("Broken contracts", 1)[-1]
     assert contract in broken, done.stdout
-    assert f"bot.{module[:-3].replace('/', '.')}" in broken
+    assert f"opdrift.{module[:-3].replace('/', '.')}" in broken
 
 
 def test_the_architecture_page_names_every_module_and_layer() -> None:
@@ -145,7 +145,7 @@ def test_the_architecture_page_names_every_module_and_layer() -> None:
     config = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     listed = config.split('id = "layers"', 1)[1].split("layers = [", 1)[1].split("]", 1)[0]
     layers = re.findall(r'"([^"]+)"', listed)
-    assert "bot.cli" in layers and "bot.errors" in layers
+    assert "opdrift.cli" in layers and "opdrift.errors" in layers
     drawn = page.split("## Layers", 1)[1].split("## ", 1)[0]
     for layer in layers:
         assert layer in drawn, f"docs/ARCHITECTURE.md's layers do not show {layer!r}"

@@ -1,4 +1,4 @@
-"""What the code cites exists. A test's docstring or comment naming ``bot/x.py`` or ``bot.x.y`` names a
+"""What the code cites exists. A test's docstring or comment naming ``bot/x.py`` or ``opdrift.x.y`` names a
 module (or a name in it) that is there, so a reader who follows it finds the code. A ``Note [Title]``
 cited anywhere in bot/, scripts/ or tests/ is written once, in torchgen's habit:
 
@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# bot/history/attribution.py, bot/coverage/data/names.tsv.xz, bot.render.report.render
+# bot/history/attribution.py, bot/coverage/data/names.tsv.xz, opdrift.render.report.render
 _CITED = re.compile(r"\bbot(?:[./][A-Za-z_][A-Za-z0-9_]*)+(?:\.(?:py|tsv|xz))*")
 
 
@@ -123,7 +123,10 @@ def test_a_note_cited_but_not_written_or_written_twice_is_found() -> None:
 
 def test_a_stale_citation_is_found() -> None:
     assert _missing("bot/nativeyaml.py") == "no such file"
-    assert _missing("bot.attribution") == "bot has no attribution"
-    assert _missing("bot.taxonomy.overrides.no_such_name") == "bot.taxonomy.overrides has no no_such_name"
+    assert _missing("opdrift.attribution") == "opdrift has no attribution"
+    assert (
+        _missing("opdrift.taxonomy.overrides.no_such_name")
+        == "opdrift.taxonomy.overrides has no no_such_name"
+    )
     assert _missing("bot/history/attribution.py") is None
-    assert _missing("bot.yamltext.NodeReader") is None
+    assert _missing("opdrift.yamltext.NodeReader") is None

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from bot.cli.app import build_parser
-from bot.cli.registry import COMMANDS
-from bot.coverage.kinds import KIND_TABLE
-from bot.taxonomy.buckets import BUCKET_TABLE
-from bot.taxonomy.rules import RULES
+from opdrift.cli.app import build_parser
+from opdrift.cli.registry import COMMANDS
+from opdrift.coverage.kinds import KIND_TABLE
+from opdrift.taxonomy.buckets import BUCKET_TABLE
+from opdrift.taxonomy.rules import RULES
 
 # Run as a script (`python tests/repo/test_docs.py`), the helpers beside conftest.py are not on the path.
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from clirun import ROOT
 
-from bot.cli import main
-from bot.coverage.kinds import KIND_TABLE
+from opdrift.cli import main
+from opdrift.coverage.kinds import KIND_TABLE
 
 PAGE = ROOT / "docs" / "coverage.md"
 DATA = ROOT / "tests" / "data"

@@ -65,7 +65,7 @@ def test_the_check_sees_each_spelling_of_such_an_import(tmp_path: Path) -> None:
         "import conftest\n": True,
         "from releasesnap import release_snapshot\n": False,
         "from clirun import Run\n": False,
-        "from bot.cli import test_x\n": False,
+        "from opdrift.cli import test_x\n": False,
         "from unit.app import test_gates\n": True,
         "from integration.test_cli import Run\n": True,
         "from .test_gates import x\n": True,

@@ -48,7 +48,7 @@ def test_a_long_module_and_a_stale_exception_are_found(tmp_path: Path) -> None:
 
 
 # The watch's modules are also held to short functions: `plan_watch` grew to 266 lines with closures
-# sharing its locals before it was split into named steps (bot.app.watch_reconcile). A function, a
+# sharing its locals before it was split into named steps (opdrift.app.watch_reconcile). A function, a
 # method or a nested function counts whole, from its `def` (decorators aside) to its last line.
 MAX_FUNCTION_LINES = 60
 SHORT_FUNCTIONS = tuple(f"bot/{stage}/watch*.py" for stage in ("app", "render"))

@@ -1,4 +1,4 @@
-"""bot.files: the one atomic writer, kill-safe temporary names, the cache layout and its one pruning policy."""
+"""opdrift.files: the one atomic writer, kill-safe temporary names, the cache layout and its one pruning policy."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.files import BLOCK, CacheFiles, prune, write_atomic
-from bot.history.cache import DiskCache
+from opdrift.files import BLOCK, CacheFiles, prune, write_atomic
+from opdrift.history.cache import DiskCache
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,8 +77,8 @@ def test_a_walk_cache_value_that_does_not_serialise_leaves_nothing(tmp_path: Pat
 
 def test_the_judgement_cache_keeps_what_was_read(tmp_path: Path) -> None:
     """The watch's judgements are pruned by the same policy: least recently used, not oldest written."""
-    from bot.app.watch_judge import JudgementCache
-    from bot.render.watch import BackendImpact
+    from opdrift.app.watch_judge import JudgementCache
+    from opdrift.render.watch import BackendImpact
 
     cache = JudgementCache(tmp_path, warn=print, max_entries=4)
     imp = BackendImpact("xla", "x.yaml", ("@a",), ("op1",))

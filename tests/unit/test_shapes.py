@@ -1,11 +1,11 @@
-"""bot.shapes: the shared kinds and reader behind snapshot and config validation."""
+"""opdrift.shapes: the shared kinds and reader behind snapshot and config validation."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.errors import OpdriftError
-from bot.shapes import (
+from opdrift.errors import OpdriftError
+from opdrift.shapes import (
     COUNT,
     COUNTS,
     INTEGER,

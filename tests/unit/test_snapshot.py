@@ -16,14 +16,14 @@ import pytest
 from datafiles import DATA, write_release
 from pytorch_history import build_history
 
-from bot import pipeline, snapshot
-from bot.errors import SnapshotError, WriteError
-from bot.files import write_atomic
-from bot.model import Decision, Facets, OperatorSet, OpRecord, Snapshot, SourceMeta
-from bot.operators.registration import operators_from_registrations, parse_registrations
-from bot.snapshot import FORMAT_VERSION, from_json, load_snapshot, save_snapshot, to_json
-from bot.sources import read as sources
-from bot.taxonomy import classify as taxonomy
+from opdrift import pipeline, snapshot
+from opdrift.errors import SnapshotError, WriteError
+from opdrift.files import write_atomic
+from opdrift.model import Decision, Facets, OperatorSet, OpRecord, Snapshot, SourceMeta
+from opdrift.operators.registration import operators_from_registrations, parse_registrations
+from opdrift.snapshot import FORMAT_VERSION, from_json, load_snapshot, save_snapshot, to_json
+from opdrift.sources import read as sources
+from opdrift.taxonomy import classify as taxonomy
 
 
 @cache

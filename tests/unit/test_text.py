@@ -12,7 +12,7 @@ from datafiles import write_release
 from fake_github import FakeGitHub
 from inert import LIVE, live, rendered, visible
 
-from bot.text import ZWJ, html, md
+from opdrift.text import ZWJ, html, md
 
 HOSTILE_TEXT = [
     "unknown key 'GH-1' kept",

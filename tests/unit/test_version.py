@@ -15,17 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from bot import version as v
+from opdrift import version as v
 
 ROOT = Path(__file__).resolve().parents[2]
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
 def _generated(monkeypatch: pytest.MonkeyPatch, version: str, node: str | None) -> None:
-    module = types.ModuleType("bot._version")
+    module = types.ModuleType("opdrift._version")
     module.VERSION = version  # type: ignore[attr-defined]
     module.NODE = node  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "bot._version", module)
+    monkeypatch.setitem(sys.modules, "opdrift._version", module)
 
 
 @pytest.mark.parametrize(
@@ -49,13 +49,13 @@ def test_the_generated_file_gives_version_commit_and_what_version_prints(
 
 
 def test_a_tree_without_the_generated_file_says_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "bot._version", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "opdrift._version", None)  # import raises ImportError
     assert (v.version(), v.commit(), v.is_release()) == ("0+unknown", None, False)
 
 
 def test_opdrift_version_prints_the_name_and_the_version() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "bot", "--version"], cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "opdrift", "--version"], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     # the shape, not a recomputation: a release `opdrift X.Y.Z`, a dev build with its commit
@@ -75,7 +75,7 @@ def test_pyprojects_template_renders_a_file_this_reader_reads(monkeypatch: pytes
     text = config["version_file_template"].format(
         version="2.0.0", version_tuple=(2, 0, 0), scm_version=scm_version
     )
-    module = types.ModuleType("bot._version")
+    module = types.ModuleType("opdrift._version")
     exec(compile(text, "bot/_version.py", "exec"), module.__dict__)
-    monkeypatch.setitem(sys.modules, "bot._version", module)
+    monkeypatch.setitem(sys.modules, "opdrift._version", module)
     assert (v.version(), v.commit(), v.describe()) == ("2.0.0", SHA, "2.0.0")

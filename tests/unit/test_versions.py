@@ -1,4 +1,4 @@
-"""bot.versions: the one reader of torch versions, on the spellings the sources really carry."""
+"""opdrift.versions: the one reader of torch versions, on the spellings the sources really carry."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from bot.versions import (
+from opdrift.versions import (
     NoRowError,
     is_final_release,
     minor_of,
@@ -87,7 +87,7 @@ def test_a_version_txt_names_a_version_or_none(text: str | None, version: str | 
 
 
 def test_a_change_ships_in_the_first_release_cut_after_its_day() -> None:
-    from bot.versions import ships_in
+    from opdrift.versions import ships_in
 
     # 2.16's branch is cut on 2026-11-30 (pytorch#196028), 2.15's on 2026-10-05.
     assert ships_in(dt.date(2026, 10, 5)).release == "2.16"  # type: ignore[union-attr]  # the cut day misses 2.15
@@ -105,7 +105,7 @@ def test_a_change_ships_in_the_first_release_cut_after_its_day() -> None:
 
 
 def test_the_calendar_is_ordered_and_sourced() -> None:
-    from bot.versions import RELEASE_CALENDAR, ships_in_words
+    from opdrift.versions import RELEASE_CALENDAR, ships_in_words
 
     cuts = [r.branch_cut for r in RELEASE_CALENDAR]
     assert cuts == sorted(cuts) and len(set(cuts)) == len(cuts)
@@ -181,11 +181,11 @@ def test_every_release_table_answers_by_the_one_policy(version: str | None) -> N
     rules, the SymInt kernel rule, export's CIA rule) agree on which release applies. Before, an
     unparseable version took 1.12.0's Python-side facts but the newest codegen, export table and
     kernel rule."""
-    from bot.operators.codegen import RULES, rules_for_version
-    from bot.operators.export_table import core_aten_release, shipped_releases
-    from bot.operators.exported import KEEPS_CIA_FROM, keeps_cia
-    from bot.schema.kernel import PLAIN_KERNELS_FOR_SYMINT_SINCE, judged_form
-    from bot.signals.table import pick_release, releases
+    from opdrift.operators.codegen import RULES, rules_for_version
+    from opdrift.operators.export_table import core_aten_release, shipped_releases
+    from opdrift.operators.exported import KEEPS_CIA_FROM, keeps_cia
+    from opdrift.schema.kernel import PLAIN_KERNELS_FOR_SYMINT_SINCE, judged_form
+    from opdrift.signals.table import pick_release, releases
 
     signals = [r.version for r in releases()]
     assert signals[pick_release(version) or 0] == row_for(signals, version, lambda r: r)

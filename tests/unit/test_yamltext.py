@@ -1,5 +1,5 @@
 """The hand-written YAML files (config, overrides, allow-list) are read one way: composed once, their
-nodes read with `bot.yamltext.NodeReader`, every error at the line of the node it is about."""
+nodes read with `opdrift.yamltext.NodeReader`, every error at the line of the node it is about."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 import yaml
 from clirun import Opdrift
 
-from bot import yamltext
-from bot.drift.allowlist import parse_allowlist
-from bot.errors import ConfigError
-from bot.taxonomy.overrides import parse_overrides
+from opdrift import yamltext
+from opdrift.drift.allowlist import parse_allowlist
+from opdrift.errors import ConfigError
+from opdrift.taxonomy.overrides import parse_overrides
 
 # A nested `reason:` (line 4) written before the bad top-level one (line 5).
 NESTED_THEN_TOP_REASON = (

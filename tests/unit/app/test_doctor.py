@@ -11,7 +11,7 @@ from clirun import Opdrift
 from datafiles import release_text
 from fake_github import FakeGitHub
 
-from bot.model import NATIVE_PATH, TAGS_PATH
+from opdrift.model import NATIVE_PATH, TAGS_PATH
 
 REPO = "downstream/backend"
 UPSTREAM = "pytorch/pytorch"

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from clirun import Opdrift
 
-from bot.app.gates import gates_of
-from bot.model import Snapshot
+from opdrift.app.gates import gates_of
+from opdrift.model import Snapshot
 
 ROOT = Path(__file__).resolve().parents[3]
 REAL = Path(__file__).parents[2] / "data" / "backends" / "real" / "op-plugin.gates.tar.xz"
@@ -236,7 +236,7 @@ def _no_load(spec: str) -> Snapshot:
 def test_the_release_tables_say_what_each_release_registered_and_grouped() -> None:
     """The tables the gates read, against the releases' own yaml: 2.13 dropped the Dimname overloads,
     and `_scaled_mm_v2` (a plain function in 2.13.0) has `structured_delegate: _scaled_mm_v2.out` in 2.14.1."""
-    from bot.coverage import names, schema_history
+    from opdrift.coverage import names, schema_history
 
     assert "cat.names" in names.registered_in("2.12.0") and "cat.names" not in names.registered_in("2.13.0")
     assert "cat.out" in names.registered_in("2.13.0")

@@ -21,8 +21,8 @@ from clirun import Opdrift
 from datafiles import release_text
 from fake_github import FakeGitHub
 
-from bot.app.init import InitRequest, config_text
-from bot.app.init_workflows import (
+from opdrift.app.init import InitRequest, config_text
+from opdrift.app.init_workflows import (
     WORKFLOWS,
     available,
     pin_from_direct_url,
@@ -30,9 +30,9 @@ from bot.app.init_workflows import (
     pin_from_metadata,
     workflow_text,
 )
-from bot.cli.init_cmds import _complete
-from bot.config.file import load_config, parse_config
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from opdrift.cli.init_cmds import _complete
+from opdrift.config.file import load_config, parse_config
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 
 UPSTREAM = "pytorch/pytorch"
 TOKEN = "ghs_inittesttoken00000000000000000000"
@@ -283,8 +283,8 @@ def test_a_dispatch_key_backend_is_written_with_its_key() -> None:
 
 def test_a_newline_in_a_name_or_a_file_name_cannot_inject_yaml(tmp_path: Path) -> None:
     """A NAME (or a PATH's file name) with a newline would start a config line of its own."""
-    from bot.app.init import check_request
-    from bot.errors import ConfigError
+    from opdrift.app.init import check_request
+    from opdrift.errors import ConfigError
 
     hostile = "xla\nweekly:\n  upstream: evil/pytorch\n# "
     (tmp_path / "list.yaml").write_text("backend: XLA\n")
@@ -301,8 +301,8 @@ def test_a_newline_in_a_name_or_a_file_name_cannot_inject_yaml(tmp_path: Path) -
 
 
 def test_init_never_writes_through_a_symlinked_github_directory(tmp_path: Path) -> None:
-    from bot.app.init import check_request, write_files
-    from bot.errors import ConfigError, OpdriftError
+    from opdrift.app.init import check_request, write_files
+    from opdrift.errors import ConfigError, OpdriftError
 
     repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
     repo.mkdir()

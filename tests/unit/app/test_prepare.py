@@ -22,12 +22,12 @@ from datafiles import release_text, write_release
 from fake_github import FakeGitHub
 from goldens import check_golden, updating
 
-from bot.config.file import parse_config
-from bot.errors import ConfigError, SourceError
-from bot.github import ghfiles
-from bot.github.api import ApiSettings
-from bot.github.ghcache import blob_sha
-from bot.github.retry import RetryPolicy
+from opdrift.config.file import parse_config
+from opdrift.errors import ConfigError, SourceError
+from opdrift.github import ghfiles
+from opdrift.github.api import ApiSettings
+from opdrift.github.ghcache import blob_sha
+from opdrift.github.retry import RetryPolicy
 
 REAL = Path(__file__).parents[2] / "data" / "backends" / "real"
 GOLDEN = Path(__file__).parents[2] / "golden"
@@ -118,7 +118,7 @@ def test_a_file_is_read_from_its_blob_sha_in_the_trees_api_and_a_repeat_download
 def test_a_directory_is_read_recursively_only_the_files_its_reader_wants_and_cached(
     fake: FakeGitHub, tmp_path: Path
 ) -> None:
-    from bot.coverage.backends import reads_in_tree
+    from opdrift.coverage.backends import reads_in_tree
 
     sources = {p: d for p, d in _dlprim_files().items() if reads_in_tree("cpp", p.removeprefix("src/"))}
     settings, said = _settings(fake, tmp_path), list[str]()
@@ -284,7 +284,7 @@ def test_a_pr_that_breaks_a_listed_backends_kernel_gets_the_impact_table(
 ) -> None:
     """As the privileged poster runs it: BASE and HEAD read through the API too (the PR's merge base
     and its head commit), the backends' lists from their own repositories."""
-    from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
+    from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH, VERSION_PATH
 
     config = tmp_path / "opdrift.yml"
     config.write_text(CONFIG, encoding="utf-8")
@@ -358,9 +358,9 @@ def test_a_local_backends_list_that_is_missing_is_a_config_error_at_its_line(
 
 def test_a_local_list_gets_the_verdict_of_the_engine_without_the_api(tmp_path: Path) -> None:
     """The table's verdict for a local XLA list equals the gh: one's: the copy is what the reader reads."""
-    from bot import pipeline
-    from bot.app.prepare import downstream_impact
-    from bot.drift.changes import compute_drift
+    from opdrift import pipeline
+    from opdrift.app.prepare import downstream_impact
+    from opdrift.drift.changes import compute_drift
 
     (tmp_path / "xla.yaml").write_bytes(XLA_YAML)
     base, head = _pr(tmp_path)
@@ -392,9 +392,9 @@ def test_an_op_renamed_away_from_a_listed_backend_is_in_its_removed_column(tmp_p
     An XLA-kind list naming the old name (a two-line list: no vendored list of that time has it) no
     longer builds, since torchgen's gen_backend_stubs refuses a name native_functions.yaml lacks, as
     for a removal: the row names it as the list has it. A C++ tree's `m.impl` of it still compiles."""
-    from bot import pipeline
-    from bot.app.prepare import downstream_impact
-    from bot.drift.changes import compute_drift
+    from opdrift import pipeline
+    from opdrift.app.prepare import downstream_impact
+    from opdrift.drift.changes import compute_drift
 
     (tmp_path / "xla.yaml").write_text(
         "backend: XLA\ncpp_namespace: torch_xla\nsupported:\n  - prelu_backward\n"
@@ -416,7 +416,7 @@ def test_an_op_renamed_away_from_a_listed_backend_is_in_its_removed_column(tmp_p
 
 
 def test_more_than_the_bound_of_backends_is_an_error() -> None:
-    from bot.config.backend_specs import MAX_BACKENDS
+    from opdrift.config.backend_specs import MAX_BACKENDS
 
     items = "".join(f"  - {{name: b{i}, kind: text, path: ops{i}.txt}}\n" for i in range(MAX_BACKENDS + 1))
     with pytest.raises(ConfigError, match=f"at most {MAX_BACKENDS}") as info:
@@ -458,9 +458,9 @@ def test_a_hostile_backend_name_and_path_stay_inert_in_the_table() -> None:
     """A name or a path from the config cannot break the table, open HTML or mention anyone."""
     from driftcases import realistic_pair
 
-    from bot.drift.changes import compute_drift
-    from bot.render.context import BackendGap, ReportContext
-    from bot.render.report import render
+    from opdrift.drift.changes import compute_drift
+    from opdrift.render.context import BackendGap, ReportContext
+    from opdrift.render.report import render
 
     drift = compute_drift(*realistic_pair())
     gap = BackendGap(
@@ -477,7 +477,7 @@ def test_a_hostile_backend_name_and_path_stay_inert_in_the_table() -> None:
 def test_an_acknowledged_change_still_shows_in_the_table(tmp_path: Path) -> None:
     """An allow-list entry says PyTorch meant the break; XLA's build breaks all the same, so the
     impact table keeps it (acknowledged changes only mention nobody)."""
-    from bot.app.prepare import publish_setup
+    from opdrift.app.prepare import publish_setup
 
     (tmp_path / "xla.yaml").write_bytes(XLA_YAML)
     base, head = _pr(tmp_path)

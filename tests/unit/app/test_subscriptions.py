@@ -17,18 +17,18 @@ import pytest
 from datafiles import DATA, release_text, write_release
 from pytorch_history import swapped
 
-from bot import pipeline
-from bot.app.prepare import backend_work, downstream_impact
-from bot.app.subscriptions import backend_gaps, mentions_for
-from bot.config.file import parse_config
-from bot.coverage.backends import read_backend
-from bot.coverage.change import compare_coverage
-from bot.coverage.check import compute_coverage
-from bot.coverage.kinds import BackendKind
-from bot.drift.changes import Change, compute_drift
-from bot.model import Snapshot
-from bot.render.context import BackendGap, ReportContext
-from bot.render.report import render
+from opdrift import pipeline
+from opdrift.app.prepare import backend_work, downstream_impact
+from opdrift.app.subscriptions import backend_gaps, mentions_for
+from opdrift.config.file import parse_config
+from opdrift.coverage.backends import read_backend
+from opdrift.coverage.change import compare_coverage
+from opdrift.coverage.check import compute_coverage
+from opdrift.coverage.kinds import BackendKind
+from opdrift.drift.changes import Change, compute_drift
+from opdrift.model import Snapshot
+from opdrift.render.context import BackendGap, ReportContext
+from opdrift.render.report import render
 
 REAL = DATA / "backends" / "real"
 LISTS: dict[str, tuple[BackendKind, str, str]] = {
@@ -205,8 +205,8 @@ def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(pr:
 
     from watch_upstream import added_entry, with_fast
 
-    from bot.coverage.workitems import model_reach
-    from bot.usage.models import usage_for
+    from opdrift.coverage.workitems import model_reach
+    from opdrift.usage.models import usage_for
 
     base, head = pr("2.14.1", with_fast(release_text("2.14.1")) + added_entry())
     head = dataclasses.replace(head, meta=dataclasses.replace(head.meta, torch_version="2.14.1"))

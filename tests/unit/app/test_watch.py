@@ -18,11 +18,11 @@ from goldens import check_golden, updating
 from inert import live, rendered, visible
 from watch_upstream import Run, Upstream, rows_of
 
-from bot.app.watch_judge import Judge, JudgementCache, who_by_backend
-from bot.app.watch_state import read_state, state_block
-from bot.config.file import BotConfig, parse_config
-from bot.render.watch import BackendImpact, BrokenKernel, Landed, PullRow, WatchView, grew
-from bot.sources.read import read_source
+from opdrift.app.watch_judge import Judge, JudgementCache, who_by_backend
+from opdrift.app.watch_state import read_state, state_block
+from opdrift.config.file import BotConfig, parse_config
+from opdrift.render.watch import BackendImpact, BrokenKernel, Landed, PullRow, WatchView, grew
+from opdrift.sources.read import read_source
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -121,7 +121,7 @@ def test_growth_is_set_inclusion() -> None:
     imp = BackendImpact(
         "xla", "x.yaml", ("@a",), ("op1",), (BrokenKernel("mean.dim", "int64_t", (("p", "a", "b"),)),)
     )
-    items = frozenset(__import__("bot.render.watch", fromlist=["digest"]).digest(i) for i in imp.items())
+    items = frozenset(__import__("opdrift.render.watch", fromlist=["digest"]).digest(i) for i in imp.items())
     assert not grew(imp, items)
     smaller = BackendImpact("xla", "x.yaml", ("@a",), ("op1",))
     assert not grew(smaller, items)  # asks less: no news
@@ -196,7 +196,7 @@ def test_the_json_follows_its_schema(upstream: tuple[Upstream, dict[str, str]], 
 def test_the_body_fits_with_many_prs(upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig) -> None:
     """Rows the body has no room for are left out of it and counted, the state block stays whole and
     readable (what plan_watch's state keeps of the hidden rows: tests/unit/app/test_watch_judge.py)."""
-    from bot.render.watch import WatchView, render_issue
+    from opdrift.render.watch import WatchView, render_issue
 
     up, heads = upstream
     run = Run(up, cfg)
@@ -208,7 +208,7 @@ def test_the_body_fits_with_many_prs(upstream: tuple[Upstream, dict[str, str]], 
         for n in range(1, 400)
     )
     view = WatchView("pytorch/pytorch", many, (), (), "")
-    from bot.app.watch_state import WatchState
+    from opdrift.app.watch_state import WatchState
 
     body = render_issue(view, lambda v: state_block(WatchState(None, v.rows)))
     assert len(body) <= 64_536 and "more that this body has no room for" in body
@@ -223,7 +223,7 @@ def test_the_watch_verdict_is_the_weekly_issues(
 ) -> None:
     """One question, one answer (tests/integration/test_one_answer.py): for each PR head, what `watch` says of the
     backend is the gap the weekly issue and the PR comment show for the same two commits."""
-    from bot.app.prepare import publish_setup
+    from opdrift.app.prepare import publish_setup
 
     up, heads = upstream
     judge = Judge(cfg, up.spec_for, read_source)
@@ -264,8 +264,8 @@ def _golden_view() -> WatchView:
 
 def test_golden_watch_outputs(request: pytest.FixtureRequest) -> None:
     update_golden = updating(request)
-    from bot.app.watch_state import WatchState
-    from bot.render.watch import render_comment, render_issue, watch_json
+    from opdrift.app.watch_state import WatchState
+    from opdrift.render.watch import render_comment, render_issue, watch_json
 
     view = _golden_view()
     body = render_issue(view, lambda v: state_block(WatchState("2026-12-05T01:02:00Z", v.rows)))
@@ -342,8 +342,8 @@ def test_a_dashboard_row_says_which_release_it_would_ship_in() -> None:
     """A PR last updated on 2026-11-02 would, if it landed now, make 2.16 (branch cut 2026-11-30); the
     golden rows, updated after that cut, say that their release is not scheduled yet: the calendar has
     no later date, and no release is guessed."""
-    from bot.app.watch_state import WatchState
-    from bot.render.watch import render_issue
+    from opdrift.app.watch_state import WatchState
+    from opdrift.render.watch import render_issue
 
     view = _golden_view()
     early = dataclasses.replace(view.rows[0], updated_at="2026-11-02T10:00:00Z")

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
-from bot.app.watch import DEFERRED, MAX_JUDGED, WatchPlan, plan_watch
-from bot.app.watch_state import (
+from opdrift.app.watch import DEFERRED, MAX_JUDGED, WatchPlan, plan_watch
+from opdrift.app.watch_state import (
     MAX_BROKE,
     MAX_CLOSED,
     MAX_LANDED,
@@ -23,10 +23,10 @@ from bot.app.watch_state import (
     read_state,
     state_block,
 )
-from bot.config.file import BotConfig
-from bot.github.pulls import Scan
-from bot.model import OPERATOR_PATHS, PullRef
-from bot.render.watch import BackendImpact, BrokenKernel, Landed, LandedBreak, PullRow
+from opdrift.config.file import BotConfig
+from opdrift.github.pulls import Scan
+from opdrift.model import OPERATOR_PATHS, PullRef
+from opdrift.render.watch import BackendImpact, BrokenKernel, Landed, LandedBreak, PullRow
 
 XLA = "xla:xla_native_functions.yaml"
 WHO: dict[str, tuple[str, ...]] = {XLA: ("@xla-team",)}

@@ -14,14 +14,14 @@ import pytest
 from datafiles import DATA
 from watch_upstream import LocalPulls, Run, Upstream, rows_of
 
-from bot.app.watch import WatchPlan, plan_watch
-from bot.app.watch_judge import Judge, JudgementCache, backend_digest, who_by_backend
-from bot.app.watch_state import MAX_TRIES, read_state
-from bot.config.file import BotConfig, parse_config
-from bot.errors import ApiLimitError, SourceError
-from bot.model import OPERATOR_PATHS, PullRef
-from bot.render.watch import BackendImpact, BrokenKernel
-from bot.sources.read import read_source
+from opdrift.app.watch import WatchPlan, plan_watch
+from opdrift.app.watch_judge import Judge, JudgementCache, backend_digest, who_by_backend
+from opdrift.app.watch_state import MAX_TRIES, read_state
+from opdrift.config.file import BotConfig, parse_config
+from opdrift.errors import ApiLimitError, SourceError
+from opdrift.model import OPERATOR_PATHS, PullRef
+from opdrift.render.watch import BackendImpact, BrokenKernel
+from opdrift.sources.read import read_source
 
 XLA = DATA / "backends" / "real" / "pytorch-xla.xla_native_functions.yaml.xz"
 
@@ -212,7 +212,7 @@ def _plan(
 def test_rows_the_body_has_no_room_for_stay_in_the_state(
     upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.app.watch as watch_module
+    import opdrift.app.watch as watch_module
 
     monkeypatch.setattr(watch_module, "MAX_JUDGED", 1000)  # a hundred judged in one run
     up, _ = upstream
@@ -261,7 +261,7 @@ def test_a_body_full_of_unclosed_state_openings_reads_cold_in_linear_time() -> N
     between opening and closing rescanned the rest once per opening (1.9 s on 130,000 characters)."""
     import time
 
-    from bot.app.watch_state import COLD, read_state
+    from opdrift.app.watch_state import COLD, read_state
 
     body = ("<!-- opdrift:watch-state v1\n" + "x" * 10) * 20_000
     began = time.perf_counter()
@@ -277,8 +277,8 @@ def test_a_cached_judgement_is_checked_against_its_digest(tmp_path: Path) -> Non
     was made of the content and the key it was written under."""
     import shutil
 
-    from bot.app.watch_judge import JudgementCache
-    from bot.render.watch import BackendImpact
+    from opdrift.app.watch_judge import JudgementCache
+    from opdrift.render.watch import BackendImpact
 
     said: list[str] = []
     cache = JudgementCache(tmp_path, warn=said.append)

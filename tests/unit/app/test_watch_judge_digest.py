@@ -1,12 +1,12 @@
-"""The judgement cache's code digest (bot.app.watch_judge): `code_digest` (bot.history.cache) plus the
+"""The judgement cache's code digest (opdrift.app.watch_judge): `code_digest` (opdrift.history.cache) plus the
 parts of the package it leaves out that decide a judgement, and only those."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bot.app.watch_judge import _JUDGING, judging_files
-from bot.history.cache import _NOT_DECIDING
+from opdrift.app.watch_judge import _JUDGING, judging_files
+from opdrift.history.cache import _NOT_DECIDING
 
 BOT = Path(__file__).resolve().parents[3] / "bot"
 

@@ -1,12 +1,12 @@
-"""The watch state's model counts (bot.app.watch_models): written, read back, and refused when forged."""
+"""The watch state's model counts (opdrift.app.watch_models): written, read back, and refused when forged."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.app.watch_models import models_data, with_models
-from bot.coverage.workitems import ModelReach
-from bot.render.watch import BackendImpact, BrokenKernel
+from opdrift.app.watch_models import models_data, with_models
+from opdrift.coverage.workitems import ModelReach
+from opdrift.render.watch import BackendImpact, BrokenKernel
 
 _IMPACT = BackendImpact(
     "xla",

@@ -1,4 +1,4 @@
-"""The watch's pure reconciliation (bot.app.watch_reconcile), step by step, over plain records: a
+"""The watch's pure reconciliation (opdrift.app.watch_reconcile), step by step, over plain records: a
 state, a scan and the verdicts made by hand, no upstream, no judge, no HTTP, no git. What the whole
 run does against real PyTorch files and a fake GitHub is tests/test_watch*.py's."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bot.app.watch_reconcile import (
+from opdrift.app.watch_reconcile import (
     CLOSED_UNLABELLED,
     DEFERRED,
     MENTION_HOURS,
@@ -31,8 +31,8 @@ from bot.app.watch_reconcile import (
     told_news,
     unread,
 )
-from bot.app.watch_state import COLD, MAX_TRIES, Closed, Retry, WatchState, read_state
-from bot.app.watch_verdicts import (
+from opdrift.app.watch_state import COLD, MAX_TRIES, Closed, Retry, WatchState, read_state
+from opdrift.app.watch_verdicts import (
     Deferred,
     Judged,
     Judgements,
@@ -42,8 +42,8 @@ from bot.app.watch_verdicts import (
     Untouched,
     Verdict,
 )
-from bot.model import PullRef
-from bot.render.watch import (
+from opdrift.model import PullRef
+from opdrift.render.watch import (
     BackendImpact,
     BrokenKernel,
     Landed,
@@ -61,7 +61,7 @@ FACTS = RunFacts("pytorch/pytorch", NOW, None, WHO, {XLA: "XLA"})
 
 @dataclass(frozen=True)
 class Scan:
-    """A listing as `bot.github.pulls.Scan` gives one."""
+    """A listing as `opdrift.github.pulls.Scan` gives one."""
 
     pulls: tuple[PullRef, ...] = ()
     watermark: str | None = "2026-12-07T11:59:00Z"

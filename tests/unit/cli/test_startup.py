@@ -16,18 +16,18 @@ from pathlib import Path
 import pytest
 from datafiles import write_release
 
-from bot.cli import options
+from opdrift.cli import options
 
 ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("jinja2", "github", "requests")
 VERSION = "2.14.1"
 OLDER = "2.13.0"
 
-# Runs ARGV through bot.cli.main, as `python -m bot` does, then prints the loaded modules as JSON
+# Runs ARGV through opdrift.cli.main, as `python -m opdrift` does, then prints the loaded modules as JSON
 # (json imported only after they are listed, so that the list says whether the command loaded it).
 _PROBE = """
 import sys
-from bot.cli import main
+from opdrift.cli import main
 code = main(sys.argv[1:])
 loaded = sorted(sys.modules)
 import json
@@ -87,7 +87,7 @@ def test_stats_on_a_yaml_loads_no_git_or_wheel_reader(releases: tuple[str, str])
     """A bare yaml needs neither git (subprocess, tempfile) nor a wheel's zipfile, nor difflib's
     suggestions when every name is known."""
     modules = loaded_modules("stats", releases[1])
-    assert sorted(modules & {"bot.sources.git", "subprocess", "tempfile", "zipfile", "difflib"}) == []
+    assert sorted(modules & {"opdrift.sources.git", "subprocess", "tempfile", "zipfile", "difflib"}) == []
 
 
 # What `stats` on a bare yaml (the whole-process benchmark, bench/bench_startup.py) does not use: the
@@ -96,28 +96,28 @@ def test_stats_on_a_yaml_loads_no_git_or_wheel_reader(releases: tuple[str, str])
 # stages of other commands. Each is a cost every run paid before it was imported where it is used.
 STATS_NEVER_LOADS = (
     "json",
-    "bot.snapshot",
-    "bot.signals.pyside",
-    "bot.taxonomy.overrides",
-    "bot.app",
-    "bot.app.overrides",
-    "bot.drift",
-    "bot.work",
-    "bot.coverage.check",
-    "bot.history",
-    "bot.render.jinja",
-    "bot.publish",
+    "opdrift.snapshot",
+    "opdrift.signals.pyside",
+    "opdrift.taxonomy.overrides",
+    "opdrift.app",
+    "opdrift.app.overrides",
+    "opdrift.drift",
+    "opdrift.work",
+    "opdrift.coverage.check",
+    "opdrift.history",
+    "opdrift.render.jinja",
+    "opdrift.publish",
     # the kind table, which only coverage's arguments (--backend's help) use: only the command being
     # run gets its arguments
-    "bot.coverage.kinds",
+    "opdrift.coverage.kinds",
     # kernels' C++ signatures: the codegen's rules bind a kernel only for coverage and the drift
-    "bot.schema.kernel",
+    "opdrift.schema.kernel",
 )
 
 
 def test_stats_on_a_yaml_loads_only_what_it_uses(releases: tuple[str, str]) -> None:
     modules = loaded_modules("stats", releases[1])
-    assert "bot.taxonomy.classify" in modules  # the probe did run the command
+    assert "opdrift.taxonomy.classify" in modules  # the probe did run the command
     assert sorted(modules.intersection(STATS_NEVER_LOADS)) == []
 
 
@@ -126,18 +126,18 @@ def test_stats_loads_what_an_option_needs_when_given(releases: tuple[str, str], 
     overrides = tmp_path / "overrides.yaml"
     overrides.write_text("overrides:\n  conv2d: misc\n", encoding="utf-8")
     modules = loaded_modules("stats", releases[1], "--format", "json", "--overrides", str(overrides))
-    assert {"json", "bot.app.overrides", "bot.taxonomy.overrides"} <= modules
+    assert {"json", "opdrift.app.overrides", "opdrift.taxonomy.overrides"} <= modules
 
 
 def test_building_the_parser_loads_no_stage() -> None:
-    """--help builds every command's parser: only bot.cli itself and the shared leaves load."""
+    """--help builds every command's parser: only opdrift.cli itself and the shared leaves load."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
     env["PYTHONPATH"] = str(ROOT)
     probe = (
         "import json, sys\n"
-        "from bot.cli import build_parser\n"
+        "from opdrift.cli import build_parser\n"
         "build_parser()\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m == 'bot' or m.startswith('bot.'))))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m == 'opdrift' or m.startswith('opdrift.'))))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],
@@ -149,26 +149,26 @@ def test_building_the_parser_loads_no_stage() -> None:
         check=True,
     )
     loaded = set(json.loads(done.stdout))
-    # the kind table (bot.coverage.kinds) imports nothing at run time: --backend's help lists its kinds
-    # bot.version (and the bot/_version.py setuptools-scm writes) is a leaf: --version prints it
+    # the kind table (opdrift.coverage.kinds) imports nothing at run time: --backend's help lists its kinds
+    # opdrift.version (and the bot/_version.py setuptools-scm writes) is a leaf: --version prints it
     allowed = {
-        "bot",
-        "bot.errors",
-        "bot.text",
-        "bot.coverage",
-        "bot.coverage.kinds",
-        "bot.version",
-        "bot._version",
+        "opdrift",
+        "opdrift.errors",
+        "opdrift.text",
+        "opdrift.coverage",
+        "opdrift.coverage.kinds",
+        "opdrift.version",
+        "opdrift._version",
     }
-    assert sorted(m for m in loaded if m not in allowed and not m.startswith("bot.cli")) == []
-    assert "bot.cli.report_cmds" not in loaded and "bot.cli.publish_cmds" not in loaded
+    assert sorted(m for m in loaded if m not in allowed and not m.startswith("opdrift.cli")) == []
+    assert "opdrift.cli.report_cmds" not in loaded and "opdrift.cli.publish_cmds" not in loaded
 
 
 def test_the_parsers_choices_are_the_stages_own() -> None:
-    """bot.cli.options spells out the stages' choices so that the parser need not import them."""
-    from bot.drift import policy
-    from bot.operators import kernels
-    from bot.render import markers, stats
+    """opdrift.cli.options spells out the stages' choices so that the parser need not import them."""
+    from opdrift.drift import policy
+    from opdrift.operators import kernels
+    from opdrift.render import markers, stats
 
     assert options.REPORT_FORMATS == markers.FORMATS
     assert options.FAIL_ON == policy.FAIL_ON
@@ -180,11 +180,11 @@ def test_the_parsers_choices_are_the_stages_own() -> None:
 def test_every_command_runs_its_own_runner() -> None:
     """Each command's runner is a typed function (mypy checks the lazy import and the call inside it):
     `stats` runs `run_stats`, directly or through the registry's `_run_stats`, which imports it."""
-    from bot.cli.registry import COMMANDS
+    from opdrift.cli.registry import COMMANDS
 
     assert len({c.name for c in COMMANDS}) == len(COMMANDS) == 23
     for command in COMMANDS:
         runner = "run_" + command.name.replace("-", "_")
         assert command.run.__name__.removeprefix("_") == runner, command.name
-        if command.run.__module__ == "bot.cli.registry":
+        if command.run.__module__ == "opdrift.cli.registry":
             assert runner in command.run.__code__.co_names, command.name

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.coverage.backends import parse_backend_arg, read_backend, read_text_list
-from bot.coverage.cpp import read_cpp
-from bot.coverage.kinds import PROFILE_OF_KIND
-from bot.coverage.oplist import BackendList, normalise_name
-from bot.coverage.torch_mlir import read_torch_mlir
-from bot.coverage.yaml_lists import read_op_plugin, read_xla, read_xpu
-from bot.errors import ConfigError, OpdriftError, SourceError, YamlError
+from opdrift.coverage.backends import parse_backend_arg, read_backend, read_text_list
+from opdrift.coverage.cpp import read_cpp
+from opdrift.coverage.kinds import PROFILE_OF_KIND
+from opdrift.coverage.oplist import BackendList, normalise_name
+from opdrift.coverage.torch_mlir import read_torch_mlir
+from opdrift.coverage.yaml_lists import read_op_plugin, read_xla, read_xpu
+from opdrift.errors import ConfigError, OpdriftError, SourceError, YamlError
 
 FIXTURES = Path(__file__).parents[2] / "data" / "backends"
 
@@ -186,7 +186,7 @@ def test_backend_arg_errors(tmp_path: Path) -> None:
 
 
 def test_line_numbers_are_found_by_bisection_as_counting_would() -> None:
-    from bot.coverage.oplist import line_finder
+    from opdrift.coverage.oplist import line_finder
 
     for text in ("", "x", "\n", "a\nbb\n\nccc", "\n\n\nz\n"):
         line_at = line_finder(text)

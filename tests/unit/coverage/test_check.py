@@ -11,15 +11,15 @@ import pytest
 from clirun import Opdrift
 from datafiles import release_text, write_release
 
-from bot import pipeline
-from bot.coverage.alerts import SchemaAlert, mlir_signature
-from bot.coverage.backends import read_backend
-from bot.coverage.change import compare_coverage
-from bot.coverage.check import compute_coverage
-from bot.coverage.oplist import BackendList, BackendOp, SchemaKind
-from bot.model import Snapshot
-from bot.operators.kernels import Profile
-from bot.schema.grammar import parse_schema
+from opdrift import pipeline
+from opdrift.coverage.alerts import SchemaAlert, mlir_signature
+from opdrift.coverage.backends import read_backend
+from opdrift.coverage.change import compare_coverage
+from opdrift.coverage.check import compute_coverage
+from opdrift.coverage.oplist import BackendList, BackendOp, SchemaKind
+from opdrift.model import Snapshot
+from opdrift.operators.kernels import Profile
+from opdrift.schema.grammar import parse_schema
 
 FIXTURES = Path(__file__).parents[2] / "data" / "backends"
 
@@ -310,7 +310,7 @@ def test_torch_version_is_checked_at_the_command_line(opdrift: Opdrift, version:
 @pytest.mark.parametrize("version", ["2.6.0a0", "2.6.0+cpu", "2.6.0.dev20241101", "2.6.0rc1", "v2.6"])
 def test_torch_versions_as_torch_spells_them_select_the_gates_of_their_release(version: str) -> None:
     """A main-branch checkout says 2.6.0a0 and a CPU wheel 2.6.0+cpu: both are 2.6 to op-plugin's gates."""
-    from bot.coverage.yaml_lists import read_op_plugin
+    from opdrift.coverage.yaml_lists import read_op_plugin
 
     path = FIXTURES / "op_plugin_functions.yaml"
     text = path.read_text()
@@ -320,7 +320,7 @@ def test_torch_versions_as_torch_spells_them_select_the_gates_of_their_release(v
 def test_schema_alert_details_read_as_the_drift_report_sentences(
     head: Snapshot, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.render.coverage import render
+    from opdrift.render.coverage import render
 
     cpp = read_backend("cpp", str(FIXTURES / "dlprim"))
     results = [(compute_coverage(head, cpp), None)]
@@ -334,11 +334,11 @@ def test_schema_alert_details_read_as_the_drift_report_sentences(
 
 
 def test_schema_alert_details_stay_inert_in_markdown(head: Snapshot) -> None:
-    from bot.coverage.alerts import SchemaAlert
-    from bot.coverage.check import Coverage
-    from bot.render.coverage import render
-    from bot.schema.codes import Detail
-    from bot.text import code
+    from opdrift.coverage.alerts import SchemaAlert
+    from opdrift.coverage.check import Coverage
+    from opdrift.render.coverage import render
+    from opdrift.schema.codes import Detail
+    from opdrift.text import code
 
     hostile = Detail("argument_renamed", "breaking", "*x*", "*x*", "<img src=x onerror=alert(1)> @org/team")
     alert = SchemaAlert(
@@ -377,7 +377,7 @@ def test_unchecked_version_gates_are_said(release_file: Callable[[str], Path], o
 
 
 def test_long_lists_say_how_many_more_and_alerts_are_capped_in_markdown(head: Snapshot) -> None:
-    from bot.render.coverage import render
+    from opdrift.render.coverage import render
 
     names = [f"gone_{i}" for i in range(205)]
     cov = compute_coverage(head, _listing(*names))
@@ -398,7 +398,7 @@ def test_long_lists_say_how_many_more_and_alerts_are_capped_in_markdown(head: Sn
 
 
 def test_torch_mlir_stale_entries_say_that_torchscript_built_ins_are_among_them(head: Snapshot) -> None:
-    from bot.render.coverage import render
+    from opdrift.render.coverage import render
 
     backend = BackendList(
         "torch-mlir", "GeneratedTorchOps.td", (BackendOp("add.t", 7, "GeneratedTorchOps.td", "td"),)
@@ -420,7 +420,7 @@ def test_a_symint_only_change_that_breaks_callers_is_graded_with_the_caller_brea
     SymInt: an int64_t kernel still builds ("symint"), but callers by position break. The Markdown
     grades it with the caller-breaking alerts, not under "SymInt form only", which says callers are
     fine."""
-    from bot.render.coverage import coverage_view, render
+    from opdrift.render.coverage import coverage_view, render
 
     old = next(
         line.removeprefix("- func: ")

@@ -13,17 +13,17 @@ import pytest
 from clirun import Opdrift
 from datafiles import DATA
 
-from bot import pipeline
-from bot.coverage.backends import BackendList, read_backend
-from bot.coverage.check import compute_coverage
-from bot.coverage.torch_mlir import read_fx_decompositions
-from bot.dispatchkeys import CIA
-from bot.drift.needs import ProfileNeeds, export_path_for
-from bot.errors import ConfigError
-from bot.model import Snapshot
-from bot.operators.export_table import core_aten_release, shipped_releases
-from bot.operators.exported import export_fate, keeps_cia
-from bot.operators.kernels import table_of
+from opdrift import pipeline
+from opdrift.coverage.backends import BackendList, read_backend
+from opdrift.coverage.check import compute_coverage
+from opdrift.coverage.torch_mlir import read_fx_decompositions
+from opdrift.dispatchkeys import CIA
+from opdrift.drift.needs import ProfileNeeds, export_path_for
+from opdrift.errors import ConfigError
+from opdrift.model import Snapshot
+from opdrift.operators.export_table import core_aten_release, shipped_releases
+from opdrift.operators.exported import export_fate, keeps_cia
+from opdrift.operators.kernels import table_of
 
 OBSERVED = json.loads((DATA / "observed" / "export" / "export-2.13.0.json").read_text(encoding="utf-8"))
 REACHES_TORCH_MLIR = ("cdist", "kron", "nanmean", "diff", "clip", "divide.Tensor")

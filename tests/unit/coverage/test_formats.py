@@ -2,7 +2,7 @@
 
 With `--base`, the Markdown led with "Schema alerts: **0** break your kernels" (it counted only the
 alerts the base had not raised) while the text of the same run listed 3 such alerts and said no count,
-and the JSON gave none. All three now count from one view (`bot.render.coverage.CoverageView.counts`).
+and the JSON gave none. All three now count from one view (`opdrift.render.coverage.CoverageView.counts`).
 Checked here with the real lists of six backends against the shipped snapshots, with and without a base.
 """
 

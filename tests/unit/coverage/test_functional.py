@@ -14,15 +14,15 @@ import yaml
 from clirun import Opdrift
 from datafiles import DATA, RELEASES, has_release_file, release_text
 
-from bot import pipeline
-from bot.coverage.backends import merge_backends, read_backend
-from bot.coverage.check import SHARED_BACKWARDS, Coverage, compute_coverage
-from bot.coverage.jsonform import coverage_json
-from bot.coverage.oplist import BackendList
-from bot.drift.needs import ProfileNeeds
-from bot.model import Snapshot
-from bot.operators.functionalize import Functionalization
-from bot.operators.kernels import Profile
+from opdrift import pipeline
+from opdrift.coverage.backends import merge_backends, read_backend
+from opdrift.coverage.check import SHARED_BACKWARDS, Coverage, compute_coverage
+from opdrift.coverage.jsonform import coverage_json
+from opdrift.coverage.oplist import BackendList
+from opdrift.drift.needs import ProfileNeeds
+from opdrift.model import Snapshot
+from opdrift.operators.functionalize import Functionalization
+from opdrift.operators.kernels import Profile
 
 REAL = DATA / "backends" / "real"
 XLA = "pytorch-xla.xla_native_functions.yaml.xz"

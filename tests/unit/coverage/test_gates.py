@@ -22,11 +22,11 @@ from datafiles import DATA, release_text
 from fake_github import FakeGitHub
 from watch_upstream import UPSTREAM, ServedUpstream, with_fast, with_gated_ops_changed
 
-from bot.errors import SourceError
-from bot.github.api import ApiSettings
-from bot.github.ghcache import blob_sha
-from bot.github.ghsource import read_github_source
-from bot.github.retry import RetryPolicy
+from opdrift.errors import SourceError
+from opdrift.github.api import ApiSettings
+from opdrift.github.ghcache import blob_sha
+from opdrift.github.ghsource import read_github_source
+from opdrift.github.retry import RetryPolicy
 
 TOKEN = "ghs_versiongates00000000000000000000000"
 REPO = "me/ascend"
@@ -50,7 +50,7 @@ def up(github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
 def test_the_vendored_list_gates_the_two_ops_to_torch_2_1_and_2_2() -> None:
     """What the tests below rest on, read from the real list (not assumed)."""
-    from bot.coverage.yaml_lists import read_op_plugin
+    from opdrift.coverage.yaml_lists import read_op_plugin
 
     def names(version: str) -> set[str]:
         return {op.name for op in read_op_plugin(OP_PLUGIN.decode(), "op_plugin_functions.yaml", version).ops}
@@ -168,10 +168,10 @@ def test_a_judgement_is_cached_by_the_torch_version_of_both_sides_too(
 ) -> None:
     """A version.txt bump changes none of the three operator files, but it changes which entries of
     Ascend's list count: a judgement made at 2.1 is not the one at 2.13.0a0."""
-    from bot.app.watch_judge import Judge, JudgementCache
-    from bot.cli.common import start_run, warn
-    from bot.config.file import parse_config
-    from bot.model import SourceFiles, SourceMeta, TextFile
+    from opdrift.app.watch_judge import Judge, JudgementCache
+    from opdrift.cli.common import start_run, warn
+    from opdrift.config.file import parse_config
+    from opdrift.model import SourceFiles, SourceMeta, TextFile
 
     (tmp_path / "op_plugin_functions.yaml").write_bytes(OP_PLUGIN)
     cfg = parse_config(
@@ -253,7 +253,7 @@ def test_a_gh_sources_version_is_its_tags_else_its_version_txts_and_what_is_no_v
 
 
 def test_a_checkouts_version_txt_is_read_as_any_other_sources(tmp_path: Path) -> None:
-    from bot.sources.read import read_source
+    from opdrift.sources.read import read_source
 
     root = tmp_path / "pytorch"
     native = root / "aten" / "src" / "ATen" / "native" / "native_functions.yaml"

@@ -14,13 +14,13 @@ from clirun import ROOT
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from bot.cli import main
-from bot.coverage.backends import read_backend
-from bot.coverage.check import compute_coverage
-from bot.coverage.jsonform import coverage_json
-from bot.coverage.pyreg import read_python
-from bot.coverage.workitems import work_items
-from bot.snapshot import load_snapshot
+from opdrift.cli import main
+from opdrift.coverage.backends import read_backend
+from opdrift.coverage.check import compute_coverage
+from opdrift.coverage.jsonform import coverage_json
+from opdrift.coverage.pyreg import read_python
+from opdrift.coverage.workitems import work_items
+from opdrift.snapshot import load_snapshot
 
 REAL = ROOT / "tests" / "data" / "backends" / "real"
 SNAPSHOT = ROOT / "snapshots" / "v2.15.0.json"

@@ -1,4 +1,4 @@
-"""The kind table (`bot.coverage.kinds`): every list of kinds derives from it, and a kind is one row."""
+"""The kind table (`opdrift.coverage.kinds`): every list of kinds derives from it, and a kind is one row."""
 
 from __future__ import annotations
 
@@ -14,10 +14,17 @@ from clirun import ROOT
 from datafiles import write_release
 from package_copy import PackageCopy
 
-from bot.cli import build_parser
-from bot.coverage import backends, kinds
-from bot.coverage.kinds import BACKEND_KINDS, KIND_BY_ID, KIND_TABLE, PROFILE_OF_KIND, BackendKind, parse_kind
-from bot.coverage.oplist import BACKEND_KINDS as OPLIST_KINDS
+from opdrift.cli import build_parser
+from opdrift.coverage import backends, kinds
+from opdrift.coverage.kinds import (
+    BACKEND_KINDS,
+    KIND_BY_ID,
+    KIND_TABLE,
+    PROFILE_OF_KIND,
+    BackendKind,
+    parse_kind,
+)
+from opdrift.coverage.oplist import BACKEND_KINDS as OPLIST_KINDS
 
 
 def test_every_list_of_kinds_is_the_tables() -> None:
@@ -29,7 +36,7 @@ def test_every_list_of_kinds_is_the_tables() -> None:
     assert PROFILE_OF_KIND["torch-mlir"] == "export" and PROFILE_OF_KIND["xla"] == "functional"
     for kind in KIND_TABLE:
         # a typed function of the kind table, which imports its stage only when called
-        assert kind.reader.__module__ == "bot.coverage.kinds", kind.id
+        assert kind.reader.__module__ == "opdrift.coverage.kinds", kind.id
     # only a dispatch key names no file, and only a kind that writes C++ kernels has a default form
     assert [k.id for k in KIND_TABLE if k.in_pytorch] == ["dispatch"]
     assert all(k.writes_kernels for k in KIND_TABLE if k.kernel_form is not None)

@@ -1,4 +1,4 @@
-"""Coverage ranks a backend's work by the real models it serves (bot.usage.models's shipped tables):
+"""Coverage ranks a backend's work by the real models it serves (opdrift.usage.models's shipped tables):
 what breaks models first, then what models use, then today's rules. Real lists: pytorch_dlprim's
 tree (tests/data/backends/real), the MPS key of native_functions.yaml, the shipped 2.14.1 snapshot
 and the vendored 2.15.0 release."""
@@ -13,13 +13,13 @@ from clirun import Opdrift
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from bot import pipeline
-from bot.coverage.backends import read_backend
-from bot.coverage.check import Coverage, compute_coverage
-from bot.coverage.workitems import WorkItem, cpu_only, model_usage, work_items
-from bot.model import Snapshot
-from bot.render.rank import work_item_rank_key
-from bot.usage.models import read_table
+from opdrift import pipeline
+from opdrift.coverage.backends import read_backend
+from opdrift.coverage.check import Coverage, compute_coverage
+from opdrift.coverage.workitems import WorkItem, cpu_only, model_usage, work_items
+from opdrift.model import Snapshot
+from opdrift.render.rank import work_item_rank_key
+from opdrift.usage.models import read_table
 
 ROOT = Path(__file__).resolve().parents[3]
 EAGER = ("eager_inference", "eager_training")
@@ -70,7 +70,7 @@ def test_an_items_model_counts_are_the_tables(dlprim: Coverage, snap_2141: Snaps
     # clip_grad_norm_ in every training step calls it
     assert norm.models is not None and norm.models.used_by == 51
     # dlprim's CPU fallback runs what the models use on the CPU; what breaks them is what its device
-    # dispatches instead, which has no CPU kernel (bot.usage.device, tests/unit/usage/test_device.py)
+    # dispatches instead, which has no CPU kernel (opdrift.usage.device, tests/unit/usage/test_device.py)
     assert {i.name for i in items if i.models is not None and i.models.breaks} == {
         "_thnn_fused_lstm_cell",
         "_thnn_fused_lstm_cell_backward_impl",

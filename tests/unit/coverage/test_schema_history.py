@@ -2,7 +2,7 @@
 
 torchgen binds a structured group's `Tensor[]` as `const at::ITensorListRef &` (1.13 on) and a
 `use_const_ref_for_mutable_tensors` entry's mutable tensors as `const at::Tensor &`
-(`bot.operators.codegen.kernel_binding`). `_scaled_mm_v2` and `_scaled_grouped_mm_v2` kept their schemas
+(`opdrift.operators.codegen.kernel_binding`). `_scaled_mm_v2` and `_scaled_grouped_mm_v2` kept their schemas
 in 2.14.0 and joined structured groups; op-plugin's entries do not say `structured_delegate:` and its
 torchnpugen binds by its own file, so its kernels broke (Ascend/op-plugin 49c8366e and f2d45694 changed
 them by hand). `opdrift diff` said so; coverage said "compatible", since it bound the backend's side as
@@ -24,14 +24,14 @@ import pytest
 from clirun import Opdrift
 from datafiles import DATA, RELEASES
 
-from bot import pipeline
-from bot.coverage.backends import read_backend
-from bot.coverage.check import compute_coverage
-from bot.coverage.schema_history import Since, schema_since
-from bot.drift.changes import compute_drift
-from bot.model import Facets, Snapshot
-from bot.operators.codegen import rules_for_release
-from bot.snapshot import load_snapshot
+from opdrift import pipeline
+from opdrift.coverage.backends import read_backend
+from opdrift.coverage.check import compute_coverage
+from opdrift.coverage.schema_history import Since, schema_since
+from opdrift.drift.changes import compute_drift
+from opdrift.model import Facets, Snapshot
+from opdrift.operators.codegen import rules_for_release
+from opdrift.snapshot import load_snapshot
 
 ROOT = Path(__file__).parents[3]
 OP_PLUGIN = DATA / "backends" / "real" / "op-plugin.op_plugin_functions.yaml.xz"

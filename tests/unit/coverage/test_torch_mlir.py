@@ -17,11 +17,11 @@ from clirun import Opdrift
 from datafiles import DATA
 from releasesnap import release_snapshot
 
-from bot.coverage.backends import BackendList, read_backend
-from bot.coverage.check import compute_coverage
-from bot.coverage.torch_mlir import FX_DECOMP_PATH, read_fx_table
-from bot.model import Snapshot
-from bot.operators.export_table import core_aten_release
+from opdrift.coverage.backends import BackendList, read_backend
+from opdrift.coverage.check import compute_coverage
+from opdrift.coverage.torch_mlir import FX_DECOMP_PATH, read_fx_table
+from opdrift.model import Snapshot
+from opdrift.operators.export_table import core_aten_release
 
 REAL = DATA / "backends" / "real"
 EXPANDED = lzma.decompress((REAL / "torch-mlir.fx_decomp_util.pr4733.py.xz").read_bytes()).decode("utf-8")

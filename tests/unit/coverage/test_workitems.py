@@ -13,14 +13,14 @@ import pytest
 from clirun import Opdrift
 from datafiles import DATA
 
-from bot import pipeline
-from bot.coverage.backends import read_backend
-from bot.coverage.check import Coverage, compute_coverage
-from bot.coverage.workitems import WorkItem, declaration, decomposition_in_degree, work_items
-from bot.model import Snapshot
-from bot.render.rank import work_item_rank_key
-from bot.schema.kernel import PLAIN
-from bot.work.rules import TRAINING_ONLY, words
+from opdrift import pipeline
+from opdrift.coverage.backends import read_backend
+from opdrift.coverage.check import Coverage, compute_coverage
+from opdrift.coverage.workitems import WorkItem, declaration, decomposition_in_degree, work_items
+from opdrift.model import Snapshot
+from opdrift.render.rank import work_item_rank_key
+from opdrift.schema.kernel import PLAIN
+from opdrift.work.rules import TRAINING_ONLY, words
 
 REAL = DATA / "backends" / "real"
 XLA = "pytorch-xla.xla_native_functions.yaml.xz"
@@ -213,7 +213,7 @@ def test_before_1_13_the_declaration_is_in_the_symint_form(
     dlprim: Coverage, snap_215: Snapshot, release_file: Callable[[str], Path], dlprim_src: Path
 ) -> None:
     """1.12.0's dispatcher took a kernel only in its schema's own types, the SymInt form
-    (`bot.schema.kernel.PLAIN_KERNELS_FOR_SYMINT_SINCE`): a work item against it is declared so."""
+    (`opdrift.schema.kernel.PLAIN_KERNELS_FOR_SYMINT_SINCE`): a work item against it is declared so."""
     import dataclasses
 
     old = pipeline.load_snapshot(str(release_file("1.12.0")))

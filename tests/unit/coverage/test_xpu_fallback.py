@@ -15,7 +15,7 @@ import pytest
 from clirun import ROOT, Opdrift
 from datafiles import DATA
 
-from bot.coverage.backends import read_backend
+from opdrift.coverage.backends import read_backend
 
 REAL = DATA / "backends" / "real"
 SNAPSHOT = str(ROOT / "snapshots" / "v2.15.0.json")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from driftcases import realistic_pair
 
-from bot.drift.allowlist import AllowList, acknowledge, load_allowlist, parse_allowlist
-from bot.drift.changes import Drift, compute_drift
-from bot.errors import ConfigError
+from opdrift.drift.allowlist import AllowList, acknowledge, load_allowlist, parse_allowlist
+from opdrift.drift.changes import Drift, compute_drift
+from opdrift.errors import ConfigError
 
 TODAY = dt.date(2026, 6, 1)
 

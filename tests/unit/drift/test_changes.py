@@ -14,9 +14,9 @@ from datafiles import RELEASES, release_text
 from driftcases import real_snapshot, realistic_pair, rec, snap
 from releasesnap import release_snapshot
 
-from bot.drift.changes import Change, Drift, compute_drift, fingerprint
-from bot.schema.compare import diff_schemas
-from bot.schema.grammar import parse_schema
+from opdrift.drift.changes import Change, Drift, compute_drift, fingerprint
+from opdrift.schema.compare import diff_schemas
+from opdrift.schema.grammar import parse_schema
 
 
 def one_change(before: str, after: str, **kw: object) -> Change:
@@ -472,7 +472,7 @@ def test_real_2_13_to_2_14_1(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_real_edited_copy_each_change_kind(tmp_path: Path) -> None:
     """Small edits of the real 2.14.1 file, one per change kind, diffed through the whole pipeline."""
-    from bot.pipeline import load_snapshot
+    from opdrift.pipeline import load_snapshot
 
     text = release_text("2.14.1")
     tags = release_text("2.14.1", "tags.yaml")

@@ -1,4 +1,4 @@
-"""The change flags are one table (`bot.drift.flags`): the view, the JSON report, subscriptions,
+"""The change flags are one table (`opdrift.drift.flags`): the view, the JSON report, subscriptions,
 annotations, --fail-on and the docs derive from it, and a new flag is one row."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 from datafiles import write_release
 from package_copy import THIS_CHECKOUT, PackageCopy
 
-from bot.drift.flags import FACETS, FAIL_ON, FLAG_TABLE, FLAGS, SECTIONS, SUMMARY_ORDER
-from bot.drift.policy import FAIL_ON as POLICY_FAIL_ON
+from opdrift.drift.flags import FACETS, FAIL_ON, FLAG_TABLE, FLAGS, SECTIONS, SUMMARY_ORDER
+from opdrift.drift.policy import FAIL_ON as POLICY_FAIL_ON
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -53,14 +53,14 @@ _NEW_FLAG = """    Flag(
 
 _PROBE = """
 import json, sys
-from bot import pipeline
-from bot.drift.changes import compute_drift
-from bot.drift.policy import failing
-from bot.publish.actions import annotation_lines
-from bot.app.subscriptions import matches
-from bot.config.file import parse_config
-from bot.render.context import ReportContext
-from bot.render.report import render
+from opdrift import pipeline
+from opdrift.drift.changes import compute_drift
+from opdrift.drift.policy import failing
+from opdrift.publish.actions import annotation_lines
+from opdrift.app.subscriptions import matches
+from opdrift.config.file import parse_config
+from opdrift.render.context import ReportContext
+from opdrift.render.report import render
 
 drift = compute_drift(pipeline.load_snapshot(sys.argv[1]), pipeline.load_snapshot(sys.argv[2]))
 config = parse_config("subscriptions:\\n  - who: ['@tags']\\n    facets: [brand_new]\\n", "c.yml")
@@ -104,7 +104,7 @@ def test_adding_a_flag_touches_only_the_flag_table(tmp_path: Path, package_copy:
     assert any(line.endswith("; brand new") for line in out["annotations"])
 
 
-# --- dispatch keys (`bot.dispatchkeys`) -----------------------------------------------------------
+# --- dispatch keys (`opdrift.dispatchkeys`) -----------------------------------------------------------
 
 _NEW_KEY = """    CompositeKey(
         "CompositeExplicitAutogradTest",
@@ -122,9 +122,9 @@ _ENTRY = """
 """
 _KEY_PROBE = """
 import json, sys
-from bot import pipeline
-from bot.operators.kernels import kernel_for, table_of
-from bot.taxonomy.scope import scope_of
+from opdrift import pipeline
+from opdrift.operators.kernels import kernel_for, table_of
+from opdrift.taxonomy.scope import scope_of
 rec = pipeline.load_snapshot(sys.argv[1]).operators["opdrift_probe"]
 table = table_of(rec.facets)
 print(json.dumps({"composite": rec.facets.composite, "kernels": [list(k) for k in rec.facets.kernels],

@@ -11,12 +11,12 @@ from clirun import Opdrift
 from datafiles import release_text
 from fake_github import FakeGitHub
 
-from bot.errors import SourceError
-from bot.github.api import ApiSettings
-from bot.github.ghcache import BlobCache, blob_sha
-from bot.github.ghsource import parse_spec, read_github_source
-from bot.github.retry import RetryPolicy
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from opdrift.errors import SourceError
+from opdrift.github.api import ApiSettings
+from opdrift.github.ghcache import BlobCache, blob_sha
+from opdrift.github.ghsource import parse_spec, read_github_source
+from opdrift.github.retry import RetryPolicy
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
 
 REPO = "acme/pytorch"
 TOKEN = "ghs_ghsourcetoken00000000000000000000"
@@ -176,7 +176,7 @@ def test_server_errors_are_retried_and_a_bad_cache_entry_is_refetched(
 def test_a_file_over_the_cap_is_refused_before_it_is_downloaded(
     fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.github.ghsource as ghsource
+    import opdrift.github.ghsource as ghsource
 
     monkeypatch.setattr(ghsource, "MAX_FILE_BYTES", 1000)
     settings = ApiSettings(api_url=fake.api_url, token=TOKEN, cache_dir=None)
@@ -214,8 +214,8 @@ def test_the_blob_cache_keeps_the_most_recently_used_blobs_under_its_cap(tmp_pat
 def test_a_watch_run_prunes_the_blobs_its_reads_cached(
     fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.github.ghcache as ghcache
-    from bot.github.pulls import PullsClient
+    import opdrift.github.ghcache as ghcache
+    from opdrift.github.pulls import PullsClient
 
     settings = ApiSettings(api_url=fake.api_url, token=TOKEN, cache_dir=tmp_path / "c")
     read_github_source(f"gh:{REPO}@v2.14.1", settings)

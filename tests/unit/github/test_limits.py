@@ -15,14 +15,14 @@ from clirun import ROOT, Opdrift, opdrift_process
 from datafiles import release_text
 from fake_github import Drip, EndlessPages, FakeGitHub, Flood, Misdirect
 
-from bot.errors import ApiLimitError, SourceError
-from bot.github.api import ApiSettings
-from bot.github.ghsource import read_github_source
-from bot.github.limits import MAX_JSON_BYTES, MAX_PAGES, Answer, ApiRoot, Guard
-from bot.github.retry import RetryPolicy
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.github import CONNECTION_HOOKS, RepoClient, Settings
-from bot.publish.pr_comment import publish_pr_comment
+from opdrift.errors import ApiLimitError, SourceError
+from opdrift.github.api import ApiSettings
+from opdrift.github.ghsource import read_github_source
+from opdrift.github.limits import MAX_JSON_BYTES, MAX_PAGES, Answer, ApiRoot, Guard
+from opdrift.github.retry import RetryPolicy
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from opdrift.publish.github import CONNECTION_HOOKS, RepoClient, Settings
+from opdrift.publish.pr_comment import publish_pr_comment
 
 REPO = "pytorch/pytorch"
 TOKEN = "ghs_b0undsT0ken1234567890abcdefgh"
@@ -116,7 +116,7 @@ def test_the_cli_ends_an_endless_listing_with_one_line_and_exit_2(
 
 def test_a_call_sends_at_most_the_request_budget(fake: FakeGitHub) -> None:
     guard = Guard(ApiRoot.parse(fake.api_url), seconds=10.0, max_requests=3)
-    from bot.github.limits import new_session
+    from opdrift.github.limits import new_session
 
     session = new_session(TOKEN)
     for _ in range(3):
@@ -143,7 +143,7 @@ def test_a_dripping_answer_ends_the_gh_source_at_its_budget(fake: FakeGitHub) ->
 def test_stats_of_a_dripping_gh_source_is_one_line_at_the_budget(
     fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, opdrift: Opdrift
 ) -> None:
-    import bot.github.api as api
+    import opdrift.github.api as api
 
     monkeypatch.setattr(api, "READ_BUDGET", 2.0)
     for name, value in gh_env(fake, tmp_path).items():
@@ -173,7 +173,7 @@ def test_a_dripping_answer_ends_a_publish_call_at_the_retry_budget(fake: FakeGit
 # the peak of the test process it was forked from.
 PEAK_RSS = """
 import re, resource, sys
-from bot.cli import main
+from opdrift.cli import main
 code = main(sys.argv[1:])
 try:
     with open("/proc/self/status") as fh:
@@ -354,7 +354,7 @@ def test_one_exchange_has_its_own_deadline_within_the_call(fake: FakeGitHub) -> 
     """Past its own deadline an exchange is a timeout, which the caller's retry policy may retry."""
     import requests
 
-    from bot.github.limits import new_session
+    from opdrift.github.limits import new_session
 
     fake.misbehave("GET", rf"/repos/{REPO}$", Drip(0.5), times=1)
     guard = Guard(ApiRoot.parse(fake.api_url), seconds=30.0, request_seconds=0.5)

@@ -1,4 +1,4 @@
-"""bot.github.pulls over real HTTP against the fake GitHub API: the open-PR listing within the rate limit."""
+"""opdrift.github.pulls over real HTTP against the fake GitHub API: the open-PR listing within the rate limit."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ import pytest
 from datafiles import release_text
 from fake_github import EndlessPages, FakeGitHub, blob_sha
 
-import bot.github.pulls as pulls_module
-from bot.errors import ApiLimitError, SourceError
-from bot.github.api import ApiSettings
-from bot.github.ghsource import read_github_source
-from bot.github.pulljson import pull_ref
-from bot.github.pulls import COMPARE_FILES, PullsClient
-from bot.github.retry import RetryPolicy
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
+import opdrift.github.pulls as pulls_module
+from opdrift.errors import ApiLimitError, SourceError
+from opdrift.github.api import ApiSettings
+from opdrift.github.ghsource import read_github_source
+from opdrift.github.pulljson import pull_ref
+from opdrift.github.pulls import COMPARE_FILES, PullsClient
+from opdrift.github.retry import RetryPolicy
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH
 
 UPSTREAM = "acme/pytorch"
 TOKEN = "ghs_pullstoken000000000000000000000000"

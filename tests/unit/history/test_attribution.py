@@ -10,9 +10,9 @@ import pytest
 from driftcases import realistic_pair
 from pytorch_history import History, build_history
 
-from bot import pipeline
-from bot.drift.changes import Change, compute_drift
-from bot.history.attribution import (
+from opdrift import pipeline
+from opdrift.drift.changes import Change, compute_drift
+from opdrift.history.attribution import (
     Attribution,
     AttributionError,
     attribute,
@@ -21,11 +21,11 @@ from bot.history.attribution import (
     touched,
     walk_range,
 )
-from bot.history.timeline import Point, PointDrift
-from bot.model import SourceMeta
-from bot.render.context import ReportContext
-from bot.render.report import render
-from bot.text import ZWJ
+from opdrift.history.timeline import Point, PointDrift
+from opdrift.model import SourceMeta
+from opdrift.render.context import ReportContext
+from opdrift.render.report import render
+from opdrift.text import ZWJ
 
 
 @pytest.fixture(scope="module")

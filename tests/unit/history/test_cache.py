@@ -15,7 +15,7 @@ from clirun import ROOT
 from package_copy import THIS_CHECKOUT, PackageCopy
 from pytorch_history import build_history
 
-from bot.history.cache import (
+from opdrift.history.cache import (
     _NOT_DECIDING,
     DiskCache,
     code_digest,
@@ -26,8 +26,8 @@ from bot.history.cache import (
     encode_summary,
     summary_problem,
 )
-from bot.history.figures import Summary
-from bot.history.timeline import PointDrift
+from opdrift.history.figures import Summary
+from opdrift.history.timeline import PointDrift
 
 SUMMARY = Summary(entries=10, operators=12, base_operators=8, by_category=(("alias", 1), ("misc", 7)))
 DRIFT = PointDrift(
@@ -148,7 +148,7 @@ def test_the_digest_covers_every_module_the_walk_runs() -> None:
         [
             sys.executable,
             "-c",
-            "import sys, bot.history.walk, bot.operators.registration\n"
+            "import sys, opdrift.history.walk, opdrift.operators.registration\n"
             "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.startswith('bot') and m.__file__))",
         ],
         capture_output=True,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.history.timeline import Point, PointDrift, Timeline, TimelineError, parse_json, render_json
+from opdrift.history.timeline import Point, PointDrift, Timeline, TimelineError, parse_json, render_json
 
 TIMELINE = Timeline(
     repo="pytorch",

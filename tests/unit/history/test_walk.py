@@ -18,18 +18,18 @@ from clirun import Opdrift
 from datafiles import release_text
 from pytorch_history import NATIVE, History, build_history
 
-from bot.drift.changes import compute_drift
-from bot.errors import OpdriftError
-from bot.history import timeline
-from bot.history import walk as history
-from bot.history.blocks import block_starts
-from bot.history.engine import Engine
-from bot.history.figures import point_drift, summarize
-from bot.model import Snapshot
-from bot.operators import entries as nativeyaml
-from bot.render import timeline as timeline_render
-from bot.sources.gitlog import check_paths
-from bot.sources.read import read_revision
+from opdrift.drift.changes import compute_drift
+from opdrift.errors import OpdriftError
+from opdrift.history import timeline
+from opdrift.history import walk as history
+from opdrift.history.blocks import block_starts
+from opdrift.history.engine import Engine
+from opdrift.history.figures import point_drift, summarize
+from opdrift.model import Snapshot
+from opdrift.operators import entries as nativeyaml
+from opdrift.render import timeline as timeline_render
+from opdrift.sources.gitlog import check_paths
+from opdrift.sources.read import read_revision
 
 # Two release steps of single-entry commits (2.12.0 → 2.13.0 removes many named-tensor overloads,
 # so the sample holds removals as well as additions and edits), capped to keep the test quick. The
@@ -610,7 +610,7 @@ def test_the_callers_git_environment_and_config_do_not_change_the_walk(
     """What git lists must not depend on who runs the walk: `git -c` (inherited through
     GIT_CONFIG_PARAMETERS by anything git starts), GIT_CONFIG_COUNT, a shallow file, or the
     repository's own config turning off the root commit or re-encoding subjects."""
-    from bot.sources.gitlog import list_commits
+    from opdrift.sources.gitlog import list_commits
 
     text = release_text("2.14.1")
     repo = tmp_path / "repo"
@@ -723,7 +723,7 @@ def test_the_walk_does_not_depend_on_string_hashing(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     _small_history(repo, [text + pair, text + edited])
     script = (
-        "import sys; from bot.history import walk as history; "
+        "import sys; from opdrift.history import walk as history; "
         "t = history.walk(sys.argv[1], history.WalkOptions()); d = t.points[-1].drift; "
         "print(d.changed, d.added, d.removed)"
     )

@@ -19,10 +19,10 @@ import pytest
 from clirun import Opdrift
 from datafiles import DATA, RELEASES, release_text, write_release
 
-from bot import pipeline
-from bot.history import walk as history
-from bot.model import NATIVE_PATH, TAGS_PATH, VERSION_PATH, OperatorSet, SourceMeta, TextFile
-from bot.operators.codegen import (
+from opdrift import pipeline
+from opdrift.history import walk as history
+from opdrift.model import NATIVE_PATH, TAGS_PATH, VERSION_PATH, OperatorSet, SourceMeta, TextFile
+from opdrift.operators.codegen import (
     KNOWN_RELEASES,
     NEWEST,
     RULES,
@@ -31,11 +31,11 @@ from bot.operators.codegen import (
     rules_for_release,
     rules_for_version,
 )
-from bot.operators.entries import read_entries
-from bot.operators.native import build_operators
-from bot.schema.grammar import parse_schema
-from bot.schema.kernel import kernel_signature
-from bot.sources.read import read_revision, read_source
+from opdrift.operators.entries import read_entries
+from opdrift.operators.native import build_operators
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.kernel import kernel_signature
+from opdrift.sources.read import read_revision, read_source
 
 WHEELS = DATA / "wheels"
 # The wheels whose release files are vendored too; the older lists (1.9.0-1.11.0) feed the name table only.

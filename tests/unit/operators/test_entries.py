@@ -1,4 +1,4 @@
-"""bot.operators.entries: the fast reader gives exactly what PyYAML gives, and declines what it cannot read."""
+"""opdrift.operators.entries: the fast reader gives exactly what PyYAML gives, and declines what it cannot read."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from datafiles import RELEASES, release_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import yamltext
-from bot.errors import EntryError, YamlError
-from bot.model import RawEntry
-from bot.operators import entries as nativeyaml
+from opdrift import yamltext
+from opdrift.errors import EntryError, YamlError
+from opdrift.model import RawEntry
+from opdrift.operators import entries as nativeyaml
 
 _SOURCE = str(Path(nativeyaml.__file__).resolve())
 

@@ -1,4 +1,4 @@
-"""The per-dispatch-key kernel model (bot.operators.kernels) on the real release files: what the
+"""The per-dispatch-key kernel model (opdrift.operators.kernels) on the real release files: what the
 snapshot records, what `explain`, `diff` and `coverage` read from it, and version-1 snapshots."""
 
 from __future__ import annotations
@@ -10,20 +10,20 @@ from pathlib import Path
 import pytest
 from clirun import Opdrift
 
-from bot import pipeline
-from bot.coverage.backends import read_backend
-from bot.coverage.check import compute_coverage
-from bot.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED, STRUCTURED_KEYS
-from bot.errors import SnapshotError
-from bot.model import Snapshot
-from bot.operators.kernels import (
+from opdrift import pipeline
+from opdrift.coverage.backends import read_backend
+from opdrift.coverage.check import compute_coverage
+from opdrift.dispatchkeys import CEA, CEA_NON_FUNCTIONAL, CIA, CIA_NESTED, STRUCTURED_KEYS
+from opdrift.errors import SnapshotError
+from opdrift.model import Snapshot
+from opdrift.operators.kernels import (
     DELEGATE,
     OWN,
     kernel_for,
     profile_kernel,
 )
-from bot.snapshot import from_json, to_json
-from bot.work.rules import DECOMPOSES, DEFAULT_KERNEL, NEEDS_KERNEL, words
+from opdrift.snapshot import from_json, to_json
+from opdrift.work.rules import DECOMPOSES, DEFAULT_KERNEL, NEEDS_KERNEL, words
 
 NESTED_AND_EXPLICIT = ("zeros_like", "randn_like", "randn_like.generator")
 
@@ -96,7 +96,7 @@ def test_explain_shows_each_kind_of_backend(opdrift: Opdrift, release_file: Call
         f"without its own: eager (PrivateUse1): {served}; functional (XLA): {served}; "
         f"export (an exported graph): {words(DECOMPOSES)} (PyTorch 2.14.1's Core-ATen table names it)"
     ) in record
-    # one answer with coverage and the drift (bot.drift.needs.export_path_for): _to_copy is in no table
+    # one answer with coverage and the drift (opdrift.drift.needs.export_path_for): _to_copy is in no table
     to_copy = opdrift("explain", "_to_copy", str(release_file("2.15.0")))
     need = words(NEEDS_KERNEL, profile="export")
     assert f"export (an exported graph): {need}" in to_copy.out.split("_to_copy.out", 1)[0]

@@ -12,11 +12,11 @@ from functools import cache
 import pytest
 from datafiles import DATA, RELEASES, has_release_file, release_text
 
-from bot.dispatchkeys import COMPOSITE_KEYS, STRUCTURED_KEYS
-from bot.errors import EntryError, SchemaError, YamlError
-from bot.model import OperatorSet, SourceMeta, TextFile
-from bot.operators.entries import read_entries
-from bot.operators.native import build_operators, read_derivatives, read_tags
+from opdrift.dispatchkeys import COMPOSITE_KEYS, STRUCTURED_KEYS
+from opdrift.errors import EntryError, SchemaError, YamlError
+from opdrift.model import OperatorSet, SourceMeta, TextFile
+from opdrift.operators.entries import read_entries
+from opdrift.operators.native import build_operators, read_derivatives, read_tags
 
 TORCHGEN = DATA / "torchgen"
 EXPECTED_RELEASES = sorted(p.name.removesuffix(".tsv.xz") for p in TORCHGEN.glob("*.tsv.xz"))

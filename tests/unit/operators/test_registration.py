@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from datafiles import DATA
 
-from bot.errors import SchemaError, SourceError
-from bot.model import SourceFiles, SourceMeta
-from bot.operators import registration
-from bot.operators.registration import UNKNOWN_BACKEND, operators_from_registrations, parse_registrations
-from bot.schema.grammar import parse_schema
-from bot.sources import read as sources
+from opdrift.errors import SchemaError, SourceError
+from opdrift.model import SourceFiles, SourceMeta
+from opdrift.operators import registration
+from opdrift.operators.registration import UNKNOWN_BACKEND, operators_from_registrations, parse_registrations
+from opdrift.schema.grammar import parse_schema
+from opdrift.sources import read as sources
 
 HEADER_VERSIONS = ["1.10.0", "2.14.1"]
 IMPLICIT = {"CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor"}

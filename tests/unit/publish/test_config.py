@@ -9,9 +9,16 @@ import pytest
 from clirun import Opdrift
 from driftcases import real_snapshot, realistic_pair
 
-from bot.app.subscriptions import backend_gaps, backend_specs, concerns, concerns_some, matches, mentions_for
-from bot.config.backend_specs import BackendSpec
-from bot.config.file import (
+from opdrift.app.subscriptions import (
+    backend_gaps,
+    backend_specs,
+    concerns,
+    concerns_some,
+    matches,
+    mentions_for,
+)
+from opdrift.config.backend_specs import BackendSpec
+from opdrift.config.file import (
     BotConfig,
     Subscription,
     WeeklyConfig,
@@ -19,12 +26,12 @@ from bot.config.file import (
     load_config,
     parse_config,
 )
-from bot.drift.changes import Change, compute_drift
-from bot.errors import ConfigError, YamlError
-from bot.render.context import BackendGap
-from bot.taxonomy.scope import scope_of
-from bot.text import did_you_mean
-from bot.yamltext import read_yaml_document
+from opdrift.drift.changes import Change, compute_drift
+from opdrift.errors import ConfigError, YamlError
+from opdrift.render.context import BackendGap
+from opdrift.taxonomy.scope import scope_of
+from opdrift.text import did_you_mean
+from opdrift.yamltext import read_yaml_document
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -342,8 +349,8 @@ def test_a_backend_path_that_is_not_there_says_what_it_was_resolved_against(
 
 def test_backend_subscribers_are_mentioned_only_for_ops_their_backend_lacks(tmp_path: Path) -> None:
     """2.13.0 → 2.14.1: one backend lists the new ops that need a kernel, one lists none of them."""
-    from bot.coverage.backends import read_backend
-    from bot.coverage.check import compute_coverage
+    from opdrift.coverage.backends import read_backend
+    from opdrift.coverage.check import compute_coverage
 
     base, head = real_snapshot("2.13.0", str(tmp_path)), real_snapshot("2.14.1", str(tmp_path))
     changes = compute_drift(base, head).changes
@@ -482,8 +489,8 @@ def test_a_tab_after_a_value_reads_as_the_first_pass_read_it() -> None:
 def test_the_weekly_issue_links_the_operator_catalogue(tmp_path: Path) -> None:
     """`weekly.site_url` (the site `opdrift site` builds, on GitHub Pages) is linked from the issue; a
     URL that is not https or could leave its Markdown link is refused with its line."""
-    from bot.render.context import ReportContext
-    from bot.render.report import render
+    from opdrift.render.context import ReportContext
+    from opdrift.render.report import render
 
     cfg = load_config(
         _write(tmp_path / "opdrift.yml", "weekly:\n  site_url: https://acme.github.io/opdrift/\n")

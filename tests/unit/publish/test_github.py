@@ -15,14 +15,14 @@ from datafiles import release_text, write_release
 from driftcases import realistic_pair, rec, snap
 from fake_github import FakeGitHub
 
-from bot.drift.changes import compute_drift
-from bot.errors import PublishError
-from bot.github.retry import RetryPolicy, retry_delay
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.publish.actions import annotation_lines, append_step_summary, workflow_command
-from bot.publish.github import Outcome, RepoClient, Settings, check_token
-from bot.publish.pr_comment import PR_MARKER, publish_pr_comment
-from bot.publish.weekly_issue import publish_weekly_issue, weekly_marker
+from opdrift.drift.changes import compute_drift
+from opdrift.errors import PublishError
+from opdrift.github.retry import RetryPolicy, retry_delay
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from opdrift.publish.actions import annotation_lines, append_step_summary, workflow_command
+from opdrift.publish.github import Outcome, RepoClient, Settings, check_token
+from opdrift.publish.pr_comment import PR_MARKER, publish_pr_comment
+from opdrift.publish.weekly_issue import publish_weekly_issue, weekly_marker
 
 REPO = "pytorch/pytorch"
 TOKEN = "ghs_s3cretT0ken1234567890abcdef"
@@ -590,7 +590,7 @@ def test_at_most_ten_annotations_per_step_on_a_real_release_diff(
     release_file: Callable[[str], Path],
 ) -> None:
     # GitHub keeps 10 warnings per step and drops the rest without a word: 2.13.0 -> 2.14.1 has 14.
-    from bot import pipeline
+    from opdrift import pipeline
 
     drift = compute_drift(
         pipeline.load_snapshot(str(release_file("2.13.0"))),
@@ -638,7 +638,7 @@ def test_step_summary_appends(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory: pytest.TempPathFactory, release_file: Callable[[str], Path]) -> dict[str, str]:
     """Stored snapshots of real releases, as the weekly workflow diffs against (parsed once per module)."""
-    from bot import pipeline, snapshot
+    from opdrift import pipeline, snapshot
 
     root = tmp_path_factory.mktemp("releases")
     out = {}

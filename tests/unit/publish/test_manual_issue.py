@@ -101,7 +101,7 @@ def test_a_create_that_landed_before_a_5xx_is_one_issue_reported_as_opened(
 
 
 def test_refs_that_read_alike_in_a_marker_get_issues_of_their_own() -> None:
-    from bot.publish.manual_issue import manual_marker
+    from opdrift.publish.manual_issue import manual_marker
 
     assert manual_marker("release/2.16", "a", "b") != manual_marker("release-2.16", "a", "b")
     long = "x" * 200

@@ -1,13 +1,13 @@
-"""bot.publish.upsert's outcomes and its marker rule, over real HTTP against the fake GitHub."""
+"""opdrift.publish.upsert's outcomes and its marker rule, over real HTTP against the fake GitHub."""
 
 from __future__ import annotations
 
 import pytest
 from fake_github import FakeGitHub
 
-from bot.github.retry import RetryPolicy
-from bot.publish.github import Outcome, RepoClient, Settings
-from bot.publish.upsert import CommentOn, IssueIn, Tries, Wanted, find_comment, find_issue, upsert
+from opdrift.github.retry import RetryPolicy
+from opdrift.publish.github import Outcome, RepoClient, Settings
+from opdrift.publish.upsert import CommentOn, IssueIn, Tries, Wanted, find_comment, find_issue, upsert
 
 REPO = "owner/backend"
 TOKEN = "ghs_upsertT0ken1234567890abcdef"

@@ -10,11 +10,11 @@ import pytest
 from fake_github import FakeGitHub
 from watch_upstream import Run, Upstream
 
-from bot.config.file import BotConfig
-from bot.errors import PublishError
-from bot.github.retry import RetryPolicy
-from bot.publish.github import RepoClient, Settings
-from bot.publish.watch_issue import find_watch_issue, publish_watch
+from opdrift.config.file import BotConfig
+from opdrift.errors import PublishError
+from opdrift.github.retry import RetryPolicy
+from opdrift.publish.github import RepoClient, Settings
+from opdrift.publish.watch_issue import find_watch_issue, publish_watch
 
 TOKEN = "ghs_watchT0ken1234567890abcdefghijkl"
 REPO = "downstream/backend"

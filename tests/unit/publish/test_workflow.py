@@ -15,10 +15,10 @@ from clirun import Opdrift
 from fake_github import FakeGitHub
 from pytorch_history import NATIVE, History, build_history
 
-from bot.errors import GitError, WorkflowError
-from bot.publish.artifact import ArtifactError, verify_artifact
-from bot.publish.workflow import output_lines, resolve_sources
-from bot.sources.repo import commit_file, merge_base, push_commits
+from opdrift.errors import GitError, WorkflowError
+from opdrift.publish.artifact import ArtifactError, verify_artifact
+from opdrift.publish.workflow import output_lines, resolve_sources
+from opdrift.sources.repo import commit_file, merge_base, push_commits
 
 GIT_ID = {
     "GIT_AUTHOR_NAME": "Tester",
@@ -544,7 +544,7 @@ def test_pr_number_without_a_token_skips_with_a_notice(
 def test_git_env_passes_config_after_the_callers_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The caller's config stays (safe.directory is given this way), ours comes after it, and a count
     is read exactly as git reads it: what git refuses is refused in one line, not silently replaced."""
-    from bot.sources.git import git_env
+    from opdrift.sources.git import git_env
 
     _git(tmp_path, "init", "-q", "repo")
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "opdrift.mine")

@@ -14,13 +14,13 @@ import jinja2.nodes
 import pytest
 from driftcases import many_added, realistic_pair
 
-from bot.drift.allowlist import NO_ACKNOWLEDGEMENTS
-from bot.drift.changes import Change, compute_drift
-from bot.render.context import ReportContext
-from bot.render.fit import caps, largest_fitting, sections_of, truncated
-from bot.render.jinja import environment
-from bot.render.report import _TEMPLATES, render
-from bot.render.view import BUCKET, View, build_view
+from opdrift.drift.allowlist import NO_ACKNOWLEDGEMENTS
+from opdrift.drift.changes import Change, compute_drift
+from opdrift.render.context import ReportContext
+from opdrift.render.fit import caps, largest_fitting, sections_of, truncated
+from opdrift.render.jinja import environment
+from opdrift.render.report import _TEMPLATES, render
+from opdrift.render.view import BUCKET, View, build_view
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES = ROOT / "templates"

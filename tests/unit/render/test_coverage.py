@@ -16,14 +16,14 @@ from clirun import Opdrift
 from datafiles import DATA
 from goldens import check_golden, updating
 
-from bot import pipeline
-from bot.coverage.kinds import BackendKind
-from bot.drift.changes import compute_drift
-from bot.model import Snapshot
-from bot.render.context import ReportContext
-from bot.render.report import render
-from bot.render.view import build_view
-from bot.taxonomy.scope import scope_of
+from opdrift import pipeline
+from opdrift.coverage.kinds import BackendKind
+from opdrift.drift.changes import compute_drift
+from opdrift.model import Snapshot
+from opdrift.render.context import ReportContext
+from opdrift.render.report import render
+from opdrift.render.view import build_view
+from opdrift.taxonomy.scope import scope_of
 
 REAL = DATA / "backends" / "real"
 GITHUB_LIMIT = 65_536
@@ -164,9 +164,9 @@ def test_golden_coverage_of_the_real_backends(
     it, kept as a golden file (refresh with --update-golden). Paths are as the user gave them."""
     import shutil
 
-    from bot.coverage.backends import read_backend
-    from bot.coverage.check import compute_coverage
-    from bot.render.coverage import render as render_coverage
+    from opdrift.coverage.backends import read_backend
+    from opdrift.coverage.check import compute_coverage
+    from opdrift.render.coverage import render as render_coverage
 
     lists = {
         "xla": ("pytorch-xla.xla_native_functions.yaml.xz", "xla/xla_native_functions.yaml"),
@@ -205,10 +205,10 @@ def test_with_a_base_only_new_or_changed_alerts_are_shown(
 ) -> None:
     """op-plugin's alerts against 2.15.0 were (nearly) all raised at 2.14.1 already: with `--base` the
     report shows only what is news, and says how many it left out."""
-    from bot.coverage.alerts import alert_key
-    from bot.coverage.backends import read_backend
-    from bot.coverage.change import compare_coverage
-    from bot.coverage.check import compute_coverage
+    from opdrift.coverage.alerts import alert_key
+    from opdrift.coverage.backends import read_backend
+    from opdrift.coverage.change import compare_coverage
+    from opdrift.coverage.check import compute_coverage
 
     path = tmp_path / "op_plugin_functions.yaml"
     path.write_bytes(lzma.decompress((REAL / "op-plugin.op_plugin_functions.yaml.xz").read_bytes()))
@@ -234,7 +234,7 @@ def test_a_boxed_fallback_is_found_and_said(
 ) -> None:
     """pytorch_dlprim registers `m.fallback(...)` in `TORCH_LIBRARY_IMPL(_, PrivateUse1, m)`: what it
     lacks runs there (on the CPU) meanwhile, and coverage says where."""
-    from bot.coverage.backends import read_backend
+    from opdrift.coverage.backends import read_backend
 
     text = (dlprim_src / "tensor_ops.cpp").read_text()
     (line,) = [i for i, row in enumerate(text.splitlines(), start=1) if "m.fallback(" in row]
@@ -316,10 +316,10 @@ def test_stale_entries_say_whether_upstream_removed_them(
 ) -> None:
     """torch-mlir's 107 stale names are TorchScript built-ins no release registered: folded as noise.
     XLA still lists `cholesky` and `qr`, which 2.14 removed: those are registrations to delete."""
-    from bot.coverage.backends import read_backend
-    from bot.coverage.check import compute_coverage
-    from bot.coverage.names import last_registered, table_releases
-    from bot.render.coverage import coverage_view
+    from opdrift.coverage.backends import read_backend
+    from opdrift.coverage.check import compute_coverage
+    from opdrift.coverage.names import last_registered, table_releases
+    from opdrift.render.coverage import coverage_view
 
     snapshot = _load(release_file, "2.15.0")
     views = {}
@@ -357,7 +357,7 @@ def test_coverage_links_each_op_to_its_line_and_shows_paths_as_given(
 ) -> None:
     """Against a release snapshot, every op needing a kernel links to its entry at that release's tag;
     the backend's files are named relative to the tree the user gave."""
-    from bot.snapshot import load_snapshot
+    from opdrift.snapshot import load_snapshot
 
     shipped = Path(__file__).resolve().parents[3] / "snapshots" / "v2.15.0.json"
     head = load_snapshot(str(shipped))
@@ -384,7 +384,7 @@ def test_an_op_with_a_default_kernel_is_every_backends_whatever_its_other_kernel
 
 
 def test_a_fallthrough_or_an_autocast_fallback_is_no_boxed_fallback() -> None:
-    from bot.coverage.cpp import read_cpp
+    from opdrift.coverage.cpp import read_cpp
 
     impl = 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("add.Tensor", &f); }\n'
     autocast = "TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }\n"

@@ -1,4 +1,4 @@
-"""The detail codes are one table (`bot.schema.codes.Code`): each code carries its severity and its
+"""The detail codes are one table (`opdrift.schema.codes.Code`): each code carries its severity and its
 wording, a detail of a code the table lacks cannot be made, and every code a real diff emits is worded."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from package_copy import PackageCopy
 from releasesnap import release_snapshot
 
-from bot.drift.changes import KERNEL_ONLY_CODES, compute_drift
-from bot.render.details import describe
-from bot.schema.codes import BY_ID, Code, Detail
+from opdrift.drift.changes import KERNEL_ONLY_CODES, compute_drift
+from opdrift.render.details import describe
+from opdrift.schema.codes import BY_ID, Code, Detail
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -94,10 +94,10 @@ _NEW_CODE = """    OPDRIFT_PROBE = _Row("breaking", "probe {subject} went {befor
 """
 _PROBE = """
 import json
-from bot.drift.changes import KERNEL_ONLY_CODES
-from bot.render.details import describe
-from bot.schema.codes import Code
-from bot.site import pages
+from opdrift.drift.changes import KERNEL_ONLY_CODES
+from opdrift.render.details import describe
+from opdrift.schema.codes import Code
+from opdrift.site import pages
 d = Code.OPDRIFT_PROBE("x", "a", "b")
 print(json.dumps({"said": describe(d, lambda s: f"`{s}`"), "severity": d.severity,
                   "kernels_only": "opdrift_probe" in KERNEL_ONLY_CODES,

@@ -14,16 +14,16 @@ import pytest
 from clirun import Opdrift
 from datafiles import DATA
 
-from bot import pipeline
-from bot.coverage.backends import read_backend
-from bot.coverage.check import Coverage, compute_coverage
-from bot.coverage.kinds import KIND_BY_ID
-from bot.coverage.workitems import WorkItem, has_cpu_kernel, work_items
-from bot.model import Snapshot
-from bot.operators.exported import export_fate
-from bot.operators.functionalize import Functionalization
-from bot.render.rank import work_item_rank_key
-from bot.work.engine import Backend, Engine, export_path_for
+from opdrift import pipeline
+from opdrift.coverage.backends import read_backend
+from opdrift.coverage.check import Coverage, compute_coverage
+from opdrift.coverage.kinds import KIND_BY_ID
+from opdrift.coverage.workitems import WorkItem, has_cpu_kernel, work_items
+from opdrift.model import Snapshot
+from opdrift.operators.exported import export_fate
+from opdrift.operators.functionalize import Functionalization
+from opdrift.render.rank import work_item_rank_key
+from opdrift.work.engine import Backend, Engine, export_path_for
 
 REAL = DATA / "backends" / "real"
 OBSERVED = json.loads((DATA / "observed" / "reach" / "reach-2.13.0.json").read_text(encoding="utf-8"))
@@ -198,7 +198,7 @@ def test_what_fails_on_an_eager_device_today_ranks_first(dlprim_tree: Path, snap
     for item in ranked:
         names = (item.name, *item.members)
         assert (item.today == "cpu_fallback") == all(has_cpu_kernel(records[n]) for n in names), item.name
-    # the corpus's LSTM models dispatch it on a PrivateUse1 device (bot.usage.device): it fails and
+    # the corpus's LSTM models dispatch it on a PrivateUse1 device (opdrift.usage.device): it fails and
     # breaks them, so it leads
     lstm = [i for i in everything if i.name == "_thnn_fused_lstm_cell"]
     assert lstm and lstm[0].today == "fails" and everything.index(lstm[0]) < 10

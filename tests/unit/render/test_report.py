@@ -24,18 +24,18 @@ from driftcases import (
 )
 from goldens import check_golden, updating
 
-from bot.drift.allowlist import acknowledge, parse_allowlist
-from bot.drift.changes import Drift, compute_drift
-from bot.drift.policy import FailOn, failing
-from bot.drift.warnings import SourceWarning
-from bot.errors import ConfigError
-from bot.render.context import ReportContext
-from bot.render.drift_json import to_json
-from bot.render.fit import GITHUB_BODY_LIMIT, MAX_KERNEL_OPS
-from bot.render.jinja import templates_root
-from bot.render.markers import MARKERS, PR_COMMENT_MARKER, WEEKLY_ISSUE_MARKER, Format
-from bot.render.report import render
-from bot.text import ZWJ, code, md
+from opdrift.drift.allowlist import acknowledge, parse_allowlist
+from opdrift.drift.changes import Drift, compute_drift
+from opdrift.drift.policy import FailOn, failing
+from opdrift.drift.warnings import SourceWarning
+from opdrift.errors import ConfigError
+from opdrift.render.context import ReportContext
+from opdrift.render.drift_json import to_json
+from opdrift.render.fit import GITHUB_BODY_LIMIT, MAX_KERNEL_OPS
+from opdrift.render.jinja import templates_root
+from opdrift.render.markers import MARKERS, PR_COMMENT_MARKER, WEEKLY_ISSUE_MARKER, Format
+from opdrift.render.report import render
+from opdrift.text import ZWJ, code, md
 
 GOLDEN = Path(__file__).parents[2] / "golden"
 EXT: dict[Format, str] = {
@@ -616,8 +616,8 @@ def test_diff_command_exit_codes_and_output(
 
 
 def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> None:
-    from bot.render.context import BackendGap
-    from bot.render.fit import MAX_GAP_OPS
+    from opdrift.render.context import BackendGap
+    from opdrift.render.fit import MAX_GAP_OPS
 
     drift = compute_drift(*realistic_pair())
     many = tuple(f"op_{i:03d}" for i in range(MAX_GAP_OPS + 5))
@@ -643,7 +643,7 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
 
 
 def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_what_it_lacks() -> None:
-    from bot.render.context import BackendGap
+    from opdrift.render.context import BackendGap
 
     drift = compute_drift(*realistic_pair())
     gaps = (
@@ -666,7 +666,7 @@ def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_wha
 
 
 def test_a_backend_gap_names_the_ops_it_implements_that_upstream_removed() -> None:
-    from bot.render.context import BackendGap
+    from opdrift.render.context import BackendGap
 
     drift = compute_drift(*realistic_pair())
     gaps = (
@@ -686,8 +686,8 @@ def test_a_backend_gap_names_the_ops_it_implements_that_upstream_removed() -> No
 
 
 def test_the_chart_is_embedded_in_the_weekly_issue_only() -> None:
-    from bot.history.timeline import Point, PointDrift, Timeline
-    from bot.render.timeline import chart_of_last
+    from opdrift.history.timeline import Point, PointDrift, Timeline
+    from opdrift.render.timeline import chart_of_last
 
     drift = compute_drift(*realistic_pair())
     points = tuple(

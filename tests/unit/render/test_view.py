@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.model import SourceMeta
-from bot.render.view import SHA_SHOWN, source_label
+from opdrift.model import SourceMeta
+from opdrift.render.view import SHA_SHOWN, source_label
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

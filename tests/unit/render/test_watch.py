@@ -24,20 +24,20 @@ from goldens import check_golden, updating
 from pytorch_history import entry_blocks, entry_name
 from watch_upstream import Run, Upstream, with_fast
 
-from bot import pipeline
-from bot.app.prepare import backend_work
-from bot.app.subscriptions import backend_gaps, mentions_for
-from bot.app.watch_breaks import BROKE_DAYS, expired, ticked
-from bot.app.watch_state import MAX_BROKE, WatchState, read_state, state_block
-from bot.config.backend_names import default_name
-from bot.config.file import BotConfig, parse_config
-from bot.drift.changes import compute_drift
-from bot.errors import ConfigError
-from bot.render.context import ReportContext
-from bot.render.report import render
-from bot.render.watch import LANDED_MARK, BackendImpact, LandedBreak
-from bot.schema.grammar import parse_schema
-from bot.schema.kernel import kernel_changes, kernel_signature, named_changes
+from opdrift import pipeline
+from opdrift.app.prepare import backend_work
+from opdrift.app.subscriptions import backend_gaps, mentions_for
+from opdrift.app.watch_breaks import BROKE_DAYS, expired, ticked
+from opdrift.app.watch_state import MAX_BROKE, WatchState, read_state, state_block
+from opdrift.config.backend_names import default_name
+from opdrift.config.file import BotConfig, parse_config
+from opdrift.drift.changes import compute_drift
+from opdrift.errors import ConfigError
+from opdrift.render.context import ReportContext
+from opdrift.render.report import render
+from opdrift.render.watch import LANDED_MARK, BackendImpact, LandedBreak
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.kernel import kernel_changes, kernel_signature, named_changes
 
 REAL = DATA / "backends" / "real"
 
@@ -284,7 +284,7 @@ def test_landed_breaks_are_bounded() -> None:
 def test_landed_break_comments_are_bounded() -> None:
     """Each landed break its own comment, at most MAX_LANDED_COMMENTS a run; the others named together
     in one more, with their backends' subscribers."""
-    from bot.render.watch import MAX_LANDED_COMMENTS, WatchView, render_landed
+    from opdrift.render.watch import MAX_LANDED_COMMENTS, WatchView, render_landed
 
     imp = BackendImpact("xla", "x.yaml", ("@xla-team",), removed=("old_op",), name="xla")
     now = tuple(

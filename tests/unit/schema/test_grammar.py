@@ -13,10 +13,10 @@ from datafiles import DATA, RELEASES, release_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.errors import SchemaError
-from bot.schema.defaults import NONE, DefaultValue, read_default, same_default
-from bot.schema.grammar import parse_schema
-from bot.schema.model import (
+from opdrift.errors import SchemaError
+from opdrift.schema.defaults import NONE, DefaultValue, read_default, same_default
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.model import (
     Annotation,
     Argument,
     Arguments,
@@ -304,7 +304,7 @@ def test_non_string_is_a_schema_error() -> None:
         parse_schema(123, line=3)  # type: ignore[arg-type]
 
 
-# --- defaults read as values (bot.schema.defaults) -------------------------------------------------
+# --- defaults read as values (opdrift.schema.defaults) -------------------------------------------------
 
 
 def _type(text: str) -> Type:
@@ -416,7 +416,7 @@ def test_the_parse_memo_tables_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> 
     """A long history walk meets new schema, argument, type and annotation texts forever; every memo
     table of the parse must stay within its bound (list sizes and alias names make types and
     annotations as open-ended as schemas)."""
-    from bot.schema import grammar
+    from opdrift.schema import grammar
 
     monkeypatch.setattr(grammar, "_CACHE_LIMIT", 8)
     grammar.clear_caches()

@@ -12,12 +12,12 @@ import pytest
 from clirun import Opdrift
 from datafiles import DATA
 
-from bot import pipeline
-from bot.coverage.alerts import mlir_signature
-from bot.drift.changes import Change, compute_drift
-from bot.operators.codegen import kernel_binding, rules_for_version
-from bot.schema.grammar import parse_schema
-from bot.schema.kernel import Binding, KernelForm, kernel_changes, kernel_signature
+from opdrift import pipeline
+from opdrift.coverage.alerts import mlir_signature
+from opdrift.drift.changes import Change, compute_drift
+from opdrift.operators.codegen import kernel_binding, rules_for_version
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.kernel import Binding, KernelForm, kernel_changes, kernel_signature
 
 
 def _split(params: str) -> list[str]:
@@ -208,7 +208,7 @@ def test_reports_lead_with_kernel_changes_and_json_carries_both(
 
 
 def test_fail_on_kernel_counts_a_changed_kernel_signature(release_file: Callable[[str], Path]) -> None:
-    from bot.drift.policy import failing
+    from opdrift.drift.policy import failing
 
     drift = compute_drift(
         pipeline.load_snapshot(str(release_file("2.0.0"))), pipeline.load_snapshot(str(release_file("2.1.0")))

@@ -19,15 +19,15 @@ from datafiles import DATA, write_release
 from driftcases import rec, snap
 from releasesnap import release_snapshot
 
-from bot.drift.allowlist import Acknowledgements, acknowledge, parse_allowlist
-from bot.drift.changes import Change, Drift, compute_drift
-from bot.drift.policy import failing
-from bot.render.context import ReportContext
-from bot.render.markers import Format
-from bot.render.report import render
-from bot.schema.kernel import PLAIN_KERNELS_FOR_SYMINT_SINCE, judged_form
-from bot.site.build import build_site
-from bot.site.pages import op_page
+from opdrift.drift.allowlist import Acknowledgements, acknowledge, parse_allowlist
+from opdrift.drift.changes import Change, Drift, compute_drift
+from opdrift.drift.policy import failing
+from opdrift.render.context import ReportContext
+from opdrift.render.markers import Format
+from opdrift.render.report import render
+from opdrift.schema.kernel import PLAIN_KERNELS_FOR_SYMINT_SINCE, judged_form
+from opdrift.site.build import build_site
+from opdrift.site.pages import op_page
 
 OBSERVED = DATA / "observed" / "symint_kernels.json"
 TRIL_TRIU = ["tril", "tril.out", "tril_", "triu", "triu.out", "triu_"]

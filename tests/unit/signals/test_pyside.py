@@ -10,14 +10,14 @@ import pytest
 from datafiles import RELEASES_DIR, release_text
 from releasesnap import release_snapshot, wheel_1_10_snapshot
 
-from bot import pipeline
-from bot.drift.changes import compute_drift
-from bot.model import OpSignal, Signals
-from bot.render.explain import explain
-from bot.signals import table
-from bot.signals.pyside import read_python_side
-from bot.taxonomy.buckets import TOP_BUCKETS
-from bot.work.rules import DECOMPOSES, words
+from opdrift import pipeline
+from opdrift.drift.changes import compute_drift
+from opdrift.model import OpSignal, Signals
+from opdrift.render.explain import explain
+from opdrift.signals import table
+from opdrift.signals.pyside import read_python_side
+from opdrift.taxonomy.buckets import TOP_BUCKETS
+from opdrift.work.rules import DECOMPOSES, words
 
 RELEASES = sorted(p.name for p in RELEASES_DIR.iterdir() if (p / "native_functions.yaml.xz").exists())
 
@@ -252,8 +252,8 @@ def test_a_wheel_source_uses_its_own_python_side(tmp_path: Path) -> None:
             "torch/_refs/__init__.py",
             "@_make_elementwise_unary_reference(K)\ndef tan(a):\n    return div(sin(a), cos(a))\n",
         )
-    from bot.sources.read import read_source
-    from bot.taxonomy.classify import classify
+    from opdrift.sources.read import read_source
+    from opdrift.taxonomy.classify import classify
 
     snap = classify(pipeline.operators_from_files(read_source(str(wheel))))
     assert snap.decisions["tan"].bucket == "composite_pointwise"

@@ -15,19 +15,19 @@ from clirun import Opdrift
 from datafiles import release_text
 from sitebuild import BACKEND_LIST, SNAPSHOTS, hostile_source
 
-from bot.coverage.backends import read_backend, read_text_list
-from bot.coverage.check import compute_coverage
-from bot.model import Snapshot
-from bot.site.build import SourceOrderError, order_sources
-from bot.site.html import CSP, el, join, safe_url
-from bot.site.model import file_name
-from bot.snapshot import load_snapshot
-from bot.work.rules import BACKEND_CODEGEN, TRAINING_ONLY, words
+from opdrift.coverage.backends import read_backend, read_text_list
+from opdrift.coverage.check import compute_coverage
+from opdrift.model import Snapshot
+from opdrift.site.build import SourceOrderError, order_sources
+from opdrift.site.html import CSP, el, join, safe_url
+from opdrift.site.model import file_name
+from opdrift.snapshot import load_snapshot
+from opdrift.work.rules import BACKEND_CODEGEN, TRAINING_ONLY, words
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from bot.cli import main
+    from opdrift.cli import main
 
     root = tmp_path_factory.mktemp("site")
     backend = root / "list.txt"
@@ -324,7 +324,7 @@ def test_with_history_each_change_names_its_commit_and_pr(tmp_path: Path, opdrif
         for event in data["history"]:
             if event["commit"] is None:
                 continue
-            # a commit of the range (bot.history.attribution chose it), listed among the op's commits,
+            # a commit of the range (opdrift.history.attribution chose it), listed among the op's commits,
             # linked with its PR
             commit = by_sha[event["commit"]["sha"]]
             assert commit.sha in [c["sha"] for c in data["commits"]]

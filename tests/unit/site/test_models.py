@@ -13,14 +13,14 @@ import pytest
 from clirun import Opdrift
 from sitebuild import BACKEND_LIST, SNAPSHOTS
 
-from bot.coverage.backends import read_backend, read_text_list
-from bot.coverage.check import compute_coverage
-from bot.coverage.kinds import BackendKind
-from bot.coverage.names import first_registered
-from bot.coverage.workitems import work_items
-from bot.render.rank import work_item_rank_key
-from bot.snapshot import load_snapshot
-from bot.usage.models import PATHS, usage_for
+from opdrift.coverage.backends import read_backend, read_text_list
+from opdrift.coverage.check import compute_coverage
+from opdrift.coverage.kinds import BackendKind
+from opdrift.coverage.names import first_registered
+from opdrift.coverage.workitems import work_items
+from opdrift.render.rank import work_item_rank_key
+from opdrift.snapshot import load_snapshot
+from opdrift.usage.models import PATHS, usage_for
 
 REAL = Path(__file__).parents[2] / "data" / "backends" / "real"
 
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from bot.cli import main
+    from opdrift.cli import main
 
     root = tmp_path_factory.mktemp("site-models")
     backend = root / "list.txt"
@@ -184,7 +184,7 @@ def test_a_column_of_each_new_kind_reads_its_real_list(tmp_path: Path, opdrift: 
 def test_the_coverage_page_shows_the_same_first_work_as_opdrift_coverage(
     built: Path, opdrift: Opdrift
 ) -> None:
-    """The greedy set (`bot.coverage.firstwork`) on the site is coverage's, step by step."""
+    """The greedy set (`opdrift.coverage.firstwork`) on the site is coverage's, step by step."""
     list_file = built.parent / "list.txt"
     report = json.loads(
         opdrift("coverage", "--backend", f"mine:text={list_file}", str(SNAPSHOTS[-1]), "--format", "json").out

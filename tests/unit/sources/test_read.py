@@ -11,10 +11,10 @@ import pytest
 from datafiles import has_release_file, release_text, write_release
 from pytorch_history import DERIVATIVES, NATIVE, TAGS, History, build_history, entry_blocks
 
-from bot.errors import GitError, SourceError
-from bot.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
-from bot.sources import read as sources
-from bot.sources.git import GitReader, parse_commit
+from opdrift.errors import GitError, SourceError
+from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, TAGS_PATH
+from opdrift.sources import read as sources
+from opdrift.sources.git import GitReader, parse_commit
 
 FIRST, LAST = "2.12.0", "2.14.1"
 

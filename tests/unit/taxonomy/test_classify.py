@@ -15,17 +15,17 @@ from datafiles import RELEASES, write_release
 from package_copy import PackageCopy
 from releasesnap import release_operators, release_snapshot, wheel_1_10_snapshot
 
-from bot import pipeline
-from bot.app.overrides import load_overrides
-from bot.errors import ConfigError, YamlError
-from bot.model import Snapshot
-from bot.render.explain import explain
-from bot.snapshot import to_json
-from bot.taxonomy.buckets import BUCKET_TABLE, BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
-from bot.taxonomy.classify import UnknownOperatorError, classify, reclassify
-from bot.taxonomy.counts import count_by_bucket
-from bot.taxonomy.overrides import Override, Overrides, parse_overrides
-from bot.taxonomy.rules import RULES, describe_rules
+from opdrift import pipeline
+from opdrift.app.overrides import load_overrides
+from opdrift.errors import ConfigError, YamlError
+from opdrift.model import Snapshot
+from opdrift.render.explain import explain
+from opdrift.snapshot import to_json
+from opdrift.taxonomy.buckets import BUCKET_TABLE, BUCKETS, CORE_BUCKETS, LABELS, TOP_BUCKETS
+from opdrift.taxonomy.classify import UnknownOperatorError, classify, reclassify
+from opdrift.taxonomy.counts import count_by_bucket
+from opdrift.taxonomy.overrides import Override, Overrides, parse_overrides
+from opdrift.taxonomy.rules import RULES, describe_rules
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -399,7 +399,7 @@ def test_an_override_that_matches_nothing_is_warned_about_and_aten_prefixes_are_
 
 
 def test_explain_keeps_every_source_value_on_its_line() -> None:
-    from bot.model import Facets
+    from opdrift.model import Facets
 
     snap = release_snapshot("2.14.1")
     rec = snap.operators["relu"]

@@ -10,9 +10,9 @@ import pytest
 from clirun import Opdrift
 from releasesnap import release_snapshot, wheel_1_10_snapshot
 
-from bot.render.stats import render_json, render_markdown, render_text
-from bot.taxonomy.buckets import BUCKETS, CORE_BUCKETS
-from bot.taxonomy.stats import compute_stats
+from opdrift.render.stats import render_json, render_markdown, render_text
+from opdrift.taxonomy.buckets import BUCKETS, CORE_BUCKETS
+from opdrift.taxonomy.stats import compute_stats
 
 REQUIRED_JSON_KEYS = {
     "entries",

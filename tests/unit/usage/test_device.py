@@ -1,5 +1,5 @@
 """What a model dispatches on an eager backend's device, not the CPU it was recorded on
-(bot.usage.device): the table against what torch 2.14.1 did on an emulated PrivateUse1 device
+(opdrift.usage.device): the table against what torch 2.14.1 did on an emulated PrivateUse1 device
 (tests/data/observed/device), and pytorch_dlprim's real tree judged with it on the shipped 2.14.1
 snapshot: ``nn.LSTM`` training fails on its device, and its coverage says so first."""
 
@@ -14,15 +14,15 @@ from goldens import check_golden, updating
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from bot import pipeline
-from bot.coverage.backends import read_backend
-from bot.coverage.check import Coverage, compute_coverage
-from bot.coverage.firstwork import first_work
-from bot.coverage.workitems import cpu_only, device_key, has_cpu_kernel, model_usage, work_items
-from bot.model import Snapshot
-from bot.render.rank import work_item_rank_key
-from bot.usage.device import SUBSTITUTIONS, on_device
-from bot.usage.models import read_table
+from opdrift import pipeline
+from opdrift.coverage.backends import read_backend
+from opdrift.coverage.check import Coverage, compute_coverage
+from opdrift.coverage.firstwork import first_work
+from opdrift.coverage.workitems import cpu_only, device_key, has_cpu_kernel, model_usage, work_items
+from opdrift.model import Snapshot
+from opdrift.render.rank import work_item_rank_key
+from opdrift.usage.device import SUBSTITUTIONS, on_device
+from opdrift.usage.models import read_table
 
 ROOT = Path(__file__).resolve().parents[3]
 OBSERVED = json.loads(

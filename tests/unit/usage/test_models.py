@@ -18,9 +18,9 @@ from types import ModuleType
 
 import pytest
 
-from bot.coverage.names import first_registered, last_registered
-from bot.operators.kernels import PROFILES
-from bot.usage.models import (
+from opdrift.coverage.names import first_registered, last_registered
+from opdrift.operators.kernels import PROFILES
+from opdrift.usage.models import (
     DATA,
     PATHS,
     ModelTableError,
@@ -31,7 +31,7 @@ from bot.usage.models import (
     shipped_releases,
     usage_for,
 )
-from bot.versions import parse_version
+from opdrift.versions import parse_version
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -1,5 +1,5 @@
-"""The engine's rules are one table (`bot.work.rules.RULE_TABLE`): each rule's example, a real operator
-of a vendored release, gets that rule from `bot.work.engine` itself; each rule is cited; and its
+"""The engine's rules are one table (`opdrift.work.rules.RULE_TABLE`): each rule's example, a real operator
+of a vendored release, gets that rule from `opdrift.work.engine` itself; each rule is cited; and its
 wording is written nowhere but its row, so `explain`, the site, coverage and the drift say it alike."""
 
 from __future__ import annotations
@@ -11,9 +11,17 @@ from pathlib import Path
 import pytest
 from releasesnap import release_snapshot
 
-from bot.render.explain import explain_view, render_text
-from bot.work.engine import RULES, Backend, Engine
-from bot.work.rules import NEEDS_KERNEL, RULE_BY_ID, RULE_TABLE, TRAINING_ONLY, VERIFIER_REJECTS, Rule, words
+from opdrift.render.explain import explain_view, render_text
+from opdrift.work.engine import RULES, Backend, Engine
+from opdrift.work.rules import (
+    NEEDS_KERNEL,
+    RULE_BY_ID,
+    RULE_TABLE,
+    TRAINING_ONLY,
+    VERIFIER_REJECTS,
+    Rule,
+    words,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -164,7 +172,7 @@ def test_a_rule_worded_outside_its_table_is_found(tmp_path: Path) -> None:
 def test_explain_words_every_rule_an_edge_backend_gets(tmp_path: Path) -> None:
     """The edge dialect's verifier refusal had no words in explain: `explain addbmm --backend
     executorch=…` stopped on a KeyError. Every rule now reads from its row."""
-    from bot.coverage.oplist import BackendList
+    from opdrift.coverage.oplist import BackendList
 
     snapshot = release_snapshot("2.15.0")
     # a backend of the executorch kind that lists nothing: addbmm is neither core nor view_copy
