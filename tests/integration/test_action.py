@@ -267,9 +267,12 @@ def test_the_install_is_the_package_opdrift_and_nothing_named_bot(
 ) -> None:
     """pip installs the directory bot/ under its import name (pyproject's package-dir): one top-level
     package, `opdrift`, with its templates and examples as package data, and no `bot`."""
-    purelib = Path(installed["PYTHONPATH"])
-    top = sorted(p.name for p in purelib.iterdir() if not p.name.endswith((".dist-info", ".pth")))
-    assert top == ["opdrift"]
+    purelib = Path(installed["PYTHONPATH"])  # beside the pinned requirements the step installs too
+    (record,) = purelib.glob("opdrift-*.dist-info/RECORD")
+    installed_files = [line.split(",", 1)[0] for line in record.read_text(encoding="utf-8").splitlines()]
+    tops = {f.split("/", 1)[0] for f in installed_files if not f.startswith("../")}  # ../: the script
+    assert tops == {"opdrift", record.parent.name}
+    assert not (purelib / "bot").exists()
     package = purelib / "opdrift"
     assert (package / "templates" / "weekly_issue.md.j2").is_file()
     assert (package / "examples" / "weekly-drift.yml").is_file()

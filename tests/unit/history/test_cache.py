@@ -149,7 +149,7 @@ def test_the_digest_covers_every_module_the_walk_runs() -> None:
             sys.executable,
             "-c",
             "import sys, opdrift.history.walk, opdrift.operators.registration\n"
-            "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.startswith('bot') and m.__file__))",
+            "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.startswith('opdrift') and m.__file__))",
         ],
         capture_output=True,
         text=True,
