@@ -292,6 +292,7 @@ def test_the_install_is_the_package_opdrift_and_nothing_named_bot(
     assert Path(where) == package / "__init__.py" and bot == "None"
 
 
+@pytest.mark.slow
 def test_pr_path_posts_one_sticky_comment(
     installed: dict[str, str], fake: FakeGitHub, tmp_path: Path
 ) -> None:

@@ -489,6 +489,7 @@ BAD_CASES: dict[str, Callable[[Inputs], BadCase]] = {
 @pytest.mark.parametrize("command", ["snapshot", "stats"])
 @pytest.mark.parametrize("existing", [False, True], ids=["no-output-yet", "output-exists"])
 @pytest.mark.parametrize("case", list(BAD_CASES))
+@pytest.mark.slow
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     case: str,
     existing: bool,
@@ -814,6 +815,7 @@ def test_python_m_bot_prints_what_main_prints(release: Path, opdrift: Opdrift) -
 
 
 @pytest.mark.parametrize("optimize", [False, True], ids=["python", "python-O"])
+@pytest.mark.slow
 def test_errors_as_a_process_with_and_without_asserts(optimize: bool, tmp_path: Path) -> None:
     # `python -O` strips asserts: validation that relied on them would let these through.
     line = line_of("- func: add.Tensor(")

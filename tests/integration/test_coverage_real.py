@@ -808,6 +808,7 @@ def _subscribed(kind: BackendKind, name: str, tmp_path: Path) -> BotConfig:
     )
 
 
+@pytest.mark.slow
 def test_a_coverage_alert_before_1_13_keeps_the_written_form_and_says_why_it_is_judged_in_symint(
     tmp_path: Path, dlprim_src: Path, opdrift: Opdrift
 ) -> None:
@@ -885,6 +886,7 @@ def test_xla_and_xpu_kernel_forms_follow_their_yaml_symint_lists(tmp_path: Path)
 @pytest.mark.parametrize(
     ("version", "verdict", "judged"), [("1.12.0", "breaking", "SymInt"), ("1.13.0", "symint", "int64_t")]
 )
+@pytest.mark.slow
 def test_kernels_are_judged_in_their_own_form_from_the_release_whose_dispatcher_unpacks_symints(
     release_file: Callable[[str], Path], tmp_path: Path, version: str, verdict: str, judged: str
 ) -> None:

@@ -109,6 +109,7 @@ def test_fetch_commits_reuses_its_clone_and_refuses_another_origin(
     assert bad.code == 2
 
 
+@pytest.mark.slow
 def test_the_fetch_token_reaches_git_in_its_environment_only(
     origin: Origin, tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -284,6 +284,7 @@ def test_the_snapshot_schema_names_every_field_the_code_writes() -> None:
     assert _at(snapshot, "$defs/source/required") == [f.name for f in dataclasses.fields(SourceMeta)]
 
 
+@pytest.mark.slow
 def test_the_docs_validation_example_runs(
     drift_with_acknowledgement: Json, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -108,6 +108,7 @@ def _explained(head: Snapshot) -> Iterator[tuple[str, Profile, bool]]:
                 yield rec.name, m.group(1), m.group(2).startswith("needs a")  # type: ignore[misc]
 
 
+@pytest.mark.slow
 def test_every_view_gives_one_answer_for_every_op_and_real_list(
     head: Snapshot, lists: dict[str, tuple[list[tuple[BackendKind, str]], BackendList]], tmp_path: Path
 ) -> None:
@@ -232,6 +233,7 @@ def _sample(ops: list[dict[str, object]], seed: str) -> list[str]:
     return sorted(picked)
 
 
+@pytest.mark.slow
 def test_explain_gives_coverage_verdict_for_sampled_pairs_of_real_lists_and_releases(
     specs: dict[str, list[tuple[BackendKind, str]]], checkouts: dict[str, str]
 ) -> None:
@@ -288,6 +290,7 @@ def test_explain_gives_coverage_verdict_for_sampled_pairs_of_real_lists_and_rele
     }
 
 
+@pytest.mark.slow
 def test_explain_cdist_with_torch_mlirs_table_and_the_release_of_the_source(
     specs: dict[str, list[tuple[BackendKind, str]]], checkouts: dict[str, str], opdrift: Opdrift
 ) -> None:

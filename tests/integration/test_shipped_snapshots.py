@@ -33,6 +33,7 @@ def test_shipped_snapshot_matches_the_release(tmp_path: Path, version: str) -> N
     assert stored.operators == fresh.operators
 
 
+@pytest.mark.slow
 def test_shipped_snapshots_are_canonical_bytes() -> None:
     for path in sorted(SNAPSHOTS.glob("*.json")):
         text = path.read_text(encoding="utf-8")

@@ -184,6 +184,7 @@ def test_a_config_without_a_backend_is_one_line(site: Site, opdrift: Opdrift, tm
     assert len(run.err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_backend_lists_warnings_are_printed_once_per_run(
     site: Site, opdrift: Opdrift, tmp_path: Path, dlprim_src: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -377,6 +377,7 @@ _SHOWN = [
 @pytest.mark.parametrize(
     ("page", "command", "shown"), _SHOWN, ids=[f"{p.name}:{c[:40]}" for p, c, _ in _SHOWN]
 )
+@pytest.mark.slow
 def test_shown_output_is_what_the_command_prints(
     page: Path, command: str, shown: list[str], opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:

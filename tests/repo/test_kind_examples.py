@@ -99,6 +99,7 @@ def test_every_kind_has_one_worked_example() -> None:
 
 
 @pytest.mark.parametrize(("kind", "file", "path", "body"), _SECTIONS, ids=[s[0] for s in _SECTIONS])
+@pytest.mark.slow
 def test_the_example_is_the_real_file_and_what_opdrift_prints(
     kind: str,
     file: str,

@@ -97,6 +97,7 @@ SNAPSHOTS = {
 
 
 @pytest.mark.parametrize("which", sorted(SNAPSHOTS))
+@pytest.mark.slow
 def test_round_trip_gives_the_same_snapshot_and_bytes(which: str) -> None:
     snap = SNAPSHOTS[which]()
     text = to_json(snap)
@@ -163,6 +164,7 @@ def test_same_snapshot_in_any_order_gives_the_same_bytes() -> None:
 
 
 @pytest.mark.parametrize("version", ["1.12.0", "2.15.0"])
+@pytest.mark.slow
 def test_stored_snapshot_reads_back_as_the_source_classified(tmp_path: Path, version: str) -> None:
     """Reading a snapshot back gives the same classification as its source."""
     native = write_release(version, tmp_path / version)
@@ -264,6 +266,7 @@ def to_json_like(data: dict[str, object]) -> str:
         ({"kind": "out"}, r"kind 'out' differs from its schema's 'functional'"),
     ],
 )
+@pytest.mark.slow
 def test_malformed_operator_names_the_operator_and_its_line(
     text: str, change: dict[str, object], message: str
 ) -> None:
@@ -305,6 +308,7 @@ def test_missing_facet_field_takes_its_default(text: str) -> None:
         (lambda d: d.update(warnings=["ok", 3]), r"warnings\[1\]: expected a string"),
     ],
 )
+@pytest.mark.slow
 def test_malformed_document(text: str, edit: object, message: str) -> None:
     data = json.loads(text)
     edit(data)  # type: ignore[operator]

@@ -56,6 +56,7 @@ def _gates(text: str) -> dict[tuple[int, str], str]:
     return found
 
 
+@pytest.mark.slow
 def test_the_2_13_gates_are_ba79f856s(files: dict[str, str], tmp_path: Path) -> None:
     """From the list before ba79f856, the 2.13 gates cap exactly the entries ba79f856 capped, with its
     gates: the 27 ATen entries whose operator 2.13 removed (the Dimname overloads) at [v2.1, v2.12], and
@@ -193,6 +194,7 @@ def test_a_killed_write_leaves_the_old_list(files: dict[str, str], tmp_path: Pat
     assert path.read_bytes() == files["before-ba79f856"].encode("utf-8")
 
 
+@pytest.mark.slow
 def test_a_source_gives_the_release_newer_than_the_tables(
     opdrift: Opdrift, files: dict[str, str], tmp_path: Path
 ) -> None:

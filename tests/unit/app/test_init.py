@@ -198,6 +198,7 @@ def test_a_release_installed_from_an_index_pins_its_repository_and_build_commit(
     )
 
 
+@pytest.mark.slow
 def test_init_checks_flags_and_the_repository_before_reading_upstream(
     fake: FakeGitHub, backend: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -96,6 +96,7 @@ def _alerted(folder: Path, mlir: str, base: Snapshot, head: Snapshot) -> set[str
     return {a.name for a in change.new_alerts}
 
 
+@pytest.mark.slow
 def test_torch_mlir_is_told_when_mean_dims_dim_becomes_optional(pr: Pr, folder: Path) -> None:
     """llvm/torch-mlir#1121: 1.13.0 made `mean.dim`'s `int[1] dim` an `int[1]? dim`; torch-mlir's ODS
     of the day recorded `(Tensor, int[], bool, int?)`. Coverage raises the alert; the gap says it."""
@@ -115,6 +116,7 @@ def test_torch_mlir_is_told_when_mean_dims_dim_becomes_optional(pr: Pr, folder: 
     assert "mlir" not in later and not _alerted(folder, "mlir-2024", base, head)
 
 
+@pytest.mark.slow
 def test_torch_mlir_is_told_of_enable_gqa_and_xla_is_not(pr: Pr, folder: Path) -> None:
     """2.5.0 added `bool enable_gqa=False` to `scaled_dot_product_attention`: XLA, op-plugin and dlprim
     were warned, torch-mlir (whose ODS op gained an operand, llvm/torch-mlir#3627) was not."""
@@ -151,6 +153,7 @@ def test_a_cpp_backend_is_told_its_registration_of_a_removed_op_is_dead(pr: Pr, 
     assert not found["xla"].dead
 
 
+@pytest.mark.slow
 def test_ops_only_some_backends_need_are_listed_apart_as_coverage_does(
     release_file: Callable[[str], Path], folder: Path
 ) -> None:
@@ -196,6 +199,7 @@ def test_the_impact_table_gets_a_torch_mlir_row_for_a_new_argument_of_mean_dim(p
     assert "📐 **1** op whose recorded schema changed upstream (regenerate the ODS op" in body
 
 
+@pytest.mark.slow
 def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(pr: Pr, folder: Path) -> None:
     """2.14.1 with `bool fast` added to `mean.dim`/`mean.out` and 2.15.0's new
     `_philox_randint_`, HEAD said to be 2.14.1. XLA's `mean.dim` kernel breaks, and the models that

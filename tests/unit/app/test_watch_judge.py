@@ -61,6 +61,7 @@ def test_only_the_subscriptions_that_matched_are_mentioned(
     assert cached.judge.cached == 1 and "@random-ops" not in again.comment
 
 
+@pytest.mark.slow
 def test_a_narrowed_subscription_is_never_served_a_stale_judgement(
     upstream: tuple[Upstream, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -109,6 +110,7 @@ class Flaky:
 
 
 @pytest.mark.parametrize("error", [SourceError, ApiLimitError])
+@pytest.mark.slow
 def test_a_pr_that_cannot_be_read_is_tried_again_next_run(
     upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig, error: type[Exception]
 ) -> None:
@@ -163,6 +165,7 @@ def test_a_pr_that_never_reads_stops_being_tried(
     assert any("given up after" in w for w in run.warnings)
 
 
+@pytest.mark.slow
 def test_a_rejudgement_cut_short_carries_on_next_run(
     upstream: tuple[Upstream, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -209,6 +212,7 @@ def _plan(
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_rows_the_body_has_no_room_for_stay_in_the_state(
     upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:

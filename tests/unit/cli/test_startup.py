@@ -72,6 +72,7 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
         "diff-json",
     ],
 )
+@pytest.mark.slow
 def test_common_commands_load_no_renderer_or_network_client(command: str, releases: tuple[str, str]) -> None:
     older, newer = releases
     argv = {

@@ -130,6 +130,7 @@ def test_text_markdown_and_json_count_the_same_alerts(
         assert md.count("- you implement ") == min(50, sum(_grade(a) == "kernel" for a in listed)), where
 
 
+@pytest.mark.slow
 def test_the_brief_case_counts_op_plugins_breaking_kernels_with_a_base(
     opdrift: Opdrift, tmp_path: Path
 ) -> None:

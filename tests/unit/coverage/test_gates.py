@@ -48,6 +48,7 @@ def up(github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     return ServedUpstream.serve(github_server, "2.13.0", "2.13.0a0")
 
 
+@pytest.mark.slow
 def test_the_vendored_list_gates_the_two_ops_to_torch_2_1_and_2_2() -> None:
     """What the tests below rest on, read from the real list (not assumed)."""
     from opdrift.coverage.yaml_lists import read_op_plugin
@@ -70,6 +71,7 @@ def _version_reads(fake: FakeGitHub, since: int = 0) -> list[str]:
     return [r.path for r in fake.requests[since:] if r.path.split("?")[0].endswith("/contents/version.txt")]
 
 
+@pytest.mark.slow
 def test_the_pr_comment_on_gh_sources_tells_ascend_only_of_the_op_it_builds_at_the_commits_version(
     up: ServedUpstream, opdrift: Opdrift, tmp_path: Path
 ) -> None:
@@ -106,6 +108,7 @@ def test_the_pr_comment_on_gh_sources_tells_ascend_only_of_the_op_it_builds_at_t
     assert _version_reads(up.fake, mark) == []
 
 
+@pytest.mark.slow
 def test_coverage_of_a_gh_source_applies_the_gates_of_its_version_txt(
     up: ServedUpstream, opdrift: Opdrift, tmp_path: Path
 ) -> None:
@@ -163,6 +166,7 @@ def test_the_watch_warns_nobody_of_a_pr_that_touches_only_ops_gated_out_at_its_v
     assert not [name for name in GATED if name in text]
 
 
+@pytest.mark.slow
 def test_a_judgement_is_cached_by_the_torch_version_of_both_sides_too(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -280,6 +280,7 @@ def fallback(*args): ...
         ("python", "torchax.jaten.py.xz"),
     ],
 )
+@pytest.mark.slow
 def test_coverage_runs_end_to_end_and_follows_the_schema(
     kind: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -54,6 +54,7 @@ def _direct(item: WorkItem, snap: Snapshot, coverage: Coverage | None = None) ->
     }
 
 
+@pytest.mark.slow
 def test_an_items_model_counts_are_the_tables(dlprim: Coverage, snap_2141: Snapshot) -> None:
     items = work_items(dlprim, snap_2141)
     table = read_table("2.14.1")
@@ -107,6 +108,7 @@ def test_a_cpu_only_op_is_not_counted_for_another_device(mps: Coverage, snap_214
     assert sdpa.models is not None and sdpa.models.cpu_only and not sdpa.models.used_by
 
 
+@pytest.mark.slow
 def test_an_op_newer_than_the_table_has_no_data_yet(dlprim_src: Path, opdrift: Opdrift) -> None:
     run = opdrift(
         "coverage",

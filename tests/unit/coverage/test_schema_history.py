@@ -53,6 +53,7 @@ def _alerts(opdrift: Opdrift, backend: Path, snapshot: str) -> dict[str, dict[st
     return {a["name"]: a for a in cov["schema_alerts"]}
 
 
+@pytest.mark.slow
 def test_coverage_and_diff_agree_that_joining_a_structured_group_breaks_op_plugins_kernels(
     opdrift: Opdrift, op_plugin_list: Path
 ) -> None:

@@ -183,6 +183,7 @@ def test_a_form_not_read_is_said_with_its_line(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_cli_reads_a_checkout_of_the_new_form(
     opdrift: Opdrift, expanded: Path, release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:

@@ -131,6 +131,7 @@ def test_a_call_sends_at_most_the_request_budget(fake: FakeGitHub) -> None:
 # --- a deadline per call, not a socket timeout per read ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_dripping_answer_ends_the_gh_source_at_its_budget(fake: FakeGitHub) -> None:
     fake.misbehave("GET", r"/commits/", Drip(0.5))  # each byte well inside any socket timeout
     settings = ApiSettings(api_url=fake.api_url, token=TOKEN, retry=RetryPolicy(total_seconds=2.0))
@@ -140,6 +141,7 @@ def test_a_dripping_answer_ends_the_gh_source_at_its_budget(fake: FakeGitHub) ->
     assert time.monotonic() - start < LONG_BEFORE_THE_DRIP_ENDS
 
 
+@pytest.mark.slow
 def test_stats_of_a_dripping_gh_source_is_one_line_at_the_budget(
     fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, opdrift: Opdrift
 ) -> None:
@@ -157,6 +159,7 @@ def test_stats_of_a_dripping_gh_source_is_one_line_at_the_budget(
     assert TOKEN not in run.err
 
 
+@pytest.mark.slow
 def test_a_dripping_answer_ends_a_publish_call_at_the_retry_budget(fake: FakeGitHub) -> None:
     pr = fake.add_pull(REPO)
     fake.misbehave("GET", rf"/issues/{pr}$", Drip(0.5))

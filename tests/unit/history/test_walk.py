@@ -504,6 +504,7 @@ def test_json_round_trips(walked: timeline.Timeline) -> None:
     assert timeline.render_json(timeline.parse_json(text, "x")) == text
 
 
+@pytest.mark.slow
 def test_csv_has_fixed_columns_and_one_row_per_point(walked: timeline.Timeline) -> None:
     rows = timeline_render.render_csv(walked).splitlines()
     header = rows[0].split(",")

@@ -317,6 +317,7 @@ def test_weekly_upstream_and_chart() -> None:
             parse_config(f"weekly:\n  {bad}\n", "c.yml")
 
 
+@pytest.mark.slow
 def test_a_backend_path_that_is_not_there_says_what_it_was_resolved_against(
     tmp_path: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -814,6 +814,7 @@ def test_cli_clean_pr_gets_no_comment(
     assert fake.comments(REPO, pr) == []
 
 
+@pytest.mark.slow
 def test_cli_mentions_only_matching_subscriptions(
     fake: FakeGitHub,
     gh_env: Path,
@@ -986,6 +987,7 @@ def test_cli_without_token_is_a_dry_run_with_no_request(
         ),
     ],
 )
+@pytest.mark.slow
 def test_cli_401_and_404_are_one_line_and_exit_2(
     fake: FakeGitHub,
     gh_env: Path,
@@ -1033,6 +1035,7 @@ def test_cli_config_error_is_file_line_exit_2(
         ),
     ],
 )
+@pytest.mark.slow
 def test_cli_config_names_that_match_nothing_fail_before_any_request(
     fake: FakeGitHub,
     gh_env: Path,

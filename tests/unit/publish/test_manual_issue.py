@@ -82,6 +82,7 @@ def test_manual_takes_no_week_and_needs_a_ref(fake: FakeGitHub, opdrift: Opdrift
     assert fake.writes() == []
 
 
+@pytest.mark.slow
 def test_a_create_that_landed_before_a_5xx_is_one_issue_reported_as_opened(
     fake: FakeGitHub, opdrift: Opdrift
 ) -> None:

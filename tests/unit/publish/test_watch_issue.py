@@ -100,6 +100,7 @@ def test_a_dry_run_reads_and_writes_nothing(
     assert github_server.writes() == []
 
 
+@pytest.mark.slow
 def test_a_comment_that_fails_leaves_the_news_to_tell_next_run(
     upstream: tuple[Upstream, dict[str, str]],
     cfg: BotConfig,

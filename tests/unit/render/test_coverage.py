@@ -85,6 +85,7 @@ def test_ranking_puts_core_then_public_then_private(release_file: Callable[[str]
         assert tiers == sorted(tiers), section.key
 
 
+@pytest.mark.slow
 def test_dlprim_coverage_leads_with_public_core_ops(
     dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
 ) -> None:

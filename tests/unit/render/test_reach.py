@@ -205,6 +205,7 @@ def test_what_fails_on_an_eager_device_today_ranks_first(dlprim_tree: Path, snap
     assert todays.count("fails") <= 250 < len(ranked) and len(used) < 60
 
 
+@pytest.mark.slow
 def test_today_is_in_the_words_and_the_json(
     dlprim_tree: Path, release_file: Callable[[str], Path], opdrift: Opdrift
 ) -> None:

@@ -116,6 +116,7 @@ REAL_PAIRS = [("2.12.0", "2.13.0"), ("2.13.0", "2.14.1"), ("2.14.1", "2.15.0")]
 
 
 @pytest.mark.parametrize(("base", "head"), REAL_PAIRS)
+@pytest.mark.slow
 def test_golden_real(
     base: str, head: str, tmp_path_factory: pytest.TempPathFactory, update_golden: bool
 ) -> None:

@@ -122,6 +122,7 @@ def test_the_first_40_items_hold_what_common_models_send_to_dlprims_fallback(
         assert sent and sent <= first, (model, sorted(sent - first))
 
 
+@pytest.mark.slow
 def test_first_work_lets_the_most_models_run_without_fallback_step_by_step(
     dlprim: Coverage, snap: Snapshot, dlprim_src: Path, opdrift: Opdrift, request: pytest.FixtureRequest
 ) -> None:

@@ -143,6 +143,7 @@ def _written_outside(patterns: dict[str, dict[str, re.Pattern[str]]], root: Path
     return stray
 
 
+@pytest.mark.slow
 def test_no_rule_is_worded_outside_its_table() -> None:
     """Before the table, explain said a functionalized op was "no work of its own: functionalized into
     its functional op add" and the site "functionalized into add"; explain and the site each kept a
