@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from opdrift.operators.export_table import (  # noqa: E402
-    TABLE,
+    CORE_ATEN,
     ExportRelease,
     aten_names,
     release_key,
@@ -77,7 +77,7 @@ def release_table(wheel: Path) -> ExportRelease:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("wheels", nargs="+", type=Path)
-    parser.add_argument("-o", "--output", type=Path, default=ROOT / "bot" / "operators" / TABLE)
+    parser.add_argument("-o", "--output", type=Path, default=ROOT / "bot" / "operators" / CORE_ATEN.name)
     args = parser.parse_args()
     releases = sorted((release_table(w) for w in args.wheels), key=lambda r: release_key(r.version) or (0, 0))
     args.output.write_text(write_export_table(releases), encoding="utf-8")

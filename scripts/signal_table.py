@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from opdrift.model import AliasSignal, OpSignal, Signals  # noqa: E402
 from opdrift.pipeline import operators_from_files  # noqa: E402
 from opdrift.signals.pyside import DECOMPOSITION_FILES, read_python_side  # noqa: E402
-from opdrift.signals.table import TABLE, Release, version_key, write_table  # noqa: E402
+from opdrift.signals.table import SIGNALS, Release, version_key, write_table  # noqa: E402
 from opdrift.sources.read import read_source  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def release_facts(wheel: Path) -> tuple[Release, Signals]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("wheels", nargs="+", type=Path)
-    parser.add_argument("-o", "--output", type=Path, default=ROOT / "bot" / "signals" / TABLE)
+    parser.add_argument("-o", "--output", type=Path, default=ROOT / "bot" / "signals" / SIGNALS.name)
     args = parser.parse_args(argv)
     facts = sorted((release_facts(w) for w in args.wheels), key=lambda rs: version_key(rs[0].version))
     header = (

@@ -11,54 +11,37 @@ registers from then (dlprim's ``_cat``, a native function up to 1.11) is a remov
 
 from __future__ import annotations
 
-import lzma
 from functools import cache
-from pathlib import Path
 
 from opdrift.errors import OpdriftError
-
-TABLE = "data/names.tsv.xz"
+from opdrift.shipped import ShippedTable, release_runs
 
 
 class NameTableError(OpdriftError):
     """The shipped table is damaged (a packaging error, not the user's)."""
 
 
-def read_shipped_table(table: str, what: str, error: type[OpdriftError]) -> str:
-    """The text of an xz table shipped beside this module (TABLE: its path here), or ERROR naming WHAT.
-
-    Read beside the module, as the package ships it: importlib.resources would import zipfile and
-    tempfile into every command."""
-    try:
-        return lzma.decompress((Path(__file__).parent / table).read_bytes()).decode("utf-8")
-    except (OSError, lzma.LZMAError, UnicodeDecodeError) as err:
-        raise error(f"cannot read opdrift's {what}: {err}", path=f"bot/coverage/{table}") from None
+NAMES = ShippedTable("opdrift.coverage", "data/names.tsv.xz", "name table", NameTableError)
 
 
 @cache
 def _table() -> tuple[tuple[str, ...], dict[str, str], dict[str, str]]:
     """(the releases, name → the last release that registered it, name → the first)."""
-    data = read_shipped_table(TABLE, "name table", NameTableError)
     releases: list[str] = []
     last: dict[str, str] = {}
     first: dict[str, str] = {}
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line or line.startswith("#"):
-            continue
-        fields = line.split("\t")
-        try:
-            if fields[0] == "release" and len(fields) == 2:
-                releases.append(fields[1])
-            elif fields[0] == "op" and len(fields) == 3:
-                end = fields[2].rsplit(",", 1)[-1].rsplit("-", 1)[-1]
-                last[fields[1]] = releases[int(end)]
-                first[fields[1]] = releases[int(fields[2].split(",", 1)[0].split("-", 1)[0])]
-            else:
-                raise ValueError(line)
-        except (ValueError, IndexError):
-            raise NameTableError(
-                f"malformed line {fields[0]!r}", path=f"bot/coverage/{TABLE}", line=number
-            ) from None
+
+    def row(fields: list[str]) -> None:
+        if fields[0] == "release" and len(fields) == 2:
+            releases.append(fields[1])
+        elif fields[0] == "op" and len(fields) == 3:
+            runs = release_runs(fields[2])
+            last[fields[1]] = releases[runs[-1][-1]]
+            first[fields[1]] = releases[runs[0][0]]
+        else:
+            raise ValueError(fields[0])
+
+    NAMES.read(row)
     return tuple(releases), last, first
 
 
@@ -80,16 +63,15 @@ def table_releases() -> tuple[str, ...]:
 @cache
 def _members() -> dict[int, frozenset[str]]:
     """Release index → every name that release registered (the table's runs of releases unpacked)."""
-    data = read_shipped_table(TABLE, "name table", NameTableError)
     found: dict[int, set[str]] = {}
-    for line in data.splitlines():
-        fields = line.split("\t")
-        if fields[0] != "op" or len(fields) != 3:
-            continue  # the release lines; _table() has checked every line
-        for run in fields[2].split(","):
-            first, _, last = run.partition("-")
-            for index in range(int(first), int(last or first) + 1):
-                found.setdefault(index, set()).add(fields[1])
+
+    def row(fields: list[str]) -> None:
+        if fields[0] == "op":  # not the release lines; _table() has checked every line
+            for run in release_runs(fields[2]):
+                for index in run:
+                    found.setdefault(index, set()).add(fields[1])
+
+    NAMES.read(row)
     return {index: frozenset(names) for index, names in found.items()}
 
 
@@ -97,5 +79,5 @@ def registered_in(release: str) -> frozenset[str]:
     """Every name RELEASE (one of `table_releases()`) registered."""
     releases = table_releases()
     if release not in releases:
-        raise NameTableError(f"the name table has no release {release}", path=f"bot/coverage/{TABLE}")
+        raise NameTableError(f"the name table has no release {release}", path=NAMES.path)
     return _members().get(releases.index(release), frozenset())

@@ -20,12 +20,10 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from opdrift.errors import OpdriftError
+from opdrift.shipped import ShippedTable, read_rows
 from opdrift.versions import minor_of, row_for
-
-TABLE = "data/core_aten.tsv"
 
 
 def release_key(version: str) -> tuple[int, int] | None:
@@ -36,6 +34,9 @@ def release_key(version: str) -> tuple[int, int] | None:
 
 class ExportTableError(OpdriftError):
     """The shipped table is damaged (a packaging error, not the user's)."""
+
+
+CORE_ATEN = ShippedTable("opdrift.operators", "data/core_aten.tsv", "Core-ATen table", ExportTableError)
 
 
 @dataclass(frozen=True)
@@ -93,14 +94,16 @@ def write_export_table(releases: Iterable[ExportRelease]) -> str:
 def parse_export_table(text: str) -> tuple[ExportRelease, ...]:
     heads: dict[str, tuple[str, str]] = {}
     sets: dict[tuple[str, str], frozenset[str]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split("\t")
+
+    def row(fields: list[str]) -> None:
         if fields[0] == "release" and len(fields) == 4:
             heads[fields[1]] = (fields[2], fields[3])
         elif fields[0] in ("decomposes", "keeps_cia") and len(fields) == 3:
             sets[(fields[0], fields[1])] = frozenset(fields[2].split())
         else:
-            raise ExportTableError(f"{TABLE}:{number}: unreadable line")
+            raise ValueError(fields[0])
+
+    read_rows(text, row, path=CORE_ATEN.path, error=ExportTableError)
     return tuple(
         ExportRelease(
             version,
@@ -115,8 +118,7 @@ def parse_export_table(text: str) -> tuple[ExportRelease, ...]:
 
 @cache
 def shipped_releases() -> tuple[ExportRelease, ...]:
-    text = resources.files("opdrift.operators").joinpath(TABLE).read_text(encoding="utf-8")
-    return tuple(sorted(parse_export_table(text), key=lambda r: release_key(r.version) or (0, 0)))
+    return tuple(sorted(parse_export_table(CORE_ATEN.text()), key=lambda r: release_key(r.version) or (0, 0)))
 
 
 def core_aten_release(version: str | None) -> ExportRelease:
@@ -124,5 +126,5 @@ def core_aten_release(version: str | None) -> ExportRelease:
     (`opdrift.versions.row_for`'s policy)."""
     releases = shipped_releases()
     if not releases:
-        raise ExportTableError(f"{TABLE}: no release")
+        raise ExportTableError("no release", path=CORE_ATEN.path)
     return row_for(releases, version, lambda r: r.version)

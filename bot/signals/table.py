@@ -19,19 +19,20 @@ changes slowly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from opdrift.errors import OpdriftError
 from opdrift.model import AliasSignal, OpSignal, Signals
+from opdrift.shipped import ShippedTable, read_rows, release_runs
 from opdrift.versions import parse_version, row_index
-
-TABLE = "data/signals.tsv"
 
 
 class SignalTableError(OpdriftError):
     """The shipped table is damaged (a packaging error, not the user's)."""
+
+
+SIGNALS = ShippedTable("opdrift.signals", "data/signals.tsv", "signal table", SignalTableError)
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,6 @@ def _ranges(indices: Sequence[int]) -> str:
     return ",".join(out)
 
 
-def _holds(ranges: str, index: int) -> bool:
-    for part in ranges.split(","):
-        lo, _, hi = part.partition("-")
-        if int(lo) <= index <= int(hi or lo):
-            return True
-    return False
-
-
 def _flags(op: OpSignal) -> str:
     return ("r" if op.has_ref else "") + ("p" if op.pointwise_ref else "") + ("P" if op.prim else "") or "-"
 
@@ -91,15 +84,12 @@ def write_table(releases: Sequence[tuple[Release, Signals]], header: Iterable[st
     return "\n".join(lines) + "\n"
 
 
-def _lines() -> list[str]:
-    try:
-        # Beside this module, as the package ships it; importlib.resources would cost every command a
-        # tempfile and a zipfile import for a file that is never inside a zip.
-        return (Path(__file__).parent / TABLE).read_text("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as err:
-        raise SignalTableError(
-            f"cannot read opdrift's signal table: {err}", path=f"bot/signals/{TABLE}"
-        ) from None
+def _text() -> str:
+    return SIGNALS.text()
+
+
+def _read(row: Callable[[list[str]], None]) -> None:
+    read_rows(_text(), row, path=SIGNALS.path, error=SignalTableError)
 
 
 _cache: dict[int, Signals] = {}
@@ -109,10 +99,15 @@ _releases: list[Release] = []
 def releases() -> tuple[Release, ...]:
     """The releases the shipped table was generated from, in version order."""
     if not _releases:
-        for line in _lines():
-            if line.startswith("release\t"):
-                _, version, wheel, sha = line.split("\t")
-                _releases.append(Release(version, wheel, sha.removeprefix("sha256:")))
+        found: list[Release] = []
+
+        def row(fields: list[str]) -> None:
+            if fields[0] == "release":
+                _, version, wheel, sha = fields
+                found.append(Release(version, wheel, sha.removeprefix("sha256:")))
+
+        _read(row)
+        _releases.extend(found)
     return tuple(_releases)
 
 
@@ -140,27 +135,28 @@ def _load(index: int) -> Signals:
     release = releases()[index]
     ops: dict[str, OpSignal] = {}
     aliases: dict[str, AliasSignal] = {}
-    for number, line in enumerate(_lines(), 1):
-        kind, _, rest = line.partition("\t")
-        if kind not in ("op", "alias"):
-            continue
-        parts = rest.split("\t")
-        try:
-            if not _holds(parts[1], index):
-                continue
-            if kind == "op":
-                flags = parts[2]
-                ops[parts[0]] = OpSignal(
-                    decomposes_to=tuple(parts[4].split()),
-                    where="" if parts[3] == "-" else parts[3],
-                    has_ref="r" in flags,
-                    pointwise_ref="p" in flags,
-                    prim="P" in flags,
-                )
-            else:
-                aliases[parts[0]] = AliasSignal(parts[2], tuple(parts[3].split(",")))
-        except (IndexError, ValueError):
-            raise SignalTableError("malformed line", path=f"bot/signals/{TABLE}", line=number) from None
+
+    def row(fields: list[str]) -> None:
+        kind = fields[0]
+        if kind == "release":
+            return
+        if (kind, len(fields)) not in (("op", 6), ("alias", 5)):
+            raise ValueError(kind)
+        if not any(index in run for run in release_runs(fields[2])):
+            return
+        if kind == "op":
+            flags = fields[3]
+            ops[fields[1]] = OpSignal(
+                decomposes_to=tuple(fields[5].split()),
+                where="" if fields[4] == "-" else fields[4],
+                has_ref="r" in flags,
+                pointwise_ref="p" in flags,
+                prim="P" in flags,
+            )
+        else:
+            aliases[fields[1]] = AliasSignal(fields[3], tuple(fields[4].split(",")))
+
+    _read(row)
     return Signals(origin=f"opdrift's table, torch {release.version}", ops=ops, aliases=aliases)
 
 

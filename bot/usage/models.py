@@ -19,7 +19,6 @@ register yet has no model data (`Status.NO_DATA_YET`), which is not the same as 
 
 from __future__ import annotations
 
-import lzma
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from types import MappingProxyType
 
 from opdrift.errors import OpdriftError
 from opdrift.operators.kernels import Profile
+from opdrift.shipped import ShippedTable, read_rows
 from opdrift.versions import TorchVersion, parse_version
 
 Path_ = str  # one of PATHS
@@ -57,8 +57,6 @@ FORMAT = "# opdrift-model-corpus 1"
 DATA = Path(__file__).parent / "data"
 _FILE = re.compile(r"models-(\d+\.\d+\.\d+)\.tsv\.xz")
 _STATUSES = ("ok", "failed", "skipped")
-# A shipped table is some tens of kilobytes; a bigger one is not ours.
-MAX_BYTES = 16 * 1024 * 1024
 
 
 class ModelTableError(OpdriftError):
@@ -209,58 +207,47 @@ def usage_for(torch_version: str) -> UsageChoice:
 
 @cache
 def read_table(release: str) -> ModelUsage:
-    path = DATA / f"models-{release}.tsv.xz"
-    try:
-        with lzma.open(path) as stream:
-            data = stream.read(MAX_BYTES + 1)
-    except (OSError, lzma.LZMAError) as err:
-        raise ModelTableError(f"cannot read opdrift's model table: {err}", path=str(path)) from None
-    if len(data) > MAX_BYTES:
-        raise ModelTableError(f"larger than {MAX_BYTES} bytes", path=str(path))
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ModelTableError(f"not UTF-8: {err}", path=str(path)) from None
-    usage = parse_table(text, where=str(path))
+    table = ShippedTable("opdrift.usage", f"data/models-{release}.tsv.xz", "model table", ModelTableError)
+    usage = parse_table(table.text(), where=table.path)
     if usage.release != release:
-        raise ModelTableError(f"records torch {usage.release}, its name says {release}", path=str(path))
+        raise ModelTableError(f"records torch {usage.release}, its name says {release}", path=table.path)
     return usage
 
 
 def parse_table(text: str, where: str = "<table>") -> ModelUsage:
     """A table's text (scripts/model_corpus.py's ``table`` command writes it) → ModelUsage."""
-    lines = text.splitlines()
-    if not lines or lines[0] != FORMAT:
+    if text.splitlines()[:1] != [FORMAT]:
         raise ModelTableError(f"does not start with {FORMAT!r}", path=where, line=1)
     env: dict[str, str] = {}
     models: dict[str, Model] = {}
     runs: dict[tuple[str, str], Run] = {}
     counts: dict[str, dict[str, dict[str, int]]] = {p: {} for p in PATHS}
-    for number, line in enumerate(lines[1:], start=2):
-        if line.startswith("# "):
-            key, sep, value = line[2:].partition(": ")
-            if sep:
-                env[key] = value
-            continue
-        fields = line.split("\t")
-        try:
-            if fields[0] == "model" and len(fields) == 3:
-                models[fields[1]] = Model(fields[1], fields[2])
-            elif fields[0] == "run" and len(fields) == 6:
-                _, path, name, status, cpu, note = fields
-                if path not in PATHS or name not in models or status not in _STATUSES:
-                    raise ValueError(line)
-                runs[(name, path)] = Run(name, path, status, float(cpu), note)
-            elif fields[0] == "op" and len(fields) == 5:
-                _, path, op, name, calls = fields
-                run = runs.get((name, path))
-                if run is None or run.status != "ok" or int(calls) < 1:
-                    raise ValueError(line)
-                counts[path].setdefault(op, {})[name] = int(calls)
-            else:
-                raise ValueError(line)
-        except (ValueError, IndexError, KeyError):
-            raise ModelTableError(f"malformed line {fields[0]!r}", path=where, line=number) from None
+
+    def comment(line: str) -> None:  # "# key: value" records the environment; FORMAT has no ": "
+        if not line.startswith("# "):
+            raise ValueError(line)
+        key, sep, value = line[2:].partition(": ")
+        if sep:
+            env[key] = value
+
+    def row(fields: list[str]) -> None:
+        if fields[0] == "model" and len(fields) == 3:
+            models[fields[1]] = Model(fields[1], fields[2])
+        elif fields[0] == "run" and len(fields) == 6:
+            _, path, name, status, cpu, note = fields
+            if path not in PATHS or name not in models or status not in _STATUSES:
+                raise ValueError(fields[0])
+            runs[(name, path)] = Run(name, path, status, float(cpu), note)
+        elif fields[0] == "op" and len(fields) == 5:
+            _, path, op, name, calls = fields
+            run = runs.get((name, path))
+            if run is None or run.status != "ok" or int(calls) < 1:
+                raise ValueError(fields[0])
+            counts[path].setdefault(op, {})[name] = int(calls)
+        else:
+            raise ValueError(fields[0])
+
+    read_rows(text, row, path=where, error=ModelTableError, comment=comment)
     version = parse_version(env.get("torch"))
     if version is None:
         raise ModelTableError("records no torch version", path=where)
