@@ -15,12 +15,15 @@ from opdrift.cli.options import (
     REPORT_FORMATS,
     SOURCE_HELP,
     STATS_FORMATS,
+    add_base_head,
     add_codegen,
     add_output,
     add_overrides,
+    add_retry_budget,
+    add_source,
+    add_timeline_format,
     commit_sha,
     positive_int,
-    seconds,
 )
 
 
@@ -30,7 +33,7 @@ def add_snapshot(p: argparse.ArgumentParser) -> None:
         "versioned snapshot (JSON). Same input, same bytes."
     )
     p.epilog = SOURCE_HELP
-    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+    add_source(p)
     add_output(p)
     add_overrides(p)
     add_codegen(p)
@@ -44,7 +47,7 @@ def add_stats(p: argparse.ArgumentParser) -> None:
         "ends with what each row counts."
     )
     p.epilog = SOURCE_HELP
-    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+    add_source(p)
     p.add_argument(
         "--format",
         choices=STATS_FORMATS,
@@ -63,7 +66,7 @@ def add_explain(p: argparse.ArgumentParser) -> None:
     )
     p.epilog = SOURCE_HELP
     p.add_argument("op", metavar="OP", help="a registered name (add.out) or a base name (add)")
-    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+    add_source(p)
     p.add_argument(
         "--backend",
         metavar="[NAME:]KIND=PATH",
@@ -99,8 +102,7 @@ def add_diff(p: argparse.ArgumentParser) -> None:
         "Exit 0 when nothing reaches --fail-on, 1 when something does, 2 on error."
     )
     p.epilog = SOURCE_HELP
-    p.add_argument("base", metavar="BASE", help="the SOURCE to compare from (e.g. a stored snapshot)")
-    p.add_argument("head", metavar="HEAD", help="the SOURCE to compare to (e.g. DIR@REV of the PR head)")
+    add_base_head(p)
     p.add_argument(
         "--format",
         choices=REPORT_FORMATS,
@@ -207,12 +209,7 @@ def add_history(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tags", metavar="GLOB", help="walk release tags matching GLOB (e.g. 'v*'), version-sorted"
     )
-    p.add_argument(
-        "--format",
-        choices=("json", "csv", "markdown"),
-        default="json",
-        help="json (the whole timeline), csv (one row per commit) or markdown (a table); default: json",
-    )
+    add_timeline_format(p)
     add_output(p)
     p.add_argument("--cache", metavar="DIR", help="keep per-commit results here, so reruns start warm")
     p.add_argument("--shard", metavar="I/N", help="walk only the I-th of N contiguous chunks (JSON to merge)")
@@ -236,12 +233,7 @@ def add_history_merge(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "shards", metavar="SHARD", nargs="+", help="the JSON output of each `history --shard I/N` run"
     )
-    p.add_argument(
-        "--format",
-        choices=("json", "csv", "markdown"),
-        default="json",
-        help="json (the whole timeline), csv (one row per commit) or markdown (a table); default: json",
-    )
+    add_timeline_format(p)
     add_output(p)
 
 
@@ -263,7 +255,7 @@ def add_coverage(p: argparse.ArgumentParser) -> None:
         help="a backend to check (repeatable; KIND and PATH as described above); lists given the same "
         "NAME are one backend, e.g. NPU:op-plugin=op_plugin_functions.yaml NPU:torch-npu=npu_native_functions.yaml",
     )
-    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+    add_source(p)
     p.add_argument("--base", metavar="BASE", help="also report what changed since BASE (a SOURCE)")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="(default: text)")
     add_output(p)
@@ -350,8 +342,7 @@ def add_site(p: argparse.ArgumentParser) -> None:
 
 
 def add_publish_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("base", metavar="BASE", help="the SOURCE to compare from (e.g. a stored snapshot)")
-    p.add_argument("head", metavar="HEAD", help="the SOURCE to compare to (e.g. DIR@REV of the PR head)")
+    add_base_head(p)
     p.add_argument("--repo", required=True, metavar="OWNER/NAME", help="where to post")
     p.add_argument("--config", metavar="FILE", help="subscriptions, labels, allow-list (docs/config.md)")
     p.add_argument(
@@ -362,13 +353,7 @@ def add_publish_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print what would be posted and send no write request (the default without GITHUB_TOKEN)",
     )
-    p.add_argument(
-        "--retry-budget",
-        type=seconds,
-        default=300.0,
-        metavar="SECONDS",
-        help="total time for the GitHub calls of one publish step, requests and retries included (default 300)",
-    )
+    add_retry_budget(p)
     add_codegen(p)
 
 
@@ -416,10 +401,4 @@ def add_watch(p: argparse.ArgumentParser) -> None:
             "calls are not counted: the default leaves them 200 of a workflow token's 1,000 an hour"
         ),
     )
-    p.add_argument(
-        "--retry-budget",
-        type=seconds,
-        default=300.0,
-        metavar="SECONDS",
-        help="total time for the GitHub calls of one publish step, requests and retries included (default 300)",
-    )
+    add_retry_budget(p)

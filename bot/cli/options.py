@@ -26,6 +26,38 @@ STATS_FORMATS = ("text", "markdown", "json")
 PROFILES = ("eager", "functional", "export")  # opdrift.operators.kernels.PROFILES
 
 
+def add_source(p: argparse.ArgumentParser) -> None:
+    """The one SOURCE of a command that reads one (its epilog is SOURCE_HELP, the "below")."""
+    p.add_argument("source", metavar="SOURCE", help="where the operators come from (see below)")
+
+
+def add_base_head(p: argparse.ArgumentParser) -> None:
+    """The two SOURCEs a drift is computed between (diff, comment, issue)."""
+    p.add_argument("base", metavar="BASE", help="the SOURCE to compare from (e.g. a stored snapshot)")
+    p.add_argument("head", metavar="HEAD", help="the SOURCE to compare to (e.g. DIR@REV of the PR head)")
+
+
+def add_timeline_format(p: argparse.ArgumentParser) -> None:
+    """How a timeline is written (history, and history-merge, which writes what history would)."""
+    p.add_argument(
+        "--format",
+        choices=("json", "csv", "markdown"),
+        default="json",
+        help="json (the whole timeline), csv (one row per commit) or markdown (a table); default: json",
+    )
+
+
+def add_retry_budget(p: argparse.ArgumentParser) -> None:
+    """The time a step's GitHub calls may take (comment, issue, watch)."""
+    p.add_argument(
+        "--retry-budget",
+        type=seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="total time for the GitHub calls of one publish step, requests and retries included (default 300)",
+    )
+
+
 def add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
 
