@@ -10,7 +10,7 @@ site-packages), which is also where a checkout has it (through the ``opdrift -> 
 from __future__ import annotations
 
 import lzma
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,3 +89,17 @@ def release_runs(field: str) -> tuple[range, ...]:
         first, dash, last = run.partition("-")
         runs.append(range(int(first), int(last if dash else first) + 1))
     return tuple(runs)
+
+
+def write_release_runs(indices: Sequence[int]) -> str:
+    """Release indices (ascending, at least one) as a table writes them, ``0-3,5,7-9``: what
+    `release_runs` reads."""
+    runs: list[list[int]] = []
+    for index in indices:
+        if runs and runs[-1][1] == index - 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    if not runs:
+        raise ValueError("no release")
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

@@ -34,50 +34,23 @@ an alert on a change made releases ago does not read as news.
 
 from __future__ import annotations
 
-import argparse
 import lzma
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# The shared command line lives beside this script.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from release_sources import ROOT, release_arguments
 
-from opdrift import pipeline  # noqa: E402
-from opdrift.operators.codegen import kernel_binding, rules_for_release  # noqa: E402
-from opdrift.schema.grammar import parse_schema  # noqa: E402
-from opdrift.schema.kernel import bound  # noqa: E402
-from opdrift.sources.read import read_source  # noqa: E402
-
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
-
-def _release(arg: str) -> tuple[str, str]:
-    """(the release, the SOURCE to read) of one argument: a wheel names its own version (torch's
-    ``2.14.0`` or ``2.14.0+cpu``: the local label is not a release), a yaml its directory's name."""
-    path = Path(arg)
-    if path.suffix == ".whl":
-        version = read_source(arg).meta.torch_version
-        if version is None:
-            raise SystemExit(f"{arg}: the wheel names no torch version")
-        return version.split("+")[0], arg
-    if path.is_dir():
-        path = path / "native_functions.yaml"
-    return path.parent.name, str(path)
+from opdrift import pipeline
+from opdrift.operators.codegen import kernel_binding, rules_for_release
+from opdrift.schema.grammar import parse_schema
+from opdrift.schema.kernel import bound
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "releases", nargs="+", help="one per release: a wheel, or a native_functions.yaml or its directory"
-    )
-    parser.add_argument("-o", default=str(ROOT / "bot" / "coverage" / "data" / "schemas.tsv.xz"))
-    args = parser.parse_args()
-    found = sorted((_release(a) for a in args.releases), key=lambda r: _key(r[0]))
+    found, output = release_arguments(__doc__, ROOT / "bot" / "coverage" / "data" / "schemas.tsv.xz")
     versions = [v for v, _ in found]
-    if len(set(versions)) != len(versions):
-        raise SystemExit(f"a release given twice: {versions}")
     history: dict[str, list[tuple[int, str, str]]] = {}
     for i, (version, source) in enumerate(found):
         rules = rules_for_release(version)
@@ -102,8 +75,8 @@ def main() -> None:
         for name in sorted(history)
         for start, schema, binding in history[name]
     ]
-    Path(args.o).write_bytes(lzma.compress(("\n".join(lines) + "\n").encode(), preset=9))
-    print(f"{args.o}: {len(history)} operators, {len(versions)} releases")
+    Path(output).write_bytes(lzma.compress(("\n".join(lines) + "\n").encode(), preset=9))
+    print(f"{output}: {len(history)} operators, {len(versions)} releases")
 
 
 if __name__ == "__main__":

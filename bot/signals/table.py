@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from opdrift.errors import OpdriftError
 from opdrift.model import AliasSignal, OpSignal, Signals
-from opdrift.shipped import ShippedTable, read_rows, release_runs
+from opdrift.shipped import ShippedTable, read_rows, release_runs, write_release_runs
 from opdrift.versions import parse_version, row_index
 
 
@@ -49,19 +49,6 @@ def version_key(version: str) -> tuple[int, int, int]:
     return (0, 0, 0) if parsed is None else (parsed.major, parsed.minor, parsed.patch)
 
 
-def _ranges(indices: Sequence[int]) -> str:
-    out: list[str] = []
-    start = prev = indices[0]
-    for i in indices[1:]:
-        if i == prev + 1:
-            prev = i
-            continue
-        out.append(f"{start}-{prev}" if prev != start else str(start))
-        start = prev = i
-    out.append(f"{start}-{prev}" if prev != start else str(start))
-    return ",".join(out)
-
-
 def _flags(op: OpSignal) -> str:
     return ("r" if op.has_ref else "") + ("p" if op.pointwise_ref else "") + ("P" if op.prim else "") or "-"
 
@@ -80,7 +67,7 @@ def write_table(releases: Sequence[tuple[Release, Signals]], header: Iterable[st
                 index
             )
     for line, indices in sorted(facts.items(), key=lambda kv: (kv[0].split("\t")[:2], kv[1])):
-        lines.append(line.replace("{}", _ranges(indices), 1))
+        lines.append(line.replace("{}", write_release_runs(indices), 1))
     return "\n".join(lines) + "\n"
 
 

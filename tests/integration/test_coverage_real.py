@@ -728,6 +728,32 @@ def test_the_shipped_schema_table_is_what_its_script_makes_of_the_vendored_relea
     assert "release\t2.14.0\n" in lzma.decompress(shipped.read_bytes()).decode()
 
 
+@pytest.mark.slow
+def test_the_shipped_structured_table_is_what_its_script_makes_of_the_vendored_releases(
+    release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """scripts/structured_table.py fed the release yamls by path (in no order) regenerates
+    bot/coverage/data/structured.tsv.xz, which holds the .0 releases and 2.14.1."""
+    out = tmp_path / "structured.tsv.xz"
+    script = Path(__file__).parents[2] / "scripts" / "structured_table.py"
+    dirs = [str(release_file(v).parent) for v in reversed(RELEASES)]
+    subprocess.run([sys.executable, str(script), *dirs, "-o", str(out)], check=True, capture_output=True)
+    shipped = Path(__file__).parents[2] / "bot" / "coverage" / "data" / "structured.tsv.xz"
+    assert lzma.decompress(out.read_bytes()) == lzma.decompress(shipped.read_bytes())
+
+
+def test_the_table_scripts_refuse_a_release_given_twice(release_file: Callable[[str], Path]) -> None:
+    script = Path(__file__).parents[2] / "scripts" / "schema_table.py"
+    path = str(release_file("2.14.1"))
+    done = subprocess.run(
+        [sys.executable, str(script), path, str(Path(path).parent), "-o", "/nonexistent/x"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1 and done.stderr == "a release given twice: ['2.14.1', '2.14.1']\n"
+
+
 def test_an_alert_on_a_change_of_2_14_0_dates_it_2_14_0(
     release_file: Callable[[str], Path], tmp_path: Path
 ) -> None:

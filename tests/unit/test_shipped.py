@@ -139,3 +139,16 @@ def test_read_rows_passes_over_blank_lines_and_hands_comments_on() -> None:
     assert seen == [["x", "1"], ["y"]]
     shipped.read_rows("# a\nx\n", seen.append, path="t", error=OpdriftError, comment=comments.append)
     assert comments == ["# a"]
+
+
+@pytest.mark.parametrize(
+    ("indices", "field"), [([3], "3"), ([0, 1, 2, 5, 7, 8, 9], "0-2,5,7-9"), ([0, 2, 4], "0,2,4")]
+)
+def test_release_runs_are_written_as_they_are_read(indices: list[int], field: str) -> None:
+    assert shipped.write_release_runs(indices) == field
+    assert [i for run in shipped.release_runs(field) for i in run] == indices
+
+
+def test_no_release_is_no_run() -> None:
+    with pytest.raises(ValueError, match="no release"):
+        shipped.write_release_runs([])
