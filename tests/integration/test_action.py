@@ -26,7 +26,7 @@ import yaml
 from clirun import Opdrift
 from datafiles import release_text
 from fake_github import FakeGitHub
-from pytorch_history import NATIVE, build_history
+from pytorch_history import NATIVE, History, build_history
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
@@ -261,6 +261,29 @@ NEW_OP = """
 # --- the PR path -----------------------------------------------------------------------------------
 
 
+def _weekly_workspace(
+    tmp_path: Path, opdrift: Opdrift, *, depth_1: bool = False, fine: bool = False, cap: int | None = None
+) -> tuple[Path, History]:
+    """The bot's repository as the weekly workflow checks it out (TMP_PATH/bot): snapshots/main.json, a
+    snapshot of PyTorch 2.13.0, tracked and committed as the seed, with PyTorch (2.13.0 to 2.14.1: the
+    history, FINE and CAP as `build_history` takes them) checked out inside as pytorch/: the history
+    itself, or with DEPTH_1 a depth-1 partial clone of it (as weekly-drift.yml checks it out)."""
+    workspace = tmp_path / "bot"
+    (workspace / "snapshots").mkdir(parents=True)
+    _git(workspace, "init", "-q", "-b", "main")
+    where = tmp_path / "upstream" if depth_1 else workspace / "pytorch"
+    history = build_history(where, first="2.13.0", last="2.14.1", fine=fine, cap=cap)
+    if depth_1:
+        _git(history.path, "config", "uploadpack.allowFilter", "true")
+        url = f"file://{history.path}"
+        _git(workspace, "clone", "-q", "--depth", "1", "--filter=blob:none", url, "pytorch")
+    seed = opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json"))
+    assert seed.code == 0, seed.err
+    _git(workspace, "add", "snapshots/main.json")
+    _git(workspace, "commit", "-q", "-m", "Seed the tracked snapshot")
+    return workspace, history
+
+
 @pytest.mark.slow
 def test_the_install_is_the_package_opdrift_and_nothing_named_bot(
     installed: dict[str, str], tmp_path: Path
@@ -357,15 +380,8 @@ def test_weekly_path_twice_gives_one_issue_and_one_snapshot_commit(
 ) -> None:
     target = "downstream/backend"
     fake.add_repo(target)
-    # The workspace is the bot's repository (snapshots/ tracked), with PyTorch checked out inside.
-    workspace = tmp_path / "bot"
-    (workspace / "snapshots").mkdir(parents=True)
-    _git(workspace, "init", "-q", "-b", "main")
-    history = build_history(workspace / "pytorch", first="2.13.0", last="2.14.1")
+    workspace, history = _weekly_workspace(tmp_path, opdrift)
     snapshot = workspace / "snapshots" / "main.json"
-    assert opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(snapshot)).code == 0
-    _git(workspace, "add", "snapshots/main.json")
-    _git(workspace, "commit", "-q", "-m", "Seed the tracked snapshot")
     inputs = {
         "pytorch": "pytorch",
         "head": "HEAD",
@@ -404,18 +420,7 @@ def test_weekly_path_attributes_changes_from_a_depth_1_checkout(
     """weekly-drift.yml checks PyTorch out at depth 1; with attribute, the action deepens it itself."""
     target = "downstream/backend"
     fake.add_repo(target)
-    upstream = build_history(tmp_path / "upstream", first="2.13.0", last="2.14.1", fine=True, cap=2)
-    workspace = tmp_path / "bot"
-    (workspace / "snapshots").mkdir(parents=True)
-    _git(workspace, "init", "-q", "-b", "main")
-    _git(upstream.path, "config", "uploadpack.allowFilter", "true")
-    _git(workspace, "clone", "-q", "--depth", "1", "--filter=blob:none", f"file://{upstream.path}", "pytorch")
-    assert (
-        opdrift("snapshot", f"{upstream.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json")).code
-        == 0
-    )
-    _git(workspace, "add", "snapshots/main.json")
-    _git(workspace, "commit", "-q", "-m", "Seed")
+    workspace, upstream = _weekly_workspace(tmp_path, opdrift, depth_1=True, fine=True, cap=2)
     inputs = {
         "pytorch": "pytorch",
         "base-source": "snapshots/main.json",
@@ -457,16 +462,7 @@ def test_weekly_dry_run_posts_and_commits_nothing(
 ) -> None:
     target = "downstream/backend"
     fake.add_repo(target)
-    workspace = tmp_path / "bot"
-    (workspace / "snapshots").mkdir(parents=True)
-    _git(workspace, "init", "-q", "-b", "main")
-    history = build_history(workspace / "pytorch", first="2.13.0", last="2.14.1")
-    assert (
-        opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json")).code
-        == 0
-    )
-    _git(workspace, "add", "snapshots/main.json")
-    _git(workspace, "commit", "-q", "-m", "Seed")
+    workspace, _ = _weekly_workspace(tmp_path, opdrift)
     run = run_action(
         {
             "pytorch": "pytorch",
@@ -528,16 +524,7 @@ def test_weekly_rerun_keeps_the_weeks_report(
 ) -> None:
     target = "downstream/backend"
     fake.add_repo(target)
-    workspace = tmp_path / "bot"
-    (workspace / "snapshots").mkdir(parents=True)
-    _git(workspace, "init", "-q", "-b", "main")
-    history = build_history(workspace / "pytorch", first="2.13.0", last="2.14.1")
-    assert (
-        opdrift("snapshot", f"{history.path}@v2.13.0", "-o", str(workspace / "snapshots" / "main.json")).code
-        == 0
-    )
-    _git(workspace, "add", "snapshots/main.json")
-    _git(workspace, "commit", "-q", "-m", "Seed")
+    workspace, _ = _weekly_workspace(tmp_path, opdrift)
     inputs = {
         "pytorch": "pytorch",
         "base-source": "snapshots/main.json",
