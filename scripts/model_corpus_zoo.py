@@ -324,50 +324,58 @@ def _clip() -> Case:
     )
 
 
-@model("diffusers_unet2d_condition", "diffusers", "diffusers")
-def _unet_cond() -> Case:
-    import diffusers
+def _diffusers(class_name: str, inputs: Callable[[], tuple[Any, ...]], **config: Any) -> Callable[[], Case]:
+    def build() -> Case:
+        import diffusers
+
+        net = getattr(diffusers, class_name)(**config)
+        return Case(net, inputs())
+
+    return build
+
+
+def _unet_cond_inputs() -> tuple[Any, ...]:
     import torch
 
-    net = diffusers.UNet2DConditionModel(
-        sample_size=16,
+    return (torch.randn(2, 4, 16, 16), torch.tensor([10, 500]), torch.randn(2, 8, 32))
+
+
+def _unet_inputs() -> tuple[Any, ...]:
+    import torch
+
+    return (torch.randn(2, 3, 16, 16), torch.tensor([10, 500]))
+
+
+_UNET = {"sample_size": 16, "layers_per_block": 1, "block_out_channels": (32, 64), "norm_num_groups": 8}
+
+model("diffusers_unet2d_condition", "diffusers", "diffusers")(
+    _diffusers(
+        "UNet2DConditionModel",
+        _unet_cond_inputs,
+        **_UNET,
         in_channels=4,
         out_channels=4,
-        layers_per_block=1,
-        block_out_channels=(32, 64),
         down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
         up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
         cross_attention_dim=32,
         attention_head_dim=8,
-        norm_num_groups=8,
     )
-    args = (torch.randn(2, 4, 16, 16), torch.tensor([10, 500]), torch.randn(2, 8, 32))
-    return Case(net, args)
-
-
-@model("diffusers_unet2d", "diffusers", "diffusers")
-def _unet() -> Case:
-    import diffusers
-    import torch
-
-    net = diffusers.UNet2DModel(
-        sample_size=16,
+)
+model("diffusers_unet2d", "diffusers", "diffusers")(
+    _diffusers(
+        "UNet2DModel",
+        _unet_inputs,
+        **_UNET,
         in_channels=3,
         out_channels=3,
-        layers_per_block=1,
-        block_out_channels=(32, 64),
         down_block_types=("DownBlock2D", "AttnDownBlock2D"),
         up_block_types=("AttnUpBlock2D", "UpBlock2D"),
-        norm_num_groups=8,
     )
-    return Case(net, (torch.randn(2, 3, 16, 16), torch.tensor([10, 500])))
-
-
-@model("diffusers_vae", "diffusers", "diffusers")
-def _vae() -> Case:
-    import diffusers
-
-    net = diffusers.AutoencoderKL(
+)
+model("diffusers_vae", "diffusers", "diffusers")(
+    _diffusers(
+        "AutoencoderKL",
+        lambda: (_image(2, 32),),
         in_channels=3,
         out_channels=3,
         down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
@@ -376,7 +384,7 @@ def _vae() -> Case:
         latent_channels=4,
         norm_num_groups=8,
     )
-    return Case(net, (_image(2, 32),))
+)
 
 
 def _rnn_lm(kind: str, bidirectional: bool = False) -> Callable[[], Case]:
