@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from opdrift.coverage.oplist import BackendOp, normalise_name
 from opdrift.errors import ConfigError
+from opdrift.pyast import dotted
 
 # Calls that register a kernel by their name's last part.
 _IMPL_CALLS = frozenset({"impl", "register_kernel"})
@@ -41,19 +42,8 @@ class PyRegistrations:
     warnings: tuple[str, ...]
 
 
-def _dotted(node: ast.expr) -> list[str] | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return parts[::-1]
-    return None
-
-
 def _call_name(call: ast.Call) -> str:
-    parts = _dotted(call.func)
+    parts = dotted(call.func)
     return parts[-1] if parts else ""
 
 
@@ -71,8 +61,8 @@ class _Reader:
 
     def aten_ref(self, node: ast.expr) -> tuple[str, bool] | None:
         """(op name, is a packet) of an expression naming an ATen operator, or None."""
-        parts = _dotted(node)
-        if parts is None:
+        parts = dotted(node)
+        if not parts:
             return None
         if parts[:3] == ["torch", "ops", "aten"]:
             rest = parts[3:]
@@ -103,7 +93,7 @@ class _Reader:
     def scan_assign(self, node: ast.Assign) -> None:
         value = node.value
         targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
-        if _dotted(value) == ["torch", "ops", "aten"]:
+        if dotted(value) == ["torch", "ops", "aten"]:
             self.aten_aliases.update(targets)
         elif isinstance(value, ast.Call) and _call_name(value) == "Library":
             args = [a.value for a in value.args if isinstance(a, ast.Constant)]
@@ -120,8 +110,8 @@ class _Reader:
         """lib.impl("op", fn, KEY), torch.library.impl(lib | "aten::op", ...), register_kernel(op, ...)."""
         func = call.func
         args = list(call.args)
-        receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else None
-        if receiver is not None and len(receiver) == 1 and receiver[0] in self.aten_libs:
+        receiver = dotted(func.value) if isinstance(func, ast.Attribute) else []
+        if len(receiver) == 1 and receiver[0] in self.aten_libs:
             target, key = (args[0] if args else None), self.key_of(args, 2)
             lib_bound = True
         elif args and isinstance(args[0], ast.Name) and args[0].id in self.aten_libs:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from opdrift.errors import OpdriftError
+from opdrift.pyast import dotted
 from opdrift.shipped import ShippedTable, read_rows
 from opdrift.versions import minor_of, row_for
 
@@ -48,21 +49,10 @@ class ExportRelease:
     table_function: str  # the torch/_decomp function the list was read from
 
 
-def _chain(node: ast.expr) -> list[str] | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return parts[::-1]
-
-
 def aten_name(node: ast.expr) -> str | None:
     """``aten.x`` → ``x.*``; ``aten.x.ov`` / ``torch.ops.aten.x.ov`` → ``x.ov``; ``….default`` → ``x``."""
-    parts = _chain(node)
-    if parts is None or "aten" not in parts:
+    parts = dotted(node)
+    if "aten" not in parts:
         return None
     rest = parts[parts.index("aten") + 1 :]
     if len(rest) == 1:

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from opdrift.model import AliasSignal, OpSignal, Signals
+from opdrift.pyast import dotted
 
 PRIMS = "torch/_prims/__init__.py"
 DECOMPOSITIONS = "torch/_decomp/decompositions.py"
@@ -187,18 +188,6 @@ def _parse(text: str, display: str) -> ast.Module:
 # --- the pieces of the files ----------------------------------------------------------------------
 
 
-def _chain(node: ast.expr) -> list[str]:
-    """``torch.ops.aten.add.Tensor`` → ["torch", "ops", "aten", "add", "Tensor"]; [] for anything else."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return parts[::-1]
-    return []
-
-
 def _op_of_chain(parts: list[str]) -> str | None:
     """The operator an attribute chain names, or None when it names no operator."""
     if len(parts) < 2 or parts[0] not in _OP_MODULES:
@@ -259,7 +248,7 @@ def _targets(body: Iterable[ast.AST], *, bare_builtins: bool) -> set[str]:
                 if not name.startswith("_") and (bare_builtins or name not in _BUILTINS):
                     found.add(name)
                 continue
-            parts = _chain(func)
+            parts = dotted(func)
             op = _op_of_chain(parts)
             if op is not None:
                 found.add(op)
@@ -281,7 +270,7 @@ def _targets(body: Iterable[ast.AST], *, bare_builtins: bool) -> set[str]:
 
 def _decorator_name(node: ast.expr) -> str:
     target = node.func if isinstance(node, ast.Call) else node
-    parts = _chain(target)
+    parts = dotted(target)
     return parts[-1] if parts else ""
 
 
@@ -289,7 +278,7 @@ def _registered(node: ast.expr) -> list[str]:
     """The ATen base names a ``register_decomposition(...)`` argument (or a list of them) names."""
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return [name for elt in node.elts for name in _registered(elt)]
-    parts = _chain(node)
+    parts = dotted(node)
     if "aten" in parts:
         i = parts.index("aten")
         if i + 1 < len(parts):
@@ -350,9 +339,9 @@ def _read_refs(module: ast.Module, path: str, prefix: str, reading: _Reading) ->
                 # 1.12: tan = _make_elementwise_unary_reference(prims.tan, ...)
                 op = reading.op(prefix + name)
                 op.has_ref, op.pointwise, op.where = True, True, path
-                op.targets = {t for a in value.args if (t := _op_of_chain(_chain(a))) is not None}
+                op.targets = {t for a in value.args if (t := _op_of_chain(dotted(a))) is not None}
             elif isinstance(value, ast.Call) and _decorator_name(value) == "_make_alias" and value.args:
-                target = _op_of_chain(_chain(value.args[0]))
+                target = _op_of_chain(dotted(value.args[0]))
                 if target is not None:
                     reading.alias(prefix + name, target, path)
             elif (
@@ -387,7 +376,7 @@ def _read_docs(module: ast.Module, path: str, reading: _Reading) -> None:
         if text is None or "lias" not in text:
             continue
         m = next(_line_matches(_DOC_ALIAS, text), None)
-        parts = _chain(node.args[0])
+        parts = dotted(node.args[0])
         if m is not None and parts[:1] == ["torch"]:
             reading.alias(aten_name(".".join(parts)), aten_name(m.group(1)), path)
 
