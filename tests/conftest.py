@@ -123,12 +123,8 @@ def release_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Pa
 @pytest.fixture
 def github_server() -> Iterator[FakeGitHub]:
     """A fake GitHub REST API on a local port, over real HTTP; add tokens and repositories to it."""
-    server = FakeGitHub()
-    server.start()
-    try:
+    with FakeGitHub() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -356,6 +356,14 @@ class FakeGitHub:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def __enter__(self) -> FakeGitHub:
+        """`with FakeGitHub() as server:` started, and stopped when the block ends, however it ends."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     @property
     def root(self) -> str:
         """Scheme, host and port."""

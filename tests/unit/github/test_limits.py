@@ -45,12 +45,8 @@ def fake(github_server: FakeGitHub) -> FakeGitHub:
 @pytest.fixture
 def evil() -> Iterator[FakeGitHub]:
     """Another server that would gladly take the token: it must never see a request."""
-    server = FakeGitHub()
-    server.start()
-    try:
+    with FakeGitHub() as server:
         yield server
-    finally:
-        server.stop()
 
 
 # A dripped answer (tests/fake_github.py's Drip) takes a minute or more in full: its status line and
