@@ -106,6 +106,7 @@ class BackendGap:
 
     @property
     def broken_names(self) -> tuple[str, ...]:
+        """The ops of `broken`, as the reports list them."""
         return tuple(b.op for b in self.broken)
 
     def more_of(self, lst: str) -> int:
@@ -155,7 +156,7 @@ class BackendGap:
             raise ValueError(f"not lists of a gap: {sorted(set(lists) - set(GAP_FIELDS))}")
         changes: dict[str, Any] = dict(lists)
         if more is not None:
-            changes["more"] = more_counts(more)
+            changes["more"] = _more_counts(more)
         return replace(self, **changes)
 
 
@@ -164,8 +165,9 @@ def break_item(gap: BackendGap, b: BrokenKernel) -> str:
     return f"{gap.key}\0break\0{b.op}\0{b.form}\0{b.parts!r}"
 
 
-def more_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    """COUNTS (list → how many more) as `BackendGap.more` holds them: in GAP_FIELDS order, zeros left out."""
+def _more_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """COUNTS (list → how many more) as `BackendGap.more` holds them: in GAP_FIELDS order, zeros
+    left out."""
     return tuple((f, counts[f]) for f in GAP_FIELDS if counts.get(f, 0))
 
 

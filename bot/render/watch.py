@@ -3,8 +3,9 @@
 The records here are what `opdrift.app.watch_reconcile` decides for each open upstream pull request (its
 impact on each subscribed backend is the weekly issue's and the PR comment's record,
 `opdrift.render.context.BackendGap`, from the same subscription matching, its lists capped), and what the
-issue's hidden state keeps of a row to show it again without reading the pull request again (`PullRow`). The Markdown comes from ``templates/watch_issue.md.j2``,
-``watch_comment.md.j2`` and ``watch_landed.md.j2`` fed a `WatchView` and the words they call
+issue's hidden state keeps of a row to show it again without reading the pull request again (`PullRow`).
+The Markdown comes from ``templates/watch_issue.md.j2``, ``watch_comment.md.j2`` and
+``watch_landed.md.j2`` fed a `WatchView` and the words they call
 (`opdrift.render.watch_words`); the JSON (`opdrift.render.watch_json`) is built from the same view, without
 Jinja2.
 
