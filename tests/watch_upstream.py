@@ -28,7 +28,7 @@ from opdrift.app.watch_judge import Judge, JudgementCache, who_by_backend
 from opdrift.config.file import BotConfig, parse_config
 from opdrift.github.pulls import Scan
 from opdrift.model import DERIVATIVES_PATH, NATIVE_PATH, OPERATOR_PATHS, TAGS_PATH, PullRef
-from opdrift.render.watch import BackendImpact
+from opdrift.render.context import BackendGap
 from opdrift.sources.read import read_source
 
 UPSTREAM = "pytorch/pytorch"
@@ -241,7 +241,7 @@ class Run:
         return plan
 
 
-def rows_of(plan: WatchPlan) -> dict[int, BackendImpact]:
+def rows_of(plan: WatchPlan) -> dict[int, BackendGap]:
     return {r.number: r.impacts[0] for r in plan.view.rows}
 
 

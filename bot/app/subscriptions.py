@@ -23,7 +23,7 @@ parsed by `opdrift.config.file`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from opdrift.config.backend_specs import BackendSpec
 from opdrift.config.file import BotConfig, Subscription
@@ -35,7 +35,7 @@ from opdrift.drift.changes import Change
 from opdrift.drift.flags import FLAGS
 from opdrift.model import OpRecord
 from opdrift.operators.kernels import Profile
-from opdrift.render.context import BackendGap
+from opdrift.render.context import GAP_FIELDS, BackendGap, BrokenKernel
 from opdrift.schema.kernel import KernelForm, judged_form
 from opdrift.usage.models import ModelUsage
 from opdrift.work.engine import scope
@@ -321,34 +321,63 @@ def backend_gaps(
             for c in pending
             if gap is not None and c.name in gap and concerns_some(spec, c) and _filters_match(sub, c)
         )
-        found = BackendGap(
-            sub.who,
-            spec.kind,
-            spec.value,
-            tuple(names),
-            tuple(sorted(broken)),
-            tuple(sorted(removed)),
-            schema_changed=_names(c.name for c in matched if schema_changed(spec, c, listed)),
-            left_core=_names(c.name for c in matched if leaves_core(spec, c, listed)),
-            joined_core=_names(c.name for c in matched if joins_core(spec, c, gap)),
-            dead=_names(listed_name(c) for c in matched if dead(spec, c, listed)),
-            some_need=tuple(dict.fromkeys(some)),
-            name=spec.label,
-            broken_forms=tuple(
-                (op, judged_form(listed.forms.get(op), listed.torch_version) or "") for op in sorted(broken)
-            )
-            if listed is not None
-            else (),
-            ops_models=None if listed is None or listed.models is None else listed.models.reach(names),
-            broken_models=None
-            if listed is None or listed.models is None
-            else listed.models.reach(sorted(broken)),
-            models_caveat="" if listed is None or listed.models is None else listed.models.caveat,
-        )
+        lists = {
+            "ops": names,
+            "broken": broken,
+            "removed": removed,
+            "schema_changed": (c.name for c in matched if schema_changed(spec, c, listed)),
+            "left_core": (c.name for c in matched if leaves_core(spec, c, listed)),
+            "joined_core": (c.name for c in matched if joins_core(spec, c, gap)),
+            "dead": (listed_name(c) for c in matched if dead(spec, c, listed)),
+            "some_need": some,
+        }
+        found = gap_of(spec, sub.who, lists, {c.name: c for c in breaking}, listed)
         if found.warns() or found.some_need:
             out.append(found)
     return tuple(out)
 
 
-def _names(names: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(set(names)))
+def gap_of(
+    spec: BackendSpec,
+    who: tuple[str, ...],
+    lists: Mapping[str, Iterable[str]],
+    changes: Mapping[str, Change],
+    listed: Kernels | None,
+) -> BackendGap:
+    """The gap of SPEC's backend, mentioning WHO, from LISTS (a list of `GAP_FIELDS` → op names: each
+    is sorted, each op once): each broken kernel with what changed in the form the backend writes it
+    in (from CHANGES, op name → its change), and the models that reach its ops (LISTED's table).
+    `backend_gaps` makes one per subscription; the watch one per backend, its subscriptions' lists
+    merged (`opdrift.app.watch_judge.impacts_of`)."""
+    names = {f: tuple(sorted(set(lists.get(f, ())))) for f in GAP_FIELDS}
+    models = None if listed is None else listed.models
+    broken = tuple(
+        replace(
+            _kernel(changes[op], listed) if op in changes else BrokenKernel(op, ""),
+            models=None if models is None else models.reach((op,)),
+        )
+        for op in names.pop("broken")
+    )
+    gap = BackendGap(
+        who,
+        spec.kind,
+        spec.value,
+        names["ops"],
+        broken,
+        name=spec.label,
+        ops_models=None if models is None else models.reach(names["ops"]),
+        broken_models=None if models is None else models.reach(b.op for b in broken),
+        models_caveat="" if models is None else models.caveat,
+    )
+    return gap.with_lists(names)  # every other list
+
+
+def _kernel(change: Change, listed: Kernels | None) -> BrokenKernel:
+    """The broken kernel of CHANGE's op in the form the backend writes it (the first form that changed
+    when that form is not known)."""
+    form = None if listed is None else judged_form(listed.forms.get(change.name), listed.torch_version)
+    changes = [k for k in change.kernel_changes if form is None or k.form == form]
+    if not changes:
+        return BrokenKernel(change.name, form or "")
+    one = changes[0]
+    return BrokenKernel(change.name, form or "", one.differences(), one.before, one.after)

@@ -18,7 +18,7 @@ budget (`gather`), and says the warnings. What follows from all that is decided,
 - a PR that cannot be read now (its compare, its files, a read's deadline) keeps its row as it was and
   goes to the state's retry list: the next run fetches it again although the watermark moved past it.
 
-What is news: a row's backend whose impact items (`opdrift.render.watch.BackendImpact.items`) are not all
+What is news: a row's backend whose impact items (`opdrift.render.context.BackendGap.items`) are not all
 in the fingerprint the last run kept for that PR, i.e. the PR newly affects that backend, or asks more
 of it: a new op to write, a kernel that would now break (or break in another way), an op it would now
 remove. A PR that asks the same or less is not news. The comment names only news, and mentions the
@@ -65,7 +65,8 @@ from opdrift.config.file import BotConfig
 from opdrift.errors import ApiLimitError, SchemaError, SourceError, YamlError
 from opdrift.github.pulls import DEFAULT_BUDGET
 from opdrift.model import PullRef
-from opdrift.render.watch import BackendImpact, WatchView
+from opdrift.render.context import BackendGap
+from opdrift.render.watch import WatchView
 
 Say = Callable[[str], None]
 # What one run judges at most, and for how long (each judgement reads about five answers and parses
@@ -102,7 +103,7 @@ class PullSource(Protocol):
     def head_sizes(self, pull: PullRef) -> dict[str, int]: ...  # OPERATOR_PATHS at its head → bytes
 
 
-JudgeFn = Callable[[str, str], tuple[BackendImpact, ...]]  # (merge base sha, head sha) → impacts
+JudgeFn = Callable[[str, str], tuple[BackendGap, ...]]  # (merge base sha, head sha) → impacts
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from opdrift.render.watch import BrokenKernel
+from opdrift.render.context import BrokenKernel
 from opdrift.schema.kernel import KERNEL_FORMS, KernelSignature
 from opdrift.shapes import LIST, STRINGS, Reader
 

@@ -15,8 +15,7 @@ from typing import Any
 from opdrift.app.watch_breaks import DeclarationError, break_data, read_signatures
 from opdrift.app.watch_models import models_data, with_models
 from opdrift.coverage.kinds import backend_key, parse_kind
-from opdrift.render.context import GAP_LISTS
-from opdrift.render.watch import BackendImpact, BrokenKernel, OpList
+from opdrift.render.context import GAP_FIELDS, GAP_LISTS, BackendGap, BrokenKernel
 from opdrift.shapes import INTEGER, LIST, OBJECT, STRING, STRINGS, Kind, Reader
 
 MAX_TEXT = 300  # characters of a stored text (a list's path, a part of a kernel's change, a title)
@@ -53,7 +52,7 @@ def _handle(h: str) -> str:
     return h.lstrip("@").lower()[:100]
 
 
-def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> BackendImpact | None:
+def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> BackendGap | None:
     """One backend's impact as `impact_data` wrote it (StateError when it does not read); None when
     the config (WHO: backend key → handles) no longer subscribes that backend."""
     d = READ.read(OBJECT, d, where, where)
@@ -75,25 +74,19 @@ def read_impact(d: Any, where: str, who: Mapping[str, tuple[str, ...]]) -> Backe
     if "who" in d:  # the subscriptions that matched: a choice among the config's handles, never more
         stored: tuple[str, ...] = READ.field(_HANDLES, d, "who", f"{where}.who", where)
         handles = tuple(h for h in handles if _handle(h) in stored) or handles
-    impact = BackendImpact(  # with its model counts, when they read (opdrift.app.watch_models)
-        kind,
-        path,
-        handles,
-        READ.field(_NAMES, d, "needs", f"{where}.needs", where),
-        broken,
-        READ.field(_NAMES, d, "removes", f"{where}.removes", where),
-        more[0],
-        more[1],
-        more[2],
-        _also(d["also"], f"{where}.also") if "also" in d else (),
-    )
-    return with_models(impact, d.get("models"))
+    needs: tuple[str, ...] = READ.field(_NAMES, d, "needs", f"{where}.needs", where)
+    removes: tuple[str, ...] = READ.field(_NAMES, d, "removes", f"{where}.removes", where)
+    also = _also(d["also"], f"{where}.also") if "also" in d else {}
+    lists = {"ops": needs, "broken": broken, "removed": removes, **{f: ops for f, (ops, _) in also.items()}}
+    counts = {"ops": more[0], "broken": more[1], "removed": more[2], **{f: n for f, (_, n) in also.items()}}
+    impact = BackendGap(handles, kind, path, ()).with_lists(lists, counts)
+    return with_models(impact, d.get("models"))  # with its model counts, when they read
 
 
-def _also(d: Any, where: str) -> tuple[OpList, ...]:
+def _also(d: Any, where: str) -> dict[str, tuple[tuple[str, ...], int]]:
     """The other lists as `impact_data` wrote them: {field: [ops, more]}, fields of GAP_LISTS only."""
     d = READ.read(OBJECT, d, where, where)
-    out = []
+    out = {}
     for g in GAP_LISTS:
         if g.field not in d:
             continue
@@ -101,10 +94,10 @@ def _also(d: Any, where: str) -> tuple[OpList, ...]:
         item = READ.read(LIST, d[g.field], at, at)
         if len(item) != 2 or not COUNT.accepts(item[1]):
             raise StateError(f"{at}: expected [ops, more]")
-        out.append(OpList(g.field, READ.read(_NAMES, item[0], at, at), item[1]))
+        out[g.field] = (READ.read(_NAMES, item[0], at, at), item[1])
     if len(out) != len(d):
         raise StateError(f"{where}: an unknown list")
-    return tuple(out)
+    return out
 
 
 def _broken(item: Any, at: str) -> BrokenKernel:
@@ -129,45 +122,29 @@ def _broken(item: Any, at: str) -> BrokenKernel:
     return BrokenKernel(op, form, tuple(parts), *sigs)
 
 
-_FORMS = ("", "int64_t", "SymInt")
-
-
-def _readable(i: BackendImpact) -> BackendImpact:
+def _readable(i: BackendGap) -> BackendGap:
     """I without the op names the reader refuses (counted instead), so that one odd name costs its
     mention in a list, not the row."""
-    lacking = tuple(o for o in i.lacking if _NAME.fullmatch(o))
-    removed = tuple(o for o in i.removed if _NAME.fullmatch(o))
+    names = {f: tuple(o for o in getattr(i, f) if _NAME.fullmatch(o)) for f in GAP_FIELDS if f != "broken"}
     broken = tuple(
         replace(b, form=b.form if b.form in _FORMS else "") for b in i.broken if _NAME.fullmatch(b.op)
     )
-    also = tuple(
-        replace(x, ops=kept, more=x.more + len(x.ops) - len(kept))
-        for x in i.also
-        for kept in [tuple(o for o in x.ops if _NAME.fullmatch(o))]
-    )
-    return replace(
-        i,
-        also=also,
-        lacking=lacking,
-        broken=broken,
-        removed=removed,
-        more_lacking=i.more_lacking + len(i.lacking) - len(lacking),
-        more_broken=i.more_broken + len(i.broken) - len(broken),
-        more_removed=i.more_removed + len(i.removed) - len(removed),
-    )
+    kept: dict[str, tuple[object, ...]] = {**names, "broken": broken}
+    return i.with_lists(kept, {f: i.more_of(f) + len(getattr(i, f)) - len(kept[f]) for f in GAP_FIELDS})
 
 
-def impact_data(impact: BackendImpact) -> dict[str, object]:
+def impact_data(impact: BackendGap) -> dict[str, object]:
     i = _readable(impact)
+    also = i.also()
     return {
         "kind": i.kind,
         "where": i.where[:MAX_TEXT],
         # without their "@": the issue body mentions nobody, not even in its hidden block
         "who": [_handle(h) for h in i.who[:100]],
-        "needs": list(i.lacking),
+        "needs": list(i.ops),
         "breaks": [break_data(b, MAX_TEXT) for b in i.broken],
         "removes": list(i.removed),
-        "more": [i.more_lacking, i.more_broken, i.more_removed],
-        **({"also": {x.field: [list(x.ops), x.more] for x in i.also}} if i.also else {}),
+        "more": [i.more_of("ops"), i.more_of("broken"), i.more_of("removed")],
+        **({"also": {g.field: [list(ops), more] for g, ops, more in also}} if also else {}),
         **models_data(i),
     }

@@ -5,8 +5,8 @@ The judgement is the weekly issue's and the PR comment's, not a second one: the 
 merge base to its head (`opdrift.drift.changes.compute_drift`), each backend list read and covered against
 the head (`opdrift.app.prepare.backend_work`), and the subscriptions matched (`opdrift.app.subscriptions.
 backend_gaps`): what the backend would lack, the kernels that would stop compiling in its form, the ops
-it implements that the PR removes. This module only regroups those gaps per backend and adds, for each
-broken kernel, what changed in the form the backend writes it in.
+it implements that the PR removes, each broken kernel with what changed in the form the backend writes
+it in. This module only merges those gaps per backend and caps their lists.
 
 The cache: a judgement is keyed by the blob shas of both sides' operator files, the content of every
 subscribed backend list, and a digest of the code that judges (`opdrift.history.cache.code_digest`, plus
@@ -22,13 +22,13 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from opdrift import pipeline
 from opdrift.app.overrides import load_overrides
 from opdrift.app.prepare import backend_work
-from opdrift.app.subscriptions import Kernels, backend_gaps, backend_specs
+from opdrift.app.subscriptions import Kernels, backend_gaps, backend_specs, gap_of
 from opdrift.app.watch_impact import StateError, impact_data, read_impact
 from opdrift.config.backend_specs import BackendSpec
 from opdrift.config.file import BotConfig
@@ -38,17 +38,16 @@ from opdrift.files import BLOCK
 from opdrift.github.ghcache import blob_sha
 from opdrift.history.cache import DiskCache, code_digest
 from opdrift.model import SourceFiles
-from opdrift.render.context import GAP_LISTS
-from opdrift.render.watch import MAX_OPS, BackendImpact, BrokenKernel, OpList
-from opdrift.schema.kernel import KernelForm, judged_form
+from opdrift.render.context import GAP_FIELDS, BackendGap
+from opdrift.render.watch import MAX_OPS
 from opdrift.taxonomy.overrides import Overrides
 
 Say = Callable[[str], None]
 MAX_ENTRIES = 2000  # judgements kept on disk; each is a few hundred bytes
 _KIND = "watch"
 # The parts of the package `code_digest` leaves out that decide a judgement too: the coverage readers,
-# and render's impact records (their caps, `MAX_OPS`) and gap lists (`GAP_LISTS`). The rest it leaves
-# out shows, sends or publishes a judgement.
+# and render's gap record (`BackendGap`, its lists `GAP_LISTS`) and the watch's cap (`MAX_OPS`). The
+# rest it leaves out shows, sends or publishes a judgement.
 _JUDGING = ("coverage", "render")
 
 
@@ -162,7 +161,7 @@ class JudgementCache:
         self.warn = warn
         self.max_entries = max_entries
 
-    def get(self, key: str, who: Mapping[str, tuple[str, ...]]) -> tuple[BackendImpact, ...] | None:
+    def get(self, key: str, who: Mapping[str, tuple[str, ...]]) -> tuple[BackendGap, ...] | None:
         raw = self.disk.get(_KIND, key)
         if raw is None:
             return None
@@ -178,7 +177,7 @@ class JudgementCache:
             return None
         return tuple(i for i in found if i is not None)
 
-    def put(self, key: str, impacts: tuple[BackendImpact, ...]) -> None:
+    def put(self, key: str, impacts: tuple[BackendGap, ...]) -> None:
         items = [impact_data(i) for i in impacts]
         self.disk.put(_KIND, key, {"impacts": items, "digest": _entry_digest(key, items)})
         self._prune()
@@ -188,24 +187,15 @@ class JudgementCache:
         self.disk.prune(_KIND, self.max_entries * BLOCK)
 
 
-def _broken(change: Change, form: KernelForm | None, torch_version: str | None) -> BrokenKernel:
-    judged = judged_form(form, torch_version)
-    changes = [k for k in change.kernel_changes if judged is None or k.form == judged]
-    if not changes:
-        return BrokenKernel(change.name, judged or "", ())
-    one = changes[0]
-    return BrokenKernel(change.name, judged or "", one.differences(), one.before, one.after)
-
-
 def impacts_of(
     cfg: BotConfig,
     changes: tuple[Change, ...],
     lacking: dict[BackendSpec, frozenset[str]],
     implemented: dict[BackendSpec, Kernels],
-) -> tuple[BackendImpact, ...]:
-    """The gaps of `backend_gaps` (one per matching subscription) regrouped per backend, each broken
-    kernel with what changed in the form the backend writes it in. A backend whose gap only lists ops
-    some backends need is no row: the PR asks nothing of it (`BackendGap.warns`)."""
+) -> tuple[BackendGap, ...]:
+    """The gaps of `backend_gaps` (one per matching subscription) merged per backend (`gap_of`), each
+    capped at MAX_OPS ops per list. A backend whose gap only lists ops some backends need is no row:
+    the PR asks nothing of it (`BackendGap.warns`)."""
     by_name = {c.name: c for c in changes}
     specs = {s.key: s for s in backend_specs(cfg)}
     merged: dict[str, dict[str, set[str]]] = {}
@@ -214,44 +204,18 @@ def impacts_of(
     who: dict[str, dict[str, str]] = {}
     for g in backend_gaps(cfg, changes, lacking, implemented):
         lists = merged.setdefault(g.key, {})
-        for name in _LISTS:
-            lists.setdefault(name, set()).update(getattr(g, name))
+        for name in GAP_FIELDS:
+            lists.setdefault(name, set()).update(g.broken_names if name == "broken" else getattr(g, name))
         if not g.warns():
             continue
         handles = who.setdefault(g.key, {})
         for h in g.who:
             handles.setdefault(h.lower(), h)
-    out = []
-    for key, lists in merged.items():
-        if key not in who:
-            continue  # only ops some backends need
-        spec = specs[key]
-        kernels = implemented[spec]
-        models = kernels.models
-        kernels_broken = tuple(
-            replace(
-                _broken(by_name[op], kernels.forms.get(op), kernels.torch_version)
-                if op in by_name
-                else BrokenKernel(op, "", ()),  # a name the gap gives as the list has it: no signature
-                models=None if models is None else models.reach((op,)),
-            )
-            for op in sorted(lists["broken"])
-        )
-        impact = BackendImpact(
-            spec.kind,
-            spec.value,
-            tuple(who[key].values()),
-            tuple(sorted(lists["ops"])),
-            kernels_broken,
-            tuple(sorted(lists["removed"])),
-            also=tuple(OpList(g.field, tuple(sorted(lists[g.field]))) for g in GAP_LISTS if lists[g.field]),
-            lacking_models=None if models is None else models.reach(sorted(lists["ops"])),
-        )
-        out.append(impact.capped(MAX_OPS))
-    return tuple(out)
-
-
-_LISTS = ("ops", "broken", "removed", *(g.field for g in GAP_LISTS))
+    return tuple(
+        gap_of(specs[key], tuple(who[key].values()), lists, by_name, implemented[specs[key]]).capped(MAX_OPS)
+        for key, lists in merged.items()
+        if key in who  # else only ops some backends need
+    )
 
 
 @dataclass
@@ -274,7 +238,7 @@ class Judge:
         self._who = who_by_backend(self.cfg)
         self.backends = backend_digest(self.cfg)  # what the judgements are made against (None: unreadable)
 
-    def __call__(self, merge_base: str, head: str) -> tuple[BackendImpact, ...]:
+    def __call__(self, merge_base: str, head: str) -> tuple[BackendGap, ...]:
         base_files = self.read(self.spec_for(merge_base))
         head_files = self.read(self.spec_for(head))
         key = None

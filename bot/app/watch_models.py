@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from opdrift.coverage.workitems import ModelReach
-from opdrift.render.watch import BackendImpact
+from opdrift.render.context import BackendGap
 
 _RELEASE = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}")
 _MAX = 10**6  # more models than any corpus holds
@@ -27,16 +27,16 @@ def _reach_data(m: ModelReach) -> list[int]:
     return [m.used_by, m.of, (_NO_DATA if m.no_data_yet else 0) | (_CPU_ONLY if m.cpu_only else 0)]
 
 
-def models_data(impact: BackendImpact) -> dict[str, object]:
+def models_data(impact: BackendGap) -> dict[str, object]:
     """``{"models": ...}`` for IMPACT's counts, ``{}`` when it has none (a state without them reads the
     same as before)."""
-    reaches = [impact.lacking_models, *(b.models for b in impact.broken)]
+    reaches = [impact.ops_models, *(b.models for b in impact.broken)]
     release = next((m.release for m in reaches if m is not None), None)
     if release is None or not _RELEASE.fullmatch(release):
         return {}
     out: dict[str, object] = {"release": release}
-    if impact.lacking_models is not None:
-        out["needs"] = _reach_data(impact.lacking_models)
+    if impact.ops_models is not None:
+        out["needs"] = _reach_data(impact.ops_models)
     breaks = {b.op: _reach_data(b.models) for b in impact.broken if b.models is not None}
     if breaks:
         out["breaks"] = breaks
@@ -57,7 +57,7 @@ def _reach(x: Any, release: str) -> ModelReach | None:
     )
 
 
-def with_models(impact: BackendImpact, d: Any) -> BackendImpact:
+def with_models(impact: BackendGap, d: Any) -> BackendGap:
     """IMPACT with the counts D (what `models_data` wrote under "models") gives; IMPACT as it is when
     D does not read."""
     if (
@@ -72,6 +72,6 @@ def with_models(impact: BackendImpact, d: Any) -> BackendImpact:
         breaks = {}
     return replace(
         impact,
-        lacking_models=_reach(d.get("needs"), release),
+        ops_models=_reach(d.get("needs"), release),
         broken=tuple(replace(b, models=_reach(breaks.get(b.op), release)) for b in impact.broken),
     )

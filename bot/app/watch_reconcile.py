@@ -52,8 +52,8 @@ from opdrift.app.watch_verdicts import (
     Verdict,
 )
 from opdrift.model import PullRef
+from opdrift.render.context import BackendGap
 from opdrift.render.watch import (
-    BackendImpact,
     Landed,
     LandedBreak,
     PullRow,
@@ -108,7 +108,7 @@ class Board:
 class Announcement:
     """What `announce` decided: the news, the marks of what grew, the rows withheld, the told times."""
 
-    news: tuple[tuple[PullRow, tuple[BackendImpact, ...]], ...]
+    news: tuple[tuple[PullRow, tuple[BackendGap, ...]], ...]
     fresh: Mapping[str, frozenset[str]]
     withheld: frozenset[int]
     told: Mapping[int, str]
@@ -198,7 +198,7 @@ def listed_numbers(scan: Scanned) -> set[int]:
     return {p.number for p in scan.pulls} | {p.number for p, _ in scan.failed}
 
 
-def new_row(pull: PullRef, impacts: tuple[BackendImpact, ...], note: str = "") -> PullRow:
+def new_row(pull: PullRef, impacts: tuple[BackendGap, ...], note: str = "") -> PullRow:
     return PullRow(
         pull.number,
         row_title(pull.title),

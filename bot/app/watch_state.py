@@ -340,7 +340,7 @@ def impact_rank(row: PullRow) -> int:
     are dropped by this first and by their last update second, never by how long their text is."""
     if any(breaks_build(i) for i in row.impacts):
         return 0
-    if any(i.lacking or i.more_lacking for i in row.impacts):
+    if any(i.count("ops") for i in row.impacts):
         return 1
     return 2
 

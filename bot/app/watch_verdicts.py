@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from opdrift.model import PullRef
-from opdrift.render.watch import BackendImpact
+from opdrift.render.context import BackendGap
 
 
 class Scanned(Protocol):
@@ -45,7 +45,7 @@ class Scanned(Protocol):
 # What the edge found out about one open PR at the head it was examined at (`needs_judging`).
 @dataclass(frozen=True)
 class Judged:
-    impacts: tuple[BackendImpact, ...]  # () : it affects no subscribed backend
+    impacts: tuple[BackendGap, ...]  # () : it affects no subscribed backend
 
 
 @dataclass(frozen=True)

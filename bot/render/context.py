@@ -1,6 +1,7 @@
-"""What a drift report is told beyond the drift itself: `ReportContext`, and the `BackendGap`s in it
-(per backend subscription, and per backend of the config's `backends:` for the PR comment's impact
-table: one record).
+"""What a drift report is told beyond the drift itself: `ReportContext`, and the `BackendGap`s in it:
+what a change asks of one backend, per backend subscription, per backend of the config's `backends:`
+for the PR comment's impact table, and per subscribed backend of an upstream pull request for
+`opdrift watch` (`opdrift.render.watch`): one record, one key.
 
 Both are records the use cases (`opdrift.app`, above this stage) build and the renderer reads, so they are
 defined with the renderer's input: `opdrift.app.subscriptions.backend_gaps` makes the gaps.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from opdrift.coverage.kinds import BackendKind, backend_key
 from opdrift.coverage.workitems import ModelReach
@@ -19,24 +21,48 @@ from opdrift.drift.changes import Drift
 from opdrift.drift.warnings import SourceWarning
 from opdrift.history.attribution import Attribution
 from opdrift.model import NATIVE_PATH
+from opdrift.schema.kernel import KernelSignature
 
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
 @dataclass(frozen=True)
+class BrokenKernel:
+    """An op the backend implements whose kernel no longer compiles in the form it is written in."""
+
+    op: str
+    form: str  # "int64_t" or "SymInt": the form the kernel is judged in; "" when not known
+    # what changed in that form's C++ signature: (where, before, after), as `KernelChange.differences`;
+    # what the watch's fingerprint is made of (a state written before `before` and `after` existed
+    # reads the same)
+    parts: tuple[tuple[str, str, str], ...] = ()
+    # that form's signature before and after the change, parameters named: the watch shows both
+    # declarations and names what changed (`opdrift.schema.kernel.named_changes`); None when not known
+    before: KernelSignature | None = None
+    after: KernelSignature | None = None
+    # the models of the corpus that dispatch the op on the backend's paths and device (the weekly
+    # issue's count, `opdrift.app.subscriptions.ModelData`); None without a model table. Not what the
+    # change asks of the backend, so not compared
+    models: ModelReach | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class BackendGap:
-    """For one backend subscription, or one backend of the config's `backends:` (the PR comment's
-    impact table, `who` empty: it mentions no one): the new operators its backend lacks (or those that
-    now need a kernel it lacks), those it implements whose kernel a change broke, and those it lists
-    that upstream removed where its codegen refuses the name; then the lists of `GAP_LISTS`, each
-    apart. Or, with `unread`, why its list could not be read, and nothing else."""
+    """What a change asks of one backend, the one record of every output that says it: for the
+    weekly issue a drift's, per backend subscription; for the PR comment's impact table a drift's,
+    per backend of the config's `backends:` (`who` empty: it mentions no one); for `opdrift watch` one
+    upstream pull request's, per subscribed backend (its matching subscriptions merged, its lists
+    capped: `more` counts the rest). The new operators its backend lacks (or those that now need a
+    kernel it lacks), those it implements whose kernel a change broke, and those it lists that
+    upstream removed where its codegen refuses the name; then the lists of `GAP_LISTS`, each apart.
+    Or, with `unread`, why its list could not be read, and nothing else."""
 
     who: tuple[str, ...]
     kind: BackendKind
     where: str  # the path (or gh: spec) as written in the config, or the dispatch key
-    ops: tuple[str, ...]  # sorted, each once
-    # the ops it implements whose kernel no longer builds in the form it is written in, sorted
-    broken: tuple[str, ...] = ()
+    ops: tuple[str, ...] = ()  # sorted, each once
+    # the ops it implements whose kernel no longer builds in the form it is written in, sorted by op
+    broken: tuple[BrokenKernel, ...] = ()
     # the ops it implements that upstream removed or renamed (by the name it lists), which its
     # codegen then refuses, sorted
     removed: tuple[str, ...] = ()
@@ -51,21 +77,23 @@ class BackendGap:
     # new ops, or ops that now need a kernel, it lacks that only some backends need (opdrift.work.engine.scope)
     some_need: tuple[str, ...] = ()
     # what every report calls the backend: its subscription's `name:`, else one derived from its list
-    # (`opdrift.config.file.default_name`); never a machine path
-    name: str = ""
-    # each op of `broken` with the form its kernel is judged in (`opdrift.coverage.check.judged_form`:
-    # "int64_t" or "SymInt"; "" when not known): the declarations the report shows are in that form
-    broken_forms: tuple[tuple[str, str], ...] = ()
+    # (`opdrift.config.file.default_name`); never a machine path. The watch sets it from the config
+    # each run, never from its state: not part of what the change asks, so not compared
+    name: str = field(default="", compare=False)
     # which models of the corpus (`opdrift.usage.models`) reach the ops of `ops` and of `broken` on the
-    # backend's paths and device (`opdrift.coverage.workitems.model_reach`); None without model data
-    ops_models: ModelReach | None = None
-    broken_models: ModelReach | None = None
+    # backend's paths and device (`opdrift.coverage.workitems.model_reach`); None without model data.
+    # Not what the change asks of the backend, so not compared
+    ops_models: ModelReach | None = field(default=None, compare=False)
+    broken_models: ModelReach | None = field(default=None, compare=False)
     # said once per report when those counts come from another release's table than HEAD's
     # (`opdrift.usage.models.UsageChoice.caveat`)
-    models_caveat: str = ""
+    models_caveat: str = field(default="", compare=False)
     # a backend of `backends:` whose list could not be read (another repository's, renamed, gone,
     # malformed): why, in one line; its lists are then empty, and the table says it was not judged
     unread: str = ""
+    # (list, how many more ops it asks than that list names), in GAP_FIELDS order, non-zero counts
+    # only: the watch's lists are capped (`capped`), the reports' never are
+    more: tuple[tuple[str, int], ...] = ()
 
     @property
     def label(self) -> str:
@@ -76,12 +104,71 @@ class BackendGap:
         """The backend list's key across runs and reports (`opdrift.coverage.kinds.backend_key`)."""
         return backend_key(self.kind, self.where)
 
+    @property
+    def broken_names(self) -> tuple[str, ...]:
+        """The ops of `broken`, as the reports list them."""
+        return tuple(b.op for b in self.broken)
+
+    def more_of(self, lst: str) -> int:
+        """How many more ops than list LST (a name of GAP_FIELDS) names the change asks (`capped`)."""
+        return dict(self.more).get(lst, 0)
+
+    def count(self, lst: str) -> int:
+        """How many ops list LST holds, those it names and those it counts."""
+        return len(getattr(self, lst)) + self.more_of(lst)
+
     def warns(self) -> bool:
         """Whether the gap asks something of the backend that is news to its subscribers: anything
         but ops only some backends need, which are listed apart and mention no one."""
-        return bool(self.ops or self.broken or self.removed) or any(
-            getattr(self, g.field) for g in GAP_LISTS if g.warns
+        return any(self.count(f) for f in ("ops", "broken", "removed")) or any(
+            self.count(g.field) for g in GAP_LISTS if g.warns
         )
+
+    def also(self) -> tuple[tuple[GapList, tuple[str, ...], int], ...]:
+        """The lists of GAP_LISTS that hold something, in that order: each (its kind, the ops it
+        names, how many more it counts)."""
+        return tuple(
+            (g, getattr(self, g.field), self.more_of(g.field)) for g in GAP_LISTS if self.count(g.field)
+        )
+
+    def items(self) -> frozenset[str]:
+        """What the change asks of this backend, one item per op and verdict (a different break of
+        the same kernel is a different item): the watch's fingerprint is made of these."""
+        out = {f"{self.key}\0need\0{op}" for op in self.ops}
+        out |= {f"{self.key}\0remove\0{op}" for op in self.removed}
+        out |= {break_item(self, b) for b in self.broken}
+        # Ops only some backends need are listed, never news (`GapList.warns`).
+        out |= {f"{self.key}\0{g.field}\0{op}" for g in GAP_LISTS if g.warns for op in getattr(self, g.field)}
+        return frozenset(out)
+
+    def capped(self, cap: int) -> BackendGap:
+        """The gap naming at most CAP ops per list, the rest counted in `more`."""
+        lists: dict[str, tuple[Any, ...]] = {f: getattr(self, f) for f in GAP_FIELDS}
+        more = {f: self.more_of(f) + max(0, len(ops) - cap) for f, ops in lists.items()}
+        return self.with_lists({f: ops[:cap] for f, ops in lists.items()}, more)
+
+    def with_lists(
+        self, lists: Mapping[str, tuple[Any, ...]], more: Mapping[str, int] | None = None
+    ) -> BackendGap:
+        """The gap with LISTS (a field of GAP_FIELDS → its ops, or its kernels for "broken") in place
+        of those lists, and with MORE (list → how many more) as its counts when given."""
+        if not set(lists) <= set(GAP_FIELDS):
+            raise ValueError(f"not lists of a gap: {sorted(set(lists) - set(GAP_FIELDS))}")
+        changes: dict[str, Any] = dict(lists)
+        if more is not None:
+            changes["more"] = _more_counts(more)
+        return replace(self, **changes)
+
+
+def break_item(gap: BackendGap, b: BrokenKernel) -> str:
+    """The fingerprint item (`BackendGap.items`) of GAP's broken kernel B."""
+    return f"{gap.key}\0break\0{b.op}\0{b.form}\0{b.parts!r}"
+
+
+def _more_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """COUNTS (list → how many more) as `BackendGap.more` holds them: in GAP_FIELDS order, zeros
+    left out."""
+    return tuple((f, counts[f]) for f in GAP_FIELDS if counts.get(f, 0))
 
 
 @dataclass(frozen=True)
@@ -134,6 +221,8 @@ GAP_LISTS: tuple[GapList, ...] = (
         warns=False,
     ),
 )
+# Every list of a gap, by its field: what `BackendGap.more` counts for each.
+GAP_FIELDS: tuple[str, ...] = ("ops", "broken", "removed", *(g.field for g in GAP_LISTS))
 
 
 @dataclass(frozen=True)

@@ -331,9 +331,9 @@ class Helpers:
         judged in before and after, as a ``diff`` block under the list item, as the watch shows it
         (`opdrift.render.watch`); in every form it changed (`describe_kernel`) when its form is not known."""
         by_name = {c.name: c for c in drift.changes}
-        forms = dict(g.broken_forms)
+        forms = {b.op: b.form for b in g.broken}
         out = []
-        for op in g.broken[:cap]:
+        for op in g.broken_names[:cap]:
             c = by_name.get(op)
             if c is None or not c.kernel_changes:
                 continue
@@ -364,7 +364,7 @@ class Helpers:
         return self._names(g.ops, cap)
 
     def broken_ops(self, g: BackendGap, cap: int) -> Safe:
-        return self._names(g.broken, cap)
+        return self._names(g.broken_names, cap)
 
     def removed_ops(self, g: BackendGap, cap: int) -> Safe:
         return self._names(g.removed, cap)

@@ -1,10 +1,11 @@
 """`opdrift watch`'s outputs: the dashboard issue, the run's one comment, and the JSON for other tools.
 
-The records here are what `opdrift.app.watch_reconcile` decides for each open upstream pull request and
-each subscribed backend (`BackendImpact`, from the same subscription matching the weekly issue and the PR
-comment use), and what the issue's hidden state keeps of a row to show it again without reading the
-pull request again (`PullRow`). The Markdown comes from ``templates/watch_issue.md.j2``,
-``watch_comment.md.j2`` and ``watch_landed.md.j2`` fed a `WatchView` and the words they call
+The records here are what `opdrift.app.watch_reconcile` decides for each open upstream pull request (its
+impact on each subscribed backend is the weekly issue's and the PR comment's record,
+`opdrift.render.context.BackendGap`, from the same subscription matching, its lists capped), and what the
+issue's hidden state keeps of a row to show it again without reading the pull request again (`PullRow`).
+The Markdown comes from ``templates/watch_issue.md.j2``, ``watch_comment.md.j2`` and
+``watch_landed.md.j2`` fed a `WatchView` and the words they call
 (`opdrift.render.watch_words`); the JSON (`opdrift.render.watch_json`) is built from the same view, without
 Jinja2.
 
@@ -23,13 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from opdrift import __version__
-from opdrift.coverage.kinds import BackendKind, backend_key
-from opdrift.coverage.workitems import ModelReach
-from opdrift.render.context import GAP_LISTS, GapList
+from opdrift.render.context import GAP_FIELDS, BackendGap
 from opdrift.render.fit import GITHUB_BODY_LIMIT, PUBLISHER_MARGIN, largest_cap_fitting
 from opdrift.render.markers import WATCH_COMMENT_MARKER, WATCH_MARKER
 from opdrift.render.watch_json import watch_json as watch_json  # the JSON twin, from the same view
-from opdrift.schema.kernel import KernelSignature
 from opdrift.text import Safe
 
 BODY_LIMIT = GITHUB_BODY_LIMIT - PUBLISHER_MARGIN
@@ -45,109 +43,14 @@ MAX_FINGERPRINT = 48
 _URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]+)?/[A-Za-z0-9._/-]+/pull/[0-9]+")
 
 
-@dataclass(frozen=True)
-class BrokenKernel:
-    """An op the backend implements whose kernel would no longer compile in the form it is written in."""
-
-    op: str
-    form: str  # "int64_t" or "SymInt": the form the kernel is judged in; "" when not known
-    # what changed in that form's C++ signature: (where, before, after), as `KernelChange.differences`;
-    # what the fingerprint is made of (a state written before `before` and `after` existed reads the same)
-    parts: tuple[tuple[str, str, str], ...] = ()
-    # that form's signature before and after the PR, parameters named: the comment shows both
-    # declarations and names what changed (`opdrift.schema.kernel.named_changes`); None when not known
-    before: KernelSignature | None = None
-    after: KernelSignature | None = None
-    # the models of the corpus that dispatch the op on the backend's paths and device (the weekly
-    # issue's count, `opdrift.app.subscriptions.ModelData`); None without a model table. Not what the PR
-    # asks of the backend, so not compared
-    models: ModelReach | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class OpList:
-    """One of the gap's lists beyond needs, breaks and removals (`opdrift.render.context.GAP_LISTS`)."""
-
-    field: str  # the GapList's field: schema_changed, left_core, joined_core, dead, some_need
-    ops: tuple[str, ...]  # sorted, at most MAX_OPS
-    more: int = 0  # how many more than `ops` shows
-
-    @property
-    def kind(self) -> GapList:
-        return GAP_BY_FIELD[self.field]
-
-
-GAP_BY_FIELD = {g.field: g for g in GAP_LISTS}
-
-
-@dataclass(frozen=True)
-class BackendImpact:
-    """What one pull request would do to one subscribed backend (`opdrift.app.subscriptions.backend_gaps`)."""
-
-    kind: BackendKind
-    where: str  # the list's path as the config writes it, or the dispatch key
-    who: tuple[str, ...]  # the subscription's handles (only the comment mentions them)
-    lacking: tuple[str, ...] = ()  # new or changed ops it would need, sorted, at most MAX_OPS
-    broken: tuple[BrokenKernel, ...] = ()
-    removed: tuple[str, ...] = ()  # ops it implements that the PR removes (its codegen refuses them)
-    more_lacking: int = 0  # how many more than the lists show
-    more_broken: int = 0
-    more_removed: int = 0
-    also: tuple[OpList, ...] = ()  # the other lists, non-empty ones only, in GAP_LISTS order
-    # the backend's name (`opdrift.config.backend_specs.BackendSpec.label`), what every output calls it; set from
-    # the config each run (`opdrift.app.watch_reconcile`), never read from the state: not part of what it says
-    name: str = field(default="", compare=False)
-    # the models that reach any of its needs (all of them, `lacking` and the more), as BrokenKernel's
-    lacking_models: ModelReach | None = field(default=None, compare=False)
-
-    @property
-    def label(self) -> str:
-        return self.name or self.where
-
-    @property
-    def key(self) -> str:
-        """The backend list's key across runs and reports (`opdrift.coverage.kinds.backend_key`)."""
-        return backend_key(self.kind, self.where)
-
-    def items(self) -> frozenset[str]:
-        """What the PR asks of this backend, one item per op and verdict (a different break of the same
-        kernel is a different item): the fingerprint is made of these."""
-        out = {f"{self.key}\0need\0{op}" for op in self.lacking}
-        out |= {f"{self.key}\0remove\0{op}" for op in self.removed}
-        for b in self.broken:
-            out.add(break_item(self, b))
-        # Ops only some backends need are listed, never news (`GapList.warns`).
-        out |= {f"{self.key}\0{x.field}\0{op}" for x in self.also if x.kind.warns for op in x.ops}
-        return frozenset(out)
-
-    def capped(self, cap: int) -> BackendImpact:
-        """The impact listing at most CAP ops per list (the rest counted)."""
-        return replace(
-            self,
-            lacking=self.lacking[:cap],
-            broken=self.broken[:cap],
-            removed=self.removed[:cap],
-            more_lacking=self.more_lacking + max(0, len(self.lacking) - cap),
-            more_broken=self.more_broken + max(0, len(self.broken) - cap),
-            more_removed=self.more_removed + max(0, len(self.removed) - cap),
-            also=tuple(
-                replace(x, ops=x.ops[:cap], more=x.more + max(0, len(x.ops) - cap)) for x in self.also
-            ),
-        )
-
-
 # Landed breaks told in comments of their own per run; more are named together in one more comment.
 MAX_LANDED_COMMENTS = 3
 
 NEW = "🆕"  # what the run's comment marks as new since its last comment about a PR
 
 
-def break_item(imp: BackendImpact, b: BrokenKernel) -> str:
-    return f"{imp.key}\0break\0{b.op}\0{b.form}\0{b.parts!r}"
-
-
-def new_items(impact: BackendImpact, before: frozenset[str], cap: int = MAX_FINGERPRINT) -> frozenset[str]:
-    """The items of IMPACT (`BackendImpact.items`) the fingerprint of the last run (BEFORE) did not
+def new_items(impact: BackendGap, before: frozenset[str], cap: int = MAX_FINGERPRINT) -> frozenset[str]:
+    """The items of IMPACT (`BackendGap.items`) the fingerprint of the last run (BEFORE) did not
     hold: what `grew` finds, item by item."""
     mine = {i: digest(i) for i in impact.items()}
     if len(before) >= cap:  # BEFORE kept only its smallest digests: compare within that range
@@ -160,12 +63,12 @@ def digest(item: str) -> str:
     return hashlib.sha256(item.encode()).hexdigest()[:DIGEST_HEX]
 
 
-def fingerprint(impacts: Sequence[BackendImpact], cap: int = MAX_FINGERPRINT) -> tuple[str, ...]:
+def fingerprint(impacts: Sequence[BackendGap], cap: int = MAX_FINGERPRINT) -> tuple[str, ...]:
     """The PR's impact as a set of short digests, the CAP smallest: a later run compares by inclusion."""
     return tuple(sorted({digest(i) for imp in impacts for i in imp.items()})[:cap])
 
 
-def grew(impact: BackendImpact, before: frozenset[str], cap: int = MAX_FINGERPRINT) -> bool:
+def grew(impact: BackendGap, before: frozenset[str], cap: int = MAX_FINGERPRINT) -> bool:
     """Whether the PR now asks this backend for something it did not ask at the last run: an op it
     would need, a kernel it would break (or break differently), an op it would remove that the
     fingerprint of then (BEFORE) did not hold. Less (a fix) or the same is not news."""
@@ -183,7 +86,7 @@ class PullRow:
     updated_at: str
     url: str
     head_sha: str
-    impacts: tuple[BackendImpact, ...]
+    impacts: tuple[BackendGap, ...]
     fingerprint: tuple[str, ...] = ()
     note: str = ""  # a key of ROW_NOTES: why the row has no impacts (the PR was not judged)
 
@@ -224,17 +127,21 @@ class LandedBreak:
     title: str
     url: str
     landed_at: str  # the listing's last update of the PR when it was seen merged
-    impacts: tuple[BackendImpact, ...]  # only what breaks the build: its broken kernels and removals
+    impacts: tuple[BackendGap, ...]  # only what breaks the build: its broken kernels and removals
 
 
-def breaks_build(imp: BackendImpact) -> bool:
+def breaks_build(imp: BackendGap) -> bool:
     """Whether IMPACT breaks the backend's build once its PR lands (rather than asking for work)."""
-    return bool(imp.broken or imp.removed or imp.more_broken or imp.more_removed)
+    return bool(imp.count("broken") or imp.count("removed"))
 
 
-def build_part(imp: BackendImpact) -> BackendImpact:
+def build_part(imp: BackendGap) -> BackendGap:
     """IMPACT reduced to what breaks the build: the kernels and the removals."""
-    return replace(imp, lacking=(), more_lacking=0, also=(), lacking_models=None)
+    lists = {f: () for f in GAP_FIELDS if f not in _BUILD}
+    return replace(imp.with_lists(lists, {f: imp.more_of(f) for f in _BUILD}), ops_models=None)
+
+
+_BUILD = ("broken", "removed")  # the lists of a gap that break the build
 
 
 LANDED_MARK = "<!-- opdrift:landed {} -->"  # ends each landed-break line; a ticked box there dismisses it
@@ -245,14 +152,12 @@ class WatchView:
     upstream: str
     rows: tuple[PullRow, ...]  # newest update first
     landed: tuple[Landed, ...]
-    news: tuple[
-        tuple[PullRow, tuple[BackendImpact, ...]], ...
-    ]  # the rows the comment names, and which backends
+    news: tuple[tuple[PullRow, tuple[BackendGap, ...]], ...]  # the rows the comment names, and which backends
     state_block: str  # the hidden block, rendered by opdrift.app.watch_state
     complete: bool = True  # False: the scan stopped at its request budget
     hidden_rows: int = 0  # rows the body had no room for
     progress: ScanProgress | None = None  # with `complete` False: how far it got
-    # "number\0backend key" → the items (`BackendImpact.items`) new since the last comment, for each
+    # "number\0backend key" → the items (`BackendGap.items`) new since the last comment, for each
     # backend of the news whose PR asked less of it then (a PR news for the first time has none: all
     # of it is new); the comment marks them
     fresh: Mapping[str, frozenset[str]] = field(default_factory=dict)

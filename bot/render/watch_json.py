@@ -5,22 +5,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from opdrift.render.context import GAP_LISTS
+from opdrift.render.context import GAP_LISTS, BackendGap
 from opdrift.render.reach import reach_json
 
-if TYPE_CHECKING:  # opdrift.render.watch re-exports watch_json: its records are only annotations here
-    from opdrift.render.watch import BackendImpact, WatchView
+if TYPE_CHECKING:  # opdrift.render.watch re-exports watch_json: its view is only an annotation here
+    from opdrift.render.watch import WatchView
 
 
-def _impact_json(imp: BackendImpact) -> dict[str, object]:
-    also = {x.field: x for x in imp.also}
+def _impact_json(imp: BackendGap) -> dict[str, object]:
     return {
         "name": imp.label,
         "kind": imp.kind,
         "where": imp.where,
         "who": list(imp.who),
-        "needs": list(imp.lacking),
-        "needs_models": reach_json(imp.lacking_models),
+        "needs": list(imp.ops),
+        "needs_models": reach_json(imp.ops_models),
         "breaks": [
             {
                 "op": b.op,
@@ -49,12 +48,12 @@ def _impact_json(imp: BackendImpact) -> dict[str, object]:
             for b in imp.broken
         ],
         "removes": list(imp.removed),
-        **{g.field: list(also[g.field].ops) if g.field in also else [] for g in GAP_LISTS},
+        **{g.field: list(getattr(imp, g.field)) for g in GAP_LISTS},
         "more": {
-            "needs": imp.more_lacking,
-            "breaks": imp.more_broken,
-            "removes": imp.more_removed,
-            **{g.field: also[g.field].more if g.field in also else 0 for g in GAP_LISTS},
+            "needs": imp.more_of("ops"),
+            "breaks": imp.more_of("broken"),
+            "removes": imp.more_of("removed"),
+            **{g.field: imp.more_of(g.field) for g in GAP_LISTS},
         },
     }
 

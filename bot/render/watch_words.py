@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from opdrift.render.context import BackendGap, BrokenKernel, break_item
 from opdrift.render.details import named_parts, signature_parts
 from opdrift.render.helpers import mentions
 from opdrift.render.reach import reach_phrase
@@ -13,13 +14,10 @@ from opdrift.render.watch import (
     LANDED_MARK,
     NEW,
     ROW_NOTES,
-    BackendImpact,
-    BrokenKernel,
     Landed,
     LandedBreak,
     PullRow,
     WatchView,
-    break_item,
     pull_url,
 )
 from opdrift.text import Safe, code, code_block, link, md
@@ -58,16 +56,16 @@ class Words:
         words = ships_in_words(row.updated_at)
         return Safe(f"; if it lands now, it {words}" if words else "")
 
-    def backend(self, imp: BackendImpact) -> Safe:
+    def backend(self, imp: BackendGap) -> Safe:
         """The backend by its name (`dlprim`), never by its kind and path."""
         return Safe(f"**{code(imp.label, 80)}**")
 
-    def landed(self, imp: BackendImpact) -> list[Safe]:
+    def landed(self, imp: BackendGap) -> list[Safe]:
         """What a PR that landed does to the backend's build, said in the present: it has landed."""
         return self.effects(imp, landed=True)
 
     def effects(
-        self, imp: BackendImpact, row: PullRow | None = None, indent: int = 4, *, landed: bool = False
+        self, imp: BackendGap, row: PullRow | None = None, indent: int = 4, *, landed: bool = False
     ) -> list[Safe]:
         """One phrase per thing the PR does to the backend. With ROW (the run's comment), what is new
         since the last comment about a PR that asked less then is marked 🆕 (`WatchView.fresh`). INDENT:
@@ -85,32 +83,30 @@ class Words:
         for b in imp.broken:
             said = self._broken(b, indent, landed)
             out.append(Safe(f"{NEW} {said}") if break_item(imp, b) in fresh else said)
-        if imp.more_broken:
+        if imp.more_of("broken"):
             verb = "breaks" if landed else "would break"
-            out.append(Safe(f"… and {verb} {imp.more_broken} more of your kernels"))
-        if imp.lacking or imp.more_lacking:
-            n = len(imp.lacking) + imp.more_lacking
-            more = f", … and {imp.more_lacking} more" if imp.more_lacking else ""
+            out.append(Safe(f"… and {verb} {imp.more_of('broken')} more of your kernels"))
+        if n := imp.count("ops"):
+            more = f", … and {imp.more_of('ops')} more" if imp.more_of("ops") else ""
             out.append(
                 Safe(
-                    f"⚠️ adds {n} op{'s' if n != 1 else ''} you would need: {names(imp.lacking, 'need')}{more}"
-                    f"{reach_phrase(imp.lacking_models)}"
+                    f"⚠️ adds {n} op{'s' if n != 1 else ''} you would need: {names(imp.ops, 'need')}{more}"
+                    f"{reach_phrase(imp.ops_models)}"
                 )
             )
-        if imp.removed or imp.more_removed:
-            n = len(imp.removed) + imp.more_removed
-            more = f", … and {imp.more_removed} more" if imp.more_removed else ""
+        if n := imp.count("removed"):
+            more = f", … and {imp.more_of('removed')} more" if imp.more_of("removed") else ""
             out.append(
                 Safe(
                     f"🗑️ removes {n} op{'s' if n != 1 else ''} you implement, which your codegen refuses: "
                     f"{names(imp.removed, 'remove')}{more}"
                 )
             )
-        for x in imp.also:
-            n = len(x.ops) + x.more
-            more = f", … and {x.more} more" if x.more else ""
-            listed = names(x.ops, x.field)
-            out.append(Safe(f"{x.kind.mark} {n} op{'s' if n != 1 else ''} {x.kind.says}: {listed}{more}"))
+        for kind, ops, rest in imp.also():
+            n = len(ops) + rest
+            more = f", … and {rest} more" if rest else ""
+            listed = names(ops, kind.field)
+            out.append(Safe(f"{kind.mark} {n} op{'s' if n != 1 else ''} {kind.says}: {listed}{more}"))
         return out
 
     def landed_mark(self, x: LandedBreak) -> Safe:
@@ -120,7 +116,7 @@ class Words:
         """The handles of every backend a PR that just landed breaks, each once, with its backends."""
         return self._who(imp for x in self.view.broke_now for imp in x.impacts)
 
-    def _who(self, impacts: Iterable[BackendImpact]) -> Safe:
+    def _who(self, impacts: Iterable[BackendGap]) -> Safe:
         seen: dict[str, str] = {}
         names: dict[str, dict[str, None]] = {}
         for imp in impacts:
@@ -133,7 +129,7 @@ class Words:
             )
         )
 
-    def grown(self, row: PullRow, imp: BackendImpact) -> bool:
+    def grown(self, row: PullRow, imp: BackendGap) -> bool:
         """Whether the comment names this backend of ROW because the PR asks more of it than at the
         last comment (then what is new is marked), rather than because it is new."""
         return f"{row.number}\0{imp.key}" in self.view.fresh
@@ -165,25 +161,23 @@ class Words:
         reach = [
             m
             for i in (*impacts, *(i for _, news in v.news for i in news))
-            for m in (i.lacking_models, *(b.models for b in i.broken))
+            for m in (i.ops_models, *(b.models for b in i.broken))
             if m is not None
         ]
         releases = sorted({m.release for m in reach})
         return Safe(f" · model counts from torch {', '.join(releases)}'s table" if releases else "")
 
-    def summary(self, imp: BackendImpact) -> Safe:
+    def summary(self, imp: BackendGap) -> Safe:
         """The row's short cell: counts."""
         parts = []
-        if imp.broken or imp.more_broken:
-            n = len(imp.broken) + imp.more_broken
+        if n := imp.count("broken"):
             parts.append(f"🔧 {n} kernel{'s' if n != 1 else ''} would break")
-        if imp.lacking or imp.more_lacking:
-            n = len(imp.lacking) + imp.more_lacking
+        if n := imp.count("ops"):
             parts.append(f"⚠️ {n} op{'s' if n != 1 else ''} to write")
-        if imp.removed or imp.more_removed:
-            parts.append(f"🗑️ {len(imp.removed) + imp.more_removed} removed")
-        for x in imp.also:
-            parts.append(f"{x.kind.mark} {len(x.ops) + x.more} {x.kind.short}")
+        if n := imp.count("removed"):
+            parts.append(f"🗑️ {n} removed")
+        for kind, ops, rest in imp.also():
+            parts.append(f"{kind.mark} {len(ops) + rest} {kind.short}")
         return Safe(", ".join(parts))
 
     def news_who(self) -> Safe:

@@ -820,8 +820,8 @@ def test_a_backend_subscription_mentions_its_subscriber_when_a_kernel_it_impleme
     assert not {g for gap in backend_gaps(config, changes, lacking) for g in gap.broken}
     assert mentions_for(config, changes, lacking, implemented) == ("@ascend",)
     (gap,) = backend_gaps(config, changes, lacking, implemented)
-    assert set(gap.broken) == broken and not still_build & set(gap.broken)
-    assert not set(gap.broken) & set(gap.ops)
+    assert set(gap.broken_names) == broken and not still_build & set(gap.broken_names)
+    assert not set(gap.broken_names) & set(gap.ops)
     changed = {c.name for c in changes if c.kernel_changes}
     assert still_build <= changed  # they did change, in the SymInt form only
 
@@ -885,7 +885,7 @@ def test_a_subscription_mentions_a_backend_whose_listed_op_upstream_removes(
     lacking, implemented = backend_work(config, after)
     assert mentions_for(config, removed, lacking, implemented) == ("@xla",)
     (gap,) = backend_gaps(config, changes, lacking, implemented)
-    assert (gap.removed, set(gap.broken) & {"cholesky", "qr"}) == (("cholesky", "qr"), set())
+    assert (gap.removed, set(gap.broken_names) & {"cholesky", "qr"}) == (("cholesky", "qr"), set())
     cpp = tmp_path / "ops.cpp"
     cpp.write_text('TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("aten::qr", &qr);\n}\n')
     text = f'subscriptions:\n  - who: ["@c"]\n    backend: {{kind: cpp, path: "{cpp}"}}\n'

@@ -65,8 +65,8 @@ def _watch(
     assert impacts == plan.view.rows[0].impacts
     found: dict[str, dict[str, tuple[str, ...]]] = {}
     for i in impacts:
-        lists = {"needs": i.lacking, "breaks": tuple(b.op for b in i.broken), "removes": i.removed}
-        lists |= {x.field: x.ops for x in i.also}
+        lists = {"needs": i.ops, "breaks": i.broken_names, "removes": i.removed}
+        lists |= {g.field: ops for g, ops, _ in i.also()}
         found[i.kind] = {k: v for k, v in lists.items() if v}
     # the state keeps every list: the next run reads the same rows back, and nothing is news again
     state, problem = read_state(plan.body, who_by_backend(cfg))

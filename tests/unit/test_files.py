@@ -78,10 +78,10 @@ def test_a_walk_cache_value_that_does_not_serialise_leaves_nothing(tmp_path: Pat
 def test_the_judgement_cache_keeps_what_was_read(tmp_path: Path) -> None:
     """The watch's judgements are pruned by the same policy: least recently used, not oldest written."""
     from opdrift.app.watch_judge import JudgementCache
-    from opdrift.render.watch import BackendImpact
+    from opdrift.render.context import BackendGap
 
     cache = JudgementCache(tmp_path, warn=print, max_entries=4)
-    imp = BackendImpact("xla", "x.yaml", ("@a",), ("op1",))
+    imp = BackendGap(("@a",), "xla", "x.yaml", ("op1",))
     who = {"xla:x.yaml": ("@a",)}
     keys = [cache.disk.key(n) for n in range(5)]
     for key in keys[:4]:

@@ -370,7 +370,7 @@ def test_a_local_list_gets_the_verdict_of_the_engine_without_the_api(tmp_path: P
     before, after = (pipeline.load_snapshot(str(p / "native_functions.yaml")) for p in (base, head))
     (impact,) = downstream_impact(cfg, after, list(compute_drift(before, after).changes), warn=print)
     assert not impact.unread
-    assert (impact.name, impact.broken, impact.removed) == ("XLA", ("rrelu_with_noise",), ())
+    assert (impact.name, impact.broken_names, impact.removed) == ("XLA", ("rrelu_with_noise",), ())
     assert impact.who == ()
 
 
@@ -411,7 +411,7 @@ def test_an_op_renamed_away_from_a_listed_backend_is_in_its_removed_column(tmp_p
     assert rename.name == "_prelu_kernel_backward"
     impact = {i.name: i for i in downstream_impact(cfg, after, changes, warn=print) if not i.unread}
     assert impact["XLA"].removed == ("prelu_backward",)
-    assert "prelu_backward" not in impact["XLA"].broken
+    assert "prelu_backward" not in impact["XLA"].broken_names
     assert "prelu_backward" not in (impact["C"].removed if "C" in impact else ())
 
 
@@ -459,12 +459,17 @@ def test_a_hostile_backend_name_and_path_stay_inert_in_the_table() -> None:
     from driftcases import realistic_pair
 
     from opdrift.drift.changes import compute_drift
-    from opdrift.render.context import BackendGap, ReportContext
+    from opdrift.render.context import BackendGap, BrokenKernel, ReportContext
     from opdrift.render.report import render
 
     drift = compute_drift(*realistic_pair())
     gap = BackendGap(
-        (), "cpp", "gh:a/b@main:src</summary><script>", ("add.Tensor",), ("mul.Tensor",), name="x | @evil <b>"
+        (),
+        "cpp",
+        "gh:a/b@main:src</summary><script>",
+        ("add.Tensor",),
+        (BrokenKernel("mul.Tensor", ""),),
+        name="x | @evil <b>",
     )
     ctx = ReportContext(impact=(gap,)).linked(drift)
     body = render(drift, "pr-comment", context=ctx)
@@ -493,7 +498,7 @@ def test_an_acknowledged_change_still_shows_in_the_table(tmp_path: Path) -> None
     )  # fmt: skip
     assert [c for c in setup.drift.changes if c in setup.acks]  # the break is acknowledged
     (impact,) = setup.impact
-    assert not impact.unread and impact.broken == ("rrelu_with_noise",)
+    assert not impact.unread and impact.broken_names == ("rrelu_with_noise",)
 
 
 def test_a_malformed_gh_list_is_a_row_not_judged(fake: FakeGitHub, opdrift: Opdrift, tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from watch_upstream import Run, Upstream, rows_of
 from opdrift.app.watch_judge import Judge, JudgementCache, who_by_backend
 from opdrift.app.watch_state import read_state, state_block
 from opdrift.config.file import BotConfig, parse_config
-from opdrift.render.watch import BackendImpact, BrokenKernel, Landed, PullRow, WatchView, grew
+from opdrift.render.context import BackendGap, BrokenKernel
+from opdrift.render.watch import Landed, PullRow, WatchView, grew
 from opdrift.sources.read import read_source
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -39,7 +40,7 @@ def test_the_dashboard_lists_exactly_the_prs_that_affect_the_backend(
     first = run()
     rows = rows_of(first)
     assert sorted(rows) == [1, 2]  # (a) and (b); not (c) no operator file, (d) in-tree kernel, (e) merged
-    assert rows[1].lacking == ("_philox_randint",) and not rows[1].broken
+    assert rows[1].ops == ("_philox_randint",) and not rows[1].broken
     (broken,) = rows[2].broken
     assert broken.op == "mean.dim" and broken.form == "int64_t"
     # the C++ kernel's parameters are types: `bool fast` lands at 4, where the dtype was
@@ -118,18 +119,18 @@ damaged_warn: list[str] = []
 
 
 def test_growth_is_set_inclusion() -> None:
-    imp = BackendImpact(
-        "xla", "x.yaml", ("@a",), ("op1",), (BrokenKernel("mean.dim", "int64_t", (("p", "a", "b"),)),)
+    imp = BackendGap(
+        ("@a",), "xla", "x.yaml", ("op1",), (BrokenKernel("mean.dim", "int64_t", (("p", "a", "b"),)),)
     )
     items = frozenset(__import__("opdrift.render.watch", fromlist=["digest"]).digest(i) for i in imp.items())
     assert not grew(imp, items)
-    smaller = BackendImpact("xla", "x.yaml", ("@a",), ("op1",))
+    smaller = BackendGap(("@a",), "xla", "x.yaml", ("op1",))
     assert not grew(smaller, items)  # asks less: no news
-    other_break = BackendImpact(
-        "xla", "x.yaml", ("@a",), ("op1",), (BrokenKernel("mean.dim", "int64_t", (("p", "a", "c"),)),)
+    other_break = BackendGap(
+        ("@a",), "xla", "x.yaml", ("op1",), (BrokenKernel("mean.dim", "int64_t", (("p", "a", "c"),)),)
     )
     assert grew(other_break, items)  # the same kernel broken another way is news
-    assert grew(BackendImpact("xla", "x.yaml", ("@a",), ("op1", "op2")), items)
+    assert grew(BackendGap(("@a",), "xla", "x.yaml", ("op1", "op2")), items)
 
 
 HOSTILE_TITLE = "@pytorch/xla see #1 GH-2 https://evil.test :tada: a5c3785ed8d6 <b>x</b> | --> `x`"
@@ -235,8 +236,8 @@ def test_the_watch_verdict_is_the_weekly_issues(
         impacts = judge(up.main, heads[key])
         assert [(i.kind, i.where, i.who) for i in impacts] == [(g.kind, g.where, g.who) for g in setup.gaps]
         for imp, gap in zip(impacts, setup.gaps, strict=True):
-            assert imp.lacking == gap.ops and imp.removed == gap.removed
-            assert tuple(b.op for b in imp.broken) == gap.broken
+            assert imp.ops == gap.ops and imp.removed == gap.removed
+            assert imp.broken == gap.broken
     assert not judge(up.main, heads["d"])  # an in-tree kernel only: no gap, no row
 
 
@@ -245,12 +246,10 @@ def _golden_view() -> WatchView:
     broken = BrokenKernel(
         "mean.dim", "int64_t", (("parameter 4", "::std::optional<at::ScalarType>", "bool"),)
     )
-    many = BackendImpact(
-        "xla", "codegen/xla_native_functions.yaml", ("@xla-team",), ("_philox_randint",), (broken,)
+    many = BackendGap(
+        ("@xla-team",), "xla", "codegen/xla_native_functions.yaml", ("_philox_randint",), (broken,)
     )
-    lots = BackendImpact(
-        "op-plugin", "op_plugin_functions.yaml", ("@npu/team", "@XLA-team"),
-        tuple(f"new_op_{i}" for i in range(30)), (), ("old_op.Tensor",), more_lacking=12,
+    lots = BackendGap(("@npu/team", "@XLA-team"), "op-plugin", "op_plugin_functions.yaml", tuple(f"new_op_{i}" for i in range(30)), (), ("old_op.Tensor",), more=(("ops", 12),),
     )  # fmt: skip
     rows = (
         PullRow(170002, "mean: a `fast` path | @someone", "dev-1", True, "2026-12-05T01:02:00Z",
@@ -327,7 +326,7 @@ def test_a_pr_whose_files_do_not_parse_is_warned_about_and_the_others_are_listed
 
 def test_the_judgement_cache_is_bounded(tmp_path: Path) -> None:
     cache = JudgementCache(tmp_path / "cache", warn=print, max_entries=2)
-    imp = BackendImpact("xla", "x.yaml", ("@a",), ("op1",))
+    imp = BackendGap(("@a",), "xla", "x.yaml", ("op1",))
     who = {"xla:x.yaml": ("@a",)}
     for n in range(4):
         for old in (tmp_path / "cache").rglob("*.json"):  # one second apart, whatever the clock's grain

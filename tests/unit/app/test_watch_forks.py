@@ -1,7 +1,7 @@
 """`opdrift watch` against hostile fork pull requests: each attack of the security
 review reproduced on `plan_watch` with a scripted upstream (`Forks`) and a scripted judge, so that a
 run of hundreds of pull requests costs milliseconds. The impacts are shaped as the real judge makes
-them (`BackendImpact`); the real judge over real PyTorch files is tests/unit/app/test_watch.py's."""
+them (`BackendGap`); the real judge over real PyTorch files is tests/unit/app/test_watch.py's."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from opdrift.app.watch_state import (
 from opdrift.config.file import BotConfig
 from opdrift.github.pulls import Scan
 from opdrift.model import OPERATOR_PATHS, PullRef
-from opdrift.render.watch import BackendImpact, BrokenKernel, Landed, LandedBreak, PullRow
+from opdrift.render.context import BackendGap, BrokenKernel
+from opdrift.render.watch import Landed, LandedBreak, PullRow
 
 XLA = "xla:xla_native_functions.yaml"
 WHO: dict[str, tuple[str, ...]] = {XLA: ("@xla-team",)}
@@ -34,16 +35,14 @@ CFG = BotConfig()
 EMOJI = "\U0001f600" * 256  # a title GitHub takes (256 characters)
 
 
-def breaks(op: str) -> tuple[BackendImpact, ...]:
+def breaks(op: str) -> tuple[BackendGap, ...]:
     return (
-        BackendImpact(
-            "xla", "xla_native_functions.yaml", ("@xla-team",), broken=(BrokenKernel(op, "SymInt"),)
-        ),
+        BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", broken=(BrokenKernel(op, "SymInt"),)),
     )
 
 
-def needs(*ops: str) -> tuple[BackendImpact, ...]:
-    return (BackendImpact("xla", "xla_native_functions.yaml", ("@xla-team",), lacking=tuple(sorted(ops))),)
+def needs(*ops: str) -> tuple[BackendGap, ...]:
+    return (BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ops=tuple(sorted(ops))),)
 
 
 @dataclass
@@ -113,14 +112,14 @@ class Watch:
     """Runs of `plan_watch`, each reading the body the last one wrote; JUDGE maps a head to impacts."""
 
     forks: Forks = field(default_factory=Forks)
-    judge: dict[str, tuple[BackendImpact, ...]] = field(default_factory=dict)
+    judge: dict[str, tuple[BackendGap, ...]] = field(default_factory=dict)
     body: str | None = None
     warnings: list[str] = field(default_factory=list)
     judged: list[str] = field(default_factory=list)
     budget: int = 800
 
     def __call__(self) -> WatchPlan:
-        def judge(base: str, head: str) -> tuple[BackendImpact, ...]:
+        def judge(base: str, head: str) -> tuple[BackendGap, ...]:
             self.judged.append(head)
             self.forks.requests += 5  # two commits, two trees, a blob: what a judgement reads
             return self.judge[head]
@@ -304,7 +303,7 @@ def test_judging_stops_at_its_time_budget_and_carries_the_rest_over() -> None:
         w.forks.put(n, sha(n))
         w.judge[sha(n)] = breaks("mean.dim")
 
-    def slow(base: str, head: str) -> tuple[BackendImpact, ...]:
+    def slow(base: str, head: str) -> tuple[BackendGap, ...]:
         now[0] += 100.0  # each judgement takes 100 s
         return w.judge[head]
 

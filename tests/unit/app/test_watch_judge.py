@@ -20,7 +20,7 @@ from opdrift.app.watch_state import MAX_TRIES, read_state
 from opdrift.config.file import BotConfig, parse_config
 from opdrift.errors import ApiLimitError, SourceError
 from opdrift.model import OPERATOR_PATHS, PullRef
-from opdrift.render.watch import BackendImpact, BrokenKernel
+from opdrift.render.context import BackendGap, BrokenKernel
 from opdrift.sources.read import read_source
 
 XLA = DATA / "backends" / "real" / "pytorch-xla.xla_native_functions.yaml.xz"
@@ -103,7 +103,7 @@ class Flaky:
     def backends(self) -> str | None:
         return self.judge.backends
 
-    def __call__(self, base: str, head: str) -> tuple[BackendImpact, ...]:
+    def __call__(self, base: str, head: str) -> tuple[BackendGap, ...]:
         if head in self.failing:
             raise self.error("reading the operator files took longer than 120 s")
         return self.judge(base, head)
@@ -221,7 +221,7 @@ def test_rows_the_body_has_no_room_for_stay_in_the_state(
     monkeypatch.setattr(watch_module, "MAX_JUDGED", 1000)  # a hundred judged in one run
     up, _ = upstream
     ops = tuple(f"a_rather_long_operator_name_for_a_new_family_of_kernels_number_{i}" for i in range(8))
-    impact = BackendImpact("xla", "xla_native_functions.yaml", ("@xla-team",), ops)
+    impact = BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ops)
     pulls = Everything(up)
     for n in range(1, 101):
         pulls.add(n, f"{n:040x}")
@@ -240,8 +240,7 @@ def test_an_odd_name_costs_its_name_not_the_state(
     upstream: tuple[Upstream, dict[str, str]], cfg: BotConfig
 ) -> None:
     up, _ = upstream
-    odd = BackendImpact(
-        "xla", "xla_native_functions.yaml", ("@xla-team",), ("fine_op", "x" * 201),
+    odd = BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("fine_op", "x" * 201),
         (BrokenKernel("odd-name.out", "int64_t"),),
     )  # fmt: skip
     pulls = Everything(up)
@@ -255,7 +254,7 @@ def test_an_odd_name_costs_its_name_not_the_state(
     (row,) = state.rows  # #2 costs its row, and says so
     assert row.number == 1 and any("could not be kept" in w and "#2" in w for w in warn)
     kept = row.impacts[0]
-    assert kept.lacking == ("fine_op",) and kept.more_lacking == 1 and kept.more_broken == 1
+    assert kept.ops == ("fine_op",) and kept.more == (("ops", 1), ("broken", 1))
     second = _plan(pulls, cfg, first.body, lambda base, head: (odd,), warn)
     assert [r.number for r, _ in second.view.news] == [] and second.comment == ""
 
@@ -282,12 +281,12 @@ def test_a_cached_judgement_is_checked_against_its_digest(tmp_path: Path) -> Non
     import shutil
 
     from opdrift.app.watch_judge import JudgementCache
-    from opdrift.render.watch import BackendImpact
+    from opdrift.render.context import BackendGap
 
     said: list[str] = []
     cache = JudgementCache(tmp_path, warn=said.append)
     who = {"xla:x.yaml": ("@t",)}
-    one = (BackendImpact("xla", "x.yaml", ("@t",), lacking=("add",)),)
+    one = (BackendGap(("@t",), "xla", "x.yaml", ops=("add",)),)
     cache.put("a" * 64, one)
     cache.put("b" * 64, ())
     assert cache.get("a" * 64, who) == one and cache.get("b" * 64, who) == ()

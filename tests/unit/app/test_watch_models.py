@@ -6,25 +6,25 @@ import pytest
 
 from opdrift.app.watch_models import models_data, with_models
 from opdrift.coverage.workitems import ModelReach
-from opdrift.render.watch import BackendImpact, BrokenKernel
+from opdrift.render.context import BackendGap, BrokenKernel
 
-_IMPACT = BackendImpact(
+_IMPACT = BackendGap(
+    (),
     "xla",
     "xla.yaml",
-    (),
     ("rrelu_with_noise_functional",),
     (BrokenKernel("mean.dim", "int64_t", (), models=ModelReach(25, 47, (), 0, "2.14.1")),),
-    lacking_models=ModelReach(0, 23, (), 0, "2.14.1", no_data_yet=True),
+    ops_models=ModelReach(0, 23, (), 0, "2.14.1", no_data_yet=True),
 )
 
 
 def test_the_counts_read_back_as_written() -> None:
-    bare = BackendImpact(
-        _IMPACT.kind, _IMPACT.where, (), _IMPACT.lacking, (BrokenKernel("mean.dim", "int64_t", ()),)
+    bare = BackendGap(
+        (), _IMPACT.kind, _IMPACT.where, _IMPACT.ops, (BrokenKernel("mean.dim", "int64_t", ()),)
     )
     data = models_data(_IMPACT)["models"]
     back = with_models(bare, data)
-    assert back.lacking_models is not None and back.lacking_models.short_words() == "no model data yet"
+    assert back.ops_models is not None and back.ops_models.short_words() == "no model data yet"
     (b,) = back.broken
     assert b.models is not None and b.models.short_words() == "used by 25 of 47 models"
     assert models_data(bare) == {}  # no counts: nothing written, a state of before reads the same
@@ -45,6 +45,6 @@ def test_the_counts_read_back_as_written() -> None:
     ],
 )
 def test_a_forged_count_is_dropped_and_the_row_kept(forged: object) -> None:
-    bare = BackendImpact("xla", "xla.yaml", (), ("a",), (BrokenKernel("mean.dim", "int64_t", ()),))
+    bare = BackendGap((), "xla", "xla.yaml", ("a",), (BrokenKernel("mean.dim", "int64_t", ()),))
     back = with_models(bare, forged)
-    assert back == bare and back.lacking_models is None and back.broken[0].models is None
+    assert back == bare and back.ops_models is None and back.broken[0].models is None

@@ -43,9 +43,8 @@ from opdrift.app.watch_verdicts import (
     Verdict,
 )
 from opdrift.model import PullRef
+from opdrift.render.context import BackendGap, BrokenKernel
 from opdrift.render.watch import (
-    BackendImpact,
-    BrokenKernel,
     Landed,
     LandedBreak,
     PullRow,
@@ -81,19 +80,17 @@ def pull(n: int, head: str = "a", *, state: str = "open", draft: bool = False, u
     )  # fmt: skip
 
 
-def needs(*ops: str) -> tuple[BackendImpact, ...]:
-    return (BackendImpact("xla", "xla_native_functions.yaml", ("@xla-team",), lacking=ops),)
+def needs(*ops: str) -> tuple[BackendGap, ...]:
+    return (BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ops=ops),)
 
 
-def breaks(op: str) -> tuple[BackendImpact, ...]:
+def breaks(op: str) -> tuple[BackendGap, ...]:
     return (
-        BackendImpact(
-            "xla", "xla_native_functions.yaml", ("@xla-team",), broken=(BrokenKernel(op, "SymInt"),)
-        ),
+        BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", broken=(BrokenKernel(op, "SymInt"),)),
     )
 
 
-def row(n: int, head: str = "a", impacts: tuple[BackendImpact, ...] = (), *, updated: str = NOW) -> PullRow:
+def row(n: int, head: str = "a", impacts: tuple[BackendGap, ...] = (), *, updated: str = NOW) -> PullRow:
     p = pull(n, head, updated=updated)
     impacts = impacts or needs("add.Tensor")
     return PullRow(

@@ -214,3 +214,28 @@ def test_an_undeclared_list_fails_every_render() -> None:
         TypeError, match=r"SloppyView\.extra: a list the view shows must declare how it is capped"
     ):
         sections_of(sloppy, 5)
+
+
+# --- one record of what a change asks of a backend -------------------------------------------------
+
+
+def test_one_record_says_what_a_change_asks_of_a_backend() -> None:
+    """The weekly issue, the PR comment's impact table and the watch say what a change asks of one
+    backend with one record, `BackendGap`, and one key: no class of bot/ but it and the config's
+    `BackendSpec` (what a subscription names) keys a backend list with `backend_key`, and none but it
+    holds broken kernels."""
+    keyed, holding = set(), set()
+    for path in sorted((ROOT / "bot").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            calls = {
+                n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            }
+            if "backend_key" in calls:
+                keyed.add(node.name)
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and "BrokenKernel" in ast.unparse(stmt.annotation):
+                    holding.add(node.name)
+    assert keyed == {"BackendSpec", "BackendGap"}
+    assert holding == {"BackendGap"}

@@ -644,13 +644,12 @@ def test_backend_gaps_are_a_short_capped_section_with_validated_mentions() -> No
 
 
 def test_a_backend_gap_names_the_kernels_it_implements_that_break_apart_from_what_it_lacks() -> None:
-    from opdrift.render.context import BackendGap
+    from opdrift.render.context import BackendGap, BrokenKernel
 
     drift = compute_drift(*realistic_pair())
+    broken = (BrokenKernel("rrelu_with_noise", ""),)
     gaps = (
-        BackendGap(
-            ("@ascend",), "op-plugin", "op_plugin_functions.yaml", (), ("rrelu_with_noise",), name="npu"
-        ),
+        BackendGap(("@ascend",), "op-plugin", "op_plugin_functions.yaml", (), broken, name="npu"),
         BackendGap(("@xla-team",), "xla", "xla_native_functions.yaml", ("hardswish",), name="xla"),
     )
     body = render(drift, "pr-comment", context=ReportContext(backend_gaps=gaps).linked(drift))

@@ -33,9 +33,9 @@ from opdrift.config.backend_names import default_name
 from opdrift.config.file import BotConfig, parse_config
 from opdrift.drift.changes import compute_drift
 from opdrift.errors import ConfigError
-from opdrift.render.context import ReportContext
+from opdrift.render.context import BackendGap, ReportContext
 from opdrift.render.report import render
-from opdrift.render.watch import LANDED_MARK, BackendImpact, LandedBreak
+from opdrift.render.watch import LANDED_MARK, LandedBreak
 from opdrift.schema.grammar import parse_schema
 from opdrift.schema.kernel import kernel_changes, kernel_signature, named_changes
 
@@ -270,7 +270,7 @@ def test_a_landed_break_leads_until_ticked_off(
 def test_landed_breaks_are_bounded() -> None:
     assert expired("2026-12-01T00:00:00Z", "2026-12-16T00:00:01Z")
     assert not expired("2026-12-01T00:00:00Z", f"2026-12-{1 + BROKE_DAYS:02d}T00:00:00Z")
-    imp = BackendImpact("xla", "x.yaml", ("@xla-team",), removed=("old_op",))
+    imp = BackendGap(("@xla-team",), "xla", "x.yaml", removed=("old_op",))
     many = tuple(
         LandedBreak(
             n, f"PR {n}", f"https://github.com/pytorch/pytorch/pull/{n}", "2026-12-01T00:00:00Z", (imp,)
@@ -286,7 +286,7 @@ def test_landed_break_comments_are_bounded() -> None:
     in one more, with their backends' subscribers."""
     from opdrift.render.watch import MAX_LANDED_COMMENTS, WatchView, render_landed
 
-    imp = BackendImpact("xla", "x.yaml", ("@xla-team",), removed=("old_op",), name="xla")
+    imp = BackendGap(("@xla-team",), "xla", "x.yaml", removed=("old_op",), name="xla")
     now = tuple(
         LandedBreak(
             n, f"PR {n}", f"https://github.com/pytorch/pytorch/pull/{n}", "2026-12-01T00:00:00Z", (imp,)
