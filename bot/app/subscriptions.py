@@ -30,7 +30,7 @@ from opdrift.config.file import BotConfig, Subscription
 from opdrift.coverage.alerts import alert_for, alert_key, judge_in_form
 from opdrift.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
 from opdrift.coverage.oplist import BackendOp
-from opdrift.coverage.workitems import ModelReach, cpu_only, model_reach
+from opdrift.coverage.workitems import ModelReach, cpu_only, model_reach, with_served
 from opdrift.drift.changes import Change
 from opdrift.drift.flags import FLAGS
 from opdrift.model import OpRecord
@@ -190,10 +190,14 @@ class ModelData:
     paths: tuple[str, ...]
     operators: Mapping[str, OpRecord] = field(repr=False)
     caveat: str = ""
+    # operator -> the operators its kernel serves on the backend (`opdrift.coverage.workitems.served_by`)
+    served: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     def reach(self, names: Iterable[str]) -> ModelReach | None:
-        """How many models reach any of NAMES (coverage's count, `model_reach`); None for no names."""
-        ops = tuple(names)
+        """How many models reach any of NAMES or the operators their kernels serve (coverage's count of
+        a work item and its members, `model_reach`, `with_served`): a broken ``mean.out`` kernel breaks
+        the models calling ``mean.dim``, whose structured kernel runs it. None for no names."""
+        ops = with_served(names, self.served)
         if not ops:
             return None
         cpu = frozenset(n for n in ops if n in self.operators and cpu_only(self.operators[n]))
