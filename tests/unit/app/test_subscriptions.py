@@ -128,6 +128,41 @@ def test_torch_mlir_is_told_of_enable_gqa_and_xla_is_not(pr: Pr, folder: Path) -
     assert "xla" not in found and "dlprim" not in found
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("release", "broken"),
+    [
+        ("before-49c8366e", {"_scaled_mm_v2", "_scaled_grouped_mm_v2"}),
+        ("49c8366e", {"_scaled_grouped_mm_v2"}),  # f2d45694 forced the second a month later
+        ("b8d8c479", set()),  # today's list (it registers v2.15): both forced
+    ],
+)
+def test_op_plugin_kernels_its_codegen_binds_as_list_refs_survive_joining_a_structured_group(
+    tmp_path: Path, release: str, broken: set[str]
+) -> None:
+    """2.13.0 → 2.14.1: `_scaled_mm_v2` and `_scaled_grouped_mm_v2` joined structured groups, so
+    torchgen binds their `Tensor[]` scales as `const at::ITensorListRef &`. op-plugin's torchnpugen
+    binds its kernels of them so from a list of its own (torchnpugen/context.py), whatever its yaml says,
+    and they take a TensorList too: a list as old as the commit that put each op there is not broken by
+    the change; an older one is (Ascend changed the C++ by hand: 49c8366e, f2d45694)."""
+    import tarfile
+
+    if release == "b8d8c479":
+        listed = tmp_path / "op_plugin_functions.yaml"
+        listed.write_bytes(lzma.decompress((REAL / LISTS["npu"][1]).read_bytes()))
+    else:
+        with tarfile.open(REAL / "op-plugin.gates.tar.xz") as tar:
+            tar.extractall(tmp_path, filter="data")
+        listed = tmp_path / "op-plugin-gates" / f"{release}.yaml"
+    base = pipeline.load_snapshot(str(write_release("2.13.0", tmp_path / "base")))
+    head = pipeline.load_snapshot(str(write_release("2.14.1", tmp_path / "head")))
+    text = f'subscriptions:\n  - who: ["@npu"]\n    backend: {{kind: op-plugin, path: "{listed}"}}\n'
+    cfg = parse_config(text, str(tmp_path / "opdrift.yml"), base_dir=str(tmp_path))
+    lacking, implemented = backend_work(cfg, head)
+    (gap,) = backend_gaps(cfg, compute_drift(base, head).changes, lacking, implemented)
+    assert {op for op in gap.broken if op.startswith("_scaled")} == broken
+
+
 def test_a_core_set_change_reaches_export_and_functional_backends(pr: Pr, folder: Path) -> None:
     """2.1.0 took `native_batch_norm` out of the core set (pytorch/xla#5880) and put `_embedding_bag`
     in it: XLA (functional) lists the first and lacks the second; torch-mlir (export) lists the first.
