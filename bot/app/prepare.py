@@ -30,7 +30,7 @@ from opdrift.coverage import check as coverage
 from opdrift.coverage.backends import reads_in_tree
 from opdrift.coverage.kinds import BackendKind
 from opdrift.coverage.oplist import BackendOp
-from opdrift.coverage.workitems import model_choice, model_paths, model_usage
+from opdrift.coverage.workitems import model_choice, model_paths, model_usage, served_by
 from opdrift.drift.allowlist import NO_ACKNOWLEDGEMENTS, Acknowledgements, acknowledge, load_allowlist
 from opdrift.drift.changes import Change, Drift, compute_drift
 from opdrift.drift.warnings import SourceWarning, new_warnings
@@ -164,6 +164,7 @@ def _work_of(
             model_paths(cov),
             head.operators,
             choice.caveat(),
+            served_by(cov),
         )
     return frozenset(o.name for o in cov.uncovered), Kernels(forms, version, recorded, models)
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field, replace
 
 from opdrift.config.backend_specs import BackendSpec
 from opdrift.config.file import BotConfig, Subscription
-from opdrift.coverage.alerts import alert_for, alert_key, judge_in_form
+from opdrift.coverage.alerts import alert_for, alert_key, for_backend, judge_in_form
 from opdrift.coverage.kinds import KIND_BY_ID, PROFILE_OF_KIND
 from opdrift.coverage.oplist import BackendOp
-from opdrift.coverage.workitems import ModelReach, cpu_only, model_reach
+from opdrift.coverage.workitems import ModelReach, cpu_only, model_reach, with_served
 from opdrift.drift.changes import Change
 from opdrift.drift.flags import FLAGS
 from opdrift.model import OpRecord
@@ -138,13 +138,20 @@ def dead(spec: BackendSpec, change: Change, kernels: Kernels | None) -> bool:
     )
 
 
-def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_version: str | None) -> bool:
+def breaks(
+    spec: BackendSpec,
+    change: Change,
+    form: KernelForm | None,
+    torch_version: str | None,
+    op: BackendOp | None = None,
+) -> bool:
     """Whether a change breaks the build of the kernel this backend implements for the op, written
     in FORM (None: not known, so judged as every form would be), against torch TORCH_VERSION
     (HEAD's), in the form `judged_form` gives (see Note [SymInt kernels from 1.13]). An op upstream removes, or renames (the backend lists its old name: `breaks_kernel`),
     breaks the build of a backend whose codegen refuses the name (its kind's `on_removal`,
     `opdrift.coverage.kinds`). An in-tree ``dispatch`` key's kernels are changed by the same PR
-    (`in_pytorch`), and torch-mlir writes no C++ kernel (it `lowers` by types)."""
+    (`in_pytorch`), and torch-mlir writes no C++ kernel (it `lowers` by types). OP, what the backend
+    records of it, may say its kernel takes tensor lists either way (`opdrift.coverage.alerts.for_backend`)."""
     row = KIND_BY_ID[spec.kind]
     if change.kind in ("removed", "renamed"):
         return row.on_removal == "breaks"  # a rename removes the old name the backend lists
@@ -152,7 +159,8 @@ def breaks(spec: BackendSpec, change: Change, form: KernelForm | None, torch_ver
         return False
     if not change.kernel_changes:
         return change.kernel == "breaking"  # a schema that does not parse: no signature to judge
-    return judge_in_form(change.kernel_changes, judged_form(form, torch_version)) == "breaking"
+    changes = for_backend(op, change.kernel_changes)
+    return judge_in_form(changes, judged_form(form, torch_version)) == "breaking"
 
 
 def removes(spec: BackendSpec, change: Change) -> bool:
@@ -190,10 +198,14 @@ class ModelData:
     paths: tuple[str, ...]
     operators: Mapping[str, OpRecord] = field(repr=False)
     caveat: str = ""
+    # operator -> the operators its kernel serves on the backend (`opdrift.coverage.workitems.served_by`)
+    served: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     def reach(self, names: Iterable[str]) -> ModelReach | None:
-        """How many models reach any of NAMES (coverage's count, `model_reach`); None for no names."""
-        ops = tuple(names)
+        """How many models reach any of NAMES or the operators their kernels serve (coverage's count of
+        a work item and its members, `model_reach`, `with_served`): a broken ``mean.out`` kernel breaks
+        the models calling ``mean.dim``, whose structured kernel runs it. None for no names."""
+        ops = with_served(names, self.served)
         if not ops:
             return None
         cpu = frozenset(n for n in ops if n in self.operators and cpu_only(self.operators[n]))
@@ -243,7 +255,13 @@ def breaks_kernel(sub: Subscription, change: Change, implemented: Kernels | None
     name = listed_name(change)
     if sub.backend is None or implemented is None or name not in implemented.forms:
         return False
-    return breaks(sub.backend, change, implemented.forms[name], implemented.torch_version)
+    return breaks(
+        sub.backend,
+        change,
+        implemented.forms[name],
+        implemented.torch_version,
+        implemented.recorded.get(name),
+    )
 
 
 Lacking = Mapping[BackendSpec, frozenset[str]]

@@ -26,6 +26,7 @@ from opdrift.schema.kernel import (
     Binding,
     KernelChange,
     KernelForm,
+    KernelSignature,
     KernelVerdict,
     bound,
     breaks_form,
@@ -115,12 +116,17 @@ class _Bindings:
 
 
 def _bindings(op: BackendOp, rec: OpRecord, torch_version: str | None) -> _Bindings:
-    """A list whose own keys bind its kernels (`BackendOp.own_binding`: op-plugin's) is bound by them;
-    any other backend's kernel is bound as upstream binds it: its list does not say, and its codegen
-    (torchgen's gen_backend_stubs for XLA's and XPU's) reads upstream's yaml."""
+    """A list whose own keys bind its kernels (`BackendOp.own_binding`: op-plugin's) is bound by them,
+    but for the tensor lists of an op its codegen binds as ITensorListRef whatever its keys say, which
+    take either binding (`BackendOp.ilistref_either`); any other backend's kernel is bound as upstream
+    binds it: its list does not say, and its codegen (torchgen's gen_backend_stubs for XLA's and XPU's)
+    reads upstream's yaml."""
     rules = rules_for_version(torch_version)
     ours = kernel_binding(rec.facets, rules)
-    return _Bindings(kernel_binding(op, rules) if op.own_binding else ours, ours)
+    theirs = kernel_binding(op, rules) if op.own_binding else ours
+    if op.ilistref_either:  # its codegen's own list: it builds with upstream's tensor lists either way
+        theirs = dataclasses.replace(theirs, ilistref=ours.ilistref)
+    return _Bindings(theirs, ours)
 
 
 def _kernel_verdict(
@@ -141,6 +147,23 @@ def _kernel_verdict(
         return "breaking", ()
     found = kernel_changes(theirs, schema, binding_before=bindings.theirs, binding_after=bindings.ours)
     return judge_in_form(found, form), found
+
+
+_LIST_REF = "const at::ITensorListRef &"
+
+
+def for_backend(op: BackendOp | None, changes: tuple[KernelChange, ...]) -> tuple[KernelChange, ...]:
+    """CHANGES as the backend's kernel for OP meets them: for one its codegen binds with ITensorListRef
+    whatever upstream does (`BackendOp.ilistref_either`), not those that only take a tensor list as
+    ``at::TensorList`` on one side and ``const at::ITensorListRef &`` on the other (the kernel takes
+    the list ref, which the wrapper's TensorList converts to)."""
+    if op is None or not op.ilistref_either:
+        return changes
+    return tuple(c for c in changes if _lists_as_refs(c.before) != _lists_as_refs(c.after))
+
+
+def _lists_as_refs(sig: KernelSignature) -> tuple[str, tuple[str, ...]]:
+    return sig.returns, tuple(_LIST_REF if p == "at::TensorList" else p for p in sig.parameters)
 
 
 def judge_in_form(changes: tuple[KernelChange, ...], form: KernelForm | None) -> KernelVerdict:

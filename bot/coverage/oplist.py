@@ -62,6 +62,10 @@ class BackendOp:
     structured: bool = False
     structured_delegate: str | None = None
     const_ref_mutable: bool | None = None
+    # the backend's codegen binds the op's Tensor[] as `const at::ITensorListRef &` whatever its keys say,
+    # and the kernel, written so, builds whichever way upstream binds them: the wrapper's at::TensorList
+    # converts to it (IListRef's implicit constructor from ArrayRef). op-plugin's `FORCED_ILISTREF`
+    ilistref_either: bool = False
 
 
 @dataclass(frozen=True)

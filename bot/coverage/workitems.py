@@ -28,7 +28,7 @@ decompositions call (the in-degree of the ``decomposes_to`` facet over the snaps
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,6 +46,7 @@ from opdrift.taxonomy.scope import LAYOUT_PREFIXES, Scope, device_kernel_keys
 from opdrift.usage.device import on_device
 from opdrift.usage.models import ModelTableError, ModelUsage, Status, UsageChoice, paths_for, usage_for
 from opdrift.work.engine import scope
+from opdrift.work.rules import BACKEND_CODEGEN, DEFAULT_KERNEL, LISTED, STRUCTURED_DELEGATE
 
 # What an item's operators do today on the backend's device, meanwhile.
 Today = Literal["fails", "cpu_fallback"]
@@ -218,6 +219,38 @@ def model_reach(
     )
 
 
+# The rules by which an operator's verdict names (`OpCoverage.via`) another operator whose kernel runs
+# for it on the backend (`opdrift.work.engine`): a structured group's functional and in-place members run
+# their out= delegate's kernel (eager); functionalization turns a variant into its functional op, and a
+# view into its *_copy op; a functional op's default kernel calls back its listed out= variant
+# (``complex`` -> ``complex.out``); ExecuTorch runs a functional op as its listed out= variant. Not
+# ``autograd_key``: the forward's Autograd kernel answers for a backward, no kernel of the backward runs.
+SERVING_RULES = frozenset({STRUCTURED_DELEGATE, BACKEND_CODEGEN, DEFAULT_KERNEL, LISTED})
+
+
+def served_by(cov: Coverage) -> dict[str, frozenset[str]]:
+    """operator -> the operators its kernel serves on COV's backend (`SERVING_RULES`), through any
+    number of hops (ExecuTorch: ``add_.Tensor`` becomes ``add.Tensor``, which runs ``add.out``): the
+    members of a work item to write it, and what breaks with it when its kernel does. Pure."""
+    via = {o.name: o.via for o in cov.ops if o.via and o.rule in SERVING_RULES and o.via != o.name}
+    served: dict[str, set[str]] = {}
+    for name, at in via.items():
+        seen = {name}
+        while at and at not in seen:  # up the chain to the op nothing carries (and never round a cycle)
+            served.setdefault(at, set()).add(name)
+            seen.add(at)
+            at = via.get(at, "")
+    return {k: frozenset(v) for k, v in served.items()}
+
+
+def with_served(names: Iterable[str], served: Mapping[str, frozenset[str]]) -> tuple[str, ...]:
+    """NAMES, then the operators their kernels serve (`served_by`), each once, sorted after NAMES: the
+    operators whose callers break when NAMES' kernels do."""
+    ops = tuple(dict.fromkeys(names))
+    more = sorted({s for n in ops for s in served.get(n, ())} - set(ops))
+    return (*ops, *more)
+
+
 def decomposition_in_degree(snapshot: Snapshot) -> dict[str, int]:
     """base operator → how many other base operators' decompositions (`Facets.decomposes_to`) call it.
 
@@ -337,9 +370,9 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
             members[lead].add(o.name)
     # The work engine calls a structured delegator (eager) or a functionalized variant no work of its
     # own, whatever its carrier's state: it joins the item of the operator that carries it.
-    for o in cov.ops:
-        if o.rule in ("structured_delegate", "backend_codegen") and o.via in members:
-            members[o.via].add(o.name)
+    served = served_by(cov)
+    for lead, carried in members.items():
+        carried.update(served.get(lead, ()))
     version = snapshot.meta.torch_version
     form = _form(cov, version)
     rules = rules_for_version(version)

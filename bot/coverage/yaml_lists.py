@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import yaml
 
@@ -223,6 +224,53 @@ def _op_plugin_entries(top: dict[str, yaml.Node], path: str) -> Iterator[tuple[s
             yield key, entry
 
 
+@dataclass(frozen=True)
+class ForcedBinding:
+    """An operator whose kernel op-plugin's codegen binds with its ``Tensor[]`` as ``const
+    at::ITensorListRef &`` whatever its entry says, as of an op-plugin commit, and the release whose
+    registration in the yaml's top-level ``all_version`` tells a list that holds it (the reader sees
+    the yaml alone, not the commit it comes from)."""
+
+    base: str  # torchnpugen compares the base name (`str(f.func.name.name)`): every overload
+    commit: str  # the Ascend/op-plugin commit that added it to the list
+    registered: str  # a yaml whose all_version names this release is that commit's or later
+
+
+# torchnpugen/context.py's `_FORCE_ILISTREF_TENSOR_LIST_OPS` (Ascend/op-plugin at 517f2e7):
+# native_function_manager sets `use_ilistref_for_tensor_lists` to `f.part_of_structured_group or` the
+# op's base name is in that set, for ops upstream made structured while op_plugin_functions.yaml still
+# declares them plain; "Since IListRef has an implicit constructor from ArrayRef, this signature is also
+# accepted from older wrappers that still pass TensorList -- so no version gating is needed". So the
+# kernel builds against a torch that binds them either way (`BackendOp.ilistref_either`).
+# - `_scaled_mm_v2`: 49c8366e (2026-07-07, following pytorch#185272), the commit that appended v2.14
+#   to all_version: a yaml naming v2.14 holds it.
+# - `_scaled_grouped_mm_v2`: f2d45694 (2026-08-03, following pytorch#187357), which changed no yaml;
+#   the first commit after it to register a release is 99a1df2e (2026-08-12, v2.15). A yaml naming
+#   v2.14 but not v2.15 may be older than f2d45694, when torch_npu's 2.14 build broke on this kernel
+#   (f2d45694's description): it is judged by its entry, as breaking, rather than said to build.
+FORCED_ILISTREF: tuple[ForcedBinding, ...] = (
+    ForcedBinding("_scaled_mm_v2", "49c8366e", "v2.14"),
+    ForcedBinding("_scaled_grouped_mm_v2", "f2d45694", "v2.15"),
+)
+
+
+def _forced_ilistref(top: dict[str, yaml.Node]) -> frozenset[str]:
+    """The base names of `FORCED_ILISTREF` whose commit the yaml's top-level ``all_version`` shows it
+    has (a list without one, or with an item that is no version, shows none: its entries alone bind)."""
+    node = top.get("all_version")
+    if not isinstance(node, yaml.SequenceNode):
+        return frozenset()
+    named = set()
+    for item in node.value:
+        version = parse_user_version(str(item.value)) if isinstance(item, yaml.ScalarNode) else None
+        if version is None:
+            return frozenset()
+        named.add(version.minor_key)
+    return frozenset(
+        f.base for f in FORCED_ILISTREF if (v := parse_user_version(f.registered)) and v.minor_key in named
+    )
+
+
 def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendList:
     """Ascend's op_plugin_functions.yaml. Only the ATen entries (``official``, ``quant`` and
     ``autograd``, the last at the Autograd key) whose gate admits the torch version being compared
@@ -232,6 +280,7 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
         raise ConfigError("no 'official:' list of ATen operators", path=path)
     version = None if torch_version is None else torch_version_key(torch_version)
     symint = _op_plugin_symint(top, path)
+    forced = _forced_ilistref(top)
     ops: list[BackendOp] = []
     ungated = 0
     for key, entry in _op_plugin_entries(top, path):
@@ -265,6 +314,7 @@ def read_op_plugin(text: str, path: str, torch_version: str | None) -> BackendLi
                 structured=structured,
                 structured_delegate=delegate,
                 const_ref_mutable=const_ref,
+                ilistref_either=name.split(".", 1)[0] in forced,
             )
         )
     return BackendList("op-plugin", path, tuple(ops), ungated=ungated)
@@ -274,9 +324,8 @@ def _binding_keys(fields: dict[str, yaml.Node], path: str) -> tuple[bool, str | 
     """An op-plugin entry's own keys that bind its kernel: torchnpugen reads the file with torchgen's
     NativeFunction.from_yaml and binds each kernel by the entry's ``structured: True``,
     ``structured_delegate:`` and ``use_const_ref_for_mutable_tensors:`` (its context.py's
-    native_function_manager), so an absent key is False whatever upstream's entry says (Ascend/op-plugin
-    49c8366e forces ITensorListRef for ``_scaled_mm_v2`` by a list in that file, because its entry does
-    not say ``structured_delegate``)."""
+    native_function_manager), so an absent key is False whatever upstream's entry says (but for the
+    ops that file's own list forces, `FORCED_ILISTREF`)."""
     node = fields.get("structured_delegate")
     delegate = str(node.value).strip() if isinstance(node, yaml.ScalarNode) else ""
     return (

@@ -596,10 +596,12 @@ def test_op_plugin_kernel_breaking_alerts_are_exactly_the_rrelu_with_noise_famil
     `symint:` section (gen.py's SYMINT_SET), so `convolution`, `bincount` and `channel_shuffle` are
     int64_t kernels, which still build after upstream's int → SymInt widenings. What breaks them:
     rrelu_with_noise's `Tensor noise` → `Tensor(b!) noise` (a `const Tensor &` that became
-    `Tensor &`), and the two ops that joined a structured group in 2.14.0 with their schemas unchanged,
+    `Tensor &`). Not the two ops that joined a structured group in 2.14.0 with their schemas unchanged,
     whose `Tensor[]` scales became `const at::ITensorListRef &` while op-plugin's entries still bind
-    them outside one (no `structured_delegate:`; Ascend/op-plugin 49c8366e and f2d45694 changed their
-    kernels by hand, and force the binding in torchnpugen/context.py)."""
+    them outside one (no `structured_delegate:`): Ascend/op-plugin 49c8366e and f2d45694 changed their
+    kernels by hand and force that binding in torchnpugen/context.py, and this list (b8d8c479)
+    registers v2.15, so it is later than both (`test_op_plugins_forced_binding_is_known_from_the_
+    commits_that_added_it`)."""
     _, backend, cov = op_plugin_real
     doc = yaml.safe_load(_real_text(OP_PLUGIN))
     symint = {entry["func"].split("(")[0] for entry in doc["symint"]}
@@ -609,19 +611,61 @@ def test_op_plugin_kernel_breaking_alerts_are_exactly_the_rrelu_with_noise_famil
     alerts = {a.name: a for a in cov.alerts}
     breaking = {a.name for a in cov.alerts if a.kernel == "breaking"}
     rrelu = {"rrelu_with_noise", "rrelu_with_noise.out", "rrelu_with_noise_"}
-    assert breaking == rrelu | {"_scaled_mm_v2", "_scaled_grouped_mm_v2"}
+    assert breaking == rrelu
     for name in breaking:
         changed = {(k.form, part) for k in alerts[name].kernel_changes for part in k.differences()}
-        parts = (
-            [("parameter 2", "const at::Tensor &", "at::Tensor &")]
-            if name in rrelu
-            else [(f"parameter {i}", "at::TensorList", "const at::ITensorListRef &") for i in (3, 6)]
-        )
+        parts = [("parameter 2", "const at::Tensor &", "at::Tensor &")]
         assert changed == {(f, part) for f in ("SymInt", "int64_t") for part in parts}, name
     for name in ("convolution", "bincount", "channel_shuffle"):
         alert = alerts[name]
         assert (alert.kernel, alert.form) == ("symint", "int64_t"), name
         assert [k.form for k in alert.kernel_changes] == ["SymInt"]
+
+
+@pytest.mark.parametrize(
+    ("release", "commit", "breaking"),
+    [
+        # the list before 49c8366e: both entries bound outside a structured group, as Ascend's C++ was
+        ("before-49c8366e", "", {"_scaled_mm_v2", "_scaled_grouped_mm_v2"}),
+        # 49c8366e forced the binding of `_scaled_mm_v2` (and registered v2.14); `_scaled_grouped_mm_v2`
+        # still broke torch_npu's 2.14 build until f2d45694
+        ("49c8366e", "49c8366e", {"_scaled_grouped_mm_v2"}),
+        # b8d8c479 (2026-08-21) registers v2.15: later than f2d45694 too
+        ("b8d8c479", "", set()),
+    ],
+)
+def test_op_plugins_forced_binding_is_known_from_the_commits_that_added_it(
+    release: str, commit: str, breaking: set[str], release_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """torchnpugen/context.py binds `_scaled_mm_v2`'s and `_scaled_grouped_mm_v2`'s `Tensor[]` as
+    `const at::ITensorListRef &` from a list of its own, whatever op_plugin_functions.yaml says (it does
+    not mark them structured), and the kernels written so build against 2.14's structured binding and
+    2.13's plain one alike. Each real list, judged against 2.14.1 and 2.15.0 (whose `_scaled_mm_v2` has
+    `structured_delegate: _scaled_mm_v2.out`), breaks on exactly the ops whose forced binding it is
+    older than; against 2.13.0 none breaks."""
+    import tarfile
+
+    from opdrift.coverage.yaml_lists import FORCED_ILISTREF
+
+    if release == "b8d8c479":
+        path = _real(OP_PLUGIN, tmp_path)
+    else:
+        with tarfile.open(REAL / "op-plugin.gates.tar.xz") as tar:
+            tar.extractall(tmp_path, filter="data")
+        path = str(tmp_path / "op-plugin-gates" / f"{release}.yaml")
+    scaled = {"_scaled_mm_v2", "_scaled_grouped_mm_v2"}
+    assert {f.base for f in FORCED_ILISTREF} == scaled
+    assert {f.base for f in FORCED_ILISTREF if f.commit == commit} <= scaled - breaking
+    for version, broken in (("2.13.0", set()), ("2.14.1", breaking), ("2.15.0", breaking)):
+        snap = pipeline.load_snapshot(str(release_file(version)))
+        backend = read_backend("op-plugin", path, torch_version=version)
+        alerts = {a.name: a for a in compute_coverage(snap, backend).alerts if a.name in scaled}
+        assert {n for n, a in alerts.items() if a.kernel == "breaking"} == broken, version
+        for name in broken:
+            parts = {part for k in alerts[name].kernel_changes for part in k.differences()}
+            assert parts == {
+                (f"parameter {i}", "at::TensorList", "const at::ITensorListRef &") for i in (3, 6)
+            }
 
 
 def test_dlprim_kernels_are_judged_in_their_own_form_and_by_the_function_registered(

@@ -128,6 +128,41 @@ def test_torch_mlir_is_told_of_enable_gqa_and_xla_is_not(pr: Pr, folder: Path) -
     assert "xla" not in found and "dlprim" not in found
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("release", "broken"),
+    [
+        ("before-49c8366e", {"_scaled_mm_v2", "_scaled_grouped_mm_v2"}),
+        ("49c8366e", {"_scaled_grouped_mm_v2"}),  # f2d45694 forced the second a month later
+        ("b8d8c479", set()),  # today's list (it registers v2.15): both forced
+    ],
+)
+def test_op_plugin_kernels_its_codegen_binds_as_list_refs_survive_joining_a_structured_group(
+    tmp_path: Path, release: str, broken: set[str]
+) -> None:
+    """2.13.0 → 2.14.1: `_scaled_mm_v2` and `_scaled_grouped_mm_v2` joined structured groups, so
+    torchgen binds their `Tensor[]` scales as `const at::ITensorListRef &`. op-plugin's torchnpugen
+    binds its kernels of them so from a list of its own (torchnpugen/context.py), whatever its yaml says,
+    and they take a TensorList too: a list as old as the commit that put each op there is not broken by
+    the change; an older one is (Ascend changed the C++ by hand: 49c8366e, f2d45694)."""
+    import tarfile
+
+    if release == "b8d8c479":
+        listed = tmp_path / "op_plugin_functions.yaml"
+        listed.write_bytes(lzma.decompress((REAL / LISTS["npu"][1]).read_bytes()))
+    else:
+        with tarfile.open(REAL / "op-plugin.gates.tar.xz") as tar:
+            tar.extractall(tmp_path, filter="data")
+        listed = tmp_path / "op-plugin-gates" / f"{release}.yaml"
+    base = pipeline.load_snapshot(str(write_release("2.13.0", tmp_path / "base")))
+    head = pipeline.load_snapshot(str(write_release("2.14.1", tmp_path / "head")))
+    text = f'subscriptions:\n  - who: ["@npu"]\n    backend: {{kind: op-plugin, path: "{listed}"}}\n'
+    cfg = parse_config(text, str(tmp_path / "opdrift.yml"), base_dir=str(tmp_path))
+    lacking, implemented = backend_work(cfg, head)
+    (gap,) = backend_gaps(cfg, compute_drift(base, head).changes, lacking, implemented)
+    assert {op for op in gap.broken_names if op.startswith("_scaled")} == broken
+
+
 def test_a_core_set_change_reaches_export_and_functional_backends(pr: Pr, folder: Path) -> None:
     """2.1.0 took `native_batch_norm` out of the core set (pytorch/xla#5880) and put `_embedding_bag`
     in it: XLA (functional) lists the first and lacks the second; torch-mlir (export) lists the first.
@@ -204,12 +239,14 @@ def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(pr:
     """2.14.1 with `bool fast` added to `mean.dim`/`mean.out` and 2.15.0's new
     `_philox_randint_`, HEAD said to be 2.14.1. XLA's `mean.dim` kernel breaks, and the models that
     reach it on XLA's functional path are the ones coverage counts; dlprim writes `mean.out`, which the
-    models reach through `mean.dim`'s structured kernel only; a new op is newer than the table."""
+    models reach through `mean.dim`'s structured kernel: those models break with it; a new op is newer
+    than the table."""
     import dataclasses
 
     from watch_upstream import added_entry, with_fast
 
     from opdrift.coverage.workitems import model_reach
+    from opdrift.usage.device import on_device
     from opdrift.usage.models import usage_for
 
     base, head = pr("2.14.1", with_fast(release_text("2.14.1")) + added_entry())
@@ -222,9 +259,14 @@ def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(pr:
     assert xla.broken_models == model_reach(table, ("functional",), ("mean.dim",), None)
     assert 0 < xla.broken_models.used_by < xla.broken_models.of
     assert [(b.op, b.form) for b in dlprim.broken] == [("mean.out", "int64_t")]
-    assert dlprim.broken_models is not None and dlprim.broken_models.short_words().startswith(
-        "used by none of "
+    # dlprim's mean.out kernel is the one `mean.dim`'s structured kernel runs on its key (the work
+    # engine's `structured_delegate`): the models calling mean.dim break with it, counted on its
+    # device's eager path as coverage counts a work item's members
+    on_dlprim = dataclasses.replace(table, counts=on_device(table.counts, "PrivateUse1"))
+    assert dlprim.broken_models == model_reach(
+        on_dlprim, ("eager_inference", "eager_training"), ("mean.out", "mean.dim"), None
     )
+    assert 0 < dlprim.broken_models.used_by < dlprim.broken_models.of
     # the new op: every backend lacks it, and no table can say whether models use it
     assert xla.ops == ("_philox_randint",)  # its functional variant, on a functional backend
     assert xla.ops_models is not None and xla.ops_models.short_words() == "no model data yet"

@@ -6,8 +6,9 @@ torchgen binds a structured group's `Tensor[]` as `const at::ITensorListRef &` (
 in 2.14.0 and joined structured groups; op-plugin's entries do not say `structured_delegate:` and its
 torchnpugen binds by its own file, so its kernels broke (Ascend/op-plugin 49c8366e and f2d45694 changed
 them by hand). `opdrift diff` said so; coverage said "compatible", since it bound the backend's side as
-upstream's and its schema table knew schemas only. These tests run the real op-plugin list, the shipped
-snapshots and every vendored release.
+upstream's and its schema table knew schemas only. Those two commits also force that binding in
+torchnpugen (`opdrift.coverage.yaml_lists.FORCED_ILISTREF`): a list as recent as them builds. These
+tests run the real op-plugin lists, the shipped snapshots and every vendored release.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import dataclasses
 import itertools
 import json
 import lzma
+import tarfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,15 @@ def op_plugin_list(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def op_plugin_before_49c8366e(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Ascend's list of the day before 49c8366e (tests/data/backends/real/SOURCES.md)."""
+    folder = tmp_path_factory.mktemp("op-plugin-gates")
+    with tarfile.open(DATA / "backends" / "real" / "op-plugin.gates.tar.xz") as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "op-plugin-gates" / "before-49c8366e.yaml"
+
+
 def _alerts(opdrift: Opdrift, backend: Path, snapshot: str) -> dict[str, dict[str, Any]]:
     run = opdrift("coverage", "--backend", f"op-plugin={backend}", snapshot, "--format", "json")
     assert run.code == 0, run.err
@@ -55,12 +66,13 @@ def _alerts(opdrift: Opdrift, backend: Path, snapshot: str) -> dict[str, dict[st
 
 @pytest.mark.slow
 def test_coverage_and_diff_agree_that_joining_a_structured_group_breaks_op_plugins_kernels(
-    opdrift: Opdrift, op_plugin_list: Path
+    opdrift: Opdrift, op_plugin_list: Path, op_plugin_before_49c8366e: Path
 ) -> None:
-    """The brief's case, through the CLI: coverage of the real op-plugin list against 2.14.1 says both
-    kernels break, since 2.14.0 (the binding's release; the schema came in 2.10.0), with the same C++
-    signatures the diff of the shipped 2.13.0 and 2.14.1 snapshots gives; against 2.13.0 they build."""
-    alerts = _alerts(opdrift, op_plugin_list, str(ROOT / "snapshots" / "v2.14.1.json"))
+    """The brief's case, through the CLI: coverage of the real op-plugin list of before 49c8366e against
+    2.14.1 says both kernels break, since 2.14.0 (the binding's release; the schema came in 2.10.0),
+    with the same C++ signatures the diff of the shipped 2.13.0 and 2.14.1 snapshots gives; against
+    2.13.0 they build. Today's list (b8d8c479), whose torchnpugen forces that binding, builds on both."""
+    alerts = _alerts(opdrift, op_plugin_before_49c8366e, str(ROOT / "snapshots" / "v2.14.1.json"))
     diff = opdrift(
         "diff",
         str(ROOT / "snapshots" / "v2.13.0.json"),
@@ -92,9 +104,13 @@ def test_coverage_and_diff_agree_that_joining_a_structured_group_breaks_op_plugi
         assert {(k.form, str(k.after)) for k in change.kernel_changes} == {
             (k["form"], k["after"]) for k in a["kernel_changes"]
         }
-    before = _alerts(opdrift, op_plugin_list, str(ROOT / "snapshots" / "v2.13.0.json"))
+    before = _alerts(opdrift, op_plugin_before_49c8366e, str(ROOT / "snapshots" / "v2.13.0.json"))
     for name in SCALED:
         assert (before[name]["kernel"], before[name]["kernel_changes"]) == ("compatible", []), name
+    for snapshot in ("v2.13.0.json", "v2.14.1.json"):
+        today = _alerts(opdrift, op_plugin_list, str(ROOT / "snapshots" / snapshot))
+        for name in SCALED:
+            assert (today[name]["kernel"], today[name]["kernel_changes"]) == ("compatible", []), name
 
 
 def _snapshot(release_file: Callable[[str], Path], version: str) -> Snapshot:
@@ -148,7 +164,9 @@ def test_every_binding_change_of_the_releases_breaks_a_list_that_kept_the_old_bi
         found[head_version] = {c.name for c in moved}
         path = tmp_path / f"{head_version}.yaml"
         entries = "\n\n".join(_entry(c.before.schema, c.before.facets) for c in moved if c.before)
-        path.write_text(f"all_version: [v{head_version.rsplit('.', 1)[0]}]\nofficial:\n{entries}\n")
+        # a list that kept the older release's entries registers that release, not the newer one (a
+        # list registering v2.14 forces the `_scaled_mm_v2` binding: `FORCED_ILISTREF`)
+        path.write_text(f"all_version: [v{base_version.rsplit('.', 1)[0]}]\nofficial:\n{entries}\n")
         cov = compute_coverage(head, read_backend("op-plugin", str(path), torch_version=head_version))
         alerts = {a.name: a for a in cov.alerts}
         first = "2.14.0" if head_version == "2.14.1" else head_version

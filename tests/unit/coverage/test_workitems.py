@@ -16,7 +16,14 @@ from datafiles import DATA
 from opdrift import pipeline
 from opdrift.coverage.backends import read_backend
 from opdrift.coverage.check import Coverage, compute_coverage
-from opdrift.coverage.workitems import WorkItem, declaration, decomposition_in_degree, work_items
+from opdrift.coverage.workitems import (
+    WorkItem,
+    declaration,
+    decomposition_in_degree,
+    served_by,
+    with_served,
+    work_items,
+)
 from opdrift.model import Snapshot
 from opdrift.render.rank import work_item_rank_key
 from opdrift.schema.kernel import PLAIN
@@ -25,6 +32,7 @@ from opdrift.work.rules import TRAINING_ONLY, words
 REAL = DATA / "backends" / "real"
 XLA = "pytorch-xla.xla_native_functions.yaml.xz"
 OP_PLUGIN = "op-plugin.op_plugin_functions.yaml.xz"
+EXECUTORCH = "executorch.portable.functions.yaml.xz"
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +98,19 @@ def test_xlas_functional_trio_is_one_item_at_its_functional_op(xla: Coverage, sn
     assert complex_.alternative == "complex.out" and "calls complex.out, which has no kernel" in complex_.why
     # XLA's needs are its uncovered ops, one item each (the members are covered by functionalization)
     assert sorted(items) == sorted(o.name for o in xla.uncovered)
+
+
+def test_a_listed_kernel_serves_the_ops_that_run_it(
+    dlprim: Coverage, real: Callable[[str], str], snap_215: Snapshot
+) -> None:
+    """What a kernel serves, the rule a work item's members and a broken kernel's model count share:
+    dlprim (eager) writes `mean.out`, and `mean.dim`'s structured kernel runs it (2.15.0's yaml:
+    `structured_delegate: mean.out`); ExecuTorch lists `add.out`, which runs for `add.Tensor` (to_out_
+    variant), which `add_.Tensor` becomes (functionalization): two hops, both served."""
+    assert "mean.dim" in served_by(dlprim)["mean.out"]
+    assert with_served(["mean.out"], served_by(dlprim))[0] == "mean.out"
+    edge = compute_coverage(snap_215, read_backend("executorch", real(EXECUTORCH)))
+    assert {"add.Tensor", "add_.Tensor"} <= served_by(edge)["add.out"]
 
 
 @pytest.mark.slow

@@ -157,7 +157,8 @@ def test_the_weekly_issue_of_dlprims_repository_leads_with_dlprim(
     check_golden("present-dlprim.weekly-issue.md", body, updating(request))
     lead, rest = body.split("\n---\n", 1)
     # dlprim first, by its name, with its subscribers; the break said in dlprim's form (mean.dim's users
-    # call mean.dim, so mean.out is used by none), the removed registration; then the generic drift
+    # break with mean.out, whose kernel mean.dim's structured kernel runs), the removed registration;
+    # then the generic drift
     assert "### 🔌" in lead and "`dlprim`" in lead and "@dlprim-team" in lead
     assert "`mean.out`" in lead and "bool fast" in lead and "`mse_loss_backward`" in lead
     assert "operators ·" in rest and "### 🔌" not in rest
@@ -223,12 +224,17 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     assert comment.count("model counts from torch 2.14.1's table") == 1
     run.now = "2026-12-06T04:00:00Z"
     third = run()
-    assert third.comment == "" and "— used by none of 51 models" in third.body
+    # dlprim's mean.out kernel is what mean.dim's structured kernel runs: mean.dim's callers count
+    said = comment.split("(your form: `int64_t`) ", 1)[1].split("\n", 1)[0]
+    assert said.startswith("— used by ") and "none" not in said
+    assert third.comment == "" and said in third.body
     assert third.body.count("model counts from torch 2.14.1's table") == 1
     # and the JSON gives the counts behind each phrase
     schema = json.loads((Path(__file__).parents[3] / "schemas" / "watch.schema.json").read_text())
     jsonschema.validate(third.json, schema)
     pulls: list[dict[str, Any]] = third.json["pulls"]  # type: ignore[assignment]
+    dlprim = next(b for b in pulls[0]["backends"] if b["name"] == "dlprim")
+    assert dlprim["breaks"][0]["op"] == "mean.out" and dlprim["breaks"][0]["models"]["used_by"] > 0
     xla = next(b for b in pulls[0]["backends"] if b["name"] == "xla")
     assert xla["breaks"][0]["models"] == {
         "used_by": 25, "of": 47, "no_data_yet": False, "cpu_only": False, "release": "2.14.1"
