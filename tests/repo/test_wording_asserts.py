@@ -12,6 +12,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 MIN_WORDS = 10
 _WORD = re.compile(r"[A-Za-z']+")
+_ENTITY = re.compile(r"&#?\w+;")
 # Markdown table rows, headings, list items and HTML are lines of a rendering, not sentences of a test.
 _LINE_OF_A_RENDERING = ("|", "#", "- ", "<")
 # Data that has words without being wording, each a whole literal:
@@ -32,7 +33,9 @@ ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def _words(text: str) -> int:
-    """The words of a literal; a path (`aten/src/ATen/native/native_functions.yaml`) is one."""
+    """The words of a literal; a path (`aten/src/ATen/native/native_functions.yaml`) is one, an HTML
+    entity (`&quot;`) none."""
+    text = _ENTITY.sub(" ", text)
     return sum(1 if "/" in token else len(_WORD.findall(token)) for token in text.split())
 
 
