@@ -64,11 +64,11 @@ def check_error_line(
     key: str, err: str, update: bool, *, file: str | None = None, line: int | None = None
 ) -> str:
     """err is one error line and nothing else (no traceback), at file:line when given; its wording is the
-    entry KEY of golden/error-lines.txt, the file written FILE. Gives the message."""
+    entry KEY of golden/errors.lines.txt, the file written FILE. Gives the message."""
     match = ERROR_LINE.fullmatch(err)
     assert match, f"not one error line: {err!r}"
     if file is not None:
         assert (match["file"], match["line"]) == (file, str(line)), err
         err = err.replace(file, "FILE")
-    check_golden_entry("error-lines.txt", key, err, update)
+    check_golden_entry("errors.lines.txt", key, err, update)
     return match["message"]

@@ -907,7 +907,7 @@ def test_diff_reports_the_warnings_head_has_and_base_had_not(
     assert [(w["line"], w["more"]) for w in warnings] == [(add_line, 0), (relu_line, 0)]
     assert "'frobnicate'" in warnings[0]["message"] and "'not_a_tag'" in warnings[1]["message"]
     said = "".join(f"{w['message']}\n" for w in warnings)
-    check_golden_entry("warning-lines.txt", "diff: head's new warnings", said, updating(request))
+    check_golden_entry("warnings.lines.txt", "diff: head's new warnings", said, updating(request))
     comment = opdrift("diff", str(release), str(head), "--format", "pr-comment").out
     assert str(tmp_path) not in comment  # the runner's path of the file stays out of what is posted
     assert "### 🧐 HEAD's native_functions.yaml: 2 warnings" in comment

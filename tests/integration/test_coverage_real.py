@@ -14,7 +14,7 @@ import pytest
 import yaml
 from clirun import Opdrift
 from datafiles import DATA, RELEASES, _vkey, release_text
-from goldens import check_golden, check_golden_entry, updating
+from goldens import check_golden_entry, updating
 
 from opdrift import pipeline
 from opdrift.config.file import BotConfig, parse_config
@@ -147,7 +147,7 @@ def test_the_real_dlprim_tree_reads_with_its_malformed_comments_as_warnings(
     assert all(name in misplaced[2] for name in ("clamp.out", "clamp_min_out", "clamp_min.out"))
     said = "".join(f"{w.replace(str(dlprim_src), 'src')}\n" for w in backend.warnings)
     assert str(dlprim_src) not in said
-    check_golden_entry("backend-warnings.txt", "cpp: pytorch_dlprim's src", said, updating(request))
+    check_golden_entry("backend-warnings.lines.txt", "cpp: pytorch_dlprim's src", said, updating(request))
     assert len(backend.ops) > 100
     assert any(op.schema for op in backend.ops), "the well-formed schema comments are still read"
     run = opdrift("coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")))
@@ -834,7 +834,9 @@ def test_a_coverage_alert_before_1_13_keeps_the_written_form_and_says_why_it_is_
     # why it is judged in the SymInt form: the release that changed that (golden: the wording)
     why = line[line.rindex("(") :]
     assert "1.13" in why and "int64_t" in why and "SymInt" in why
-    check_golden_entry("coverage.lines.txt", "alert judged in SymInt before 1.13", line + "\n", updating(request))
+    check_golden_entry(
+        "coverage.lines.txt", "alert judged in SymInt before 1.13", line + "\n", updating(request)
+    )
     doc = json.loads(opdrift("coverage", "--backend", f"cpp={dlprim_src}", source, "--format", "json").out)
     (entry,) = [a for a in doc["backends"][0]["schema_alerts"] if a["name"] == "mean.out"]
     assert (entry["form"], entry["judged_in"]) == ("int64_t", "SymInt")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from goldens import check_golden_entry, updating
 from datafiles import DATA
+from goldens import check_golden_entry, updating
 from pytorch_history import NATIVE, swapped
 from watch_upstream import Run, Upstream
 
@@ -79,7 +79,9 @@ def _watch(
 
 
 @pytest.mark.slow
-def test_the_watch_warns_torch_mlir_of_mean_dims_optional_dim(tmp_path: Path, dlprim_src: Path, request: pytest.FixtureRequest) -> None:
+def test_the_watch_warns_torch_mlir_of_mean_dims_optional_dim(
+    tmp_path: Path, dlprim_src: Path, request: pytest.FixtureRequest
+) -> None:
     """llvm/torch-mlir#1121: 1.13.0's `int[1]? dim` against torch-mlir's ODS of 2022-08-01."""
     found, comment, _ = _watch(
         tmp_path, dlprim_src, "1.12.0", "torch-mlir-2022-08.GeneratedTorchOps.td.xz",
@@ -131,7 +133,9 @@ def test_the_watch_warns_xla_of_native_batch_norm_leaving_the_core_set(
 
 
 @pytest.mark.slow
-def test_the_watch_warns_dlprim_of_a_removed_op_it_registers(tmp_path: Path, dlprim_src: Path, request: pytest.FixtureRequest) -> None:
+def test_the_watch_warns_dlprim_of_a_removed_op_it_registers(
+    tmp_path: Path, dlprim_src: Path, request: pytest.FixtureRequest
+) -> None:
     """A PR removing `mse_loss_backward` from 2.14.1: dlprim's registration is dead (its build takes
     it), XLA's and op-plugin's codegen refuses the name."""
     found, comment, _ = _watch(

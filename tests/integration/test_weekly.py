@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 
 import pytest
-from goldens import check_golden_entry, updating
 from clirun import Opdrift
 from fake_github import FakeGitHub
+from goldens import check_golden_entry, updating
 from pytorch_history import History, HistoryCommit, build_history
 
 from opdrift import pipeline, snapshot

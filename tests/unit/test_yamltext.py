@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from goldens import check_golden_entry, updating
 import yaml
 from clirun import Opdrift
+from goldens import check_golden_entry, updating
 
 from opdrift import yamltext
 from opdrift.drift.allowlist import parse_allowlist
@@ -54,7 +54,9 @@ def test_an_unmatched_override_is_warned_about_at_its_own_line(request: pytest.F
     assert overrides.lines == {"relu": 3, "reason": 4}
     (warning,) = overrides.unmatched(["relu"], "s")
     assert warning.startswith("o.yaml:4: ") and "'reason'" in warning
-    check_golden_entry("warning-lines.txt", "overrides: an unmatched name", warning + "\n", updating(request))
+    check_golden_entry(
+        "warnings.lines.txt", "overrides: an unmatched name", warning + "\n", updating(request)
+    )
 
 
 def _count_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -111,7 +113,7 @@ def test_the_node_reader_raises_the_files_own_error_at_the_node(request: pytest.
         reader.read(yamltext.NODE_STRING, item, "each item of a", item)
     said = str(info.value)
     assert said.startswith("f.yaml:2: each item of a ") and "string" in said
-    check_golden_entry("error-lines.txt", "yaml: an item not a string", said + "\n", updating(request))
+    check_golden_entry("errors.lines.txt", "yaml: an item not a string", said + "\n", updating(request))
 
 
 # What each file gets wrong, the option that reads it, and the line of the mistake.

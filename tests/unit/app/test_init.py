@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
-from goldens import check_error_line, check_golden_entry, updating
 import yaml
 from clirun import Opdrift
 from datafiles import release_text
 from fake_github import FakeGitHub
+from goldens import check_error_line, check_golden_entry, updating
 
 from opdrift.app.init import InitRequest, config_text
 from opdrift.app.init_workflows import (
@@ -115,7 +115,7 @@ def test_init_writes_a_config_workflows_and_the_snapshot_of_upstream_main(
     assert "dlprim:cpp=src against gh:pytorch/pytorch@main" in run.out
     (summary,) = [x for x in run.out.splitlines() if re.search(r"covered \d+ of \d+ operators; ", x)]
     covered, total, needs, stale = map(int, re.findall(r"\d+", summary.split("covered ", 1)[1])[:4])
-    assert 0 < covered and covered + needs <= total and stale >= 0, summary
+    assert covered > 0 and covered + needs <= total and stale >= 0, summary
     check_golden_entry("cli-init.lines.txt", "the coverage summary", summary + "\n", updating(request))
     for path in WRITTEN:
         assert f"wrote {path}" in run.out
@@ -204,7 +204,12 @@ def test_a_release_installed_from_an_index_pins_its_repository_and_build_commit(
 
 @pytest.mark.slow
 def test_init_checks_flags_and_the_repository_before_reading_upstream(
-    fake: FakeGitHub, backend: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, request: pytest.FixtureRequest
+    fake: FakeGitHub,
+    backend: Path,
+    opdrift: Opdrift,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     run = opdrift("init", "--backend", "dlprim:cpp=src", "--who", "not a handle!", "--action", PIN)
     assert run.code == 2 and "is not a GitHub handle" in run.err

@@ -384,7 +384,9 @@ def test_a_cpp_schema_comment_belongs_to_the_function_right_below_it(request: py
     misplaced, loose = (w.split(": ", 1)[1] for w in warnings)
     assert all(name in misplaced for name in ("clamp.out", "clamp_min_out", "clamp_min.out"))
     assert "view" in loose and "clamp" not in loose
-    check_golden_entry("backend-warnings.txt", "cpp: misplaced comments", "\n".join(warnings) + "\n", updating(request))
+    check_golden_entry(
+        "backend-warnings.lines.txt", "cpp: misplaced comments", "\n".join(warnings) + "\n", updating(request)
+    )
 
 
 def test_a_cpp_schema_comment_is_read_on_the_head_line_after_a_trailing_return_and_braced_default() -> None:

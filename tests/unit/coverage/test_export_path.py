@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from goldens import check_golden_entry, updating
 from clirun import Opdrift
 from datafiles import DATA
+from goldens import check_golden_entry, updating
 
 from opdrift import pipeline
 from opdrift.coverage.backends import BackendList, read_backend

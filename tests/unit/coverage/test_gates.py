@@ -17,10 +17,10 @@ import lzma
 from pathlib import Path
 
 import pytest
-from goldens import check_golden_entry, updating
 from clirun import Opdrift
 from datafiles import DATA, release_text
 from fake_github import FakeGitHub
+from goldens import check_golden_entry, updating
 from watch_upstream import UPSTREAM, ServedUpstream, with_fast, with_gated_ops_changed
 
 from opdrift.errors import SourceError
@@ -221,7 +221,7 @@ def test_a_judgement_is_cached_by_the_torch_version_of_both_sides_too(
     (warning,) = capsys.readouterr().err.splitlines()
     assert "op_plugin_functions.yaml: " in warning and "every entry counts" in warning
     said = warning.replace(str(tmp_path), "DIR") + "\n"
-    check_golden_entry("warning-lines.txt", "op-plugin: no torch version", said, updating(request))
+    check_golden_entry("warnings.lines.txt", "op-plugin: no torch version", said, updating(request))
 
 
 def _settings(fake: FakeGitHub, cache: Path) -> ApiSettings:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from goldens import check_golden_entry, updating
 from clirun import ROOT
+from goldens import check_golden_entry, updating
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
@@ -319,13 +319,20 @@ def test_explain_says_what_executorchs_verifier_and_out_variants_do(
     out = capsys.readouterr().out
     (refused,) = [x for x in out.splitlines() if x.startswith("  sort.stable: ")]
     assert "(verifier_rejects)" in refused and "ExecuTorch" in refused
-    check_golden_entry("explain.lines.txt", "executorch: refused by the verifier", refused + "\n", updating(request))
+    check_golden_entry(
+        "explain.lines.txt", "executorch: refused by the verifier", refused + "\n", updating(request)
+    )
     assert "  sort: needs an out= kernel (needs_kernel): " in out
     assert "; list its out= variant: `- op: sort.values`" in out
     assert main(["explain", "add", str(SNAPSHOT), "--backend", f"executorch={path}", "--format", "json"]) == 0
     verdicts = {v["name"]: v for v in json.loads(capsys.readouterr().out)["backends"][0]["operators"]}
     assert "add.out" in verdicts["add.Tensor"]["why"] and "out=" in verdicts["add.Tensor"]["why"]
-    check_golden_entry("explain.lines.txt", "executorch: served by its out= variant", verdicts["add.Tensor"]["why"] + "\n", updating(request))
+    check_golden_entry(
+        "explain.lines.txt",
+        "executorch: served by its out= variant",
+        verdicts["add.Tensor"]["why"] + "\n",
+        updating(request),
+    )
     assert (verdicts["add.Tensor"]["status"], verdicts["add.Tensor"]["via"]) == ("covered", "add.out")
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import get_args
 
 import pytest
-from goldens import check_golden_entry, updating
 from clirun import ROOT
 from datafiles import write_release
+from goldens import check_golden_entry, updating
 from package_copy import PackageCopy
 
 from opdrift.cli import build_parser
@@ -143,7 +143,9 @@ if files.meta.kind == "snapshot": pass
     assert list(kind_comparisons(other)) == []
 
 
-def test_the_docs_name_the_tables_kinds_in_its_order(capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+def test_the_docs_name_the_tables_kinds_in_its_order(
+    capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     page = (ROOT / "docs" / "coverage.md").read_text(encoding="utf-8")
     table = page.split("| KIND | PATH | what is read |", 1)[1].split("\n\n", 1)[0]
     assert tuple(re.findall(r"^\| `([a-z-]+)` \|", table, re.MULTILINE)) == BACKEND_KINDS
@@ -162,7 +164,9 @@ def test_the_docs_name_the_tables_kinds_in_its_order(capsys: pytest.CaptureFixtu
     common = said.pop("the others")
     assert {k.id: said.get(k.id, common) for k in KIND_TABLE} == {k.id: k.profile for k in KIND_TABLE}
     assert said == {"torch-mlir": "export", "xla": "functional", "executorch": "export"}
-    check_golden_entry("cli-help.lines.txt", "coverage: default profiles", defaults.group(0) + "\n", updating(request))
+    check_golden_entry(
+        "cli-help.lines.txt", "coverage: default profiles", defaults.group(0) + "\n", updating(request)
+    )
 
 
 @pytest.mark.slow

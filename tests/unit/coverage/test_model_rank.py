@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from goldens import check_golden_entry, updating
 from clirun import Opdrift
+from goldens import check_golden_entry, updating
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
@@ -110,7 +110,9 @@ def test_a_cpu_only_op_is_not_counted_for_another_device(mps: Coverage, snap_214
 
 
 @pytest.mark.slow
-def test_an_op_newer_than_the_table_has_no_data_yet(dlprim_src: Path, opdrift: Opdrift, request: pytest.FixtureRequest) -> None:
+def test_an_op_newer_than_the_table_has_no_data_yet(
+    dlprim_src: Path, opdrift: Opdrift, request: pytest.FixtureRequest
+) -> None:
     run = opdrift(
         "coverage",
         "--backend",
@@ -135,7 +137,9 @@ def test_an_op_newer_than_the_table_has_no_data_yet(dlprim_src: Path, opdrift: O
     text = opdrift("coverage", "--backend", f"cpp={dlprim_src}", str(ROOT / "snapshots" / "v2.15.0.json")).out
     (said,) = [x for x in text.splitlines() if caveat in x]  # the JSON's caveat, and what it covers
     assert "; 51 models on eager_inference, eager_training" in said
-    check_golden_entry("coverage.lines.txt", "models: a table of an older release", said + "\n", updating(request))
+    check_golden_entry(
+        "coverage.lines.txt", "models: a table of an older release", said + "\n", updating(request)
+    )
     # `_philox_randint_`, which 2.15.0 added, is no model's yet: not "used by none of 51"
     snap_215 = pipeline.load_snapshot(str(ROOT / "snapshots" / "v2.15.0.json"))
     items = {

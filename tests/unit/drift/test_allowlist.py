@@ -6,8 +6,8 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from goldens import check_golden_entry, updating
 from driftcases import realistic_pair
+from goldens import check_golden_entry, updating
 
 from opdrift.drift.allowlist import AllowList, acknowledge, load_allowlist, parse_allowlist
 from opdrift.drift.changes import Drift, compute_drift
@@ -97,7 +97,7 @@ def test_expired_entries_are_ignored_with_a_warning(request: pytest.FixtureReque
     assert {c.name for c in drift.changes if c in acks} == {"cholesky.out"}
     (warning,) = acks.warnings
     assert warning.startswith("allow.yaml:1: ") and "'cholesky'" in warning and "2026-05-31" in warning
-    check_golden_entry("warning-lines.txt", "allow-list: expired entry", warning + "\n", updating(request))
+    check_golden_entry("warnings.lines.txt", "allow-list: expired entry", warning + "\n", updating(request))
 
 
 def test_load_allowlist_reads_files(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from goldens import check_golden_entry, updating
 from driftcases import realistic_pair
+from goldens import check_golden_entry, updating
 from pytorch_history import History, build_history
 
 from opdrift import pipeline

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from goldens import check_golden_entry, updating
 from clirun import Opdrift
 from datafiles import release_text
+from goldens import check_golden_entry, updating
 from pytorch_history import NATIVE, History, build_history
 
 from opdrift.drift.changes import compute_drift
@@ -409,7 +409,7 @@ def test_a_commit_codegen_refuses_is_skipped_by_default_and_summarized(
     assert run.code == 0, run.err
     lines = run.err.splitlines()
     assert lines[-2].startswith("opdrift: skipped 1 commit(s) ") and "--strict" in lines[-2]
-    check_golden_entry("warning-lines.txt", "history: skipped a commit", lines[-2] + "\n", updating(request))
+    check_golden_entry("warnings.lines.txt", "history: skipped a commit", lines[-2] + "\n", updating(request))
     assert lines[-1].startswith(f"opdrift:   {bad[:12]} {bad}:{NATIVE}:")
     assert "duplicate operator 'abs'" in lines[-1]
     rows = [r.split(",") for r in run.out.splitlines()[1:]]

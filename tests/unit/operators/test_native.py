@@ -10,8 +10,8 @@ import lzma
 from functools import cache
 
 import pytest
-from goldens import check_golden_entry, updating
 from datafiles import DATA, RELEASES, has_release_file, release_text
+from goldens import check_golden_entry, updating
 
 from opdrift.dispatchkeys import COMPOSITE_KEYS, STRUCTURED_KEYS
 from opdrift.errors import EntryError, SchemaError, YamlError
@@ -211,7 +211,7 @@ def test_unknown_tag_warns(request: pytest.FixtureRequest) -> None:
     result = build(ADD.replace("[core, pointwise]", "[core, sparkly]"), TAGS)
     (warning,) = result.warnings
     assert warning.startswith("nf.yaml:1: ") and "'sparkly'" in warning and "tags.yaml" in warning
-    check_golden_entry("warning-lines.txt", "native: unknown tag", warning + "\n", updating(request))
+    check_golden_entry("warnings.lines.txt", "native: unknown tag", warning + "\n", updating(request))
 
 
 BAD_ENTRIES = [
@@ -247,7 +247,9 @@ def test_bad_schema_names_its_line() -> None:
     assert (info.value.path, info.value.line) == ("nf.yaml", 8)
 
 
-def test_a_functional_out_of_step_with_its_family_is_kept_with_a_warning(request: pytest.FixtureRequest) -> None:
+def test_a_functional_out_of_step_with_its_family_is_kept_with_a_warning(
+    request: pytest.FixtureRequest,
+) -> None:
     """add.Tensor no longer groups with add_.Tensor and add.out, so autogen would make a second one:
     torchgen keeps both (PyTorch then fails at registration). The entry is what the PR changed, so the
     report keeps it, and says why the codegen will object."""
@@ -260,7 +262,9 @@ def test_a_functional_out_of_step_with_its_family_is_kept_with_a_warning(request
     assert (add.schema, add.line, add.autogen_from) == (changed[len("- func: ") : -1], line, None)
     (warning,) = [w for w in opset.warnings if "does not group" in w]
     assert warning.startswith(f"nf.yaml:{line}: add.Tensor ") and "add_.Tensor" in warning
-    check_golden_entry("warning-lines.txt", "native: an op out of its group", warning + "\n", updating(request))
+    check_golden_entry(
+        "warnings.lines.txt", "native: an op out of its group", warning + "\n", updating(request)
+    )
     assert not any("does not group" in w for w in build(text).warnings)
 
 

@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
-from goldens import check_error_line, check_golden_entry, updating
 from clirun import Opdrift
 from driftcases import real_snapshot, realistic_pair
+from goldens import check_error_line, check_golden_entry, updating
 
 from opdrift.app.subscriptions import (
     backend_gaps,
@@ -492,7 +492,9 @@ def test_a_tab_after_a_value_reads_as_the_first_pass_read_it() -> None:
     assert parse_config("labels: [x]\t# note\n", "c.yml").labels == ("x",)
 
 
-def test_the_weekly_issue_links_the_operator_catalogue(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_the_weekly_issue_links_the_operator_catalogue(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """`weekly.site_url` (the site `opdrift site` builds, on GitHub Pages) is linked from the issue; a
     URL that is not https or could leave its Markdown link is refused with its line."""
     from opdrift.render.context import ReportContext

@@ -575,7 +575,9 @@ def test_annotations_point_at_head_lines_most_urgent_first_and_stay_inert(
     assert not any("abs.out" in line for line in lines)  # only its in-tree kernels changed
     (evil,) = [line for line in lines if "evil" in line]
     # the hostile name escaped, so that it stays in the message: no second command, no raw newline
-    assert evil.startswith("::warning file=aten/src/ATen/native/native_functions.yaml,line=77,title=opdrift::")
+    assert evil.startswith(
+        "::warning file=aten/src/ATen/native/native_functions.yaml,line=77,title=opdrift::"
+    )
     assert "evil%0A::error file=x::pwned%250A,x" in evil and "\n" not in evil
     check_golden("annotations.realistic.txt", "\n".join(lines) + "\n", updating(request))
     capped = annotation_lines(drift.changes, limit=2)
@@ -909,8 +911,8 @@ def test_cli_a_quiet_week_opens_no_issue_and_a_new_week_closes_the_last(
     config.write_text("weekly:\n  quiet: never\n")
     run = opdrift("issue", "--repo", REPO, "--config", str(config), releases["2.15.0"], releases["2.15.0"])
     assert run.code == 2
-    said = check_error_line("config: weekly quiet", run.err, updating(request), file=str(config), line=2)
-    assert "quiet" in said and "'never'" in said
+    message = check_error_line("config: weekly quiet", run.err, updating(request), file=str(config), line=2)
+    assert "quiet" in message and "'never'" in message
 
 
 @pytest.mark.slow

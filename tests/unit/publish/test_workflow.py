@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from goldens import check_error_line, check_golden_entry, updating
 from clirun import Opdrift
 from fake_github import FakeGitHub
+from goldens import check_error_line, check_golden_entry, updating
 from pytorch_history import NATIVE, History, build_history
 
 from opdrift.errors import GitError, WorkflowError
@@ -120,7 +120,7 @@ def test_missing_ok_says_no_report_from_the_pr_run_in_one_line(
         assert (run.code, run.err) == (0, "")
         # one notice, and what it says is the golden's (a workflow command: `::notice title=opdrift::…`)
         assert re.fullmatch(r"::notice title=opdrift::[^\n]+\n", run.out)
-        check_golden_entry("warning-lines.txt", "verify-artifact: no report", run.out, updating(request))
+        check_golden_entry("warnings.lines.txt", "verify-artifact: no report", run.out, updating(request))
     assert outputs.read_text().count("verified=false") == 2
     d = _artifact(tmp_path)
     assert opdrift("verify-artifact", str(d), *argv).code == 0

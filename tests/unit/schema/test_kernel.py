@@ -256,6 +256,8 @@ def test_a_coverage_alert_gets_the_verdicts_diff_gives(
     assert "2.1.0" in alert_line and "compatible" in alert_line
     assert "`::std::optional<int64_t>`" in change and "`const ::std::optional<at::Scalar> &`" in change
     said = "".join(f"{x}\n" for x in lines[at : end + 1]).replace(str(td), "GeneratedTorchOps.td")
-    check_golden_entry("coverage.lines.txt", "alert of a kernel signature: std.correction", said, updating(request))
+    check_golden_entry(
+        "coverage.lines.txt", "alert of a kernel signature: std.correction", said, updating(request)
+    )
     markdown = opdrift("coverage", "--backend", f"torch-mlir={td}", head, "--format", "markdown").out
     assert "compatible for callers, 🔧 kernels: C++ signature changed:" in markdown

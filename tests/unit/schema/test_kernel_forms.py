@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from clirun import Opdrift
 from datafiles import DATA, write_release
-from goldens import check_golden_entry, updating
 from driftcases import rec, snap
+from goldens import check_golden_entry, updating
 from releasesnap import release_snapshot
 
 from opdrift.drift.allowlist import Acknowledgements, acknowledge, parse_allowlist
@@ -184,7 +184,9 @@ def test_text_folds_symint_only_changes_into_one_line(request: pytest.FixtureReq
     at = lines.index("  🔧 Kernel signature changed: 0")
     folded = lines[at + 1]
     assert folded.strip().startswith(f"{FOLDED}: ") and "int64_t" in folded and "c10::SymInt" in folded
-    check_golden_entry("report.lines.txt", "kernel signature: SymInt form only", folded + "\n", updating(request))
+    check_golden_entry(
+        "report.lines.txt", "kernel signature: SymInt form only", folded + "\n", updating(request)
+    )
 
 
 def test_a_breaking_section_keeps_its_list_and_adds_the_folded_line() -> None:

@@ -7,8 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from goldens import check_golden_entry, updating
 from datafiles import RELEASES_DIR, release_text
+from goldens import check_golden_entry, updating
 from releasesnap import release_snapshot, wheel_1_10_snapshot
 
 from opdrift import pipeline
@@ -232,7 +232,9 @@ def test_explain_shows_the_signal_and_its_file(request: pytest.FixtureRequest) -
     assert "rule:    core.pointwise.composite" in text
     (line,) = [x for x in text.splitlines() if "mul, sigmoid (" in x]
     assert "torch/_decomp/decompositions.py" in line and "2.14.1" in line
-    check_golden_entry("explain.lines.txt", "silu: its decomposition's signal", line + "\n", updating(request))
+    check_golden_entry(
+        "explain.lines.txt", "silu: its decomposition's signal", line + "\n", updating(request)
+    )
     assert "decomposes_to: mul, sigmoid" in text
     # silu is in PyTorch's Core-ATen table, so an exported graph never holds it
     assert (

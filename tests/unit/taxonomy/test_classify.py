@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from goldens import check_golden, check_golden_entry, updating
 from clirun import Opdrift
 from datafiles import RELEASES, write_release
+from goldens import check_golden, check_golden_entry, updating
 from package_copy import PackageCopy
 from releasesnap import release_operators, release_snapshot, wheel_1_10_snapshot
 

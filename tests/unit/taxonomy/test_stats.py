@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from goldens import check_golden, updating
 from clirun import Opdrift
+from goldens import check_golden, updating
 from releasesnap import release_snapshot, wheel_1_10_snapshot
 
 from opdrift.render.stats import render_json, render_markdown, render_text

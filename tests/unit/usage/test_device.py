@@ -98,7 +98,9 @@ def test_dlprim_sees_lstm_training_fail_and_ranks_it_in_the_first_ten(
     assert lstm.models is not None and lstm.models.breaks == 2
     said = lstm.models_words
     assert said.startswith("breaks 2 models; ") and " 2 of 51 models (bilstm_tagger, lstm_lm)" in said
-    check_golden_entry("coverage.lines.txt", "models: what a work item breaks", said + "\n", updating(request))
+    check_golden_entry(
+        "coverage.lines.txt", "models: what a work item breaks", said + "\n", updating(request)
+    )
     assert names.index("_thnn_fused_gru_cell") < 10
 
 

@@ -37,7 +37,9 @@ def test_each_rule_s_example_gets_that_rule_from_the_engine(rule: Rule) -> None:
     assert (verdict.rule, verdict.covered, verdict.via) == (rule.id, rule.covered, ex.via)
 
 
-def test_the_table_holds_every_rule_the_engine_answers_with_in_its_order(request: pytest.FixtureRequest) -> None:
+def test_the_table_holds_every_rule_the_engine_answers_with_in_its_order(
+    request: pytest.FixtureRequest,
+) -> None:
     assert [r.id for r in RULE_TABLE] == [*RULES, TRAINING_ONLY, VERIFIER_REJECTS, NEEDS_KERNEL]
     assert len(RULE_BY_ID) == len(RULE_TABLE)
     for rule in RULE_TABLE:
@@ -47,7 +49,9 @@ def test_the_table_holds_every_rule_the_engine_answers_with_in_its_order(request
     named, unnamed = words("backend_codegen", "add.Tensor"), words("backend_codegen")
     assert named.endswith(" add.Tensor") and named.removesuffix("add.Tensor") in unnamed
     said = f"{named}\n{unnamed}\n"
-    check_golden_entry("explain.lines.txt", "backend_codegen: with and without the op", said, updating(request))
+    check_golden_entry(
+        "explain.lines.txt", "backend_codegen: with and without the op", said, updating(request)
+    )
 
 
 # torchgen/dest/register_dispatch_key.py@v2.13.0, executorch:exir/verification/verifier.py@cff6f4d
