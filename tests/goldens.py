@@ -4,6 +4,7 @@ OPDRIFT_UPDATE_GOLDEN=1). The one place that compares and refreshes them."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,45 @@ def check_golden(name: str, text: str, update: bool) -> None:
     assert text == path.read_text(encoding="utf-8"), (
         f"{path.name} differs: run pytest --update-golden and review"
     )
+
+
+def check_golden_entry(name: str, key: str, text: str, update: bool) -> None:
+    """One entry of a golden file that gathers short outputs of many tests (the error lines of the
+    CLI): each test compares its entry, `## KEY` and the text under it; refreshing rewrites only that
+    entry, so a refresh of one module leaves the others' entries alone."""
+    assert text.endswith("\n") and "\n## " not in text, "an entry is whole lines, none starting with ## "
+    text = text.replace(f"opdrift {__version__}", "opdrift VERSION")
+    path = GOLDEN / name
+    entries = _entries(path.read_text(encoding="utf-8")) if path.exists() else {}
+    if update:
+        entries[key] = text
+        path.write_text("".join(f"## {k}\n{v}" for k, v in sorted(entries.items())), encoding="utf-8")
+        return
+    assert key in entries, f"{name} has no entry {key!r}: run pytest --update-golden"
+    assert text == entries[key], f"{name}'s entry {key!r} differs: run pytest --update-golden and review"
+
+
+def _entries(text: str) -> dict[str, str]:
+    entries: dict[str, str] = {}
+    for block in ("\n" + text).split("\n## ")[1:]:
+        key, _, body = block.partition("\n")
+        entries[key] = body + "\n" if body and not body.endswith("\n") else body
+    return entries
+
+
+# A user-caused error: one line, at FILE:LINE when a file is to blame, exit 2, no traceback.
+ERROR_LINE = re.compile(r"opdrift: error: (?:(?P<file>\S+?):(?P<line>\d+): )?(?P<message>[^\n]+)\n")
+
+
+def check_error_line(
+    key: str, err: str, update: bool, *, file: str | None = None, line: int | None = None
+) -> str:
+    """err is one error line and nothing else (no traceback), at file:line when given; its wording is the
+    entry KEY of golden/errors.lines.txt, the file written FILE. Gives the message."""
+    match = ERROR_LINE.fullmatch(err)
+    assert match, f"not one error line: {err!r}"
+    if file is not None:
+        assert (match["file"], match["line"]) == (file, str(line)), err
+        err = err.replace(file, "FILE")
+    check_golden_entry("errors.lines.txt", key, err, update)
+    return match["message"]

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from clirun import ROOT, Opdrift, Run, opdrift_process
 from datafiles import release_text
+from goldens import check_golden_entry, updating
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -179,10 +180,15 @@ def test_deeply_nested_type_is_a_schema_error(opdrift: Opdrift, tmp_path: Path) 
     ],
     ids=["refs-3000-terms", "decomp-10000-minus"],
 )
-def test_python_side_too_deep_is_a_warning(opdrift: Opdrift, tmp_path: Path, path: str, text: str) -> None:
-    run, took = timed(opdrift, "stats", checkout(tmp_path, {path: text}))
+def test_python_side_too_deep_is_a_warning(
+    opdrift: Opdrift, tmp_path: Path, path: str, text: str, request: pytest.FixtureRequest
+) -> None:
+    root = checkout(tmp_path, {path: text})
+    run, took = timed(opdrift, "stats", root)
     assert run.code == 0 and "Traceback" not in run.err, run
-    assert f"{path}:1: nested too deeply for this reader to parse; its facts are skipped" in run.err
+    (line,) = [x for x in run.err.splitlines() if f"{path}:1: " in x]  # one warning, at the file's line
+    said = line.replace(root, "SOURCE") + "\n"
+    check_golden_entry("warnings.lines.txt", f"python side too deep: {path}", said, updating(request))
     assert took < BUDGET
 
 
@@ -365,14 +371,18 @@ def _history(dest: Path, texts: list[str]) -> list[str]:
     return shas
 
 
-def test_history_keep_going_over_hostile_commits(opdrift: Opdrift, tmp_path: Path) -> None:
+def test_history_keep_going_over_hostile_commits(
+    opdrift: Opdrift, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     bomb = NATIVE + "- func: foo(Tensor self) -> Tensor\n" + _indented(BOMB) + "  when: 2026-02-30\n"
     nested = NATIVE + "- func: foo(Tensor" + "?" * 1000 + " self) -> Tensor\n"
     fixed = NATIVE + "- func: foo(Tensor self) -> Tensor\n"
     shas = _history(tmp_path / "repo", [NATIVE, bomb, nested, fixed])
     run, took = timed(opdrift, "history", str(tmp_path / "repo"), "--keep-going", "--format", "csv")
     assert run.code == 0 and "Traceback" not in run.err, run
-    assert run.err.startswith("opdrift: skipped 2 commit(s) whose operator files do not build")
+    first = run.err.splitlines()[0]
+    assert first.startswith("opdrift: skipped 2 commit(s) ")
+    check_golden_entry("warnings.lines.txt", "history: skipped commits", first + "\n", updating(request))
     rows = run.out.strip().splitlines()
     assert len(rows) == 5  # the header and one row per commit
     assert all(any(sha in row for row in rows) for sha in shas)

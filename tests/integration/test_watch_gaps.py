@@ -17,6 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from datafiles import DATA
+from goldens import check_golden_entry, updating
 from pytorch_history import NATIVE, swapped
 from watch_upstream import Run, Upstream
 
@@ -78,7 +79,9 @@ def _watch(
 
 
 @pytest.mark.slow
-def test_the_watch_warns_torch_mlir_of_mean_dims_optional_dim(tmp_path: Path, dlprim_src: Path) -> None:
+def test_the_watch_warns_torch_mlir_of_mean_dims_optional_dim(
+    tmp_path: Path, dlprim_src: Path, request: pytest.FixtureRequest
+) -> None:
     """llvm/torch-mlir#1121: 1.13.0's `int[1]? dim` against torch-mlir's ODS of 2022-08-01."""
     found, comment, _ = _watch(
         tmp_path, dlprim_src, "1.12.0", "torch-mlir-2022-08.GeneratedTorchOps.td.xz",
@@ -89,7 +92,9 @@ def test_the_watch_warns_torch_mlir_of_mean_dims_optional_dim(tmp_path: Path, dl
     assert found["xla"] == {"breaks": ("mean.dim",)}
     assert all("schema_changed" not in v for k, v in found.items() if k != "torch-mlir")
     assert "@mlir-team" in comment
-    assert "📐 1 op whose recorded schema changed upstream (regenerate the ODS op" in comment
+    (line,) = [x for x in comment.splitlines() if "📐" in x]
+    assert line.lstrip("- ").startswith("📐 1 op ") and line.endswith(": `mean.dim`")
+    check_golden_entry("watch.lines.md", "schema changed: torch-mlir", line + "\n", updating(request))
 
 
 @pytest.mark.slow
@@ -128,7 +133,9 @@ def test_the_watch_warns_xla_of_native_batch_norm_leaving_the_core_set(
 
 
 @pytest.mark.slow
-def test_the_watch_warns_dlprim_of_a_removed_op_it_registers(tmp_path: Path, dlprim_src: Path) -> None:
+def test_the_watch_warns_dlprim_of_a_removed_op_it_registers(
+    tmp_path: Path, dlprim_src: Path, request: pytest.FixtureRequest
+) -> None:
     """A PR removing `mse_loss_backward` from 2.14.1: dlprim's registration is dead (its build takes
     it), XLA's and op-plugin's codegen refuses the name."""
     found, comment, _ = _watch(
@@ -138,4 +145,6 @@ def test_the_watch_warns_dlprim_of_a_removed_op_it_registers(tmp_path: Path, dlp
     assert found["xla"] == {"removes": ("mse_loss_backward",)} == found["op-plugin"]
     assert "torch-mlir" not in found
     assert "@dlprim-team" in comment
-    assert "🪦 1 op it registers that upstream removed or renamed (the registration is dead" in comment
+    (line,) = [x for x in comment.splitlines() if "🪦" in x]
+    assert line.lstrip("- ").startswith("🪦 1 op ") and line.endswith(": `mse_loss_backward`")
+    check_golden_entry("watch.lines.md", "dead registration: cpp", line + "\n", updating(request))

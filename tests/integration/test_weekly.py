@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from clirun import Opdrift
 from fake_github import FakeGitHub
+from goldens import check_golden_entry, updating
 from pytorch_history import History, HistoryCommit, build_history
 
 from opdrift import pipeline, snapshot
@@ -68,7 +69,7 @@ def _the_week(history: History) -> tuple[HistoryCommit, HistoryCommit, HistoryCo
 
 @pytest.mark.slow
 def test_weekly_issue_attributes_the_added_op_and_mentions_only_the_backend_that_lacks_it(
-    history: History, fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift
+    history: History, fake: FakeGitHub, tmp_path: Path, opdrift: Opdrift, request: pytest.FixtureRequest
 ) -> None:
     start, end, added = _the_week(history)
     op = added.changed
@@ -122,8 +123,9 @@ def test_weekly_issue_attributes_the_added_op_and_mentions_only_the_backend_that
     lead = body.split("\n---\n", 1)[0]
     assert "### 🔌 What this asks of `has` and `lacks` first" in lead
     assert "✅ **`has`**: nothing in this drift asks anything of it" in lead
-    said = lead.split("**`lacks`** (@lacks-it):\n\n- ⚠️ it lacks **", 1)[1].splitlines()[0]
-    assert f"of the new ops, or ops that now need a kernel: `{op}`" in said
+    said = lead.split("**`lacks`** (@lacks-it):\n\n", 1)[1].splitlines()[0]
+    assert said.startswith("- ⚠️ it lacks **") and f": `{op}`" in said
+    check_golden_entry("weekly.lines.md", "lacks: the op it lacks", said + "\n", updating(request))
     assert "```mermaid" in body
     x_axis = next(line for line in body.splitlines() if "x-axis" in line)
     assert f'_{added.sha[:7]}"' in x_axis  # a point of the chart, labelled by its date and sha

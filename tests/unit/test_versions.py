@@ -118,9 +118,8 @@ def test_the_calendar_is_ordered_and_sourced() -> None:
         )
     assert ships_in_words("2026-11-02T10:00:00Z") == "ships in 2.16 (branch cut 2026-11-30)"
     # past the last cut the calendar knows, no release is named: PyTorch has not scheduled it yet
-    assert ships_in_words("2026-12-07T09:00:00Z") == (
-        "ships after 2.16 (its branch cut was 2026-11-30), in a release not scheduled yet"
-    )
+    late = ships_in_words("2026-12-07T09:00:00Z")
+    assert "after 2.16" in late and "2026-11-30" in late and "ships in" not in late
     assert ships_in_words("2026-11-30") == ships_in_words("2027-01-04") == ships_in_words("2026-12-07")
     assert ships_in_words("2026-11-29T23:30:00Z") == "ships in 2.16 (branch cut 2026-11-30)"
     # before the calendar's first cut, or without a date, it says nothing

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from clirun import Opdrift
+from goldens import check_golden_entry, updating
 
 from opdrift import yamltext
 from opdrift.drift.allowlist import parse_allowlist
@@ -48,10 +49,14 @@ def test_overrides_errors_are_at_the_node_they_are_about(text: str, line: int, m
     assert info.value.line == line
 
 
-def test_an_unmatched_override_is_warned_about_at_its_own_line() -> None:
+def test_an_unmatched_override_is_warned_about_at_its_own_line(request: pytest.FixtureRequest) -> None:
     overrides = parse_overrides("reason: relu\noverrides:\n  relu: misc\n  reason: misc\n", "o.yaml")
     assert overrides.lines == {"relu": 3, "reason": 4}
-    assert overrides.unmatched(["relu"], "s") == ["o.yaml:4: override 'reason' matches no base operator of s"]
+    (warning,) = overrides.unmatched(["relu"], "s")
+    assert warning.startswith("o.yaml:4: ") and "'reason'" in warning
+    check_golden_entry(
+        "warnings.lines.txt", "overrides: an unmatched name", warning + "\n", updating(request)
+    )
 
 
 def _count_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -99,14 +104,16 @@ def test_the_allow_list_reads_dates_and_fingerprints_from_the_nodes() -> None:
     assert e.value.line == 4
 
 
-def test_the_node_reader_raises_the_files_own_error_at_the_node() -> None:
+def test_the_node_reader_raises_the_files_own_error_at_the_node(request: pytest.FixtureRequest) -> None:
     root = yamltext.compose_yaml_document("a:\n  - 1\n", "f.yaml")
     assert isinstance(root, yaml.MappingNode)
     reader = yamltext.NodeReader("f.yaml", ConfigError)
     (item,) = reader.read(yamltext.SEQUENCE, root.value[0][1], "a", root)
     with pytest.raises(ConfigError) as info:
         reader.read(yamltext.NODE_STRING, item, "each item of a", item)
-    assert str(info.value) == "f.yaml:2: each item of a must be a string"
+    said = str(info.value)
+    assert said.startswith("f.yaml:2: each item of a ") and "string" in said
+    check_golden_entry("errors.lines.txt", "yaml: an item not a string", said + "\n", updating(request))
 
 
 # What each file gets wrong, the option that reads it, and the line of the mistake.

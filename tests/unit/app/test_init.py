@@ -20,6 +20,7 @@ import yaml
 from clirun import Opdrift
 from datafiles import release_text
 from fake_github import FakeGitHub
+from goldens import check_error_line, check_golden_entry, updating
 
 from opdrift.app.init import InitRequest, config_text
 from opdrift.app.init_workflows import (
@@ -104,7 +105,7 @@ def _lint(repo: Path) -> None:
 
 @pytest.mark.slow
 def test_init_writes_a_config_workflows_and_the_snapshot_of_upstream_main(
-    fake: FakeGitHub, backend: Path, opdrift: Opdrift, tmp_path: Path
+    fake: FakeGitHub, backend: Path, opdrift: Opdrift, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     run = opdrift(*ARGS)
     assert run.code == 0, run.err
@@ -112,7 +113,10 @@ def test_init_writes_a_config_workflows_and_the_snapshot_of_upstream_main(
     assert {p for p in written if not p.startswith(("src/", ".git/"))} == set(WRITTEN)
     # The coverage summary, the files, the pin (--action's: an editable install knows none) and the steps.
     assert "dlprim:cpp=src against gh:pytorch/pytorch@main" in run.out
-    assert re.search(r"covered \d+ of \d+ operators; needs a kernel: \d+; stale: \d+", run.out), run.out
+    (summary,) = [x for x in run.out.splitlines() if re.search(r"covered \d+ of \d+ operators; ", x)]
+    covered, total, needs, stale = map(int, re.findall(r"\d+", summary.split("covered ", 1)[1])[:4])
+    assert covered > 0 and covered + needs <= total and stale >= 0, summary
+    check_golden_entry("cli-init.lines.txt", "the coverage summary", summary + "\n", updating(request))
     for path in WRITTEN:
         assert f"wrote {path}" in run.out
     assert f"pinned: uses: {PIN} # " in run.out
@@ -200,7 +204,12 @@ def test_a_release_installed_from_an_index_pins_its_repository_and_build_commit(
 
 @pytest.mark.slow
 def test_init_checks_flags_and_the_repository_before_reading_upstream(
-    fake: FakeGitHub, backend: Path, opdrift: Opdrift, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    fake: FakeGitHub,
+    backend: Path,
+    opdrift: Opdrift,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     run = opdrift("init", "--backend", "dlprim:cpp=src", "--who", "not a handle!", "--action", PIN)
     assert run.code == 2 and "is not a GitHub handle" in run.err
@@ -221,7 +230,8 @@ def test_init_checks_flags_and_the_repository_before_reading_upstream(
     assert time.monotonic() - started < 20  # a minute of retries fails this; a loaded machine does not
     assert run.code == 2, run.err
     (error,) = [line for line in run.err.splitlines() if not line.startswith("opdrift init: reading")]
-    assert "does not resolve (offline, or a wrong GITHUB_API_URL?)" in run.err
+    said = check_error_line("init: offline", error + "\n", updating(request))
+    assert "api.opdrift-offline.invalid" in said and "GITHUB_API_URL" in said
     assert "HTTPConnectionPool" not in error and not (backend / ".github").exists()
 
 

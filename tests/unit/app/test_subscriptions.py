@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from datafiles import DATA, release_text, write_release
+from goldens import check_golden_entry, updating
 from pytorch_history import swapped
 
 from opdrift import pipeline
@@ -212,7 +213,9 @@ def _changes(base: Snapshot, head: Snapshot) -> list[Change]:
     return list(compute_drift(base, head).changes)
 
 
-def test_the_impact_table_gets_a_torch_mlir_row_for_a_new_argument_of_mean_dim(pr: Pr, folder: Path) -> None:
+def test_the_impact_table_gets_a_torch_mlir_row_for_a_new_argument_of_mean_dim(
+    pr: Pr, folder: Path, request: pytest.FixtureRequest
+) -> None:
     """A PR adding `bool fast=False` to `mean.dim` (and its out= twin): coverage reports the alert for
     torch-mlir's ODS op; the PR comment's impact table now has its row."""
     text = release_text("2.14.1")
@@ -231,11 +234,17 @@ def test_the_impact_table_gets_a_torch_mlir_row_for_a_new_argument_of_mean_dim(p
     drift = compute_drift(base, head)
     body = render(drift, "pr-comment", context=ReportContext(impact=(impact,)).linked(drift))
     assert "| `torch-mlir` | `torch-mlir` | 0 | 0 | 0 | 📐 1 recorded schema changed |" in body
-    assert "📐 **1** op whose recorded schema changed upstream (regenerate the ODS op" in body
+    (line,) = [x for x in body.splitlines() if "📐 **1** op " in x]
+    assert "`mean.dim`" in line
+    check_golden_entry(
+        "report.lines.txt", "impact: a recorded schema changed", line + "\n", updating(request)
+    )
 
 
 @pytest.mark.slow
-def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(pr: Pr, folder: Path) -> None:
+def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(
+    pr: Pr, folder: Path, request: pytest.FixtureRequest
+) -> None:
     """2.14.1 with `bool fast` added to `mean.dim`/`mean.out` and 2.15.0's new
     `_philox_randint_`, HEAD said to be 2.14.1. XLA's `mean.dim` kernel breaks, and the models that
     reach it on XLA's functional path are the ones coverage counts; dlprim writes `mean.out`, which the
@@ -277,5 +286,9 @@ def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(pr:
     body = render(
         compute_drift(base, head), "weekly-issue", context=ReportContext(backend_gaps=tuple(found.values()))
     )
-    assert "whose kernel no longer builds in the form you write it: `mean.dim` — used by " in body
+    (line,) = [x for x in body.splitlines() if "`mean.dim` — used by " in x]
+    assert "— no model data yet" in body
+    check_golden_entry(
+        "weekly.lines.md", "a gap: a kernel that no longer builds", line + "\n", updating(request)
+    )
     assert "— no model data yet" in body

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from clirun import Opdrift
 from datafiles import DATA
+from goldens import check_golden_entry, updating
 
 from opdrift import pipeline
 from opdrift.coverage.backends import BackendList, read_backend
@@ -246,7 +247,7 @@ def test_the_cli_reports_the_table_and_the_training_only_ops(
 
 @pytest.mark.slow
 def test_training_only_ops_are_counted_apart_from_covered_and_needed(
-    opdrift: Opdrift, checkout: Path, release_file: Callable[[str], Path]
+    opdrift: Opdrift, checkout: Path, release_file: Callable[[str], Path], request: pytest.FixtureRequest
 ) -> None:
     """An inference graph never holds them, so torch-mlir neither serves nor needs its training-only ops:
     the JSON's `covered` and every by-bucket row leave them out, and the reports count them apart."""
@@ -263,7 +264,9 @@ def test_training_only_ops_are_counted_apart_from_covered_and_needed(
     assert sum(b["training_only"] for b in found["by_bucket"].values()) == training
     md = opdrift("coverage", "--backend", f"torch-mlir={checkout}", "--format", "markdown", source)
     assert f"Covered **{found['covered']}** of {found['operators']} operators" in md.out
-    assert f"{training} more only a training graph holds: neither covered nor needed" in md.out
+    (said,) = [x for x in md.out.splitlines() if f". {training} more " in x]  # the summary, then a section
+    assert f"<summary>{training} more " in md.out
+    check_golden_entry("coverage.lines.txt", "torch-mlir: the summary", said + "\n", updating(request))
     assert "| bucket | covered | needs a lowering | training only |" in md.out
     text = opdrift("coverage", "--backend", f"torch-mlir={checkout}", source)
     assert f"covered {found['covered']} of {found['operators']} operators" in text.out

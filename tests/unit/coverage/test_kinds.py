@@ -12,6 +12,7 @@ from typing import get_args
 import pytest
 from clirun import ROOT
 from datafiles import write_release
+from goldens import check_golden_entry, updating
 from package_copy import PackageCopy
 
 from opdrift.cli import build_parser
@@ -142,7 +143,9 @@ if files.meta.kind == "snapshot": pass
     assert list(kind_comparisons(other)) == []
 
 
-def test_the_docs_name_the_tables_kinds_in_its_order(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_docs_name_the_tables_kinds_in_its_order(
+    capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     page = (ROOT / "docs" / "coverage.md").read_text(encoding="utf-8")
     table = page.split("| KIND | PATH | what is read |", 1)[1].split("\n\n", 1)[0]
     assert tuple(re.findall(r"^\| `([a-z-]+)` \|", table, re.MULTILINE)) == BACKEND_KINDS
@@ -154,9 +157,15 @@ def test_the_docs_name_the_tables_kinds_in_its_order(capsys: pytest.CaptureFixtu
     help_text = " ".join(capsys.readouterr().out.split())
     for kind in KIND_TABLE:
         assert f"{kind.id} ({' '.join(kind.path.split())})" in help_text
-    assert (
-        "default: the KIND's (torch-mlir: export, xla: functional, executorch: export, the others: eager)"
-        in help_text
+    # each kind's default profile, as the table has it (golden: the wording)
+    defaults = re.search(r"default: the KIND's \(([^)]*)\)", help_text)
+    assert defaults is not None
+    said = dict(part.split(": ") for part in defaults.group(1).split(", "))
+    common = said.pop("the others")
+    assert {k.id: said.get(k.id, common) for k in KIND_TABLE} == {k.id: k.profile for k in KIND_TABLE}
+    assert said == {"torch-mlir": "export", "xla": "functional", "executorch": "export"}
+    check_golden_entry(
+        "cli-help.lines.txt", "coverage: default profiles", defaults.group(0) + "\n", updating(request)
     )
 
 

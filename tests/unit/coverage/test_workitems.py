@@ -225,7 +225,7 @@ def test_coverage_text_puts_the_needs_before_alerts_and_folds_never_native_names
     td.write_bytes(lzma.decompress((REAL / "torch-mlir.GeneratedTorchOps.td.xz").read_bytes()))
     mlir = opdrift("coverage", "--backend", f"torch-mlir={td}", source).out
     (line,) = [s for s in mlir.splitlines() if "never a native function" in s]
-    assert line.startswith("  listed, but never a native function: 107 (torch-mlir also lists TorchScript")
+    assert line.startswith("  listed, but never a native function: 107 (") and "TorchScript" in line
     assert ": add.t" not in mlir and "Int.Tensor\n" not in mlir
     assert mlir.index("  work items: need a lowering (") < mlir.index(line)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from driftcases import realistic_pair
+from goldens import check_golden_entry, updating
 
 from opdrift.drift.allowlist import AllowList, acknowledge, load_allowlist, parse_allowlist
 from opdrift.drift.changes import Drift, compute_drift
@@ -86,7 +87,7 @@ def test_match_by_glob_fingerprint_and_both() -> None:
     assert acks.warnings == ()
 
 
-def test_expired_entries_are_ignored_with_a_warning() -> None:
+def test_expired_entries_are_ignored_with_a_warning(request: pytest.FixtureRequest) -> None:
     drift, _ = drift_and_fp("cholesky")
     allow = parse_allowlist(
         "- name: cholesky\n  reason: a\n  expires: 2026-05-31\n- name: cholesky.out\n  reason: b\n  expires: 2026-06-01\n",
@@ -94,9 +95,9 @@ def test_expired_entries_are_ignored_with_a_warning() -> None:
     )
     acks = acknowledge(drift, allow, today=TODAY)
     assert {c.name for c in drift.changes if c in acks} == {"cholesky.out"}
-    assert acks.warnings == (
-        "allow.yaml:1: warning: allow-list entry (name 'cholesky') expired on 2026-05-31 and is ignored",
-    )
+    (warning,) = acks.warnings
+    assert warning.startswith("allow.yaml:1: ") and "'cholesky'" in warning and "2026-05-31" in warning
+    check_golden_entry("warnings.lines.txt", "allow-list: expired entry", warning + "\n", updating(request))
 
 
 def test_load_allowlist_reads_files(tmp_path: Path) -> None:

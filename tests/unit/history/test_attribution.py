@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from driftcases import realistic_pair
+from goldens import check_golden_entry, updating
 from pytorch_history import History, build_history
 
 from opdrift import pipeline
@@ -184,7 +185,7 @@ def test_a_range_missing_from_the_clone_says_so(fine: History, tmp_path: Path) -
         walk_range(str(fine.path), "0123456789abcdef0123456789abcdef01234567", "HEAD")
 
 
-def test_an_attributed_change_says_which_release_ships_it() -> None:
+def test_an_attributed_change_says_which_release_ships_it(request: pytest.FixtureRequest) -> None:
     """The commit's date puts the change in the next release whose branch is cut after it: 2026-11-02 is
     before 2.16's cut (2026-11-30), so the weekly issue says 2.16; a commit after the last cut the
     calendar knows says that its release is not scheduled yet, rather than guess one."""
@@ -199,10 +200,15 @@ def test_an_attributed_change_says_which_release_ships_it() -> None:
     assert found[added.fingerprint].date == "2026-11-02T10:00:00Z"
     body = render(drift, "weekly-issue", context=ReportContext(attributions=found))
     line = next(line for line in body.splitlines() if "· by [`bbbbbbb`]" in line)
+    # the release it ships in and its cut, or that it missed the cut (golden: the wording)
     assert line.endswith("; ships in 2.16 (branch cut 2026-11-30)"), line
     text = render(drift, "text", context=ReportContext(attributions=found))
-    assert "by bbbbbbb Add it (#101); ships in 2.16 (branch cut 2026-11-30)" in text
+    (text_line,) = [x for x in text.splitlines() if "by bbbbbbb Add it (#101); " in x]
+    assert "2.16" in text_line and "2026-11-30" in text_line
     late = {added.fingerprint: dataclasses.replace(found[added.fingerprint], date="2027-01-04T00:00:00Z")}
     body = render(drift, "weekly-issue", context=ReportContext(attributions=late))
     assert "ships in 2." not in body
-    assert "; ships after 2.16 (its branch cut was 2026-11-30), in a release not scheduled yet" in body
+    late_line = next(x for x in body.splitlines() if "· by [`bbbbbbb`]" in x)
+    assert "after 2.16" in late_line and "2026-11-30" in late_line
+    said = f"{line}\n{text_line}\n{late_line}\n"
+    check_golden_entry("report.lines.txt", "attribution: the release it ships in", said, updating(request))

@@ -14,6 +14,7 @@ from clirun import Opdrift
 from datafiles import release_text, write_release
 from driftcases import realistic_pair, rec, snap
 from fake_github import FakeGitHub
+from goldens import check_error_line, check_golden, updating
 
 from opdrift.drift.changes import compute_drift
 from opdrift.errors import PublishError
@@ -558,7 +559,9 @@ def test_workflow_command_escapes_data_and_properties() -> None:
     assert "\n" not in workflow_command("error", "x\ny")
 
 
-def test_annotations_point_at_head_lines_most_urgent_first_and_stay_inert() -> None:
+def test_annotations_point_at_head_lines_most_urgent_first_and_stay_inert(
+    request: pytest.FixtureRequest,
+) -> None:
     base, head = realistic_pair()
     hostile = rec(
         "evil(Tensor self) -> Tensor", name="evil\n::error file=x::pwned%0A,x", bucket="misc", line=77
@@ -571,10 +574,12 @@ def test_annotations_point_at_head_lines_most_urgent_first_and_stay_inert() -> N
     assert lines[0].endswith("(primitive_pointwise); needs kernel; new core")  # hardswish
     assert not any("abs.out" in line for line in lines)  # only its in-tree kernels changed
     (evil,) = [line for line in lines if "evil" in line]
-    assert evil == (
+    # the hostile name escaped, so that it stays in the message: no second command, no raw newline
+    assert evil.startswith(
         "::warning file=aten/src/ATen/native/native_functions.yaml,line=77,title=opdrift::"
-        "operator evil%0A::error file=x::pwned%250A,x added (misc)"
     )
+    assert "evil%0A::error file=x::pwned%250A,x" in evil and "\n" not in evil
+    check_golden("annotations.realistic.txt", "\n".join(lines) + "\n", updating(request))
     capped = annotation_lines(drift.changes, limit=2)
     assert len(capped) == 3
     assert capped[:2] == lines[:2]
@@ -870,6 +875,7 @@ def test_cli_a_quiet_week_opens_no_issue_and_a_new_week_closes_the_last(
     releases: dict[str, str],
     opdrift: Opdrift,
     tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     # No config at all: the defaults a new user gets.
     run = opdrift("issue", "--repo", REPO, releases["2.13.0"], releases["2.14.1"], "--week", "2026-W47")
@@ -904,7 +910,9 @@ def test_cli_a_quiet_week_opens_no_issue_and_a_new_week_closes_the_last(
     assert len(said) == 1 and str(said[0]["body"]).count("2026-W50: no operator changes between") == 1
     config.write_text("weekly:\n  quiet: never\n")
     run = opdrift("issue", "--repo", REPO, "--config", str(config), releases["2.15.0"], releases["2.15.0"])
-    assert run.code == 2 and "weekly: quiet must be one of skip, comment, issue, got 'never'" in run.err
+    assert run.code == 2
+    message = check_error_line("config: weekly quiet", run.err, updating(request), file=str(config), line=2)
+    assert "quiet" in message and "'never'" in message
 
 
 @pytest.mark.slow
@@ -1007,16 +1015,18 @@ def test_cli_401_and_404_are_one_line_and_exit_2(
 
 
 def test_cli_config_error_is_file_line_exit_2(
-    gh_env: Path, releases: dict[str, str], opdrift: Opdrift, tmp_path: Path
+    gh_env: Path,
+    releases: dict[str, str],
+    opdrift: Opdrift,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     config = tmp_path / "opdrift.yml"
     config.write_text("subscriptions:\n  - who: ['@a']\n    facets: [needs-kernel]\n")
     run = opdrift("issue", "--repo", REPO, "--config", str(config), releases["2.13.0"], releases["2.14.1"])
     assert run.code == 2
-    assert (
-        run.err
-        == f"opdrift: error: {config}:3: unknown facet 'needs-kernel' (expected one of: needs_kernel, breaking, kernel_breaking, new_core, now_decomposes, kernel_symint)\n"
-    )
+    said = check_error_line("config: unknown facet", run.err, updating(request), file=str(config), line=3)
+    assert "'needs-kernel'" in said and "needs_kernel" in said
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from clirun import Opdrift
 from datafiles import DATA
-from goldens import check_golden, updating
+from goldens import check_golden, check_golden_entry, updating
 
 from opdrift import pipeline
 from opdrift.coverage.kinds import BackendKind
@@ -231,7 +231,7 @@ def test_with_a_base_only_new_or_changed_alerts_are_shown(
 
 @pytest.mark.slow
 def test_a_boxed_fallback_is_found_and_said(
-    dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path]
+    dlprim_src: Path, opdrift: Opdrift, release_file: Callable[[str], Path], request: pytest.FixtureRequest
 ) -> None:
     """pytorch_dlprim registers `m.fallback(...)` in `TORCH_LIBRARY_IMPL(_, PrivateUse1, m)`: what it
     lacks runs there (on the CPU) meanwhile, and coverage says where."""
@@ -248,9 +248,9 @@ def test_a_boxed_fallback_is_found_and_said(
     assert report["backend"]["fallback"] == backend.fallback
     text_run = opdrift("coverage", "--backend", f"cpp={dlprim_src}", str(release_file("2.15.0")))
     # relative to the tree given: where its maintainer finds it, not where this machine keeps it
-    assert f"run on CPU meanwhile: the boxed fallback at tensor_ops.cpp:{line} (PrivateUse1) runs them; " in (
-        text_run.out
-    )
+    (said,) = [x for x in text_run.out.splitlines() if f" tensor_ops.cpp:{line} (PrivateUse1) " in x]
+    assert re.search(r"\(\d+ run on CPU ", said)
+    check_golden_entry("coverage.lines.txt", "dlprim: the boxed fallback", said + "\n", updating(request))
     assert str(dlprim_src) not in text_run.out
 
 

@@ -17,6 +17,7 @@ import pytest
 from clirun import Opdrift
 from datafiles import DATA, write_release
 from driftcases import rec, snap
+from goldens import check_golden_entry, updating
 from releasesnap import release_snapshot
 
 from opdrift.drift.allowlist import Acknowledgements, acknowledge, parse_allowlist
@@ -177,12 +178,14 @@ def test_markdown_folds_symint_only_changes_into_one_line(fmt: Format) -> None:
     assert "(6 more changed only their SymInt form) | 0 |" in body
 
 
-def test_text_folds_symint_only_changes_into_one_line() -> None:
+def test_text_folds_symint_only_changes_into_one_line(request: pytest.FixtureRequest) -> None:
     text = _render(_drift("2.9.0", "2.10.0"), "text")
     lines = text.splitlines()
     at = lines.index("  🔧 Kernel signature changed: 0")
-    assert lines[at + 1].strip() == (
-        f"{FOLDED}: kernels written with int64_t still build; those written with c10::SymInt must follow"
+    folded = lines[at + 1]
+    assert folded.strip().startswith(f"{FOLDED}: ") and "int64_t" in folded and "c10::SymInt" in folded
+    check_golden_entry(
+        "report.lines.txt", "kernel signature: SymInt form only", folded + "\n", updating(request)
     )
 
 

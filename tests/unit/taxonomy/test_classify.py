@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from clirun import Opdrift
 from datafiles import RELEASES, write_release
+from goldens import check_golden, check_golden_entry, updating
 from package_copy import PackageCopy
 from releasesnap import release_operators, release_snapshot, wheel_1_10_snapshot
 
@@ -294,7 +295,7 @@ def test_missing_overrides_file(tmp_path: Path) -> None:
 # --- explain -------------------------------------------------------------------------------------
 
 
-def test_explain_a_base_operator() -> None:
+def test_explain_a_base_operator(request: pytest.FixtureRequest) -> None:
     text = explain(release_snapshot("2.14.1"), "arccos")
     assert "bucket:  alias" in text
     assert "rule:    core.alias" in text
@@ -302,16 +303,20 @@ def test_explain_a_base_operator() -> None:
     assert "arccos.out  [out]" in text
     assert "alias_of: acos" in text
     # A composite has no formula of its own, and needs none: "no" alone would read as "not differentiable".
-    assert "has autograd formula: no (none needed: autograd differentiates its decomposition)" in text
+    said = [x for x in text.splitlines() if x.startswith("  has autograd formula: no (")]
+    assert len(said) == 2 and any("decomposition" in x for x in said)  # arccos and arccos.out
+    check_golden("explain-arccos-2.14.1.txt", text, updating(request))
 
 
-def test_explain_a_registered_operator_shows_only_it() -> None:
+def test_explain_a_registered_operator_shows_only_it(request: pytest.FixtureRequest) -> None:
     text = explain(release_snapshot("2.14.1"), "add.out")
     assert text.startswith("add.out  (base operator add: ")
     assert "bucket:  primitive_pointwise" in text
     assert "add.out  [out]" in text
     assert "add.Tensor  [" not in text
-    assert "has autograd formula: no (autograd does not differentiate out= calls)" in text
+    (line,) = [x for x in text.splitlines() if x.startswith("  has autograd formula: ")]
+    assert line.startswith("  has autograd formula: no (") and "out=" in line
+    check_golden_entry("explain.lines.txt", "autograd formula: an out= op", line + "\n", updating(request))
 
 
 def test_explain_an_unknown_operator_suggests_close_names() -> None:

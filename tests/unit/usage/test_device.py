@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from clirun import Opdrift
-from goldens import check_golden, updating
+from goldens import check_golden, check_golden_entry, updating
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
@@ -88,7 +88,7 @@ def test_the_substitutions_reach_the_corpus_models_that_run_those_modules(snap: 
 
 
 def test_dlprim_sees_lstm_training_fail_and_ranks_it_in_the_first_ten(
-    dlprim: Coverage, snap: Snapshot
+    dlprim: Coverage, snap: Snapshot, request: pytest.FixtureRequest
 ) -> None:
     ranked = sorted(work_items(dlprim, snap), key=work_item_rank_key)
     names = [i.name for i in ranked]
@@ -96,7 +96,11 @@ def test_dlprim_sees_lstm_training_fail_and_ranks_it_in_the_first_ten(
     assert names.index("_thnn_fused_lstm_cell") < 10
     assert lstm.today == "fails"
     assert lstm.models is not None and lstm.models.breaks == 2
-    assert lstm.models_words.startswith("breaks 2 models; used by 2 of 51 models (bilstm_tagger, lstm_lm)")
+    said = lstm.models_words
+    assert said.startswith("breaks 2 models; ") and " 2 of 51 models (bilstm_tagger, lstm_lm)" in said
+    check_golden_entry(
+        "coverage.lines.txt", "models: what a work item breaks", said + "\n", updating(request)
+    )
     assert names.index("_thnn_fused_gru_cell") < 10
 
 
