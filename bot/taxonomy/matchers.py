@@ -16,7 +16,12 @@ from opdrift.taxonomy.baseop import BaseOp
 
 
 class Matcher:
-    """A named test on a `BaseOp`: `reason` returns why it matched, or None."""
+    """A named test on a `BaseOp`: `reason` returns why it matched, or None.
+
+    A matcher with parameters is a frozen dataclass; one without is a plain class, since it stores
+    nothing for a dataclass to compare or print (and `dataclass` compiles six methods from source for
+    each class, a cost every run pays at import).
+    """
 
     def reason(self, op: BaseOp) -> str | None:
         raise NotImplementedError
@@ -169,7 +174,6 @@ class PythonModule(Matcher):
         return f"python_module: {self.module}"
 
 
-@dataclass(frozen=True)
 class ReturnsNoTensor(Matcher):
     """The representative returns no tensor (``-> bool``, ``-> int[]``, ``-> ()``, a packed-params class)."""
 
@@ -185,7 +189,6 @@ class ReturnsNoTensor(Matcher):
         return "returns no tensor"
 
 
-@dataclass(frozen=True)
 class NoTensorInput(Matcher):
     """The representative takes no tensor argument (outputs aside): it makes a tensor from sizes or values."""
 
@@ -198,7 +201,6 @@ class NoTensorInput(Matcher):
         return "takes no tensor input"
 
 
-@dataclass(frozen=True)
 class DimnameArgs(Matcher):
     """Every entry takes a Dimname: the operator exists only for named tensors."""
 
@@ -211,7 +213,6 @@ class DimnameArgs(Matcher):
         return "every overload takes a Dimname"
 
 
-@dataclass(frozen=True)
 class ViewAlias(Matcher):
     """The representative returns ``Tensor(a)`` aliasing an input ``Tensor(a)``: a view."""
 
@@ -241,7 +242,6 @@ class CompositeKind(Matcher):
         return f"{self.kind} (no kernels of its own)"
 
 
-@dataclass(frozen=True)
 class OwnKernels(Matcher):
     """Some entry has backend kernels (a dispatch key that is not a composite kind)."""
 
@@ -315,7 +315,6 @@ class CategoryOverride(Matcher):
         return f"category_override: {self.category}"
 
 
-@dataclass(frozen=True)
 class AliasKnown(Matcher):
     """A comment above the entry, or the source's alias map, names the operator this one aliases."""
 
@@ -328,7 +327,6 @@ class AliasKnown(Matcher):
         return "announced as an alias (comment or alias map)"
 
 
-@dataclass(frozen=True)
 class InplaceTwin(Matcher):
     """``name_`` is also an operator: the in-place half of an elementwise family (``add``/``add_``)."""
 
@@ -355,7 +353,6 @@ class StripsToExisting(Matcher):
         return f"'{self.prefix}X' where X also exists"
 
 
-@dataclass(frozen=True)
 class ElementwiseSignature(Matcher):
     """The representative maps plain tensors (and scalars) to one tensor of the same role: a ufunc shape.
 
@@ -378,7 +375,6 @@ class ElementwiseSignature(Matcher):
         return "elementwise signature (tensors and scalars in, one tensor out, no dims)"
 
 
-@dataclass(frozen=True)
 class Always(Matcher):
     """Matches every base operator: the last rule's catch-all."""
 
@@ -396,7 +392,6 @@ def _from(op: BaseOp, where: str) -> str:
     return f"{where}; {op.signal_origin}" if where else op.signal_origin
 
 
-@dataclass(frozen=True)
 class PointwiseRef(Matcher):
     """Its reference or decomposition is built with an elementwise wrapper: a pointwise structure."""
 
@@ -410,7 +405,6 @@ class PointwiseRef(Matcher):
         return "its reference or decomposition is elementwise"
 
 
-@dataclass(frozen=True)
 class Primitive(Matcher):
     """torch/_prims defines a primitive of this name, or its reference is one primitive (special_i1 is
     prims.bessel_i1)."""
@@ -430,7 +424,6 @@ class Primitive(Matcher):
         return "a primitive of torch/_prims, or its reference is one"
 
 
-@dataclass(frozen=True)
 class BuiltFromOthers(Matcher):
     """PyTorch writes it in terms of other operators: a decomposition or reference on the Python side, or
     no kernels of its own (a composite kind, built from other operators in C++)."""
@@ -451,7 +444,6 @@ class BuiltFromOthers(Matcher):
         return "written in terms of other operators (a decomposition, a reference, or no kernels of its own)"
 
 
-@dataclass(frozen=True)
 class NoDecomposition(Matcher):
     """Neither torch/_refs nor torch/_decomp writes it in terms of other operators."""
 

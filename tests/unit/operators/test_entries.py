@@ -20,6 +20,7 @@ from opdrift import yamltext
 from opdrift.errors import EntryError, YamlError
 from opdrift.model import RawEntry
 from opdrift.operators import entries as nativeyaml
+from opdrift.operators import entries_yaml
 
 _SOURCE = str(Path(nativeyaml.__file__).resolve())
 
@@ -59,7 +60,7 @@ def outcome(read: Any, text: str) -> object:
 @pytest.mark.parametrize("version", RELEASES)
 def test_fast_reader_equals_pyyaml_on_release(version: str) -> None:
     text = release_text(version)
-    expected = view(nativeyaml.load_entries_yaml(text, version))
+    expected = view(entries_yaml.load_entries_yaml(text, version))
     got = fast(text)
     assert got is not None, "the fast reader declined a real release file"
     assert view(got) == expected
@@ -190,7 +191,7 @@ DECLINED = {
 def test_fast_reader_declines_and_pyyaml_reads(name: str) -> None:
     text = DECLINED[name]
     assert fast(text) is None
-    assert outcome(nativeyaml.read_entries, text) == outcome(nativeyaml.load_entries_yaml, text)
+    assert outcome(nativeyaml.read_entries, text) == outcome(entries_yaml.load_entries_yaml, text)
 
 
 # Each text is read by the fast reader itself and must equal PyYAML.
@@ -227,14 +228,14 @@ def test_fast_reader_accepts_and_equals_pyyaml(name: str) -> None:
     text = ACCEPTED[name]
     got = fast(text)
     assert got is not None, "the fast reader declined"
-    assert view(got) == view(nativeyaml.load_entries_yaml(text, "f.yaml"))
+    assert view(got) == view(entries_yaml.load_entries_yaml(text, "f.yaml"))
 
 
 def test_crlf_gives_the_same_entries_as_lf() -> None:
     text = release_text("2.14.1")
     crlf = fast(text.replace("\n", "\r\n"))
     assert crlf is not None
-    assert view(crlf) == view(nativeyaml.load_entries_yaml(text, "f"))
+    assert view(crlf) == view(entries_yaml.load_entries_yaml(text, "f"))
 
 
 @contextmanager
@@ -328,7 +329,7 @@ def test_fast_equals_pyyaml_on_dumped_entries(
         )
         parts.append(block + dumped)
     text = "".join(parts)
-    expected = outcome(nativeyaml.load_entries_yaml, text)
+    expected = outcome(entries_yaml.load_entries_yaml, text)
     got = fast(text)
     if got is not None:
         assert view(got) == expected
