@@ -40,7 +40,7 @@ class Matcher:
         return Not(self)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class AllOf(Matcher):
     """Every part matches; the reasons joined."""
 
@@ -62,7 +62,7 @@ class AllOf(Matcher):
         return AllOf((*self.parts, other))
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class AnyOf(Matcher):
     """The first part that matches, with its reason."""
 
@@ -82,7 +82,7 @@ class AnyOf(Matcher):
         return AnyOf((*self.parts, other))
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Not(Matcher):
     """The part does not match."""
 
@@ -95,7 +95,7 @@ class Not(Matcher):
         return f"not {self.part.describe()}"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class NameRegex(Matcher):
     """The base name matches a regex (searched, not anchored, unless the pattern anchors itself)."""
 
@@ -105,7 +105,7 @@ class NameRegex(Matcher):
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "compiled", re.compile(self.pattern))
+        self.compiled = re.compile(self.pattern)
 
     def reason(self, op: BaseOp) -> str | None:
         if self.compiled.search(op.name) is None:
@@ -116,7 +116,7 @@ class NameRegex(Matcher):
         return f"name matches {self.label} pattern '{self.pattern}'"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class NamePrefix(Matcher):
     """The base name starts with a fixed prefix (``fbgemm_``, ``linalg_``)."""
 
@@ -129,7 +129,7 @@ class NamePrefix(Matcher):
         return f"name starts with '{self.prefix}'"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class HasTag(Matcher):
     """Some entry of the base operator carries the tag (tags.yaml)."""
 
@@ -145,7 +145,7 @@ class HasTag(Matcher):
         return f"tag {self.tag}"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class TagUnused(Matcher):
     """No operator of the source carries the tag: the source predates it, so weaker hints must stand in."""
 
@@ -158,7 +158,7 @@ class TagUnused(Matcher):
         return f"the source predates tag {self.tag}"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class PythonModule(Matcher):
     """Some entry is exposed under ``torch.<module>`` (``python_module:``)."""
 
@@ -227,7 +227,7 @@ class ViewAlias(Matcher):
         return "returns an alias of an input (a view)"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class CompositeKind(Matcher):
     """Every entry is of this composite kind (CompositeImplicitAutograd: built from other operators)."""
 
@@ -256,7 +256,7 @@ class OwnKernels(Matcher):
         return "has kernels of its own"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class OnlyBackends(Matcher):
     """Every dispatch key of every entry is of one family (Sparse*, Quantized*): nothing else runs it."""
 
@@ -265,7 +265,7 @@ class OnlyBackends(Matcher):
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "compiled", re.compile(self.pattern))
+        self.compiled = re.compile(self.pattern)
 
     def reason(self, op: BaseOp) -> str | None:
         keys: set[str] = set()
@@ -281,7 +281,7 @@ class OnlyBackends(Matcher):
         return f"kernels only for {self.label}"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class HasArg(Matcher):
     """Some entry has an argument of this name and type (``bool keepdim``)."""
 
@@ -299,7 +299,7 @@ class HasArg(Matcher):
         return f"has argument '{self.text}'"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class CategoryOverride(Matcher):
     """native_functions.yaml's own ``category_override:`` (PyTorch marks factories taking tensors so)."""
 
@@ -337,7 +337,7 @@ class InplaceTwin(Matcher):
         return "'<name>_' also exists"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class StripsToExisting(Matcher):
     """The name is ``prefix + X`` where X is another operator: a namespaced re-export (``special_expm1``)."""
 
