@@ -182,6 +182,12 @@ DECLINED = {
     "line separator": "- func: a\u2028- func: b\n",
     "byte-order mark": "\ufeff- func: a\n",
     "value key": "- func: a\n  variants: =\n",
+    # numbers other than plain decimal integers, and dates: typed by PyYAML (opdrift.yamlplain)
+    "float": "- func: a\n  f: 1.5\n",
+    "octal": "- func: a\n  o: 0o17\n",
+    "hexadecimal": "- func: a\n  h: 0x1F\n",
+    "date": "- func: a\n  date: 2001-12-14\n",
+    "sexagesimal": "- func: a\n  sexa: 1:20\n",
     "very long key": "- func: a\n  " + "k" * 2000 + ": v\n",
     "top-level flow list": "[{func: a}]\n",
 }
@@ -200,8 +206,8 @@ ACCEPTED = {
     "func with brackets": "- func: f(int[2] a=[0,1], Tensor?[] b) -> (Tensor a, Tensor[] b)\n",
     "quoted func with colon": "- func: 'ns::f(Tensor a) -> Tensor'\n- func: \"g: h\"\n",
     "typed scalars": (
-        "- func: a\n  structured: True\n  n: 12\n  f: 1.5\n  o: 0o17\n  h: 0x1F\n  nothing: null\n"
-        "  tilde: ~\n  yes: yes\n  off: off\n  date: 2001-12-14\n  sexa: 1:20\n  no_keys: ok\n"
+        "- func: a\n  structured: True\n  n: 12\n  zero: 0\n  nothing: null\n"
+        "  tilde: ~\n  yes: yes\n  off: off\n  no_keys: ok\n"
     ),
     "typed keys": "- func: a\n  dispatch:\n    True: k\n    12: j\n    null: m\n",
     "flow lists": "- func: a\n  tags: [core, pointwise]\n  l: ['a', \"b\", 1, True, x y]\n  e: []\n  s: [ ]\n",
