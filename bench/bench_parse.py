@@ -45,7 +45,7 @@ from medians import report  # noqa: E402
 from opdrift import yamltext  # noqa: E402
 from opdrift.model import RawEntry, SourceFiles, SourceMeta, TextFile  # noqa: E402
 from opdrift.operators import entries as entry_reader  # noqa: E402
-from opdrift.operators import native  # noqa: E402
+from opdrift.operators import entries_yaml, native  # noqa: E402
 from opdrift.schema import grammar as schema  # noqa: E402
 from opdrift.signals import table as signal_table  # noqa: E402
 from opdrift.signals.choose import signals_for  # noqa: E402
@@ -93,7 +93,7 @@ def _pipelines(path: Path, text: str) -> tuple[Contender, Contender]:
         return classified(entry_reader.read_entries(text, str(path)))
 
     def pyyaml() -> object:
-        return classified(entry_reader.load_entries_yaml(text, str(path)))
+        return classified(entries_yaml.load_entries_yaml(text, str(path)))
 
     return Contender(fast, _clear_caches), Contender(pyyaml, _clear_caches)
 

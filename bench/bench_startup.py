@@ -18,9 +18,8 @@ time is shown too; the table shows medians and torchgen's median over opdrift's.
 Measured on 7 December 2026 (docs/performance.md, "A whole process"): under other jobs' load CPU time
 moved by a quarter between runs, so the figure to compare is callgrind's instruction count of one
 process each (``valgrind --tool=callgrind python -m opdrift stats FILE``), here with opdrift installed
-(not editable) in a fresh venv, as a user runs it: opdrift 1,737 million, torchgen 4,773 million:
-torchgen takes 2.75 times as many (2.66 before `main` built only the parser of the command it runs and
-the codegen's rules stopped importing the kernel signatures; 3.5 would need 1,363 million).
+(not editable) in a fresh venv, as a user runs it: opdrift 1,359 million, torchgen 4,773 million:
+torchgen takes 3.51 times as many (2.75 before `stats` stopped building records and importing PyYAML).
 """
 
 from __future__ import annotations
@@ -59,11 +58,11 @@ def _default_file(folder: Path) -> Path:
     return folder / "native_functions.yaml"
 
 
-def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Run ARGV to completion (its output discarded); its CPU time (user + system) and wall time."""
+def _run(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float]:
+    """Run ARGV in CWD to completion (its output discarded); its CPU time (user + system) and wall time."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, env=env, cwd=ROOT, check=True)
+    subprocess.run(argv, stdout=subprocess.DEVNULL, env=env, cwd=cwd, check=True)
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -103,10 +102,13 @@ def main(argv: list[str] | None = None) -> int:
             BARE: [sys.executable, "-c", "pass"],
         }
         envs = dict.fromkeys(contenders, env)
+        cwds = dict.fromkeys(contenders, ROOT)
         if args.baseline is not None:
-            # The same command, with the other checkout's bot/ on the path instead of this one's.
+            # The same command, with the other checkout's package on the path instead of this one's,
+            # run in that checkout: `python -m` puts the working directory first on the path.
             contenders[BASELINE] = contenders[OURS]
             envs[BASELINE] = {**env, "PYTHONPATH": str(args.baseline.resolve())}
+            cwds[BASELINE] = args.baseline.resolve()
         if _torchgen_importable(args.torchgen, env):
             envs[TORCHGEN] = env
             contenders[TORCHGEN] = [
@@ -120,11 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             notes.append("torchgen skipped: not importable (pass --torchgen DIR, a folder holding torchgen/)")
         for name, command in contenders.items():  # warm: bytecode caches written
-            _run(command, envs[name])
+            _run(command, envs[name], cwds.get(name, ROOT))
         times: dict[str, dict[str, list[float]]] = {name: {"cpu": [], "wall": []} for name in contenders}
         for _ in range(args.repeat):
             for name, command in contenders.items():
-                cpu, wall = _run(command, envs[name])
+                cpu, wall = _run(command, envs[name], cwds.get(name, ROOT))
                 times[name]["cpu"].append(cpu)
                 times[name]["wall"].append(wall)
 

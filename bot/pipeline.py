@@ -65,15 +65,16 @@ def _parse_operators(files: SourceFiles, codegen: CodegenRules | None) -> Operat
     )
 
 
-def load_snapshot(
+def load_source(
     spec: str,
     overrides: Overrides | None = None,
     *,
     warn: Callable[[str], None] | None = None,
     codegen: CodegenRules | None = None,
     read: Callable[[str], SourceFiles] = sources.read_source,
-) -> Snapshot:
-    """Read SOURCE (any kind the CLI accepts) and return its classified snapshot.
+) -> Snapshot | taxonomy.Decided:
+    """Read SOURCE (any kind the CLI accepts): a stored snapshot as stored (re-decided with OVERRIDES),
+    any other source parsed and decided, its records not built yet (`load_snapshot` builds them).
 
     `warn` receives the first MAX_SHOWN_WARNINGS warnings of the parse (an unknown key kept, an
     undefined tag), one line each with file:line, and a count of the rest; then each override that
@@ -84,6 +85,7 @@ def load_snapshot(
     ``gh:`` specs over the network (opdrift.github.ghsource), which this stage may not import.
     """
     files = read(spec)
+    result: Snapshot | taxonomy.Decided
     if files.meta.kind == "snapshot":
         # Imported here: the stored form (and json) is for a .json SOURCE; parsing a yaml never needs it.
         from opdrift import snapshot
@@ -103,8 +105,21 @@ def load_snapshot(
                 warn(
                     f"{opset.native_display}: and {hidden} more warnings of this parse (reports list them all)"
                 )
-        result = taxonomy.classify(opset, overrides)
+        result = taxonomy.decide_all(opset, overrides)
     if overrides is not None and warn is not None:
         for message in overrides.unmatched(result.decisions, spec):
             warn(message)
     return result
+
+
+def load_snapshot(
+    spec: str,
+    overrides: Overrides | None = None,
+    *,
+    warn: Callable[[str], None] | None = None,
+    codegen: CodegenRules | None = None,
+    read: Callable[[str], SourceFiles] = sources.read_source,
+) -> Snapshot:
+    """Read SOURCE (any kind the CLI accepts) and return its classified snapshot (`load_source`)."""
+    loaded = load_source(spec, overrides, warn=warn, codegen=codegen, read=read)
+    return loaded if isinstance(loaded, Snapshot) else taxonomy.snapshot_of(loaded)

@@ -17,7 +17,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
         overrides = load_overrides(args.overrides)
     stats = compute_stats(
-        pipeline.load_snapshot(
+        pipeline.load_source(
             args.source, overrides, warn=warn, codegen=codegen_rules(args), read=read_any_source
         )
     )

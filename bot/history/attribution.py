@@ -45,7 +45,9 @@ class Attribution:
     commit_url: str
     pr_url: str | None
     later: int = 0
-    date: str = ""  # the commit's, ISO 8601: which release the change ships in (opdrift.versions.ships_in)
+    date: str = (
+        ""  # the commit's, ISO 8601: which release the change ships in (opdrift.release_calendar.ships_in)
+    )
 
 
 def split_subject(subject: str) -> tuple[str, int | None]:

@@ -11,7 +11,6 @@ kernel for the out= ones.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -41,6 +40,8 @@ _TENSOR_OPTIONS = (
 )
 
 _TgKind = str  # "functional" | "inplace" | "out" | "mutable" | "scratch"
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"  # string.ascii_lowercase, without importing string
 
 
 def _tg_kind(s: FunctionSchema) -> _TgKind:
@@ -155,7 +156,7 @@ def _out_overload(overload: str) -> str:
 def _out_args(s: FunctionSchema, rules: CodegenRules) -> tuple[tuple[Return, ...], tuple[Argument, ...]]:
     """torchgen's generate_out_args_from_schema: one out argument per tensor-like return."""
     used = {x for a in s.arguments.flat_all if a.annotation is not None for x in a.annotation.alias_set}
-    free = [c for c in string.ascii_lowercase if c not in used] if used else string.ascii_lowercase
+    free = [c for c in _LETTERS if c not in used] if used else _LETTERS
     all_tensors = all(r.type == BaseType("Tensor") for r in s.returns)
     outs: list[Argument] = []
     returns: list[Return] = []

@@ -2,11 +2,12 @@
 
 Two readers give the same entries:
 
-- `load_entries_yaml`: PyYAML (libyaml's ``CSafeLoader`` when present). It composes the node tree and
+- `opdrift.operators.entries_yaml.load_entries_yaml`: PyYAML (libyaml's ``CSafeLoader`` when present). It composes the node tree and
   constructs it, exactly what ``yaml.load`` does, but keeps the tree long enough to read each item's
   line, so the lines cost nothing extra and are exact for any YAML layout.
 - the purpose-built reader used by `read_entries` (STEP 2, below), which falls back to
-  `load_entries_yaml` for the whole file on any construct it does not fully understand.
+  `load_entries_yaml` for the whole file on any construct it does not fully understand. Only then is
+  PyYAML imported: a process that reads a release never loads it.
 
 Comments attach by this rule, taken from how PyTorch writes them: walking up from ``- func:``, skip blank
 lines, then take the consecutive comment lines. When blank lines separate the comments from the item,
@@ -23,11 +24,8 @@ import functools
 import re
 from typing import Any
 
-import yaml
-
-from opdrift.errors import EntryError
 from opdrift.model import RawEntry
-from opdrift.yamltext import BUILD_ERRORS, Loader, refuse_aliases, split_lines, value_error, yaml_error
+from opdrift.yamlplain import TYPED_START, Untyped, plain_scalar
 
 
 def _comment_text(stripped: str) -> str:
@@ -55,47 +53,6 @@ def comments_above(lines: list[str], index: int) -> tuple[str, ...]:
     return tuple(found)
 
 
-def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
-    """Read native_functions.yaml with PyYAML: one `RawEntry` per top-level ``- func:`` item.
-
-    Broken YAML raises `YamlError`; a file that is not a list of mappings with ``func`` raises
-    `EntryError`; both name `display` and the 1-based line.
-    """
-    loader = Loader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            raise EntryError("no entries: the file holds no YAML document", path=display)
-        if not isinstance(node, yaml.SequenceNode):
-            raise EntryError(
-                "the top level must be a list of `- func:` entries",
-                path=display,
-                line=node.start_mark.line + 1,
-            )
-        refuse_aliases(node, display)
-        data = loader.construct_document(node)
-    except yaml.YAMLError as err:
-        raise yaml_error(err, display) from None
-    except BUILD_ERRORS as err:
-        raise value_error(err, text, display) from None
-    finally:
-        loader.dispose()
-    if not data:
-        raise EntryError(
-            "no entries: the top-level list is empty", path=display, line=node.start_mark.line + 1
-        )
-    lines = split_lines(text)
-    entries: list[RawEntry] = []
-    for item_node, item in zip(node.value, data, strict=True):
-        index = item_node.start_mark.line
-        if not isinstance(item, dict):
-            raise EntryError("an entry must be a mapping with a `func:` key", path=display, line=index + 1)
-        if "func" not in item:
-            raise EntryError("entry has no `func:` key", path=display, line=index + 1)
-        entries.append(RawEntry(data=item, line=index + 1, comments=comments_above(lines, index)))
-    return tuple(entries)
-
-
 def read_entries(text: str, display: str) -> tuple[RawEntry, ...]:
     """Read native_functions.yaml into entries: the fast reader, or PyYAML when it declines the file.
 
@@ -105,6 +62,9 @@ def read_entries(text: str, display: str) -> tuple[RawEntry, ...]:
     try:
         return _read_entries_fast(text)
     except _Decline:
+        # Imported here: PyYAML is a tenth of a run's cost to import, and no release needs it.
+        from opdrift.operators.entries_yaml import load_entries_yaml
+
         return load_entries_yaml(text, display)
 
 
@@ -128,8 +88,9 @@ def read_entries(text: str, display: str) -> tuple[RawEntry, ...]:
 # reads it, on anything else: tabs, other indentation, anchors, aliases, tags, block scalars, multi-line
 # scalars, escapes, '' inside single quotes, nested or multi-line flow collections, non-empty flow
 # mappings, document markers, directives, stray line breaks (lone CR, NEL, LS, PS), a BOM, characters
-# YAML forbids, over-long keys, and any line it cannot place. Plain scalars are typed by PyYAML's own
-# resolver and constructors, so ``True``, ``1``, ``null`` or ``2001-12-14`` become what PyYAML makes.
+# YAML forbids, over-long keys, and any line it cannot place. Plain scalars are typed as PyYAML's
+# resolver and constructors type them (`opdrift.yamlplain`): ``True`` and ``null`` here, while ``1`` or
+# ``2001-12-14`` make the reader decline, so that PyYAML makes of them what it makes.
 # --------------------------------------------------------------------------------------------------
 
 
@@ -160,36 +121,18 @@ _KEY = re.compile(r"[A-Za-z0-9_.]+(?:, *[A-Za-z0-9_.]+)*\Z")
 # libyaml forgets a simple key once it is 1024 characters long; stay well clear of that rule.
 _MAX_KEY = 512
 
-_TAG = "tag:yaml.org,2002:"
-_SCALAR_TAGS = frozenset(_TAG + t for t in ("str", "bool", "int", "float", "null", "timestamp"))
-_RESOLVERS = Loader.yaml_implicit_resolvers
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
-
 # What a key line's value turned out to be, and where an indented line sits.
 _SCALAR, _PENDING, _LIST, _EMPTY_MAP = range(4)
 
 
-def _resolve(text: str, cache: dict[str, object]) -> object:
-    """A plain scalar typed as PyYAML types it (resolver, then the safe constructor)."""
-    if text[0] not in _RESOLVERS:
+def _resolve(text: str) -> object:
+    """A plain scalar typed as PyYAML types it (`opdrift.yamlplain`); `_Decline` when only PyYAML can say."""
+    if text[0] not in TYPED_START:  # most scalars: a string, without a call
         return text
-    if text in cache:
-        return cache[text]
-    tag = _TAG + "str"
-    for candidate, regexp in _RESOLVERS[text[0]]:
-        if regexp.match(text):
-            tag = candidate
-            break
-    if tag not in _SCALAR_TAGS:
-        raise _Decline
-    value: object = text
-    if tag != _TAG + "str":
-        try:
-            value = _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
-        except ValueError:
-            raise _Decline from None  # PyYAML's path reports it, with the line
-    cache[text] = value
-    return value
+    try:
+        return plain_scalar(text)
+    except Untyped:
+        raise _Decline from None
 
 
 def _after_token(tail: str) -> None:
@@ -211,14 +154,14 @@ def _quoted(token: str) -> str:
     return body
 
 
-def _plain(text: str, cache: dict[str, object]) -> object:
+def _plain(text: str) -> object:
     """A single-line plain scalar in block context, comment already cut and spaces stripped."""
     if text[0] in _INDICATORS or ": " in text or text[-1] == ":":
         raise _Decline
-    return _resolve(text, cache)
+    return _resolve(text)
 
 
-def _flow_list(rest: str, cache: dict[str, object]) -> tuple[object, ...]:
+def _flow_list(rest: str) -> tuple[object, ...]:
     """``[a, 'b', "c"]`` on one line, no nesting; `rest` starts with ``[``."""
     end = rest.find("]")
     if end < 0:
@@ -239,11 +182,11 @@ def _flow_list(rest: str, cache: dict[str, object]) -> tuple[object, ...]:
         elif item[0] in _INDICATORS or ":" in item or "#" in item:
             raise _Decline
         else:
-            items.append(_resolve(item, cache))
+            items.append(_resolve(item))
     return tuple(items)
 
 
-def _value(rest: str, cache: dict[str, object]) -> tuple[int, object]:
+def _value(rest: str) -> tuple[int, object]:
     """The value after ``key: `` (or after ``- `` in a block list), as (what it is, value)."""
     rest = rest.lstrip(" ")
     if not rest or rest[0] == "#":
@@ -256,7 +199,7 @@ def _value(rest: str, cache: dict[str, object]) -> tuple[int, object]:
         _after_token(rest[close + 1 :])
         return _SCALAR, _quoted(rest[: close + 1])
     if first == "[":
-        return _LIST, _flow_list(rest, cache)
+        return _LIST, _flow_list(rest)
     if first == "{":
         if not rest.startswith("{}"):
             raise _Decline
@@ -265,10 +208,10 @@ def _value(rest: str, cache: dict[str, object]) -> tuple[int, object]:
     cut = rest.find(" #")
     if cut >= 0:
         rest = rest[:cut]
-    return _SCALAR, _plain(rest.rstrip(" "), cache)
+    return _SCALAR, _plain(rest.rstrip(" "))
 
 
-def _key_line(body: str, cache: dict[str, object]) -> tuple[object, int, object]:
+def _key_line(body: str) -> tuple[object, int, object]:
     """``key: value`` with the indentation removed → (key, what the value is, value)."""
     colon = body.find(": ")
     if colon < 0:
@@ -278,13 +221,13 @@ def _key_line(body: str, cache: dict[str, object]) -> tuple[object, int, object]
     key_text = body[:colon]
     if len(key_text) > _MAX_KEY or not _KEY.match(key_text):
         raise _Decline
-    kind, value = _value(body[colon + 1 :], cache)
-    return _resolve(key_text, cache), kind, value
+    kind, value = _value(body[colon + 1 :])
+    return _resolve(key_text), kind, value
 
 
-def _item_line(body: str, cache: dict[str, object]) -> tuple[int, object]:
+def _item_line(body: str) -> tuple[int, object]:
     """A block-list item's text after ``- ``: a scalar or a flow list, never a mapping."""
-    kind, value = _value(body, cache)
+    kind, value = _value(body)
     if kind in (_PENDING, _EMPTY_MAP):
         raise _Decline
     return kind, value
@@ -308,7 +251,7 @@ def _check_characters(text: str) -> str:
 _NOT_PLAIN_START = _INDICATORS | {" "}
 
 
-def _pair(body: str, cache: dict[str, object], keys: dict[str, object]) -> tuple[object, int, object]:
+def _pair(body: str, keys: dict[str, object]) -> tuple[object, int, object]:
     """``key: value`` with the indentation removed → (key, what the value is, value).
 
     The common shape, ``key: plain value  # comment`` with no ``:`` in the value, is read here with
@@ -316,21 +259,19 @@ def _pair(body: str, cache: dict[str, object], keys: dict[str, object]) -> tuple
     """
     key_text, sep, value = body.partition(": ")
     if not sep or not value or value[0] in _NOT_PLAIN_START or ":" in value:
-        return _key_line(body, cache)
+        return _key_line(body)
     if key_text in keys:
         key = keys[key_text]
     else:
         if len(key_text) > _MAX_KEY or not _KEY.match(key_text):
             raise _Decline
-        key = keys[key_text] = _resolve(key_text, cache)
+        key = keys[key_text] = _resolve(key_text)
     if "#" in value:
         cut = value.find(" #")
         if cut >= 0:
             value = value[:cut]
     value = value.rstrip(" ")
-    if value[0] in _RESOLVERS:
-        return key, _SCALAR, _resolve(value, cache)
-    return key, _SCALAR, value
+    return key, _SCALAR, _resolve(value)
 
 
 # What an indented line is, as the main loop sees it. Scalars are stored as they are; any other value
@@ -340,7 +281,7 @@ _SKIPPED: tuple[int, Any, Any] = (_SKIP, None, None)
 _CLOSED = object()  # `open_key` when no column-2 key is waiting for a nested block
 
 
-def _indented(line: str, cache: dict[str, object], keys: dict[str, object]) -> tuple[int, Any, Any]:
+def _indented(line: str, keys: dict[str, object]) -> tuple[int, Any, Any]:
     """An indented line → (what it is, key, value); see the codes above."""
     body = line.lstrip(" ")
     if not body or body[0] == "#":
@@ -358,22 +299,21 @@ def _indented(line: str, cache: dict[str, object], keys: dict[str, object]) -> t
     ):
         # The usual ``key: value`` line under a key seen before, read without the general path.
         value = value.rstrip(" ")
-        return (_K2 if indent == 2 else _K4, keys[key_text], _resolve(value, cache))
+        return (_K2 if indent == 2 else _K4, keys[key_text], _resolve(value))
     if indent == 2 and body[0] == "-":
         if body[1:2] != " ":
             raise _Decline
-        kind, item = _item_line(body[2:], cache)
+        kind, item = _item_line(body[2:])
         return (_ITEM, None, item) if kind == _SCALAR else (_ITEM_OTHER, None, (kind, item))
     if indent != 2 and indent != 4:
         raise _Decline
-    key, kind, parsed = _pair(body, cache, keys)
+    key, kind, parsed = _pair(body, keys)
     code = _K2 if indent == 2 else _K4
     return (code, key, parsed) if kind == _SCALAR else (code + 1, key, (kind, parsed))
 
 
 def _read_entries_fast(text: str) -> tuple[RawEntry, ...]:
     lines = _check_characters(text).split("\n")
-    cache: dict[str, object] = {}  # plain scalar text → its value, for texts a resolver may type
     keys: dict[str, object] = {}  # key text → key, once checked
     # Parsed indented lines by their exact text: many repeat verbatim across entries.
     seen: dict[str, tuple[int, Any, Any]] = {}
@@ -398,7 +338,7 @@ def _read_entries_fast(text: str) -> tuple[RawEntry, ...]:
         if first == " ":
             parsed = seen.get(line)
             if parsed is None:
-                parsed = seen[line] = _indented(line, cache, keys)
+                parsed = seen[line] = _indented(line, keys)
             code, key, value = parsed
             if code == _K2:
                 entry[key] = value
@@ -436,11 +376,9 @@ def _read_entries_fast(text: str) -> tuple[RawEntry, ...]:
             ):
                 # The usual item line, read here because it is one line in six.
                 key, kind = "func", _SCALAR
-                value = value.rstrip(" ")
-                if value[0] in _RESOLVERS:
-                    value = _resolve(value, cache)
+                value = _resolve(value.rstrip(" "))
             else:
-                key, kind, value = _pair(line[2:], cache, keys)
+                key, kind, value = _pair(line[2:], keys)
             if kind == _SCALAR:
                 entry = {key: value}
                 open_key = _CLOSED

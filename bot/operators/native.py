@@ -28,7 +28,7 @@ from opdrift.operators.codegen import NEWEST, CodegenRules
 from opdrift.operators.dispatch import make_operator
 from opdrift.operators.validate import Entry, short_repr, validate_entry
 from opdrift.schema.grammar import parse_schema
-from opdrift.yamltext import read_yaml_document
+from opdrift.yamlplain import Untyped, plain_scalar
 
 _NAME_KEY = "- name:"
 _COMMENT_START = re.compile(r"[ \t]#")  # YAML ends a plain scalar at " #"; two fixed characters: linear
@@ -92,18 +92,72 @@ def build_operators(
 
 
 def read_tags(tags: TextFile) -> frozenset[str]:
-    """The tag names tags.yaml defines (``- tag: NAME`` items)."""
+    """The tag names tags.yaml defines (``- tag: NAME`` items): read as PyTorch writes the file
+    (`_tag_names`), else by PyYAML."""
+    names = _tag_names(tags.text)
+    if names is not None:
+        return names
+    # Imported here: PyYAML reads only a tags.yaml written in another shape than PyTorch's.
+    from opdrift.yamltext import read_yaml_document
+
     data = read_yaml_document(tags.text, tags.display)
     if data is None:
         return frozenset()
     if not isinstance(data, list):
         raise YamlError("tags.yaml must be a list of `- tag:` items", path=tags.display)
-    names = set()
+    found = set()
     for item in data:
         if not isinstance(item, dict) or not isinstance(item.get("tag"), str):
             raise YamlError(f"tags.yaml item without a `tag:` name: {short_repr(item)}", path=tags.display)
-        names.add(item["tag"])
-    return frozenset(names)
+        found.add(item["tag"])
+    return frozenset(found)
+
+
+# tags.yaml as PyTorch writes it (1.12.0-2.15.0): comment lines, then items of a tag name and a block
+# scalar describing it:
+#
+#     - tag: inplace_view
+#       desc: |
+#               This tag indicates if an operator *only* modifies the tensor metadata
+#
+# `_tag_names` reads exactly that shape and says None on anything else (then PyYAML reads the file).
+_TAG_ITEM = re.compile(r"- tag: ([A-Za-z_][A-Za-z0-9_]*)")
+_DESC_LINES = frozenset(("  desc: |", "  desc: >"))
+
+
+def _tag_names(text: str) -> frozenset[str] | None:
+    names: set[str] = set()
+    described = True  # whether the current item has its desc: (no item yet: nothing may follow)
+    in_desc = False
+    indent = 0  # the description's indentation, from its first line; 0 before it
+    for line in text.split("\n"):
+        if not line.strip(" "):
+            continue  # blank lines belong to a description, or to nothing
+        if in_desc:
+            at = len(line) - len(line.lstrip(" "))
+            if indent == 0 and at > 2:
+                indent = at
+            if indent and at >= indent:
+                continue
+            in_desc = False  # a line indented less ends the description
+        if line[0] == "#":
+            continue
+        item = _TAG_ITEM.fullmatch(line)
+        if item is not None:
+            try:
+                name = plain_scalar(item[1])
+            except Untyped:
+                return None
+            if not isinstance(name, str):
+                return None  # ``true`` or ``null``: PyYAML says what is wrong with it
+            names.add(name)
+            described = in_desc = False
+        elif line in _DESC_LINES and not described:
+            described = in_desc = True
+            indent = 0
+        else:
+            return None
+    return frozenset(names) if names else None
 
 
 def read_derivatives(derivatives: TextFile) -> frozenset[str]:

@@ -18,6 +18,7 @@ from opdrift.drift.warnings import SourceWarning
 from opdrift.errors import ConfigError
 from opdrift.model import OpRecord
 from opdrift.operators.kernels import PROFILES
+from opdrift.release_calendar import ships_in_words
 from opdrift.render.context import GAP_LISTS, BackendGap, ReportContext
 from opdrift.render.details import describe, describe_kernel, named_parts
 from opdrift.render.rank import Item
@@ -26,7 +27,6 @@ from opdrift.render.view import BucketSection
 from opdrift.schema.codes import Code
 from opdrift.taxonomy.scope import scope_of
 from opdrift.text import Safe, code, code_block, link, md, one_line, shorten, terminal
-from opdrift.versions import ships_in_words
 
 MAX_SCHEMA = 1000  # characters of a schema shown inline; real ones reach about 450
 MAX_SUBJECT = 120  # characters of a commit subject shown next to a change

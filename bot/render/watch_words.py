@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from opdrift.release_calendar import ships_in_words
 from opdrift.render.context import BackendGap, BrokenKernel, break_item
 from opdrift.render.details import named_parts, signature_parts
 from opdrift.render.helpers import mentions
@@ -21,7 +22,6 @@ from opdrift.render.watch import (
     pull_url,
 )
 from opdrift.text import Safe, code, code_block, link, md
-from opdrift.versions import ships_in_words
 
 
 class Words:

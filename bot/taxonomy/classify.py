@@ -1,8 +1,9 @@
 """Classify an `OperatorSet`: one bucket per base operator (rules in `opdrift.taxonomy.rules`), facets per operator.
 
-`classify` groups the registered operators by base name, finds announced aliases (the source's alias
-map, else the comments above the entries), runs the rule table on each base operator, applies the
-user's overrides, and returns a `Snapshot`. `reclassify` applies overrides to a stored snapshot.
+`classify` is two steps: `decide_all` groups the registered operators by base name, finds announced
+aliases (the source's alias map, else the comments above the entries), runs the rule table on each
+base operator and applies the user's overrides; `snapshot_of` then builds one record per registered
+operator and returns a `Snapshot`. `reclassify` applies overrides to a stored snapshot.
 `resolve_op` finds what ``opdrift explain`` shows (`opdrift.render.explain`).
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -264,21 +265,46 @@ def facets_of(op: Operator, base: BaseOp, derivatives: frozenset[str] | None) ->
 # --- the stage -----------------------------------------------------------------------------------
 
 
-def classify(opset: OperatorSet, overrides: Overrides | None = None) -> Snapshot:
-    """Place every base operator in one bucket and attach facets to every registered operator."""
+@dataclass(frozen=True)
+class Decided:
+    """A source's operators with every base operator decided: what `snapshot_of` turns into records.
+
+    `opdrift stats` counts from this (`opdrift.taxonomy.stats`) and builds no record: a record per
+    registered operator is most of classifying's cost, and the table reads none of its facets that
+    the operator does not carry itself.
+    """
+
+    opset: OperatorSet
+    bases: Mapping[str, BaseOp]  # base name → base operator
+    decisions: Mapping[str, Decision]  # base name → decision, sorted by name
+
+
+def decide_all(opset: OperatorSet, overrides: Overrides | None = None) -> Decided:
+    """Place every base operator of OPSET in one bucket (the user's override, else the rule table)."""
     bases = base_operators(opset)
     decisions = {name: decide_base(base, overrides) for name, base in bases.items()}
+    return Decided(opset, bases, MappingProxyType(dict(sorted(decisions.items()))))
+
+
+def snapshot_of(decided: Decided) -> Snapshot:
+    """The snapshot of a decided source: one record, with its facets, per registered operator."""
+    opset = decided.opset
     records: dict[str, OpRecord] = {}
-    for name, base in bases.items():
-        records.update(base_records(base, decisions[name], opset.derivatives))
+    for name, base in decided.bases.items():
+        records.update(base_records(base, decided.decisions[name], opset.derivatives))
     return Snapshot(
         meta=opset.meta,
         entries=opset.entries,
         operators=MappingProxyType(dict(sorted(records.items()))),
-        decisions=MappingProxyType(dict(sorted(decisions.items()))),
+        decisions=decided.decisions,
         native_display=opset.native_display,
         warnings=opset.warnings,
     )
+
+
+def classify(opset: OperatorSet, overrides: Overrides | None = None) -> Snapshot:
+    """Place every base operator in one bucket and attach facets to every registered operator."""
+    return snapshot_of(decide_all(opset, overrides))
 
 
 def base_records(base: BaseOp, decision: Decision, derivatives: frozenset[str] | None) -> dict[str, OpRecord]:

@@ -16,7 +16,12 @@ from opdrift.taxonomy.baseop import BaseOp
 
 
 class Matcher:
-    """A named test on a `BaseOp`: `reason` returns why it matched, or None."""
+    """A named test on a `BaseOp`: `reason` returns why it matched, or None.
+
+    A matcher with parameters is a frozen dataclass; one without is a plain class, since it stores
+    nothing for a dataclass to compare or print (and `dataclass` compiles six methods from source for
+    each class, a cost every run pays at import).
+    """
 
     def reason(self, op: BaseOp) -> str | None:
         raise NotImplementedError
@@ -35,7 +40,7 @@ class Matcher:
         return Not(self)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class AllOf(Matcher):
     """Every part matches; the reasons joined."""
 
@@ -57,7 +62,7 @@ class AllOf(Matcher):
         return AllOf((*self.parts, other))
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class AnyOf(Matcher):
     """The first part that matches, with its reason."""
 
@@ -77,7 +82,7 @@ class AnyOf(Matcher):
         return AnyOf((*self.parts, other))
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Not(Matcher):
     """The part does not match."""
 
@@ -90,7 +95,7 @@ class Not(Matcher):
         return f"not {self.part.describe()}"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class NameRegex(Matcher):
     """The base name matches a regex (searched, not anchored, unless the pattern anchors itself)."""
 
@@ -100,7 +105,7 @@ class NameRegex(Matcher):
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "compiled", re.compile(self.pattern))
+        self.compiled = re.compile(self.pattern)
 
     def reason(self, op: BaseOp) -> str | None:
         if self.compiled.search(op.name) is None:
@@ -111,7 +116,7 @@ class NameRegex(Matcher):
         return f"name matches {self.label} pattern '{self.pattern}'"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class NamePrefix(Matcher):
     """The base name starts with a fixed prefix (``fbgemm_``, ``linalg_``)."""
 
@@ -124,7 +129,7 @@ class NamePrefix(Matcher):
         return f"name starts with '{self.prefix}'"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class HasTag(Matcher):
     """Some entry of the base operator carries the tag (tags.yaml)."""
 
@@ -140,7 +145,7 @@ class HasTag(Matcher):
         return f"tag {self.tag}"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class TagUnused(Matcher):
     """No operator of the source carries the tag: the source predates it, so weaker hints must stand in."""
 
@@ -153,7 +158,7 @@ class TagUnused(Matcher):
         return f"the source predates tag {self.tag}"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class PythonModule(Matcher):
     """Some entry is exposed under ``torch.<module>`` (``python_module:``)."""
 
@@ -169,7 +174,6 @@ class PythonModule(Matcher):
         return f"python_module: {self.module}"
 
 
-@dataclass(frozen=True)
 class ReturnsNoTensor(Matcher):
     """The representative returns no tensor (``-> bool``, ``-> int[]``, ``-> ()``, a packed-params class)."""
 
@@ -185,7 +189,6 @@ class ReturnsNoTensor(Matcher):
         return "returns no tensor"
 
 
-@dataclass(frozen=True)
 class NoTensorInput(Matcher):
     """The representative takes no tensor argument (outputs aside): it makes a tensor from sizes or values."""
 
@@ -198,7 +201,6 @@ class NoTensorInput(Matcher):
         return "takes no tensor input"
 
 
-@dataclass(frozen=True)
 class DimnameArgs(Matcher):
     """Every entry takes a Dimname: the operator exists only for named tensors."""
 
@@ -211,7 +213,6 @@ class DimnameArgs(Matcher):
         return "every overload takes a Dimname"
 
 
-@dataclass(frozen=True)
 class ViewAlias(Matcher):
     """The representative returns ``Tensor(a)`` aliasing an input ``Tensor(a)``: a view."""
 
@@ -226,7 +227,7 @@ class ViewAlias(Matcher):
         return "returns an alias of an input (a view)"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class CompositeKind(Matcher):
     """Every entry is of this composite kind (CompositeImplicitAutograd: built from other operators)."""
 
@@ -241,7 +242,6 @@ class CompositeKind(Matcher):
         return f"{self.kind} (no kernels of its own)"
 
 
-@dataclass(frozen=True)
 class OwnKernels(Matcher):
     """Some entry has backend kernels (a dispatch key that is not a composite kind)."""
 
@@ -256,7 +256,7 @@ class OwnKernels(Matcher):
         return "has kernels of its own"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class OnlyBackends(Matcher):
     """Every dispatch key of every entry is of one family (Sparse*, Quantized*): nothing else runs it."""
 
@@ -265,7 +265,7 @@ class OnlyBackends(Matcher):
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "compiled", re.compile(self.pattern))
+        self.compiled = re.compile(self.pattern)
 
     def reason(self, op: BaseOp) -> str | None:
         keys: set[str] = set()
@@ -281,7 +281,7 @@ class OnlyBackends(Matcher):
         return f"kernels only for {self.label}"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class HasArg(Matcher):
     """Some entry has an argument of this name and type (``bool keepdim``)."""
 
@@ -299,7 +299,7 @@ class HasArg(Matcher):
         return f"has argument '{self.text}'"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class CategoryOverride(Matcher):
     """native_functions.yaml's own ``category_override:`` (PyTorch marks factories taking tensors so)."""
 
@@ -315,7 +315,6 @@ class CategoryOverride(Matcher):
         return f"category_override: {self.category}"
 
 
-@dataclass(frozen=True)
 class AliasKnown(Matcher):
     """A comment above the entry, or the source's alias map, names the operator this one aliases."""
 
@@ -328,7 +327,6 @@ class AliasKnown(Matcher):
         return "announced as an alias (comment or alias map)"
 
 
-@dataclass(frozen=True)
 class InplaceTwin(Matcher):
     """``name_`` is also an operator: the in-place half of an elementwise family (``add``/``add_``)."""
 
@@ -339,7 +337,7 @@ class InplaceTwin(Matcher):
         return "'<name>_' also exists"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class StripsToExisting(Matcher):
     """The name is ``prefix + X`` where X is another operator: a namespaced re-export (``special_expm1``)."""
 
@@ -355,7 +353,6 @@ class StripsToExisting(Matcher):
         return f"'{self.prefix}X' where X also exists"
 
 
-@dataclass(frozen=True)
 class ElementwiseSignature(Matcher):
     """The representative maps plain tensors (and scalars) to one tensor of the same role: a ufunc shape.
 
@@ -378,7 +375,6 @@ class ElementwiseSignature(Matcher):
         return "elementwise signature (tensors and scalars in, one tensor out, no dims)"
 
 
-@dataclass(frozen=True)
 class Always(Matcher):
     """Matches every base operator: the last rule's catch-all."""
 
@@ -396,7 +392,6 @@ def _from(op: BaseOp, where: str) -> str:
     return f"{where}; {op.signal_origin}" if where else op.signal_origin
 
 
-@dataclass(frozen=True)
 class PointwiseRef(Matcher):
     """Its reference or decomposition is built with an elementwise wrapper: a pointwise structure."""
 
@@ -410,7 +405,6 @@ class PointwiseRef(Matcher):
         return "its reference or decomposition is elementwise"
 
 
-@dataclass(frozen=True)
 class Primitive(Matcher):
     """torch/_prims defines a primitive of this name, or its reference is one primitive (special_i1 is
     prims.bessel_i1)."""
@@ -430,7 +424,6 @@ class Primitive(Matcher):
         return "a primitive of torch/_prims, or its reference is one"
 
 
-@dataclass(frozen=True)
 class BuiltFromOthers(Matcher):
     """PyTorch writes it in terms of other operators: a decomposition or reference on the Python side, or
     no kernels of its own (a composite kind, built from other operators in C++)."""
@@ -451,7 +444,6 @@ class BuiltFromOthers(Matcher):
         return "written in terms of other operators (a decomposition, a reference, or no kernels of its own)"
 
 
-@dataclass(frozen=True)
 class NoDecomposition(Matcher):
     """Neither torch/_refs nor torch/_decomp writes it in terms of other operators."""
 

@@ -1,6 +1,6 @@
 """The post's table for one snapshot: counts at every level, and base operators per bucket.
 
-`compute_stats` is pure; `opdrift.render.stats` shows a `Stats` as text, Markdown or JSON.
+`compute_stats` is pure, and reads a snapshot or a source decided without its records; `opdrift.render.stats` shows a `Stats` as text, Markdown or JSON.
 The figures follow docs/taxonomy.md's levels of counting and the post's TL;DR:
 
 - entries: ``- func:`` items; operators: registered operators (entries plus autogen);
@@ -15,14 +15,19 @@ The figures follow docs/taxonomy.md's levels of counting and the post's TL;DR:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 from opdrift.dispatchkeys import CIA
 from opdrift.model import Snapshot
 from opdrift.taxonomy.buckets import CORE_BUCKETS
 from opdrift.taxonomy.counts import count_by_bucket
+
+if TYPE_CHECKING:
+    # Built by the classifier, which the caller has imported: this module only reads it.
+    from opdrift.taxonomy.classify import Decided
 
 
 @dataclass(frozen=True)
@@ -77,54 +82,90 @@ class Stats:
         }
 
 
-def compute_stats(snapshot: Snapshot) -> Stats:
-    by_category = count_by_bucket(d.bucket for d in snapshot.decisions.values())
+class Counted(NamedTuple):
+    """What the table counts of one registered operator (a record's facets, or the operator's own)."""
+
+    base: str
+    overload: str
+    kind: str
+    composite: str | None
+    foreach: bool
+    autogen: bool
+
+
+def counted(source: Snapshot | Decided) -> Iterator[Counted]:
+    """SOURCE's registered operators as the table counts them: a snapshot's records, or a decided
+    source's operators, which give the same facts (`opdrift.taxonomy.classify.facets_of`)."""
+    if isinstance(source, Snapshot):
+        for rec in source.operators.values():
+            f = rec.facets
+            yield Counted(rec.base, rec.overload, rec.kind, f.composite, f.foreach, f.autogen)
+    else:
+        for op in source.opset.operators:
+            yield Counted(
+                op.base,
+                op.overload,
+                op.kind,
+                op.composite,
+                op.base.startswith("_foreach_"),
+                op.autogen_from is not None,
+            )
+
+
+def compute_stats(source: Snapshot | Decided) -> Stats:
+    """The table of SOURCE: a snapshot, or a source decided without its records (what `opdrift stats`
+    reads: the table needs no record)."""
+    decisions = source.decisions
+    meta = source.meta if isinstance(source, Snapshot) else source.opset.meta
+    entries = source.entries if isinstance(source, Snapshot) else source.opset.entries
+    by_category = count_by_bucket(d.bucket for d in decisions.values())
     by_rule: dict[str, int] = {}
-    for decision in snapshot.decisions.values():
+    for decision in decisions.values():
         by_rule[decision.rule] = by_rule.get(decision.rule, 0) + 1
     core_set = frozenset(CORE_BUCKETS)
-    records = snapshot.operators.values()
-    overloads = out_overloads = named_out = implicit = non_composite_functional = foreach_ops = autogen = 0
+    operators = overloads = out_overloads = named_out = implicit = non_composite_functional = 0
+    foreach_ops = autogen = 0
     entry_bases: set[str] = set()
     kernel_bases: set[str] = set()
-    for rec in records:
+    for rec in counted(source):
+        operators += 1
         if rec.overload:
             overloads += 1
             if rec.kind == "out":
                 out_overloads += 1
             if rec.overload == "out":
                 named_out += 1
-        if rec.facets.composite == CIA:
+        if rec.composite == CIA:
             implicit += 1
         else:
             kernel_bases.add(rec.base)
             if rec.kind in ("functional", "other"):
                 non_composite_functional += 1
-        if rec.facets.foreach:
+        if rec.foreach:
             foreach_ops += 1
-        if rec.facets.autogen:
+        if rec.autogen:
             autogen += 1
         else:
             entry_bases.add(rec.base)
-    core_bases = [b for b, d in snapshot.decisions.items() if d.bucket in core_set]
+    core_bases = [b for b, d in decisions.items() if d.bucket in core_set]
     return Stats(
-        source=snapshot.meta.path,
-        torch_version=snapshot.meta.torch_version,
-        commit=snapshot.meta.commit,
-        entries=snapshot.entries,
-        operators=len(snapshot.operators),
-        base_operators=len(snapshot.decisions),
+        source=meta.path,
+        torch_version=meta.torch_version,
+        commit=meta.commit,
+        entries=entries,
+        operators=operators,
+        base_operators=len(decisions),
         entry_base_operators=len(entry_bases),
         overloads=overloads,
         out_overloads=out_overloads,
         overloads_named_out=named_out,
-        extra_overloads=len(snapshot.operators) - len(snapshot.decisions),
+        extra_overloads=operators - len(decisions),
         composite_implicit=implicit,
-        non_composite=len(snapshot.operators) - implicit,
+        non_composite=operators - implicit,
         non_composite_functional=non_composite_functional,
         core=sum(by_category[b] for b in CORE_BUCKETS),
         core_non_composite=sum(1 for b in core_bases if b in kernel_bases),
-        foreach_base_operators=sum(1 for b in snapshot.decisions if b.startswith("_foreach_")),
+        foreach_base_operators=sum(1 for b in decisions if b.startswith("_foreach_")),
         foreach_operators=foreach_ops,
         autogen_operators=autogen,
         by_category=MappingProxyType(by_category),

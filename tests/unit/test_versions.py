@@ -87,7 +87,7 @@ def test_a_version_txt_names_a_version_or_none(text: str | None, version: str | 
 
 
 def test_a_change_ships_in_the_first_release_cut_after_its_day() -> None:
-    from opdrift.versions import ships_in
+    from opdrift.release_calendar import ships_in
 
     # 2.16's branch is cut on 2026-11-30 (pytorch#196028), 2.15's on 2026-10-05.
     assert ships_in(dt.date(2026, 10, 5)).release == "2.16"  # type: ignore[union-attr]  # the cut day misses 2.15
@@ -105,7 +105,7 @@ def test_a_change_ships_in_the_first_release_cut_after_its_day() -> None:
 
 
 def test_the_calendar_is_ordered_and_sourced() -> None:
-    from opdrift.versions import RELEASE_CALENDAR, ships_in_words
+    from opdrift.release_calendar import RELEASE_CALENDAR, ships_in_words
 
     cuts = [r.branch_cut for r in RELEASE_CALENDAR]
     assert cuts == sorted(cuts) and len(set(cuts)) == len(cuts)

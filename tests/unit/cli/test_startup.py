@@ -113,6 +113,14 @@ STATS_NEVER_LOADS = (
     "opdrift.coverage.kinds",
     # kernels' C++ signatures: the codegen's rules bind a kernel only for coverage and the drift
     "opdrift.schema.kernel",
+    # PyYAML: the purpose-built readers read every release's native_functions.yaml and tags.yaml
+    # (opdrift.yamlplain types their scalars); PyYAML reads only a file they decline
+    "yaml",
+    "opdrift.yamltext",
+    "opdrift.operators.entries_yaml",
+    # the release calendar: only reports that say when a change ships read it
+    "opdrift.release_calendar",
+    "datetime",
 )
 
 

@@ -10,12 +10,14 @@ import lzma
 from functools import cache
 
 import pytest
+import yaml
 from datafiles import DATA, RELEASES, has_release_file, release_text
 from goldens import check_golden_entry, updating
 
 from opdrift.dispatchkeys import COMPOSITE_KEYS, STRUCTURED_KEYS
 from opdrift.errors import EntryError, SchemaError, YamlError
 from opdrift.model import OperatorSet, SourceMeta, TextFile
+from opdrift.operators import native
 from opdrift.operators.entries import read_entries
 from opdrift.operators.native import build_operators, read_derivatives, read_tags
 
@@ -289,3 +291,44 @@ def test_derivatives_with_crlf_and_trailing_comments() -> None:
         "- name: abs(Tensor self) -> Tensor\r\n  self: grad\r\n- name: relu(Tensor self) -> Tensor  # why\n"
     )
     assert read_derivatives(TextFile("d.yaml", text)) == frozenset({"abs", "relu"})
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_tags_yaml_is_read_as_pytorch_writes_it_and_as_pyyaml_reads_it(version: str) -> None:
+    """Every release's tags.yaml takes the line reader (PyYAML is not needed to read it), with the
+    names PyYAML reads."""
+    text = release_text(version, "tags.yaml")
+    expected = frozenset(item["tag"] for item in yaml.safe_load(text))
+    assert native._tag_names(text) == expected
+    assert read_tags(TextFile("tags.yaml", text)) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- tag: a\n  desc: |\n     x\n   y\n",  # a description line indented less than its first
+        "- tag: a\n  desc: x\n",  # a plain description
+        "- tag: a\n  desc: |\n    x\n  desc: |\n    y\n",  # a key twice
+        "- tag: a # note\n",  # a comment after the name
+        "- tag: true\n",  # a bool, not a name
+        "- tag: a\n\tdesc: |\n",  # a tab
+        "---\n- tag: a\n",  # a document marker
+        "- tag: a\n- tag: b\n  other: 1\n",  # a key the reader does not know
+        "",  # nothing: PyYAML says what an empty file is
+    ],
+)
+def test_tags_yaml_of_another_shape_goes_to_pyyaml(text: str) -> None:
+    """The line reader declines, and read_tags answers what PyYAML reads: the names, or a refusal."""
+    assert native._tag_names(text) is None
+    try:
+        data = yaml.safe_load(text)
+        expected: object = sorted(item["tag"] for item in data or [])
+        if not all(isinstance(item, dict) and isinstance(item["tag"], str) for item in data or []):
+            expected = "refused"
+    except (yaml.YAMLError, TypeError, KeyError):
+        expected = "refused"
+    try:
+        got: object = sorted(read_tags(TextFile("tags.yaml", text)))
+    except YamlError:
+        got = "refused"
+    assert got == expected

@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pytest
 from clirun import Opdrift
+from datafiles import RELEASES
 from goldens import check_golden, updating
-from releasesnap import release_snapshot, wheel_1_10_snapshot
+from releasesnap import release_operators, release_snapshot, wheel_1_10_snapshot
 
 from opdrift.render.stats import render_json, render_markdown, render_text
+from opdrift.snapshot import load_snapshot, save_snapshot
 from opdrift.taxonomy.buckets import BUCKETS, CORE_BUCKETS
+from opdrift.taxonomy.classify import decide_all, snapshot_of
 from opdrift.taxonomy.stats import compute_stats
 
 REQUIRED_JSON_KEYS = {
@@ -44,6 +47,19 @@ def test_figures_agree_with_the_snapshot(version: str) -> None:
     assert 0 < stats.core_non_composite <= stats.core
     assert sum(stats.by_rule.values()) == stats.base_operators
     assert stats.entries == snap.entries <= stats.operators
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_decided_source_counts_as_its_snapshot_and_its_stored_form(version: str, tmp_path: Path) -> None:
+    """`opdrift stats` counts a parsed source without building its records: every figure equals the
+    one its snapshot gives, and the one the snapshot stored and read back gives (a .json SOURCE)."""
+    decided = decide_all(release_operators(version))
+    snap = snapshot_of(decided)
+    save_snapshot(tmp_path / "snap.json", snap)
+    expected = compute_stats(snap).as_dict()
+    assert compute_stats(decided).as_dict() == expected
+    assert compute_stats(load_snapshot(tmp_path / "snap.json")).as_dict() == expected
 
 
 def test_foreach_and_autogen_counts_on_2_14_1() -> None:
