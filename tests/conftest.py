@@ -127,6 +127,24 @@ def github_server() -> Iterator[FakeGitHub]:
         yield server
 
 
+@pytest.fixture
+def github_for_step(
+    github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[str, str], FakeGitHub]:
+    """The fake GitHub as a workflow's step sees it: `serve(token, repo)` adds the bot's token (login
+    opdrift-bot) and the repository, and sets GITHUB_TOKEN and GITHUB_API_URL (no step summary)."""
+
+    def serve(token: str, repo: str) -> FakeGitHub:
+        github_server.add_token(token, "opdrift-bot")
+        github_server.add_repo(repo)
+        monkeypatch.setenv("GITHUB_TOKEN", token)
+        monkeypatch.setenv("GITHUB_API_URL", github_server.api_url)
+        monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+        return github_server
+
+    return serve
+
+
 @pytest.fixture(scope="session")
 def dlprim_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """pytorch_dlprim's real `src/` tree (tests/data/backends/real, see SOURCES.md), unpacked once;

@@ -3,8 +3,10 @@ OPDRIFT_UPDATE_GOLDEN=1). The one place that compares and refreshes them."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -39,11 +41,16 @@ def check_golden_entry(name: str, key: str, text: str, update: bool) -> None:
     assert text.endswith("\n") and "\n## " not in text, "an entry is whole lines, none starting with ## "
     text = text.replace(f"opdrift {__version__}", "opdrift VERSION")
     path = GOLDEN / name
-    entries = _entries(path.read_text(encoding="utf-8")) if path.exists() else {}
     if update:
-        entries[key] = text
-        path.write_text("".join(f"## {k}\n{v}" for k, v in sorted(entries.items())), encoding="utf-8")
+        # Two workers (-n 2) may refresh entries of one file at once: each reads, changes its entry
+        # and writes under an exclusive lock, so that neither loses the other's entry.
+        with open(Path(tempfile.gettempdir()) / f"opdrift-golden-{name}.lock", "w", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            entries = _entries(path.read_text(encoding="utf-8")) if path.exists() else {}
+            entries[key] = text
+            path.write_text("".join(f"## {k}\n{v}" for k, v in sorted(entries.items())), encoding="utf-8")
         return
+    entries = _entries(path.read_text(encoding="utf-8")) if path.exists() else {}
     assert key in entries, f"{name} has no entry {key!r}: run pytest --update-golden"
     assert text == entries[key], f"{name}'s entry {key!r} differs: run pytest --update-golden and review"
 

@@ -9,6 +9,7 @@ is tests/fake_github.py over real HTTP, driven through PyGithub by `opdrift issu
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,13 +36,8 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> History:
 
 
 @pytest.fixture
-def fake(github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
-    github_server.add_token(TOKEN, "opdrift-bot")
-    github_server.add_repo(TARGET)
-    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    monkeypatch.setenv("GITHUB_API_URL", github_server.api_url)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return github_server
+def fake(github_for_step: Callable[[str, str], FakeGitHub]) -> FakeGitHub:
+    return github_for_step(TOKEN, TARGET)
 
 
 def _fine(history: History) -> list[HistoryCommit]:

@@ -7,6 +7,7 @@ ref's drift then replaced the week's report. `opdrift issue --manual REF` (the a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,8 @@ WEEK = "2026-W10"
 
 
 @pytest.fixture
-def fake(github_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
-    github_server.add_token(TOKEN, "opdrift-bot")
-    github_server.add_repo(TARGET)
-    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    monkeypatch.setenv("GITHUB_API_URL", github_server.api_url)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return github_server
+def fake(github_for_step: Callable[[str, str], FakeGitHub]) -> FakeGitHub:
+    return github_for_step(TOKEN, TARGET)
 
 
 def _issue(opdrift: Opdrift, base: str, head: str, *extra: str) -> None:
