@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     env["PYTHONPATH"] = str(ROOT)
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        path: Path = args.file or _default_file(Path(tmp))
+        # Absolute: the baseline runs in its own folder, and must read the same file.
+        path: Path = (args.file or _default_file(Path(tmp))).resolve()
         tags = path.with_name("tags.yaml")
         contenders = {
             OURS: [sys.executable, "-m", "opdrift", "stats", str(path)],

@@ -2,7 +2,9 @@
 each): one reader for their text and their tab-separated lines, and for their runs of releases.
 
 A damaged table is a packaging error, not the user's, and is refused whole, even for one line: its
-answers are opdrift's own, and a table with a line dropped would give them wrong without a word. The
+answers are opdrift's own, and a table with a line dropped would give them wrong without a word. Blank
+lines and ``#`` comments are passed over in every table (the scripts that write them write neither
+inside the rows). The
 error names the file as an installed opdrift holds it (``opdrift/coverage/data/names.tsv.xz``, in
 site-packages), which is also where a checkout has it (through the ``opdrift -> bot`` link).
 """

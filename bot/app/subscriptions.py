@@ -394,7 +394,9 @@ def _kernel(change: Change, listed: Kernels | None) -> BrokenKernel:
     """The broken kernel of CHANGE's op in the form the backend writes it (the first form that changed
     when that form is not known)."""
     form = None if listed is None else judged_form(listed.forms.get(change.name), listed.torch_version)
-    changes = [k for k in change.kernel_changes if form is None or k.form == form]
+    # the changes that break it, as `breaks` judged them (a list binding its codegen forces is none)
+    met = for_backend(None if listed is None else listed.recorded.get(change.name), change.kernel_changes)
+    changes = [k for k in met if form is None or k.form == form]
     if not changes:
         return BrokenKernel(change.name, form or "")
     one = changes[0]

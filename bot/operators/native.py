@@ -123,16 +123,21 @@ def read_tags(tags: TextFile) -> frozenset[str]:
 # `_tag_names` reads exactly that shape and says None on anything else (then PyYAML reads the file).
 _TAG_ITEM = re.compile(r"- tag: ([A-Za-z_][A-Za-z0-9_]*)")
 _DESC_LINES = frozenset(("  desc: |", "  desc: >"))
+_ASCII_LINES = bytes(range(0x20, 0x7F)) + b"\n"  # printable ASCII and the line feed: what the reader reads
 
 
 def _tag_names(text: str) -> frozenset[str] | None:
+    if not text.isascii() or text.encode("ascii").translate(None, _ASCII_LINES):
+        return None  # another line break (CR, NEL, LS, PS), a tab or a character YAML forbids
     names: set[str] = set()
     described = True  # whether the current item has its desc: (no item yet: nothing may follow)
     in_desc = False
     indent = 0  # the description's indentation, from its first line; 0 before it
     for line in text.split("\n"):
+        if not line:
+            continue  # empty lines belong to a description, or to nothing
         if not line.strip(" "):
-            continue  # blank lines belong to a description, or to nothing
+            return None  # spaces alone: YAML weighs them against the description's indentation
         if in_desc:
             at = len(line) - len(line.lstrip(" "))
             if indent == 0 and at > 2:

@@ -18,9 +18,11 @@ from opdrift.taxonomy.baseop import BaseOp
 class Matcher:
     """A named test on a `BaseOp`: `reason` returns why it matched, or None.
 
-    A matcher with parameters is a frozen dataclass; one without is a plain class, since it stores
-    nothing for a dataclass to compare or print (and `dataclass` compiles six methods from source for
-    each class, a cost every run pays at import).
+    Matchers are built once, at import, into the rule table, and compared by identity. One with
+    parameters is a dataclass that generates only its `__init__` (no comparison, no printing: `describe`
+    says what it tests), one without is a plain class. `dataclass` compiles each method it generates
+    from source, at every start, and a frozen class has six; nothing assigns to a matcher after
+    `__post_init__`.
     """
 
     def reason(self, op: BaseOp) -> str | None:

@@ -292,3 +292,38 @@ def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(
         "weekly.lines.md", "a gap: a kernel that no longer builds", line + "\n", updating(request)
     )
     assert "— no model data yet" in body
+
+
+def test_the_broken_kernel_shown_is_the_change_that_breaks_it_not_a_forced_list_binding() -> None:
+    """op-plugin's codegen binds `_scaled_mm_v2`'s tensor lists as ITensorListRef whatever upstream
+    says (`BackendOp.ilistref_either`): a change that only switches TensorList and ITensorListRef does
+    not break it, so the declarations shown are those of the change that does (a new argument)."""
+    from opdrift.app.subscriptions import Kernels, _kernel
+    from opdrift.coverage.oplist import BackendOp
+    from opdrift.drift.changes import Change
+    from opdrift.schema.kernel import KernelChange, KernelSignature
+
+    def sig(*params: str) -> KernelSignature:
+        return KernelSignature("int64_t", "at::Tensor", params)
+
+    list_only = KernelChange(
+        "int64_t", sig("at::TensorList", "int64_t"), sig("const at::ITensorListRef &", "int64_t")
+    )
+    real = KernelChange("int64_t", sig("at::TensorList", "int64_t"), sig("at::TensorList", "int64_t", "bool"))
+    change = Change(
+        kind="changed",
+        name="_scaled_mm_v2",
+        category="core",
+        fingerprint="x",
+        before=None,
+        after=None,
+        kernel="breaking",
+        kernel_changes=(list_only, real),
+    )
+    forced = BackendOp("_scaled_mm_v2", 1, "op_plugin_functions.yaml", "official", ilistref_either=True)
+    listed = Kernels({"_scaled_mm_v2": "int64_t"}, "2.15.0", {"_scaled_mm_v2": forced})
+    shown = _kernel(change, listed)
+    assert (shown.before, shown.after) == (real.before, real.after)
+    # a backend whose codegen follows upstream is shown the first change of its form, the list's
+    plain = Kernels({"_scaled_mm_v2": "int64_t"}, "2.15.0", {})
+    assert _kernel(change, plain).after == list_only.after

@@ -315,6 +315,12 @@ def test_tags_yaml_is_read_as_pytorch_writes_it_and_as_pyyaml_reads_it(version: 
         "---\n- tag: a\n",  # a document marker
         "- tag: a\n- tag: b\n  other: 1\n",  # a key the reader does not know
         "",  # nothing: PyYAML says what an empty file is
+        # other line breaks: YAML ends the description there, and `evil` is a tag
+        "- tag: a\n  desc: |\n      text\u2028- tag: evil\n",
+        "- tag: a\n  desc: |\n      text\x85- tag: evil\n",
+        "- tag: a\n  desc: |\n      text\r- tag: evil\n",
+        "- tag: a\n  desc: |\n      te\x00xt\n",  # a character YAML forbids
+        "- tag: a\n  desc: |\n          \n      text\n",  # spaces alone, deeper than the text
     ],
 )
 def test_tags_yaml_of_another_shape_goes_to_pyyaml(text: str) -> None:
