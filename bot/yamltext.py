@@ -7,7 +7,8 @@ the same objects). A line number here is the one YAML itself counts, so it agree
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import yaml
@@ -118,20 +119,28 @@ def refuse_aliases(root: yaml.Node | None, display: str) -> None:
                 pending.append((key, node))
 
 
-def read_yaml_document(text: str, display: str) -> object:
-    """Load one small YAML document (tags.yaml, derivatives.yaml, configs); `YamlError` names path:line.
-    Aliases are refused (`refuse_aliases`)."""
+@contextmanager
+def loading(text: str, display: str) -> Iterator[yaml.SafeLoader]:
+    """A loader of TEXT, disposed of after use; what PyYAML raises inside becomes one `YamlError`
+    naming DISPLAY and the line (a scalar it cannot build, too: `value_error`)."""
     loader = Loader(text)
     try:
-        root = loader.get_single_node()
-        refuse_aliases(root, display)
-        return None if root is None else loader.construct_document(root)
+        yield loader
     except yaml.YAMLError as err:
         raise yaml_error(err, display) from None
     except BUILD_ERRORS as err:
         raise value_error(err, text, display) from None
     finally:
         loader.dispose()
+
+
+def read_yaml_document(text: str, display: str) -> object:
+    """Load one small YAML document (tags.yaml, derivatives.yaml, configs); `YamlError` names path:line.
+    Aliases are refused (`refuse_aliases`)."""
+    with loading(text, display) as loader:
+        root = loader.get_single_node()
+        refuse_aliases(root, display)
+        return None if root is None else loader.construct_document(root)
 
 
 def compose_yaml_document(text: str, display: str) -> yaml.Node | None:

@@ -9,7 +9,7 @@ import yaml
 from opdrift.errors import EntryError
 from opdrift.model import RawEntry
 from opdrift.operators.entries import comments_above
-from opdrift.yamltext import BUILD_ERRORS, Loader, refuse_aliases, split_lines, value_error, yaml_error
+from opdrift.yamltext import loading, refuse_aliases, split_lines
 
 
 def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
@@ -18,8 +18,7 @@ def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
     Broken YAML raises `YamlError`; a file that is not a list of mappings with ``func`` raises
     `EntryError`; both name `display` and the 1-based line.
     """
-    loader = Loader(text)
-    try:
+    with loading(text, display) as loader:
         node = loader.get_single_node()
         if node is None:
             raise EntryError("no entries: the file holds no YAML document", path=display)
@@ -31,12 +30,6 @@ def load_entries_yaml(text: str, display: str) -> tuple[RawEntry, ...]:
             )
         refuse_aliases(node, display)
         data = loader.construct_document(node)
-    except yaml.YAMLError as err:
-        raise yaml_error(err, display) from None
-    except BUILD_ERRORS as err:
-        raise value_error(err, text, display) from None
-    finally:
-        loader.dispose()
     if not data:
         raise EntryError(
             "no entries: the top-level list is empty", path=display, line=node.start_mark.line + 1
