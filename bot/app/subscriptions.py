@@ -204,12 +204,15 @@ class ModelData:
     def reach(self, names: Iterable[str]) -> ModelReach | None:
         """How many models reach any of NAMES or the operators their kernels serve (coverage's count of
         a work item and its members, `model_reach`, `with_served`): a broken ``mean.out`` kernel breaks
-        the models calling ``mean.dim``, whose structured kernel runs it. None for no names."""
-        ops = with_served(names, self.served)
+        the models calling ``mean.dim``, whose structured kernel runs it, and its count says it is
+        through ``mean.dim``. None for no names."""
+        listed = tuple(names)
+        ops = with_served(listed, self.served)
         if not ops:
             return None
         cpu = frozenset(n for n in ops if n in self.operators and cpu_only(self.operators[n]))
-        return model_reach(self.usage, self.paths, ops, None, cpu)
+        # the models reaching NAMES only through the ops they serve say which (`ModelReach.through`)
+        return model_reach(self.usage, self.paths, ops, None, cpu, frozenset(ops) - frozenset(listed))
 
 
 def matches(

@@ -28,7 +28,7 @@ decompositions call (the in-degree of the ``decomposes_to`` facet over the snaps
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -53,6 +53,20 @@ Today = Literal["fails", "cpu_fallback"]
 TODAY_WORDS: Mapping[Today, str] = {"fails": "fails on your device", "cpu_fallback": "runs on CPU"}
 # Models an item names, most calls first; the JSON counts them all.
 MODEL_NAMES = 3
+# Operators a count names it reaches its models through (`Through`), most models first.
+THROUGH_NAMES = 3
+
+
+@dataclass(frozen=True)
+class Through:
+    """How a count's models reach the ops it is said of when some call none of them: ``models`` of
+    them dispatch only operators those ops' kernels serve (`served_by`), such as ``mean.dim``,
+    whose structured kernel runs a backend's ``mean.out``; ``ops``: the served operators those
+    models dispatch, up to THROUGH_NAMES, most of those models first, and ``more`` the rest."""
+
+    models: int
+    ops: tuple[str, ...]
+    more: int = 0
 
 
 @dataclass(frozen=True)
@@ -72,18 +86,34 @@ class ModelReach:
     # attention_for_cpu`, `mkldnn_rnn_layer`): the corpus ran on the CPU, where the models chose them;
     # on another device they dispatch that device's variant, so they are not counted as used
     cpu_only: bool = False
+    # when some of the `used_by` models dispatch none of the ops it is said of, only ops their kernels
+    # serve: which (a maintainer's broken ``mean.out`` is "used by" the models calling ``mean.dim``)
+    through: Through | None = None
 
-    def short_words(self) -> str:
+    def short_words(self, name: Callable[[str], str] = str) -> str:
         """One phrase for a list of ops in a report: "used by 31 of 51 models", "used by none of 51
         models", "no model data yet" (an op newer than the table's release), "CPU-only in the model
-        data" (the models reach them on the CPU only)."""
+        data" (the models reach them on the CPU only); then `through_words`, each op by NAME."""
         if self.no_data_yet:
             return "no model data yet"
         if self.cpu_only:
             return "CPU-only in the model data"
         if not self.used_by:
             return f"used by none of {self.of} models"
-        return f"used by {self.used_by} of {self.of} models"
+        return f"used by {self.used_by} of {self.of} models{self.through_words(name)}"
+
+    def through_words(self, name: Callable[[str], str] = str) -> str:
+        """ ", through mean.dim" when every model counted reaches the ops only through ops their
+        kernels serve; ", 25 only through mean.dim" when some of them; ", through a, b, c and 2
+        more" beyond THROUGH_NAMES; "" when the ops themselves account for every model. Each op
+        written by NAME (a Markdown code span in the reports)."""
+        t = self.through
+        if t is None or not t.ops:
+            return ""
+        ops = ", ".join(name(o) for o in t.ops)
+        listed = f"{ops} and {t.more} more" if t.more else ops
+        only = "" if t.models >= self.used_by else f" {t.models} only"
+        return f",{only} through {listed}"
 
 
 @dataclass(frozen=True)
@@ -124,6 +154,7 @@ class WorkItem:
             return f"used by none of {m.of} models"
         named = f" ({', '.join(m.names)}{', ...' if m.used_by > len(m.names) else ''})"
         breaks = f"breaks {m.breaks} model{'s' if m.breaks != 1 else ''}; " if m.breaks else ""
+        # not `ModelReach.through_words`: the item names the ops it serves beside this
         return f"{breaks}used by {m.used_by} of {m.of} models{named}"
 
     @property
@@ -193,16 +224,21 @@ def model_reach(
     names: tuple[str, ...],
     today: Today | None,
     cpu_names: frozenset[str] = frozenset(),
+    served: frozenset[str] = frozenset(),
 ) -> ModelReach:
     """How many models dispatch any of NAMES on any of PATHS, and how many of them break today.
-    CPU_NAMES: those of NAMES whose only device kernel is the CPU's (`cpu_only`), not counted."""
+    CPU_NAMES: those of NAMES whose only device kernel is the CPU's (`cpu_only`), not counted.
+    SERVED: those of NAMES counted because the others' kernels serve them (`served_by`): the models
+    that dispatch only those are said to reach the others through them (`Through`)."""
     calls: dict[str, int] = {}
+    reached: dict[str, set[str]] = {}  # operator -> the models that dispatch it
     for name in names:
         if name in cpu_names:
             continue
         for path in paths:
             for model, count in usage.counts.get(path, {}).get(name, {}).items():
                 calls[model] = calls.get(model, 0) + count
+                reached.setdefault(name, set()).add(model)
     users = sorted(calls, key=lambda m: (-calls[m], m))
     unknown = not users and any(
         usage.lookup(n, paths[0], first_registered(n)).status is Status.NO_DATA_YET for n in names
@@ -216,7 +252,20 @@ def model_reach(
         release=usage.release,
         no_data_yet=unknown,
         cpu_only=bool(names) and all(n in cpu_names for n in names),
+        through=_through(reached, served),
     )
+
+
+def _through(reached: Mapping[str, set[str]], served: frozenset[str]) -> Through | None:
+    """The `Through` of a count whose operators the models of REACHED dispatch, SERVED those served
+    by the others' kernels; None when the others reach every model."""
+    direct = {m for op, models in reached.items() if op not in served for m in models}
+    only = {m for op, models in reached.items() if op in served for m in models} - direct
+    if not only:
+        return None
+    by = {op: len(models & only) for op, models in reached.items() if op in served and models & only}
+    ops = sorted(by, key=lambda op: (-by[op], op))
+    return Through(len(only), tuple(ops[:THROUGH_NAMES]), max(0, len(ops) - THROUGH_NAMES))
 
 
 # The rules by which an operator's verdict names (`OpCoverage.via`) another operator whose kernel runs
@@ -424,6 +473,7 @@ def work_items(cov: Coverage, snapshot: Snapshot) -> tuple[WorkItem, ...]:
                     names,
                     today,
                     frozenset(n for n in names if cpu_only(records[n])),
+                    frozenset(group),  # the ops writing `name` serves
                 ),
             )
         )

@@ -38,6 +38,7 @@ from opdrift.render.context import blob_url
 from opdrift.render.details import describe, describe_kernel
 from opdrift.render.fit import largest_cap_fitting
 from opdrift.render.rank import record_rank_key, work_item_rank_key
+from opdrift.render.reach import through_json
 from opdrift.schema.codes import Detail
 from opdrift.snapshot import meta_json
 from opdrift.taxonomy.scope import GENERIC
@@ -366,6 +367,7 @@ def models_json(m: ModelReach | None, note: str) -> dict[str, object] | None:
         "breaks": m.breaks,
         "cpu_only": m.cpu_only,
         "release": m.release,
+        "through": through_json(m.through),
         "note": note,
     }
 

@@ -4,13 +4,22 @@ as the watch's JSON gives it."""
 
 from __future__ import annotations
 
-from opdrift.coverage.workitems import ModelReach
+from opdrift.coverage.workitems import ModelReach, Through
+from opdrift.text import code
 
 
 def reach_phrase(reach: ModelReach | None) -> str:
-    """ " — used by 31 of 51 models" (`ModelReach.short_words`: our words and digits, nothing to
-    escape); "" without model data."""
-    return f" — {reach.short_words()}" if reach is not None else ""
+    """ " — used by 31 of 51 models", " — used by 27 of 51 models, through `mean.dim`"
+    (`ModelReach.short_words`: our words and digits, the ops as code spans); "" without model data."""
+    return f" — {reach.short_words(code)}" if reach is not None else ""
+
+
+def through_json(t: Through | None) -> dict[str, object] | None:
+    """`ModelReach.through`: how many of the models counted reach the ops only through ops their
+    kernels serve, and those ops (up to three, ``more`` the rest); None when the ops reach them all."""
+    if t is None:
+        return None
+    return {"models": t.models, "ops": list(t.ops), "more": t.more}
 
 
 def reach_json(reach: ModelReach | None) -> dict[str, object] | None:
@@ -24,4 +33,5 @@ def reach_json(reach: ModelReach | None) -> dict[str, object] | None:
         "no_data_yet": reach.no_data_yet,
         "cpu_only": reach.cpu_only,
         "release": reach.release,
+        "through": through_json(reach.through),
     }

@@ -254,7 +254,7 @@ def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(
 
     from watch_upstream import added_entry, with_fast
 
-    from opdrift.coverage.workitems import model_reach
+    from opdrift.coverage.workitems import Through, model_reach
     from opdrift.usage.device import on_device
     from opdrift.usage.models import usage_for
 
@@ -273,9 +273,19 @@ def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(
     # device's eager path as coverage counts a work item's members
     on_dlprim = dataclasses.replace(table, counts=on_device(table.counts, "PrivateUse1"))
     assert dlprim.broken_models == model_reach(
-        on_dlprim, ("eager_inference", "eager_training"), ("mean.out", "mean.dim"), None
+        on_dlprim,
+        ("eager_inference", "eager_training"),
+        ("mean.out", "mean.dim"),
+        None,
+        served=frozenset({"mean.dim"}),
     )
     assert 0 < dlprim.broken_models.used_by < dlprim.broken_models.of
+    # no model calls mean.out itself: the count says they reach it through mean.dim, every one of
+    # them; XLA's own mean.dim reaches its models, and says nothing more
+    assert dlprim.broken_models.through == Through(dlprim.broken_models.used_by, ("mean.dim",))
+    (kernel,) = dlprim.broken
+    assert kernel.models == dlprim.broken_models
+    assert xla.broken_models.through is None
     # the new op: every backend lacks it, and no table can say whether models use it
     assert xla.ops == ("_philox_randint",)  # its functional variant, on a functional backend
     assert xla.ops_models is not None and xla.ops_models.short_words() == "no model data yet"
@@ -292,6 +302,44 @@ def test_each_gap_counts_the_models_of_its_needs_and_breaks_as_coverage_does(
         "weekly.lines.md", "a gap: a kernel that no longer builds", line + "\n", updating(request)
     )
     assert "— no model data yet" in body
+
+
+def test_a_count_names_the_ops_its_models_reach_the_kernels_through(
+    folder: Path, request: pytest.FixtureRequest
+) -> None:
+    """dlprim (2.14.1, its real src/ tree and the 2.14.1 model table) writes `mean.out`, which no model
+    calls: all of its models come through `mean.dim`, whose structured kernel runs it. With `relu_`,
+    which models call themselves, only those that call neither come through `mean.dim`; five out= ops
+    it lacks come through their functional ops, three named; `mean.dim` on its own says nothing more."""
+    import dataclasses
+
+    from opdrift.coverage.workitems import Through
+    from opdrift.render.reach import reach_phrase
+
+    head = pipeline.load_snapshot(str(write_release("2.14.1", folder / "release")))
+    head = dataclasses.replace(head, meta=dataclasses.replace(head.meta, torch_version="2.14.1"))
+    text = 'subscriptions:\n  - who: ["@dlprim"]\n    backend: {kind: cpp, path: dlprim}\n'
+    cfg = parse_config(text, str(folder / "opdrift.yml"), base_dir=str(folder))
+    _, implemented = backend_work(cfg, head)
+    (kernels,) = implemented.values()
+    models = kernels.models
+    # it writes mean.out and relu_, and lacks sin.out: a list of needs is counted the same way
+    assert (
+        models is not None and {"mean.out", "relu_"} <= set(kernels.forms) and "sin.out" not in kernels.forms
+    )
+    mean, dim = models.reach(["mean.out"]), models.reach(["mean.dim"])
+    assert mean is not None and dim is not None and 0 < mean.used_by == dim.used_by
+    assert mean.through == Through(mean.used_by, ("mean.dim",)) and dim.through is None
+    partly = models.reach(["mean.out", "relu_"])
+    relu = models.reach(["relu_"])
+    assert partly is not None and relu is not None and relu.through is None
+    assert partly.through == Through(partly.used_by - relu.used_by, ("mean.dim",))
+    assert 0 < partly.through.models < partly.used_by
+    five = models.reach(["sin.out", "cos.out", "rsqrt.out", "cumsum.out", "floor.out"])
+    assert five is not None and five.through is not None
+    assert (len(five.through.ops), five.through.more) == (3, 2)
+    said = "".join(f"{reach_phrase(r)}\n" for r in (mean, partly, five, dim))
+    check_golden_entry("weekly.lines.md", "a count through the ops a kernel serves", said, updating(request))
 
 
 def test_the_broken_kernel_shown_is_the_change_that_breaks_it_not_a_forced_list_binding() -> None:

@@ -3,6 +3,7 @@ tests/data/backends/real (repositories and commits in its SOURCES.md) against 2.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import lzma
 import tarfile
@@ -17,6 +18,7 @@ from opdrift import pipeline
 from opdrift.coverage.backends import read_backend
 from opdrift.coverage.check import Coverage, compute_coverage
 from opdrift.coverage.workitems import (
+    Through,
     WorkItem,
     declaration,
     decomposition_in_degree,
@@ -111,6 +113,22 @@ def test_a_listed_kernel_serves_the_ops_that_run_it(
     assert with_served(["mean.out"], served_by(dlprim))[0] == "mean.out"
     edge = compute_coverage(snap_215, read_backend("executorch", real(EXECUTORCH)))
     assert {"add.Tensor", "add_.Tensor"} <= served_by(edge)["add.out"]
+
+
+def test_an_items_count_says_which_members_its_models_reach_it_through(
+    dlprim: Coverage, snap_215: Snapshot
+) -> None:
+    """No model calls `sin.out` or `cumsum.out`: the models that need dlprim's item reach it through
+    `sin` and `cumsum` (and not `sin_`, `cumsum_`), which the JSON's `through` says; `nonzero` is its
+    own op, reached by its own models. The item's lines name its members already, so they say no more."""
+    head = dataclasses.replace(snap_215, meta=dataclasses.replace(snap_215.meta, torch_version="2.15.0"))
+    items = _items(dlprim, head)
+    for name, member in (("sin.out", "sin"), ("cumsum.out", "cumsum")):
+        m = items[name].models
+        assert m is not None and m.used_by > 0 and m.through == Through(m.used_by, (member,))
+        assert "through" not in items[name].models_words
+    nonzero = items["nonzero"].models
+    assert nonzero is not None and nonzero.used_by > 0 and nonzero.through is None
 
 
 @pytest.mark.slow

@@ -225,9 +225,10 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     assert comment.count("model counts from torch 2.14.1's table") == 1
     run.now = "2026-12-06T04:00:00Z"
     third = run()
-    # dlprim's mean.out kernel is what mean.dim's structured kernel runs: mean.dim's callers count
+    # dlprim's mean.out kernel is what mean.dim's structured kernel runs: mean.dim's callers count, and
+    # the count says they reach it through mean.dim; the state keeps that, so the dashboard says it too
     said = comment.split("(your form: `int64_t`) ", 1)[1].split("\n", 1)[0]
-    assert said.startswith("— used by ") and "none" not in said
+    assert said.startswith("— used by ") and "none" not in said and said.endswith(", through `mean.dim`")
     assert third.comment == "" and said in third.body
     assert third.body.count("model counts from torch 2.14.1's table") == 1
     # and the JSON gives the counts behind each phrase
@@ -236,9 +237,11 @@ def test_the_watch_comment_names_dlprim_shows_both_declarations_and_marks_what_i
     pulls: list[dict[str, Any]] = third.json["pulls"]  # type: ignore[assignment]
     dlprim = next(b for b in pulls[0]["backends"] if b["name"] == "dlprim")
     assert dlprim["breaks"][0]["op"] == "mean.out" and dlprim["breaks"][0]["models"]["used_by"] > 0
+    users = dlprim["breaks"][0]["models"]["used_by"]
+    assert dlprim["breaks"][0]["models"]["through"] == {"models": users, "ops": ["mean.dim"], "more": 0}
     xla = next(b for b in pulls[0]["backends"] if b["name"] == "xla")
     assert xla["breaks"][0]["models"] == {
-        "used_by": 25, "of": 47, "no_data_yet": False, "cpu_only": False, "release": "2.14.1"
+        "used_by": 25, "of": 47, "no_data_yet": False, "cpu_only": False, "release": "2.14.1", "through": None
     }  # fmt: skip
 
 
