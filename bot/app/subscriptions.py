@@ -36,7 +36,7 @@ from opdrift.drift.flags import FLAGS
 from opdrift.model import OpRecord
 from opdrift.operators.kernels import Profile
 from opdrift.render.context import GAP_FIELDS, BackendGap, BrokenKernel
-from opdrift.schema.kernel import KernelForm, judged_form
+from opdrift.schema.kernel import FORM_IF_UNKNOWN, KernelForm, judged_form
 from opdrift.usage.models import ModelUsage
 from opdrift.work.engine import scope
 
@@ -394,12 +394,13 @@ def gap_of(
 
 
 def _kernel(change: Change, listed: Kernels | None) -> BrokenKernel:
-    """The broken kernel of CHANGE's op in the form the backend writes it (the first form that changed
-    when that form is not known)."""
+    """The broken kernel of CHANGE's op in the form it is judged in: the backend's, or when that is
+    not known `FORM_IF_UNKNOWN`, the form `breaks` judged it in then (its `form` stays "": every
+    report says the form was not known, and which one it shows)."""
     form = None if listed is None else judged_form(listed.forms.get(change.name), listed.torch_version)
     # the changes that break it, as `breaks` judged them (a list binding its codegen forces is none)
     met = for_backend(None if listed is None else listed.recorded.get(change.name), change.kernel_changes)
-    changes = [k for k in met if form is None or k.form == form]
+    changes = [k for k in met if k.form == (form or FORM_IF_UNKNOWN)]
     if not changes:
         return BrokenKernel(change.name, form or "")
     one = changes[0]

@@ -31,7 +31,9 @@ class BrokenKernel:
     """An op the backend implements whose kernel no longer compiles in the form it is written in."""
 
     op: str
-    form: str  # "int64_t" or "SymInt": the form the kernel is judged in; "" when not known
+    # "int64_t" or "SymInt": the form the kernel is judged in; "" when not known (then `before` and
+    # `after` are in the form such a kernel is judged in, `opdrift.schema.kernel.FORM_IF_UNKNOWN`)
+    form: str
     # what changed in that form's C++ signature: (where, before, after), as `KernelChange.differences`;
     # what the watch's fingerprint is made of (a state written before `before` and `after` existed
     # reads the same)

@@ -3,15 +3,19 @@ carries in `opdrift.schema.codes`), and one for what a change did to the kernels
 report.
 
 The drift report and the coverage report both describe what changed in a signature with these words;
-each passes its own `quote` (a Markdown code span, or backticks around terminal-safe text).
+each passes its own `quote` (a Markdown code span, or backticks around terminal-safe text). A backend's
+broken kernel (`opdrift.render.context.BrokenKernel`) is said one way in every report that names it
+(the weekly issue, the PR comment, the watch): `broken_change` and `broken_declarations`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from opdrift.render.context import BrokenKernel
 from opdrift.schema.codes import Detail
 from opdrift.schema.kernel import KernelChange, ParamChange
+from opdrift.text import code_block
 
 
 def describe(d: Detail, quote: Callable[[str], str]) -> str:
@@ -75,3 +79,29 @@ def _signature_part(where: str, before: str, after: str, quote: Callable[[str], 
     if not after:
         return f"{where} {quote(before)}"
     return f"{where} {quote(before)} → {quote(after)}"
+
+
+def broken_change(b: BrokenKernel, quote: Callable[[str], str]) -> str:
+    """What changed in a backend's broken kernel B, as every report says it: each parameter by its
+    name (`named_parts`; a watch state written before the declarations were kept: `signature_parts`),
+    then the form it is judged in. A backend whose form is not known is told so, and in which form B
+    was judged and is shown (`opdrift.schema.kernel.FORM_IF_UNKNOWN`): never one form's declarations
+    as if they were its own."""
+    if b.before is not None and b.after is not None:
+        change = named_parts(b.before.named_against(b.after), quote)
+    else:
+        change = signature_parts(b.parts, quote) if b.parts else "its schema no longer parses"
+    if b.form:
+        return f"{change} (your form: {quote(b.form)})"
+    if b.before is not None and b.after is not None:
+        return f"{change} (your form is not known: judged, and shown, as written with {quote(b.before.form)})"
+    return change
+
+
+def broken_declarations(b: BrokenKernel, indent: int = 4) -> str:
+    """B's C++ declarations before and after, in the form `broken_change` names, as a ``diff`` block
+    indented by INDENT (under a list item); "" when B has none."""
+    if b.before is None or b.after is None:
+        return ""
+    lines = (f"- {b.before.declaration(b.op)}", f"+ {b.after.declaration(b.op)}")
+    return code_block(lines, "diff", indent=indent)

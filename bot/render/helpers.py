@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from opdrift.coverage.workitems import ModelReach
 from opdrift.dispatchkeys import CIA, GENERIC_KEYS
-from opdrift.drift.changes import Change, Drift, decomposes
+from opdrift.drift.changes import Change, decomposes
 from opdrift.drift.flags import FLAG_TABLE
 from opdrift.drift.warnings import SourceWarning
 from opdrift.errors import ConfigError
@@ -20,13 +20,13 @@ from opdrift.model import OpRecord
 from opdrift.operators.kernels import PROFILES
 from opdrift.release_calendar import ships_in_words
 from opdrift.render.context import GAP_LISTS, BackendGap, ReportContext
-from opdrift.render.details import describe, describe_kernel, named_parts
+from opdrift.render.details import broken_change, broken_declarations, describe, describe_kernel
 from opdrift.render.rank import Item
 from opdrift.render.reach import reach_phrase
 from opdrift.render.view import BucketSection
 from opdrift.schema.codes import Code
 from opdrift.taxonomy.scope import scope_of
-from opdrift.text import Safe, code, code_block, link, md, one_line, shorten, terminal
+from opdrift.text import Safe, code, link, md, one_line, shorten, terminal
 
 MAX_SCHEMA = 1000  # characters of a schema shown inline; real ones reach about 450
 MAX_SUBJECT = 120  # characters of a commit subject shown next to a change
@@ -325,28 +325,16 @@ class Helpers:
         """The gaps of the backend called NAME (one per subscription naming it), in config order."""
         return [g for g in self.ctx.backend_gaps if g.label == name]
 
-    def broken_details(self, g: BackendGap, drift: Drift, cap: int) -> list[Safe]:
-        """For each op whose kernel broke (at most CAP): what changed in its C++ signature, each
-        parameter by its name, then (Markdown) the declaration in the form the backend's kernel is
-        judged in before and after, as a ``diff`` block under the list item, as the watch shows it
-        (`opdrift.render.watch`); in every form it changed (`describe_kernel`) when its form is not known."""
-        by_name = {c.name: c for c in drift.changes}
-        forms = {b.op: b.form for b in g.broken}
+    def broken_details(self, g: BackendGap, cap: int) -> list[Safe]:
+        """For each op whose kernel broke (at most CAP), what the gap's record says of it, as the
+        watch says it (`broken_change`): what changed in its C++ signature, each parameter by its
+        name, in the form it is judged in; then (Markdown) its declaration before and after, as a
+        ``diff`` block under the list item."""
         out = []
-        for op in g.broken_names[:cap]:
-            c = by_name.get(op)
-            if c is None or not c.kernel_changes:
-                continue
-            mine = [k for k in c.kernel_changes if k.form == forms.get(op)]
-            if not mine or not self.markdown:
-                out.append(Safe(f"{self.q(op)}: {describe_kernel(c.kernel_changes, self.q)}"))
-                continue
-            k = mine[0]
-            block = code_block(
-                (f"- {k.before.declaration(op)}", f"+ {k.after.declaration(op)}"), "diff", indent=4
-            )
-            said = named_parts(k.named(), self.q)
-            out.append(Safe(f"{self.q(op)}: {said} (your form: {self.q(k.form)})\n{block}"))
+        for b in g.broken[:cap]:
+            block = broken_declarations(b) if self.markdown else ""
+            said = f"{self.q(b.op)}: {broken_change(b, self.q)}"
+            out.append(Safe(f"{said}\n{block}" if block else said))
         return out
 
     def models(self, reach: ModelReach | None) -> Safe:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from opdrift.release_calendar import ships_in_words
 from opdrift.render.context import BackendGap, BrokenKernel, break_item
-from opdrift.render.details import named_parts, signature_parts
+from opdrift.render.details import broken_change, broken_declarations
 from opdrift.render.helpers import mentions
 from opdrift.render.reach import reach_phrase
 from opdrift.render.watch import (
@@ -21,7 +21,7 @@ from opdrift.render.watch import (
     WatchView,
     pull_url,
 )
-from opdrift.text import Safe, code, code_block, link, md
+from opdrift.text import Safe, code, link, md
 
 
 class Words:
@@ -137,20 +137,13 @@ class Words:
     @staticmethod
     def _broken(b: BrokenKernel, indent: int = 4, landed: bool = False) -> Safe:
         """A broken kernel: what changed, each parameter by its name, then the declaration it is
-        written against and the one it must become (in the form it is judged in). LANDED: the PR is
-        in, so the kernel stops compiling now, not once it lands."""
-        form = f" (your form: {code(b.form)})" if b.form else ""
+        written against and the one it must become, as every report says it (`broken_change`).
+        LANDED: the PR is in, so the kernel stops compiling now, not once it lands."""
         stops = "stops" if landed else "would stop"
-        if b.before is not None and b.after is not None:
-            change = named_parts(b.before.named_against(b.after), code)
-            block = code_block(
-                (f"- {b.before.declaration(b.op)}", f"+ {b.after.declaration(b.op)}"), "diff", indent=indent
-            )
-            said = f"{change}{form}{reach_phrase(b.models)}"
-            return Safe(f"🔧 {stops} your {code(b.op)} kernel from compiling: {said}\n{block}")
-        change = signature_parts(b.parts, code) if b.parts else "its schema no longer parses"
+        said = f"{broken_change(b, code)}{reach_phrase(b.models)}"
+        block = broken_declarations(b, indent)
         return Safe(
-            f"🔧 {stops} your {code(b.op)} kernel from compiling: {change}{form}{reach_phrase(b.models)}"
+            f"🔧 {stops} your {code(b.op)} kernel from compiling: {said}" + (f"\n{block}" if block else "")
         )
 
     def models_caveat(self) -> Safe:

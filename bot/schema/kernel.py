@@ -325,11 +325,18 @@ def kernel_changes(
     return tuple(found)
 
 
+# The form a kernel whose form is not known is judged in (`verdict_of`): the plain one, which every
+# kernel may be written in from 1.13 on and which torchgen's gen_backend_stubs declares by default. Its
+# signature is a function of the SymInt form's (each SymInt type printed as its int64_t one), so when it
+# changed, a SymInt kernel breaks too; the reports show a backend of no known form this form's change.
+FORM_IF_UNKNOWN: KernelForm = "int64_t"
+
+
 def verdict_of(changes: tuple[KernelChange, ...]) -> KernelVerdict:
-    """The verdict for every out-of-tree backend at once: "breaking" when the int64_t form changed,
-    "symint" when only the SymInt form did, "compatible" when neither did."""
+    """The verdict for every out-of-tree backend at once: "breaking" when the int64_t form changed
+    (`FORM_IF_UNKNOWN`), "symint" when only the SymInt form did, "compatible" when neither did."""
     forms = {c.form for c in changes}
-    if "int64_t" in forms:
+    if FORM_IF_UNKNOWN in forms:
         return "breaking"
     return "symint" if forms else "compatible"
 
