@@ -11,10 +11,11 @@ site-packages), which is also where a checkout has it (through the ``opdrift -> 
 
 from __future__ import annotations
 
+import functools
 import lzma
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from opdrift.errors import OpdriftError
 
@@ -29,8 +30,9 @@ MAX_BYTES = 16 * 1024 * 1024
 Row = Callable[[list[str]], None]
 
 
-@dataclass(frozen=True)
-class ShippedTable:
+class ShippedTable(NamedTuple):
+    """One table the package ships: where it lies, what an error calls it, and the error it raises."""
+
     package: str  # the package that ships it: "opdrift.coverage"
     name: str  # its path in that package: "data/names.tsv.xz" (xz-compressed: the name ends in .xz)
     what: str  # what an error calls it: "name table"
@@ -83,6 +85,8 @@ def read_rows(
             raise error(f"malformed line {fields[0]!r}", path=path, line=number) from None
 
 
+# Most lines of a table hold for the same few runs ("0-17", "5-17"): each text is read once.
+@functools.cache
 def release_runs(field: str) -> tuple[range, ...]:
     """A table's runs of release indices, ``0-3,5,7-9``, as ranges (ValueError for another text): the
     releases an operator or a fact holds for, one line for all of them."""

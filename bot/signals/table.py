@@ -19,8 +19,8 @@ changes slowly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from opdrift.errors import OpdriftError
 from opdrift.model import AliasSignal, OpSignal, Signals
@@ -35,8 +35,9 @@ class SignalTableError(OpdriftError):
 SIGNALS = ShippedTable("opdrift.signals", "data/signals.tsv", "signal table", SignalTableError)
 
 
-@dataclass(frozen=True)
-class Release:
+class Release(NamedTuple):
+    """A release the table was generated from: its version, and the wheel read, with its sha256."""
+
     version: str
     wheel: str
     sha256: str
@@ -75,26 +76,36 @@ def _text() -> str:
     return SIGNALS.text()
 
 
-def _read(row: Callable[[list[str]], None]) -> None:
-    read_rows(_text(), row, path=SIGNALS.path, error=SignalTableError)
-
-
-_cache: dict[int, Signals] = {}
+# The table, read once: its releases, and its facts as fields (each checked when read, so that a
+# damaged line is an error naming its line, whichever release is asked for).
 _releases: list[Release] = []
+_facts: list[list[str]] = []
+_cache: dict[int, Signals] = {}
+
+
+def _read() -> None:
+    def row(fields: list[str]) -> None:
+        kind = fields[0]
+        if kind == "release" and len(fields) == 4:
+            _, version, wheel, sha = fields
+            _releases.append(Release(version, wheel, sha.removeprefix("sha256:")))
+        elif (kind == "op" and len(fields) == 6) or (kind == "alias" and len(fields) == 5):
+            release_runs(fields[2])  # ValueError for runs it cannot read
+            _facts.append(fields)
+        else:
+            raise ValueError(kind)
+
+    try:
+        read_rows(_text(), row, path=SIGNALS.path, error=SignalTableError)
+    except SignalTableError:
+        clear_caches()  # no half-read table for the next caller
+        raise
 
 
 def releases() -> tuple[Release, ...]:
     """The releases the shipped table was generated from, in version order."""
     if not _releases:
-        found: list[Release] = []
-
-        def row(fields: list[str]) -> None:
-            if fields[0] == "release":
-                _, version, wheel, sha = fields
-                found.append(Release(version, wheel, sha.removeprefix("sha256:")))
-
-        _read(row)
-        _releases.extend(found)
+        _read()
     return tuple(_releases)
 
 
@@ -122,16 +133,10 @@ def _load(index: int) -> Signals:
     release = releases()[index]
     ops: dict[str, OpSignal] = {}
     aliases: dict[str, AliasSignal] = {}
-
-    def row(fields: list[str]) -> None:
-        kind = fields[0]
-        if kind == "release":
-            return
-        if (kind, len(fields)) not in (("op", 6), ("alias", 5)):
-            raise ValueError(kind)
+    for fields in _facts:
         if not any(index in run for run in release_runs(fields[2])):
-            return
-        if kind == "op":
+            continue
+        if fields[0] == "op":
             flags = fields[3]
             ops[fields[1]] = OpSignal(
                 decomposes_to=tuple(fields[5].split()),
@@ -142,8 +147,6 @@ def _load(index: int) -> Signals:
             )
         else:
             aliases[fields[1]] = AliasSignal(fields[3], tuple(fields[4].split(",")))
-
-    _read(row)
     return Signals(origin=f"opdrift's table, torch {release.version}", ops=ops, aliases=aliases)
 
 
@@ -151,3 +154,4 @@ def clear_caches() -> None:
     """Forget the loaded table (benchmarks time cold runs)."""
     _cache.clear()
     _releases.clear()
+    _facts.clear()
