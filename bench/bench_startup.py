@@ -18,8 +18,8 @@ time is shown too; the table shows medians and torchgen's median over opdrift's.
 Measured on 7 December 2026 (docs/performance.md, "A whole process"): under other jobs' load CPU time
 moved by a quarter between runs, so the figure to compare is callgrind's instruction count of one
 process each (``valgrind --tool=callgrind python -m opdrift stats FILE``), here with opdrift installed
-(not editable) in a fresh venv, as a user runs it: opdrift 1,360 million, torchgen 4,773 million:
-torchgen takes 3.51 times as many (2.75 before `stats` stopped building records and importing PyYAML).
+(not editable) in a fresh venv, as a user runs it: opdrift 1,347 million, torchgen 4,773 million:
+torchgen takes 3.54 times as many (2.75 before `stats` stopped building records and importing PyYAML).
 """
 
 from __future__ import annotations

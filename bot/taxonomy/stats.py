@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from opdrift.dispatchkeys import CIA
 from opdrift.model import Snapshot
@@ -82,15 +82,9 @@ class Stats:
         }
 
 
-class Counted(NamedTuple):
-    """What the table counts of one registered operator (a record's facets, or the operator's own)."""
-
-    base: str
-    overload: str
-    kind: str
-    composite: str | None
-    foreach: bool
-    autogen: bool
+# What the table counts of one registered operator (a record's facets, or the operator's own):
+# (base, overload, kind, composite, foreach, autogen); a plain tuple, one per operator.
+Counted = tuple[str, str, str, str | None, bool, bool]
 
 
 def counted(source: Snapshot | Decided) -> Iterator[Counted]:
@@ -99,10 +93,10 @@ def counted(source: Snapshot | Decided) -> Iterator[Counted]:
     if isinstance(source, Snapshot):
         for rec in source.operators.values():
             f = rec.facets
-            yield Counted(rec.base, rec.overload, rec.kind, f.composite, f.foreach, f.autogen)
+            yield rec.base, rec.overload, rec.kind, f.composite, f.foreach, f.autogen
     else:
         for op in source.opset.operators:
-            yield Counted(
+            yield (
                 op.base,
                 op.overload,
                 op.kind,
@@ -127,26 +121,26 @@ def compute_stats(source: Snapshot | Decided) -> Stats:
     foreach_ops = autogen = 0
     entry_bases: set[str] = set()
     kernel_bases: set[str] = set()
-    for rec in counted(source):
+    for base, overload, kind, composite, foreach, generated in counted(source):
         operators += 1
-        if rec.overload:
+        if overload:
             overloads += 1
-            if rec.kind == "out":
+            if kind == "out":
                 out_overloads += 1
-            if rec.overload == "out":
+            if overload == "out":
                 named_out += 1
-        if rec.composite == CIA:
+        if composite == CIA:
             implicit += 1
         else:
-            kernel_bases.add(rec.base)
-            if rec.kind in ("functional", "other"):
+            kernel_bases.add(base)
+            if kind in ("functional", "other"):
                 non_composite_functional += 1
-        if rec.foreach:
+        if foreach:
             foreach_ops += 1
-        if rec.autogen:
+        if generated:
             autogen += 1
         else:
-            entry_bases.add(rec.base)
+            entry_bases.add(base)
     core_bases = [b for b, d in decisions.items() if d.bucket in core_set]
     return Stats(
         source=meta.path,
