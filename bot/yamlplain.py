@@ -12,6 +12,11 @@ constructor.
 
 from __future__ import annotations
 
+# Printable ASCII and the line feed: the characters both readers read themselves. Any other (a tab,
+# CR, NEL, LS, PS, a BOM, a control character) makes them decline, since YAML gives some of them a
+# meaning of their own (a line break) and forbids others.
+ASCII_LINES = bytes(range(0x20, 0x7F)) + b"\n"
+
 _BOOLS = dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True) | dict.fromkeys(
     ("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False
 )

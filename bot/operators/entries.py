@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from opdrift.model import RawEntry
-from opdrift.yamlplain import TYPED_START, Untyped, plain_scalar
+from opdrift.yamlplain import ASCII_LINES, TYPED_START, Untyped, plain_scalar
 
 
 def _comment_text(stripped: str) -> str:
@@ -100,8 +100,6 @@ class _Decline(Exception):
 
 # Characters that cannot start a plain scalar in block context (or start one only in ways we decline).
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
-# Everything printable in ASCII, plus the line feed; any other ASCII byte makes us decline.
-_ASCII_OK = bytes(range(0x20, 0x7F)) + b"\n"
 
 
 @functools.cache
@@ -240,7 +238,7 @@ def _check_characters(text: str) -> str:
             raise _Decline
         text = text.replace("\r\n", "\n")
     if text.isascii():
-        if text.encode("ascii").translate(None, _ASCII_OK):
+        if text.encode("ascii").translate(None, ASCII_LINES):
             raise _Decline
     elif _non_ascii_decline().search(text):
         raise _Decline

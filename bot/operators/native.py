@@ -28,7 +28,7 @@ from opdrift.operators.codegen import NEWEST, CodegenRules
 from opdrift.operators.dispatch import make_operator
 from opdrift.operators.validate import Entry, short_repr, validate_entry
 from opdrift.schema.grammar import parse_schema
-from opdrift.yamlplain import Untyped, plain_scalar
+from opdrift.yamlplain import ASCII_LINES, Untyped, plain_scalar
 
 _NAME_KEY = "- name:"
 _COMMENT_START = re.compile(r"[ \t]#")  # YAML ends a plain scalar at " #"; two fixed characters: linear
@@ -123,11 +123,10 @@ def read_tags(tags: TextFile) -> frozenset[str]:
 # `_tag_names` reads exactly that shape and says None on anything else (then PyYAML reads the file).
 _TAG_ITEM = re.compile(r"- tag: ([A-Za-z_][A-Za-z0-9_]*)")
 _DESC_LINES = frozenset(("  desc: |", "  desc: >"))
-_ASCII_LINES = bytes(range(0x20, 0x7F)) + b"\n"  # printable ASCII and the line feed: what the reader reads
 
 
 def _tag_names(text: str) -> frozenset[str] | None:
-    if not text.isascii() or text.encode("ascii").translate(None, _ASCII_LINES):
+    if not text.isascii() or text.encode("ascii").translate(None, ASCII_LINES):
         return None  # another line break (CR, NEL, LS, PS), a tab or a character YAML forbids
     names: set[str] = set()
     described = True  # whether the current item has its desc: (no item yet: nothing may follow)

@@ -27,6 +27,7 @@ from opdrift.model import (
     OpSignal,
     Signals,
     Snapshot,
+    SourceMeta,
 )
 from opdrift.taxonomy.baseop import BaseOp, make_base_op
 from opdrift.taxonomy.rules import RULES, Rule
@@ -277,6 +278,14 @@ class Decided:
     opset: OperatorSet
     bases: Mapping[str, BaseOp]  # base name → base operator
     decisions: Mapping[str, Decision]  # base name → decision, sorted by name
+
+    @property
+    def meta(self) -> SourceMeta:
+        return self.opset.meta
+
+    @property
+    def entries(self) -> int:
+        return self.opset.entries
 
 
 def decide_all(opset: OperatorSet, overrides: Overrides | None = None) -> Decided:

@@ -110,8 +110,7 @@ def compute_stats(source: Snapshot | Decided) -> Stats:
     """The table of SOURCE: a snapshot, or a source decided without its records (what `opdrift stats`
     reads: the table needs no record)."""
     decisions = source.decisions
-    meta = source.meta if isinstance(source, Snapshot) else source.opset.meta
-    entries = source.entries if isinstance(source, Snapshot) else source.opset.entries
+    meta, entries = source.meta, source.entries
     by_category = count_by_bucket(d.bucket for d in decisions.values())
     by_rule: dict[str, int] = {}
     for decision in decisions.values():
